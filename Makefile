@@ -1,0 +1,51 @@
+# tensorlib: every target installs what it needs first, so each works alone on a fresh clone.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+NBVAL := --nbval --nbval-sanitize-with tools/nbval_sanitize.cfg -p no:cacheprovider
+# Threads: one per worker, so two xdist workers share two cores without oversubscription.
+export OMP_NUM_THREADS ?= 1
+export OPENBLAS_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
+.PHONY: install export exercises run book test lab bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[book,test,lab]'
+	touch $(STAMP)
+
+export: install
+	$(PY) tools/export.py
+
+exercises: install
+	$(PY) tools/exercises.py
+
+# make run NB=book/01_tensors.ipynb: execute a notebook in place, in order, with clean metadata
+run: install
+	$(PY) tools/run_notebook.py $(NB)
+
+test: install
+	$(PY) tools/export.py --check
+	$(PY) tools/hygiene.py book solutions
+	$(PY) tools/exercises.py --check
+	$(PY) -m ruff check tensorlib tools tests benchmarks
+	$(PY) -m pytest tests -n 2 --dist loadscope
+	$(PY) -m pytest $(NBVAL) book solutions -n 2 --dist loadscope
+	$(PY) tools/exercises.py --stubs-fail
+
+lab: install exercises
+	$(VENV)/bin/jupyter lab exercises
+
+bench: install
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf book/_build build dist .pytest_cache .hypothesis .ruff_cache *.egg-info
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +

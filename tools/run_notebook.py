@@ -1,0 +1,67 @@
+"""Execute notebooks in place, top to bottom, and store them clean.
+
+Every code cell is run in order in a fresh kernel started in the notebook's folder
+(so execution counts are 1, 2, 3, ...). A cell that raises stops the run unless it is
+tagged ``raises-exception``. Metadata is reduced to what is not machine-specific, so
+that a notebook executed on two machines differs only where its outputs do.
+
+Usage::
+
+    python tools/run_notebook.py book/01_tensors.ipynb [more.ipynb ...] [--timeout 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+LANGUAGE_INFO = {"name": "python"}
+ALLOWED_CELL_METADATA = {"tags"}
+
+
+def clean_metadata(notebook: nbformat.NotebookNode) -> None:
+    """Keep only portable metadata: the kernel's name and each cell's tags."""
+    notebook.metadata = nbformat.from_dict({"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO})
+    for index, cell in enumerate(notebook.cells):
+        cell.metadata = nbformat.from_dict({k: v for k, v in cell.metadata.items() if k in ALLOWED_CELL_METADATA and v})
+        cell["id"] = f"c{index:03d}"  # stable ids: diffs show content, not fresh random ids
+
+
+def execute(path: Path, timeout: int) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent.resolve())}},
+    )
+    client.execute()
+    clean_metadata(notebook)
+    nbformat.validate(notebook)
+    nbformat.write(notebook, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Execute notebooks in place and store them clean.")
+    parser.add_argument("notebooks", nargs="+", type=Path)
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    args = parser.parse_args(argv)
+    failed = 0
+    for path in args.notebooks:
+        try:
+            execute(path, args.timeout)
+            print(f"ran {path}")
+        except CellExecutionError as error:
+            failed += 1
+            print(f"{path}: a cell failed:\n{error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
