@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-NBVAL := --nbval --nbval-sanitize-with tools/nbval_sanitize.cfg -p no:cacheprovider
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tools/nbval_sanitize.cfg -p no:cacheprovider
 # Threads: one per worker, so two xdist workers share two cores without oversubscription.
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
