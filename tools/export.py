@@ -178,9 +178,18 @@ def render(module: Module) -> str:
     """The text of one generated module."""
     first = module.cells[0]
     docstring, future, first_rest = _leading_docstring_and_future(first.source, f"{first.notebook}, cell {first.cell_number}")
-    bodies = [first_rest] + [cell.source for cell in module.cells[1:]]
+    bodies = [first_rest]
+    for cell in module.cells[1:]:
+        # A later cell may start with its own __future__ import (legal in a notebook cell,
+        # not in the middle of a module): hoist it too.
+        later_doc, later_future, later_rest = _leading_docstring_and_future(cell.source, f"{cell.notebook}, cell {cell.cell_number}")
+        if later_future and later_doc is None:
+            future += [line for line in later_future if line not in future]
+            bodies.append(later_rest)
+        else:
+            bodies.append(cell.source)
     names: list[str] = []
-    for cell, body in zip(module.cells, bodies):
+    for cell, body in zip(module.cells, bodies, strict=True):
         try:
             tree = ast.parse(body)
         except SyntaxError as error:
@@ -198,7 +207,7 @@ def render(module: Module) -> str:
         parts.append(f"__all__ = [\n{listing},\n]")
     else:
         parts.append("__all__: list[str] = []")
-    cells = [f"# %% {cell.notebook}, cell {cell.cell_number}\n{body}" for cell, body in zip(module.cells, bodies) if body.strip()]
+    cells = [f"# %% {cell.notebook}, cell {cell.cell_number}\n{body}" for cell, body in zip(module.cells, bodies, strict=True) if body.strip()]
     return "\n\n".join(parts) + "\n\n\n" + "\n\n\n".join(cells) + "\n"
 
 
