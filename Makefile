@@ -31,13 +31,18 @@ exercises: install
 run: install
 	$(PY) tools/run_notebook.py $(NB)
 
+# The website in book/_build/html: MathJax copied in (book/_mathjax/), stored outputs, every
+# warning an error (tools/build_book.py runs jupyter-book build -W -n --keep-going --all).
+book: install
+	$(PY) tools/build_book.py
+
 test: install
 	$(PY) tools/export.py --check
 	$(PY) tools/hygiene.py book solutions
 	$(PY) tools/exercises.py --check
 	$(PY) -m ruff check tensorlib tools tests benchmarks
 	$(PY) -m pytest tests -n 2 --dist loadscope
-	$(PY) -m pytest $(NBVAL) book solutions -n 2 --dist loadscope
+	$(PY) -m pytest $(NBVAL) book solutions --ignore=book/solutions --ignore=book/_build -n 2 --dist loadscope
 	$(PY) tools/exercises.py --stubs-fail
 
 lab: install exercises
@@ -47,5 +52,5 @@ bench: install
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf book/_build build dist .pytest_cache .hypothesis .ruff_cache *.egg-info
+	rm -rf book/_build book/_mathjax build dist .pytest_cache .hypothesis .ruff_cache *.egg-info
 	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
