@@ -2,3 +2,40 @@
 
 Written by hand, re-exports only.
 """
+
+# Chapter 2, Autograd: the functional ops (tensorlib.nn.functional)
+from tensorlib.nn import functional as functional
+
+# Chapter 3, Initialization: in-place initializers (tensorlib.nn.init)
+from tensorlib.nn import init as init
+
+# Chapter 4, Layers: Parameter, Module and the layer library (tensorlib.nn.parameter, tensorlib.nn.modules)
+from tensorlib.nn import modules as modules
+from tensorlib.nn.modules import GELU as GELU
+from tensorlib.nn.modules import MLP as MLP
+from tensorlib.nn.modules import AvgPool2d as AvgPool2d
+from tensorlib.nn.modules import BCEWithLogitsLoss as BCEWithLogitsLoss
+from tensorlib.nn.modules import Conv2d as Conv2d
+from tensorlib.nn.modules import CrossEntropyLoss as CrossEntropyLoss
+from tensorlib.nn.modules import Dropout as Dropout
+from tensorlib.nn.modules import Embedding as Embedding
+from tensorlib.nn.modules import Flatten as Flatten
+from tensorlib.nn.modules import Identity as Identity
+from tensorlib.nn.modules import LayerNorm as LayerNorm
+from tensorlib.nn.modules import Linear as Linear
+from tensorlib.nn.modules import LogSoftmax as LogSoftmax
+from tensorlib.nn.modules import MaxPool2d as MaxPool2d
+from tensorlib.nn.modules import Module as Module
+from tensorlib.nn.modules import ModuleDict as ModuleDict
+from tensorlib.nn.modules import ModuleList as ModuleList
+from tensorlib.nn.modules import MSELoss as MSELoss
+from tensorlib.nn.modules import NLLLoss as NLLLoss
+from tensorlib.nn.modules import PositionalEmbedding as PositionalEmbedding
+from tensorlib.nn.modules import ReLU as ReLU
+from tensorlib.nn.modules import RMSNorm as RMSNorm
+from tensorlib.nn.modules import Sequential as Sequential
+from tensorlib.nn.modules import Sigmoid as Sigmoid
+from tensorlib.nn.modules import SiLU as SiLU
+from tensorlib.nn.modules import Softmax as Softmax
+from tensorlib.nn.modules import Tanh as Tanh
+from tensorlib.nn.parameter import Parameter as Parameter

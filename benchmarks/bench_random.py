@@ -1,0 +1,58 @@
+"""Random numbers: 1,000,000 draws from tensorlib's splitmix64 Generator vs numpy's and torch's.
+
+The numpy column is ``np.random.default_rng`` (PCG64) drawing the same number of float32
+values; the torch column is a ``torch.Generator`` (mt19937). tensorlib computes each block of
+splitmix64 outputs as one vectorised uint64 array expression; its normals use two draws each
+and float64 Box-Muller (see chapter 3), so they cost more than its uniforms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from _timing import row, torch
+
+import tensorlib as tl
+
+N = 1_000_000
+
+
+def run() -> list[dict]:
+    generator = tl.Generator(0)
+    rng = np.random.default_rng(0)
+    torch_generator = torch.Generator().manual_seed(0) if torch is not None else None
+
+    def torch_call(fn):
+        return None if torch is None else fn
+
+    return [
+        row(
+            "raw uint64 x 1e6",
+            lambda: generator.next_u64(N),
+            lambda: rng.integers(0, 2**64, size=N, dtype=np.uint64),
+            torch_call(lambda: torch.randint(-(2**63), 2**63 - 1, (N,), generator=torch_generator)),
+        ),
+        row(
+            "uniform float32 x 1e6 (rand)",
+            lambda: tl.rand(N, generator=generator),
+            lambda: rng.random(N, dtype=np.float32),
+            torch_call(lambda: torch.rand(N, generator=torch_generator)),
+        ),
+        row(
+            "normal float32 x 1e6 (randn)",
+            lambda: tl.randn(N, generator=generator),
+            lambda: rng.standard_normal(N, dtype=np.float32),
+            torch_call(lambda: torch.randn(N, generator=torch_generator)),
+        ),
+        row(
+            "randint [0, 10) x 1e6",
+            lambda: tl.randint(0, 10, (N,), generator=generator),
+            lambda: rng.integers(0, 10, size=N),
+            torch_call(lambda: torch.randint(0, 10, (N,), generator=torch_generator)),
+        ),
+        row(
+            "randperm 1e6",
+            lambda: tl.randperm(N, generator=generator),
+            lambda: rng.permutation(N),
+            torch_call(lambda: torch.randperm(N, generator=torch_generator)),
+        ),
+    ]

@@ -1,0 +1,51 @@
+"""tensorlib.nn.functional: stateless functions of layers, activations and losses, like torch.nn.functional.
+
+Written by hand, re-exports only.
+"""
+
+# Chapter 2, Autograd: activations and losses (nn.functional.activation, nn.functional.loss)
+from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
+from tensorlib.nn.functional.loss import (
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    mse_loss,
+    nll_loss,
+)
+
+# Chapter 4, Layers: linear, conv2d, dropout, ... (nn.functional.layers)
+# isort: split
+from tensorlib.nn.functional.layers import (
+    avg_pool2d,
+    conv2d,
+    dropout,
+    embedding,
+    layer_norm,
+    linear,
+    max_pool2d,
+    rms_norm,
+    unfold,
+)
+
+__all__ = [
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "gelu",
+    "log_softmax",
+    "mse_loss",
+    "nll_loss",
+    "relu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "tanh",
+    # Chapter 4
+    "avg_pool2d",
+    "conv2d",
+    "dropout",
+    "embedding",
+    "layer_norm",
+    "linear",
+    "max_pool2d",
+    "rms_norm",
+    "unfold",
+]

@@ -1,0 +1,48 @@
+"""tensorlib.nn.modules: the module system and the layer library (chapter 4, "Layers").
+
+Written by hand, re-exports only: each class lives in a module generated from
+book/04_layers.ipynb.
+"""
+
+from tensorlib.nn.modules.activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from tensorlib.nn.modules.container import ModuleDict, ModuleList, Sequential
+from tensorlib.nn.modules.conv import Conv2d
+from tensorlib.nn.modules.dropout import Dropout
+from tensorlib.nn.modules.flatten import Flatten
+from tensorlib.nn.modules.linear import Identity, Linear
+from tensorlib.nn.modules.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from tensorlib.nn.modules.mlp import MLP
+from tensorlib.nn.modules.module import Module
+from tensorlib.nn.modules.normalization import LayerNorm, RMSNorm
+from tensorlib.nn.modules.pooling import AvgPool2d, MaxPool2d
+from tensorlib.nn.modules.sparse import Embedding, PositionalEmbedding
+
+__all__ = [
+    "AvgPool2d",
+    "BCEWithLogitsLoss",
+    "Conv2d",
+    "CrossEntropyLoss",
+    "Dropout",
+    "Embedding",
+    "Flatten",
+    "GELU",
+    "Identity",
+    "LayerNorm",
+    "Linear",
+    "LogSoftmax",
+    "MLP",
+    "MSELoss",
+    "MaxPool2d",
+    "Module",
+    "ModuleDict",
+    "ModuleList",
+    "NLLLoss",
+    "PositionalEmbedding",
+    "RMSNorm",
+    "ReLU",
+    "Sequential",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+]

@@ -1,0 +1,468 @@
+"""Engine behaviour of chapter 2: creation, attributes, graph bookkeeping, dtype rules, errors.
+
+The gradients of the individual ops are checked in test_autograd_ops.py (gradcheck) and
+test_parity_autograd.py (PyTorch); this file checks what the engine does around them:
+accumulation, no_grad, detach, leaves and non-leaves, deep graphs, dtypes and error messages.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+import tensorlib.nn.functional as F
+
+SHAPE_ERRORS = (ValueError, RuntimeError, TypeError)
+
+
+def names_shape(message: str, shape: tuple[int, ...]) -> bool:
+    """Whether ``message`` spells ``shape`` as (2, 3), [2, 3], 2x3 or 2 x 3."""
+    parts = [str(s) for s in shape]
+    patterns = [r"\(\s*" + r",\s*".join(parts) + r",?\s*\)", r"\[\s*" + r",\s*".join(parts) + r"\s*\]", r"\b" + r"\s*x\s*".join(parts) + r"\b"]
+    return any(re.search(p, message) for p in patterns)
+
+
+# ---------------------------------------------------------------------------------------------
+# creation and attributes
+# ---------------------------------------------------------------------------------------------
+
+
+def test_tensor_default_dtypes_follow_torch():
+    assert tl.tensor([1.0, 2.0]).dtype == np.float32
+    assert tl.tensor([1, 2]).dtype == np.int64
+    assert tl.tensor([True, False]).dtype == np.bool_
+    assert tl.tensor(np.ones(2, dtype=np.float64)).dtype == np.float64, "a float64 array stays float64"
+    assert tl.tensor([1, 2], dtype=tl.float64).dtype == np.float64
+    assert tl.float32 == np.float32 and tl.float64 == np.float64 and tl.int64 == np.int64
+
+
+def test_creation_functions():
+    assert tl.zeros(2, 3).shape == (2, 3) and tl.zeros(2, 3).dtype == np.float32
+    assert tl.zeros((2, 3)).shape == (2, 3), "zeros takes a size tuple too"
+    np.testing.assert_array_equal(tl.ones(3).numpy(), np.ones(3, dtype=np.float32))
+    full = tl.full((2, 2), 7.5)
+    np.testing.assert_array_equal(full.numpy(), np.full((2, 2), 7.5))
+    assert full.dtype == np.float32
+    assert tl.arange(5).dtype == np.int64, "arange of ints is int64, like torch"
+    np.testing.assert_array_equal(tl.arange(5).numpy(), np.arange(5))
+    np.testing.assert_allclose(tl.arange(0, 1, 0.25).numpy(), [0, 0.25, 0.5, 0.75])
+    assert tl.arange(0, 1, 0.25).dtype == np.float32
+    x = tl.tensor(np.ones((2, 3)))
+    assert tl.zeros_like(x).shape == (2, 3) and tl.zeros_like(x).dtype == np.float64
+    np.testing.assert_array_equal(tl.ones_like(x).numpy(), np.ones((2, 3)))
+    assert tl.zeros(2, dtype=tl.float64).dtype == np.float64
+    assert tl.ones(2, requires_grad=True).requires_grad
+
+
+def test_from_numpy_keeps_dtype_and_shares_memory():
+    array = np.arange(6.0).reshape(2, 3)
+    t = tl.from_numpy(array)
+    assert t.dtype == np.float64 and t.shape == (2, 3)
+    array[0, 0] = 42.0
+    assert t.numpy()[0, 0] == 42.0, "from_numpy shares memory with the array, like torch.from_numpy"
+
+
+def test_attributes():
+    x = tl.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    assert x.shape == (2, 3) and isinstance(x.shape, tuple)
+    assert x.ndim == 2
+    assert isinstance(x.data, np.ndarray) and isinstance(x.numpy(), np.ndarray)
+    assert x.T.shape == (3, 2)
+    np.testing.assert_array_equal(x.T.numpy(), np.arange(6.0).reshape(2, 3).T)
+    assert x.grad is None and x.requires_grad and x.is_leaf and x.grad_fn is None
+    s = x.sum()
+    assert isinstance(s.item(), float) and s.item() == 15.0
+    assert isinstance(tl.tensor([3]).item(), int)
+
+
+def test_repr_is_readable():
+    text = repr(tl.tensor([1.5, -2.0], requires_grad=True))
+    assert text.startswith("tensor("), f"expected a torch-like repr, got {text!r}"
+    assert "1.5" in text and "-2" in text and "requires_grad=True" in text
+    assert "0x" not in text, f"a repr must not show memory addresses: {text!r}"
+    assert "requires_grad" not in repr(tl.tensor([1.0]))
+
+
+def test_to_float_double():
+    x = tl.tensor([1.0, 2.0])
+    assert x.double().dtype == np.float64
+    assert x.double().float().dtype == np.float32
+    assert x.to(tl.float64).dtype == np.float64
+    assert x.to(np.float64).dtype == np.float64
+
+
+def test_conversions_are_differentiable_and_grad_keeps_the_leaf_dtype():
+    x = tl.tensor(np.array([1.0, 2.0]), requires_grad=True)  # float64 leaf
+    (x.float() * 3.0).sum().backward()
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+# ---------------------------------------------------------------------------------------------
+# graph bookkeeping
+# ---------------------------------------------------------------------------------------------
+
+
+def test_leaf_and_non_leaf():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    c = tl.tensor([3.0, 4.0])
+    y = x * c
+    assert not y.is_leaf and y.requires_grad and y.grad_fn is not None
+    z = c * 2.0
+    assert z.is_leaf and not z.requires_grad and z.grad_fn is None, "no input requires grad: no graph"
+
+
+def test_requires_grad_underscore():
+    x = tl.tensor([1.0, 2.0])
+    assert x.requires_grad_() is x and x.requires_grad
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    x.requires_grad_(False)
+    assert not x.requires_grad
+
+
+def test_node_used_twice_accumulates():
+    x = tl.tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+    y = x * x  # y used twice below: d(y + y*y)/dx = 2x + 4x^3
+    z = y + y * y
+    z.sum().backward()
+    data = np.array([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(x.grad.numpy(), 2 * data + 4 * data**3)
+
+
+def test_diamond_graph():
+    x = tl.tensor(2.0, requires_grad=True)
+    a = x * 3.0
+    b = x.exp()
+    (a * b).backward()  # d(3x e^x)/dx = 3 e^x (1 + x)
+    assert abs(x.grad.item() - 3 * np.exp(2.0) * 3.0) < 1e-4
+
+
+def test_same_input_twice_in_one_op():
+    x = tl.tensor(np.array([1.5, -0.5]), requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, -1.0])
+    x.grad = None
+    (x @ x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, -1.0])
+
+
+def test_grads_accumulate_across_backward_calls_until_zeroed():
+    x = tl.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    for expected in ([2.0, 4.0], [4.0, 8.0], [6.0, 12.0]):
+        (x * x).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), expected, err_msg="gradients must accumulate")
+    x.grad = None
+    (x * 5.0).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])
+
+
+def test_non_leaf_grad_stays_none():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2.0
+    y.sum().backward()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns when .grad of a non-leaf is read
+        assert y.grad is None, "only leaves keep .grad"
+    assert x.grad is not None
+
+
+def test_backward_with_explicit_gradient():
+    x = tl.tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
+    y = x * x
+    y.backward(gradient=tl.tensor(np.array([[1.0, 0.0], [0.5, 2.0]])))
+    np.testing.assert_allclose(x.grad.numpy(), [[2.0, 0.0], [3.0, 16.0]])
+
+
+def test_backward_on_scalar_uses_one():
+    x = tl.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (x * 3.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_deep_chain_backpropagates_without_recursion():
+    n = 100_000
+    x = tl.tensor(np.array([0.5, -1.0]), requires_grad=True)
+    y = x
+    for i in range(n):
+        y = y * 1.0 if i % 2 else y + 0.001
+    y.sum().backward()
+    np.testing.assert_allclose(y.numpy(), np.array([0.5, -1.0]) + 0.001 * n / 2)
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+    assert n > sys.getrecursionlimit(), "the chain must be deeper than the recursion limit"
+
+
+def test_wide_fan_out_accumulates():
+    x = tl.tensor(np.array([1.0]), requires_grad=True)
+    total = x * 0.0
+    for _ in range(1000):
+        total = total + x
+    total.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1000.0])
+
+
+# ---------------------------------------------------------------------------------------------
+# no_grad and detach
+# ---------------------------------------------------------------------------------------------
+
+
+def test_no_grad_builds_no_graph_and_restores():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    with tl.no_grad():
+        y = x * 2.0
+        with tl.no_grad():
+            w = x + 1.0
+        v = x.exp()
+    assert not y.requires_grad and y.grad_fn is None
+    assert not w.requires_grad and not v.requires_grad, "leaving an inner no_grad must keep the outer one"
+    z = x * 2.0
+    assert z.requires_grad and z.grad_fn is not None, "grad mode must be restored after the block"
+
+
+def test_no_grad_restores_after_an_exception():
+    x = tl.tensor([1.0], requires_grad=True)
+    with pytest.raises(KeyError):
+        with tl.no_grad():
+            raise KeyError("boom")
+    assert (x * 2.0).requires_grad
+
+
+def test_no_grad_as_decorator():
+    @tl.no_grad()
+    def double(t):
+        return t * 2.0
+
+    assert not double(tl.tensor([1.0], requires_grad=True)).requires_grad
+
+
+def test_detach():
+    x = tl.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    d = x.detach()
+    assert not d.requires_grad and d.grad_fn is None and d.is_leaf
+    np.testing.assert_array_equal(d.numpy(), x.numpy())
+    (x * x.detach()).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 2.0], err_msg="no gradient flows through detach")
+
+
+# ---------------------------------------------------------------------------------------------
+# dtype rules
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_python_scalars_do_not_upcast(dtype):
+    x = tl.tensor(np.ones((2, 2), dtype=dtype), requires_grad=True)
+    for y in (x * 2.0, 2.0 * x, x + 1, x - 0.5, 1.0 - x, x / 3.0, 3.0 / x, x**2.0, 2.0**x, -x):
+        assert y.dtype == dtype, f"{np.dtype(dtype).name} op with a Python scalar gave {y.dtype}"
+    out = ((x * 2.0).exp().sum(dim=0) / 3.0).mean()
+    assert out.dtype == dtype
+    out.backward()
+    assert x.grad.dtype == dtype, f"grad of a {np.dtype(dtype).name} leaf came as {x.grad.dtype}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_scalars_do_not_upcast_either(dtype):
+    # x / np.sqrt(d) is the usual attention scaling: numpy scalars are scalars to torch too
+    x = tl.tensor(np.ones((2, 2), dtype=dtype), requires_grad=True)
+    for scalar in (np.float64(2.0), np.sqrt(4.0), np.int64(2), np.float32(2.0)):
+        for y in (x * scalar, x / scalar, x + scalar, scalar * x, scalar - x):
+            assert y.dtype == dtype, f"{np.dtype(dtype).name} op with {type(scalar).__name__} gave {y.dtype}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ops_keep_the_float_dtype(dtype):
+    x = tl.tensor(np.full((2, 3), 0.5, dtype=dtype), requires_grad=True)
+    outs = [
+        x.exp(), x.log(), x.sqrt(), x.tanh(), x.sigmoid(), x.relu(), F.gelu(x), F.silu(x),
+        F.gelu(x, approximate="tanh"), x.mean(), x.var(dim=1), x.softmax(dim=1),
+        x.log_softmax(dim=1), x @ x.T, x.max(dim=1)[0],
+        F.cross_entropy(x, tl.tensor([0, 2])), F.mse_loss(x, x * 0.5),
+        F.binary_cross_entropy_with_logits(x, x * 0.0),
+    ]
+    for i, y in enumerate(outs):
+        assert y.dtype == dtype, f"op #{i}: {np.dtype(dtype).name} input gave {y.dtype}"
+
+
+def test_mixed_float_tensors_promote_to_float64():
+    a = tl.tensor(np.ones(2, dtype=np.float32), requires_grad=True)
+    b = tl.tensor(np.ones(2, dtype=np.float64), requires_grad=True)
+    c = a * b
+    assert c.dtype == np.float64
+    c.sum().backward()
+    assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64, "each grad has its leaf's dtype"
+
+
+def test_integer_tensors_and_scalars():
+    i = tl.tensor([1, 2, 3])
+    assert (i + 1).dtype == np.int64
+    assert (i * 2.0).dtype == np.float32, "int tensor times a Python float is float32, like torch"
+
+
+def test_integer_tensor_with_float32_tensor_stays_float32():
+    # torch promotes across categories to the float operand's dtype: int64 + float32 is float32
+    # (numpy would give float64), so x + positions does not silently double the memory
+    x = tl.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    positions = tl.arange(3)
+    for y in (x + positions, positions + x, x * positions, positions / (x + 1.0)):
+        assert y.dtype == np.float32, f"float32 with int64 tensor: expected float32, got {y.dtype}"
+
+
+def test_integer_tensors_index():
+    x = tl.arange(10)
+    np.testing.assert_array_equal(x[tl.tensor([3, 1, 3])].numpy(), [3, 1, 3])
+    values, indices = tl.tensor([[1.0, 5.0, 2.0]]).max(dim=1)
+    np.testing.assert_array_equal(tl.tensor([[10.0, 20.0, 30.0]])[0][indices].numpy(), [20.0])
+
+
+def test_dim_and_axis_keepdim_and_keepdims_are_aliases():
+    data = np.arange(24.0).reshape(2, 3, 4)
+    x = tl.tensor(data)
+    np.testing.assert_array_equal(x.sum(axis=1).numpy(), x.sum(dim=1).numpy())
+    np.testing.assert_array_equal(x.mean(axis=-1, keepdims=True).numpy(), data.mean(axis=-1, keepdims=True))
+    assert x.sum(dim=1, keepdim=True).shape == (2, 1, 4)
+    assert x.max(axis=2)[0].shape == (2, 3)
+    np.testing.assert_allclose(x.var(axis=0).numpy(), data.var(axis=0, ddof=1))
+
+
+def test_max_with_dim_returns_values_and_indices():
+    x = tl.tensor(np.array([[1.0, 7.0, 3.0], [9.0, 2.0, 4.0]]))
+    result = x.max(dim=1)
+    values, indices = result
+    np.testing.assert_array_equal(values.numpy(), [7.0, 9.0])
+    np.testing.assert_array_equal(indices.numpy(), [1, 0])
+    assert indices.dtype == np.int64
+    v, i = x.min(dim=0, keepdim=True)
+    assert v.shape == (1, 3) and i.shape == (1, 3)
+    np.testing.assert_array_equal(i.numpy(), [[0, 1, 0]])
+    assert x.max().shape == () and x.max().item() == 9.0
+
+
+def test_max_with_dim_result_has_values_and_indices_fields():
+    result = tl.tensor(np.array([[1.0, 7.0, 3.0], [9.0, 2.0, 4.0]])).max(dim=1)
+    np.testing.assert_array_equal(result.values.numpy(), [7.0, 9.0])
+    np.testing.assert_array_equal(result.indices.numpy(), [1, 0])
+
+
+# ---------------------------------------------------------------------------------------------
+# error messages
+# ---------------------------------------------------------------------------------------------
+
+
+def test_matmul_shape_mismatch_names_both_shapes():
+    a, b = tl.ones(2, 3), tl.ones(4, 5)
+    with pytest.raises(SHAPE_ERRORS) as info:
+        a @ b
+    message = str(info.value)
+    assert names_shape(message, (2, 3)) and names_shape(message, (4, 5)), message
+
+
+def test_batched_matmul_mismatch_names_both_shapes():
+    with pytest.raises(SHAPE_ERRORS) as info:
+        tl.ones(2, 2, 3) @ tl.ones(3, 4, 5)
+    message = str(info.value)
+    assert names_shape(message, (2, 2, 3)) and names_shape(message, (3, 4, 5)), message
+
+
+def test_broadcast_error_names_both_shapes():
+    with pytest.raises(SHAPE_ERRORS) as info:
+        tl.ones(2, 3) + tl.ones(4, 3)
+    message = str(info.value)
+    assert names_shape(message, (2, 3)) and names_shape(message, (4, 3)), message
+
+
+def test_backward_on_non_scalar_without_gradient():
+    y = tl.ones(2, 3, requires_grad=True) * 2.0
+    with pytest.raises((RuntimeError, ValueError)) as info:
+        y.backward()
+    message = str(info.value)
+    assert re.search(r"scalar", message, re.I), message
+    assert names_shape(message, (2, 3)), f"the message should say which shape came: {message}"
+
+
+def test_backward_gradient_of_wrong_shape():
+    y = tl.ones(2, 3, requires_grad=True) * 2.0
+    with pytest.raises(SHAPE_ERRORS) as info:
+        y.backward(gradient=tl.ones(3, 2))
+    message = str(info.value)
+    assert names_shape(message, (2, 3)) and names_shape(message, (3, 2)), message
+
+
+def test_backward_on_tensor_that_does_not_require_grad():
+    with pytest.raises(RuntimeError, match=r"(?i)requires?[_ ]grad"):
+        tl.ones(2, 3).sum().backward()
+    with pytest.raises(RuntimeError, match=r"(?i)requires?[_ ]grad"):
+        with tl.no_grad():
+            y = (tl.ones(2, requires_grad=True) * 2.0).sum()
+        y.backward()
+
+
+def test_bad_dim_names_the_dim_and_the_rank():
+    with pytest.raises((IndexError, ValueError)) as info:
+        tl.ones(2, 3).sum(dim=2)
+    assert "2" in str(info.value)
+
+
+def test_view_of_wrong_size_names_shapes():
+    with pytest.raises(SHAPE_ERRORS) as info:
+        tl.ones(2, 3).reshape(4, 2)
+    message = str(info.value)
+    assert names_shape(message, (2, 3)) or names_shape(message, (4, 2)), message
+
+
+def test_failed_backward_leaves_grads_unchanged():
+    x = tl.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (x * 3.0).sum().backward()
+    y = x * x
+    with pytest.raises(SHAPE_ERRORS):
+        y.backward(gradient=tl.ones(3))
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0], err_msg="a failed backward must not touch .grad")
+
+
+def test_grad_is_a_plain_tensor():
+    x = tl.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (x * x).sum().backward()
+    assert isinstance(x.grad, tl.Tensor)
+    assert not x.grad.requires_grad and x.grad.grad_fn is None
+    assert x.grad.shape == x.shape
+
+
+def test_index_out_of_range_names_index_and_size():
+    x = tl.ones(3, 4)
+    with pytest.raises(IndexError) as info:
+        x[5]
+    assert "5" in str(info.value) and "3" in str(info.value), str(info.value)
+    with pytest.raises(IndexError) as info:
+        x[tl.tensor([0, 7])]
+    assert "7" in str(info.value), str(info.value)
+
+
+def test_cat_of_mismatched_shapes_names_them():
+    with pytest.raises(SHAPE_ERRORS) as info:
+        tl.cat([tl.ones(2, 3), tl.ones(2, 4)], dim=0)
+    message = str(info.value)
+    assert names_shape(message, (2, 3)) and names_shape(message, (2, 4)), message
+
+
+def test_cross_entropy_target_out_of_range_names_it():
+    logits = tl.ones(4, 3, requires_grad=True)
+    with pytest.raises((IndexError, ValueError)) as info:
+        F.cross_entropy(logits, tl.tensor([0, 5, 1, 2]))
+    message = str(info.value)
+    assert "5" in message and "3" in message, f"should name the bad target 5 and the 3 classes: {message}"
+
+
+def test_cross_entropy_batch_mismatch_names_shapes():
+    with pytest.raises(SHAPE_ERRORS) as info:
+        F.cross_entropy(tl.ones(4, 3), tl.tensor([0, 1, 2]))
+    message = str(info.value)
+    assert "4" in message and "3" in message, message
+
+
+def test_integer_tensors_cannot_require_grad():
+    with pytest.raises((RuntimeError, TypeError, ValueError), match=r"(?i)float"):
+        tl.tensor([1, 2, 3], requires_grad=True)

@@ -1,0 +1,702 @@
+"""The layers of chapter 4: values against numpy definitions, float64 gradchecks, init,
+Dropout's statistics and determinism, and the error messages for bad input.
+
+Written from the spec (PyTorch's behaviour). Every layer is gradchecked in float64 with
+respect to its input and every parameter; shapes are tiny to keep the suite fast.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+import tensorlib.nn.functional as F
+from tensorlib import nn
+from tensorlib.autograd import gradcheck
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def tensor(data, dtype=np.float64, requires_grad=False):
+    """A tensorlib tensor holding ``data`` as ``dtype``."""
+    return tl.tensor(np.asarray(data, dtype=dtype), requires_grad=requires_grad)
+
+
+def ids_tensor(data):
+    return tl.tensor(np.asarray(data, dtype=np.int64))
+
+
+def to_numpy(x) -> np.ndarray | None:
+    if x is None:
+        return None
+    if isinstance(x, np.ndarray):
+        return x
+    return np.asarray(x.numpy())
+
+
+def randn(rng, *shape, requires_grad=False):
+    return tensor(rng.standard_normal(shape), requires_grad=requires_grad)
+
+
+def make(cls, *args, **kwargs):
+    """A layer with float64 parameters (``Module.double()``, as in PyTorch)."""
+    return cls(*args, **kwargs).double()
+
+
+def params_np(module) -> dict[str, np.ndarray]:
+    return {name: to_numpy(p) for name, p in module.named_parameters()}
+
+
+def check_gradients(fn, inputs, rng, **tolerances):
+    """gradcheck ``sum(fn(*inputs) * C)`` for a fixed random cotangent C.
+
+    A random cotangent (not a plain sum) so that layers whose outputs sum to a constant
+    (softmax, normalisation) still have their Jacobian tested.
+    """
+    cotangent = {}
+
+    def loss(*args):
+        out = fn(*args)
+        if "c" not in cotangent:
+            cotangent["c"] = tensor(rng.standard_normal(tuple(out.shape)))
+        return (out * cotangent["c"]).sum()
+
+    assert gradcheck(loss, list(inputs), **tolerances)
+
+
+def check_module_gradients(module, rng, *inputs):
+    """gradcheck a layer in float64 with respect to its float inputs and every parameter.
+
+    The parameters are passed to gradcheck as inputs: gradcheck perturbs them in place, and
+    the module reads them on every call (test_module_gradcheck_catches_a_parameter_bug proves
+    the perturbation is seen). Inputs that do not require grad (integer ids) are held fixed.
+    """
+    params = list(module.parameters())
+    for p in params:
+        assert to_numpy(p).dtype == np.float64, "gradcheck needs float64 parameters"
+    moving = [i for i, x in enumerate(inputs) if x.requires_grad]
+
+    def fn(*args):
+        call = list(inputs)
+        for i, arg in zip(moving, args[: len(moving)], strict=True):
+            call[i] = arg
+        return module(*call)
+
+    check_gradients(fn, [inputs[i] for i in moving] + params, rng)
+
+
+def conv2d_reference(x, w, b, stride, padding):
+    """Direct loops: y[n, o, i, j] = b[o] + sum_{c,u,v} w[o, c, u, v] xp[n, c, i*sh+u, j*sw+v]."""
+    sh, sw = stride
+    ph, pw = padding
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    n, _, hp, wp = xp.shape
+    o, _, kh, kw = w.shape
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    y = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = xp[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw]
+            y[:, :, i, j] = np.einsum("ncuv,ocuv->no", patch, w)
+    if b is not None:
+        y += b[None, :, None, None]
+    return y
+
+
+def pool2d_reference(x, kernel, stride, padding, reduce):
+    kh, kw = kernel
+    sh, sw = stride
+    ph, pw = padding
+    fill = -np.inf if reduce is np.max else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=fill)
+    oh, ow = (xp.shape[2] - kh) // sh + 1, (xp.shape[3] - kw) // sw + 1
+    y = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            y[:, :, i, j] = reduce(xp[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw], axis=(2, 3))
+    return y
+
+
+def layer_norm_reference(x, k, w, b, eps):
+    axes = tuple(range(x.ndim - k, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps)
+    return y * w + b if w is not None else y
+
+
+def log_softmax_reference(z, axis=-1):
+    z = z - z.max(axis=axis, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=axis, keepdims=True))
+
+
+def assert_error_names(excinfo, *fragments):
+    message = str(excinfo.value)
+    for fragment in fragments:
+        assert re.search(fragment, message), f"{fragment!r} not in error message {message!r}"
+
+
+# ----------------------------------------------------------------------------- the checker itself
+
+
+def test_module_gradcheck_catches_a_parameter_bug():
+    """A module that reads its weight through a copy has no gradient path: gradcheck must fail."""
+
+    class Broken(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(tensor(np.array([0.5, -1.5])))
+
+        def forward(self, x):
+            return x * tensor(to_numpy(self.weight).copy())  # values used, graph cut
+
+    rng = np.random.default_rng(0)
+    with pytest.raises((AssertionError, RuntimeError, ValueError)):
+        check_module_gradients(Broken(), rng, randn(rng, 3, 2, requires_grad=True))
+
+
+# ----------------------------------------------------------------------------- Linear
+
+
+def test_linear_shapes_and_formula_over_leading_dims():
+    rng = np.random.default_rng(0)
+    layer = make(nn.Linear, 4, 3)
+    assert tuple(layer.weight.shape) == (3, 4) and tuple(layer.bias.shape) == (3,)
+    assert (layer.in_features, layer.out_features) == (4, 3)
+    x = randn(rng, 2, 5, 4)
+    y = layer(x)
+    assert tuple(y.shape) == (2, 5, 3)
+    p = params_np(layer)
+    np.testing.assert_allclose(to_numpy(y), to_numpy(x) @ p["weight"].T + p["bias"], rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(F.linear(x, layer.weight, layer.bias)), to_numpy(y), rtol=1e-12)
+
+
+def test_linear_without_bias():
+    rng = np.random.default_rng(1)
+    layer = make(nn.Linear, 4, 3, bias=False)
+    assert layer.bias is None
+    assert [name for name, _ in layer.named_parameters()] == ["weight"]
+    x = randn(rng, 5, 4)
+    np.testing.assert_allclose(to_numpy(layer(x)), to_numpy(x) @ to_numpy(layer.weight).T, rtol=1e-12)
+
+
+def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
+    tl.manual_seed(0)
+    layer = nn.Linear(64, 128)
+    bound = 1 / math.sqrt(64)
+    w, b = to_numpy(layer.weight), to_numpy(layer.bias)
+    assert w.dtype == np.float32  # float32 by default
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert np.abs(w).max() > 0.99 * bound  # 8192 draws reach the edge
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.05 * bound / math.sqrt(3)  # uniform, not normal
+    assert abs(w.mean()) < 0.05 * bound
+    assert np.abs(b).max() > 0.5 * bound
+
+
+def test_init_is_reproducible_through_manual_seed():
+    tl.manual_seed(7)
+    a = nn.Linear(5, 3)
+    tl.manual_seed(7)
+    b = nn.Linear(5, 3)
+    tl.manual_seed(8)
+    c = nn.Linear(5, 3)
+    np.testing.assert_array_equal(to_numpy(a.weight), to_numpy(b.weight))
+    np.testing.assert_array_equal(to_numpy(a.bias), to_numpy(b.bias))
+    assert not np.array_equal(to_numpy(a.weight), to_numpy(c.weight))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda g: nn.Linear(5, 3, generator=g),
+        lambda g: nn.Embedding(6, 4, generator=g),
+        lambda g: nn.Conv2d(2, 3, 3, generator=g),
+        lambda g: nn.PositionalEmbedding(5, 2, generator=g),
+    ],
+    ids=["Linear", "Embedding", "Conv2d", "PositionalEmbedding"],
+)
+def test_init_is_reproducible_through_a_generator(build):
+    a = params_np(build(tl.random.Generator(11)))
+    b = params_np(build(tl.random.Generator(11)))
+    c = params_np(build(tl.random.Generator(12)))
+    assert list(a) == list(b) and a
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    assert any(not np.array_equal(a[name], c[name]) for name in a)
+
+
+def test_dtype_factory_argument():
+    layer = nn.Linear(3, 2, dtype=tl.float64)
+    assert to_numpy(layer.weight).dtype == np.float64 and to_numpy(layer.bias).dtype == np.float64
+    assert to_numpy(layer(tensor(np.ones((1, 3))))).dtype == np.float64
+    assert to_numpy(nn.Linear(3, 2).double().weight).dtype == np.float64
+
+
+def test_linear_gradcheck():
+    rng = np.random.default_rng(2)
+    check_module_gradients(make(nn.Linear, 3, 2), rng, randn(rng, 2, 2, 3, requires_grad=True))
+    check_module_gradients(make(nn.Linear, 3, 2, bias=False), rng, randn(rng, 4, 3, requires_grad=True))
+
+
+def test_linear_rejects_wrong_last_dim_naming_both():
+    layer = nn.Linear(4, 3)
+    with pytest.raises((ValueError, RuntimeError)) as info:
+        layer(tensor(np.zeros((2, 5)), dtype=np.float32))
+    assert_error_names(info, r"\b4\b", r"\b5\b")
+
+
+# ----------------------------------------------------------------------------- Embedding
+
+
+def test_embedding_looks_up_rows_for_ids_of_any_shape():
+    layer = make(nn.Embedding, 7, 3)
+    weight = to_numpy(layer.weight)
+    assert weight.shape == (7, 3)
+    for ids in ([4], [[1, 2, 6], [0, 0, 3]], [[[5]], [[2]]]):
+        ids = np.array(ids)
+        out = layer(ids_tensor(ids))
+        assert tuple(out.shape) == ids.shape + (3,)
+        np.testing.assert_array_equal(to_numpy(out), weight[ids])
+    np.testing.assert_array_equal(to_numpy(F.embedding(ids_tensor([3, 1]), layer.weight)), weight[[3, 1]])
+
+
+def test_embedding_default_init_is_standard_normal():
+    tl.manual_seed(0)
+    w = to_numpy(nn.Embedding(100, 100).weight)
+    assert abs(w.mean()) < 0.05 and abs(w.std() - 1.0) < 0.05
+
+
+def test_embedding_repeated_ids_accumulate_gradient():
+    rng = np.random.default_rng(3)
+    layer = make(nn.Embedding, 5, 2)
+    ids = np.array([[1, 3, 1], [1, 0, 3]])
+    cot = rng.standard_normal((2, 3, 2))
+    (layer(ids_tensor(ids)) * tensor(cot)).sum().backward()
+    expected = np.zeros((5, 2))
+    np.add.at(expected, ids, cot)
+    np.testing.assert_allclose(to_numpy(layer.weight.grad), expected, rtol=1e-12, atol=1e-12)
+    assert np.all(to_numpy(layer.weight.grad)[[2, 4]] == 0)
+
+
+def test_embedding_gradcheck():
+    rng = np.random.default_rng(4)
+    layer = make(nn.Embedding, 4, 3)
+    ids = ids_tensor([[0, 2, 2], [3, 0, 2]])
+    check_gradients(lambda w: F.embedding(ids, w), [layer.weight], rng)
+    check_module_gradients(layer, rng, ids)
+
+
+@pytest.mark.parametrize("bad", [7, 12, -1])
+def test_embedding_rejects_out_of_range_ids(bad):
+    layer = nn.Embedding(7, 3)
+    with pytest.raises((IndexError, ValueError)) as info:
+        layer(ids_tensor([0, bad, 2]))
+    assert_error_names(info, re.escape(str(bad)), r"\b7\b")
+
+
+# ----------------------------------------------------------------------------- PositionalEmbedding
+
+
+def test_positional_embedding_adds_position_vectors():
+    rng = np.random.default_rng(5)
+    layer = make(nn.PositionalEmbedding, 6, 3)
+    (name, weight), = list(layer.named_parameters())
+    weight = to_numpy(weight)
+    assert weight.shape == (6, 3)
+    x = randn(rng, 2, 4, 3)
+    np.testing.assert_allclose(to_numpy(layer(x)), to_numpy(x) + weight[None, :4], rtol=1e-12)
+    x6 = randn(rng, 1, 6, 3)
+    np.testing.assert_allclose(to_numpy(layer(x6)), to_numpy(x6) + weight[None], rtol=1e-12)
+
+
+def test_positional_embedding_gradcheck():
+    rng = np.random.default_rng(6)
+    check_module_gradients(make(nn.PositionalEmbedding, 5, 2), rng, randn(rng, 2, 3, 2, requires_grad=True))
+
+
+def test_positional_embedding_rejects_too_long_sequences():
+    layer = nn.PositionalEmbedding(8, 4)
+    with pytest.raises((ValueError, IndexError)) as info:
+        layer(tensor(np.zeros((1, 9, 4)), dtype=np.float32))
+    assert_error_names(info, r"\b9\b", r"\b8\b")
+
+
+# ----------------------------------------------------------------------------- LayerNorm, RMSNorm
+
+
+@pytest.mark.parametrize("shape, normalized", [((3, 5), 5), ((2, 3, 4), (3, 4)), ((2, 2, 3, 2), (2, 3, 2))])
+def test_layer_norm_matches_definition(shape, normalized):
+    rng = np.random.default_rng(7)
+    layer = make(nn.LayerNorm, normalized)
+    k = 1 if isinstance(normalized, int) else len(normalized)
+    for p in layer.parameters():  # move off the ones/zeros init so that the affine part is tested
+        assert tuple(p.shape) == tuple(shape[-k:])
+    layer.weight = nn.Parameter(randn(rng, *shape[-k:]))
+    layer.bias = nn.Parameter(randn(rng, *shape[-k:]))
+    x = randn(rng, *shape)
+    expected = layer_norm_reference(to_numpy(x), k, to_numpy(layer.weight), to_numpy(layer.bias), 1e-5)
+    np.testing.assert_allclose(to_numpy(layer(x)), expected, rtol=1e-10, atol=1e-12)
+    functional = F.layer_norm(x, tuple(shape[-k:]), layer.weight, layer.bias, 1e-5)
+    np.testing.assert_allclose(to_numpy(functional), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_layer_norm_init_and_no_affine():
+    layer = nn.LayerNorm(4)
+    np.testing.assert_array_equal(to_numpy(layer.weight), np.ones(4))
+    np.testing.assert_array_equal(to_numpy(layer.bias), np.zeros(4))
+    assert layer.eps == 1e-5
+    bare = make(nn.LayerNorm, 4, elementwise_affine=False)
+    assert list(bare.parameters()) == []
+    x = np.random.default_rng(8).standard_normal((3, 4))
+    np.testing.assert_allclose(to_numpy(bare(tensor(x))), layer_norm_reference(x, 1, None, None, 1e-5), rtol=1e-10)
+
+
+@pytest.mark.parametrize("normalized, shape", [(4, (2, 3, 4)), ((2, 3), (2, 2, 3))])
+def test_layer_norm_gradcheck(normalized, shape):
+    rng = np.random.default_rng(9)
+    layer = make(nn.LayerNorm, normalized)
+    layer.weight = nn.Parameter(randn(rng, *layer.weight.shape))
+    layer.bias = nn.Parameter(randn(rng, *layer.bias.shape))
+    check_module_gradients(layer, rng, randn(rng, *shape, requires_grad=True))
+
+
+def test_layer_norm_is_stable_on_constant_rows():
+    layer = make(nn.LayerNorm, 4)
+    layer.bias = nn.Parameter(tensor([0.5, -1.0, 2.0, 0.0]))
+    x = tensor(np.full((2, 4), 3.25), requires_grad=True)
+    y = layer(x)
+    np.testing.assert_allclose(to_numpy(y), np.broadcast_to([0.5, -1.0, 2.0, 0.0], (2, 4)), atol=1e-12)
+    (y * tensor(np.arange(8.0).reshape(2, 4))).sum().backward()
+    for g in (x.grad, layer.weight.grad, layer.bias.grad):
+        assert np.all(np.isfinite(to_numpy(g)))
+    # On a constant row x - mean = 0, so dL/dx = w * g / sigma minus its mean: finite, eps-scaled.
+    g = np.arange(8.0).reshape(2, 4)
+    expected = (g - g.mean(axis=1, keepdims=True)) / np.sqrt(1e-5)
+    np.testing.assert_allclose(to_numpy(x.grad), expected, rtol=1e-6)
+    big = make(nn.LayerNorm, 3)(tensor(np.full((1, 3), 1e8)))
+    assert np.all(np.isfinite(to_numpy(big)))
+
+
+def test_layer_norm_rejects_wrong_trailing_shape_naming_both():
+    layer = nn.LayerNorm((3, 4))
+    with pytest.raises((ValueError, RuntimeError)) as info:
+        layer(tensor(np.zeros((2, 3, 5)), dtype=np.float32))
+    assert_error_names(info, r"3,\s*4", r"3,\s*5")
+
+
+def test_rms_norm_matches_definition_and_gradcheck():
+    rng = np.random.default_rng(10)
+    layer = make(nn.RMSNorm, 4, eps=1e-6)
+    np.testing.assert_array_equal(to_numpy(layer.weight), np.ones(4))
+    layer.weight = nn.Parameter(randn(rng, 4))
+    x = randn(rng, 2, 3, 4)
+    xn = to_numpy(x)
+    expected = xn / np.sqrt((xn**2).mean(axis=-1, keepdims=True) + 1e-6) * to_numpy(layer.weight)
+    np.testing.assert_allclose(to_numpy(layer(x)), expected, rtol=1e-10)
+    np.testing.assert_allclose(to_numpy(F.rms_norm(x, (4,), layer.weight, 1e-6)), expected, rtol=1e-10)
+    check_module_gradients(layer, rng, randn(rng, 2, 4, requires_grad=True))
+
+
+# ----------------------------------------------------------------------------- Dropout
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.5, 0.9])
+def test_dropout_statistics(p):
+    n = 200_000
+    layer = nn.Dropout(p, generator=tl.random.Generator(int(p * 100)))
+    x = np.random.default_rng(11).uniform(1.0, 2.0, size=(400, 500))  # nonzero, so zeros are drops
+    out = to_numpy(layer(tensor(x)))
+    dropped = out == 0
+    # Each element is dropped independently with probability p: the fraction dropped has
+    # standard deviation sqrt(p(1-p)/n); six of them fail with probability ~2e-9.
+    sigma = math.sqrt(p * (1 - p) / n)
+    assert abs(dropped.mean() - p) < 6 * sigma, (dropped.mean(), p)
+    np.testing.assert_allclose(out[~dropped], x[~dropped] / (1 - p), rtol=1e-12)
+    # E[out] = x: the mean of out/x is 1 with standard deviation sqrt(p/((1-p)n)).
+    ratio = out / x
+    assert abs(ratio.mean() - 1.0) < 6 * math.sqrt(p / ((1 - p) * n)), ratio.mean()
+
+
+def test_dropout_same_seed_same_mask_and_generator_advances():
+    x = tensor(np.ones((50, 40)))
+    a = to_numpy(nn.Dropout(0.5, generator=tl.random.Generator(3))(x))
+    b = to_numpy(nn.Dropout(0.5, generator=tl.random.Generator(3))(x))
+    c = to_numpy(nn.Dropout(0.5, generator=tl.random.Generator(4))(x))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    layer = nn.Dropout(0.5, generator=tl.random.Generator(3))
+    first, second = to_numpy(layer(x)), to_numpy(layer(x))
+    np.testing.assert_array_equal(first, a)
+    assert not np.array_equal(first, second)  # the generator moves on between calls
+    np.testing.assert_array_equal(to_numpy(F.dropout(x, 0.5, training=True, generator=tl.random.Generator(3))), a)
+
+
+def test_dropout_is_identity_in_eval_mode_and_at_p_zero():
+    rng = np.random.default_rng(12)
+    x = randn(rng, 10, 10)
+    layer = nn.Dropout(0.5)
+    layer.eval()
+    np.testing.assert_array_equal(to_numpy(layer(x)), to_numpy(x))
+    np.testing.assert_array_equal(to_numpy(nn.Dropout(0.0)(x)), to_numpy(x))
+    np.testing.assert_array_equal(to_numpy(F.dropout(x, 0.5, training=False)), to_numpy(x))
+    model = nn.Sequential(nn.Linear(10, 10), nn.Dropout(0.9))
+    model.eval()
+    assert not model[1].training
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.0, 1.5])
+def test_dropout_rejects_p_outside_zero_one(p):
+    with pytest.raises(ValueError, match=re.escape(str(p))):
+        nn.Dropout(p)
+
+
+def test_dropout_backward_uses_the_same_mask():
+    x = tensor(np.ones((20, 30)), requires_grad=True)
+    layer = nn.Dropout(0.25, generator=tl.random.Generator(5))
+    out = layer(x)
+    out.sum().backward()
+    np.testing.assert_allclose(to_numpy(x.grad), to_numpy(out), rtol=1e-12)  # d out/dx = mask/(1-p)
+
+
+def test_dropout_gradcheck_with_a_fixed_mask():
+    """A fresh generator with one seed on every call gives one mask: the op is then linear in x."""
+    rng = np.random.default_rng(22)
+
+    def fn(x):
+        return F.dropout(x, 0.4, training=True, generator=tl.random.Generator(9))
+
+    check_gradients(fn, [randn(rng, 3, 5, requires_grad=True)], rng)
+
+
+# ----------------------------------------------------------------------------- activations, Flatten
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+ACTIVATIONS = [
+    ("ReLU", lambda: nn.ReLU(), lambda x: np.maximum(x, 0)),
+    ("GELU", lambda: nn.GELU(), _gelu),
+    ("GELU-tanh", lambda: nn.GELU(approximate="tanh"), _gelu_tanh),
+    ("Tanh", lambda: nn.Tanh(), np.tanh),
+    ("Sigmoid", lambda: nn.Sigmoid(), lambda x: 1 / (1 + np.exp(-x))),
+    ("SiLU", lambda: nn.SiLU(), lambda x: x / (1 + np.exp(-x))),
+    ("Softmax0", lambda: nn.Softmax(dim=0), lambda x: np.exp(log_softmax_reference(x, 0))),
+    ("Softmax-1", lambda: nn.Softmax(dim=-1), lambda x: np.exp(log_softmax_reference(x, -1))),
+    ("LogSoftmax1", lambda: nn.LogSoftmax(dim=1), lambda x: log_softmax_reference(x, 1)),
+]
+
+
+@pytest.mark.parametrize("name, build, reference", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
+def test_activation_values_and_gradcheck(name, build, reference):
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((3, 4, 2)) * 2
+    x[np.abs(x) < 0.05] = 0.3  # keep away from ReLU's kink
+    layer = build()
+    np.testing.assert_allclose(to_numpy(layer(tensor(x))), reference(x), rtol=1e-10, atol=1e-12)
+    check_gradients(layer, [tensor(x, requires_grad=True)], rng)
+
+
+def test_softmax_is_stable_for_large_logits():
+    out = to_numpy(nn.Softmax(dim=-1)(tensor([[1000.0, 1000.0], [-1000.0, 0.0]])))
+    np.testing.assert_allclose(out, [[0.5, 0.5], [0.0, 1.0]], atol=1e-12)
+
+
+def test_flatten():
+    rng = np.random.default_rng(14)
+    x = randn(rng, 2, 3, 4, 5, requires_grad=True)
+    assert tuple(nn.Flatten()(x).shape) == (2, 60)
+    assert tuple(nn.Flatten(0, 1)(x).shape) == (6, 4, 5)
+    assert tuple(nn.Flatten(start_dim=2)(x).shape) == (2, 3, 20)
+    np.testing.assert_array_equal(to_numpy(nn.Flatten()(x)), to_numpy(x).reshape(2, 60))
+    check_gradients(nn.Flatten(), [randn(rng, 2, 2, 3, requires_grad=True)], rng)
+
+
+# ----------------------------------------------------------------------------- MLP
+
+
+def test_mlp_is_a_module_of_linear_layers_and_gradchecks():
+    rng = np.random.default_rng(15)
+    tl.manual_seed(0)
+    mlp = nn.MLP(3, [5, 4], 2).double()
+    linears = [m for m in mlp.modules() if isinstance(m, nn.Linear)]
+    assert [(m.in_features, m.out_features) for m in linears] == [(3, 5), (5, 4), (4, 2)]
+    assert sum(int(np.prod(p.shape)) for p in mlp.parameters()) == 3 * 5 + 5 + 5 * 4 + 4 + 4 * 2 + 2
+    x = randn(rng, 6, 3, requires_grad=True)
+    assert tuple(mlp(x).shape) == (6, 2)
+    check_module_gradients(mlp, rng, x)
+
+
+# ----------------------------------------------------------------------------- Conv2d
+
+
+def test_conv2d_28x28_stride2_pad1_gives_14x14():
+    x = tensor(np.zeros((2, 1, 28, 28)), dtype=np.float32)
+    assert tuple(nn.Conv2d(1, 8, 3, stride=2, padding=1)(x).shape) == (2, 8, 14, 14)
+
+
+CONV_CASES = [
+    # in, out, kernel, stride, padding, input H, W
+    (2, 3, 3, 1, 0, 6, 5),
+    (2, 3, 3, 2, 1, 7, 7),
+    (1, 2, (2, 3), 1, 0, 5, 6),
+    (2, 2, (3, 2), (2, 1), (1, 0), 6, 5),
+    (3, 2, 1, 1, 0, 4, 4),
+    (1, 2, 3, 3, 2, 5, 5),
+]
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+@pytest.mark.parametrize("cin, cout, k, s, p, h, w", CONV_CASES)
+def test_conv2d_matches_loops(cin, cout, k, s, p, h, w):
+    rng = np.random.default_rng(16)
+    layer = make(nn.Conv2d, cin, cout, k, stride=s, padding=p)
+    kh, kw = _pair(k)
+    assert tuple(layer.weight.shape) == (cout, cin, kh, kw) and tuple(layer.bias.shape) == (cout,)
+    x = randn(rng, 2, cin, h, w)
+    expected = conv2d_reference(to_numpy(x), to_numpy(layer.weight), to_numpy(layer.bias), _pair(s), _pair(p))
+    y = layer(x)
+    assert tuple(y.shape) == expected.shape
+    np.testing.assert_allclose(to_numpy(y), expected, rtol=1e-10, atol=1e-12)
+    functional = F.conv2d(x, layer.weight, layer.bias, stride=s, padding=p)
+    np.testing.assert_allclose(to_numpy(functional), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("cin, cout, k, s, p, h, w", CONV_CASES[:4])
+def test_conv2d_gradcheck(cin, cout, k, s, p, h, w):
+    rng = np.random.default_rng(17)
+    layer = make(nn.Conv2d, cin, cout, k, stride=s, padding=p)
+    check_module_gradients(layer, rng, randn(rng, 1, cin, h, w, requires_grad=True))
+
+
+def test_conv2d_without_bias_gradcheck():
+    rng = np.random.default_rng(18)
+    layer = make(nn.Conv2d, 1, 2, 2, bias=False)
+    assert layer.bias is None and len(list(layer.parameters())) == 1
+    check_module_gradients(layer, rng, randn(rng, 2, 1, 3, 4, requires_grad=True))
+
+
+def test_conv2d_default_init_bound():
+    tl.manual_seed(0)
+    layer = nn.Conv2d(4, 16, 3)
+    bound = 1 / math.sqrt(4 * 3 * 3)
+    w, b = to_numpy(layer.weight), to_numpy(layer.bias)
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
+    assert np.abs(b).max() <= bound
+
+
+def test_conv2d_rejects_wrong_channel_count_naming_both():
+    layer = nn.Conv2d(1, 8, 3)
+    with pytest.raises((ValueError, RuntimeError)) as info:
+        layer(tensor(np.zeros((2, 3, 8, 8)), dtype=np.float32))
+    assert_error_names(info, r"\b1\b", r"\b3\b", r"(?i)channel")
+
+
+def test_conv2d_rejects_an_input_smaller_than_the_kernel():
+    with pytest.raises((ValueError, RuntimeError)):
+        nn.Conv2d(1, 1, 5)(tensor(np.zeros((1, 1, 3, 3)), dtype=np.float32))
+
+
+# ----------------------------------------------------------------------------- pools
+
+
+POOL_CASES = [
+    # kernel, stride, padding, H, W
+    (2, None, 0, 4, 6),
+    (3, 1, 0, 5, 4),
+    ((2, 3), (1, 2), 0, 5, 7),
+    (3, 2, 1, 5, 5),
+]
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+@pytest.mark.parametrize("k, s, p, h, w", POOL_CASES)
+def test_pool_matches_loops_and_gradcheck(kind, k, s, p, h, w):
+    rng = np.random.default_rng(19)
+    x = rng.permutation(2 * 2 * h * w).reshape(2, 2, h, w) / 7.0  # distinct values: no max ties
+    cls, func, reduce = (
+        (nn.MaxPool2d, F.max_pool2d, np.max) if kind == "max" else (nn.AvgPool2d, F.avg_pool2d, np.mean)
+    )
+    layer = cls(k, stride=s, padding=p)
+    stride = _pair(k) if s is None else _pair(s)
+    if kind == "avg" and p:
+        # PyTorch's default count_include_pad=True: padded zeros count in the average
+        kh, kw = _pair(k)
+        expected = pool2d_reference(x, _pair(k), stride, _pair(p), lambda a, axis: a.sum(axis=axis) / (kh * kw))
+    else:
+        expected = pool2d_reference(x, _pair(k), stride, _pair(p), reduce)
+    np.testing.assert_allclose(to_numpy(layer(tensor(x))), expected, rtol=1e-12)
+    np.testing.assert_allclose(to_numpy(func(tensor(x), k, stride=s, padding=p)), expected, rtol=1e-12)
+    check_gradients(layer, [tensor(x, requires_grad=True)], rng)
+
+
+def test_max_pool_routes_gradient_to_the_maximum():
+    x = tensor(np.array([[[[1.0, 5.0], [3.0, 2.0]]]]), requires_grad=True)
+    nn.MaxPool2d(2)(x).sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [[[[0.0, 1.0], [0.0, 0.0]]]])
+
+
+# ----------------------------------------------------------------------------- losses
+
+
+def test_cross_entropy_and_nll():
+    rng = np.random.default_rng(20)
+    logits = rng.standard_normal((5, 4))
+    target = np.array([0, 3, 1, 1, 2])
+    logp = log_softmax_reference(logits)
+    expected = -logp[np.arange(5), target].mean()
+    got = nn.CrossEntropyLoss()(tensor(logits), ids_tensor(target))
+    assert tuple(got.shape) == ()
+    np.testing.assert_allclose(float(to_numpy(got)), expected, rtol=1e-12)
+    np.testing.assert_allclose(float(to_numpy(F.cross_entropy(tensor(logits), ids_tensor(target)))), expected, rtol=1e-12)
+    nll = nn.NLLLoss()(tensor(logp), ids_tensor(target))
+    np.testing.assert_allclose(float(to_numpy(nll)), expected, rtol=1e-12)
+    sum_loss = nn.CrossEntropyLoss(reduction="sum")(tensor(logits), ids_tensor(target))
+    np.testing.assert_allclose(float(to_numpy(sum_loss)), 5 * expected, rtol=1e-12)
+    check_gradients(lambda z: nn.CrossEntropyLoss()(z, ids_tensor(target)), [tensor(logits, requires_grad=True)], rng)
+    check_gradients(lambda z: nn.NLLLoss()(z, ids_tensor(target)), [tensor(logp, requires_grad=True)], rng)
+
+
+def test_cross_entropy_is_stable_for_huge_logits():
+    loss = nn.CrossEntropyLoss()(tensor([[1000.0, 0.0], [0.0, -1000.0]]), ids_tensor([0, 1]))
+    np.testing.assert_allclose(float(to_numpy(loss)), 500.0, rtol=1e-12)
+
+
+def test_mse_and_bce_with_logits():
+    rng = np.random.default_rng(21)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    np.testing.assert_allclose(float(to_numpy(nn.MSELoss()(tensor(a), tensor(b)))), ((a - b) ** 2).mean(), rtol=1e-12)
+    check_gradients(lambda u, v: nn.MSELoss()(u, v), [tensor(a, requires_grad=True), tensor(b, requires_grad=True)], rng)
+    y = (rng.random((3, 4)) > 0.5).astype(np.float64)
+    z = a * 3
+    expected = (np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))).mean()
+    got = nn.BCEWithLogitsLoss()(tensor(z), tensor(y))
+    np.testing.assert_allclose(float(to_numpy(got)), expected, rtol=1e-12)
+    check_gradients(lambda u: nn.BCEWithLogitsLoss()(u, tensor(y)), [tensor(z, requires_grad=True)], rng)
+    huge = nn.BCEWithLogitsLoss()(tensor([1000.0, -1000.0]), tensor([0.0, 1.0]))
+    np.testing.assert_allclose(float(to_numpy(huge)), 1000.0, rtol=1e-12)
+
+
+def test_cross_entropy_rejects_out_of_range_targets():
+    with pytest.raises((IndexError, ValueError)) as info:
+        nn.CrossEntropyLoss()(tensor(np.zeros((2, 3))), ids_tensor([0, 3]))
+    assert_error_names(info, r"\b3\b")
+
+
+def test_layers_are_float32_by_default_and_keep_float32():
+    x = tensor(np.ones((2, 1, 5, 5)), dtype=np.float32)
+    for layer in (nn.Conv2d(1, 2, 3), nn.Sequential(nn.Flatten(), nn.Linear(25, 3), nn.LayerNorm(3))):
+        assert all(to_numpy(p).dtype == np.float32 for p in layer.parameters())
+        assert to_numpy(layer(x)).dtype == np.float32

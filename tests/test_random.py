@@ -1,0 +1,451 @@
+"""Tests of tensorlib.random: splitmix64 test vectors, state, creation functions, distributions.
+
+The reference values are computed here with Python integers and ``math``, one draw at a time,
+independently of the vectorised code under test. The statistical tests reject at a tail
+probability of about 1e-9, so a correct generator fails them with negligible probability
+(and, since every sample is seeded, never in practice), while a biased sampler fails by far.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.random import DEFAULT_SEED, Generator
+
+GAMMA = 0x9E3779B97F4A7C15
+MASK = (1 << 64) - 1
+
+
+def mix64(z: int) -> int:
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
+def output(seed: int, index: int) -> int:
+    """Output number ``index`` (from 1) of splitmix64 seeded with ``seed``: mix(seed + i gamma)."""
+    return mix64((seed + index * GAMMA) & MASK)
+
+
+def scalar_outputs(seed: int, n: int) -> list[int]:
+    state, out = seed, []
+    for _ in range(n):
+        state = (state + GAMMA) & MASK
+        out.append(mix64(state))
+    return out
+
+
+def scalar_normal(x1: int, x2: int) -> float:
+    u1 = ((x1 >> 40) + 1) / 16777217
+    u2 = (x2 >> 40) / 2**24
+    return math.sqrt(-2 * math.log(u1)) * math.cos(2 * math.pi * u2)
+
+
+def chi_square_threshold(dof: int, z: float = 6.0) -> float:
+    """Chi-square quantile with tail probability about 1e-9 (Wilson-Hilferty)."""
+    return dof * (1 - 2 / (9 * dof) + z * math.sqrt(2 / (9 * dof))) ** 3
+
+
+def chi_square(counts: np.ndarray, probs: np.ndarray) -> float:
+    expected = counts.sum() * np.asarray(probs, dtype=np.float64)
+    return float(np.sum((counts - expected) ** 2 / expected))
+
+
+def normal_cdf(x: np.ndarray) -> np.ndarray:
+    return np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in np.asarray(x, dtype=float)])
+
+
+NORMAL_EDGES = np.linspace(-4, 4, 99)
+NORMAL_PROBS = np.diff(np.concatenate([[0.0], normal_cdf(NORMAL_EDGES), [1.0]]))
+
+
+def normal_chi_square(samples: np.ndarray) -> float:
+    counts = np.bincount(np.searchsorted(NORMAL_EDGES, samples), minlength=100)
+    return chi_square(counts, NORMAL_PROBS)
+
+
+# -- test vectors ----------------------------------------------------------------------------
+
+
+def test_published_splitmix64_vector_for_seed_zero():
+    assert [int(x) for x in Generator(0).next_u64(3)] == [
+        0xE220A8397B1DCDAF,
+        0x6E789E6AA1B965F4,
+        0x06C45D188009454F,
+    ]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 2024, DEFAULT_SEED, MASK])
+def test_raw_outputs_match_the_scalar_definition(seed):
+    assert [int(x) for x in Generator(seed).next_u64(300)] == scalar_outputs(seed, 300)
+
+
+def test_a_draw_across_the_vectorisation_block_boundary_matches():
+    block = 1 << 20
+    out = Generator(99).next_u64(block + 3)
+    for index in (1, block - 1, block, block + 1, block + 3):
+        assert int(out[index - 1]) == output(99, index)
+
+
+def test_draws_continue_across_calls():
+    g = Generator(5)
+    pieces = np.concatenate([g.next_u64(5), g.next_u64(0), g.next_u64(7)])
+    assert [int(x) for x in pieces] == scalar_outputs(5, 12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_uniform_is_the_top_24_bits_exactly(dtype):
+    values = Generator(7).uniform(50, dtype=dtype)
+    assert values.dtype == dtype
+    expected = [(x >> 40) / 2**24 for x in scalar_outputs(7, 50)]
+    assert values.astype(np.float64).tolist() == expected
+
+
+def test_uniform_low_high():
+    values = Generator(3).uniform((4, 5), -2.0, 3.0, dtype=np.float64)
+    expected = [-2.0 + 5.0 * (x >> 40) / 2**24 for x in scalar_outputs(3, 20)]
+    np.testing.assert_allclose(values.ravel(), expected, rtol=0, atol=1e-15)
+
+
+def test_normal_uses_two_draws_per_value_and_the_cosine_branch():
+    raw = scalar_outputs(11, 40)
+    expected = [scalar_normal(raw[2 * i], raw[2 * i + 1]) for i in range(20)]
+    got = Generator(11).normal(20, dtype=np.float64)
+    np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15)
+    got32 = Generator(11).normal(20)
+    assert got32.dtype == np.float32
+    np.testing.assert_array_equal(got32, np.array(expected).astype(np.float32))
+
+
+def test_normal_then_next_draw_position():
+    g = Generator(8)
+    g.normal((2, 3))
+    assert int(g.next_u64(1)[0]) == output(8, 13)
+
+
+def test_normal_mean_std_and_bound():
+    g = Generator(1)
+    z = g.normal(200_000, dtype=np.float64)
+    assert np.abs(z).max() <= math.sqrt(2 * math.log(16777217))
+    shifted = Generator(1).normal(200_000, mean=3.0, std=0.5, dtype=np.float64)
+    np.testing.assert_allclose(shifted, 3.0 + 0.5 * z, rtol=1e-12)
+
+
+def test_no_overflow_warning_leaks():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = Generator(MASK)
+        g.next_u64(1000)
+        g.uniform(1000)
+        g.normal(1000)
+        g.randint(-(2**63), 2**63, 1000)
+        g.randperm(1000)
+        tl.rand(10, generator=Generator(2**63))
+
+
+# -- seeding and state -----------------------------------------------------------------------
+
+
+def test_manual_seed_returns_the_generator_and_resets():
+    g = Generator(1)
+    first = g.next_u64(4)
+    assert g.manual_seed(1) is g
+    np.testing.assert_array_equal(g.next_u64(4), first)
+    assert g.initial_seed() == 1
+
+
+def test_negative_seeds_are_taken_modulo_2_64():
+    assert Generator(-1).initial_seed() == MASK
+    np.testing.assert_array_equal(Generator(-1).next_u64(3), Generator(MASK).next_u64(3))
+
+
+def test_default_seed_is_fixed():
+    assert Generator().initial_seed() == DEFAULT_SEED == 67280421310721
+
+
+@pytest.mark.parametrize(
+    ("seed", "error", "message"),
+    [
+        (True, TypeError, "seed must be an int"),
+        (1.5, TypeError, "seed must be an int, got float"),
+        ("3", TypeError, "seed must be an int"),
+        (2**64, ValueError, r"seed must be in \[-2\*\*63, 2\*\*64\)"),
+        (-(2**63) - 1, ValueError, "seed must be in"),
+    ],
+)
+def test_bad_seeds(seed, error, message):
+    with pytest.raises(error, match=message):
+        Generator(seed)
+
+
+def test_global_manual_seed_returns_the_default_generator():
+    g = tl.manual_seed(123)
+    assert g is tl.default_generator
+    assert tl.initial_seed() == 123
+    a = tl.randn(5)
+    tl.manual_seed(123)
+    np.testing.assert_array_equal(tl.randn(5).numpy(), a.numpy())
+
+
+def test_state_round_trip_replays_the_continuation():
+    g = Generator(77)
+    g.normal(33)
+    state = g.get_state()
+    assert state.dtype == tl.uint8 and tuple(state.shape) == (16,)
+    first = (g.uniform(5), g.normal(4), g.randint(0, 7, 9), g.randperm(10), g.bernoulli(0.3, 8))
+    g.next_u64(100)
+    g.set_state(state)
+    second = (g.uniform(5), g.normal(4), g.randint(0, 7, 9), g.randperm(10), g.bernoulli(0.3, 8))
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_state_is_little_endian_state_then_seed_and_restores_the_seed():
+    g = Generator(5)
+    g.next_u64(2)
+    raw = g.get_state().numpy()
+    assert int.from_bytes(raw[:8].tobytes(), "little") == (5 + 2 * GAMMA) & MASK
+    assert int.from_bytes(raw[8:].tobytes(), "little") == 5
+    other = Generator(9).set_state(raw)  # a plain numpy array is accepted too
+    assert other.initial_seed() == 5
+    assert int(other.next_u64(1)[0]) == output(5, 3)
+
+
+def test_get_state_is_a_copy():
+    g = Generator(1)
+    state = g.get_state()
+    g.next_u64(10)
+    assert int.from_bytes(state.numpy()[:8].tobytes(), "little") == 1
+
+
+@pytest.mark.parametrize(
+    ("bad", "error", "message"),
+    [
+        (b"0123456789abcdef", TypeError, "uint8 tensor of shape \\(16,\\).*got bytes"),
+        (np.zeros(16, dtype=np.int64), ValueError, "got dtype int64 and shape \\(16,\\)"),
+        (np.zeros(15, dtype=np.uint8), ValueError, "got dtype uint8 and shape \\(15,\\)"),
+        (np.zeros((2, 8), dtype=np.uint8), ValueError, "shape \\(2, 8\\)"),
+    ],
+)
+def test_set_state_rejects_bad_input_and_changes_nothing(bad, error, message):
+    g = Generator(3)
+    before = g.get_state().numpy().copy()
+    with pytest.raises(error, match=message):
+        g.set_state(bad)
+    np.testing.assert_array_equal(g.get_state().numpy(), before)
+
+
+def test_global_rng_state_functions():
+    tl.manual_seed(9)
+    state = tl.get_rng_state()
+    a = tl.rand(3).numpy()
+    tl.set_rng_state(state)
+    np.testing.assert_array_equal(tl.rand(3).numpy(), a)
+
+
+# -- creation functions ----------------------------------------------------------------------
+
+
+def test_same_seed_same_tensor_different_seed_different_tensor():
+    for make in (tl.rand, tl.randn):
+        a = make(3, 4, generator=Generator(1)).numpy()
+        b = make(3, 4, generator=Generator(1)).numpy()
+        c = make(3, 4, generator=Generator(2)).numpy()
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, c)
+    assert tl.randperm(50, generator=Generator(1)).tolist() == tl.randperm(50, generator=Generator(1)).tolist()
+    assert tl.randperm(50, generator=Generator(1)).tolist() != tl.randperm(50, generator=Generator(2)).tolist()
+
+
+def test_size_conventions_dtype_and_requires_grad():
+    a = tl.rand(2, 3, generator=Generator(0))
+    b = tl.rand((2, 3), generator=Generator(0))
+    assert tuple(a.shape) == (2, 3) and a.dtype == tl.float32
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    c = tl.randn([4], generator=Generator(0), dtype=tl.float64, requires_grad=True)
+    assert c.dtype == tl.float64 and c.requires_grad and c.is_leaf
+    assert tuple(tl.rand(generator=Generator(0)).shape) == ()
+    assert tuple(tl.randn(0, 3).shape) == (0, 3)
+
+
+def test_float32_and_float64_share_one_stream():
+    a = tl.rand(10, generator=Generator(4), dtype=tl.float64).numpy()
+    b = tl.rand(10, generator=Generator(4)).numpy()
+    np.testing.assert_array_equal(a.astype(np.float32), b)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: tl.rand(2, dtype=tl.int64), TypeError, "expected a floating dtype"),
+        (lambda: tl.rand(-1), ValueError, "size must not be negative"),
+        (lambda: tl.rand(2.5), TypeError, "size must be ints"),
+        (lambda: tl.rand(2, generator=np.random.default_rng(0)), TypeError, "must be a tensorlib.Generator"),
+        (lambda: tl.randint(5, 5, (3,)), ValueError, "low < high"),
+        (lambda: tl.randint(5), TypeError, r"\(high, size\) or \(low, high, size\)"),
+        (lambda: tl.randint(0, 5, (3,), requires_grad=True), TypeError, "only floating-point tensors"),
+        (lambda: tl.randperm(-1), ValueError, "n >= 0"),
+        (lambda: Generator(0).normal(3, std=-1.0), ValueError, "std must be >= 0"),
+        (lambda: Generator(0).bernoulli(1.5, 3), ValueError, r"probabilities must be in \[0, 1\]"),
+        (lambda: Generator(0).next_u64(-1), ValueError, "n must be >= 0"),
+        (lambda: tl.bernoulli(np.array([0.5])), TypeError, "expects a Tensor of probabilities"),
+    ],
+)
+def test_creation_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_randint_forms_bounds_and_dtype():
+    a = tl.randint(10, (1000,), generator=Generator(1))
+    b = tl.randint(0, 10, (1000,), generator=Generator(1))
+    c = tl.randint(0, 10, size=(1000,), generator=Generator(1))
+    assert a.dtype == tl.int64
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(a.numpy(), c.numpy())
+    assert a.numpy().min() == 0 and a.numpy().max() == 9
+    neg = tl.randint(-3, 2, (500,), generator=Generator(2)).numpy()
+    assert set(neg.tolist()) == {-3, -2, -1, 0, 1}
+    full = Generator(3).randint(-(2**63), 2**63, 1000)
+    assert full.dtype == np.int64 and (full < 0).any() and (full > 0).any()
+    assert tl.randint(0, 4, (3,), dtype=np.int32).dtype == np.int32
+
+
+def test_randint_is_a_modulo_of_the_raw_draws_when_nothing_is_rejected():
+    raw = scalar_outputs(6, 20)
+    got = Generator(6).randint(0, 1000, 20)
+    assert got.tolist() == [x % 1000 for x in raw]
+
+
+def test_randint_rejects_the_draws_that_would_bias_a_large_range():
+    # range 3 * 2**62: accepting every draw and taking x % r would put 1/2 of the mass, not
+    # 1/3, in the first third. Rejection accepts x < 3 * 2**62 only (3/4 of the draws).
+    r, low = 3 * 2**62, -(2**63)
+    g = Generator(10)
+    values = g.randint(low, low + r, 30_000).view(np.uint64) + np.uint64(2**63)  # minus low
+    thirds = np.bincount((values // np.uint64(2**62)).astype(np.int64), minlength=3)
+    assert chi_square(thirds, np.full(3, 1 / 3)) < chi_square_threshold(2)
+    # the state advanced by exactly the draws consumed: a one-at-a-time loop agrees
+    kept, index = [], 0
+    while len(kept) < 40:
+        index += 1
+        x = output(10, index)
+        if x < r:
+            kept.append(x % r)
+    replay = Generator(10).randint(low, low + r, 40).view(np.uint64) + np.uint64(2**63)
+    assert replay.tolist() == kept
+    check = Generator(10)
+    check.randint(low, low + r, 40)
+    assert int(check.next_u64(1)[0]) == output(10, index + 1)
+
+
+def test_modulo_without_rejection_fails_the_same_statistic():
+    r = 3 * 2**62
+    raw = Generator(10).next_u64(30_000)
+    biased = raw % np.uint64(r)
+    thirds = np.bincount((biased // np.uint64(2**62)).astype(np.int64), minlength=3)
+    assert chi_square(thirds, np.full(3, 1 / 3)) > chi_square_threshold(2)
+
+
+def test_randperm_is_a_permutation_and_uniform():
+    g = Generator(4)
+    perm = g.randperm(1000)
+    assert perm.dtype == np.int64 and sorted(perm.tolist()) == list(range(1000))
+    codes = np.array([g.randperm(3) @ np.array([9, 3, 1]) for _ in range(6000)])
+    counts = np.unique(codes, return_counts=True)[1]
+    assert len(counts) == 6
+    assert chi_square(counts, np.full(6, 1 / 6)) < chi_square_threshold(5)
+    assert tl.randperm(0).numpy().shape == (0,)
+
+
+def test_randperm_draws_again_when_keys_tie():
+    class TiedFirst(Generator):
+        calls = 0
+
+        def next_u64(self, n):
+            TiedFirst.calls += 1
+            if TiedFirst.calls == 1:
+                return np.zeros(n, dtype=np.uint64)
+            return super().next_u64(n)
+
+    perm = TiedFirst(0).randperm(5)
+    assert TiedFirst.calls == 2
+    keys = np.array(scalar_outputs(0, 5), dtype=np.uint64)
+    assert perm.tolist() == np.argsort(keys).tolist()
+
+
+def test_bernoulli():
+    g = Generator(2)
+    mask = g.bernoulli(0.3, (1000, 100))
+    assert mask.dtype == np.float32 and set(np.unique(mask).tolist()) <= {0.0, 1.0}
+    assert abs(mask.mean() - 0.3) < 6 * math.sqrt(0.3 * 0.7 / mask.size)
+    probs = np.array([0.0, 1.0, 0.5])
+    many = g.bernoulli(np.broadcast_to(probs, (20000, 3)))
+    assert many[:, 0].sum() == 0 and many[:, 1].sum() == 20000
+    assert abs(many[:, 2].mean() - 0.5) < 0.02
+    expected = [float((x >> 40) / 2**24 < 0.25) for x in scalar_outputs(8, 10)]
+    assert Generator(8).bernoulli(0.25, 10).tolist() == expected
+    out = tl.bernoulli(tl.tensor([[0.0, 1.0]], dtype=tl.float64), generator=Generator(0))
+    assert out.dtype == tl.float64 and out.tolist() == [[0.0, 1.0]]
+
+
+# -- distributions ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def big_samples():
+    g = Generator(12345)
+    return g.uniform(1_000_000, dtype=np.float64), g.normal(1_000_000, dtype=np.float64)
+
+
+def test_uniform_moments_and_chi_square(big_samples):
+    u, _ = big_samples
+    n = u.size
+    assert abs(u.mean() - 0.5) < 6 * math.sqrt(1 / 12 / n)
+    assert abs(u.var() - 1 / 12) < 6 * math.sqrt(1 / 180 / n)
+    assert u.min() >= 0 and u.max() <= 1 - 2**-24
+    counts = np.bincount((u * 100).astype(int), minlength=100)
+    assert chi_square(counts, np.full(100, 0.01)) < chi_square_threshold(99)
+
+
+def test_normal_moments_chi_square_and_ks(big_samples):
+    _, z = big_samples
+    n = z.size
+    assert abs(z.mean()) < 6 / math.sqrt(n)
+    assert abs(z.var() - 1) < 6 * math.sqrt(2 / n)
+    assert abs(np.mean(z**4) - 3) < 6 * math.sqrt(96 / n)
+    assert normal_chi_square(z) < chi_square_threshold(99)
+    sample = np.sort(z[:20_000])
+    cdf = normal_cdf(sample)
+    m = sample.size
+    ks = max(np.max(np.arange(1, m + 1) / m - cdf), np.max(cdf - np.arange(m) / m))
+    assert math.sqrt(m) * ks < 3.27
+
+
+def test_pairs_of_consecutive_uniforms_are_independent(big_samples):
+    u, _ = big_samples
+    cells = (u[0::2] * 10).astype(int) * 10 + (u[1::2] * 10).astype(int)
+    assert chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01)) < chi_square_threshold(99)
+
+
+def test_biased_samplers_fail_the_statistics(big_samples):
+    _, z = big_samples
+    assert normal_chi_square(z * 1.02) > chi_square_threshold(99)
+    assert normal_chi_square(z / math.sqrt(2)) > chi_square_threshold(99)
+    # the Weyl sequence without the mixer: single values are uniform, pairs lie on a line
+    weyl = ((np.arange(1, 1_000_001, dtype=np.uint64) * np.uint64(GAMMA)) >> np.uint64(40)).astype(float) / 2**24
+    single = np.bincount((weyl * 100).astype(int), minlength=100)
+    assert chi_square(single, np.full(100, 0.01)) < chi_square_threshold(99)
+    cells = (weyl[0::2] * 10).astype(int) * 10 + (weyl[1::2] * 10).astype(int)
+    assert chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01)) > chi_square_threshold(99)
+
+
+@pytest.mark.parametrize("size", [2.5, "ab", (2, None), (True, 2)])
+def test_generator_methods_reject_bad_sizes(size):
+    with pytest.raises(TypeError, match="size must be"):
+        Generator(0).uniform(size)
