@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.tensor import Tensor, no_grad, run_backward
+from tensorlib.engine import Tensor, no_grad, run_backward
 
 
 def _as_tuple(value: Any) -> tuple:

@@ -46,7 +46,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tensorlib.tensor import Tensor, tensor
+from tensorlib.engine import Tensor, tensor
 
 _GAMMA = 0x9E3779B97F4A7C15  # odd, close to 2**64 / golden ratio
 _MIX_1 = 0xBF58476D1CE4E5B9

@@ -368,6 +368,15 @@ def test_batched_matmul_mismatch_names_both_shapes():
     assert names_shape(message, (2, 2, 3)) and names_shape(message, (3, 4, 5)), message
 
 
+def test_matmul_of_mixed_dtypes_raises_like_torch():
+    a = tl.ones(2, 3)
+    b = tl.ones(3, 2, dtype=tl.float64)
+    with pytest.raises(TypeError, match=r"same dtype, got float32 and float64"):
+        a @ b
+    with pytest.raises(TypeError, match=r"same dtype, got float64 and int64"):
+        tl.matmul(b, tl.ones(2, 2, dtype=tl.int64))
+
+
 def test_broadcast_error_names_both_shapes():
     with pytest.raises(SHAPE_ERRORS) as info:
         tl.ones(2, 3) + tl.ones(4, 3)

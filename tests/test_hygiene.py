@@ -181,7 +181,7 @@ def sanitize(repo_root):
 @pytest.mark.parametrize(
     ("raw", "clean"),
     [
-        ("<tensorlib.tensor.Tensor object at 0x7f3a2c1b4d90>", "<tensorlib.tensor.Tensor object at 0xADDRESS>"),
+        ("<tensorlib.engine.Tensor object at 0x7f3a2c1b4d90>", "<tensorlib.engine.Tensor object at 0xADDRESS>"),
         ("<function relu at 0x55d2a1b2>", "<function relu at 0xADDRESS>"),
         ("buffer 0x7f3a2c1b4d90", "buffer 0xADDRESS"),
         ("100%|##########| 10/10 [00:01<00:00, 12.34it/s]", "100%|##########| 10/10 [ELAPSED<REMAINING, RATE]"),

@@ -162,6 +162,23 @@ def test_module_gradcheck_catches_a_parameter_bug():
 # ----------------------------------------------------------------------------- Linear
 
 
+@pytest.mark.parametrize(
+    "layer, shape",
+    [
+        (lambda: nn.Linear(4, 3), (2, 4)),
+        (lambda: nn.Conv2d(1, 2, 3), (1, 1, 5, 5)),
+        (lambda: nn.LayerNorm(4), (2, 4)),
+        (lambda: nn.RMSNorm(4), (2, 4)),
+    ],
+)
+def test_float64_input_to_float32_layer_raises_naming_both_dtypes(layer, shape):
+    module = layer()
+    x = tl.ones(*shape, dtype=tl.float64)
+    with pytest.raises(TypeError, match=r"input has dtype float64 but weight has dtype float32"):
+        module(x)
+    assert module.double()(x).dtype == tl.float64
+
+
 def test_linear_shapes_and_formula_over_leading_dims():
     rng = np.random.default_rng(0)
     layer = make(nn.Linear, 4, 3)

@@ -33,6 +33,25 @@ def clean_metadata(notebook: nbformat.NotebookNode) -> None:
         cell["id"] = f"c{index:03d}"  # stable ids: diffs show content, not fresh random ids
 
 
+def coalesce_streams(notebook: nbformat.NotebookNode) -> None:
+    """Join consecutive stdout (or stderr) chunks: how the kernel split them is not content."""
+    for cell in notebook.cells:
+        merged: list = []
+        for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (
+                output.get("output_type") == "stream"
+                and previous is not None
+                and previous.get("output_type") == "stream"
+                and previous.get("name") == output.get("name")
+            ):
+                previous["text"] = "".join(previous["text"]) + "".join(output["text"])
+            else:
+                merged.append(output)
+        if "outputs" in cell:
+            cell.outputs = merged
+
+
 def execute(path: Path, timeout: int) -> None:
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -42,6 +61,7 @@ def execute(path: Path, timeout: int) -> None:
         resources={"metadata": {"path": str(path.parent.resolve())}},
     )
     client.execute()
+    coalesce_streams(notebook)
     clean_metadata(notebook)
     nbformat.validate(notebook)
     nbformat.write(notebook, path)

@@ -40,8 +40,8 @@ import warnings
 
 import numpy as np
 
+from tensorlib.engine import Tensor, no_grad
 from tensorlib.random import Generator, default_generator
-from tensorlib.tensor import Tensor, no_grad
 
 _GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
              "conv_transpose3d", "sigmoid")

@@ -3,7 +3,7 @@
 
 """``Parameter``: a tensor that a module registers as trainable state.
 
-A ``Parameter`` is a :class:`~tensorlib.tensor.Tensor` whose ``requires_grad`` defaults to
+A ``Parameter`` is a :class:`~tensorlib.engine.Tensor` whose ``requires_grad`` defaults to
 ``True``. Its other job is to be recognised: assigning one to an attribute of a
 :class:`~tensorlib.nn.Module` registers it, so ``module.parameters()`` finds it.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.tensor import Tensor
+from tensorlib.engine import Tensor
 
 
 # %% book/04_layers.ipynb, cell 19

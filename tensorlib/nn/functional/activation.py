@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from tensorlib.tensor import Function, Tensor
+from tensorlib.engine import Function, Tensor
 
 _exact_erf = np.frompyfunc(math.erf, 1, 1)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)

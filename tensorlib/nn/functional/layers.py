@@ -4,7 +4,7 @@
 """Functional forms of the layers: ``linear``, ``embedding``, ``layer_norm``, ``rms_norm``,
 ``dropout``, ``conv2d``, ``unfold``, ``max_pool2d`` and ``avg_pool2d``.
 
-Each differentiable op is one :class:`~tensorlib.tensor.Function` with its forward and its
+Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
 book. Shapes, argument names and defaults follow ``torch.nn.functional``. Convolution and
 pooling view the input's sliding windows with numpy stride tricks (no copy), unfold them
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from tensorlib.engine import Function, Tensor
 from tensorlib.random import Generator, default_generator
-from tensorlib.tensor import Function, Tensor
 
 
 # %% book/04_layers.ipynb, cell 42
@@ -62,6 +62,16 @@ def _shape_text(tensor: Any) -> str:
     return str(tuple(np.shape(tensor)))
 
 
+def _check_same_dtype(name: str, input: Tensor, **parameters: Tensor | None) -> None:
+    """Reject a parameter whose dtype differs from the input's, as PyTorch does."""
+    for label, parameter in parameters.items():
+        if parameter is not None and parameter.dtype != input.dtype:
+            raise TypeError(
+                f"{name}: input has dtype {input.dtype} but {label} has dtype {parameter.dtype}; "
+                f"convert one of them (e.g. module.double() or input.float())"
+            )
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """Affine map :math:`y = x W^\\top + b` over the last axis.
 
@@ -76,6 +86,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         )
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
         raise ValueError(f"linear: bias must have shape ({weight.shape[0]},), got {_shape_text(bias)}")
+    _check_same_dtype("linear", input, weight=weight, bias=bias)
     return _Linear.apply(input, weight, bias)
 
 
@@ -197,6 +208,7 @@ def _check_normalized(name: str, input: Tensor, shape: tuple[int, ...], weight: 
     for label, tensor in (("weight", weight), ("bias", bias)):
         if tensor is not None and tuple(tensor.shape) != shape:
             raise ValueError(f"{name}: {label} must have shape {shape}, got {_shape_text(tensor)}")
+    _check_same_dtype(name, input, weight=weight, bias=bias)
 
 
 def layer_norm(
@@ -414,6 +426,7 @@ def conv2d(
         )
     if bias is not None and tuple(bias.shape) != (out_channels,):
         raise ValueError(f"conv2d: bias must have shape ({out_channels},), got {_shape_text(bias)}")
+    _check_same_dtype("conv2d", input, weight=weight, bias=bias)
     return _Conv2d.apply(input, weight, bias, stride=stride, padding=padding, dilation=dilation, groups=groups)
 
 

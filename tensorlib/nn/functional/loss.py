@@ -24,7 +24,7 @@ __all__ = [
 # %% book/02_autograd.ipynb, cell 83
 import numpy as np
 
-from tensorlib.tensor import Function, Tensor
+from tensorlib.engine import Function, Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 

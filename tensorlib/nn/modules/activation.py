@@ -21,9 +21,9 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 12
+from tensorlib.engine import Tensor
 from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
 from tensorlib.nn.modules.module import Module
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 72

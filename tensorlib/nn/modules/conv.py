@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import Tensor
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import _pair, conv2d
 from tensorlib.nn.modules.linear import _check_size, _float_dtype
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 77

@@ -11,10 +11,10 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 11
+from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import _check_probability, dropout
 from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 67

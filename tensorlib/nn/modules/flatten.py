@@ -11,8 +11,8 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 13
+from tensorlib.engine import Tensor
 from tensorlib.nn.modules.module import Module
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 73

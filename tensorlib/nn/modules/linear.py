@@ -18,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import Tensor
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import linear
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 44

@@ -15,6 +15,7 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 16
+from tensorlib.engine import Tensor
 from tensorlib.nn.functional.loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
@@ -22,7 +23,6 @@ from tensorlib.nn.functional.loss import (
     nll_loss,
 )
 from tensorlib.nn.modules.module import Module
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 88

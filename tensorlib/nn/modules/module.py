@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn.parameter import Parameter
-from tensorlib.tensor import Tensor, no_grad
 
 
 # %% book/04_layers.ipynb, cell 24

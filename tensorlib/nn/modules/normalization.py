@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import layer_norm, rms_norm
 from tensorlib.nn.modules.linear import _float_dtype
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 59

@@ -14,9 +14,9 @@ __all__ = [
 # %% book/04_layers.ipynb, cell 15
 from collections.abc import Sequence
 
+from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import _pair, avg_pool2d, max_pool2d
 from tensorlib.nn.modules.module import Module
-from tensorlib.tensor import Tensor
 
 
 # %% book/04_layers.ipynb, cell 84

@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import embedding
 from tensorlib.nn.modules.linear import _check_size, _float_dtype
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
-from tensorlib.tensor import Tensor, no_grad
 
 
 # %% book/04_layers.ipynb, cell 51

@@ -1556,6 +1556,8 @@ class MatMul(Function):
     __slots__ = ("a", "b")
 
     def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if a.dtype != b.dtype:  # as in PyTorch: a silent float32 -> float64 upcast hides a bug
+            raise TypeError(f"matmul: both operands must have the same dtype, got {a.dtype} and {b.dtype}")
         self.a, self.b = a, b
         try:
             return np.matmul(a, b)
