@@ -20,6 +20,7 @@ numpy's ndarray is the storage. Everything here works on shapes (tuples of ints)
 from __future__ import annotations
 
 __all__ = [
+    'as_shape',
     'contiguous_strides',
     'is_contiguous',
     'broadcast_shapes',
@@ -38,8 +39,25 @@ import numpy as np
 
 
 # %% book/01_tensors.ipynb, cell 6
-def _as_shape(shape: int | Sequence[int], what: str = "shape") -> tuple[int, ...]:
-    """``shape`` as a tuple of non-negative Python ints; an int ``n`` means ``(n,)``."""
+def as_shape(shape: int | Sequence[int], what: str = "shape") -> tuple[int, ...]:
+    """``shape`` as a tuple of non-negative Python ints; an int ``n`` means ``(n,)``.
+
+    Every function of tensorlib that takes a shape or a size validates it here, so a
+    float, a string or a negative size fails the same clear way everywhere (``2.5`` is not
+    quietly truncated to ``2``).
+
+    Args:
+        shape: an int or a sequence of ints (Python or numpy integers; not bools).
+        what: how the error messages name the argument. Default: ``"shape"``.
+
+    Raises:
+        TypeError: when ``shape`` is not an int or a sequence of ints.
+        ValueError: when a size is negative.
+
+    Example:
+        >>> as_shape(3), as_shape([2, np.int64(4)])
+        ((3,), (2, 4))
+    """
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
@@ -78,7 +96,7 @@ def contiguous_strides(shape: Sequence[int], itemsize: int = 1) -> tuple[int, ..
         >>> contiguous_strides((2, 3, 4), itemsize=8)
         (96, 32, 8)
     """
-    sizes = _as_shape(shape)
+    sizes = as_shape(shape)
     itemsize = operator.index(itemsize)
     if itemsize < 1:
         raise ValueError(f"itemsize must be >= 1, got {itemsize}")
@@ -90,7 +108,7 @@ def contiguous_strides(shape: Sequence[int], itemsize: int = 1) -> tuple[int, ..
     return tuple(reversed(strides))
 
 
-# %% book/01_tensors.ipynb, cell 22
+# %% book/01_tensors.ipynb, cell 24
 def is_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int = 1) -> bool:
     r"""Whether the layout (``shape``, ``strides``) is row-major contiguous.
 
@@ -108,7 +126,7 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int = 
     Raises:
         ValueError: when ``shape`` and ``strides`` have different lengths.
     """
-    sizes = _as_shape(shape)
+    sizes = as_shape(shape)
     strides = tuple(operator.index(stride) for stride in strides)
     if len(strides) != len(sizes):
         raise ValueError(
@@ -124,7 +142,7 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int = 
     return True
 
 
-# %% book/01_tensors.ipynb, cell 28
+# %% book/01_tensors.ipynb, cell 30
 def _join_shapes(shapes: Sequence[tuple[int, ...]]) -> str:
     """``(2, 3), (1,) and (4,)``: the shapes for an error message."""
     shown = [str(shape) for shape in shapes]
@@ -149,7 +167,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             as a negative index) and its two sizes, e.g. ``shapes (2, 3) and (4,) cannot be
             broadcast: dimension -1 is 3 in (2, 3) but 4 in (4,)``.
     """
-    sizes = [_as_shape(shape) for shape in shapes]
+    sizes = [as_shape(shape) for shape in shapes]
     ndim = max((len(shape) for shape in sizes), default=0)
     result = []
     for dim in range(-ndim, 0):
@@ -168,7 +186,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(result)
 
 
-# %% book/01_tensors.ipynb, cell 36
+# %% book/01_tensors.ipynb, cell 38
 def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     r"""Sum ``array`` down to ``shape``: the adjoint (transpose) of broadcasting.
 
@@ -194,7 +212,7 @@ def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
         >>> sum_to_shape(np.ones((2, 3, 4)), (3, 1)).tolist()
         [[8.0], [8.0], [8.0]]
     """
-    target = _as_shape(shape)
+    target = as_shape(shape)
     array = np.asarray(array)
     if array.shape == target:
         return array
@@ -210,7 +228,7 @@ def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return array.sum(axis=tuple(range(lead)) + stretched, keepdims=True).reshape(target)
 
 
-# %% book/01_tensors.ipynb, cell 43
+# %% book/01_tensors.ipynb, cell 45
 def normalize_axis(axis: int, ndim: int) -> int:
     """``axis`` as an index in ``[0, ndim)``; a negative axis counts from the end.
 
@@ -279,7 +297,7 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
     return () if ndim == 0 else tuple(sorted(seen))
 
 
-# %% book/01_tensors.ipynb, cell 53
+# %% book/01_tensors.ipynb, cell 55
 def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     r"""The shape of ``a @ b`` for operands of shapes ``a`` and ``b`` (numpy and PyTorch rules).
 
@@ -299,7 +317,7 @@ def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
             the first (3) must equal the second-to-last of the second (4)``); for batch dims
             that do not broadcast.
     """
-    a, b = _as_shape(a, "first shape"), _as_shape(b, "second shape")
+    a, b = as_shape(a, "first shape"), as_shape(b, "second shape")
     if len(a) == 0 or len(b) == 0:
         raise ValueError(f"matmul: both operands must have at least 1 dim, got shapes {a} and {b}")
     k_a, k_b = a[-1], (b[-2] if len(b) >= 2 else b[0])

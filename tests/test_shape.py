@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import tensorlib as tl
 from tensorlib.shape import (
+    as_shape,
     broadcast_shapes,
     contiguous_strides,
     is_contiguous,
@@ -431,3 +432,25 @@ def test_docstring_examples():
 
     failures, tried = doctest.testmod(tensorlib.shape, optionflags=doctest.ELLIPSIS)
     assert tried >= 7 and failures == 0
+
+
+def test_as_shape_accepts_ints_and_sequences_of_ints():
+    assert as_shape(3) == (3,)
+    assert as_shape([2, np.int64(4)]) == (2, 4)
+    assert as_shape(()) == ()
+    assert all(type(size) is int for size in as_shape(np.array([1, 2])))
+
+
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (2.5, TypeError, r"size must be a sequence of ints, got 2\.5"),
+        ((2, 2.5), TypeError, r"size must be a sequence of ints, got \(2, 2\.5\)"),
+        ("a", TypeError, r"size must be a sequence of ints, got 'a'"),
+        ((True, 2), TypeError, r"size must be a sequence of ints"),
+        ((2, -1), ValueError, r"size \(2, -1\) has a negative dimension"),
+    ],
+)
+def test_as_shape_rejects_what_is_not_a_shape(bad, error, message):
+    with pytest.raises(error, match=message):
+        as_shape(bad, "size")
