@@ -344,6 +344,24 @@ def test_randint_rejects_the_draws_that_would_bias_a_large_range():
     assert int(check.next_u64(1)[0]) == output(10, index + 1)
 
 
+def test_randint_equals_a_scalar_loop_when_half_the_draws_are_rejected():
+    # width 2**63 + 1: 2**64 = 1 * width + (2**63 - 1), so only x < width is accepted (p ~ 1/2),
+    # and 1000 values need about 2000 draws, often more than the first vectorised block holds
+    low, high = -(2**62) - 1, 2**62
+    width = high - low
+    for seed in (99, 5, 2**64 - 1):
+        kept, index = [], 0
+        while len(kept) < 1000:
+            index += 1
+            x = output(seed, index)
+            if x < width:
+                kept.append(low + x % width)
+        assert 800 < index - 1000 < 1200  # about half of the draws were rejected
+        g = Generator(seed)
+        assert g.randint(low, high, 1000).tolist() == kept
+        assert int(g.next_u64(1)[0]) == output(seed, index + 1)  # the state is the loop's
+
+
 def test_modulo_without_rejection_fails_the_same_statistic():
     r = 3 * 2**62
     raw = Generator(10).next_u64(30_000)
@@ -392,6 +410,14 @@ def test_bernoulli():
     assert Generator(8).bernoulli(0.25, 10).tolist() == expected
     out = tl.bernoulli(tl.tensor([[0.0, 1.0]], dtype=tl.float64), generator=Generator(0))
     assert out.dtype == tl.float64 and out.tolist() == [[0.0, 1.0]]
+
+
+def test_bernoulli_is_exact_at_the_24_bit_grid():
+    # u = k * 2**-24 with k the top 24 bits of the draw, and u < p iff k < ceil(p * 2**24)
+    k = np.array([x >> 40 for x in scalar_outputs(11, 50)], dtype=np.float64)
+    at_k = Generator(11).bernoulli(k * 2.0**-24, dtype=np.float64)
+    above_k = Generator(11).bernoulli((k + 1) * 2.0**-24, dtype=np.float64)
+    assert at_k.sum() == 0 and above_k.sum() == 50
 
 
 # -- distributions ---------------------------------------------------------------------------
