@@ -39,7 +39,7 @@ from tensorlib.engine import Function, Tensor
 from tensorlib.random import Generator, default_generator
 
 
-# %% book/04_layers.ipynb, cell 42
+# %% book/04_layers.ipynb, cell 48
 class _Linear(Function):
     """:math:`y = x W^\\top + b` over the last axis of ``x``; leading axes are batch axes."""
 
@@ -90,7 +90,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 49
+# %% book/04_layers.ipynb, cell 57
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -140,7 +140,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     return _Embedding.apply(weight, ids, padding_idx=padding_idx)
 
 
-# %% book/04_layers.ipynb, cell 58
+# %% book/04_layers.ipynb, cell 66
 def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
@@ -245,7 +245,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 66
+# %% book/04_layers.ipynb, cell 74
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -283,7 +283,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 76
+# %% book/04_layers.ipynb, cell 84
 def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     """An int or a pair of ints (PyTorch's convention) as a pair of Python ints."""
     pair = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else tuple(value)
@@ -470,7 +470,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 83
+# %% book/04_layers.ipynb, cell 91
 def _pool_arguments(what: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any = 1) -> tuple:
     kernel = _pair(kernel_size, "kernel_size")
     stride = kernel if stride is None else _pair(stride, "stride")

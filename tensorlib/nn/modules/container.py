@@ -27,7 +27,7 @@ from typing import Any
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 39
+# %% book/04_layers.ipynb, cell 45
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)

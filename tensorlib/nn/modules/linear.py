@@ -26,7 +26,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 44
+# %% book/04_layers.ipynb, cell 50
 def _check_size(value: Any, name: str, owner: str) -> int:
     if isinstance(value, bool):
         raise TypeError(f"{owner}: {name} must be an int, got {value!r}")

@@ -25,7 +25,7 @@ from tensorlib.nn.functional.loss import (
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 88
+# %% book/04_layers.ipynb, cell 96
 def _check_reduction(reduction: str, owner: str) -> str:
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{owner}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")

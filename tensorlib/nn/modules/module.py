@@ -33,7 +33,7 @@ from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 24
+# %% book/04_layers.ipynb, cell 30
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
 

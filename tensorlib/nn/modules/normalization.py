@@ -24,7 +24,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 59
+# %% book/04_layers.ipynb, cell 67
 def _shape_tuple(normalized_shape: int | Sequence[int], owner: str) -> tuple[int, ...]:
     shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if not shape or any(isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1 for size in shape):
