@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 24
+# %% book/02_autograd.ipynb, cell 36
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -88,11 +88,13 @@ def gradcheck(
     grad, the analytic Jacobian (one backward pass per element of :math:`y`) is compared
     with the numerical one,
 
-    .. math:: \\frac{\\partial y_j}{\\partial x_i} \\approx \\frac{y_j(x + \\varepsilon e_i) - y_j(x - \\varepsilon e_i)}{2 \\varepsilon},
+    .. math:: \\frac{\\partial y_j}{\\partial x_i} \\approx \\frac{y_j(x + h e_i) - y_j(x - h e_i)}{2 h},
 
-    element by element: :math:`|a - n| \\le \\text{atol} + \\text{rtol} \\, |n|`. Inputs
-    that require grad must be float64; they are perturbed in place and restored. On return
-    their ``.grad`` holds the gradient of the sum of all outputs.
+    with the step :math:`h` = ``eps``, element by element:
+    :math:`|a - n| \\le \\text{atol} + \\text{rtol} \\, |n|`. Inputs that require grad must
+    be float64; they are perturbed in place and restored. Their ``.grad`` is left as it was
+    (the analytic Jacobian is captured from the engine, as ``grad`` does), so gradcheck can
+    run on a model's parameters without clobbering their gradients.
 
     Returns:
         True if every element passes. Otherwise raises ``GradcheckError`` naming the worst
@@ -115,7 +117,6 @@ def gradcheck(
     float_positions = [k for k, y in enumerate(results) if isinstance(y, Tensor) and y.dtype.kind == "f"]
     outputs = [results[k] for k in float_positions]
     worst: tuple[float, str] | None = None
-    totals = [np.zeros(inputs[i].shape) for i in checked]
     for out_index, y in zip(float_positions, outputs, strict=True):
         # analytic Jacobian, one row per output element
         analytic = [np.zeros((y.numel(), inputs[i].numel())) for i in checked]
@@ -152,9 +153,6 @@ def gradcheck(
                 )
                 if worst is None or excess.max() > worst[0]:
                     worst = (float(excess.max()), message)
-            totals[slot] += analytic[slot].sum(axis=0).reshape(inputs[i].shape)
-    for slot, i in enumerate(checked):
-        inputs[i].grad = Tensor(totals[slot])
     if worst is not None:
         if raise_exception:
             raise GradcheckError(worst[1])

@@ -454,7 +454,7 @@ def _check_can_require_grad(array: np.ndarray) -> None:
         raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {array.dtype}")
 
 
-# %% book/02_autograd.ipynb, cell 18
+# %% book/02_autograd.ipynb, cell 19
 def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> tuple[Any, bool]:
     """Accept PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims``."""
     if axis is not None:
@@ -480,6 +480,7 @@ def _index_key(key: Any) -> Any:
     return key
 
 
+# %% book/02_autograd.ipynb, cell 21
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -487,6 +488,59 @@ class _ValuesIndices(NamedTuple):
     indices: Tensor
 
 
+# %% book/02_autograd.ipynb, cell 23
+def _check_in_place(tensor: Tensor) -> None:
+    """In-place changes are only allowed outside the graph: the saved values would go stale."""
+    if _grad_enabled and tensor.requires_grad:
+        if tensor.grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation; "
+                "wrap the update in `with tensorlib.no_grad():`"
+            )
+        raise RuntimeError(
+            "in-place operation on a tensor that is part of the graph (it has a grad_fn): tensorlib's "
+            "autograd does not support it; use the out-of-place op"
+        )
+    if not tensor.data.flags.writeable:
+        raise RuntimeError("this tensor is a read-only broadcast view (from expand); clone() it first")
+
+
+# %% book/02_autograd.ipynb, cell 25
+def _arg_extreme(tensor: Tensor, dim: int | None, keepdim: bool, find: Callable) -> Tensor:
+    """The index of the largest (``find=np.argmax``) or smallest value, as an int64 tensor outside the graph."""
+    if dim is None:
+        index = np.asarray(find(tensor.data), dtype=np.int64)
+        return _wrap(index.reshape((1,) * tensor.data.ndim) if keepdim else index, None)
+    axis = normalize_axis(dim, tensor.data.ndim)
+    if tensor.data.ndim == 0:
+        return _wrap(np.zeros((), dtype=np.int64), None)
+    return _wrap(np.asarray(find(tensor.data, axis=axis, keepdims=keepdim), dtype=np.int64), None)
+
+
+# %% book/02_autograd.ipynb, cell 27
+def _format_tensor(tensor: Tensor, name: str) -> str:
+    """PyTorch's repr: ``tensor([[1., 2.]], requires_grad=True)``; 4 decimals unless integral."""
+    array = tensor.data
+    prefix = f"{name}("
+    options: dict[str, Any] = {"separator": ", ", "prefix": prefix}
+    if array.dtype.kind == "f":
+        finite = array[np.isfinite(array)]
+        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8)
+        options.update(precision=4, floatmode="maxprec" if integral else "fixed")
+    body = np.array2string(array, **options)
+    extras = []
+    if array.size == 0 and array.ndim > 1:
+        extras.append(f"size={array.shape}")
+    if array.dtype not in (float32, int64, bool_):
+        extras.append(f"dtype=tensorlib.{'bool' if array.dtype == bool_ else array.dtype.name}")
+    if tensor.grad_fn is not None:
+        extras.append(f"grad_fn={tensor.grad_fn!r}")
+    elif tensor.requires_grad:
+        extras.append("requires_grad=True")
+    return prefix + ", ".join([body, *extras]) + ")"
+
+
+# %% book/02_autograd.ipynb, cell 29
 class Tensor:
     """An n-dimensional array that records the ops applied to it, for reverse-mode autograd.
 
@@ -1120,55 +1174,7 @@ class Tensor:
         return self.div_(other)
 
 
-def _check_in_place(tensor: Tensor) -> None:
-    """In-place changes are only allowed outside the graph: the saved values would go stale."""
-    if _grad_enabled and tensor.requires_grad:
-        if tensor.grad_fn is None:
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation; "
-                "wrap the update in `with tensorlib.no_grad():`"
-            )
-        raise RuntimeError(
-            "in-place operation on a tensor that is part of the graph (it has a grad_fn): tensorlib's "
-            "autograd does not support it; use the out-of-place op"
-        )
-    if not tensor.data.flags.writeable:
-        raise RuntimeError("this tensor is a read-only broadcast view (from expand); clone() it first")
-
-
-def _arg_extreme(tensor: Tensor, dim: int | None, keepdim: bool, find: Callable) -> Tensor:
-    if dim is None:
-        index = np.asarray(find(tensor.data), dtype=np.int64)
-        return _wrap(index.reshape((1,) * tensor.data.ndim) if keepdim else index, None)
-    axis = normalize_axis(dim, tensor.data.ndim)
-    if tensor.data.ndim == 0:
-        return _wrap(np.zeros((), dtype=np.int64), None)
-    return _wrap(np.asarray(find(tensor.data, axis=axis, keepdims=keepdim), dtype=np.int64), None)
-
-
-def _format_tensor(tensor: Tensor, name: str) -> str:
-    """PyTorch's repr: ``tensor([[1., 2.]], requires_grad=True)``; 4 decimals unless integral."""
-    array = tensor.data
-    prefix = f"{name}("
-    options: dict[str, Any] = {"separator": ", ", "prefix": prefix}
-    if array.dtype.kind == "f":
-        finite = array[np.isfinite(array)]
-        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8)
-        options.update(precision=4, floatmode="maxprec" if integral else "fixed")
-    body = np.array2string(array, **options)
-    extras = []
-    if array.size == 0 and array.ndim > 1:
-        extras.append(f"size={array.shape}")
-    if array.dtype not in (float32, int64, bool_):
-        extras.append(f"dtype=tensorlib.{'bool' if array.dtype == bool_ else array.dtype.name}")
-    if tensor.grad_fn is not None:
-        extras.append(f"grad_fn={tensor.grad_fn!r}")
-    elif tensor.requires_grad:
-        extras.append("requires_grad=True")
-    return prefix + ", ".join([body, *extras]) + ")"
-
-
-# %% book/02_autograd.ipynb, cell 20
+# %% book/02_autograd.ipynb, cell 31
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, an ndarray or a Tensor).
 
@@ -1273,7 +1279,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return out
 
 
-# %% book/02_autograd.ipynb, cell 28
+# %% book/02_autograd.ipynb, cell 40
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """``grad`` summed down to ``shape`` (the adjoint of broadcasting); free when shapes match."""
     return grad if grad.shape == shape else sum_to_shape(grad, shape)
@@ -1389,7 +1395,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 30
+# %% book/02_autograd.ipynb, cell 42
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`, :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
 
@@ -1444,7 +1450,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 32
+# %% book/02_autograd.ipynb, cell 44
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -1486,7 +1492,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 38
+# %% book/02_autograd.ipynb, cell 50
 def _expand_reduced(grad: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
     """Put back the reduced dims as size 1, so ``grad`` broadcasts against the input."""
     return grad if keepdims or not axes else np.expand_dims(grad, axes)
@@ -1544,7 +1550,7 @@ class Var(Function):
         return (grad * self.centered * (2 / self.dof),)
 
 
-# %% book/02_autograd.ipynb, cell 41
+# %% book/02_autograd.ipynb, cell 53
 class MatMul(Function):
     """:math:`C = A B` with numpy/PyTorch semantics (batch dims broadcast, 1-D operands).
 
@@ -1585,7 +1591,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 45
+# %% book/02_autograd.ipynb, cell 57
 class Exp(Function):
     """:math:`y = e^x`; :math:`\\bar x = \\bar y \\, y`."""
 
@@ -1638,7 +1644,7 @@ class Abs(Function):
         return (grad * np.sign(self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 47
+# %% book/02_autograd.ipynb, cell 59
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -1701,7 +1707,7 @@ class Clamp(Function):
         return (grad * inside,)
 
 
-# %% book/02_autograd.ipynb, cell 50
+# %% book/02_autograd.ipynb, cell 62
 class Extremum(Function):
     """Max (``largest``) or min over ``axes``; ties share the gradient: :math:`\\bar x = \\bar y \\, [x = y] / \\#\\text{ties}`."""
 
@@ -1740,7 +1746,7 @@ class ExtremumAlongDim(Function):
         return (grad_x,)
 
 
-# %% book/02_autograd.ipynb, cell 53
+# %% book/02_autograd.ipynb, cell 65
 class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`); :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`."""
 
@@ -1784,7 +1790,7 @@ class LogSoftmax(Function):
         return (grad - np.exp(self.out) * grad.sum(axis=self.axis, keepdims=True),)
 
 
-# %% book/02_autograd.ipynb, cell 56
+# %% book/02_autograd.ipynb, cell 68
 class Reshape(Function):
     """The same elements in a new shape; :math:`\\bar x` is :math:`\\bar y` reshaped back."""
 
@@ -1852,7 +1858,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 59
+# %% book/02_autograd.ipynb, cell 71
 def _is_advanced(key: Any) -> bool:
     """Whether an index holds an integer array (which may repeat positions)."""
     parts = key if isinstance(key, tuple) else (key,)
@@ -1884,7 +1890,7 @@ class Index(Function):
         return (grad_x,)
 
 
-# %% book/02_autograd.ipynb, cell 62
+# %% book/02_autograd.ipynb, cell 74
 class Cat(Function):
     """Inputs joined along ``axis``; :math:`\\bar x_i` is the slice of :math:`\\bar y` where :math:`x_i` went."""
 
@@ -1912,7 +1918,7 @@ class Stack(Function):
         return tuple(np.take(grad, i, axis=self.axis) for i in range(self.count))
 
 
-# %% book/02_autograd.ipynb, cell 64
+# %% book/02_autograd.ipynb, cell 76
 class Where(Function):
     """:math:`y = c \\, ? \\, a : b`; :math:`\\bar a = \\text{sum\\_to}([c] \\bar y)`, :math:`\\bar b = \\text{sum\\_to}([\\lnot c] \\bar y)`."""
 
@@ -1949,7 +1955,7 @@ class MaskedFill(Function):
         return (np.where(self.mask, np.zeros((), dtype=grad.dtype), grad),)
 
 
-# %% book/02_autograd.ipynb, cell 66
+# %% book/02_autograd.ipynb, cell 78
 def _tensors(tensors: Sequence[Tensor], what: str) -> tuple[Tensor, ...]:
     tensors = tuple(tensors)
     if not tensors:
@@ -2146,7 +2152,7 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-# %% book/02_autograd.ipynb, cell 88
+# %% book/02_autograd.ipynb, cell 103
 # torch.sum, torch.max, torch.min and torch.abs: defined last, as these names shadow Python's
 # builtins in this module (nothing above calls the builtins sum, max, min or abs).
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:

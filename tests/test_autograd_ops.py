@@ -39,9 +39,15 @@ def leaves(arrays, dtype=np.float64, requires_grad=True):
 
 
 def check(fn, arrays):
-    """gradcheck ``fn`` on float64 leaves made from ``arrays``; returns the leaves."""
+    """gradcheck ``fn`` (a scalar function) on float64 leaves made from ``arrays``.
+
+    Returns the leaves with ``.grad`` filled by one ``backward`` of ``fn`` (gradcheck itself
+    leaves ``.grad`` alone), so callers can check the shapes of the gradients.
+    """
     inputs = leaves(arrays)
     assert gradcheck(fn, tuple(inputs)) is True
+    assert all(x.grad is None for x in inputs), "gradcheck must leave .grad alone"
+    fn(*inputs).backward()
     return inputs
 
 
@@ -325,6 +331,22 @@ def test_gradcheck_passes_and_leaves_inputs_unchanged():
     x = tl.tensor(data.copy(), requires_grad=True)
     assert gradcheck(lambda a: (a * a).sum(), (x,)) is True
     np.testing.assert_array_equal(x.numpy(), data, err_msg="gradcheck must restore the perturbed inputs")
+
+
+def test_gradcheck_leaves_grad_unchanged():
+    # like torch.autograd.gradcheck: None stays None, and an existing gradient is not touched
+    x = tl.tensor(np.array([[0.3, -1.2], [2.0, 0.7]]), requires_grad=True)
+    y = tl.tensor(np.array([0.5, 1.5]), requires_grad=True)
+    existing = tl.tensor(np.array([10.0, -20.0]))
+    y.grad = existing
+    assert gradcheck(lambda a, b: (a * b).tanh(), (x, y)) is True
+    assert x.grad is None, f"gradcheck set .grad of an input that had none: {x.grad}"
+    assert y.grad is existing, "gradcheck replaced an existing .grad"
+    np.testing.assert_array_equal(y.grad.numpy(), [10.0, -20.0], err_msg="gradcheck changed an existing .grad")
+    # also when it fails
+    assert gradcheck(lambda a, b: (a * b.detach() * b).sum(), (x, y), raise_exception=False) is False
+    assert x.grad is None and y.grad is existing
+    np.testing.assert_array_equal(y.grad.numpy(), [10.0, -20.0])
 
 
 def test_gradcheck_fails_on_a_wrong_gradient_and_names_the_worst_element():

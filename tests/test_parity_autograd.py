@@ -357,3 +357,25 @@ def test_zero_dim_tensor_does_not_widen_matches_torch():
     ours = (tl.tensor(np.ones(2, np.float32)) * tl.tensor(np.float64(2.0))).dtype
     theirs = (torch.tensor(np.ones(2, np.float32)) * torch.tensor(np.float64(2.0))).dtype
     assert np.dtype(ours) == np.dtype(NP_OF_TORCH[theirs]), f"float32 (2,) * float64 (): torch {theirs}, got {ours}"
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize(
+    ("loss", "label_smoothing"), [("cross_entropy", 0.0), ("cross_entropy", 0.1), ("nll_loss", 0.0)]
+)
+def test_all_targets_ignored_matches_torch(loss, label_smoothing, reduction):
+    # every target ignored: torch's mean is 0/0 = nan, but the gradient is exactly 0 (no row counts)
+    logits = np.random.default_rng(3).normal(size=(3, 4))
+    target = np.array([-100, -100, -100])
+    options = {"reduction": reduction} | ({"label_smoothing": label_smoothing} if label_smoothing else {})
+    x, xt = tl.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    with np.errstate(all="raise"):  # no warning on the way either
+        out = getattr(F, loss)(x, tl.tensor(target), **options)
+    out_t = getattr(torch.nn.functional, loss)(xt, torch.tensor(target), **options)
+    np.testing.assert_allclose(out.numpy(), out_t.detach().numpy(), equal_nan=True, err_msg=f"{loss}: forward")
+    upstream = np.ones(out.shape)
+    with np.errstate(all="raise"):
+        out.backward(gradient=tl.tensor(upstream))
+    out_t.backward(gradient=torch.tensor(upstream))
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy(), err_msg=f"{loss}: gradient of an all-ignored batch")
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 4)))

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 83
+# %% book/02_autograd.ipynb, cell 96
 import numpy as np
 
 from tensorlib.engine import Function, Tensor
@@ -107,8 +107,16 @@ def _per_sample(grad: np.ndarray, reduction: str, divisor: float, count: int) ->
     """The upstream gradient of each sample's loss, shape ``(M, 1)``."""
     if reduction == "none":
         return grad.reshape(-1, 1)
-    scale = grad / divisor if reduction == "mean" else grad
+    with np.errstate(divide="ignore", invalid="ignore"):  # a mean over no target: 1/0, see _zero_ignored
+        scale = grad / grad.dtype.type(divisor) if reduction == "mean" else grad
     return np.full((count, 1), scale, dtype=grad.dtype)
+
+
+def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
+    """Rows of ignored targets get exactly 0, as in torch, also when the mean divided by 0 (every target ignored)."""
+    if ignored is not None and ignored.any():
+        rows[ignored] = 0
+    return rows
 
 
 class CrossEntropy(Function):
@@ -119,7 +127,7 @@ class CrossEntropy(Function):
     which for one-hot targets without weights is :math:`\\text{softmax}(x_i) - \\text{onehot}(t_i)`.
     """
 
-    __slots__ = ("shape", "coefficients", "probs", "reduction", "divisor")
+    __slots__ = ("shape", "coefficients", "probs", "reduction", "divisor", "ignored")
 
     def forward(
         self,
@@ -137,20 +145,22 @@ class CrossEntropy(Function):
         log_probs = _log_softmax_rows(_classes_last(x).astype(dtype, copy=False))
         self.shape, self.coefficients, self.probs = x.shape, coefficients, np.exp(log_probs)
         self.reduction, self.divisor = reduction, divisor
+        self.ignored = None if target.dtype.kind == "f" else target.reshape(-1) == ignore_index
         losses = -np.sum(coefficients * log_probs, axis=1)
         return _reduce(losses, reduction, divisor, batch_shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         a = self.coefficients
         per_sample = _per_sample(grad, self.reduction, self.divisor, a.shape[0])
-        rows = per_sample * (np.sum(a, axis=1, keepdims=True) * self.probs - a)
-        return (_classes_back(rows, self.shape), None)
+        with np.errstate(invalid="ignore"):  # inf * 0 in ignored rows, zeroed next
+            rows = per_sample * (np.sum(a, axis=1, keepdims=True) * self.probs - a)
+        return (_classes_back(_zero_ignored(rows, self.ignored), self.shape), None)
 
 
 class NLLLoss(Function):
     """:math:`L_i = -w_{t_i} \\, x_{i, t_i}` for log-probabilities :math:`x`; :math:`\\bar x_{i, t_i} = -w_{t_i} \\bar L_i`."""
 
-    __slots__ = ("shape", "coefficients", "reduction", "divisor")
+    __slots__ = ("shape", "coefficients", "reduction", "divisor", "ignored")
 
     def forward(self, x: np.ndarray, target: np.ndarray, weight: np.ndarray | None, ignore_index: int, reduction: str) -> np.ndarray:
         if x.ndim == 0:
@@ -159,12 +169,15 @@ class NLLLoss(Function):
             raise TypeError(f"nll_loss: targets must be class indices (integers), got dtype {target.dtype}")
         coefficients, divisor, batch_shape = _target_coefficients(x.shape, target, weight, ignore_index, 0.0, x.dtype)
         self.shape, self.coefficients, self.reduction, self.divisor = x.shape, coefficients, reduction, divisor
+        self.ignored = target.reshape(-1) == ignore_index
         losses = -np.sum(coefficients * _classes_last(x), axis=1)
         return _reduce(losses, reduction, divisor, batch_shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         per_sample = _per_sample(grad, self.reduction, self.divisor, self.coefficients.shape[0])
-        return (_classes_back(-per_sample * self.coefficients, self.shape), None)
+        with np.errstate(invalid="ignore"):  # inf * 0 in ignored rows, zeroed next
+            rows = -per_sample * self.coefficients
+        return (_classes_back(_zero_ignored(rows, self.ignored), self.shape), None)
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -234,7 +247,7 @@ def cross_entropy(
             left out of the mean's divisor).
         reduction: ``"mean"`` (divided by the summed weights of the non-ignored targets),
             ``"sum"`` or ``"none"`` (per-sample losses).
-        label_smoothing: :math:`\\varepsilon`; the target becomes :math:`(1-\\varepsilon)\\,\\text{onehot} + \\varepsilon / C`.
+        label_smoothing: :math:`\\alpha`; the target becomes :math:`(1-\\alpha)\\,\\text{onehot} + \\alpha / C`.
     """
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
