@@ -3,7 +3,9 @@
 The numpy column is ``np.random.default_rng`` (PCG64) drawing the same number of float32
 values; the torch column is a ``torch.Generator`` (mt19937). tensorlib computes each block of
 splitmix64 outputs as one vectorised uint64 array expression; its normals use two draws each
-and float64 Box-Muller (see chapter 3), so they cost more than its uniforms.
+and float64 Box-Muller (see chapter 3), so they cost more than its uniforms. numpy has no
+float16 generator: its column draws float32 and casts. The two overhead rows time tiny calls,
+where argument checking (sizes, dtype, device, torch's ``randint`` signature) dominates.
 """
 
 from __future__ import annotations
@@ -48,6 +50,24 @@ def run() -> list[dict]:
             lambda: tl.randint(0, 10, (N,), generator=generator),
             lambda: rng.integers(0, 10, size=N),
             torch_call(lambda: torch.randint(0, 10, (N,), generator=torch_generator)),
+        ),
+        row(
+            "uniform float16 x 1e6 (rand)",
+            lambda: tl.rand(N, dtype=tl.float16, generator=generator),
+            lambda: rng.random(N, dtype=np.float32).astype(np.float16),
+            torch_call(lambda: torch.rand(N, dtype=torch.float16, generator=torch_generator)),
+        ),
+        row(
+            "rand(4, 4): per-call overhead",
+            lambda: tl.rand(4, 4, generator=generator),
+            lambda: rng.random((4, 4), dtype=np.float32),
+            torch_call(lambda: torch.rand(4, 4, generator=torch_generator)),
+        ),
+        row(
+            "randint(low=0, high=10, size=(16,)): overhead",
+            lambda: tl.randint(low=0, high=10, size=(16,), generator=generator),
+            lambda: rng.integers(0, 10, size=16),
+            torch_call(lambda: torch.randint(low=0, high=10, size=(16,), generator=torch_generator)),
         ),
         row(
             "randperm 1e6",

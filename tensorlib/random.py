@@ -12,13 +12,17 @@ integers, permutations and Bernoulli masks are exact integer and float arithmeti
 normals go through ``log`` and ``cos``, which libraries compute to within about an ulp, so a
 float64 normal may differ in its last bit between platforms (a float32 one almost never does).
 
-- uniform floats use the top 24 bits, ``(x >> 40) * 2**-24``, exact in float32, in [0, 1);
+- uniform floats use the top 24 bits, ``(x >> 40) * 2**-24``, exact in float32, in [0, 1)
+  (float16 keeps the top 11, ``(x >> 53) * 2**-11``, exact in float16 and still below 1);
 - a normal uses two draws and Box-Muller, ``sqrt(-2 ln u1) cos(2 pi u2)`` with
   ``u1 = ((x1 >> 40) + 1) / 16777217``, computed in float64 and rounded once to the dtype;
 - integers in [0, r) use rejection (no modulo bias), permutations sort random 64-bit keys.
 
 ``default_generator`` serves the functions called without ``generator=``;
-``manual_seed(seed)`` reseeds it.
+``manual_seed(seed)`` reseeds it. The creation functions mirror PyTorch's signatures
+(``rand``, ``randn``, ``randint``, ``randperm`` and the ``*_like`` variants), including
+``dtype=``, ``requires_grad=``, ``generator=`` and ``device=`` (None, "cpu" or
+``device("cpu")``: tensorlib computes on the CPU only).
 """
 
 from __future__ import annotations
@@ -31,10 +35,14 @@ __all__ = [
     'initial_seed',
     'get_rng_state',
     'set_rng_state',
+    'resolve_generator',
     'rand',
     'randn',
     'randint',
     'randperm',
+    'rand_like',
+    'randn_like',
+    'randint_like',
     'bernoulli',
 ]
 
@@ -46,7 +54,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tensorlib.engine import Tensor, tensor
+from tensorlib.engine import Tensor, as_device, device, tensor
+from tensorlib.shape import as_shape
 
 _GAMMA = 0x9E3779B97F4A7C15  # odd, close to 2**64 / golden ratio
 _MIX_1 = 0xBF58476D1CE4E5B9
@@ -54,6 +63,8 @@ _MIX_2 = 0x94D049BB133111EB
 _MASK_64 = (1 << 64) - 1
 _BLOCK = 1 << 20  # draws per vectorised block: bounds the temporaries to a few megabytes
 _STATE_BYTES = 16
+_FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_NAMES_A_DEVICE = (str, device)  # what torch.Generator takes first, instead of a seed
 DEFAULT_SEED = 67280421310721  # the initial seed of a fresh torch.Generator()
 
 
@@ -78,52 +89,40 @@ def _splitmix64_block(state: int, n: int) -> np.ndarray:
     return out
 
 
-def _top24_as_unit(bits: np.ndarray) -> np.ndarray:
-    """Top 24 bits of each uint64 as a float64 in [0, 1 - 2**-24], exact in float32 too."""
-    # 24-bit values fit int64, and numpy converts int64 to float64 faster than uint64
-    return (bits >> np.uint64(40)).view(np.int64).astype(np.float64) * 2.0**-24
+def _top_bits_as_unit(bits: np.ndarray, kept: int = 24) -> np.ndarray:
+    """The top ``kept`` bits of each uint64 as a float64 ``k * 2**-kept`` in [0, 1 - 2**-kept].
+
+    With 24 bits every value is exact in float32; with 11 bits, exact in float16.
+    """
+    # values below 2**24 fit int64, and numpy converts int64 to float64 faster than uint64
+    return (bits >> np.uint64(64 - kept)).view(np.int64).astype(np.float64) * 2.0**-kept
+
+
+def _as_int(value: int, what: str) -> int:
+    """``value`` as a Python int; a float, a string or a bool raises TypeError naming ``what``."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, got {type(value).__name__} {value!r}") from None
 
 
 def _check_seed(seed: int) -> int:
-    if isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {seed!r}")
-    try:
-        seed = operator.index(seed)
-    except TypeError:
-        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r}") from None
+    seed = _as_int(seed, "seed")
     if not -(1 << 63) <= seed <= _MASK_64:
         raise ValueError(f"seed must be in [-2**63, 2**64), got {seed}")
     return seed & _MASK_64
 
 
-def _as_shape(size: int | Sequence[int]) -> tuple[int, ...]:
-    """``size`` (an int n, meaning (n,), or a sequence of ints) as a validated shape tuple."""
-    try:
-        sizes = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
-    except TypeError:
-        raise TypeError(f"size must be an int or a sequence of ints, got {size!r}") from None
-    if any(isinstance(s, bool) for s in sizes):
-        raise TypeError(f"size must be ints, got {sizes!r}")
-    try:
-        shape = tuple(operator.index(s) for s in sizes)
-    except TypeError:
-        raise TypeError(f"size must be ints or one tuple of ints, got {sizes!r}") from None
-    if any(s < 0 for s in shape):
-        raise ValueError(f"size must not be negative, got {shape}")
-    return shape
-
-
-def _size_args(size: tuple) -> tuple[int, ...]:
-    """PyTorch's ``*size`` convention: ``f(2, 3)`` and ``f((2, 3))`` both mean shape (2, 3)."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        return _as_shape(size[0])
-    return _as_shape(size)
-
-
 def _float_dtype(dtype: object) -> np.dtype:
-    resolved = np.dtype(np.float32 if dtype is None else dtype)
-    if resolved not in (np.float32, np.float64):
-        raise TypeError(f"expected a floating dtype (float32 or float64), got {resolved}")
+    """``dtype`` (float32 when None) as a numpy dtype, checked to be float16, float32 or float64."""
+    try:
+        resolved = np.dtype(np.float32 if dtype is None else dtype)
+    except TypeError:
+        resolved = dtype
+    if resolved not in _FLOAT_DTYPES:
+        raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {resolved}")
     return resolved
 
 
@@ -138,6 +137,9 @@ class Generator:
     Sampling methods return numpy arrays; ``tensorlib.rand`` and friends wrap them in tensors.
     ``get_state`` / ``set_state`` save and restore the generator exactly.
 
+    Unlike ``torch.Generator(device)``, the first argument is the seed: tensorlib has one
+    device, so ``device=`` is a keyword that accepts only None or "cpu".
+
     Example::
 
         g = Generator(42)
@@ -148,8 +150,19 @@ class Generator:
         assert (g.normal(5) == a).all()
     """
 
-    def __init__(self, seed: int = DEFAULT_SEED) -> None:
+    def __init__(self, seed: int = DEFAULT_SEED, *, device: object = None) -> None:
+        if isinstance(seed, _NAMES_A_DEVICE):
+            raise TypeError(
+                "tensorlib.Generator takes a seed; torch.Generator's first argument is a device "
+                f"- use tl.Generator(seed) or tl.manual_seed (seed must be an int, got {seed!r})"
+            )
+        as_device(device)
         self.manual_seed(seed)
+
+    @property
+    def device(self) -> device:
+        """The CPU, tensorlib's only device (``torch.Generator.device``)."""
+        return as_device(None)
 
     def manual_seed(self, seed: int) -> Generator:
         """Reset the state to ``seed``; returns the generator, like ``torch.Generator``."""
@@ -188,7 +201,7 @@ class Generator:
 
     def next_u64(self, n: int) -> np.ndarray:
         """The next ``n`` raw 64-bit outputs, a uint64 array of shape (n,)."""
-        n = operator.index(n)
+        n = _as_int(n, "n")
         if n < 0:
             raise ValueError(f"n must be >= 0, got {n}")
         out = _splitmix64_block(self._state, n)
@@ -201,11 +214,13 @@ class Generator:
 
         ``low + (high - low) * u`` with ``u = (x >> 40) * 2**-24``, computed in float64 and
         rounded to ``dtype`` (float32 by default); the rounding can reach ``high`` itself
-        when ``high`` is not 1 (as in PyTorch).
+        when ``high`` is not 1 (as in PyTorch). For float16, ``u = (x >> 53) * 2**-11``: the
+        same draw rounded down to float16's spacing below 1, so that ``u`` never rounds up to 1.
         """
-        shape = _as_shape(size)
+        shape = as_shape(size, "size")
         dtype = _float_dtype(dtype)
-        u = _top24_as_unit(self.next_u64(math.prod(shape))).reshape(shape)
+        kept = 11 if dtype == np.float16 else 24
+        u = _top_bits_as_unit(self.next_u64(math.prod(shape)), kept).reshape(shape)
         return (low + (high - low) * u).astype(dtype)
 
     def normal(self, size: int | Sequence[int] = (), mean: float = 0.0, std: float = 1.0,
@@ -216,7 +231,7 @@ class Generator:
         ``u2 = (x2 >> 40) * 2**-24``, ``z = sqrt(-2 ln u1) cos(2 pi u2)`` (the sine branch is
         not used). float64 arithmetic, rounded once to ``dtype``; ``|z| <= 5.77``.
         """
-        shape = _as_shape(size)
+        shape = as_shape(size, "size")
         dtype = _float_dtype(dtype)
         if not std >= 0:
             raise ValueError(f"std must be >= 0, got {std}")
@@ -241,9 +256,9 @@ class Generator:
         if size is None:
             shape = probs.shape
         else:
-            shape = _as_shape(size)
+            shape = as_shape(size, "size")
         dtype = _float_dtype(dtype)
-        u = _top24_as_unit(self.next_u64(math.prod(shape))).reshape(shape)
+        u = _top_bits_as_unit(self.next_u64(math.prod(shape))).reshape(shape)
         return (u < probs).astype(dtype)
 
     def _below(self, bound: int, n: int) -> np.ndarray:
@@ -266,11 +281,11 @@ class Generator:
 
     def randint(self, low: int, high: int, size: int | Sequence[int] = ()) -> np.ndarray:
         """Integers uniform on [low, high) of shape ``size`` as int64, without modulo bias."""
-        low, high = operator.index(low), operator.index(high)
+        low, high = _as_int(low, "low"), _as_int(high, "high")
         if not -(1 << 63) <= low < high <= 1 << 63:
             raise ValueError(f"randint needs -2**63 <= low < high <= 2**63, got low={low}, "
                              f"high={high}")
-        shape = _as_shape(size)
+        shape = as_shape(size, "size")
         offsets = self._below(high - low, math.prod(shape))
         # low + offset fits int64; uint64 addition wraps to the same two's-complement bits
         return (offsets + np.uint64(low & _MASK_64)).view(np.int64).reshape(shape)
@@ -281,7 +296,7 @@ class Generator:
         Distinct i.i.d. keys make every ordering equally likely; if two keys tie (probability
         about n**2 / 2**65) all keys are drawn again, so the permutation is exactly uniform.
         """
-        n = operator.index(n)
+        n = _as_int(n, "n")
         if n < 0:
             raise ValueError(f"randperm needs n >= 0, got {n}")
         while True:
@@ -319,7 +334,12 @@ def set_rng_state(new_state: Tensor | np.ndarray) -> None:
 
 
 # %% book/03_init.ipynb, cell 18
-def _generator(generator: Generator | None) -> Generator:
+def resolve_generator(generator: Generator | None) -> Generator:
+    """The generator to draw from: ``generator``, or ``default_generator`` when it is None.
+
+    Every function of tensorlib that takes ``generator=`` resolves it here, so a wrong type
+    (say a ``numpy.random.Generator``) fails the same clear way everywhere.
+    """
     if generator is None:
         return default_generator
     if not isinstance(generator, Generator):
@@ -327,57 +347,146 @@ def _generator(generator: Generator | None) -> Generator:
     return generator
 
 
-def _integer_dtype(dtype: object, requires_grad: bool, name: str) -> np.dtype:
-    resolved = np.dtype(np.int64 if dtype is None else dtype)
+def _size_args(name: str, sizes: tuple, size: int | Sequence[int] | None) -> tuple[int, ...]:
+    """PyTorch's size convention: ``f(2, 3)``, ``f((2, 3))`` and ``f(size=(2, 3))`` all mean (2, 3)."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{name} got a size both positionally {sizes} and as size={size!r}")
+        return as_shape(size, "size")
+    if len(sizes) == 1 and not isinstance(sizes[0], (int, np.integer)):
+        return as_shape(sizes[0], "size")
+    return as_shape(sizes, "size")
+
+
+def _bind_bounds(name: str, forms: str, args: tuple, slots: dict[str, object]) -> list:
+    """Bind torch's ``(low=0, high, ...)`` arguments: the positionals fill, in order, the
+    slots not given by keyword; ``low`` is 0 when one argument fewer than the slots came."""
+    given = [slot for slot, value in slots.items() if value is not None]
+    if len(args) + len(given) == len(slots) - 1 and slots["low"] is None:
+        slots["low"] = 0
+    missing = [slot for slot, value in slots.items() if value is None]
+    if len(args) != len(missing):
+        came = f"the positional arguments {args}" if args else "no positional arguments"
+        keywords = f" and the keywords {', '.join(given)}" if given else ""
+        raise TypeError(f"{name} takes {forms}, got {came}{keywords}")
+    slots.update(zip(missing, args, strict=True))
+    return list(slots.values())
+
+
+def _sample_dtype(dtype: object, default: object, requires_grad: bool, name: str) -> np.dtype:
+    try:
+        resolved = np.dtype(default if dtype is None else dtype)
+    except TypeError:
+        raise TypeError(f"{name}: dtype must be a tensorlib dtype, got {dtype!r}") from None
     if requires_grad and resolved.kind != "f":
         raise TypeError(f"{name}: only floating-point tensors can require gradients, got {resolved}")
     return resolved
 
 
-def rand(*size: int | Sequence[int], generator: Generator | None = None, dtype: object = None,
+def _check_fits(low: int, high: int, dtype: np.dtype, name: str) -> None:
+    """Integers in [low, high) must fit an integer ``dtype``: no silent wrap-around."""
+    if dtype.kind in "biu" and high > low:
+        info = np.iinfo(np.uint8 if dtype.kind == "b" else dtype)
+        lowest, highest = (0, 1) if dtype.kind == "b" else (info.min, info.max)
+        if low < lowest or high - 1 > highest:
+            raise ValueError(f"{name}: values in [{low}, {high}) do not fit dtype {dtype}, whose "
+                             f"range is [{lowest}, {highest}]")
+
+
+def _check_like(input: Tensor, name: str) -> None:
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name} expects a Tensor as input, got {type(input).__name__}")
+
+
+def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
+         generator: Generator | None = None, dtype: object = None, device: object = None,
          requires_grad: bool = False) -> Tensor:
-    """A tensor of shape ``size`` filled with uniform numbers on [0, 1) (float32 by default)."""
+    """A tensor of shape ``size`` filled with uniform numbers on [0, 1).
+
+    As ``torch.rand``: ``rand(2, 3)``, ``rand((2, 3))`` and ``rand(size=(2, 3))`` are the same;
+    ``dtype`` is float32 by default (float16 and float64 too, see ``Generator.uniform``);
+    ``device`` is None or "cpu". Element i comes from draw i of ``generator``.
+    """
+    as_device(device)
     dtype = _float_dtype(dtype)
-    values = _generator(generator).uniform(_size_args(size), dtype=dtype)
+    values = resolve_generator(generator).uniform(_size_args("rand", sizes, size), dtype=dtype)
     return Tensor(values, requires_grad=requires_grad)  # a fresh array: wrapped, not copied
 
 
-def randn(*size: int | Sequence[int], generator: Generator | None = None, dtype: object = None,
+def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
+          generator: Generator | None = None, dtype: object = None, device: object = None,
           requires_grad: bool = False) -> Tensor:
-    """A tensor of shape ``size`` filled with standard normal numbers (Box-Muller)."""
+    """A tensor of shape ``size`` filled with standard normal numbers (Box-Muller).
+
+    Sizes, dtypes and ``device`` as in ``rand``; element i comes from draws 2i and 2i+1.
+    """
+    as_device(device)
     dtype = _float_dtype(dtype)
-    values = _generator(generator).normal(_size_args(size), dtype=dtype)
+    values = resolve_generator(generator).normal(_size_args("randn", sizes, size), dtype=dtype)
     return Tensor(values, requires_grad=requires_grad)
 
 
-def randint(*args: int | Sequence[int], size: Sequence[int] | None = None,
-            generator: Generator | None = None, dtype: object = None,
-            requires_grad: bool = False) -> Tensor:
+def randint(*args: int | Sequence[int], low: int | None = None, high: int | None = None,
+            size: Sequence[int] | None = None, generator: Generator | None = None,
+            dtype: object = None, device: object = None, requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
 
-    As ``torch.randint``: ``low`` defaults to 0, the result is int64 unless ``dtype`` says
-    otherwise, and there is no modulo bias (see ``Generator.randint``).
+    As ``torch.randint(low=0, high, size)``: each of ``low``, ``high`` and ``size`` may also
+    come as a keyword; the result is int64 unless ``dtype`` says otherwise (a floating dtype
+    may require gradients); there is no modulo bias (see ``Generator.randint``). Raises
+    ValueError if [low, high) does not fit an integer ``dtype``.
     """
-    if size is not None:
-        args = (*args, size)
-    if len(args) == 2:
-        low, (high, shape) = 0, args
-    elif len(args) == 3:
-        low, high, shape = args
-    else:
-        raise TypeError(f"randint takes (high, size) or (low, high, size), got {len(args)} "
-                        "positional arguments")
-    resolved = _integer_dtype(dtype, requires_grad, "randint")
-    values = _generator(generator).randint(low, high, _as_shape(shape))
+    low, high, shape = _bind_bounds("randint", "(high, size) or (low, high, size)", args,
+                                    {"low": low, "high": high, "size": size})
+    as_device(device)
+    resolved = _sample_dtype(dtype, np.int64, requires_grad, "randint")
+    low, high = _as_int(low, "low"), _as_int(high, "high")
+    _check_fits(low, high, resolved, "randint")
+    values = resolve_generator(generator).randint(low, high, shape)
     return Tensor(values.astype(resolved, copy=False), requires_grad=requires_grad)
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: object = None,
-             requires_grad: bool = False) -> Tensor:
+             device: object = None, requires_grad: bool = False) -> Tensor:
     """A uniformly random permutation of 0..n-1, int64 by default (see ``Generator.randperm``)."""
-    resolved = _integer_dtype(dtype, requires_grad, "randperm")
-    values = _generator(generator).randperm(n)
+    as_device(device)
+    resolved = _sample_dtype(dtype, np.int64, requires_grad, "randperm")
+    n = _as_int(n, "n")
+    _check_fits(0, n, resolved, "randperm")
+    values = resolve_generator(generator).randperm(n)
     return Tensor(values.astype(resolved, copy=False), requires_grad=requires_grad)
+
+
+def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: object = None,
+              device: object = None, requires_grad: bool = False) -> Tensor:
+    """``rand`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype."""
+    _check_like(input, "rand_like")
+    return rand(input.shape, generator=generator, dtype=input.dtype if dtype is None else dtype,
+                device=device, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: object = None,
+               device: object = None, requires_grad: bool = False) -> Tensor:
+    """``randn`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype."""
+    _check_like(input, "randn_like")
+    return randn(input.shape, generator=generator, dtype=input.dtype if dtype is None else dtype,
+                 device=device, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | None = None,
+                 generator: Generator | None = None, dtype: object = None,
+                 device: object = None, requires_grad: bool = False) -> Tensor:
+    """``randint`` with the shape and (unless ``dtype`` is given) the dtype of ``input``.
+
+    As ``torch.randint_like``: ``randint_like(input, high)`` or ``randint_like(input, low,
+    high)``, ``low`` and ``high`` also as keywords.
+    """
+    _check_like(input, "randint_like")
+    low, high = _bind_bounds("randint_like", "(input, high) or (input, low, high)", args,
+                             {"low": low, "high": high})
+    return randint(low, high, input.shape, generator=generator,
+                   dtype=input.dtype if dtype is None else dtype, device=device,
+                   requires_grad=requires_grad)
 
 
 def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
@@ -385,5 +494,5 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli expects a Tensor of probabilities, got {type(input).__name__}")
     probs = input.detach().numpy()
-    values = _generator(generator).bernoulli(probs, dtype=_float_dtype(probs.dtype))
+    values = resolve_generator(generator).bernoulli(probs, dtype=_float_dtype(probs.dtype))
     return Tensor(values)

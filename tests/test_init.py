@@ -246,6 +246,37 @@ def test_float32_fill_is_the_float64_fill_rounded():
     np.testing.assert_array_equal(a, b.astype(np.float32))
 
 
+def test_float16_tensors_get_the_float64_fill_rounded():
+    # tensorlib.float16 is a supported float dtype in chapter 3 (round 2): the fills work on it
+    for fill in (lambda t, g: init.kaiming_normal_(t, generator=g),
+                 lambda t, g: init.trunc_normal_(t, generator=g)):
+        half = fill(tl.empty(30, 40, dtype=tl.float16), Generator(9)).numpy()
+        full = fill(tl.empty(30, 40, dtype=tl.float64), Generator(9)).numpy()
+        assert half.dtype == np.float16
+        np.testing.assert_array_equal(half, full.astype(np.float16))
+
+
+def test_float16_uniform_fills_use_11_bits_and_stay_below_the_upper_bound():
+    half = init.uniform_(tl.empty(1000, 1000, dtype=tl.float16), generator=Generator(3)).numpy()
+    assert half.max() == 1 - 2**-11  # rounding 24-bit draws to nearest would reach 1.0
+    np.testing.assert_array_equal(half, Generator(3).uniform((1000, 1000), dtype=np.float16))
+    bound = math.sqrt(6 / 70)
+    xavier = init.xavier_uniform_(tl.empty(30, 40, dtype=tl.float16), generator=Generator(9)).numpy()
+    np.testing.assert_array_equal(xavier, Generator(9).uniform((30, 40), -bound, bound, dtype=np.float16))
+
+
+@pytest.mark.parametrize("fill", ["uniform_", "normal_", "trunc_normal_", "xavier_uniform_",
+                                  "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"])
+def test_generator_is_resolved_by_tensorlib_random(fill):
+    # one resolver for the whole library: the message of tensorlib.random.resolve_generator
+    with pytest.raises(TypeError, match="generator must be a tensorlib.Generator, got Generator"):
+        getattr(init, fill)(tl.empty(3, 4), generator=np.random.default_rng(0))
+    tl.manual_seed(5)
+    a = getattr(init, fill)(tl.empty(3, 4)).numpy().copy()
+    b = getattr(init, fill)(tl.empty(3, 4), generator=Generator(5)).numpy()
+    np.testing.assert_array_equal(a, b)
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.random import DEFAULT_SEED, Generator
+from tensorlib.random import DEFAULT_SEED, Generator, resolve_generator
 
 GAMMA = 0x9E3779B97F4A7C15
 MASK = (1 << 64) - 1
@@ -283,8 +283,8 @@ def test_float32_and_float64_share_one_stream():
     ("call", "error", "message"),
     [
         (lambda: tl.rand(2, dtype=tl.int64), TypeError, "expected a floating dtype"),
-        (lambda: tl.rand(-1), ValueError, "size must not be negative"),
-        (lambda: tl.rand(2.5), TypeError, "size must be ints"),
+        (lambda: tl.rand(-1), ValueError, r"size \(-1,\) has a negative dimension"),
+        (lambda: tl.rand(2.5), TypeError, "size must be a sequence of ints, got 2.5"),
         (lambda: tl.rand(2, generator=np.random.default_rng(0)), TypeError, "must be a tensorlib.Generator"),
         (lambda: tl.randint(5, 5, (3,)), ValueError, "low < high"),
         (lambda: tl.randint(5), TypeError, r"\(high, size\) or \(low, high, size\)"),
@@ -475,3 +475,243 @@ def test_biased_samplers_fail_the_statistics(big_samples):
 def test_generator_methods_reject_bad_sizes(size):
     with pytest.raises(TypeError, match="size must be"):
         Generator(0).uniform(size)
+
+
+# -- round 2: torch's signatures, *_like, device, float16, shared helpers ----------------------
+
+
+RANDINT_SPELLINGS = [
+    ((10, (4,)), {}),
+    ((0, 10, (4,)), {}),
+    ((10,), {"size": (4,)}),
+    ((0, 10), {"size": (4,)}),
+    ((0,), {"high": 10, "size": (4,)}),
+    ((), {"high": 10, "size": (4,)}),
+    ((), {"low": 0, "high": 10, "size": (4,)}),
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs"), RANDINT_SPELLINGS)
+def test_randint_accepts_every_spelling_of_torch_signature(args, kwargs):
+    expected = tl.randint(0, 10, (4,), generator=Generator(5)).tolist()
+    assert tl.randint(*args, **kwargs, generator=Generator(5)).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((5,), {}, r"got the positional arguments \(5,\)$"),
+        ((), {"high": 5}, "got no positional arguments and the keywords high$"),
+        ((), {"low": 2, "size": (3,)}, "got no positional arguments and the keywords low, size"),
+        ((1, 2, (3,), 4), {}, r"got the positional arguments \(1, 2, \(3,\), 4\)"),
+        ((0, 5, (3,)), {"size": (3,)}, "got the positional arguments"),
+    ],
+)
+def test_randint_rejects_incomplete_or_surplus_arguments(args, kwargs, message):
+    with pytest.raises(TypeError, match=r"randint takes \(high, size\) or \(low, high, size\), " + message):
+        tl.randint(*args, **kwargs)
+
+
+def test_rand_and_randn_take_size_as_a_keyword():
+    for make in (tl.rand, tl.randn):
+        a = make(size=(2, 3), generator=Generator(1))
+        np.testing.assert_array_equal(a.numpy(), make(2, 3, generator=Generator(1)).numpy())
+        with pytest.raises(TypeError, match=r"got a size both positionally \(2,\) and as size=\(3,\)"):
+            make(2, size=(3,))
+
+
+@pytest.mark.parametrize("size", [(2, (3,)), ("ab",), (2.0, 3), (True,)])
+def test_creation_sizes_are_checked_by_chapter_1s_as_shape(size):
+    with pytest.raises(TypeError, match="size must be a sequence of ints"):
+        tl.rand(*size)
+    with pytest.raises(TypeError, match="size must be a sequence of ints"):
+        tl.randint(0, 3, size[0] if len(size) == 1 else size)
+
+
+CREATORS = {
+    "rand": lambda **kw: tl.rand(2, 3, **kw),
+    "randn": lambda **kw: tl.randn(2, 3, **kw),
+    "randint": lambda **kw: tl.randint(0, 5, (2, 3), **kw),
+    "randperm": lambda **kw: tl.randperm(6, **kw),
+    "rand_like": lambda **kw: tl.rand_like(tl.zeros(2, 3), **kw),
+    "randn_like": lambda **kw: tl.randn_like(tl.zeros(2, 3), **kw),
+    "randint_like": lambda **kw: tl.randint_like(tl.zeros(2, 3), 5, **kw),
+}
+
+
+@pytest.mark.parametrize("name", CREATORS)
+def test_every_creation_function_takes_device_cpu_only(name):
+    make = CREATORS[name]
+    for device in (None, "cpu", tl.device("cpu")):
+        np.testing.assert_array_equal(make(device=device, generator=Generator(3)).numpy(),
+                                      make(generator=Generator(3)).numpy())
+    g = Generator(3)
+    before = g.get_state().numpy().copy()
+    with pytest.raises(ValueError, match="tensorlib runs on the CPU only, got device 'cuda'"):
+        make(device="cuda", generator=g)
+    np.testing.assert_array_equal(g.get_state().numpy(), before)  # nothing was drawn
+
+
+@pytest.mark.parametrize("name", CREATORS)
+def test_every_creation_function_takes_dtype_requires_grad_and_generator(name):
+    make = CREATORS[name]
+    out = make(dtype=tl.float64, requires_grad=True, generator=Generator(4))
+    assert out.dtype == tl.float64 and out.requires_grad and out.is_leaf
+    with pytest.raises(TypeError, match="must be a tensorlib.Generator"):
+        make(generator=np.random.default_rng(0))
+
+
+def test_like_functions_take_shape_and_dtype_of_the_input_and_draw_like_the_originals():
+    x = tl.zeros(4, 5, dtype=tl.float64)
+    for like, plain in ((tl.rand_like, tl.rand), (tl.randn_like, tl.randn)):
+        out = like(x, generator=Generator(2))
+        assert tuple(out.shape) == (4, 5) and out.dtype == tl.float64
+        np.testing.assert_array_equal(out.numpy(), plain(4, 5, dtype=tl.float64, generator=Generator(2)).numpy())
+        assert like(x, dtype=tl.float32).dtype == tl.float32
+    ints = tl.randint_like(tl.zeros(4, 5, dtype=tl.int32), 3, 9, generator=Generator(2))
+    assert ints.dtype == tl.int32
+    np.testing.assert_array_equal(ints.numpy(), tl.randint(3, 9, (4, 5), generator=Generator(2)).numpy())
+    floats = tl.randint_like(x, high=7, generator=Generator(2))
+    assert floats.dtype == tl.float64 and set(np.unique(floats.numpy())) <= set(range(7))
+    same = tl.randint_like(x, low=0, high=7, generator=Generator(2))
+    np.testing.assert_array_equal(floats.numpy(), same.numpy())
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: tl.rand_like(np.zeros(3)), TypeError, "rand_like expects a Tensor as input, got ndarray"),
+        (lambda: tl.randn_like([1.0]), TypeError, "randn_like expects a Tensor"),
+        (lambda: tl.randint_like(3, 5), TypeError, "randint_like expects a Tensor"),
+        (lambda: tl.rand_like(tl.zeros(3, dtype=tl.int64)), TypeError, "expected a floating dtype.*got int64"),
+        (lambda: tl.randint_like(tl.zeros(3)), TypeError,
+         r"randint_like takes \(input, high\) or \(input, low, high\), got no positional arguments"),
+        (lambda: tl.randint_like(tl.zeros(3), low=2), TypeError, "and the keywords low"),
+        (lambda: tl.randint_like(tl.zeros(3), 1, 2, 3), TypeError, "randint_like takes"),
+        (lambda: tl.randint_like(tl.zeros(3, dtype=tl.int8), 1000), ValueError, "do not fit dtype int8"),
+    ],
+)
+def test_like_function_errors(call, error, message):
+    with pytest.raises(error, match=message):
+        call()
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda g: tl.randint(0, 1000, (3,), dtype=tl.int8, generator=g),
+         r"randint: values in \[0, 1000\) do not fit dtype int8, whose range is \[-128, 127\]"),
+        (lambda g: tl.randint(-1, 5, (3,), dtype=tl.uint8, generator=g), r"do not fit dtype uint8"),
+        (lambda g: tl.randint(0, 3, (3,), dtype=tl.bool, generator=g), r"whose range is \[0, 1\]"),
+        (lambda g: tl.randperm(129, dtype=tl.int8, generator=g), r"randperm: values in \[0, 129\)"),
+    ],
+)
+def test_integer_dtypes_must_hold_the_whole_range_and_nothing_is_drawn(call, message):
+    g = Generator(1)
+    with pytest.raises(ValueError, match=message):
+        call(g)
+    assert int(g.next_u64(1)[0]) == output(1, 1)
+    assert tl.randperm(128, dtype=tl.int8).numpy().max() == 127  # the edge fits
+    assert tl.randint(-128, 128, (50,), dtype=tl.int8).dtype == tl.int8
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: tl.randint(0.5, 3, (2,)), "low must be an int, got float 0.5"),
+        (lambda: tl.randint(0, "3", (2,)), "high must be an int, got str '3'"),
+        (lambda: tl.randperm(2.5), "n must be an int, got float 2.5"),
+        (lambda: tl.randperm(True), "n must be an int, got True"),
+        (lambda: tl.randint(0, 3, (2,), dtype="no such dtype"), "randint: dtype must be a tensorlib dtype"),
+        (lambda: tl.rand(2, dtype="no such dtype"), "expected a floating dtype"),
+    ],
+)
+def test_bad_bounds_and_dtypes_are_named(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_float16_uniforms_are_the_same_draws_rounded_down_and_never_one():
+    u32 = tl.rand(1_000_000, generator=Generator(0)).numpy()
+    u16 = tl.rand(1_000_000, dtype=tl.float16, generator=Generator(0)).numpy()
+    assert u16.dtype == np.float16
+    np.testing.assert_array_equal(u16, np.floor(u32.astype(np.float64) * 2**11) / 2**11)
+    assert u16.max() == 1 - 2**-11 and u16.min() == 0
+    assert (u32.astype(np.float16) == 1).sum() > 100  # what rounding to nearest would do
+    expected = [(x >> 53) / 2**11 for x in scalar_outputs(7, 40)]
+    assert Generator(7).uniform(40, dtype=np.float16).astype(np.float64).tolist() == expected
+
+
+def test_float16_normals_and_bernoulli_are_the_float64_values_rounded():
+    z64 = tl.randn(1000, dtype=tl.float64, generator=Generator(3)).numpy()
+    z16 = tl.randn(1000, dtype=tl.float16, generator=Generator(3), requires_grad=True)
+    assert z16.dtype == tl.float16 and z16.requires_grad
+    np.testing.assert_array_equal(z16.detach().numpy(), z64.astype(np.float16))
+    probs = tl.tensor(np.full(1000, 0.25, dtype=np.float16))
+    mask = tl.bernoulli(probs, generator=Generator(4))
+    assert mask.dtype == tl.float16
+    np.testing.assert_array_equal(mask.numpy(), Generator(4).bernoulli(0.25, 1000, dtype=np.float64))
+
+
+def test_generator_takes_a_seed_not_a_device():
+    with pytest.raises(TypeError, match=r"tensorlib.Generator takes a seed; torch.Generator's first "
+                                        r"argument is a device - use tl.Generator\(seed\) or tl.manual_seed"):
+        Generator("cpu")
+    with pytest.raises(TypeError, match="tensorlib.Generator takes a seed"):
+        Generator(tl.device("cpu"))
+    assert Generator(device="cpu").initial_seed() == DEFAULT_SEED
+    assert Generator(1, device=tl.device("cpu")).device == tl.device("cpu")
+    assert Generator(5, device="cpu").initial_seed() == 5
+    assert Generator(seed=5).initial_seed() == 5
+    with pytest.raises(ValueError, match="tensorlib runs on the CPU only, got device 'cuda'"):
+        Generator(5, device="cuda")
+
+
+def test_one_generator_resolution_for_random_and_init():
+    assert resolve_generator(None) is tl.default_generator
+    g = Generator(1)
+    assert resolve_generator(g) is g
+    with pytest.raises(TypeError, match="generator must be a tensorlib.Generator, got Generator"):
+        resolve_generator(np.random.default_rng(0))
+    assert tl.nn.init.resolve_generator is resolve_generator
+    assert not hasattr(tl.nn.init, "_resolve") and not hasattr(tl.random, "_as_shape")
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [
+        *[("randint", args, kwargs) for args, kwargs in RANDINT_SPELLINGS],
+        ("randint", (5,), {}),
+        ("randint", (), {"high": 5}),
+        ("randint", (), {"low": 2, "size": (3,)}),
+        ("randint", (1, 2, (3,), 4), {}),
+        ("rand", (), {"size": (2, 3)}),
+        ("rand", ((2, 3),), {}),
+        ("randn", (2, 3), {"dtype": "float16"}),
+        ("randperm", (5,), {"dtype": "float32"}),
+        ("rand_like", ("zeros64",), {}),
+        ("randn_like", ("zeros64",), {"dtype": "float32"}),
+        ("randint_like", ("zeros64", 5), {}),
+        ("randint_like", ("zeros64", 2, 5), {}),
+        ("randint_like", ("zeros64",), {"low": 2, "high": 5}),
+        ("randint_like", ("zeros64",), {"high": 5}),
+        ("randint_like", ("int32", 5), {}),
+        ("randint_like", ("zeros64",), {"low": 2}),
+    ],
+)
+def test_signatures_accept_and_reject_what_torch_does(name, args, kwargs):
+    torch = pytest.importorskip("torch")
+
+    def run(module, tensor_of):
+        resolved_args = [tensor_of(a) if a in ("zeros64", "int32") else a for a in args]
+        resolved_kwargs = {k: getattr(module, v) if k == "dtype" else v for k, v in kwargs.items()}
+        try:
+            out = getattr(module, name)(*resolved_args, **resolved_kwargs)
+        except TypeError:
+            return "TypeError"
+        return tuple(out.shape), str(out.dtype).split(".")[-1]
+
+    ours = run(tl, lambda a: tl.zeros(2, 3, dtype=tl.float64 if a == "zeros64" else tl.int32))
+    theirs = run(torch, lambda a: torch.zeros(2, 3, dtype=torch.float64 if a == "zeros64" else torch.int32))
+    assert ours == theirs

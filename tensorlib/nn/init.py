@@ -34,21 +34,21 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 38
+# %% book/03_init.ipynb, cell 40
 import math
 import warnings
 
 import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
-from tensorlib.random import Generator, default_generator
+from tensorlib.random import Generator, resolve_generator
 
 _GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
              "conv_transpose3d", "sigmoid")
 _NONLINEARITIES = (*_GAIN_ONE, "tanh", "relu", "leaky_relu", "selu")
 
 
-# %% book/03_init.ipynb, cell 39
+# %% book/03_init.ipynb, cell 41
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for ``nonlinearity``, as in ``torch.nn.init.calculate_gain``.
 
@@ -110,21 +110,15 @@ def _fill(tensor: Tensor, values: np.ndarray) -> Tensor:
     return tensor
 
 
-def _resolve(generator: Generator | None) -> Generator:
-    if generator is None:
-        return default_generator
-    if not isinstance(generator, Generator):
-        raise TypeError(f"generator must be a tensorlib.Generator, got {type(generator).__name__}")
-    return generator
-
-
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
              generator: Generator | None = None) -> Tensor:
     """Fill ``tensor`` with draws from U(a, b), in place; returns it."""
     _check_tensor(tensor, "uniform_")
     if not a <= b:
         raise ValueError(f"uniform_ needs a <= b, got a={a}, b={b}")
-    values = _resolve(generator).uniform(tuple(tensor.shape), a, b, dtype=np.float64)
+    # float16 keeps 11 random bits, so that U(0, 1) stays below 1 (see Generator.uniform)
+    dtype = np.float16 if tensor.dtype == np.float16 else np.float64
+    values = resolve_generator(generator).uniform(tuple(tensor.shape), a, b, dtype=dtype)
     return _fill(tensor, values)
 
 
@@ -134,7 +128,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
     _check_tensor(tensor, "normal_")
     if not std >= 0:
         raise ValueError(f"normal_ needs std >= 0, got {std}")
-    values = _resolve(generator).normal(tuple(tensor.shape), mean, std, dtype=np.float64)
+    values = resolve_generator(generator).normal(tuple(tensor.shape), mean, std, dtype=np.float64)
     return _fill(tensor, values)
 
 
@@ -164,7 +158,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         raise ValueError(f"trunc_normal_ needs std > 0, got {std}")
     if not a < b:
         raise ValueError(f"trunc_normal_ needs a < b, got a={a}, b={b}")
-    generator = _resolve(generator)
+    generator = resolve_generator(generator)
     lo, hi = (a - mean) / std, (b - mean) / std
     nearest = min(max(0.0, lo), hi)
     mass = _standard_normal_mass(lo, hi)
