@@ -717,3 +717,147 @@ def test_layers_are_float32_by_default_and_keep_float32():
     for layer in (nn.Conv2d(1, 2, 3), nn.Sequential(nn.Flatten(), nn.Linear(25, 3), nn.LayerNorm(3))):
         assert all(to_numpy(p).dtype == np.float32 for p in layer.parameters())
         assert to_numpy(layer(x)).dtype == np.float32
+
+
+# ----------------------------------------------------------------------------- review fixes
+
+
+@pytest.mark.parametrize("padding_idx", [5, 7, -6])
+def test_embedding_functional_rejects_padding_idx_outside_the_table(padding_idx):
+    weight = tensor(np.zeros((5, 3)))
+    with pytest.raises(ValueError, match=r"padding_idx must be within num_embeddings.*got " + str(padding_idx)):
+        F.embedding(ids_tensor([1]), weight, padding_idx=padding_idx)
+    with pytest.raises(ValueError, match=r"padding_idx must be within num_embeddings"):
+        nn.Embedding(5, 3, padding_idx=padding_idx)
+
+
+def test_embedding_functional_negative_padding_idx_counts_from_the_end():
+    weight = tensor(np.ones((5, 3)), requires_grad=True)
+    F.embedding(ids_tensor([4, 1, 4]), weight, padding_idx=-1).sum().backward()
+    np.testing.assert_array_equal(to_numpy(weight.grad).sum(axis=1), [0.0, 3.0, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@pytest.mark.parametrize("in_features, out_features", [(0, 4), (3, 0), (0, 0)])
+def test_zero_size_linear_forward_and_backward(in_features, out_features):
+    layer = make(nn.Linear, in_features, out_features)
+    x = randn(np.random.default_rng(0), 2, 3, in_features, requires_grad=True)
+    y = layer(x)
+    assert tuple(y.shape) == (2, 3, out_features)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (2, 3, in_features)
+    assert tuple(layer.weight.grad.shape) == (out_features, in_features)
+    # with no inputs the output is the bias, so each bias entry sums 6 ones
+    np.testing.assert_array_equal(to_numpy(layer.bias.grad), np.full(out_features, 6.0))
+
+
+@pytest.mark.parametrize("cls, args", [
+    (nn.Linear, (2, 3)), (nn.Embedding, (4, 2)), (nn.PositionalEmbedding, (4, 2)), (nn.LayerNorm, (3,)),
+    (nn.RMSNorm, (3,)), (nn.Conv2d, (1, 2, 3)), (nn.MLP, (2, [3], 1)),
+])
+def test_layer_constructors_take_device_cpu_only(cls, args):
+    for device in (None, "cpu", tl.device("cpu")):
+        layer = cls(*args, device=device, dtype=tl.float64)
+        assert all(p.dtype == np.float64 for p in layer.parameters())
+    with pytest.raises(ValueError, match=r"tensorlib runs on the CPU only, got device 'cuda'"):
+        cls(*args, device="cuda")
+
+
+def _conv_reference(x, weight, bias, top_left, bottom_right):
+    """conv2d of numpy arrays with explicit (possibly uneven) zero padding, stride 1."""
+    (t, l), (b, r) = top_left, bottom_right
+    padded = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)))
+    o, c, kh, kw = weight.shape
+    oh, ow = padded.shape[2] - kh + 1, padded.shape[3] - kw + 1
+    out = np.empty((x.shape[0], o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            out[:, :, i, j] = np.einsum("ncuv,ocuv->no", padded[:, :, i : i + kh, j : j + kw], weight) + bias
+    return out
+
+
+@pytest.mark.parametrize("kernel", [3, 4, (2, 5)])
+def test_conv2d_padding_same_keeps_the_size_and_pads_the_extra_zero_after(kernel):
+    rng = np.random.default_rng(3)
+    kh, kw = _pair(kernel)
+    x = rng.standard_normal((2, 2, 5, 6))
+    layer = make(nn.Conv2d, 2, 3, kernel, padding="same")
+    weight, bias = to_numpy(layer.weight), to_numpy(layer.bias)
+    y = layer(tensor(x))
+    assert tuple(y.shape) == (2, 3, 5, 6)
+    expected = _conv_reference(x, weight, bias, ((kh - 1) // 2, (kw - 1) // 2), (kh // 2, kw // 2))
+    np.testing.assert_allclose(to_numpy(y), expected, rtol=1e-12, atol=1e-12)
+    check_gradients(layer, [tensor(x, requires_grad=True)], rng)
+    valid = make(nn.Conv2d, 2, 3, kernel, padding="valid")
+    assert tuple(valid(tensor(x)).shape) == (2, 3, 6 - kh, 7 - kw)
+
+
+def test_conv2d_padding_strings_are_validated():
+    with pytest.raises(ValueError, match=r"padding='same' is not supported for strided convolutions"):
+        nn.Conv2d(1, 1, 3, stride=2, padding="same")
+    with pytest.raises(ValueError, match=r"invalid padding string 'full', should be one of 'valid', 'same'"):
+        nn.Conv2d(1, 1, 3, padding="full")
+    with pytest.raises(ValueError, match=r"strided"):
+        F.conv2d(tensor(np.zeros((1, 1, 4, 4))), tensor(np.zeros((1, 1, 3, 3))), stride=2, padding="same")
+
+
+@pytest.mark.parametrize("layer", [
+    lambda: make(nn.Conv2d, 2, 3, 3, padding=1), lambda: nn.MaxPool2d(2), lambda: nn.AvgPool2d(3, 2, 1),
+    lambda: nn.MaxPool2d(2, ceil_mode=True),
+], ids=["conv", "max", "avg", "max-ceil"])
+def test_unbatched_input_gives_the_batch_of_one_result(layer):
+    module = layer()
+    rng = np.random.default_rng(4)
+    x = rng.permutation(2 * 5 * 5).reshape(2, 5, 5) / 7.0
+    batched = module(tensor(x[None]))
+    unbatched = module(tensor(x))
+    assert tuple(unbatched.shape) == tuple(batched.shape)[1:]
+    np.testing.assert_allclose(to_numpy(unbatched), to_numpy(batched)[0], rtol=1e-12, atol=1e-12)
+    check_gradients(module, [tensor(x, requires_grad=True)], rng)
+
+
+@pytest.mark.parametrize("k, s, p, h", [(2, 2, 0, 5), (3, 2, 1, 6), (3, 3, 0, 7), (2, 1, 1, 4)])
+@pytest.mark.parametrize("kind", ["max", "avg", "avg-exclude"])
+def test_pool_ceil_mode_output_size_and_gradcheck(kind, k, s, p, h):
+    rng = np.random.default_rng(5)
+    x = rng.permutation(2 * h * (h + 1)).reshape(1, 2, h, h + 1) / 7.0
+    if kind == "max":
+        layer = nn.MaxPool2d(k, s, p, ceil_mode=True)
+    else:
+        layer = nn.AvgPool2d(k, s, p, ceil_mode=True, count_include_pad=(kind == "avg"))
+    y = layer(tensor(x))
+    for size, out in zip((h, h + 1), y.shape[2:], strict=True):
+        expected = -(-(size + 2 * p - k) // s) + 1
+        if (expected - 1) * s >= size + p:  # the last window must start inside the input or left padding
+            expected -= 1
+        assert out == expected
+    check_gradients(layer, [tensor(x, requires_grad=True)], rng)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: F.rms_norm(x, 4), lambda x: F.layer_norm(x, 4), lambda x: F.max_pool2d(x, 2),
+    lambda x: F.avg_pool2d(x, 2), lambda x: F.dropout(x, 0.5),
+], ids=["rms_norm", "layer_norm", "max_pool2d", "avg_pool2d", "dropout"])
+def test_float_only_layers_reject_integer_input_naming_the_dtype(call):
+    x = tl.tensor(np.arange(16, dtype=np.int64).reshape(1, 1, 4, 4))
+    with pytest.raises(TypeError, match=r"expected a floating-point input, got dtype int64"):
+        call(x)
+
+
+def test_normalized_shape_is_validated_the_same_way_by_function_and_module():
+    x = tensor(np.zeros((2, 3)))
+    for bad in (0, (), (3, -1), 2.5):
+        with pytest.raises((TypeError, ValueError), match=r"normalized_shape"):
+            F.layer_norm(x, bad)
+        with pytest.raises((TypeError, ValueError), match=r"normalized_shape"):
+            nn.LayerNorm(bad)
+
+
+def test_dropout_rejects_a_generator_of_the_wrong_type():
+    with pytest.raises(TypeError, match=r"generator must be a tensorlib.Generator"):
+        F.dropout(tensor(np.ones(4)), 0.5, generator=np.random.default_rng(0))
+
+
+def test_loss_modules_use_the_functional_reduction_check():
+    with pytest.raises(ValueError, match=r"reduction must be one of"):
+        nn.MSELoss(reduction="avg")

@@ -508,3 +508,55 @@ def test_repr_of_a_custom_module_names_its_children():
     assert "(attn): Attention(" in text
     assert "(head): Linear(in_features=4, out_features=3, bias=True)" in text
     assert "0x" not in text  # no memory addresses
+
+
+# ----------------------------------------------------------------------------- review fixes
+
+
+@pytest.mark.parametrize("value, got", [([[1.0, 2.0, 3.0], [4.0]], "list"), ("abc", "str"), (1.5, "float"),
+                                        (np.array(["a", "b", "c"]), "an array of dtype <U1")])
+def test_load_state_dict_names_a_value_that_is_not_a_tensor_and_changes_nothing(value, got):
+    model = nn.Linear(3, 1)
+    before = snapshot(model)
+    with pytest.raises(TypeError, match=re.escape(f"expected a Tensor or array for key 'weight', got {got}")):
+        model.load_state_dict({"weight": value, "bias": tensor(np.zeros(1))})
+    for name, array in snapshot(model).items():
+        np.testing.assert_array_equal(array, before[name], err_msg=name)
+
+
+def test_load_state_dict_accepts_numpy_arrays():
+    model = nn.Linear(3, 1)
+    model.load_state_dict({"weight": np.ones((1, 3)), "bias": np.zeros(1)})
+    np.testing.assert_array_equal(to_numpy(model.weight), np.ones((1, 3), dtype=np.float32))
+
+
+def test_module_to_accepts_pytorchs_forms():
+    model = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3))
+    weights = list(model.parameters())
+    assert model.to("cpu") is model and model.cpu() is model
+    assert model.to(tl.device("cpu")) is model
+    assert model.to(tl.float64) is model
+    assert all(p.dtype == np.float64 for p in model.parameters())
+    model.to("cpu", tl.float32)
+    assert all(p.dtype == np.float32 for p in model.parameters())
+    model.to(device="cpu", dtype=tl.float64)
+    assert all(p.dtype == np.float64 for p in model.parameters())
+    model.to(tl.zeros(1, dtype=tl.float32))  # to(tensor): that tensor's dtype
+    assert all(p.dtype == np.float32 for p in model.parameters())
+    assert list(model.parameters()) == weights  # the same Parameter objects, cast in place
+
+
+def test_module_to_rejects_integer_dtypes_and_other_devices():
+    model = nn.Linear(2, 3)
+    with pytest.raises(TypeError, match=r"nn.Module.to only accepts floating point dtypes, but got desired dtype=int64"):
+        model.to(tl.int64)
+    with pytest.raises(ValueError, match=r"tensorlib runs on the CPU only, got device 'cuda'"):
+        model.to("cuda")
+    with pytest.raises(ValueError, match=r"CPU only"):
+        model.to(device="cuda:0", dtype=tl.float64)
+    assert model.weight.dtype == np.float32 and model.weight.requires_grad
+
+
+def test_module_dict_views_have_docstrings():
+    for name in ("keys", "values", "items"):
+        assert getattr(nn.ModuleDict, name).__doc__, name

@@ -458,12 +458,15 @@ def pool_configs(draw):
     return (kh, kw), (sh, sw), (ph, pw), h, w
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
-@given(pool_configs(), st.sampled_from(["MaxPool2d", "AvgPool2d"]), st.integers(0, 2**16))
-def test_pools_random_configurations(config, kind, seed):
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(pool_configs(), st.sampled_from(["MaxPool2d", "AvgPool2d"]), st.booleans(), st.booleans(), st.integers(0, 2**16))
+def test_pools_random_configurations(config, kind, ceil_mode, count_include_pad, seed):
     k, s, p, h, w = config
     x = np.random.default_rng(seed).permutation(2 * 2 * h * w).reshape(2, 2, h, w) / 5.0  # no ties
-    check_layer(getattr(nn, kind)(k, stride=s, padding=p), getattr(torch.nn, kind)(k, stride=s, padding=p), [x], np.float64, seed=seed)
+    options = dict(stride=s, padding=p, ceil_mode=ceil_mode)
+    if kind == "AvgPool2d":
+        options["count_include_pad"] = count_include_pad
+    check_layer(getattr(nn, kind)(k, **options), getattr(torch.nn, kind)(k, **options), [x], np.float64, seed=seed)
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
@@ -472,3 +475,60 @@ def test_layer_norm_random_shapes(shape, trailing, seed):
     trailing = min(trailing, len(shape))
     normalized = tuple(shape[-trailing:])
     check_layer(nn.LayerNorm(normalized), torch.nn.LayerNorm(normalized), [normal(seed, *shape) * 3 + 1], np.float64, seed=seed)
+
+
+# ----------------------------------------------------------------------------- review fixes
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("k, d, padding", [(3, 1, "same"), (4, 1, "same"), ((2, 5), (2, 1), "same"), (3, 1, "valid")])
+def test_conv2d_padding_strings(dtype, k, d, padding):
+    ours = nn.Conv2d(2, 3, k, padding=padding, dilation=d)
+    theirs = torch.nn.Conv2d(2, 3, k, padding=padding, dilation=d)
+    check_layer(ours, theirs, [normal(21, 2, 2, 7, 6)], dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind, args", [
+    ("Conv2d", (2, 3, 3)), ("MaxPool2d", (2,)), ("AvgPool2d", (3, 2, 1)),
+])
+def test_unbatched_input(dtype, kind, args):
+    x = np.random.default_rng(22).permutation(2 * 7 * 6).reshape(2, 7, 6) / 10.0  # no ties
+    check_layer(getattr(nn, kind)(*args), getattr(torch.nn, kind)(*args), [x], dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("k, s, p, h, w", [(2, 2, 0, 5, 7), (3, 2, 1, 6, 6), (3, 3, 0, 7, 8), (2, 1, 1, 4, 5), (3, 2, 1, 5, 4)])
+@pytest.mark.parametrize("kind", ["MaxPool2d", "AvgPool2d", "AvgPool2d-exclude"])
+def test_pools_ceil_mode(dtype, kind, k, s, p, h, w):
+    x = np.random.default_rng(23).permutation(2 * 3 * h * w).reshape(2, 3, h, w) / 10.0  # no ties
+    if kind == "MaxPool2d":
+        ours, theirs = nn.MaxPool2d(k, s, p, ceil_mode=True), torch.nn.MaxPool2d(k, s, p, ceil_mode=True)
+    else:
+        include = kind == "AvgPool2d"
+        ours = nn.AvgPool2d(k, s, p, ceil_mode=True, count_include_pad=include)
+        theirs = torch.nn.AvgPool2d(k, s, p, ceil_mode=True, count_include_pad=include)
+    check_layer(ours, theirs, [x], dtype)
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("in_features, out_features", [(0, 3), (4, 0)])
+def test_zero_size_linear(dtype, in_features, out_features):
+    check_layer(nn.Linear(in_features, out_features), torch.nn.Linear(in_features, out_features),
+                [normal(24, 2, in_features)], dtype)
+
+
+def test_module_to_int_dtype_is_refused_like_torch():
+    with pytest.raises(TypeError, match="only accepts floating point"):
+        torch.nn.Linear(2, 3).to(torch.int64)
+    with pytest.raises(TypeError, match="only accepts floating point"):
+        nn.Linear(2, 3).to(tl.int64)
+
+
+def test_embedding_padding_idx_range_like_torch():
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        TF.embedding(torch.tensor([1]), torch.zeros(5, 3), padding_idx=7)
+    with pytest.raises(ValueError, match="padding_idx must be within num_embeddings"):
+        F.embedding(tl.tensor([1]), tl.zeros(5, 3), padding_idx=7)

@@ -28,6 +28,7 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 7
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -36,10 +37,11 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor
-from tensorlib.random import Generator, default_generator
+from tensorlib.random import Generator, resolve_generator
+from tensorlib.shape import as_shape
 
 
-# %% book/04_layers.ipynb, cell 48
+# %% book/04_layers.ipynb, cell 50
 class _Linear(Function):
     """:math:`y = x W^\\top + b` over the last axis of ``x``; leading axes are batch axes."""
 
@@ -51,9 +53,11 @@ class _Linear(Function):
         return y + bias if bias is not None else y
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-        rows = grad.reshape(-1, grad.shape[-1])  # (M, out): every batch position is a row
+        # every batch position is a row; M is spelled out because reshape(-1, 0) cannot infer it
+        m = math.prod(grad.shape[:-1])
+        rows = grad.reshape(m, grad.shape[-1])  # (M, out)
         grad_x = grad @ self.weight if self.needs_input_grad[0] else None  # X̄ = Ȳ W
-        grad_weight = rows.T @ self.x.reshape(-1, self.x.shape[-1]) if self.needs_input_grad[1] else None  # W̄ = Ȳᵀ X
+        grad_weight = rows.T @ self.x.reshape(m, self.x.shape[-1]) if self.needs_input_grad[1] else None  # W̄ = Ȳᵀ X
         grad_bias = rows.sum(axis=0) if self.needs_input_grad[2] else None  # b̄ = Ȳᵀ 1
         return grad_x, grad_weight, grad_bias
 
@@ -70,6 +74,18 @@ def _check_same_dtype(name: str, input: Tensor, **parameters: Tensor | None) -> 
                 f"{name}: input has dtype {input.dtype} but {label} has dtype {parameter.dtype}; "
                 f"convert one of them (e.g. module.double() or input.float())"
             )
+
+
+def _check_floating(name: str, input: Tensor) -> None:
+    """Reject an integer or bool input, as PyTorch does, before numpy promotes or overflows it."""
+    if input.dtype.kind != "f":
+        raise TypeError(f"{name}: expected a floating-point input, got dtype {input.dtype}")
+
+
+def _check_floating(name: str, input: Tensor) -> None:
+    """Reject an integer or bool input, as PyTorch does, before numpy promotes or overflows it."""
+    if input.dtype.kind != "f":
+        raise TypeError(f"{name}: expected a floating-point input, got dtype {input.dtype}")
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -90,7 +106,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 57
+# %% book/04_layers.ipynb, cell 59
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -121,26 +137,39 @@ def _ids_array(input: Any, num_embeddings: int) -> np.ndarray:
     return ids
 
 
+def _check_padding_idx(padding_idx: int | None, num_embeddings: int, owner: str) -> int | None:
+    """``padding_idx`` checked against the table and made non-negative (negative counts from the end)."""
+    if padding_idx is None:
+        return None
+    if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
+        raise TypeError(f"{owner}: padding_idx must be an int or None, got {padding_idx!r}")
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(
+            f"{owner}: padding_idx must be within num_embeddings, i.e. in [-{num_embeddings}, {num_embeddings}), got {padding_idx}"
+        )
+    return int(padding_idx) % num_embeddings
+
+
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Look up the rows of ``weight`` at the integer ids ``input``.
 
     Shapes: ``input`` (*) of integer dtype, ``weight`` (num_embeddings, embedding_dim);
     result (*, embedding_dim). The gradient of a row is the sum over every position its id
-    occurs at; row ``padding_idx`` (if given) gets no gradient.
+    occurs at; row ``padding_idx`` (if given; negative counts from the end) gets no gradient.
 
     Raises:
         TypeError: if the ids are not integers.
         IndexError: naming the first offending id, if one is outside [0, num_embeddings).
+        ValueError: if padding_idx is outside [-num_embeddings, num_embeddings).
     """
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape {_shape_text(weight)}")
     ids = _ids_array(input, weight.shape[0])
-    if padding_idx is not None:
-        padding_idx = operator.index(padding_idx) % weight.shape[0]
+    padding_idx = _check_padding_idx(padding_idx, weight.shape[0], "embedding")
     return _Embedding.apply(weight, ids, padding_idx=padding_idx)
 
 
-# %% book/04_layers.ipynb, cell 66
+# %% book/04_layers.ipynb, cell 68
 def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
@@ -196,14 +225,17 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-def _as_normalized_shape(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
-    if isinstance(normalized_shape, (int, np.integer)):
-        return (int(normalized_shape),)
-    return tuple(operator.index(size) for size in normalized_shape)
+def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tuple[int, ...]:
+    """``normalized_shape`` (an int means the last dimension) as a non-empty tuple of sizes >= 1."""
+    shape = as_shape(normalized_shape, f"{owner}: normalized_shape")
+    if not shape or min(shape) < 1:
+        raise ValueError(f"{owner}: normalized_shape must be a positive int or a non-empty sequence of them, got {normalized_shape!r}")
+    return shape
 
 
 def _check_normalized(name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None) -> None:
-    if len(shape) == 0 or tuple(input.shape[input.ndim - len(shape) :]) != shape or input.ndim < len(shape):
+    _check_floating(name, input)
+    if tuple(input.shape[input.ndim - len(shape) :]) != shape or input.ndim < len(shape):
         raise ValueError(f"{name}: the input's trailing dimensions must be normalized_shape={shape}, got input of shape {_shape_text(input)}")
     for label, tensor in (("weight", weight), ("bias", bias)):
         if tensor is not None and tuple(tensor.shape) != shape:
@@ -225,7 +257,7 @@ def layer_norm(
     ``weight`` (:math:`\\gamma`) and ``bias`` (:math:`\\beta`) normalized_shape or None;
     result like ``input``.
     """
-    shape = _as_normalized_shape(normalized_shape)
+    shape = _normalized_shape(normalized_shape, "layer_norm")
     _check_normalized("layer_norm", input, shape, weight, bias)
     return _LayerNorm.apply(input, weight, bias, normalized_shape=shape, eps=float(eps))
 
@@ -238,14 +270,14 @@ def rms_norm(
     ``eps=None`` means the machine epsilon of the input's dtype, as in PyTorch. Shapes:
     ``input`` (*, *normalized_shape); ``weight`` normalized_shape or None; result like ``input``.
     """
-    shape = _as_normalized_shape(normalized_shape)
+    shape = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized("rms_norm", input, shape, weight, None)
     if eps is None:
         eps = float(np.finfo(input.dtype).eps)
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 74
+# %% book/04_layers.ipynb, cell 76
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -273,17 +305,18 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
 
     Raises:
         ValueError: if ``p`` is not in [0, 1).
+        TypeError: if ``input`` is not floating point (when a mask is applied).
     """
     p = _check_probability(p, "dropout")
     if not training or p == 0.0:
         return input
-    generator = default_generator if generator is None else generator
-    dtype = input.dtype if input.dtype.kind == "f" else np.dtype(np.float32)
-    keep = generator.bernoulli(1.0 - p, tuple(input.shape), dtype=dtype)
+    _check_floating("dropout", input)  # a scaled mask has no integer form
+    dtype = input.dtype
+    keep = resolve_generator(generator).bernoulli(1.0 - p, tuple(input.shape), dtype=dtype)
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 84
+# %% book/04_layers.ipynb, cell 86
 def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     """An int or a pair of ints (PyTorch's convention) as a pair of Python ints."""
     pair = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else tuple(value)
@@ -292,32 +325,42 @@ def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     return int(pair[0]), int(pair[1])
 
 
-def _check_spatial(what: str, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int], dilation: tuple[int, int]) -> None:
+_Sides = tuple[tuple[int, int], tuple[int, int]]  # ((top, bottom), (left, right)) zeros around an image
+
+
+def _symmetric(padding: tuple[int, int]) -> _Sides:
+    """PyTorch's (h, w) padding, the same on both sides of each axis."""
+    return (padding[0], padding[0]), (padding[1], padding[1])
+
+
+def _check_spatial(what: str, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int], sides: _Sides, dilation: tuple[int, int]) -> None:
     if len(shape) != 4:
-        raise ValueError(f"{what}: expected a 4-D input (N, C, H, W), got shape {shape}")
-    if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
+        raise ValueError(f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}")
+    top_left = (sides[0][0], sides[1][0])
+    padding = top_left if sides == _symmetric(top_left) else sides  # messages show PyTorch's (h, w) when they can
+    if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(v for side in sides for v in side) < 0:
         raise ValueError(
             f"{what}: kernel_size, stride and dilation must be >= 1 and padding >= 0, got kernel_size={kernel}, "
             f"stride={stride}, padding={padding}, dilation={dilation}"
         )
-    for size, k, p, d in zip(shape[2:], kernel, padding, dilation, strict=True):
-        if size + 2 * p < d * (k - 1) + 1:
+    for size, k, (before, after), d in zip(shape[2:], kernel, sides, dilation, strict=True):
+        if size + before + after < d * (k - 1) + 1:
             raise ValueError(
                 f"{what}: input of spatial size {tuple(shape[2:])} padded by {padding} is smaller than the kernel "
                 f"{kernel} spans (dilation {dilation}): the output would be empty"
             )
 
 
-def _pad(x: np.ndarray, padding: tuple[int, int], value: float = 0.0) -> np.ndarray:
-    ph, pw = padding
-    if ph == 0 and pw == 0:
+def _pad(x: np.ndarray, sides: _Sides, value: float = 0.0) -> np.ndarray:
+    if sides == ((0, 0), (0, 0)):
         return x
-    return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+    return np.pad(x, ((0, 0), (0, 0), *sides), constant_values=value)
 
 
-def _crop(x: np.ndarray, padding: tuple[int, int]) -> np.ndarray:
-    ph, pw = padding
-    return x[:, :, ph : x.shape[2] - ph, pw : x.shape[3] - pw]
+def _crop(x: np.ndarray, sides: _Sides) -> np.ndarray:
+    """The adjoint of zero padding: cut the padded rows and columns off again."""
+    (top, bottom), (left, right) = sides
+    return x[:, :, top : x.shape[2] - bottom, left : x.shape[3] - right]
 
 
 def _windows(padded: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> np.ndarray:
@@ -357,7 +400,7 @@ class _Conv2d(Function):
         weight: np.ndarray,
         bias: np.ndarray | None,
         stride: tuple[int, int] = (1, 1),
-        padding: tuple[int, int] = (0, 0),
+        padding: _Sides = ((0, 0), (0, 0)),
         dilation: tuple[int, int] = (1, 1),
         groups: int = 1,
     ) -> np.ndarray:
@@ -395,12 +438,31 @@ class _Conv2d(Function):
         return grad_x, grad_weight, grad_bias
 
 
+def _conv_padding(padding: int | Sequence[int] | str, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> _Sides:
+    """Convolution padding as sides: an int, an (h, w) pair, ``"valid"`` (none) or ``"same"``.
+
+    ``"same"`` keeps H and W (stride 1 only, as in PyTorch): an axis needs
+    :math:`d(k-1)` zeros in all, :math:`\\lfloor d(k-1)/2 \\rfloor` before and the rest after,
+    so an even kernel pads one more zero at the bottom and right.
+    """
+    if not isinstance(padding, str):
+        return _symmetric(_pair(padding, "padding"))
+    if padding == "valid":
+        return (0, 0), (0, 0)
+    if padding != "same":
+        raise ValueError(f"conv2d: invalid padding string {padding!r}, should be one of 'valid', 'same'")
+    if stride != (1, 1):
+        raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
+    total_h, total_w = (d * (k - 1) for k, d in zip(kernel, dilation, strict=True))
+    return (total_h // 2, total_h - total_h // 2), (total_w // 2, total_w - total_w // 2)
+
+
 def conv2d(
     input: Tensor,
     weight: Tensor,
     bias: Tensor | None = None,
     stride: int | Sequence[int] = 1,
-    padding: int | Sequence[int] = 0,
+    padding: int | Sequence[int] | str = 0,
     dilation: int | Sequence[int] = 1,
     groups: int = 1,
 ) -> Tensor:
@@ -408,16 +470,20 @@ def conv2d(
 
     :math:`Y_{n,o,i,j} = b_o + \\sum_{c,u,v} W_{o,c,u,v} X^{pad}_{n,c,si+du,sj+dv}`.
 
-    Shapes: ``input`` (N, C, H, W); ``weight`` (O, C/groups, kh, kw); ``bias`` (O,) or
-    None; result (N, O, H_out, W_out) with
+    Shapes: ``input`` (N, C, H, W) or unbatched (C, H, W); ``weight`` (O, C/groups, kh, kw);
+    ``bias`` (O,) or None; result (N, O, H_out, W_out) (or (O, H_out, W_out)) with
     :math:`H_{out} = \\lfloor (H + 2p - d(k_h-1) - 1)/s \\rfloor + 1` (same for W).
-    ``stride``, ``padding`` and ``dilation`` are an int or an (h, w) pair; padding is zeros.
+    ``stride`` and ``dilation`` are an int or an (h, w) pair; ``padding`` (zeros) is an int,
+    a pair, ``"valid"`` (no padding) or ``"same"`` (output size = input size, stride 1 only).
     """
-    stride, padding, dilation = _pair(stride, "stride"), _pair(padding, "padding"), _pair(dilation, "dilation")
+    if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
+        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if weight.ndim != 4:
         raise ValueError(f"conv2d: weight must be 4-D (out_channels, in_channels/groups, kh, kw), got shape {_shape_text(weight)}")
     out_channels, group_channels, kh, kw = weight.shape
-    _check_spatial("conv2d", tuple(input.shape), (kh, kw), stride, padding, dilation)
+    sides = _conv_padding(padding, (kh, kw), stride, dilation)
+    _check_spatial("conv2d", tuple(input.shape), (kh, kw), stride, sides, dilation)
     groups = operator.index(groups)
     if groups < 1 or out_channels % groups or input.shape[1] != group_channels * groups:
         raise ValueError(
@@ -427,7 +493,7 @@ def conv2d(
     if bias is not None and tuple(bias.shape) != (out_channels,):
         raise ValueError(f"conv2d: bias must have shape ({out_channels},), got {_shape_text(bias)}")
     _check_same_dtype("conv2d", input, weight=weight, bias=bias)
-    return _Conv2d.apply(input, weight, bias, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    return _Conv2d.apply(input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups)
 
 
 class _Unfold(Function):
@@ -437,7 +503,7 @@ class _Unfold(Function):
 
     def forward(
         self, x: np.ndarray, kernel_size: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
-        padding: tuple[int, int] = (0, 0), stride: tuple[int, int] = (1, 1),
+        padding: _Sides = ((0, 0), (0, 0)), stride: tuple[int, int] = (1, 1),
     ) -> np.ndarray:
         padded = _pad(x, padding)
         windows = _windows(padded, kernel_size, stride, dilation)  # (N, C, OH, OW, kh, kw)
@@ -461,25 +527,50 @@ def unfold(
 ) -> Tensor:
     """Extract sliding windows as columns (im2col), like ``torch.nn.functional.unfold``.
 
-    Shapes: ``input`` (N, C, H, W); result (N, C*kh*kw, L) with L = H_out * W_out windows,
-    each column ordered channel first, then kernel row, then kernel column. The backward
-    is col2im: window entries are added back onto the pixels they came from.
+    Shapes: ``input`` (N, C, H, W) or unbatched (C, H, W); result (N, C*kh*kw, L) (or
+    (C*kh*kw, L)) with L = H_out * W_out windows, each column ordered channel first, then
+    kernel row, then kernel column. The backward is col2im: window entries are added back
+    onto the pixels they came from.
     """
-    kernel, dilation, padding, stride = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"), _pair(padding, "padding"), _pair(stride, "stride")
-    _check_spatial("unfold", tuple(input.shape), kernel, stride, padding, dilation)
-    return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=padding, stride=stride)
+    if input.ndim == 3:
+        return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
+    kernel, dilation, stride = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"), _pair(stride, "stride")
+    sides = _symmetric(_pair(padding, "padding"))
+    _check_spatial("unfold", tuple(input.shape), kernel, stride, sides, dilation)
+    return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 91
-def _pool_arguments(what: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any = 1) -> tuple:
+# %% book/04_layers.ipynb, cell 94
+def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
+    """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
+
+    The output size rounds up, :math:`\\lceil (H + 2p - d(k-1) - 1)/s \\rceil + 1`, except that
+    a window must start inside the input or the left padding (PyTorch's rule).
+    """
+    span = d * (k - 1) + 1
+    out = -(-(size + 2 * p - span) // s) + 1
+    if (out - 1) * s >= size + p:
+        out -= 1
+    return max(0, (out - 1) * s + span - (size + 2 * p))
+
+
+def _pool_arguments(
+    what: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any = 1, ceil_mode: bool = False
+) -> tuple[tuple[int, int], tuple[int, int], _Sides, tuple[int, int]]:
+    """Validate a pooling call; return (kernel, stride, sides, dilation)."""
+    _check_floating(what, input)
     kernel = _pair(kernel_size, "kernel_size")
     stride = kernel if stride is None else _pair(stride, "stride")
     padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
-    _check_spatial(what, tuple(input.shape), kernel, stride, padding, dilation)
+    sides = _symmetric(padding)
+    _check_spatial(what, tuple(input.shape), kernel, stride, sides, dilation)
     for k, p, d in zip(kernel, padding, dilation, strict=True):
         if 2 * p > d * (k - 1) + 1:
             raise ValueError(f"{what}: padding {padding} should be at most half of the kernel size {kernel}")
-    return kernel, stride, padding, dilation
+    if ceil_mode:
+        extra = [_ceil_extra(*args) for args in zip(input.shape[2:], kernel, stride, padding, dilation, strict=True)]
+        sides = (padding[0], padding[0] + extra[0]), (padding[1], padding[1] + extra[1])
+    return kernel, stride, sides, dilation
 
 
 class _MaxPool2d(Function):
@@ -489,7 +580,7 @@ class _MaxPool2d(Function):
 
     def forward(
         self, x: np.ndarray, kernel: tuple[int, int] = (1, 1), stride: tuple[int, int] = (1, 1),
-        padding: tuple[int, int] = (0, 0), dilation: tuple[int, int] = (1, 1),
+        padding: _Sides = ((0, 0), (0, 0)), dilation: tuple[int, int] = (1, 1),
     ) -> np.ndarray:
         padded = _pad(x, padding, -np.inf)
         windows = _windows(padded, kernel, stride, dilation)
@@ -514,15 +605,20 @@ class _AvgPool2d(Function):
 
     def forward(
         self, x: np.ndarray, kernel: tuple[int, int] = (1, 1), stride: tuple[int, int] = (1, 1),
-        padding: tuple[int, int] = (0, 0), count_include_pad: bool = True,
+        padding: _Sides = ((0, 0), (0, 0)), count_include_pad: bool = True,
     ) -> np.ndarray:
         padded = _pad(x, padding)
         windows = _windows(padded, kernel, stride, (1, 1))
-        if count_include_pad or padding == (0, 0):
+        (top, bottom), (left, right) = padding  # bottom > top, right > left only in ceil_mode
+        if (top, left) == (bottom, right) and (count_include_pad or (top, left) == (0, 0)):
             self.divisor = np.asarray(kernel[0] * kernel[1], dtype=x.dtype)
-        else:  # the number of real (unpadded) pixels in each window
-            ones = _pad(np.ones((1, 1, *x.shape[2:]), dtype=x.dtype), padding)
-            self.divisor = _windows(ones, kernel, stride, (1, 1)).sum(axis=(-2, -1))
+        else:  # count the pixels that count: the real ones (and the zeros of `padding`, if included)
+            if count_include_pad:
+                counted = np.ones((1, 1, x.shape[2] + 2 * top, x.shape[3] + 2 * left), dtype=x.dtype)
+                counted = _pad(counted, ((0, bottom - top), (0, right - left)))
+            else:
+                counted = _pad(np.ones((1, 1, *x.shape[2:]), dtype=x.dtype), padding)
+            self.divisor = _windows(counted, kernel, stride, (1, 1)).sum(axis=(-2, -1))
         self.padded_shape, self.kernel, self.stride, self.padding = padded.shape, kernel, stride, padding
         return windows.sum(axis=(-2, -1)) / self.divisor
 
@@ -539,15 +635,19 @@ def max_pool2d(
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
     dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
 ) -> Tensor:
     """2-D max pooling: the maximum of each window of each channel.
 
-    Shapes: ``input`` (N, C, H, W); result (N, C, H_out, W_out) with the convolution's
-    formula. ``stride`` defaults to ``kernel_size``; padding (at most half the kernel)
-    is with :math:`-\\infty`.
+    Shapes: ``input`` (N, C, H, W) or unbatched (C, H, W), floating point; result
+    (N, C, H_out, W_out) (or (C, H_out, W_out)) with the convolution's formula, rounded up
+    instead of down if ``ceil_mode``. ``stride`` defaults to ``kernel_size``; padding (at
+    most half the kernel) is with :math:`-\\infty`.
     """
-    kernel, stride, padding, dilation = _pool_arguments("max_pool2d", input, kernel_size, stride, padding, dilation)
-    return _MaxPool2d.apply(input, kernel=kernel, stride=stride, padding=padding, dilation=dilation)
+    if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
+        return max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode).squeeze(0)
+    kernel, stride, sides, dilation = _pool_arguments("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _MaxPool2d.apply(input, kernel=kernel, stride=stride, padding=sides, dilation=dilation)
 
 
 def avg_pool2d(
@@ -555,13 +655,17 @@ def avg_pool2d(
     kernel_size: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
     *,
     count_include_pad: bool = True,
 ) -> Tensor:
     """2-D average pooling: the mean of each window of each channel.
 
     Shapes as :func:`max_pool2d`. Padding is with zeros; ``count_include_pad`` decides
-    whether they count in the divisor (PyTorch's default ``True``).
+    whether they count in the divisor (PyTorch's default ``True``). The extra window
+    positions of ``ceil_mode`` never count (as in PyTorch).
     """
-    kernel, stride, padding, _ = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding)
-    return _AvgPool2d.apply(input, kernel=kernel, stride=stride, padding=padding, count_include_pad=count_include_pad)
+    if input.ndim == 3:
+        return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad=count_include_pad).squeeze(0)
+    kernel, stride, sides, _ = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
+    return _AvgPool2d.apply(input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad)

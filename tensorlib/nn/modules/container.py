@@ -27,7 +27,7 @@ from typing import Any
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 45
+# %% book/04_layers.ipynb, cell 47
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)
@@ -185,12 +185,15 @@ class ModuleDict(Module):
         return key in self._modules
 
     def keys(self) -> Iterable[str]:
+        """The keys of the children, in insertion order (a live view, like a dict's)."""
         return self._modules.keys()
 
     def values(self) -> Iterable[Module]:
+        """The child modules, in insertion order."""
         return self._modules.values()
 
     def items(self) -> Iterable[tuple[str, Module]]:
+        """``(key, module)`` pairs, in insertion order."""
         return self._modules.items()
 
     def pop(self, key: str) -> Module:

@@ -19,14 +19,13 @@ import numpy as np
 
 from tensorlib.engine import Tensor
 from tensorlib.nn import init
-from tensorlib.nn.functional.layers import _pair, conv2d
-from tensorlib.nn.modules.linear import _check_size, _float_dtype
-from tensorlib.nn.modules.module import Module
+from tensorlib.nn.functional.layers import _conv_padding, _pair, conv2d
+from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 85
+# %% book/04_layers.ipynb, cell 87
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -35,14 +34,17 @@ class Conv2d(Module):
         out_channels: :math:`C_{out}`, the number of filters.
         kernel_size: an int or an (h, w) pair.
         stride: an int or an (h, w) pair (default 1).
-        padding: zero padding on each side, an int or an (h, w) pair (default 0).
+        padding: zero padding on each side, an int or an (h, w) pair (default 0), or
+            ``"valid"`` (none) or ``"same"`` (output size = input size; stride 1 only).
         dilation: spacing between kernel taps, an int or an (h, w) pair (default 1).
         groups: split channels into this many independent groups (default 1).
         bias: whether to learn a bias per output channel (default ``True``).
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameters (default float32).
         generator: the generator for the initial values; the global one if ``None``.
 
-    Shapes: input (N, C_in, H, W), output (N, C_out, H_out, W_out) with
+    Shapes: input (N, C_in, H, W) or unbatched (C_in, H, W), output (N, C_out, H_out, W_out)
+    (or (C_out, H_out, W_out)) with
     :math:`H_{out} = \\lfloor (H + 2p - d(k-1) - 1)/s \\rfloor + 1`, the same for W.
 
     Attributes:
@@ -56,11 +58,12 @@ class Conv2d(Module):
         out_channels: int,
         kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1,
-        padding: int | Sequence[int] = 0,
+        padding: int | Sequence[int] | str = 0,
         dilation: int | Sequence[int] = 1,
         groups: int = 1,
         bias: bool = True,
         *,
+        device: Any = None,
         dtype: Any = None,
         generator: Generator | None = None,
     ) -> None:
@@ -69,14 +72,15 @@ class Conv2d(Module):
         self.out_channels = _check_size(out_channels, "out_channels", "Conv2d")
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.stride = _pair(stride, "stride")
-        self.padding = _pair(padding, "padding")
         self.dilation = _pair(dilation, "dilation")
+        _conv_padding(padding, self.kernel_size, self.stride, self.dilation)  # a bad string fails here, not in forward
+        self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
         self.groups = _check_size(groups, "groups", "Conv2d")
         if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
             raise ValueError(
                 f"Conv2d: in_channels={in_channels} and out_channels={out_channels} must both be divisible by groups={groups}"
             )
-        dtype = _float_dtype(dtype)
+        dtype = _parameter_dtype(dtype, device)
         shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
         self.weight = Parameter(np.empty(shape, dtype=dtype))
         if bias:

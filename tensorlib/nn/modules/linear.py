@@ -13,7 +13,6 @@ __all__ = [
 
 # %% book/04_layers.ipynb, cell 8
 import math
-import operator
 from typing import Any
 
 import numpy as np
@@ -21,31 +20,12 @@ import numpy as np
 from tensorlib.engine import Tensor
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import linear
-from tensorlib.nn.modules.module import Module
+from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 50
-def _check_size(value: Any, name: str, owner: str) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{owner}: {name} must be an int, got {value!r}")
-    try:
-        size = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}") from None
-    if size < 0:
-        raise ValueError(f"{owner}: {name} must be >= 0, got {size}")
-    return size
-
-
-def _float_dtype(dtype: Any) -> np.dtype:
-    resolved = np.dtype(np.float32 if dtype is None else dtype)
-    if resolved.kind != "f":
-        raise TypeError(f"parameters must have a floating dtype, got {resolved}")
-    return resolved
-
-
+# %% book/04_layers.ipynb, cell 52
 class Identity(Module):
     """Return the input unchanged; any constructor arguments are ignored (as in PyTorch)."""
 
@@ -63,6 +43,7 @@ class Linear(Module):
         in_features: size of each input sample, :math:`n_\\text{in}`.
         out_features: size of each output sample, :math:`n_\\text{out}`.
         bias: whether to learn the additive bias :math:`b` (default ``True``).
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameters (default float32).
         generator: the :class:`~tensorlib.Generator` for the initial values; the global
             one if ``None``.
@@ -82,13 +63,14 @@ class Linear(Module):
         out_features: int,
         bias: bool = True,
         *,
+        device: Any = None,
         dtype: Any = None,
         generator: Generator | None = None,
     ) -> None:
         super().__init__()
         self.in_features = _check_size(in_features, "in_features", "Linear")
         self.out_features = _check_size(out_features, "out_features", "Linear")
-        dtype = _float_dtype(dtype)
+        dtype = _parameter_dtype(dtype, device)
         self.weight = Parameter(np.empty((self.out_features, self.in_features), dtype=dtype))
         if bias:
             self.bias = Parameter(np.empty(self.out_features, dtype=dtype))

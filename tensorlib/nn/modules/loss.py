@@ -17,6 +17,7 @@ __all__ = [
 # %% book/04_layers.ipynb, cell 16
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.loss import (
+    _check_reduction,
     binary_cross_entropy_with_logits,
     cross_entropy,
     mse_loss,
@@ -25,13 +26,7 @@ from tensorlib.nn.functional.loss import (
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 96
-def _check_reduction(reduction: str, owner: str) -> str:
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{owner}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    return reduction
-
-
+# %% book/04_layers.ipynb, cell 100
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -48,7 +43,8 @@ class CrossEntropyLoss(Module):
         super().__init__()
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
-        self.reduction = _check_reduction(reduction, "CrossEntropyLoss")
+        _check_reduction(reduction)
+        self.reduction = reduction
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -70,7 +66,8 @@ class NLLLoss(Module):
         super().__init__()
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
-        self.reduction = _check_reduction(reduction, "NLLLoss")
+        _check_reduction(reduction)
+        self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
@@ -85,7 +82,8 @@ class MSELoss(Module):
 
     def __init__(self, *, reduction: str = "mean") -> None:
         super().__init__()
-        self.reduction = _check_reduction(reduction, "MSELoss")
+        _check_reduction(reduction)
+        self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return mse_loss(input, target, reduction=self.reduction)
@@ -104,7 +102,8 @@ class BCEWithLogitsLoss(Module):
         super().__init__()
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
-        self.reduction = _check_reduction(reduction, "BCEWithLogitsLoss")
+        _check_reduction(reduction)
+        self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight)

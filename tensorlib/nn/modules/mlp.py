@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 97
+# %% book/04_layers.ipynb, cell 101
 class MLP(Sequential):
     """A multi-layer perceptron: ``Linear, activation, Linear, activation, ..., Linear``.
 
@@ -40,6 +40,7 @@ class MLP(Sequential):
         bias: whether the linear layers have a bias (default ``True``).
         dropout: if > 0, a :class:`Dropout` with this probability after each hidden activation.
         output_activation: optional module class applied after the last layer.
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameters (default float32).
         generator: used for the initial weights and the dropout masks (the global one if ``None``).
 
@@ -57,6 +58,7 @@ class MLP(Sequential):
         bias: bool = True,
         dropout: float = 0.0,
         output_activation: Callable[[], Module] | None = None,
+        device: Any = None,
         dtype: Any = None,
         generator: Generator | None = None,
     ) -> None:
@@ -65,7 +67,7 @@ class MLP(Sequential):
         sizes = [operator.index(in_features), *(operator.index(size) for size in hidden_sizes), operator.index(out_features)]
         layers: list[Module] = []
         for index, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-            layers.append(Linear(n_in, n_out, bias, dtype=dtype, generator=generator))
+            layers.append(Linear(n_in, n_out, bias, device=device, dtype=dtype, generator=generator))
             if index < len(sizes) - 2:
                 layers.append(activation())
                 if dropout > 0:

@@ -29,8 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, no_grad
+from tensorlib.engine import Tensor, as_device, no_grad
+from tensorlib.engine import device as Device
 from tensorlib.nn.parameter import Parameter
+from tensorlib.random import _float_dtype
+from tensorlib.shape import as_shape
 
 
 # %% book/04_layers.ipynb, cell 30
@@ -60,6 +63,81 @@ def _check_name(owner: Module, name: object, kind: str, table: dict) -> None:
         raise KeyError(f'{kind} name can\'t contain ".", got {name!r}')
     if hasattr(owner, name) and name not in table:
         raise KeyError(f"attribute {name!r} already exists")
+
+
+def _check_size(value: Any, name: str, owner: str) -> int:
+    """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0, checked by chapter 1's ``as_shape``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}")
+    return as_shape(value, f"{owner}: {name}")[0]
+
+
+def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
+    """The dtype of a layer's parameters (float32 if None); ``device`` must be None or the CPU."""
+    as_device(device)
+    return _float_dtype(dtype)
+
+
+def _to_dtype(args: tuple, device: Any, dtype: Any) -> np.dtype | None:
+    """Parse :meth:`Module.to`'s arguments as PyTorch does; check the device, return the dtype or None."""
+    if len(args) > 2:
+        raise TypeError(f"to() takes at most 2 positional arguments (device, dtype), got {len(args)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, (str, Device)):
+            device = arg
+        else:
+            dtype = arg
+    as_device(device)
+    if dtype is None:
+        return None
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"to() expects a device, a dtype or a tensor, got {dtype!r}") from None
+    if resolved.kind != "f":
+        # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
+        raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
+    return resolved
+
+
+def _state_array(key: str, value: Any) -> np.ndarray:
+    """A checkpoint value as an array: a Tensor or a numeric numpy array, nothing else."""
+    if isinstance(value, Tensor):
+        return np.asarray(value.numpy())
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
+        return np.asarray(value)
+    got = f"an array of dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
+    raise TypeError(f"expected a Tensor or array for key {key!r}, got {got}")
+
+
+def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict: bool) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    """Validate a checkpoint against ``targets`` before anything is copied.
+
+    Returns the arrays to copy (by key) and the missing and unexpected keys; raises
+    ``TypeError`` for a value that is not a tensor and one ``RuntimeError`` listing every
+    size mismatch (and, if ``strict``, every key mismatch).
+    """
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}")
+    sources = {key: _state_array(key, state_dict[key]) for key in targets if key in state_dict}
+    missing = [key for key in targets if key not in state_dict]
+    unexpected = [key for key in state_dict if key not in targets]
+    errors = [
+        f"size mismatch for {key}: copying a param with shape {tuple(array.shape)} from checkpoint, "
+        f"the shape in current model is {tuple(targets[key].shape)}."
+        for key, array in sources.items()
+        if array.shape != tuple(targets[key].shape)
+    ]
+    if strict:
+        if missing:
+            errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        if unexpected:
+            errors.insert(1 if missing else 0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+    if errors:
+        raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(errors))
+    return sources, missing, unexpected
 
 
 class Module:
@@ -354,13 +432,26 @@ class Module:
                             tensor.grad = None
         return self
 
-    def to(self, dtype: Any) -> Module:
+    def to(self, *args: Any, device: Any = None, dtype: Any = None) -> Module:
         """Cast every floating-point parameter and buffer to ``dtype``, in place; returns ``self``.
 
-        The parameter objects stay the same (only their data changes), so references held
-        elsewhere stay valid. Gradients are dropped, as their dtype would no longer match.
+        Takes PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(tensor)`` (that tensor's dtype) and the keywords ``device=`` and ``dtype=``.
+        The only device is the CPU, so ``to("cpu")`` changes nothing. The parameter
+        objects stay the same (only their data changes), so references held elsewhere (an
+        optimizer's) stay valid. Gradients are dropped, as their dtype would no longer
+        match; integer buffers keep their dtype.
+
+        Raises:
+            TypeError: for a dtype that is not floating point.
+            ValueError: for a device other than the CPU.
         """
-        return self._cast(np.dtype(dtype))
+        resolved = _to_dtype(args, device, dtype)
+        return self if resolved is None else self._cast(resolved)
+
+    def cpu(self) -> Module:
+        """Return ``self``: tensorlib's parameters always live on the CPU."""
+        return self
 
     def double(self) -> Module:
         """Cast floating-point parameters and buffers to float64 (for gradient checks)."""
@@ -423,34 +514,12 @@ class Module:
             ``(missing_keys, unexpected_keys)``, a named tuple of two lists.
 
         Raises:
+            TypeError: if a value is not a Tensor or a numeric array (named by its key).
             RuntimeError: listing every missing and unexpected key (strict) and every
                 shape mismatch, all in one message.
         """
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}")
         targets = self._state_targets()
-        missing = [key for key in targets if key not in state_dict]
-        unexpected = [key for key in state_dict if key not in targets]
-        sources: dict[str, np.ndarray] = {}
-        errors: list[str] = []
-        for key, target in targets.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            array = np.asarray(value)
-            if array.shape != target.shape:
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {tuple(array.shape)} from checkpoint, "
-                    f"the shape in current model is {tuple(target.shape)}."
-                )
-            sources[key] = array
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
+        sources, missing, unexpected = _check_state(type(self).__name__, state_dict, targets, strict)
         with no_grad():
             for key, array in sources.items():
                 targets[key].copy_(array)  # casts to the target's dtype

@@ -18,20 +18,12 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import Tensor
-from tensorlib.nn.functional.layers import layer_norm, rms_norm
-from tensorlib.nn.modules.linear import _float_dtype
-from tensorlib.nn.modules.module import Module
+from tensorlib.nn.functional.layers import _normalized_shape, layer_norm, rms_norm
+from tensorlib.nn.modules.module import Module, _parameter_dtype
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 67
-def _shape_tuple(normalized_shape: int | Sequence[int], owner: str) -> tuple[int, ...]:
-    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    if not shape or any(isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1 for size in shape):
-        raise ValueError(f"{owner}: normalized_shape must be a positive int or a non-empty sequence of them, got {normalized_shape!r}")
-    return tuple(int(size) for size in shape)
-
-
+# %% book/04_layers.ipynb, cell 69
 class LayerNorm(Module):
     """Layer normalisation :math:`y = \\gamma (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + \\beta`.
 
@@ -40,6 +32,7 @@ class LayerNorm(Module):
         eps: :math:`\\varepsilon`, added to the variance (default 1e-5).
         elementwise_affine: whether to learn :math:`\\gamma` (init 1) and :math:`\\beta` (init 0).
         bias: whether to learn :math:`\\beta` when ``elementwise_affine`` (default ``True``).
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameters (default float32).
 
     Shapes: input (*, *normalized_shape), output the same.
@@ -52,13 +45,14 @@ class LayerNorm(Module):
         elementwise_affine: bool = True,
         bias: bool = True,
         *,
+        device: Any = None,
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.normalized_shape = _shape_tuple(normalized_shape, "LayerNorm")
+        self.normalized_shape = _normalized_shape(normalized_shape, "LayerNorm")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        dtype = _float_dtype(dtype)
+        dtype = _parameter_dtype(dtype, device)
         if elementwise_affine:
             self.weight = Parameter(np.ones(self.normalized_shape, dtype=dtype))
             if bias:
@@ -83,20 +77,21 @@ class RMSNorm(Module):
         normalized_shape: the trailing dimensions to normalise over (an int means the last one).
         eps: :math:`\\varepsilon`; ``None`` (default) means the machine epsilon of the input's dtype.
         elementwise_affine: whether to learn :math:`\\gamma` (init 1).
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameter (default float32).
 
     Shapes: input (*, *normalized_shape), output the same.
     """
 
     def __init__(
-        self, normalized_shape: int | Sequence[int], eps: float | None = None, elementwise_affine: bool = True, *, dtype: Any = None
+        self, normalized_shape: int | Sequence[int], eps: float | None = None, elementwise_affine: bool = True, *, device: Any = None, dtype: Any = None
     ) -> None:
         super().__init__()
-        self.normalized_shape = _shape_tuple(normalized_shape, "RMSNorm")
+        self.normalized_shape = _normalized_shape(normalized_shape, "RMSNorm")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(np.ones(self.normalized_shape, dtype=_float_dtype(dtype)))
+            self.weight = Parameter(np.ones(self.normalized_shape, dtype=_parameter_dtype(dtype, device)))
         else:
             self.register_parameter("weight", None)
 

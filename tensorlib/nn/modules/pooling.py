@@ -19,7 +19,7 @@ from tensorlib.nn.functional.layers import _pair, avg_pool2d, max_pool2d
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 92
+# %% book/04_layers.ipynb, cell 95
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
@@ -28,9 +28,10 @@ class MaxPool2d(Module):
         stride: an int or a pair; ``None`` (default) means ``kernel_size``.
         padding: implicit :math:`-\\infty` padding, at most half the kernel (default 0).
         dilation: spacing between window taps (default 1).
+        ceil_mode: round the output size up instead of down, keeping a last partial window.
 
-    Shapes: input (N, C, H, W), output (N, C, H_out, W_out),
-    :math:`H_{out} = \\lfloor (H + 2p - d(k-1) - 1)/s \\rfloor + 1`.
+    Shapes: input (N, C, H, W) or (C, H, W), output (N, C, H_out, W_out) or (C, H_out, W_out),
+    :math:`H_{out} = \\lfloor (H + 2p - d(k-1) - 1)/s \\rfloor + 1` (:math:`\\lceil\\cdot\\rceil` if ``ceil_mode``).
     """
 
     def __init__(
@@ -39,6 +40,7 @@ class MaxPool2d(Module):
         stride: int | Sequence[int] | None = None,
         padding: int | Sequence[int] = 0,
         dilation: int | Sequence[int] = 1,
+        ceil_mode: bool = False,
     ) -> None:
         super().__init__()
         _pair(kernel_size, "kernel_size")
@@ -46,12 +48,16 @@ class MaxPool2d(Module):
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
         self.dilation = dilation
+        self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation)
+        return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
 
     def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, dilation={self.dilation}"
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
 
 
 class AvgPool2d(Module):
@@ -61,9 +67,10 @@ class AvgPool2d(Module):
         kernel_size: an int or an (h, w) pair.
         stride: an int or a pair; ``None`` (default) means ``kernel_size``.
         padding: implicit zero padding, at most half the kernel (default 0).
+        ceil_mode: round the output size up instead of down, keeping a last partial window.
         count_include_pad: whether padded zeros count in the divisor (default ``True``).
 
-    Shapes: input (N, C, H, W), output (N, C, H_out, W_out).
+    Shapes: input (N, C, H, W) or (C, H, W), output (N, C, H_out, W_out) or (C, H_out, W_out).
     """
 
     def __init__(
@@ -71,6 +78,7 @@ class AvgPool2d(Module):
         kernel_size: int | Sequence[int],
         stride: int | Sequence[int] | None = None,
         padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
         *,
         count_include_pad: bool = True,
     ) -> None:
@@ -79,10 +87,13 @@ class AvgPool2d(Module):
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
+        self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
     def forward(self, input: Tensor) -> Tensor:
-        return avg_pool2d(input, self.kernel_size, self.stride, self.padding, count_include_pad=self.count_include_pad)
+        return avg_pool2d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode, count_include_pad=self.count_include_pad
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

@@ -12,21 +12,19 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 9
-import operator
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
-from tensorlib.nn.functional.layers import embedding
-from tensorlib.nn.modules.linear import _check_size, _float_dtype
-from tensorlib.nn.modules.module import Module
+from tensorlib.nn.functional.layers import _check_padding_idx, embedding
+from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 59
+# %% book/04_layers.ipynb, cell 61
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 
@@ -35,6 +33,7 @@ class Embedding(Module):
         embedding_dim: the vector size :math:`D`.
         padding_idx: an id whose row starts at zero and receives no gradient (optional;
             negative values count from the end).
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the table (default float32).
         generator: the generator for the initial values, :math:`\\mathcal N(0, 1)` as in
             PyTorch; the global one if ``None``.
@@ -51,21 +50,15 @@ class Embedding(Module):
         embedding_dim: int,
         padding_idx: int | None = None,
         *,
+        device: Any = None,
         dtype: Any = None,
         generator: Generator | None = None,
     ) -> None:
         super().__init__()
         self.num_embeddings = _check_size(num_embeddings, "num_embeddings", "Embedding")
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim", "Embedding")
-        if padding_idx is not None:
-            padding_idx = operator.index(padding_idx)
-            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
-                raise ValueError(
-                    f"Embedding: padding_idx must be within [-{self.num_embeddings}, {self.num_embeddings}), got {padding_idx}"
-                )
-            padding_idx %= self.num_embeddings
-        self.padding_idx = padding_idx
-        self.weight = Parameter(np.empty((self.num_embeddings, self.embedding_dim), dtype=_float_dtype(dtype)))
+        self.padding_idx = _check_padding_idx(padding_idx, self.num_embeddings, "Embedding")
+        self.weight = Parameter(np.empty((self.num_embeddings, self.embedding_dim), dtype=_parameter_dtype(dtype, device)))
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
@@ -89,6 +82,7 @@ class PositionalEmbedding(Module):
     Args:
         context_length: :math:`L`, the longest sequence accepted.
         embedding_dim: :math:`C`, the size of each vector.
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the table (default float32).
         generator: the generator for the initial values (:math:`\\mathcal N(0, 1)`, like
             :class:`Embedding`); the global one if ``None``.
@@ -104,12 +98,12 @@ class PositionalEmbedding(Module):
     """
 
     def __init__(
-        self, context_length: int, embedding_dim: int, *, dtype: Any = None, generator: Generator | None = None
+        self, context_length: int, embedding_dim: int, *, device: Any = None, dtype: Any = None, generator: Generator | None = None
     ) -> None:
         super().__init__()
         self.context_length = _check_size(context_length, "context_length", "PositionalEmbedding")
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim", "PositionalEmbedding")
-        self.weight = Parameter(np.empty((self.context_length, self.embedding_dim), dtype=_float_dtype(dtype)))
+        self.weight = Parameter(np.empty((self.context_length, self.embedding_dim), dtype=_parameter_dtype(dtype, device)))
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
