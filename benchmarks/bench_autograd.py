@@ -38,6 +38,8 @@ def _small_ops() -> list[dict]:
         "matmul": (lambda: a @ b, lambda: a_np @ b_np, lambda: at @ bt),
         "relu": (lambda: a.relu(), lambda: np.maximum(a_np, 0), lambda: at.relu()),
         "sum": (lambda: a.sum(), lambda: a_np.sum(), lambda: at.sum()),
+        # a tensor divisor pays for np.errstate (x/0 is inf silently, as in torch): about 1 us
+        "div": (lambda: a / b, lambda: a_np / b_np, lambda: at / bt),
     }
 
     def tl_fb(op):
@@ -62,6 +64,7 @@ def _small_ops() -> list[dict]:
         "matmul": lambda: (a_np @ b_np, g_np @ b_np.T, a_np.T @ g_np),
         "relu": lambda: (np.maximum(a_np, 0), g_np * (a_np > 0)),
         "sum": lambda: (a_np.sum(), np.ones_like(a_np) * np.float32(1.0)),
+        "div": lambda: (a_np / b_np, g_np / b_np, -g_np * a_np / (b_np * b_np)),
     }
 
     rows = []
@@ -109,6 +112,30 @@ def _chain() -> list[dict]:
     return [total, {"name": "  per op of the chain", **per_op}]
 
 
+def _in_place_step() -> list[dict]:
+    """An SGD step on one 64x64 parameter: the in-place update raises the version counter."""
+    rng = np.random.default_rng(1)
+    p_np, g_np = rng.normal(size=(2, 64, 64)).astype(np.float32)
+    p, g = tl.tensor(p_np, requires_grad=True), tl.tensor(g_np)
+
+    def ours():
+        with tl.no_grad():
+            p.sub_(g, alpha=0.01)
+
+    def bare():
+        np.subtract(p_np, g_np * np.float32(0.01), out=p_np)
+
+    theirs = None
+    if torch is not None:
+        pt, gt = torch.tensor(p_np, requires_grad=True), torch.tensor(g_np)
+
+        def theirs():
+            with torch.no_grad():
+                pt.sub_(gt, alpha=0.01)
+
+    return [row("sgd step sub_ 64x64", ours, bare, theirs)]
+
+
 def run() -> list[dict]:
     """Rows for benchmarks/run.py: seconds per call of tensorlib, numpy and torch."""
-    return _small_ops() + _chain()
+    return _small_ops() + _chain() + _in_place_step()

@@ -12,14 +12,17 @@ from tensorlib.shape import sum_to_shape as sum_to_shape
 from tensorlib.engine import Function as Function
 from tensorlib.engine import Tensor as Tensor
 from tensorlib.engine import abs as abs
+from tensorlib.engine import allclose as allclose
 from tensorlib.engine import arange as arange
 from tensorlib.engine import argmax as argmax
 from tensorlib.engine import argmin as argmin
-from tensorlib.engine import bool_ as bool  # noqa: F401 (tensorlib.bool; "bool" would shadow the builtin in tensor.py)
+from tensorlib.engine import bool_ as bool  # noqa: F401 (tensorlib.bool; "bool" would shadow the builtin in engine.py)
+from tensorlib.engine import as_device as as_device
 from tensorlib.engine import cat as cat
 from tensorlib.engine import chunk as chunk
 from tensorlib.engine import clamp as clamp
 from tensorlib.engine import concat as concat
+from tensorlib.engine import device as device
 from tensorlib.engine import double as double
 from tensorlib.engine import empty as empty
 from tensorlib.engine import empty_like as empty_like
@@ -30,6 +33,8 @@ from tensorlib.engine import flatten as flatten
 from tensorlib.engine import float16 as float16
 from tensorlib.engine import float32 as float32
 from tensorlib.engine import float64 as float64
+from tensorlib.engine import float16 as half
+from tensorlib.engine import float32 as float  # noqa: F401 (tensorlib.float, like torch.float; shadows the builtin here only)
 from tensorlib.engine import from_numpy as from_numpy
 from tensorlib.engine import full as full
 from tensorlib.engine import full_like as full_like
@@ -37,6 +42,7 @@ from tensorlib.engine import int8 as int8
 from tensorlib.engine import int16 as int16
 from tensorlib.engine import int32 as int32
 from tensorlib.engine import int64 as int64
+from tensorlib.engine import int32 as int  # noqa: F401 (tensorlib.int, like torch.int)
 from tensorlib.engine import is_grad_enabled as is_grad_enabled
 from tensorlib.engine import is_tensor as is_tensor
 from tensorlib.engine import linspace as linspace
@@ -76,7 +82,7 @@ from tensorlib.engine import var as var
 from tensorlib.engine import where as where
 from tensorlib.engine import zeros as zeros
 from tensorlib.engine import zeros_like as zeros_like
-from tensorlib import autograd as autograd  # tensorlib.autograd.gradcheck, .grad
+from tensorlib import autograd as autograd  # tensorlib.autograd.grad, .backward, .gradcheck, .Function
 from tensorlib import nn as nn  # tensorlib.nn.functional
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)
@@ -86,9 +92,13 @@ from tensorlib.random import default_generator as default_generator
 from tensorlib.random import get_rng_state as get_rng_state
 from tensorlib.random import initial_seed as initial_seed
 from tensorlib.random import manual_seed as manual_seed
+from tensorlib.random import multinomial as multinomial
 from tensorlib.random import rand as rand
+from tensorlib.random import rand_like as rand_like
 from tensorlib.random import randint as randint
+from tensorlib.random import randint_like as randint_like
 from tensorlib.random import randn as randn
+from tensorlib.random import randn_like as randn_like
 from tensorlib.random import randperm as randperm
 from tensorlib.random import set_rng_state as set_rng_state
 

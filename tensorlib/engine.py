@@ -36,6 +36,8 @@ __all__ = [
     'long',
     'uint8',
     'bool_',
+    'device',
+    'as_device',
     'Tensor',
     'tensor',
     'from_numpy',
@@ -70,6 +72,7 @@ __all__ = [
     'Clamp',
     'Extremum',
     'ExtremumAlongDim',
+    'ElementwiseExtremum',
     'Softmax',
     'LogSoftmax',
     'Reshape',
@@ -113,6 +116,7 @@ __all__ = [
     'argmin',
     'numel',
     'is_tensor',
+    'allclose',
     'sum',
     'max',
     'min',
@@ -125,12 +129,15 @@ __all__ = [
 # %% book/02_autograd.ipynb, cell 2
 import functools
 import math
+import operator
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from tensorlib.shape import (
+    as_shape,
     broadcast_shapes,
     matmul_shape,
     normalize_axes,
@@ -228,6 +235,9 @@ class set_grad_enabled(_GradMode):
 
 
 # %% book/02_autograd.ipynb, cell 12
+_in_place_changes = 0  # a clock: the number of in-place changes made to any tensor so far
+
+
 class Function:
     """A differentiable op, and once applied, a node of the computational graph.
 
@@ -246,9 +256,15 @@ class Function:
     requires grad, the Function instance is kept as the result's ``grad_fn``, with
     ``inputs`` (the Tensors that need a gradient, ``None`` for the rest) and
     ``needs_input_grad``. Otherwise the node is dropped and nothing is recorded.
+
+    A recorded node also keeps ``saved_inputs`` (all its inputs) and ``changes_seen`` (the
+    in-place clock at that moment), so backward can refuse to run on values that were
+    changed in place since. An op whose backward uses none of its input values (``Add``,
+    ``Reshape``, ...) sets the class attribute ``saves_inputs = False`` and skips that.
     """
 
-    __slots__ = ("inputs", "needs_input_grad")
+    __slots__ = ("inputs", "needs_input_grad", "saved_inputs", "changes_seen")
+    saves_inputs = True
 
     def forward(self, *args: Any, **options: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
@@ -274,12 +290,15 @@ class Function:
             parents = tuple([x if isinstance(x, Tensor) and x.requires_grad else None for x in inputs])
             node.inputs = parents
             node.needs_input_grad = tuple([parent is not None for parent in parents])
+            if node.saves_inputs:
+                node.saved_inputs = inputs
+                node.changes_seen = _in_place_changes
             return _wrap(out, node)
         return _wrap(out, None)
 
     def name(self) -> str:
         """The node's name as PyTorch prints it: ``MulBackward`` for the op ``Mul``."""
-        return type(self).__name__ + "Backward"
+        return type(self).__name__.lstrip("_") + "Backward"
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
@@ -313,17 +332,79 @@ def _topological_order(root: Function) -> list[Function]:
     return order
 
 
+_retained: dict[Function, weakref.ref] = {}
+"""The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
+
+Weak references whose callback removes the entry: it goes away with its tensor, so the
+registry keeps no graph alive, and a plain dict keeps the per-backward check cheap."""
+
+
 def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
     """``leaf.grad += grad`` (creating it the first time); the leaf owns its own copy."""
-    if grad.shape != leaf.data.shape:
-        raise RuntimeError(
-            f"autograd produced a gradient of shape {grad.shape} for a leaf of shape {leaf.data.shape}"
-        )
     if leaf.grad is None:
         leaf.grad = _wrap(np.array(grad, dtype=leaf.data.dtype, copy=True), None)
     else:
         total = leaf.grad.data + grad
         leaf.grad.data = total if total.dtype == leaf.data.dtype else total.astype(leaf.data.dtype)
+
+
+def _check_saved_inputs(node: Function) -> None:
+    """Raise if a tensor that ``node`` saved was changed in place after ``node`` was recorded."""
+    for x in node.saved_inputs:
+        if isinstance(x, Tensor) and x._versions is not None and x._versions[1] > node.changes_seen:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: a tensor of shape {x.data.shape} that {node.name()} saved is now at version "
+                f"{x._versions[0]}, changed in place after {node.name()} used it. Change it after "
+                "backward, or give the op a clone()"
+            )
+
+
+def _input_grads(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+    """``node.backward(grad)``, checked: the saved inputs are unchanged, and one gradient comes per input."""
+    if node.saves_inputs and _in_place_changes > node.changes_seen:
+        _check_saved_inputs(node)
+    grads = node.backward(grad)
+    if type(grads) is not tuple:  # one input: a bare array is fine, as in PyTorch
+        grads = (grads,)
+    if len(grads) != len(node.inputs):
+        raise RuntimeError(
+            f"{type(node).__name__}.backward returned {len(grads)} gradients, but forward "
+            f"took {len(node.inputs)} inputs: return one per input (None for those without a gradient)"
+        )
+    return grads
+
+
+def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
+    """A gradient that is not an array of its input's shape: a 0-d one becomes an array, any other raises."""
+    if np.shape(grad) == parent.data.shape:
+        return np.asarray(grad)  # e.g. a numpy scalar for a 0-d input
+    index = next(k for k, x in enumerate(node.inputs) if x is parent)
+    raise RuntimeError(
+        f"Function {node.name()} returned an invalid gradient at index {index}: got shape "
+        f"{np.shape(grad)} but expected the shape of input {index}, {parent.data.shape}"
+    )
+
+
+def _capture_slots(capture: Sequence[Tensor]) -> tuple[dict[int, list[int]], dict[Function, list[int]]]:
+    """Where the gradient of each captured tensor is found: leaves by id, non-leaves by their node."""
+    leaf_slots: dict[int, list[int]] = {}
+    node_slots: dict[Function, list[int]] = {}
+    for index, tensor in enumerate(capture):
+        if tensor.grad_fn is None:
+            leaf_slots.setdefault(id(tensor), []).append(index)
+        else:
+            node_slots.setdefault(tensor.grad_fn, []).append(index)
+    return leaf_slots, node_slots
+
+
+def _graph_order(roots: Sequence[Tensor], pending: dict[Function, np.ndarray]) -> list[Function]:
+    """The nodes to visit, outputs first; several roots are joined under one virtual node."""
+    if len(pending) == 1:
+        return _topological_order(next(iter(pending)))
+    join = object.__new__(_Join)
+    join.inputs = tuple(root for root in roots if root.grad_fn is not None)
+    return _topological_order(join)[1:]
 
 
 def run_backward(
@@ -335,15 +416,14 @@ def run_backward(
     ``capture=None`` the gradients of leaves are accumulated into their ``.grad``;
     otherwise no ``.grad`` is touched and the gradients of the ``capture`` tensors (leaves
     or not; ``None`` for those the roots do not depend on) are returned.
+
+    Non-leaf tensors that called ``retain_grad()`` accumulate their gradient into ``.grad``
+    too. Raises ``RuntimeError`` if a saved input was changed in place after its op ran (see
+    ``Function``), or if a ``backward`` returns the wrong number or shape of gradients.
     """
     captured: list[np.ndarray | None] = [None] * len(capture or ())
-    leaf_slots: dict[int, list[int]] = {}  # id(leaf) -> positions in `captured`
-    node_slots: dict[Function, list[int]] = {}  # grad_fn of a captured non-leaf -> positions
-    for index, tensor in enumerate(capture or ()):
-        if tensor.grad_fn is None:
-            leaf_slots.setdefault(id(tensor), []).append(index)
-        else:
-            node_slots.setdefault(tensor.grad_fn, []).append(index)
+    leaf_slots, node_slots = _capture_slots(capture or ())
+    retained = _retained.copy() if _retained and capture is None else None  # checked once per backward
 
     def deliver_to_leaf(leaf: Tensor, grad: np.ndarray) -> None:
         if capture is None:
@@ -359,30 +439,23 @@ def run_backward(
             deliver_to_leaf(root, grad)
         else:
             pending[node] = pending[node] + grad if node in pending else grad
-    if len(pending) == 1:
-        order = _topological_order(next(iter(pending)))
-    else:  # several roots (or none): join their graphs under one virtual node
-        join = object.__new__(_Join)
-        join.inputs = tuple(root for root in roots if root.grad_fn is not None)
-        order = _topological_order(join)[1:]
-    for node in order:
+    for node in _graph_order(roots, pending):
         grad = pending.pop(node, None)
         if grad is None:  # nothing flows here (e.g. only through inputs that need no gradient)
             continue
         if node_slots and node in node_slots:
             for index in node_slots[node]:
                 captured[index] = grad
-        parent_grads = node.backward(grad)
-        if type(parent_grads) is not tuple:  # one input: a bare array is fine, as in PyTorch
-            parent_grads = (parent_grads,)
-        if len(parent_grads) != len(node.inputs):
-            raise RuntimeError(
-                f"{type(node).__name__}.backward returned {len(parent_grads)} gradients, but forward "
-                f"took {len(node.inputs)} inputs: return one per input (None for those without a gradient)"
-            )
-        for parent, parent_grad in zip(node.inputs, parent_grads, strict=True):
+        if retained is not None and node in retained:
+            keeper = retained[node]()
+            if keeper is not None:
+                _accumulate_into_leaf(keeper, grad)
+        # lengths checked in _input_grads; zip's strict= keyword alone costs ~0.1 us a node
+        for parent, parent_grad in zip(node.inputs, _input_grads(node, grad)):  # noqa: B905
             if parent is None or parent_grad is None:
                 continue
+            if type(parent_grad) is not np.ndarray or parent_grad.shape != parent.data.shape:
+                parent_grad = _checked_gradient(node, parent, parent_grad)
             parent_node = parent.grad_fn
             if parent_node is None:
                 deliver_to_leaf(parent, parent_grad)
@@ -397,6 +470,7 @@ class _Join(Function):
     """A virtual node over several roots, so one topological sort covers them all."""
 
     __slots__ = ()
+    saves_inputs = False
 
 
 # %% book/02_autograd.ipynb, cell 17
@@ -415,6 +489,69 @@ bool_ = np.dtype(np.bool_)  # exported as tensorlib.bool (a name that would shad
 _DEFAULT_FLOAT = float32
 
 
+class device:
+    """Where a tensor's memory lives, like ``torch.device``; tensorlib has one device, the CPU.
+
+    ``device("cpu")``, ``device("cpu:0")`` and ``device("cpu", 0)`` all name it; ``str`` gives
+    ``"cpu"`` and ``device("cpu") == "cpu"`` holds, so code written for PyTorch that checks
+    ``t.device.type == "cpu"`` runs unchanged.
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | device = "cpu", index: int | None = None) -> None:
+        if isinstance(type, device):
+            type, index = type.type, type.index if index is None else index
+        if not isinstance(type, str):
+            raise TypeError(f"device() expects a string such as 'cpu', got {type!r}")
+        name, _, number = type.partition(":")
+        if number:
+            index = int(number) if number.isdigit() else -1
+        if name != "cpu" or index not in (None, 0):
+            raise ValueError(f"tensorlib runs on the CPU only, got device {type!r}")
+        self.type = "cpu"
+        self.index = index
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        return f"device(type={self.type!r})" if self.index is None else f"device(type={self.type!r}, index={self.index})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            other = device(other) if other.partition(":")[0] == "cpu" else None
+        return isinstance(other, device) and other.type == self.type
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+
+_CPU = device("cpu")
+
+
+def as_device(value: str | device | None) -> device:
+    """Validate a ``device=`` argument: ``None``, ``"cpu"`` or ``device("cpu")`` give the CPU device.
+
+    Every function that takes ``device=`` calls this first, so ``device="cuda"`` fails at
+    once with a clear message instead of being ignored.
+
+    Raises:
+        ValueError: for any device other than the CPU (``"cuda"``, ``"mps"``, ...).
+        TypeError: for a value that is not a device, a string or None.
+    """
+    if value is None or value is _CPU:
+        return _CPU
+    if isinstance(value, (str, device)):
+        return device(value)
+    raise TypeError(f"device must be None, a string such as 'cpu' or a tensorlib.device, got {type(value).__name__}")
+
+
+def _is_device(value: Any) -> bool:
+    """Whether a positional argument of ``Tensor.to`` names a device (rather than a dtype)."""
+    return isinstance(value, (str, device))
+
+
 def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     """``data`` as an ndarray under ``torch.tensor``'s dtype rules (may share memory).
 
@@ -426,7 +563,13 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     elif isinstance(data, np.ndarray):
         array = data
     else:
-        array = np.asarray(data)
+        try:
+            array = np.asarray(data)
+        except ValueError:  # numpy's "inhomogeneous shape" message does not say what to fix
+            raise ValueError(
+                f"can't make a tensor from ragged nested sequences {_preview(data)}: every row must have "
+                "the same length (and every element be a number)"
+            ) from None
         if dtype is None and array.dtype == np.float64 and not isinstance(data, np.floating):
             array = array.astype(_DEFAULT_FLOAT)
     if array.dtype.kind not in "biuf":
@@ -439,6 +582,11 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     return array
 
 
+def _preview(data: Any) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
     """A plain Tensor around ``array`` (no copy, no checks): how ops make their results."""
     tensor = object.__new__(Tensor)
@@ -446,6 +594,7 @@ def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
     tensor.grad = None
     tensor.grad_fn = grad_fn
     tensor.requires_grad = grad_fn is not None
+    tensor._versions = None
     return tensor
 
 
@@ -456,19 +605,58 @@ def _check_can_require_grad(array: np.ndarray) -> None:
 
 # %% book/02_autograd.ipynb, cell 19
 def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> tuple[Any, bool]:
-    """Accept PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims``."""
+    """Accept PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims``; ``dim=()`` means all dims, as in torch."""
     if axis is not None:
         if dim is not None:
             raise TypeError("got both dim and axis; pass one")
         dim = axis
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None
     return dim, keepdim if keepdims is None else bool(keepdims)
 
 
-def _shape_args(shape: tuple[Any, ...]) -> tuple[int, ...]:
-    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``."""
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return tuple(int(size) for size in shape)
+def _shape_args(shape: tuple[Any, ...], what: str = "shape", infer: bool = False) -> tuple[int, ...]:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``; checked by chapter 1's ``as_shape``.
+
+    With ``infer``, a size may be -1 (reshape's "whatever is left", expand's "keep this dim").
+    """
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = shape[0]  # one tuple, list or torch.Size-like argument
+    if not infer:
+        return as_shape(shape, what)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"{what} must be a sequence of ints, got {shape!r}")
+    sizes = as_shape([0 if _is_minus_one(size) else size for size in shape], what)
+    return tuple(-1 if _is_minus_one(size) else n for size, n in zip(shape, sizes, strict=True))
+
+
+def _is_minus_one(size: Any) -> bool:
+    return isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size == -1
+
+
+def _scalar_operand(value: Any, op: str) -> Any:
+    """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take."""
+    if isinstance(value, Tensor):
+        if value.data.size != 1:
+            raise ValueError(f"{op}: the value must be a number or a one-element tensor, got shape {value.shape}")
+        return value.data.item()
+    if not isinstance(value, (int, float, np.number, np.bool_)):
+        raise TypeError(f"{op}: the value must be a number, got {type(value).__name__}")
+    return value
+
+
+def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
+    """The last two sizes of a tensor with at least 2 dims."""
+    if tensor.data.ndim < 2:
+        raise ValueError(f"{op}: expected a tensor with at least 2 dims, got shape {tensor.shape}")
+    rows, cols = tensor.data.shape[-2:]
+    return rows, cols
+
+
+def _matmul_operand(value: Any) -> Any:
+    if not isinstance(value, (Tensor, np.ndarray)):
+        raise TypeError(f"matmul: expected a Tensor operand, got {type(value).__name__}")
+    return value
 
 
 def _index_key(key: Any) -> Any:
@@ -489,20 +677,60 @@ class _ValuesIndices(NamedTuple):
 
 
 # %% book/02_autograd.ipynb, cell 23
-def _check_in_place(tensor: Tensor) -> None:
-    """In-place changes are only allowed outside the graph: the saved values would go stale."""
-    if _grad_enabled and tensor.requires_grad:
-        if tensor.grad_fn is None:
+def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place operation") -> None:
+    """In-place changes are only allowed outside the graph, and may not drop a gradient.
+
+    ``source`` is the value being written in (``copy_``, ``x[k] = v``, ``add_``, ...): if it
+    requires grad, writing its values would silently cut it out of the graph.
+    """
+    if _grad_enabled:
+        if tensor.requires_grad:
+            if tensor.grad_fn is None:
+                raise RuntimeError(
+                    f"{op}: a leaf Variable that requires grad is being used in an in-place operation; "
+                    "wrap the update in `with tensorlib.no_grad():`"
+                )
             raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation; "
-                "wrap the update in `with tensorlib.no_grad():`"
+                f"{op} on a tensor that is part of the graph (it has a grad_fn): tensorlib's "
+                "autograd does not support it; use the out-of-place op"
             )
-        raise RuntimeError(
-            "in-place operation on a tensor that is part of the graph (it has a grad_fn): tensorlib's "
-            "autograd does not support it; use the out-of-place op"
-        )
+        if isinstance(source, Tensor) and source.requires_grad:
+            raise RuntimeError(
+                f"{op}: the value written in requires grad, and an in-place write would drop its "
+                "gradient; build the tensor with cat/stack/where instead (or detach() the value)"
+            )
     if not tensor.data.flags.writeable:
         raise RuntimeError("this tensor is a read-only broadcast view (from expand); clone() it first")
+
+
+def _mark_changed(tensor: Tensor) -> None:
+    """Count an in-place change: the tensor's version goes up, and the clock stamps it."""
+    global _in_place_changes
+    _in_place_changes += 1
+    if tensor._versions is None:
+        tensor._versions = [1, _in_place_changes]
+    else:
+        tensor._versions[0] += 1
+        tensor._versions[1] = _in_place_changes
+
+
+def _shared_versions(tensor: Tensor) -> list[int]:
+    """The version counter of ``tensor``, created on demand so that an alias (``detach``) can share it."""
+    if tensor._versions is None:
+        tensor._versions = [0, 0]
+    return tensor._versions
+
+
+def _view_of(out: Tensor, source: Tensor) -> Tensor:
+    """``out``, sharing ``source``'s version counter when numpy made it a view of the same memory.
+
+    numpy points a view's ``base`` at the array that owns the memory, so one comparison tells a
+    view (basic indexing, most reshapes, transposes, expand) from a copy (integer-array indexing).
+    """
+    base = out.data.base
+    if base is not None and (base is source.data or base is source.data.base):
+        out._versions = _shared_versions(source)
+    return out
 
 
 # %% book/02_autograd.ipynb, cell 25
@@ -554,32 +782,59 @@ class Tensor:
 
     ``Tensor(data)`` wraps ``data`` without copying when it is an ndarray or Tensor
     (``Parameter(t)`` shares ``t``'s memory, as in PyTorch); use :func:`tensor` for a copy.
+    It keeps the data's dtype under :func:`tensor`'s rules (an ndarray keeps its own, Python
+    floats give float32): unlike ``torch.Tensor``, it does not convert everything to float32,
+    and it does not take sizes (``Tensor(2, 3)`` raises; use :func:`empty` or :func:`zeros`).
     Ops return plain Tensors, also on subclasses.
+
+    Every in-place change (``add_``, ``x[k] = v``, ...) raises the tensor's ``_version``; an
+    alias that shares the memory (``detach()``, a view made by indexing, ``reshape``,
+    ``transpose`` or ``expand``) shares the counter.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "grad_fn")
+    __slots__ = ("data", "grad", "requires_grad", "grad_fn", "_versions", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
+        if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
+            raise TypeError(
+                f"Tensor({data!r}, {dtype!r}): tensorlib.Tensor(data) wraps data and takes no sizes; "
+                "use tensorlib.empty(...) or tensorlib.zeros(...) for a tensor of a given shape, "
+                "tensorlib.tensor(data) for a copy of data"
+            )
         self.data = _as_array(data, dtype)
         self.grad = None
         self.grad_fn = None
         self.requires_grad = False
+        self._versions = _shared_versions(data) if isinstance(data, Tensor) and self.data is data.data else None
         if requires_grad:
             self.requires_grad_(True)
 
     # -- storage, dtype and graph attributes -------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
+        """The size of each dim, a tuple of ints (``()`` for a 0-d tensor)."""
         return self.data.shape
 
     @property
     def dtype(self) -> np.dtype:
+        """The element type, a numpy dtype (``tensorlib.float32`` is ``np.dtype("float32")``)."""
         return self.data.dtype
 
     @property
     def ndim(self) -> int:
+        """The number of dims, ``len(shape)``."""
         return self.data.ndim
+
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor (or an alias sharing its memory) has had."""
+        return 0 if self._versions is None else self._versions[0]
+
+    @property
+    def device(self) -> device:
+        """Where the memory lives: always the CPU (``str(t.device) == "cpu"``)."""
+        return _CPU
 
     @property
     def is_leaf(self) -> bool:
@@ -589,7 +844,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """The dims in reverse order (the transpose of a matrix)."""
-        return Permute.apply(self, dims=tuple(range(self.data.ndim - 1, -1, -1)))
+        return _view_of(Permute.apply(self, dims=tuple(range(self.data.ndim - 1, -1, -1))), self)
 
     @property
     def mT(self) -> Tensor:
@@ -623,6 +878,7 @@ class Tensor:
         return self.data.copy() if copy else self.data
 
     def item(self) -> float | int | bool:
+        """The value of a one-element tensor as a Python number."""
         if self.data.size != 1:
             raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
         return self.data.item()
@@ -669,8 +925,32 @@ class Tensor:
         return self
 
     def detach(self) -> Tensor:
-        """A tensor with the same memory, outside the graph (no grad_fn, no requires_grad)."""
-        return _wrap(self.data, None)
+        """A tensor with the same memory (and version counter), outside the graph."""
+        out = _wrap(self.data, None)
+        out._versions = _shared_versions(self)
+        return out
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in ``.grad`` after backward (leaves always keep theirs)."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        node = self.grad_fn
+        if node is not None:
+            _retained[node] = weakref.ref(self, lambda _, node=node: _retained.pop(node, None))
+
+    @property
+    def retains_grad(self) -> bool:
+        """Whether ``retain_grad()`` was called on this non-leaf."""
+        ref = _retained.get(self.grad_fn) if self.grad_fn is not None else None
+        return ref is not None and ref() is self
+
+    def detach_(self) -> Tensor:
+        """Make ``self`` a leaf outside the graph, in place (no grad_fn, no requires_grad)."""
+        if self.grad_fn is not None:
+            _retained.pop(self.grad_fn, None)
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
 
     def backward(
         self, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None, create_graph: bool = False
@@ -704,14 +984,35 @@ class Tensor:
         run_backward((self,), (grad,))
 
     # -- dtype conversion and copies -----------------------------------------------------
-    def to(self, dtype: Any) -> Tensor:
-        """This tensor converted to ``dtype`` (``self`` if it already has it); differentiable."""
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        """This tensor converted to ``dtype`` (``self`` if nothing changes); differentiable.
+
+        Takes PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(other)`` (``other``'s dtype) and the keywords ``dtype=``, ``device=``. The
+        only device is the CPU: any other raises ``ValueError``.
+        """
+        if len(args) > 2:
+            raise TypeError(f"to() takes at most 2 positional arguments (device, dtype), got {len(args)}")
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype = arg.data.dtype
+            elif _is_device(arg):
+                device = arg
+            else:
+                dtype = arg
+        as_device(device)
+        if dtype is None:
+            return self
         dtype = np.dtype(dtype)
         if dtype == self.data.dtype:
             return self
         if dtype.kind != "f" or not (self.requires_grad and _grad_enabled):
             return _wrap(self.data.astype(dtype), None)  # integer and bool results carry no gradient
         return Cast.apply(self, dtype=dtype)
+
+    def cpu(self) -> Tensor:
+        """``self``: tensorlib's tensors already live on the CPU."""
+        return self
 
     def type(self, dtype: Any) -> Tensor:
         """This tensor converted to ``dtype`` (same as ``to``)."""
@@ -789,10 +1090,10 @@ class Tensor:
         return Pow.apply(*_promote(base, self))
 
     def __matmul__(self, other: Any) -> Tensor:
-        return MatMul.apply(self, other)
+        return MatMul.apply(self, _matmul_operand(other))
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return MatMul.apply(other, self)
+        return MatMul.apply(_matmul_operand(other), self)
 
     def __neg__(self) -> Tensor:
         return Neg.apply(self)
@@ -822,7 +1123,7 @@ class Tensor:
 
     def matmul(self, other: Tensor) -> Tensor:
         """The matrix product ``self @ other``."""
-        return MatMul.apply(self, other)
+        return MatMul.apply(self, _matmul_operand(other))
 
     def neg(self) -> Tensor:
         """Elementwise :math:`-x`."""
@@ -859,6 +1160,40 @@ class Tensor:
     def eq(self, other: Any) -> Tensor:
         """Elementwise ``self == other``, a bool tensor."""
         return self._compare(other, np.equal)
+
+    def ne(self, other: Any) -> Tensor:
+        """Elementwise ``self != other``, a bool tensor."""
+        return self._compare(other, np.not_equal)
+
+    def lt(self, other: Any) -> Tensor:
+        """Elementwise ``self < other``, a bool tensor."""
+        return self._compare(other, np.less)
+
+    def le(self, other: Any) -> Tensor:
+        """Elementwise ``self <= other``, a bool tensor."""
+        return self._compare(other, np.less_equal)
+
+    def gt(self, other: Any) -> Tensor:
+        """Elementwise ``self > other``, a bool tensor."""
+        return self._compare(other, np.greater)
+
+    def ge(self, other: Any) -> Tensor:
+        """Elementwise ``self >= other``, a bool tensor."""
+        return self._compare(other, np.greater_equal)
+
+    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """Whether every element is nonzero (over ``dim``, or all dims), a bool tensor."""
+        dim, keepdim = _reduce_args(dim, None, keepdim, None)
+        return _wrap(np.asarray(np.all(self.data, axis=normalize_axes(dim, self.data.ndim), keepdims=keepdim)), None)
+
+    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
+        """Whether some element is nonzero (over ``dim``, or all dims), a bool tensor."""
+        dim, keepdim = _reduce_args(dim, None, keepdim, None)
+        return _wrap(np.asarray(np.any(self.data, axis=normalize_axes(dim, self.data.ndim), keepdims=keepdim)), None)
+
+    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+        """Whether :math:`|x - y| \\le atol + rtol\\,|y|` everywhere (shapes broadcast), like ``torch.allclose``."""
+        return allclose(self, other, rtol, atol, equal_nan)
 
     def __invert__(self) -> Tensor:
         if self.data.dtype.kind not in "biu":
@@ -903,27 +1238,41 @@ class Tensor:
         """Elementwise :math:`\\max(x, 0)`."""
         return Relu.apply(self)
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
-        """Values limited to ``[min, max]``; either bound may be left out."""
-        if min is None and max is None:
-            raise ValueError("clamp: at least one of min and max must be given")
-        return Clamp.apply(self, low=min, high=max)
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
+        """Values limited to ``[min, max]``; either bound may be left out, or be a tensor (broadcast).
+
+        Number bounds run ``Clamp``; tensor bounds are two ``where``s, so the gradient goes
+        to the bound wherever it is the result (as in torch). An integer tensor with a float
+        bound gives float32, like torch's type promotion.
+        """
+        low, high = _clamp_bounds(min, max, "clamp")
+        if isinstance(low, Tensor) or isinstance(high, Tensor):
+            out = self
+            if low is not None:
+                out = where(out < low, low, out)
+            if high is not None:
+                out = where(out > high, high, out)
+            return out
+        x = self
+        if self.data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
+            x = self.to(_DEFAULT_FLOAT)
+        return Clamp.apply(x, low=low, high=high)
 
     clip = clamp
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """The lower triangle of the last two dims (elements above ``diagonal`` set to 0)."""
-        rows, cols = self.data.shape[-2:]
+        rows, cols = _matrix_dims(self, "tril")
         return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), self, 0)
 
     def triu(self, diagonal: int = 0) -> Tensor:
         """The upper triangle of the last two dims (elements below ``diagonal`` set to 0)."""
-        rows, cols = self.data.shape[-2:]
+        rows, cols = _matrix_dims(self, "triu")
         return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), self, 0)
 
     def masked_fill(self, mask: Tensor | np.ndarray, value: float) -> Tensor:
         """``value`` where ``mask`` (bool, broadcastable to ``self.shape``) is True, else ``self``."""
-        return MaskedFill.apply(self, mask=_as_array(mask), value=value.item() if isinstance(value, Tensor) else value)
+        return MaskedFill.apply(self, mask=_as_array(mask), value=_scalar_operand(value, "masked_fill"))
 
     def softmax(self, dim: int) -> Tensor:
         """Softmax along ``dim``, shifted by the max for stability."""
@@ -964,11 +1313,12 @@ class Tensor:
         return Var.apply(self, axes=normalize_axes(dim, self.data.ndim), correction=correction, keepdims=keepdim)
 
     def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+        """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as ``var``)."""
         return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
 
     def _extreme(self, dim: Any, keepdim: bool, largest: bool) -> Tensor | _ValuesIndices:
         if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
-            return where(self >= dim if largest else self <= dim, self, dim)
+            return ElementwiseExtremum.apply(*_promote(self, dim), largest=largest)
         if dim is None:
             return Extremum.apply(self, axes=normalize_axes(None, self.data.ndim), keepdims=False, largest=largest)
         if self.data.size == 0:
@@ -1010,30 +1360,30 @@ class Tensor:
     # -- shape ---------------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
         """The same values in a new shape (one size may be -1: inferred)."""
-        return Reshape.apply(self, shape=_shape_args(shape))
+        return _view_of(Reshape.apply(self, shape=_shape_args(shape, "reshape: shape", infer=True)), self)
 
     def view(self, *shape: Any) -> Tensor:
         """Like ``reshape`` (tensorlib does not track strides, so a view never fails)."""
-        return Reshape.apply(self, shape=_shape_args(shape))
+        return _view_of(Reshape.apply(self, shape=_shape_args(shape, "view: shape", infer=True)), self)
 
     def view_as(self, other: Tensor) -> Tensor:
         """Like ``view(*other.shape)``."""
-        return Reshape.apply(self, shape=other.shape)
+        return _view_of(Reshape.apply(self, shape=other.shape), self)
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """Like ``reshape(*other.shape)``."""
-        return Reshape.apply(self, shape=other.shape)
+        return _view_of(Reshape.apply(self, shape=other.shape), self)
 
     def permute(self, *dims: Any) -> Tensor:
         """The dims reordered: output dim ``k`` is input dim ``dims[k]``."""
-        dims = _shape_args(dims)
+        dims = tuple(operator.index(d) for d in (dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims))
         ndim = self.data.ndim
         if len(dims) != ndim:
             raise ValueError(f"permute: expected {ndim} dims for a tensor of shape {self.shape}, got {dims}")
         normal = tuple(normalize_axis(d, ndim) for d in dims)
         if sorted(normal) != list(range(ndim)):
             raise ValueError(f"permute: {dims} is not a permutation of the dims of a {ndim}-d tensor")
-        return Permute.apply(self, dims=normal)
+        return _view_of(Permute.apply(self, dims=normal), self)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Dims ``dim0`` and ``dim1`` swapped."""
@@ -1042,7 +1392,7 @@ class Tensor:
         a, b = normalize_axis(dim0, ndim), normalize_axis(dim1, ndim)
         if ndim:
             order[a], order[b] = order[b], order[a]
-        return Permute.apply(self, dims=tuple(order))
+        return _view_of(Permute.apply(self, dims=tuple(order)), self)
 
     swapaxes = transpose
 
@@ -1056,27 +1406,27 @@ class Tensor:
         """A size-1 dim inserted at ``dim`` (in ``[-ndim-1, ndim]``)."""
         axis = normalize_axis(dim, self.data.ndim + 1)
         shape = self.data.shape
-        return Reshape.apply(self, shape=shape[:axis] + (1,) + shape[axis:])
+        return _view_of(Reshape.apply(self, shape=shape[:axis] + (1,) + shape[axis:]), self)
 
     def squeeze(self, dim: Any = None) -> Tensor:
         """Size-1 dims removed: all of them, or those among ``dim`` (others are kept)."""
         shape = self.data.shape
         axes = set(normalize_axes(dim, self.data.ndim))
-        return Reshape.apply(self, shape=tuple(n for k, n in enumerate(shape) if not (k in axes and n == 1)))
+        return _view_of(Reshape.apply(self, shape=tuple(n for k, n in enumerate(shape) if not (k in axes and n == 1))), self)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """Dims ``start_dim..end_dim`` merged into one."""
         shape = self.data.shape
         if not shape:
-            return Reshape.apply(self, shape=(1,))
+            return _view_of(Reshape.apply(self, shape=(1,)), self)
         start, end = normalize_axis(start_dim, len(shape)), normalize_axis(end_dim, len(shape))
         if start > end:
             raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-        return Reshape.apply(self, shape=shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :])
+        return _view_of(Reshape.apply(self, shape=shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :]), self)
 
     def expand(self, *sizes: Any) -> Tensor:
         """A broadcast view to ``sizes`` (``-1`` keeps a dim; new dims go in front)."""
-        sizes = _shape_args(sizes)
+        sizes = _shape_args(sizes, "expand: sizes", infer=True)
         shape = self.data.shape
         lead = len(sizes) - len(shape)
         if lead < 0:
@@ -1084,7 +1434,7 @@ class Tensor:
         target = tuple(shape[k - lead] if size == -1 and k >= lead else size for k, size in enumerate(sizes))
         if broadcast_shapes(shape, target) != target:
             raise ValueError(f"expand: shape {shape} cannot be expanded to {sizes}")
-        return Expand.apply(self, shape=target)
+        return _view_of(Expand.apply(self, shape=target), self)
 
     def expand_as(self, other: Tensor) -> Tensor:
         """Like ``expand(*other.shape)``."""
@@ -1096,69 +1446,93 @@ class Tensor:
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         """``chunks`` pieces of (nearly) equal size along ``dim``."""
+        if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool) or chunks <= 0:
+            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
         size = self.data.shape[normalize_axis(dim, self.data.ndim)]
         return split(self, -(-size // chunks) or 1, dim)
 
     # -- indexing ------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Tensor:
-        return Index.apply(self, key=_index_key(key))
+        return _view_of(Index.apply(self, key=_index_key(key)), self)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """In-place assignment (outside the graph, e.g. under ``no_grad``)."""
-        _check_in_place(self)
+        _check_in_place(self, value, "index assignment")
         self.data[_index_key(key)] = value.data if isinstance(value, Tensor) else value
+        _mark_changed(self)
 
-    # -- in-place updates (optimizers, init) ---------------------------------------------
+    # -- in-place updates (optimizers, init); each one raises the version ---------------
     def zero_(self) -> Tensor:
         """Set every element to 0, in place; returns ``self``."""
-        _check_in_place(self)
+        _check_in_place(self, None, "zero_")
         self.data[...] = 0
+        _mark_changed(self)
         return self
 
     def fill_(self, value: float) -> Tensor:
-        """Set every element to ``value``, in place; returns ``self``."""
-        _check_in_place(self)
-        self.data[...] = value.item() if isinstance(value, Tensor) else value
+        """Set every element to ``value`` (a number or a one-element tensor), in place; returns ``self``."""
+        _check_in_place(self, value, "fill_")
+        self.data[...] = _scalar_operand(value, "fill_")
+        _mark_changed(self)
         return self
 
     def copy_(self, src: Any) -> Tensor:
         """Copy ``src`` (broadcastable to ``self.shape``) into ``self``, in place; returns ``self``."""
-        _check_in_place(self)
+        _check_in_place(self, src, "copy_")
         source = src.data if isinstance(src, Tensor) else np.asarray(src)
         if broadcast_shapes(source.shape, self.data.shape) != self.data.shape:
             raise ValueError(f"copy_: source of shape {source.shape} does not broadcast to {self.data.shape}")
         self.data[...] = source
+        _mark_changed(self)
         return self
 
-    def _update(self, ufunc: np.ufunc, other: Any) -> Tensor:
-        _check_in_place(self)
+    def _update(self, ufunc: np.ufunc, other: Any, op: str, alpha: float = 1) -> Tensor:
+        """``self = ufunc(self, alpha * other)`` in place, under torch's rules for shapes and dtypes."""
+        _check_in_place(self, other, op)
+        _check_operand(other, op)
         operand = other.data if isinstance(other, Tensor) else other
-        result_shape = np.broadcast_shapes(np.shape(operand), self.data.shape)
-        if result_shape != self.data.shape:
-            raise ValueError(f"in-place {ufunc.__name__}: operand of shape {np.shape(operand)} does not broadcast to {self.data.shape}")
-        ufunc(self.data, operand, out=self.data, casting="same_kind")
+        if alpha != 1:
+            operand = operand * alpha
+        shape = operand.shape if isinstance(operand, np.ndarray) else ()
+        if shape != self.data.shape and broadcast_shapes(shape, self.data.shape) != self.data.shape:
+            raise ValueError(f"{op}: an operand of shape {shape} does not broadcast to the tensor's shape {self.data.shape}")
+        if self.data.dtype.kind != "f":  # a float tensor takes any result; an integer one may not get a float
+            result = _float_result_dtype(self.data, operand) if ufunc is np.true_divide else _result_dtype(self.data, operand)
+            if not np.can_cast(result, self.data.dtype, "same_kind"):
+                raise RuntimeError(f"{op}: result type {result} can't be cast to the desired output type {self.data.dtype}")
+        if ufunc is np.true_divide:
+            with np.errstate(divide="ignore", invalid="ignore"):  # x/0 is inf or nan, silently, as in torch
+                ufunc(self.data, operand, out=self.data, casting="same_kind")
+        else:
+            ufunc(self.data, operand, out=self.data, casting="same_kind")
+        _mark_changed(self)
         return self
 
     def add_(self, other: Any, alpha: float = 1) -> Tensor:
         """``self += alpha * other``, in place; returns ``self``."""
-        return self._update(np.add, other if alpha == 1 else (other.data if isinstance(other, Tensor) else other) * alpha)
+        return self._update(np.add, other, "add_", alpha)
 
     def sub_(self, other: Any, alpha: float = 1) -> Tensor:
         """``self -= alpha * other``, in place; returns ``self``."""
-        return self._update(np.subtract, other if alpha == 1 else (other.data if isinstance(other, Tensor) else other) * alpha)
+        return self._update(np.subtract, other, "sub_", alpha)
 
     def mul_(self, other: Any) -> Tensor:
         """``self *= other``, in place; returns ``self``."""
-        return self._update(np.multiply, other)
+        return self._update(np.multiply, other, "mul_")
 
     def div_(self, other: Any) -> Tensor:
         """``self /= other``, in place; returns ``self``."""
-        return self._update(np.true_divide, other)
+        return self._update(np.true_divide, other, "div_")
 
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:
-        """Clamp to ``[min, max]`` in place; returns ``self``."""
-        _check_in_place(self)
-        np.clip(self.data, min, max, out=self.data)
+        """Clamp to ``[min, max]`` in place (number bounds); returns ``self``."""
+        _check_in_place(self, None, "clamp_")
+        low, high = (b.data if isinstance(b, Tensor) else b for b in _clamp_bounds(min, max, "clamp_"))
+        for bound in (low, high):
+            if bound is not None and not np.can_cast(_result_dtype(self.data, bound), self.data.dtype, "same_kind"):
+                raise RuntimeError(f"clamp_: result type {_result_dtype(self.data, bound)} can't be cast to the desired output type {self.data.dtype}")
+        np.clip(self.data, low, high, out=self.data)
+        _mark_changed(self)
         return self
 
     def __iadd__(self, other: Any) -> Tensor:
@@ -1175,12 +1549,13 @@ class Tensor:
 
 
 # %% book/02_autograd.ipynb, cell 31
-def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A new tensor holding a copy of ``data`` (nested lists, numbers, an ndarray or a Tensor).
 
     dtype, unless given: that of an ndarray or Tensor; float32 for Python floats (the
     default float dtype), int64 for Python ints, bool for Python bools.
     """
+    as_device(device)
     array = np.array(_as_array(data, dtype), copy=True)
     out = _wrap(array, None)
     if requires_grad:
@@ -1195,61 +1570,63 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _wrap(_as_array(array), None)
 
 
-def _filled(shape: tuple[Any, ...], value: Any, dtype: Any, requires_grad: bool) -> Tensor:
-    out = _wrap(np.full(_shape_args(shape), value, dtype=np.dtype(dtype)), None)
+def _filled(shape: tuple[Any, ...], value: Any, dtype: Any, requires_grad: bool, device: Any) -> Tensor:
+    as_device(device)
+    out = _wrap(np.full(_shape_args(shape, "size"), value, dtype=np.dtype(dtype)), None)
     if requires_grad:
         out.requires_grad_(True)
     return out
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` and ``zeros((2, 3))`` are the same (float32 by default)."""
-    return _filled(size, 0, dtype or _DEFAULT_FLOAT, requires_grad)
+    return _filled(size, 0, dtype or _DEFAULT_FLOAT, requires_grad, device)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor of ones (float32 by default)."""
-    return _filled(size, 1, dtype or _DEFAULT_FLOAT, requires_grad)
+    return _filled(size, 1, dtype or _DEFAULT_FLOAT, requires_grad, device)
 
 
-def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor whose values are not set (tensorlib fills it with zeros, so runs are reproducible)."""
-    return _filled(size, 0, dtype or _DEFAULT_FLOAT, requires_grad)
+    return _filled(size, 0, dtype or _DEFAULT_FLOAT, requires_grad, device)
 
 
-def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; dtype follows the value (bool, int64, float32)."""
     if dtype is None:
         value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
         dtype = bool_ if isinstance(value, (bool, np.bool_)) else int64 if isinstance(value, (int, np.integer)) else _DEFAULT_FLOAT
-    return _filled((size,) if isinstance(size, (int, np.integer)) else tuple(size), fill_value, dtype, requires_grad)
+    return _filled((size,), fill_value, dtype, requires_grad, device)
 
 
-def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(input: Tensor, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """Zeros with the shape (and, unless given, the dtype) of ``input``."""
-    return _filled(input.shape, 0, dtype or input.dtype, requires_grad)
+    return _filled(input.shape, 0, dtype or input.dtype, requires_grad, device)
 
 
-def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(input: Tensor, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """Ones with the shape (and, unless given, the dtype) of ``input``."""
-    return _filled(input.shape, 1, dtype or input.dtype, requires_grad)
+    return _filled(input.shape, 1, dtype or input.dtype, requires_grad, device)
 
 
-def full_like(input: Tensor, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def full_like(input: Tensor, fill_value: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """``fill_value`` with the shape (and, unless given, the dtype) of ``input``."""
-    return _filled(input.shape, fill_value, dtype or input.dtype, requires_grad)
+    return _filled(input.shape, fill_value, dtype or input.dtype, requires_grad, device)
 
 
-def empty_like(input: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def empty_like(input: Tensor, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor with the shape (and, unless given, the dtype) of ``input``; tensorlib fills it with zeros."""
-    return _filled(input.shape, 0, dtype or input.dtype, requires_grad)
+    return _filled(input.shape, 0, dtype or input.dtype, requires_grad, device)
 
 
-def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``; ``arange(n)`` is ``0..n-1``.
 
     int64 when all of start, end and step are integers, else float32 (unless ``dtype``).
     """
+    as_device(device)
     if end is None:
         start, end = 0, start
     if dtype is None:
@@ -1263,16 +1640,18 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     return out
 
 
-def linspace(start: float, end: float, steps: int, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def linspace(start: float, end: float, steps: int, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
+    as_device(device)
     out = _wrap(np.linspace(start, end, steps).astype(np.dtype(dtype or _DEFAULT_FLOAT)), None)
     if requires_grad:
         out.requires_grad_(True)
     return out
 
 
-def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """The ``n x m`` identity matrix (``m = n`` by default)."""
+    as_device(device)
     out = _wrap(np.eye(n, m, dtype=np.dtype(dtype or _DEFAULT_FLOAT)), None)
     if requires_grad:
         out.requires_grad_(True)
@@ -1335,8 +1714,30 @@ def _promote(a: Any, b: Any) -> tuple[Any, Any]:
         scalar_type = type(b if b_dtype is None else a)
         if (scalar_type is float and kind == "f") or (scalar_type is int and kind in "iuf"):
             return a, b
+    _check_operand(a)
+    _check_operand(b)
     dtype = _result_dtype(a, b)
     return _converted(a, dtype), _converted(b, dtype)
+
+
+def _check_operand(value: Any, op: str = "an op with a Tensor") -> None:
+    """Ops take Tensors, ndarrays and numbers; like torch, a list is not converted."""
+    if not isinstance(value, (Tensor, np.ndarray, int, float, np.number, np.bool_)):
+        raise TypeError(
+            f"unsupported operand type for {op}: {type(value).__name__}; expected a Tensor or a number"
+            + (" (make a tensor of it with tensorlib.tensor(...))" if isinstance(value, (list, tuple)) else "")
+        )
+
+
+def _float_result_dtype(a: Any, b: Any) -> np.dtype:
+    """The result dtype of a true division: ``_result_dtype``, but int / int is float32, as in torch."""
+    dtype = _result_dtype(a, b)
+    return dtype if dtype.kind == "f" else _DEFAULT_FLOAT
+
+
+def _floating(array: np.ndarray) -> np.ndarray:
+    """Integer and bool inputs of float-valued ops compute in the default float dtype, as in torch."""
+    return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:
@@ -1348,15 +1749,11 @@ def _broadcast_error(a: Any, b: Any) -> None:
     broadcast_shapes(_shape_of(a), _shape_of(b))
 
 
-def _floating(array: np.ndarray) -> np.ndarray:
-    """Integer and bool inputs of float-valued ops compute in the default float dtype, as in torch."""
-    return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
-
-
 class Add(Function):
     """:math:`y = a + b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y)`, :math:`\\bar b = \\text{sum\\_to}(\\bar y)`."""
 
     __slots__ = ("a_shape", "b_shape")
+    saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a_shape, self.b_shape = _shape_of(a), _shape_of(b)
@@ -1378,6 +1775,7 @@ class Sub(Function):
     """:math:`y = a - b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y)`, :math:`\\bar b = -\\text{sum\\_to}(\\bar y)`."""
 
     __slots__ = ("a_shape", "b_shape")
+    saves_inputs = False
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a_shape, self.b_shape = _shape_of(a), _shape_of(b)
@@ -1426,7 +1824,7 @@ class Div(Function):
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a, self.b = a, b
         try:
-            out = np.true_divide(a, b)
+            out = _quiet_divide(a, b)
         except ValueError:
             _broadcast_error(a, b)
             raise
@@ -1437,10 +1835,28 @@ class Div(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         need_a, need_b = self.needs_input_grad
         a, b = self.a, self.b
+        if need_b:  # b is an array: one np.errstate for both quotients
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                grad_a = grad / b if need_a else None
+                grad_b = -grad * a / (b * b)
+        else:
+            grad_a, grad_b = _quiet_divide(grad, b), None
         return (
-            _unbroadcast(grad / b, a.shape) if need_a else None,
-            _unbroadcast(-grad * a / (b * b), b.shape) if need_b else None,
+            _unbroadcast(grad_a, np.shape(a)) if need_a else None,
+            _unbroadcast(grad_b, np.shape(b)) if need_b else None,
         )
+
+
+def _quiet_divide(a: Any, b: Any) -> np.ndarray:
+    """``a / b`` without numpy's warnings: x/0 is inf or nan silently, as in torch.
+
+    ``np.errstate`` costs about a microsecond, more than a small division: a Python number
+    with :math:`|b| \\ge 1` can neither divide by zero nor overflow, so it skips it.
+    """
+    if (type(b) is float or type(b) is int) and (b >= 1 or b <= -1):
+        return np.true_divide(a, b)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.true_divide(a, b)
 
 
 def _all_integer(*values: Any) -> bool:
@@ -1455,6 +1871,7 @@ class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
     __slots__ = ()
+    saves_inputs = False
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return -x
@@ -1475,20 +1892,21 @@ class Pow(Function):
         self.a, self.b = a, b
         if isinstance(a, np.ndarray) and a.dtype.kind in "iu" and np.any(np.asarray(b) < 0):
             a = a.astype(_DEFAULT_FLOAT)  # integers to negative powers: a float result, like torch
-        self.out = np.power(a, b)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 0 ** -1 is inf, (-1) ** 0.5 nan
+            self.out = np.power(a, b)
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         need_a, need_b = self.needs_input_grad
         a, b, out = self.a, self.b, self.out
         grad_a = grad_b = None
-        if need_a:
-            grad_a = _unbroadcast(grad * b * np.power(a, b - 1), a.shape)
-        if need_b:
-            # d(a^b)/db = a^b ln a; where a == 0 the limit is 0 (for b > 0), as torch defines it
-            with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if need_a:
+                grad_a = _unbroadcast(grad * b * np.power(a, b - 1), a.shape)
+            if need_b:
+                # d(a^b)/db = a^b ln a; where a == 0 the limit is 0 (for b > 0), as torch defines it
                 log_a = np.log(a)
-            grad_b = _unbroadcast(np.where(np.asarray(a) == 0, 0.0, grad * out * log_a).astype(out.dtype), b.shape)
+                grad_b = _unbroadcast(np.where(np.asarray(a) == 0, 0.0, grad * out * log_a).astype(out.dtype), b.shape)
         return grad_a, grad_b
 
 
@@ -1502,6 +1920,7 @@ class Sum(Function):
     """:math:`y = \\sum_{k \\in \\text{axes}} x_k`; :math:`\\bar x = \\text{broadcast}(\\bar y)`."""
 
     __slots__ = ("shape", "axes", "keepdims")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
@@ -1517,6 +1936,7 @@ class Mean(Function):
     """:math:`y = \\frac1N \\sum_{k \\in \\text{axes}} x_k`; :math:`\\bar x = \\text{broadcast}(\\bar y) / N`."""
 
     __slots__ = ("shape", "axes", "keepdims", "count")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
@@ -1536,18 +1956,22 @@ class Var(Function):
     """
 
     __slots__ = ("centered", "axes", "keepdims", "dof")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], correction: float, keepdims: bool) -> np.ndarray:
         x = _floating(x)
         self.axes, self.keepdims = axes, keepdims
         self.centered = x - x.mean(axis=axes, keepdims=True)
-        self.dof = math.prod(x.shape[k] for k in axes) - correction
+        count = math.prod(x.shape[k] for k in axes)
+        self.dof = count - correction if count > correction else 0  # torch clamps N - c at 0
         with np.errstate(divide="ignore", invalid="ignore"):  # N <= correction gives inf/nan, like torch
             return (self.centered * self.centered).sum(axis=axes, keepdims=keepdims) / self.dof
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         grad = _expand_reduced(grad, self.axes, self.keepdims)
-        return (grad * self.centered * (2 / self.dof),)
+        scale = 2 / self.dof if self.dof else math.inf  # N <= correction: inf * 0 = nan, as in torch
+        with np.errstate(invalid="ignore"):
+            return (grad * self.centered * scale,)
 
 
 # %% book/02_autograd.ipynb, cell 53
@@ -1596,9 +2020,11 @@ class Exp(Function):
     """:math:`y = e^x`; :math:`\\bar x = \\bar y \\, y`."""
 
     __slots__ = ("out",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.out = np.exp(_floating(x))
+        with np.errstate(over="ignore"):  # e^x overflows to inf silently, as in torch
+            self.out = np.exp(_floating(x))
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -1612,23 +2038,28 @@ class Log(Function):
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         self.x = _floating(x)
-        return np.log(self.x)
+        with np.errstate(divide="ignore", invalid="ignore"):  # log 0 = -inf, log(-1) = nan, silently
+            return np.log(self.x)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (grad / self.x,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (grad / self.x,)
 
 
 class Sqrt(Function):
     """:math:`y = \\sqrt x`; :math:`\\bar x = \\bar y / (2y)`."""
 
     __slots__ = ("out",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.out = np.sqrt(_floating(x))
+        with np.errstate(invalid="ignore"):  # sqrt(-1) = nan, silently
+            self.out = np.sqrt(_floating(x))
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (grad / (2 * self.out),)
+        with np.errstate(divide="ignore", invalid="ignore"):  # at 0 the gradient is inf
+            return (grad / (2 * self.out),)
 
 
 class Abs(Function):
@@ -1649,6 +2080,7 @@ class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
     __slots__ = ("out",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         self.out = np.tanh(_floating(x))
@@ -1658,6 +2090,11 @@ class Tanh(Function):
         return (grad * (1 - self.out * self.out),)
 
 
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """:math:`\\sigma(x)` as :math:`\\tfrac12(1 + \\tanh(x/2))`: the same function, but no :math:`e^{-x}` to overflow."""
+    return 0.5 * (1 + np.tanh(0.5 * x))
+
+
 class Sigmoid(Function):
     """:math:`y = \\sigma(x) = 1/(1+e^{-x})`; :math:`\\bar x = \\bar y \\, y (1 - y)`.
 
@@ -1665,10 +2102,10 @@ class Sigmoid(Function):
     """
 
     __slots__ = ("out",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        x = _floating(x)
-        self.out = 0.5 * (1 + np.tanh(0.5 * x))
+        self.out = _sigmoid(_floating(x))
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -1690,7 +2127,7 @@ class Relu(Function):
 
 
 class Clamp(Function):
-    """:math:`y = \\min(\\max(x, lo), hi)`; :math:`\\bar x = \\bar y \\, [lo \\le x \\le hi]`."""
+    """:math:`y = \\min(\\max(x, lo), hi)`; :math:`\\bar x = \\bar y \\, [lo \\le x \\le hi]` (number bounds)."""
 
     __slots__ = ("x", "low", "high")
 
@@ -1707,11 +2144,22 @@ class Clamp(Function):
         return (grad * inside,)
 
 
+def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
+    """Check clamp's bounds: numbers, tensors or None, at least one given; numpy scalars become Python numbers."""
+    if low is None and high is None:
+        raise ValueError(f"{op}: at least one of min and max must be given")
+    for name, bound in (("min", low), ("max", high)):
+        if bound is not None and not isinstance(bound, (Tensor, int, float, np.number)):
+            raise TypeError(f"{op}: {name} must be a number, a Tensor or None, got {type(bound).__name__}")
+    return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
+
+
 # %% book/02_autograd.ipynb, cell 62
 class Extremum(Function):
     """Max (``largest``) or min over ``axes``; ties share the gradient: :math:`\\bar x = \\bar y \\, [x = y] / \\#\\text{ties}`."""
 
     __slots__ = ("winners", "count", "axes", "keepdims")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool, largest: bool) -> np.ndarray:
         if x.size == 0:
@@ -1732,6 +2180,7 @@ class ExtremumAlongDim(Function):
     """The values at ``indices`` along ``axis`` (the max/min ``dim`` form); :math:`\\bar x` is :math:`\\bar y` scattered to those indices."""
 
     __slots__ = ("shape", "indices", "axis", "keepdims")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, indices: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
         self.shape, self.indices, self.axis, self.keepdims = x.shape, indices, axis, keepdims
@@ -1746,11 +2195,42 @@ class ExtremumAlongDim(Function):
         return (grad_x,)
 
 
+class ElementwiseExtremum(Function):
+    """``maximum(a, b)`` (``largest``) or ``minimum``, elementwise with broadcasting.
+
+    :math:`\\bar a = \\bar y \\, w_a`, :math:`\\bar b = \\bar y \\, w_b` with the weights
+    :math:`w = 1` for the winner, 0 for the loser and :math:`\\tfrac12` each at a tie. A NaN
+    propagates (the result is NaN) and, compared with nothing, sends the whole gradient to both.
+    """
+
+    __slots__ = ("a", "b", "largest")
+
+    def forward(self, a: Any, b: Any, largest: bool) -> np.ndarray:
+        self.a, self.b, self.largest = a, b, largest
+        try:
+            return np.maximum(a, b) if largest else np.minimum(a, b)
+        except ValueError:
+            _broadcast_error(a, b)
+            raise
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        a, b = self.a, self.b
+        shared = np.where(a == b, grad * 0.5, grad)
+        a_loses, b_loses = (a < b, a > b) if self.largest else (a > b, a < b)
+        zero = np.zeros((), dtype=grad.dtype)
+        return (
+            _unbroadcast(np.where(a_loses, zero, shared), np.shape(a)) if need_a else None,
+            _unbroadcast(np.where(b_loses, zero, shared), np.shape(b)) if need_b else None,
+        )
+
+
 # %% book/02_autograd.ipynb, cell 65
 class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`); :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`."""
 
     __slots__ = ("out", "axis")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
         x = _floating(x)
@@ -1769,10 +2249,17 @@ class Softmax(Function):
         return (out * (grad - (grad * out).sum(axis=self.axis, keepdims=True)),)
 
 
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """:math:`x - m - \\log \\sum e^{x - m}` along ``axis`` with :math:`m = \\max x`: no term overflows."""
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
 class LogSoftmax(Function):
     """:math:`y = x - m - \\log \\sum e^{x - m}` along ``axis``; :math:`\\bar x = \\bar y - e^{y} \\sum \\bar y`."""
 
     __slots__ = ("out", "axis")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
         x = _floating(x)
@@ -1780,8 +2267,7 @@ class LogSoftmax(Function):
         if x.ndim == 0:
             self.out = np.zeros_like(x)
             return self.out
-        shifted = x - x.max(axis=axis, keepdims=True)
-        self.out = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        self.out = _log_softmax(x, axis)
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -1795,6 +2281,7 @@ class Reshape(Function):
     """The same elements in a new shape; :math:`\\bar x` is :math:`\\bar y` reshaped back."""
 
     __slots__ = ("shape",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         self.shape = x.shape
@@ -1811,6 +2298,7 @@ class Permute(Function):
     """Output dim ``k`` is input dim ``dims[k]``; :math:`\\bar x` is :math:`\\bar y` permuted by the inverse."""
 
     __slots__ = ("dims",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
         self.dims = dims
@@ -1824,6 +2312,7 @@ class Expand(Function):
     """Broadcast to ``shape`` without copying; :math:`\\bar x = \\text{sum\\_to\\_shape}(\\bar y)`."""
 
     __slots__ = ("shape",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         self.shape = x.shape
@@ -1837,6 +2326,7 @@ class Cast(Function):
     """The values in another float dtype; :math:`\\bar x` is :math:`\\bar y` cast back."""
 
     __slots__ = ("dtype",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         self.dtype = x.dtype
@@ -1850,6 +2340,7 @@ class Clone(Function):
     """A copy in fresh memory; :math:`\\bar x = \\bar y`."""
 
     __slots__ = ()
+    saves_inputs = False
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return np.array(x, copy=True, order="C")
@@ -1876,6 +2367,7 @@ class Index(Function):
     """
 
     __slots__ = ("shape", "dtype", "key")
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, key: Any) -> np.ndarray:
         self.shape, self.dtype, self.key = x.shape, x.dtype, key
@@ -1895,6 +2387,7 @@ class Cat(Function):
     """Inputs joined along ``axis``; :math:`\\bar x_i` is the slice of :math:`\\bar y` where :math:`x_i` went."""
 
     __slots__ = ("axis", "offsets")
+    saves_inputs = False
 
     def forward(self, *arrays: np.ndarray, axis: int) -> np.ndarray:
         self.axis = axis
@@ -1909,6 +2402,7 @@ class Stack(Function):
     """Inputs stacked along a new ``axis``; :math:`\\bar x_i` is :math:`\\bar y` at position ``i`` of that axis."""
 
     __slots__ = ("axis", "count")
+    saves_inputs = False
 
     def forward(self, *arrays: np.ndarray, axis: int) -> np.ndarray:
         self.axis, self.count = axis, len(arrays)
@@ -1923,6 +2417,7 @@ class Where(Function):
     """:math:`y = c \\, ? \\, a : b`; :math:`\\bar a = \\text{sum\\_to}([c] \\bar y)`, :math:`\\bar b = \\text{sum\\_to}([\\lnot c] \\bar y)`."""
 
     __slots__ = ("condition", "a_shape", "b_shape")
+    saves_inputs = False
 
     def forward(self, condition: np.ndarray, a: Any, b: Any) -> np.ndarray:
         self.condition, self.a_shape, self.b_shape = condition, _shape_of(a), _shape_of(b)
@@ -1942,6 +2437,7 @@ class MaskedFill(Function):
     """``value`` where ``mask`` is True, else ``x``; :math:`\\bar x = [\\lnot \\text{mask}] \\bar y`."""
 
     __slots__ = ("mask",)
+    saves_inputs = False
 
     def forward(self, x: np.ndarray, mask: np.ndarray, value: float) -> np.ndarray:
         if mask.dtype != np.bool_:
@@ -1956,6 +2452,16 @@ class MaskedFill(Function):
 
 
 # %% book/02_autograd.ipynb, cell 78
+def _promote_all(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    """The tensors converted to the result dtype of all of them (torch's rule, as in ``_promote``)."""
+    dtype = tensors[0].data.dtype
+    if all(t.data.dtype == dtype for t in tensors):
+        return tensors
+    for t in tensors[1:]:
+        dtype = _result_dtype(_wrap(np.empty((1,), dtype), None), t)
+    return tuple(t if t.data.dtype == dtype else t.to(dtype) for t in tensors)
+
+
 def _tensors(tensors: Sequence[Tensor], what: str) -> tuple[Tensor, ...]:
     tensors = tuple(tensors)
     if not tensors:
@@ -1971,13 +2477,15 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensors(tensors, "cat")
     ndim = tensors[0].ndim
     for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise ValueError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; use stack")
         if t.ndim != ndim:
             raise ValueError(f"cat: tensor 0 has {ndim} dims but tensor {i} has {t.ndim} (shapes {tensors[0].shape} and {t.shape})")
     axis = normalize_axis(dim, ndim)
     for i, t in enumerate(tensors):
         if t.shape[:axis] + t.shape[axis + 1 :] != tensors[0].shape[:axis] + tensors[0].shape[axis + 1 :]:
             raise ValueError(f"cat: sizes must match except in dim {dim}; got shapes {tensors[0].shape} and {t.shape} (tensor {i})")
-    return Cat.apply(*tensors, axis=axis)
+    return Cat.apply(*_promote_all(tensors), axis=axis)
 
 
 concat = cat
@@ -1989,7 +2497,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     for i, t in enumerate(tensors):
         if t.shape != tensors[0].shape:
             raise ValueError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} at entry 0 and {t.shape} at entry {i}")
-    return Stack.apply(*tensors, axis=normalize_axis(dim, tensors[0].ndim + 1))
+    return Stack.apply(*_promote_all(tensors), axis=normalize_axis(dim, tensors[0].ndim + 1))
 
 
 def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
@@ -2024,6 +2532,11 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     mask = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
     if mask.dtype != np.bool_:
         raise TypeError(f"where expects a bool condition, got dtype {mask.dtype}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: torch's dtypes
+        _check_operand(input, "where")
+        _check_operand(other, "where")
+        dtype = _result_dtype(input, other)
+        return _wrap(np.where(mask, np.asarray(input, dtype), np.asarray(other, dtype)), None)
     return Where.apply(mask, *_promote(input, other))
 
 
@@ -2152,7 +2665,15 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-# %% book/02_autograd.ipynb, cell 103
+def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether :math:`|x - y| \\le atol + rtol\\,|y|` for every element (shapes broadcast), like ``torch.allclose``."""
+    for value in (input, other):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"allclose expects Tensors, got {type(value).__name__}")
+    return bool(np.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+# %% book/02_autograd.ipynb, cell 107
 # torch.sum, torch.max, torch.min and torch.abs: defined last, as these names shadow Python's
 # builtins in this module (nothing above calls the builtins sum, max, min or abs).
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -2176,10 +2697,10 @@ def abs(input: Tensor) -> Tensor:
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
-    """The elementwise maximum (where they tie, the gradient goes to ``input``)."""
-    return where(input >= other, input, other)
+    """The elementwise maximum (shapes broadcast); NaN wins, and ties split the gradient in half, as in torch."""
+    return ElementwiseExtremum.apply(*_promote(input, other), largest=True)
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
-    """The elementwise minimum (where they tie, the gradient goes to ``input``)."""
-    return where(input <= other, input, other)
+    """The elementwise minimum (shapes broadcast); NaN wins, and ties split the gradient in half, as in torch."""
+    return ElementwiseExtremum.apply(*_promote(input, other), largest=False)

@@ -475,3 +475,421 @@ def test_cross_entropy_batch_mismatch_names_shapes():
 def test_integer_tensors_cannot_require_grad():
     with pytest.raises((RuntimeError, TypeError, ValueError), match=r"(?i)float"):
         tl.tensor([1, 2, 3], requires_grad=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# round 2 regressions (code review): silently wrong gradients
+# ---------------------------------------------------------------------------------------------
+
+
+def _in_place_ops():
+    return {
+        "setitem": lambda t: t.__setitem__(0, 5.0),
+        "zero_": lambda t: t.zero_(),
+        "fill_": lambda t: t.fill_(2.0),
+        "copy_": lambda t: t.copy_(tl.ones(3)),
+        "add_": lambda t: t.add_(1.0),
+        "sub_": lambda t: t.sub_(tl.ones(3), alpha=2),
+        "mul_": lambda t: t.mul_(2.0),
+        "div_": lambda t: t.div_(2.0),
+        "clamp_": lambda t: t.clamp_(min=0.5),
+        "+=": lambda t: t.__iadd__(1.0),
+    }
+
+
+@pytest.mark.parametrize("op", list(_in_place_ops()))
+def test_every_in_place_op_raises_the_version(op):
+    t = tl.tensor([1.0, 2.0, 3.0])
+    assert t._version == 0
+    _in_place_ops()[op](t)
+    assert t._version == 1, f"{op} did not raise the version"
+    _in_place_ops()[op](t)
+    assert t._version == 2
+
+
+@pytest.mark.parametrize("op", list(_in_place_ops()))
+def test_saved_input_changed_in_place_makes_backward_raise(op):
+    x = tl.tensor([1.0, 2.0, 3.0])
+    w = tl.ones(3, requires_grad=True)
+    y = (w * x).sum()
+    _in_place_ops()[op](x)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+        y.backward()
+    message = str(info.value)
+    assert "MulBackward" in message and names_shape(message, (3,)) and "version" in message, message
+    assert w.grad is None, "nothing may be accumulated before the error"
+
+
+def test_parameter_changed_under_no_grad_before_backward_raises():
+    p = tl.nn.Parameter(tl.ones(3))
+    loss = (p * tl.tensor([1.0, 2.0, 3.0])).sum()
+    with tl.no_grad():
+        p.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_detached_alias_shares_the_version_counter():
+    w = tl.ones(3, requires_grad=True)
+    y = (w * w).sum()
+    w.detach().zero_()  # same memory as w
+    assert w._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_in_place_change_of_an_unsaved_input_is_fine():
+    x = tl.tensor([1.0, 2.0, 3.0])
+    w = tl.ones(3, requires_grad=True)
+    y = (w + x).sum() + w.reshape(3, 1).sum()  # Add and Reshape save no input values, as in torch
+    x.add_(1.0)
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_in_place_change_before_the_op_is_fine_and_a_new_graph_works():
+    x = tl.tensor([1.0, 2.0, 3.0])
+    x.add_(1.0)
+    w = tl.ones(3, requires_grad=True)
+    (w * x).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 3.0, 4.0])
+
+
+def test_failed_in_place_op_leaves_the_version_alone():
+    t = tl.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError):
+        t.copy_(tl.ones(4))
+    with pytest.raises(ValueError):
+        t.mul_(tl.ones(2))
+    assert t._version == 0
+
+
+def test_custom_function_returning_a_gradient_of_the_wrong_shape_raises():
+    class Bad(tl.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, grad):
+            return grad.sum(keepdims=True)  # shape (1,) for an input of shape (3,)
+
+    w = tl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"BadBackward returned an invalid gradient at index 0") as info:
+        Bad.apply(w).sum().backward()
+    message = str(info.value)
+    assert names_shape(message, (1,)) and names_shape(message, (3,)), message
+    a = tl.ones(2, 3, requires_grad=True)  # the same check for a non-leaf input
+    with pytest.raises(RuntimeError, match="invalid gradient"):
+        Bad.apply(a * 1.0).sum().backward()
+
+
+def test_custom_function_may_return_a_numpy_scalar_for_a_0d_input():
+    class Square(tl.Function):
+        def forward(self, x):
+            self.x = x
+            return x * x
+
+        def backward(self, grad):
+            return np.float64(2.0) * self.x * grad  # a numpy scalar, not an array
+
+    x = tl.tensor(3.0, dtype=tl.float64, requires_grad=True)
+    (Square.apply(x) * 1.0).backward()
+    assert x.grad.item() == 6.0
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda buf, w: buf.__setitem__(0, (w * w).sum()),
+        lambda buf, w: buf.copy_(w * 3),
+        lambda buf, w: buf.fill_((w * w).sum()),
+        lambda buf, w: buf.add_(w),
+        lambda buf, w: buf.mul_(w),
+    ],
+    ids=["setitem", "copy_", "fill_", "add_", "mul_"],
+)
+def test_writing_a_tensor_that_requires_grad_in_place_raises(write):
+    buf, w = tl.zeros(3), tl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"drop its\s+gradient.*cat/stack/where"):
+        write(buf, w)
+    np.testing.assert_array_equal(buf.numpy(), np.zeros(3), "nothing may be written")
+    with tl.no_grad():  # outside grad mode the values are simply copied
+        write(buf, w)
+
+
+# ---------------------------------------------------------------------------------------------
+# round 2 regressions: wrong results, crashes, API
+# ---------------------------------------------------------------------------------------------
+
+
+def test_mse_loss_refuses_to_broadcast_input_against_target():
+    with pytest.raises(ValueError, match="same shape") as info:
+        F.mse_loss(tl.zeros(4, 1), tl.arange(4).float())
+    assert names_shape(str(info.value), (4, 1)) and names_shape(str(info.value), (4,))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "pattern"),
+    [
+        (lambda: tl.zeros(2.5), TypeError, "ints"),
+        (lambda: tl.zeros(-1), ValueError, "negative"),
+        (lambda: tl.zeros("a"), TypeError, "ints"),
+        (lambda: tl.ones(2, 2.0), TypeError, "ints"),
+        (lambda: tl.full(2.5, 1.0), TypeError, "ints"),
+        (lambda: tl.empty((2, -3)), ValueError, "negative"),
+        (lambda: tl.ones(4).reshape(2.5, 2), TypeError, "ints"),
+        (lambda: tl.ones(4).view(2, "a"), TypeError, "ints"),
+        (lambda: tl.ones(1, 3).expand(2.0, 3), TypeError, "ints"),
+        (lambda: tl.ones(4).reshape(-2, 2), ValueError, "negative"),
+    ],
+)
+def test_sizes_are_validated_not_truncated(make, error, pattern):
+    with pytest.raises(error, match=pattern):
+        make()
+
+
+def test_sizes_in_every_accepted_form():
+    assert tl.zeros(2, 3).shape == tl.zeros((2, 3)).shape == tl.zeros([2, 3]).shape == (2, 3)
+    assert tl.zeros(np.int64(2)).shape == (2,) and tl.zeros(()).shape == ()
+    assert tl.full((2, 2), 1.5).shape == (2, 2) and tl.full(3, 1).shape == (3,)
+    x = tl.ones(6)
+    assert x.reshape(-1, 2).shape == (3, 2) and x.view((3, -1)).shape == (3, 2) and x.reshape([2, 3]).shape == (2, 3)
+    assert tl.ones(1, 3).expand(2, -1).shape == (2, 3)
+    assert tl.ones(2, 3, 4).permute(-1, 0, 1).shape == (4, 2, 3)
+
+
+def test_where_of_two_numbers_is_float32():
+    out = tl.where(tl.tensor([True, False]), 1.0, 0.0)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out.numpy(), [1.0, 0.0])
+
+
+def test_var_backward_over_one_element_is_nan_not_an_exception():
+    x = tl.ones(1, 3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.var(dim=0).sum().backward()
+    assert np.isnan(x.grad.numpy()).all()
+
+
+def test_device_api():
+    t = tl.ones(2)
+    assert t.device.type == "cpu" and str(t.device) == "cpu" and t.device == "cpu" and t.device == tl.device("cpu")
+    assert repr(t.device) == "device(type='cpu')"
+    assert t.cpu() is t and t.to("cpu") is t and t.to(tl.device("cpu")) is t and t.to(device="cpu") is t
+    assert t.to("cpu", tl.float64).dtype == np.float64 and t.to(dtype=tl.float64).dtype == np.float64
+    assert t.to(tl.float64).dtype == np.float64 and t.to(tl.zeros(1, dtype=tl.float64)).dtype == np.float64
+    for make in (tl.zeros, tl.ones, tl.empty):
+        assert make(2, device="cpu").shape == (2,) and make(2, device=None).shape == (2,)
+    for make in (
+        lambda d: tl.tensor([1.0], device=d),
+        lambda d: tl.full((2,), 1.0, device=d),
+        lambda d: tl.arange(3, device=d),
+        lambda d: tl.linspace(0, 1, 3, device=d),
+        lambda d: tl.eye(2, device=d),
+        lambda d: tl.zeros_like(t, device=d),
+        lambda d: t.to(d),
+        lambda d: t.to(device=d),
+    ):
+        make(tl.device("cpu"))
+        with pytest.raises(ValueError, match="tensorlib runs on the CPU only, got device 'cuda'"):
+            make("cuda")
+    assert tl.as_device(None) == tl.device("cpu") and tl.as_device("cpu:0").type == "cpu"
+    with pytest.raises(ValueError, match="CPU only"):
+        tl.device("cuda:0")
+    with pytest.raises(TypeError, match="device must be"):
+        tl.as_device(0)
+
+
+def test_tensor_constructor_refuses_sizes_and_keeps_the_dtype():
+    with pytest.raises(TypeError, match=r"tensorlib.empty|tensorlib.zeros"):
+        tl.Tensor(2, 3)
+    assert tl.Tensor(np.ones(2)).dtype == np.float64 and tl.Tensor([1.0]).dtype == np.float32
+
+
+def test_aliases_comparisons_and_reductions_to_bool():
+    assert tl.float == np.float32 and tl.int == np.int32 and tl.half == np.float16
+    t = tl.tensor([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(t.lt(2).numpy(), [True, False, False])
+    np.testing.assert_array_equal(t.le(2).numpy(), [True, True, False])
+    np.testing.assert_array_equal(t.gt(2).numpy(), [False, False, True])
+    np.testing.assert_array_equal(t.ge(2).numpy(), [False, True, True])
+    np.testing.assert_array_equal(t.ne(2).numpy(), [True, False, True])
+    assert t.gt(0).all().item() is True and t.gt(2).any().item() is True and t.gt(5).any().item() is False
+    np.testing.assert_array_equal(tl.tensor([[True, False], [True, True]]).all(dim=1).numpy(), [False, True])
+    assert tl.allclose(t, t + 1e-9) and t.allclose(t) and not tl.allclose(t, t + 1)
+    y = t * tl.ones(3, requires_grad=True)
+    assert y.detach_() is y and y.grad_fn is None and not y.requires_grad
+
+
+def test_autograd_grad_takes_torch_argument_order():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    unused = tl.tensor([1.0], requires_grad=True)
+    y = (x * x).sum()
+    gx, gu = tl.autograd.grad(y, [x, unused], None, None, False, True)  # allow_unused is the 6th
+    np.testing.assert_array_equal(gx.numpy(), [2.0, 4.0])
+    assert gu is None
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        tl.autograd.grad(y, x, create_graph=True)
+    with pytest.raises(TypeError, match="expected a Tensor"):
+        tl.autograd.grad(y, [3.0])
+    assert tl.autograd.Function is tl.Function
+
+
+def test_autograd_backward_of_several_outputs():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    tl.autograd.backward([(x * x).sum(), x * 3], [None, tl.tensor([1.0, 0.0])])
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 4.0])
+    with pytest.raises(NotImplementedError):
+        tl.autograd.backward((x * x).sum(), create_graph=True)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "var", "amax", "amin"])
+def test_empty_dims_reduce_everything(reduce):
+    x = tl.tensor(np.arange(6.0).reshape(2, 3))
+    assert getattr(x, reduce)(dim=()).shape == ()
+    assert getattr(x, reduce)(dim=()).item() == pytest.approx(getattr(x, reduce)().item())
+
+
+def test_dtypes_stay_float32():
+    with pytest.raises(TypeError, match="list"):
+        tl.ones(2, 3) + [1, 2, 3]
+    with pytest.raises(TypeError, match="list"):
+        [1, 2, 3] * tl.ones(3)
+    assert tl.arange(3).clamp(0.5).dtype == np.float32
+    assert tl.cat([tl.ones(2), tl.arange(2)]).dtype == np.float32
+    with pytest.raises(TypeError, match="floating point"):
+        F.binary_cross_entropy_with_logits(tl.zeros(3), tl.tensor([0, 1, 1]))
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "pattern"),
+    [
+        (lambda: tl.ones(3).tril(), ValueError, r"at least 2 dims.*\(3,\)"),
+        (lambda: tl.ones(3).triu(), ValueError, r"at least 2 dims"),
+        (lambda: tl.cat([tl.tensor(1.0), tl.tensor(2.0)]), ValueError, "zero-dimensional"),
+        (lambda: tl.ones(3).chunk(0), ValueError, "positive"),
+        (lambda: tl.arange(3).add_(1.5), RuntimeError, "can't be cast to the desired output type int64"),
+        (lambda: tl.arange(3).div_(2), RuntimeError, "can't be cast"),
+        (lambda: tl.arange(3).clamp_(0.5), RuntimeError, "can't be cast"),
+        (lambda: tl.ones(3).mul_(tl.ones(4)), ValueError, r"\(4,\).*\(3,\)|\(3,\).*\(4,\)"),
+        (lambda: tl.ones(4).clamp(min="a"), TypeError, "min must be a number"),
+        (lambda: tl.ones(4).clamp_(), ValueError, "at least one of min and max"),
+        (lambda: tl.ones(4) + "a", TypeError, "str"),
+        (lambda: tl.tensor([[1, 2], [3]]), ValueError, "same length"),
+        (lambda: tl.ones(4) @ [1.0, 2.0, 3.0, 4.0], TypeError, "list"),
+        (lambda: tl.ones(4).fill_("a"), TypeError, "number"),
+        (lambda: tl.ones(4).fill_(tl.ones(2)), ValueError, "one-element"),
+    ],
+)
+def test_unclear_errors_now_name_what_was_expected(make, error, pattern):
+    with pytest.raises(error, match=pattern):
+        make()
+
+
+def test_clamp_with_tensor_bounds():
+    x = tl.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    lo = tl.zeros(3)
+    y = x.clamp(min=lo, max=1.0)
+    np.testing.assert_array_equal(y.numpy(), [0.0, 0.5, 1.0])
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 0.0])
+    t = tl.tensor([-1.0, 5.0])
+    t.clamp_(min=tl.zeros(2), max=tl.ones(2))
+    np.testing.assert_array_equal(t.numpy(), [0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "compute",
+    [
+        lambda x: x.log(),
+        lambda x: x.sqrt(),
+        lambda x: 1 / x,
+        lambda x: x / 0,
+        lambda x: x / tl.zeros(3),
+        lambda x: x**0.5,
+        lambda x: x**-1,
+        lambda x: (x * 100).exp(),
+        lambda x: tl.tensor(2.0) ** (x * 1000),
+    ],
+    ids=["log", "sqrt", "rdiv", "div_by_zero_number", "div_by_zero_tensor", "pow_half", "pow_minus_one", "exp_overflow", "rpow_overflow"],
+)
+def test_no_numpy_warnings_at_the_edges(compute):
+    x = tl.tensor([0.0, -1.0, 1.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = compute(x)
+        y.backward(gradient=tl.ones(y.shape))
+
+
+def test_functional_function_classes_are_private():
+    import tensorlib.nn.functional.activation as activation
+    import tensorlib.nn.functional.loss as loss
+
+    for module, names in ((activation, ["Gelu", "Silu"]), (loss, ["CrossEntropy", "NLLLoss", "BinaryCrossEntropyWithLogits"])):
+        for name in names:
+            assert not hasattr(module, name) and hasattr(module, "_" + name), name
+            assert name not in module.__all__
+    x = tl.ones(2, requires_grad=True)
+    assert F.gelu(x).grad_fn.name() == "GeluBackward"
+
+
+@pytest.mark.parametrize(
+    "view",
+    [lambda x: x[0], lambda x: x.view(4)[:2], lambda x: x.T[0], lambda x: x.reshape(2, 2)[1], lambda x: x[0:1].expand(3, 2)[1]],
+    ids=["index", "view", "transpose", "reshape", "expand"],
+)
+def test_views_share_the_version_counter_of_their_base(view):
+    w = tl.ones(2, requires_grad=True)
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    y = (w * view(x)).sum()
+    x.add_(1.0)  # changes the memory the view saved
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    y = (w * x[1]).sum()
+    x[0].zero_()  # a write through another view of the same memory raises the base's version too, as in torch
+    assert x._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_integer_array_indexing_makes_a_copy_with_its_own_counter():
+    w = tl.ones(2, requires_grad=True)
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    y = (w * x[tl.tensor([1])][0]).sum()  # a copy: changing x afterwards does not touch it
+    x.add_(1.0)
+    y.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 4.0])
+
+
+def test_retain_grad_keeps_a_non_leaf_gradient_and_accumulates():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    h.retain_grad()
+    assert h.retains_grad and not x.retains_grad
+    y = (h * h).sum()
+    y.backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [6.0, 12.0])  # dy/dh = 2h
+    y.backward()
+    np.testing.assert_array_equal(h.grad.numpy(), [12.0, 24.0])
+    other = x * 2  # a non-leaf that did not ask keeps no .grad
+    (other * other).sum().backward()
+    assert other.grad is None
+    tl.autograd.grad((h * h).sum(), x)  # capture mode touches no .grad, retained or not
+    np.testing.assert_array_equal(h.grad.numpy(), [12.0, 24.0])
+    with pytest.raises(RuntimeError, match="requires_grad=False"):
+        tl.ones(2).retain_grad()
+
+
+def test_retain_grad_registry_does_not_keep_graphs_alive():
+    import gc
+
+    import tensorlib.engine as engine
+
+    before = len(engine._retained)
+    h = tl.ones(3, requires_grad=True) * 2
+    h.retain_grad()
+    assert len(engine._retained) == before + 1
+    del h
+    gc.collect()
+    assert len(engine._retained) == before

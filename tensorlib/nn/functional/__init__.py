@@ -12,7 +12,7 @@ from tensorlib.nn.functional.loss import (
     nll_loss,
 )
 
-# Chapter 4, Layers: linear, conv2d, dropout, ... (nn.functional.layers)
+# Chapter 4, Layers: linear, conv2d, dropout, pad, one_hot, ... (nn.functional.layers)
 # isort: split
 from tensorlib.nn.functional.layers import (
     avg_pool2d,
@@ -22,6 +22,8 @@ from tensorlib.nn.functional.layers import (
     layer_norm,
     linear,
     max_pool2d,
+    one_hot,
+    pad,
     rms_norm,
     unfold,
 )
@@ -46,6 +48,8 @@ __all__ = [
     "layer_norm",
     "linear",
     "max_pool2d",
+    "one_hot",
+    "pad",
     "rms_norm",
     "unfold",
 ]

@@ -3,15 +3,13 @@
 
 """Activation functions, as in ``torch.nn.functional``: relu, gelu, silu, sigmoid, tanh, softmax.
 
-``gelu`` and ``silu`` are Functions of their own (forward and derivative side by side);
-the others call the Tensor's ops of chapter 2.
+``gelu`` and ``silu`` are Functions of their own (forward and derivative side by side, in
+the private classes ``_Gelu`` and ``_Silu``); the others call the Tensor's ops of chapter 2.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    'Gelu',
-    'Silu',
     'gelu',
     'silu',
     'relu',
@@ -22,20 +20,16 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 92
+# %% book/02_autograd.ipynb, cell 96
 import math
 
 import numpy as np
 
-from tensorlib.engine import Function, Tensor
+from tensorlib.engine import Function, Tensor, _floating, _sigmoid
 
 _exact_erf = np.frompyfunc(math.erf, 1, 1)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _GELU_TANH_COEFF = 0.044715
-
-
-def _as_float(array: np.ndarray) -> np.ndarray:
-    return array if array.dtype.kind == "f" else array.astype(np.float32)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -54,7 +48,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * (1 - poly * np.exp(-z * z))
 
 
-class Gelu(Function):
+class _Gelu(Function):
     """:math:`y = x \\, \\Phi(x)` (exact) or :math:`\\tfrac12 x (1 + \\tanh u)`, :math:`u = \\sqrt{2/\\pi}(x + 0.044715 x^3)` (``"tanh"``).
 
     Exact: :math:`\\bar x = \\bar y \\, (\\Phi(x) + x \\, \\varphi(x))`. Tanh:
@@ -64,7 +58,7 @@ class Gelu(Function):
     __slots__ = ("x", "approximate", "cdf")
 
     def forward(self, x: np.ndarray, approximate: str) -> np.ndarray:
-        x = _as_float(x)
+        x = _floating(x)
         self.x, self.approximate = x, approximate
         if approximate == "tanh":
             self.cdf = 0.5 * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_TANH_COEFF * x**3)))
@@ -82,15 +76,15 @@ class Gelu(Function):
         return (grad * (cdf + x * pdf),)
 
 
-class Silu(Function):
+class _Silu(Function):
     """:math:`y = x \\, \\sigma(x)`; :math:`\\bar x = \\bar y \\, \\sigma(x) (1 + x (1 - \\sigma(x)))`."""
 
     __slots__ = ("x", "sig")
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        x = _as_float(x)
+        x = _floating(x)
         self.x = x
-        self.sig = 0.5 * (1 + np.tanh(0.5 * x))
+        self.sig = _sigmoid(x)
         return x * self.sig
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -102,12 +96,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU, :math:`x \\Phi(x)` with :math:`\\Phi` the standard normal CDF; ``approximate="tanh"`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return Gelu.apply(input, approximate=approximate)
+    return _Gelu.apply(input, approximate=approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """SiLU (swish), :math:`x \\, \\sigma(x)`. ``inplace`` is accepted and ignored (tensorlib works out of place)."""
-    return Silu.apply(input)
+    return _Silu.apply(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

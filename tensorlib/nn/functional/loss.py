@@ -11,9 +11,6 @@ binary cross-entropy is computed from logits with a stable softplus.
 from __future__ import annotations
 
 __all__ = [
-    'CrossEntropy',
-    'NLLLoss',
-    'BinaryCrossEntropyWithLogits',
     'cross_entropy',
     'nll_loss',
     'mse_loss',
@@ -21,10 +18,10 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 96
+# %% book/02_autograd.ipynb, cell 100
 import numpy as np
 
-from tensorlib.engine import Function, Tensor
+from tensorlib.engine import Function, Tensor, _log_softmax, _sigmoid
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -46,11 +43,6 @@ def _classes_back(rows: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if len(shape) == 1:
         return rows[0]
     return np.moveaxis(rows.reshape((shape[0], *shape[2:], shape[1])), -1, 1)
-
-
-def _log_softmax_rows(z: np.ndarray) -> np.ndarray:
-    shifted = z - np.max(z, axis=1, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
 
 
 def _target_coefficients(
@@ -119,7 +111,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-class CrossEntropy(Function):
+class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood: :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
 
     :math:`A` holds the target distribution (one-hot rows for class indices) times the
@@ -142,7 +134,7 @@ class CrossEntropy(Function):
             raise ValueError("cross_entropy expects an input of shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
         dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
         coefficients, divisor, batch_shape = _target_coefficients(x.shape, target, weight, ignore_index, label_smoothing, dtype)
-        log_probs = _log_softmax_rows(_classes_last(x).astype(dtype, copy=False))
+        log_probs = _log_softmax(_classes_last(x).astype(dtype, copy=False), axis=1)
         self.shape, self.coefficients, self.probs = x.shape, coefficients, np.exp(log_probs)
         self.reduction, self.divisor = reduction, divisor
         self.ignored = None if target.dtype.kind == "f" else target.reshape(-1) == ignore_index
@@ -157,7 +149,7 @@ class CrossEntropy(Function):
         return (_classes_back(_zero_ignored(rows, self.ignored), self.shape), None)
 
 
-class NLLLoss(Function):
+class _NLLLoss(Function):
     """:math:`L_i = -w_{t_i} \\, x_{i, t_i}` for log-probabilities :math:`x`; :math:`\\bar x_{i, t_i} = -w_{t_i} \\bar L_i`."""
 
     __slots__ = ("shape", "coefficients", "reduction", "divisor", "ignored")
@@ -180,7 +172,7 @@ class NLLLoss(Function):
         return (_classes_back(_zero_ignored(rows, self.ignored), self.shape), None)
 
 
-class BinaryCrossEntropyWithLogits(Function):
+class _BinaryCrossEntropyWithLogits(Function):
     """:math:`L = w \\, [(1 - t) x + (1 + (p - 1) t) \\, \\text{softplus}(-x)]` with :math:`p` = ``pos_weight``.
 
     :math:`\\partial L / \\partial x = w \\, [(1 - t) - (1 + (p - 1) t) \\, \\sigma(-x)]`
@@ -189,16 +181,16 @@ class BinaryCrossEntropyWithLogits(Function):
     ``softplus(-x) = log(1 + e^{-|x|}) + max(-x, 0)`` never overflows.
     """
 
-    __slots__ = ("x", "t", "weight", "pos_weight", "reduction", "count")
+    __slots__ = ("x", "t", "weight", "pos_weight", "reduction", "count", "softplus")
 
     def forward(self, x: np.ndarray, t: np.ndarray, weight: np.ndarray | None, pos_weight: np.ndarray | None, reduction: str) -> np.ndarray:
         if np.shape(t) != x.shape:
             raise ValueError(f"Target size ({np.shape(t)}) must be the same as input size ({x.shape})")
         self.x, self.t, self.weight, self.pos_weight, self.reduction = x, t, weight, pos_weight, reduction
         self.count = x.size
-        softplus = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
+        self.softplus = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)  # softplus(-x), kept for backward
         scale = 1 if pos_weight is None else 1 + (pos_weight - 1) * t
-        losses = (1 - t) * x + scale * softplus
+        losses = (1 - t) * x + scale * self.softplus
         if weight is not None:
             losses = losses * weight
         if reduction == "none":
@@ -211,13 +203,12 @@ class BinaryCrossEntropyWithLogits(Function):
         upstream = grad if self.reduction == "none" else (grad / self.count if self.reduction == "mean" else grad)
         if self.weight is not None:
             upstream = upstream * self.weight
-        sigmoid_neg = 0.5 * (1 - np.tanh(0.5 * x))
+        sigmoid_neg = _sigmoid(-x)
         scale = 1 if self.pos_weight is None else 1 + (self.pos_weight - 1) * t
         grad_x = upstream * ((1 - t) - scale * sigmoid_neg)
         grad_t = None
         if self.needs_input_grad[1]:
-            softplus = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)
-            pos = 0 if self.pos_weight is None else (self.pos_weight - 1) * softplus
+            pos = 0 if self.pos_weight is None else (self.pos_weight - 1) * self.softplus
             grad_t = upstream * (-x + pos)
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
@@ -255,7 +246,7 @@ def cross_entropy(
     target_array = _array(target)
     if target_array.dtype.kind == "f" and isinstance(target, Tensor) and target.requires_grad:
         raise NotImplementedError("cross_entropy: gradients with respect to probability targets are not supported")
-    return CrossEntropy.apply(
+    return _CrossEntropy.apply(
         input,
         target_array,
         weight=_array(weight),
@@ -274,12 +265,18 @@ def nll_loss(
 ) -> Tensor:
     """Negative log-likelihood :math:`-w_{t_i} x_{i, t_i}` of log-probabilities ``input`` (``(N, C)``, ``(C,)`` or ``(N, C, d1, ...)``)."""
     _check_reduction(reduction)
-    return NLLLoss.apply(input, _array(target), weight=_array(weight), ignore_index=int(ignore_index), reduction=reduction)
+    return _NLLLoss.apply(input, _array(target), weight=_array(weight), ignore_index=int(ignore_index), reduction=reduction)
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error :math:`(x - y)^2`, averaged (``"mean"``), summed or per element (``"none"``)."""
+    """Mean squared error :math:`(x - y)^2`, averaged (``"mean"``), summed or per element (``"none"``).
+
+    ``input`` and ``target`` must have the same shape: a (4, 1) prediction against a (4,)
+    target would broadcast to (4, 4) and average the wrong thing (torch warns; we raise).
+    """
     _check_reduction(reduction)
+    if input.shape != target.shape:
+        raise ValueError(f"mse_loss: input and target must have the same shape, got {input.shape} and {target.shape}")
     difference = input - target
     squared = difference * difference
     if reduction == "none":
@@ -304,4 +301,9 @@ def binary_cross_entropy_with_logits(
         pos_weight: weight of the positive term (broadcast along the last dim).
     """
     _check_reduction(reduction)
-    return BinaryCrossEntropyWithLogits.apply(input, target, weight=_array(weight), pos_weight=_array(pos_weight), reduction=reduction)
+    if not (isinstance(target, Tensor) and target.dtype.kind == "f"):
+        raise TypeError(
+            "binary_cross_entropy_with_logits: target must be a floating point Tensor (probabilities in [0, 1]), "
+            f"got {target.dtype if isinstance(target, Tensor) else type(target).__name__}; convert it with .float()"
+        )
+    return _BinaryCrossEntropyWithLogits.apply(input, target, weight=_array(weight), pos_weight=_array(pos_weight), reduction=reduction)
