@@ -469,6 +469,17 @@ def test_dropout_is_identity_in_eval_mode_and_at_p_zero():
 def test_dropout_rejects_p_outside_zero_one(p):
     with pytest.raises(ValueError, match=re.escape(str(p))):
         nn.Dropout(p)
+    with pytest.raises(ValueError, match=re.escape(str(p))):
+        F.dropout(tensor(np.ones(3)), p)
+
+
+@pytest.mark.parametrize("p", [1, 1.0])
+def test_dropout_p_one_says_why_and_what_torch_does(p):
+    message = f"p={p!r} would drop everything (and the scale 1/(1-p) is infinite); tensorlib requires 0 <= p < 1 (torch allows p=1 and returns zeros)"
+    with pytest.raises(ValueError, match=re.escape(f"Dropout: {message}")):
+        nn.Dropout(p)
+    with pytest.raises(ValueError, match=re.escape(f"dropout: {message}")):
+        F.dropout(tensor(np.ones(3)), p, training=False)  # checked even where it would change nothing
 
 
 def test_dropout_backward_uses_the_same_mask():
@@ -861,3 +872,98 @@ def test_dropout_rejects_a_generator_of_the_wrong_type():
 def test_loss_modules_use_the_functional_reduction_check():
     with pytest.raises(ValueError, match=r"reduction must be one of"):
         nn.MSELoss(reduction="avg")
+
+
+# ----------------------------------------------------------------------------- pad and one_hot
+
+
+def pad_reference(x, widths, value=0.0):
+    """torch's constant pad by definition: widths from the last dimension, negative crops."""
+    count = len(widths) // 2
+    sides = [(0, 0)] * (x.ndim - count) + [(widths[2 * i], widths[2 * i + 1]) for i in range(count)][::-1]
+    out_shape = tuple(n + a + b for n, (a, b) in zip(x.shape, sides, strict=True))
+    out = np.full(out_shape, value, dtype=x.dtype)
+    for index in np.ndindex(x.shape):
+        target = tuple(i + a for i, (a, _) in zip(index, sides, strict=True))
+        if all(0 <= t < n for t, n in zip(target, out_shape, strict=True)):
+            out[target] = x[index]
+    return out
+
+
+PAD_CASES = [((3, 4), (1, 2)), ((2, 3, 4), (1, 2, 0, 1)), ((2, 3, 4), (0, 0, 2, 0, 1, 1)), ((2, 3, 4), (-1, 2, 1, -2)),
+             ((5,), (-2, -3)), ((1, 2, 3, 4), (1, 1, 1, 1)), ((2, 0, 3), (1, 0, 2, 1))]
+
+
+@pytest.mark.parametrize("shape, widths", PAD_CASES)
+def test_pad_matches_the_definition_and_gradchecks(shape, widths):
+    rng = np.random.default_rng(31)
+    x = randn(rng, *shape, requires_grad=True)
+    out = F.pad(x, widths, value=-2.5)
+    np.testing.assert_array_equal(to_numpy(out), pad_reference(to_numpy(x), widths, -2.5))
+    check_gradients(lambda x: F.pad(x, widths), [x], rng)
+
+
+def test_pad_gradient_is_the_upstream_gradient_cropped():
+    x = tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+    upstream = np.arange(5 * 7.0).reshape(5, 7)
+    F.pad(x, (2, 1, 1, 1)).backward(tensor(upstream))
+    np.testing.assert_array_equal(to_numpy(x.grad), upstream[1:4, 2:6])
+
+
+def test_pad_keeps_the_dtype_and_defaults_value_to_zero():
+    out = F.pad(tl.tensor(np.ones((2, 2), dtype=np.float32)), (1, 1))
+    assert out.dtype == np.float32 and to_numpy(out).sum() == 4 and to_numpy(out)[0, 0] == 0
+    ids = F.pad(ids_tensor([[1, 2]]), (0, 2), value=7)
+    assert ids.dtype == np.int64
+    np.testing.assert_array_equal(to_numpy(ids), [[1, 2, 7, 7]])
+
+
+@pytest.mark.parametrize("widths, error, fragment", [
+    ((1,), ValueError, "expected an even number of widths, at most 2 per dimension (4 for an input of shape (2, 3)), got 1"),
+    ((1, 1, 1, 1, 1, 1), ValueError, "at most 2 per dimension (4 for an input of shape (2, 3)), got 6"),
+    ((1.5, 1), TypeError, "pad: the widths must be ints, got (1.5, 1)"),
+    ((-2, -2), ValueError, "dimension 1 of size 3 with widths (-2, -2) would have a negative size -1"),
+])
+def test_pad_rejects_bad_widths(widths, error, fragment):
+    with pytest.raises(error, match=re.escape(fragment)):
+        F.pad(tensor(np.zeros((2, 3))), widths)
+
+
+def test_pad_modes():
+    x = tensor(np.zeros((1, 2, 3)))
+    for mode in ("reflect", "replicate", "circular"):
+        with pytest.raises(NotImplementedError, match=re.escape(f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only")):
+            F.pad(x, (1, 1), mode=mode)
+    with pytest.raises(ValueError, match=re.escape("pad: unknown mode 'mirror'")):
+        F.pad(x, (1, 1), mode="mirror")
+
+
+def test_one_hot_values_shape_and_dtype():
+    ids = ids_tensor([[0, 2], [3, 2]])
+    out = F.one_hot(ids, 5)
+    assert tuple(out.shape) == (2, 2, 5) and out.dtype == np.int64 and not out.requires_grad
+    np.testing.assert_array_equal(to_numpy(out), np.eye(5, dtype=np.int64)[to_numpy(ids)])
+    assert tuple(F.one_hot(ids).shape) == (2, 2, 4)  # num_classes=-1: the largest id plus one
+    assert tuple(F.one_hot(ids_tensor(np.zeros(0, dtype=np.int64)), 3).shape) == (0, 3)
+    assert tuple(F.one_hot(ids_tensor(4), 6).shape) == (6,)
+
+
+def test_one_hot_times_a_table_is_embedding():
+    rng = np.random.default_rng(32)
+    table = randn(rng, 6, 3)
+    ids = ids_tensor([[1, 5, 1], [0, 0, 2]])
+    by_product = to_numpy(F.one_hot(ids, 6)).astype(np.float64) @ to_numpy(table)
+    np.testing.assert_allclose(by_product, to_numpy(F.embedding(ids, table)), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("ids, num_classes, error, fragment", [
+    ([0.0, 1.0], 3, TypeError, "one_hot: class ids must be an integer tensor, got dtype float64"),
+    ([0, -1], 3, IndexError, "one_hot: class ids must be non-negative, got -1"),
+    ([0, 3], 3, IndexError, "one_hot: class id 3 is out of range [0, 3) for num_classes=3"),
+    ([0, 1], -2, ValueError, "one_hot: num_classes must be -1 (infer) or >= 0, got -2"),
+    ([], -1, ValueError, "one_hot: cannot infer num_classes from an empty tensor"),
+])
+def test_one_hot_rejects_bad_input(ids, num_classes, error, fragment):
+    data = np.asarray(ids, dtype=np.float64 if error is TypeError else np.int64)
+    with pytest.raises(error, match=re.escape(fragment)):
+        F.one_hot(tl.tensor(data), num_classes)

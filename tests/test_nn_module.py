@@ -513,12 +513,16 @@ def test_repr_of_a_custom_module_names_its_children():
 # ----------------------------------------------------------------------------- review fixes
 
 
-@pytest.mark.parametrize("value, got", [([[1.0, 2.0, 3.0], [4.0]], "list"), ("abc", "str"), (1.5, "float"),
-                                        (np.array(["a", "b", "c"]), "an array of dtype <U1")])
+@pytest.mark.parametrize("value, got", [
+    ([[1.0, 2.0, 3.0], [4.0]], "expected a Tensor or array (any object with __array__) for key 'weight', got list"),
+    ("abc", "expected a Tensor or array (any object with __array__) for key 'weight', got str"),
+    (1.5, "expected a Tensor or array (any object with __array__) for key 'weight', got float"),
+    (np.array(["a", "b", "c"]), "expected a numeric array for key 'weight', got numpy.ndarray of dtype <U1"),
+])
 def test_load_state_dict_names_a_value_that_is_not_a_tensor_and_changes_nothing(value, got):
     model = nn.Linear(3, 1)
     before = snapshot(model)
-    with pytest.raises(TypeError, match=re.escape(f"expected a Tensor or array for key 'weight', got {got}")):
+    with pytest.raises(TypeError, match=re.escape(got)):
         model.load_state_dict({"weight": value, "bias": tensor(np.zeros(1))})
     for name, array in snapshot(model).items():
         np.testing.assert_array_equal(array, before[name], err_msg=name)
@@ -544,6 +548,60 @@ def test_module_to_accepts_pytorchs_forms():
     model.to(tl.zeros(1, dtype=tl.float32))  # to(tensor): that tensor's dtype
     assert all(p.dtype == np.float32 for p in model.parameters())
     assert list(model.parameters()) == weights  # the same Parameter objects, cast in place
+
+
+class ArrayLike:
+    """Not a numpy array, not a Tensor: only ``__array__``, as a torch tensor or an xarray has."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+
+class Refuses:
+    """Has ``__array__`` but cannot give one (like a torch tensor that requires grad)."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad")
+
+
+def test_load_state_dict_accepts_any_object_with_array():
+    model = nn.Linear(3, 1)
+    model.load_state_dict({"weight": ArrayLike([[1.0, 2.0, 3.0]]), "bias": ArrayLike([4.0])})
+    np.testing.assert_array_equal(to_numpy(model.weight), np.array([[1.0, 2.0, 3.0]], dtype=np.float32))
+    np.testing.assert_array_equal(to_numpy(model.bias), np.array([4.0], dtype=np.float32))
+    assert model.weight.dtype == np.float32  # cast to the target's dtype
+
+
+def test_load_state_dict_names_the_full_type_when_array_fails_and_changes_nothing():
+    model = nn.Linear(3, 1)
+    before = snapshot(model)
+    name = f"{Refuses.__module__}.Refuses"
+    with pytest.raises(TypeError, match=re.escape(f"the value for key 'weight', a {name}, cannot be converted to an array: Can't call")):
+        model.load_state_dict({"weight": Refuses(), "bias": np.zeros(1)})
+    with pytest.raises(TypeError, match=re.escape(f"got {__name__}.Attention")):
+        model.load_state_dict({"weight": Attention(), "bias": np.zeros(1)})
+    for key, array in snapshot(model).items():
+        np.testing.assert_array_equal(array, before[key], err_msg=key)
+
+
+@pytest.mark.parametrize("method, dtype", [("half", np.float16), ("float", np.float32), ("double", np.float64)])
+def test_half_float_double_cast_in_place_and_return_self(method, dtype):
+    model = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3), nn.Embedding(4, 3))
+    start = np.float32 if dtype is not np.float32 else np.float64
+    model.to(start)
+    weights = list(model.parameters())
+    values = {name: to_numpy(p).astype(np.float64) for name, p in model.named_parameters()}
+    model[0].weight.grad = tl.zeros(3, 2, dtype=start)
+    assert getattr(model, method)() is model
+    assert list(model.parameters()) == weights  # the same Parameter objects
+    for name, p in model.named_parameters():
+        assert p.dtype == dtype, name
+        np.testing.assert_array_equal(to_numpy(p), values[name].astype(start).astype(dtype), err_msg=name)
+    assert model[0].weight.grad is None  # a gradient of the old dtype is dropped
+    assert model[0](tl.ones(5, 2, dtype=dtype)).dtype == dtype
 
 
 def test_module_to_rejects_integer_dtypes_and_other_devices():

@@ -308,6 +308,30 @@ def test_functional_forms_match_torch(dtype):
         np.testing.assert_allclose(to_numpy(a), to_numpy(b_), **tol, err_msg=f"pair {i}")
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, widths, value", [((2, 3, 4), (1, 2), 0.0), ((2, 3, 4), (1, 2, 0, 1), -1.5),
+                                                  ((2, 3, 4, 5), (2, 0, 1, 1, 0, 1), 3.0), ((2, 3, 4), (-1, 2, 1, -2), 0.5)])
+def test_pad_matches_torch(dtype, shape, widths, value):
+    tol = TOLERANCES[dtype]
+    x = normal(40, *shape).astype(dtype)
+    ours, theirs = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out_ours, out_theirs = F.pad(ours, widths, value=value), TF.pad(theirs, widths, mode="constant", value=value)
+    assert tuple(out_ours.shape) == tuple(out_theirs.shape)
+    np.testing.assert_array_equal(to_numpy(out_ours), to_numpy(out_theirs))
+    cotangent = normal(41, *out_theirs.shape).astype(dtype)
+    (out_ours * tl.tensor(cotangent)).sum().backward()
+    (out_theirs * torch.from_numpy(cotangent)).sum().backward()
+    np.testing.assert_allclose(to_numpy(ours.grad), to_numpy(theirs.grad), **tol)
+
+
+@pytest.mark.parametrize("num_classes", [-1, 7])
+def test_one_hot_matches_torch(num_classes):
+    ids = np.array([[0, 4, 2], [4, 4, 1]], dtype=np.int64)
+    ours, theirs = F.one_hot(tl.tensor(ids), num_classes), TF.one_hot(torch.from_numpy(ids), num_classes)
+    assert to_numpy(ours).dtype == np.int64 and theirs.dtype == torch.int64
+    np.testing.assert_array_equal(to_numpy(ours), to_numpy(theirs))
+
+
 # ----------------------------------------------------------------------------- module system
 
 
@@ -532,3 +556,32 @@ def test_embedding_padding_idx_range_like_torch():
         TF.embedding(torch.tensor([1]), torch.zeros(5, 3), padding_idx=7)
     with pytest.raises(ValueError, match="padding_idx must be within num_embeddings"):
         F.embedding(tl.tensor([1]), tl.zeros(5, 3), padding_idx=7)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_torch_state_dict_loads_into_the_tensorlib_model(dtype):
+    """A torch model's own state_dict (torch tensors, not numpy) loads directly: every key, equal values."""
+    torch.manual_seed(0)
+    theirs = build_model(torch.nn).to(TORCH_DTYPE[dtype])
+    ours = in_dtype(build_model(nn), dtype)
+    state = theirs.state_dict()
+    assert all(type(value) is torch.Tensor for value in state.values())
+    result = ours.load_state_dict(state)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    loaded = ours.state_dict()
+    assert list(loaded) == list(state)
+    for key, value in state.items():
+        assert to_numpy(loaded[key]).dtype == dtype, key
+        np.testing.assert_array_equal(to_numpy(loaded[key]), value.numpy(), err_msg=key)
+    ids = np.array([[1, 7, 3], [9, 0, 3]], dtype=np.int64)
+    with torch.no_grad():
+        expected = theirs(torch.from_numpy(ids)).numpy()
+    np.testing.assert_allclose(to_numpy(ours(tl.tensor(ids))), expected, **TOLERANCES[dtype])
+
+
+def test_a_torch_tensor_that_cannot_become_an_array_is_named_with_its_full_type():
+    theirs, ours = torch.nn.Linear(3, 2), nn.Linear(3, 2)
+    with pytest.raises(TypeError, match=r"the value for key 'weight', a torch\.nn\.parameter\.Parameter, cannot be converted"):
+        ours.load_state_dict(dict(theirs.named_parameters()))  # Parameters require grad: torch refuses numpy()
+    ours.load_state_dict({key: value.detach() for key, value in theirs.named_parameters()})
+    np.testing.assert_array_equal(to_numpy(ours.weight), theirs.weight.detach().numpy())

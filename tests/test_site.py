@@ -432,7 +432,10 @@ def test_every_page_works_offline_in_chromium(chromium: Path, site: Path, server
                         page.evaluate(SPEECH_JS)
                 except sync_api.TimeoutError:
                     problems.append("intro.html: the speech explorer did not load its mathmaps")
-            page.wait_for_load_state("networkidle")  # late requests are intercepted too
+            try:  # give late requests time to show up; they are intercepted either way
+                page.wait_for_load_state("networkidle", timeout=10_000)
+            except sync_api.TimeoutError:
+                pass  # a busy machine can keep a request open; routing still records it
         browser.close()
 
     print("formulas typeset per page:", typeset)

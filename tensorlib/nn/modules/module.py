@@ -102,14 +102,29 @@ def _to_dtype(args: tuple, device: Any, dtype: Any) -> np.dtype | None:
     return resolved
 
 
+def _type_name(value: Any) -> str:
+    """The module-qualified type name (``torch.Tensor``, ``numpy.ndarray``); builtins bare (``list``)."""
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
 def _state_array(key: str, value: Any) -> np.ndarray:
-    """A checkpoint value as an array: a Tensor or a numeric numpy array, nothing else."""
+    """A checkpoint value as a numeric array.
+
+    Accepted: a Tensor, a numpy array, or any object with ``__array__`` (a torch tensor, so a
+    PyTorch ``state_dict()`` loads directly). A list, a string or a non-numeric array is refused.
+    """
     if isinstance(value, Tensor):
         return np.asarray(value.numpy())
-    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "biuf":
-        return np.asarray(value)
-    got = f"an array of dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
-    raise TypeError(f"expected a Tensor or array for key {key!r}, got {got}")
+    if not hasattr(value, "__array__"):
+        raise TypeError(f"expected a Tensor or array (any object with __array__) for key {key!r}, got {_type_name(value)}")
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # e.g. a torch tensor that requires grad, or of a dtype numpy lacks
+        raise TypeError(f"the value for key {key!r}, a {_type_name(value)}, cannot be converted to an array: {error}") from error
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"expected a numeric array for key {key!r}, got {_type_name(value)} of dtype {array.dtype}")
+    return array
 
 
 def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict: bool) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
@@ -461,6 +476,10 @@ class Module:
         """Cast floating-point parameters and buffers to float32, the default dtype."""
         return self._cast(np.dtype(np.float32))
 
+    def half(self) -> Module:
+        """Cast floating-point parameters and buffers to float16 (half the memory; numpy computes it slowly)."""
+        return self._cast(np.dtype(np.float16))
+
     # ---- calling -------------------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -507,14 +526,16 @@ class Module:
         error too; with ``strict=False`` they are returned.
 
         Args:
-            state_dict: dotted name to Tensor or numpy array, as :meth:`state_dict` gives.
+            state_dict: dotted name to Tensor, numpy array or any array-like with
+                ``__array__`` (a torch tensor), as :meth:`state_dict` gives.
             strict: whether key mismatches raise.
 
         Returns:
             ``(missing_keys, unexpected_keys)``, a named tuple of two lists.
 
         Raises:
-            TypeError: if a value is not a Tensor or a numeric array (named by its key).
+            TypeError: if a value is not a Tensor or a numeric array-like (named by its key
+                and its full type, e.g. ``list`` or ``torch.Tensor``).
             RuntimeError: listing every missing and unexpected key (strict) and every
                 shape mismatch, all in one message.
         """
