@@ -6,6 +6,8 @@ splitmix64 outputs as one vectorised uint64 array expression; its normals use tw
 and float64 Box-Muller (see chapter 3), so they cost more than its uniforms. numpy has no
 float16 generator: its column draws float32 and casts. The two overhead rows time tiny calls,
 where argument checking (sizes, dtype, device, torch's ``randint`` signature) dominates.
+``multinomial`` is compared with numpy's ``Generator.choice`` (one call per row: it takes one
+probability vector) and ``torch.multinomial``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ def run() -> list[dict]:
     generator = tl.Generator(0)
     rng = np.random.default_rng(0)
     torch_generator = torch.Generator().manual_seed(0) if torch is not None else None
+
+    weights = tl.rand(1000, generator=tl.Generator(1), dtype=tl.float64)
+    probabilities = weights.numpy() / weights.numpy().sum()
+    vocabulary = tl.rand(64, 50_000, generator=tl.Generator(2), dtype=tl.float64)
+    vocabulary_probabilities = vocabulary.numpy() / vocabulary.numpy().sum(axis=1, keepdims=True)
+    torch_weights = torch.from_numpy(weights.numpy()) if torch is not None else None
+    torch_vocabulary = torch.from_numpy(vocabulary.numpy()) if torch is not None else None
 
     def torch_call(fn):
         return None if torch is None else fn
@@ -68,6 +77,18 @@ def run() -> list[dict]:
             lambda: tl.randint(low=0, high=10, size=(16,), generator=generator),
             lambda: rng.integers(0, 10, size=16),
             torch_call(lambda: torch.randint(low=0, high=10, size=(16,), generator=torch_generator)),
+        ),
+        row(
+            "multinomial 1e6 of 1000 categories, replacement",
+            lambda: tl.multinomial(weights, N, replacement=True, generator=generator),
+            lambda: rng.choice(1000, size=N, p=probabilities),
+            torch_call(lambda: torch.multinomial(torch_weights, N, replacement=True, generator=torch_generator)),
+        ),
+        row(
+            "multinomial 64 rows x 50000 categories, 1 each (next tokens)",
+            lambda: tl.multinomial(vocabulary, 1, generator=generator),
+            lambda: [rng.choice(50_000, p=r) for r in vocabulary_probabilities],
+            torch_call(lambda: torch.multinomial(torch_vocabulary, 1, generator=torch_generator)),
         ),
         row(
             "randperm 1e6",

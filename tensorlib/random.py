@@ -22,7 +22,9 @@ float64 normal may differ in its last bit between platforms (a float32 one almos
 ``manual_seed(seed)`` reseeds it. The creation functions mirror PyTorch's signatures
 (``rand``, ``randn``, ``randint``, ``randperm`` and the ``*_like`` variants), including
 ``dtype=``, ``requires_grad=``, ``generator=`` and ``device=`` (None, "cpu" or
-``device("cpu")``: tensorlib computes on the CPU only).
+``device("cpu")``: tensorlib computes on the CPU only). ``multinomial`` draws category
+indices from rows of weights, as ``torch.multinomial`` (inverse CDF with replacement, an
+exponential race without).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     'randn_like',
     'randint_like',
     'bernoulli',
+    'multinomial',
 ]
 
 
@@ -496,3 +499,88 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     probs = input.detach().numpy()
     values = resolve_generator(generator).bernoulli(probs, dtype=_float_dtype(probs.dtype))
     return Tensor(values)
+
+
+# %% book/03_init.ipynb, cell 22
+def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
+    """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial expects a Tensor of weights, got {type(input).__name__}")
+    if input.dtype.kind != "f":
+        raise TypeError(f"multinomial expects floating-point weights, got dtype {input.dtype}")
+    if input.ndim not in (1, 2):
+        raise ValueError(f"multinomial expects weights of shape (C,) or (m, C), got shape "
+                         f"{tuple(input.shape)}")
+    if num_samples < 1:
+        raise ValueError(f"multinomial: num_samples must be >= 1, got {num_samples}")
+    rows = 1 if input.ndim == 1 else input.shape[0]
+    categories = input.shape[-1]
+    weights = input.detach().numpy().astype(np.float64).reshape(rows, categories)
+    if not replacement and num_samples > categories:
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from {categories} categories")
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if bad.any():
+        row, column = np.argwhere(bad)[0]
+        raise ValueError(f"multinomial: weights must be finite and >= 0, got {weights[row, column]:g} "
+                         f"at row {row}, category {column}")
+    with np.errstate(over="ignore"):  # an overflowing sum is reported below
+        totals = weights.sum(axis=1)
+    if np.any(totals <= 0):
+        raise ValueError(f"multinomial: every row of weights needs a positive sum, row "
+                         f"{int(np.argmax(totals <= 0))} sums to 0")
+    if not np.all(np.isfinite(totals)):
+        raise ValueError(f"multinomial: the weights of row {int(np.argmax(~np.isfinite(totals)))} "
+                         "sum to more than float64 can hold: scale them down")
+    if not replacement:
+        positive = np.count_nonzero(weights, axis=1)
+        if np.any(positive < num_samples):
+            row = int(np.argmax(positive < num_samples))
+            raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                             f"from row {row}: only {positive[row]} of its weights are positive")
+    return weights
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Draw category indices from rows of non-negative weights, as ``torch.multinomial``.
+
+    ``input`` is a floating tensor of shape (C,) or (m, C): weights ``w`` that need not sum
+    to 1 (a row is sampled with probabilities ``w / w.sum()``). Returns int64 indices of shape
+    (num_samples,) or (m, num_samples).
+
+    With replacement, sample k of row r takes draw ``r * num_samples + k`` as a 53-bit uniform
+    ``u = (x >> 11) * 2**-53`` and returns the i with ``W[i-1] <= u * W[-1] < W[i]``, where
+    ``W`` is the row's cumulative sum (inverse-CDF sampling by binary search; a zero weight
+    owns an empty interval and is never drawn). Without replacement, row r takes C draws as
+    exponentials ``E = -ln(1 - u)`` and returns the categories with the ``num_samples``
+    smallest keys ``E / w``, smallest first (the exponential race: the same law as drawing one
+    category at a time and renormalizing the rest); every row needs at least
+    ``num_samples`` positive weights.
+
+    Raises TypeError for a non-tensor, integer weights or a non-int ``num_samples``, and
+    ValueError for other than 1 or 2 dims, ``num_samples < 1``, a negative, infinite or NaN
+    weight, a row summing to 0 (or beyond float64), or too few categories (positive weights)
+    without replacement. Nothing is drawn when it raises.
+    """
+    num_samples = _as_int(num_samples, "num_samples")
+    replacement = bool(replacement)
+    weights = _check_weights(input, num_samples, replacement)
+    rows, categories = weights.shape
+    per_row = num_samples if replacement else categories
+    u = _top_bits_as_unit(resolve_generator(generator).next_u64(rows * per_row), 53)
+    u = u.reshape(rows, per_row)
+    if replacement:
+        cumulative = np.cumsum(weights, axis=1)
+        # one binary search per row: a batch has few rows, a vocabulary many categories
+        samples = np.empty((rows, num_samples), dtype=np.int64)
+        for r in range(rows):
+            samples[r] = np.searchsorted(cumulative[r], u[r] * cumulative[r, -1], side="right")
+    else:
+        keys = np.full_like(u, np.inf)  # a zero weight's clock never rings
+        np.divide(-np.log1p(-u), weights, out=keys, where=weights > 0)
+        # only the num_samples smallest keys matter: select them in O(C), then sort those
+        candidates = np.argpartition(keys, num_samples - 1, axis=1)[:, :num_samples]
+        order = np.argsort(np.take_along_axis(keys, candidates, axis=1), axis=1, kind="stable")
+        samples = np.take_along_axis(candidates, order, axis=1)
+    return Tensor(samples.astype(np.int64, copy=False).reshape(*input.shape[:-1], num_samples))

@@ -715,3 +715,188 @@ def test_signatures_accept_and_reject_what_torch_does(name, args, kwargs):
     ours = run(tl, lambda a: tl.zeros(2, 3, dtype=tl.float64 if a == "zeros64" else tl.int32))
     theirs = run(torch, lambda a: torch.zeros(2, 3, dtype=torch.float64 if a == "zeros64" else torch.int32))
     assert ours == theirs
+
+
+# -- multinomial -------------------------------------------------------------------------------
+
+
+def scalar_multinomial(seed: int, rows: list[list[float]], k: int) -> list[list[int]]:
+    """With replacement, one sample at a time: u from the top 53 bits, the first i with u W < W_i."""
+    draws = iter(scalar_outputs(seed, len(rows) * k))
+    samples = []
+    for row in rows:
+        cumulative = list(np.cumsum(row))
+        row_samples = []
+        for _ in range(k):
+            t = (next(draws) >> 11) / 2**53 * cumulative[-1]
+            row_samples.append(next(i for i, c in enumerate(cumulative) if t < c))
+        samples.append(row_samples)
+    return samples
+
+
+def race_key_order(seed: int, rows: list[list[float]], k: int) -> list[list[int]]:
+    """Without replacement, by the definition of the race: sort E / w, E = -ln(1 - u)."""
+    draws = iter(scalar_outputs(seed, len(rows) * len(rows[0])))
+    samples = []
+    for row in rows:
+        exponentials = [-math.log1p(-(next(draws) >> 11) / 2**53) for _ in row]  # one per category
+        keys = [e / w if w > 0 else math.inf for e, w in zip(exponentials, row, strict=True)]
+        samples.append(sorted(range(len(row)), key=lambda i: keys[i])[:k])
+    return samples
+
+
+def test_multinomial_with_replacement_is_the_inverse_cdf_draw_for_draw():
+    rows = [[1.0, 2.0, 3.0, 0.0, 4.0], [0.0, 0.5, 0.0, 0.25, 0.25], [1e-300, 0.0, 1.0, 0.0, 0.0]]
+    out = tl.multinomial(tl.tensor(rows, dtype=tl.float64), 40, replacement=True, generator=Generator(9))
+    assert out.dtype == tl.int64 and out.shape == (3, 40)
+    assert out.tolist() == scalar_multinomial(9, rows, 40)
+    one_row = tl.multinomial(tl.tensor(rows[0]), 40, True, generator=Generator(9))
+    assert one_row.shape == (40,) and one_row.tolist() == scalar_multinomial(9, rows[:1], 40)[0]
+
+
+def test_multinomial_without_replacement_sorts_exponential_keys():
+    rows = [[1.0, 2.0, 3.0, 0.0, 4.0], [0.5, 0.5, 0.25, 0.25, 1.0]]
+    out = tl.multinomial(tl.tensor(rows, dtype=tl.float64), 4, generator=Generator(5))
+    assert out.tolist() == race_key_order(5, rows, 4)
+    everything = tl.multinomial(tl.tensor([3.0, 0.0, 1.0, 2.0]), 3, generator=Generator(1)).tolist()
+    assert sorted(everything) == [0, 2, 3]
+
+
+def test_multinomial_frequencies_with_replacement():
+    weights = np.array([1.0, 2.0, 3.0, 0.0, 4.0, 0.5])
+    samples = tl.multinomial(tl.tensor(weights), 300_000, True, generator=Generator(10)).numpy()
+    counts = np.bincount(samples, minlength=weights.size)
+    positive = weights > 0
+    assert counts[~positive].sum() == 0
+    assert chi_square(counts[positive], weights[positive] / weights.sum()) < chi_square_threshold(4)
+
+
+def test_multinomial_ordered_pairs_without_replacement_follow_sequential_renormalisation():
+    p = np.array([0.1, 0.2, 0.3, 0.4])
+    pairs = tl.multinomial(tl.tensor(np.tile(p, (60_000, 1))), 2, generator=Generator(11)).numpy()
+    assert np.all(pairs[:, 0] != pairs[:, 1])
+    counts = np.bincount(pairs[:, 0] * 4 + pairs[:, 1], minlength=16)
+    distinct = ~np.eye(4, dtype=bool).ravel()
+    sequential = (p[:, None] * p[None, :] / (1 - p[:, None])).ravel()[distinct]
+    conditioned = (p[:, None] * p[None, :]).ravel()[distinct] / (1 - np.sum(p**2))
+    assert chi_square(counts[distinct], sequential) < chi_square_threshold(11)
+    assert chi_square(counts[distinct], conditioned) > chi_square_threshold(11)  # the test has power
+
+
+def _unxorshift(z: int, shift: int) -> int:
+    x = z
+    for _ in range(64 // shift + 1):
+        x = z ^ (x >> shift)
+    return x
+
+
+def mix64_inverse(y: int) -> int:
+    """The z with mix64(z) == y: undo each xor-shift and multiply (the multipliers are odd)."""
+    z = _unxorshift(y, 31)
+    z = (z * pow(0x94D049BB133111EB, -1, 1 << 64)) & MASK
+    z = _unxorshift(z, 27)
+    z = (z * pow(0xBF58476D1CE4E5B9, -1, 1 << 64)) & MASK
+    return _unxorshift(z, 30)
+
+
+def seed_whose_first_output_is(x: int) -> int:
+    seed = (mix64_inverse(x) - GAMMA) & MASK
+    assert output(seed, 1) == x
+    return seed
+
+
+def test_multinomial_resolves_probabilities_far_below_2_to_the_minus_24():
+    # category 0 has probability about 2**-40: its interval is [0, 2**-40 W). A draw x whose
+    # top 24 bits are 0 gives a 24-bit uniform of 0, inside it, whatever its other bits; the
+    # 53-bit uniform tells x = 5 (u = 0, category 0) from x = 2**30 (u = 2**-34, category 1).
+    weights = tl.tensor([2.0**-40, 1.0], dtype=tl.float64)
+    small, larger = seed_whose_first_output_is(5), seed_whose_first_output_is(1 << 30)
+    assert tl.multinomial(weights, 1, True, generator=Generator(small)).tolist() == [0]
+    assert tl.multinomial(weights, 1, True, generator=Generator(larger)).tolist() == [1]
+
+
+def test_multinomial_is_deterministic_and_consumes_a_fixed_number_of_draws():
+    batch = tl.tensor([[1.0, 2.0, 3.0, 4.0, 5.0], [5.0, 0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
+    for replacement, used in [(True, 3 * 4), (False, 3 * 5)]:
+        g = Generator(7)
+        first = tl.multinomial(batch, 2 if not replacement else 4, replacement, generator=g)
+        replay = Generator(7)
+        replay.next_u64(used)
+        assert g.get_state().tolist() == replay.get_state().tolist()
+        again = tl.multinomial(batch, 2 if not replacement else 4, replacement, generator=Generator(7))
+        assert first.tolist() == again.tolist()
+    tl.manual_seed(3)
+    a = tl.multinomial(batch, 2)
+    tl.manual_seed(3)
+    assert tl.multinomial(batch, 2).tolist() == a.tolist()
+    assert tl.multinomial(batch, 50, True, generator=Generator(8)).tolist() != tl.multinomial(
+        batch, 50, True, generator=Generator(9)).tolist()
+
+
+@pytest.mark.parametrize("dtype", [tl.float16, tl.float32, tl.float64])
+def test_multinomial_takes_every_float_dtype_and_requires_grad_inputs(dtype):
+    weights = tl.tensor([[0.2, 0.3, 0.5]], dtype=dtype, requires_grad=True)
+    out = tl.multinomial(weights, 3, generator=Generator(0))
+    assert out.dtype == tl.int64 and out.shape == (1, 3) and not out.requires_grad
+    assert sorted(out.tolist()[0]) == [0, 1, 2]
+    empty = tl.multinomial(tl.ones(0, 3, dtype=dtype), 2, generator=Generator(0))
+    assert empty.shape == (0, 2) and empty.dtype == tl.int64
+
+
+MULTINOMIAL_ERRORS = [
+    (lambda: tl.multinomial([0.5, 0.5], 1), TypeError, "expects a Tensor of weights, got list"),
+    (lambda: tl.multinomial(tl.tensor([1, 2]), 1), TypeError, "floating-point weights, got dtype int64"),
+    (lambda: tl.multinomial(tl.tensor([1.0]), 1.0), TypeError, "num_samples must be an int"),
+    (lambda: tl.multinomial(tl.tensor(1.0), 1), ValueError, r"shape \(C,\) or \(m, C\), got shape \(\)"),
+    (lambda: tl.multinomial(tl.ones(2, 2, 2), 1), ValueError, r"got shape \(2, 2, 2\)"),
+    (lambda: tl.multinomial(tl.ones(3), 0), ValueError, "num_samples must be >= 1, got 0"),
+    (lambda: tl.multinomial(tl.ones(3), -1, True), ValueError, "num_samples must be >= 1, got -1"),
+    (lambda: tl.multinomial(tl.ones(3), 4), ValueError, "cannot draw 4 samples without replacement from 3 categories"),
+    (lambda: tl.multinomial(tl.ones(0), 1, True), ValueError, "row 0 sums to 0"),
+    (lambda: tl.multinomial(tl.tensor([1.0, -1.0]), 1, True), ValueError, "finite and >= 0, got -1 at row 0, category 1"),
+    (lambda: tl.multinomial(tl.tensor([1.0, math.inf]), 1), ValueError, "got inf at row 0, category 1"),
+    (lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [math.nan, 1.0]]), 1), ValueError, "got nan at row 1, category 0"),
+    (lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [0.0, 0.0]]), 1, True), ValueError, "row 1 sums to 0"),
+    (lambda: tl.multinomial(tl.tensor([1e308, 1e308], dtype=tl.float64), 1, True), ValueError,
+     "row 0 sum to more than float64 can hold"),
+    (lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [1.0, 0.0]]), 2), ValueError,
+     "from row 1: only 1 of its weights are positive"),
+    (lambda: tl.multinomial(tl.ones(3), 1, generator=np.random.default_rng(0)), TypeError,
+     "generator must be a tensorlib.Generator"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "message"), MULTINOMIAL_ERRORS)
+def test_multinomial_errors_name_what_came_and_draw_nothing(call, error, message):
+    before = tl.get_rng_state().tolist()
+    with pytest.raises(error, match=message):
+        call()
+    assert tl.get_rng_state().tolist() == before
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    ("shape", "num_samples", "replacement"),
+    [((5,), 3, False), ((5,), 7, True), ((4, 6), 6, False), ((4, 6), 1, True), ((0, 3), 2, False),
+     ((3,), 1, False), ((2, 1), 5, True)],
+)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_multinomial_shapes_and_dtypes_match_torch(shape, num_samples, replacement, dtype):
+    torch = pytest.importorskip("torch")
+    ours = tl.multinomial(tl.ones(*shape, dtype=getattr(tl, dtype)), num_samples, replacement)
+    theirs = torch.multinomial(torch.ones(*shape, dtype=getattr(torch, dtype)), num_samples, replacement)
+    assert (tuple(ours.shape), str(ours.dtype)) == (tuple(theirs.shape), str(theirs.dtype).split(".")[-1])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    ("weights", "num_samples", "replacement"),
+    [([1.0, -1.0], 1, True), ([1.0, math.inf], 1, True), ([math.nan, 1.0], 1, False), ([0.0, 0.0], 1, True),
+     ([1.0, 1.0], 3, False), ([1.0, 1.0], 0, True), ([[[1.0]]], 1, True), (1.0, 1, True)],
+)
+def test_multinomial_refuses_what_torch_refuses(weights, num_samples, replacement):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError):
+        torch.multinomial(torch.tensor(weights), num_samples, replacement)
+    with pytest.raises(ValueError):
+        tl.multinomial(tl.tensor(weights), num_samples, replacement)

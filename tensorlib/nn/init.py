@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 40
+# %% book/03_init.ipynb, cell 46
 import math
 import warnings
 
@@ -48,7 +48,7 @@ _GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_t
 _NONLINEARITIES = (*_GAIN_ONE, "tanh", "relu", "leaky_relu", "selu")
 
 
-# %% book/03_init.ipynb, cell 41
+# %% book/03_init.ipynb, cell 47
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for ``nonlinearity``, as in ``torch.nn.init.calculate_gain``.
 
