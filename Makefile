@@ -17,7 +17,9 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	# venv's bundled setuptools is too old for pyproject.toml (SPDX license needs >= 77); the wheel
+	# test builds without isolation, with this setuptools.
+	$(PY) -m pip install -q --upgrade pip 'setuptools>=77'
 	$(PY) -m pip install -q -e '.[book,test,lab]'
 	touch $(STAMP)
 
@@ -52,5 +54,5 @@ bench: install
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf book/_build book/_mathjax build dist .pytest_cache .hypothesis .ruff_cache *.egg-info
+	rm -rf book/_build book/_mathjax build dist .bench .pytest_cache .hypothesis .ruff_cache *.egg-info
 	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +

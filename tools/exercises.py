@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -276,25 +277,30 @@ def _first_line(cell: dict) -> str:
 
 def run_stub(item: Stubbed, root: Path, timeout: int) -> tuple[int, list[str]]:
     """Execute one exercise notebook (in memory); return (checks seen, checks that passed)."""
-    from nbclient import NotebookClient  # imported here: the other modes need no kernel
+    from jupyter_client import AsyncKernelManager  # imported here: the other modes need no kernel
+    from nbclient import NotebookClient
 
     notebook = nbformat.reads(item.text, as_version=4)
     workdir = root / "exercises"
     if not workdir.is_dir():
         workdir = item.solution.parent
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name="python3",
-        allow_errors=True,
-        record_timing=False,
-        resources={"metadata": {"path": str(workdir.resolve())}},
-    )
     label = _shown(item.exercise, root)
-    try:
-        client.execute()
-    except Exception as error:  # a timeout or a dead kernel: allow_errors covers only cell errors
-        return len(item.check_cells), [f"{label}: could not be run to the end ({type(error).__name__}: {str(error)[:200]})"]
+    # A local kernel over Unix sockets (IPC) in a private folder: nothing listens on TCP, and
+    # ipykernel has no reason to print its "running over TCP without encryption" warning.
+    with tempfile.TemporaryDirectory(prefix="tl-kernel-") as sockets:
+        client = NotebookClient(
+            notebook,
+            km=AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "k")),
+            timeout=timeout,
+            kernel_name="python3",
+            allow_errors=True,
+            record_timing=False,
+            resources={"metadata": {"path": str(workdir.resolve())}},
+        )
+        try:
+            client.execute(cleanup_kc=True)  # we made the manager, so we shut its kernel down
+        except Exception as error:  # a timeout or a dead kernel: allow_errors covers only cell errors
+            return len(item.check_cells), [f"{label}: could not be run to the end ({type(error).__name__}: {str(error)[:200]})"]
     passed = []
     for number in item.check_cells:
         cell = notebook.cells[number - 1]

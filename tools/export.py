@@ -5,7 +5,7 @@ first line is ``#| default_exp dotted.name``; every code cell whose first line i
 ``#| export`` is copied into that module, in notebook order. A cell may send itself
 to another module with ``#| export other.name``, which is how one chapter exports
 more than one module. ``dotted.name`` is relative to the package:
-``#| default_exp nn.functional`` writes ``tensorlib/nn/functional.py``.
+``#| default_exp nn.init`` writes ``tensorlib/nn/init.py``.
 
 Each generated module starts with a header naming its notebook; then the module
 docstring (taken from the start of the module's first exported cell), any

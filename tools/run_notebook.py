@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
+from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -54,13 +56,17 @@ def coalesce_streams(notebook: nbformat.NotebookNode) -> None:
 
 def execute(path: Path, timeout: int) -> None:
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        notebook,
-        timeout=timeout,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(path.parent.resolve())}},
-    )
-    client.execute()
+    # A local kernel over Unix sockets (IPC) in a private folder: nothing listens on TCP, and
+    # ipykernel has no reason to print its "running over TCP without encryption" warning.
+    with tempfile.TemporaryDirectory(prefix="tl-kernel-") as sockets:
+        client = NotebookClient(
+            notebook,
+            km=AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "k")),
+            timeout=timeout,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(path.parent.resolve())}},
+        )
+        client.execute(cleanup_kc=True)  # we made the manager, so we shut its kernel down
     coalesce_streams(notebook)
     clean_metadata(notebook)
     nbformat.validate(notebook)
