@@ -79,8 +79,8 @@ def grad(
     Computes :math:`\\sum_j \\bar y_j^\\top \\, \\partial y_j / \\partial x_i` for each input
     :math:`x_i` (:math:`\\bar y_j` = ``grad_outputs[j]``, 1 for one-element outputs). Leaves'
     ``.grad`` are not touched. An input the outputs do not depend on raises, unless
-    ``allow_unused`` (then its entry is ``None``). ``retain_graph`` is accepted and ignored
-    (tensorlib keeps the graph); ``create_graph=True`` raises ``NotImplementedError``.
+    ``allow_unused`` (then its entry is ``None``). Unless ``retain_graph``, the saved values
+    of the graph are freed, as by ``backward``; ``create_graph=True`` raises ``NotImplementedError``.
     """
     _first_order_only(create_graph)
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
@@ -89,7 +89,7 @@ def grad(
     for i, x in enumerate(inputs):
         if not x.requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
-    found = run_backward(outputs, root_grads, capture=inputs)
+    found = run_backward(outputs, root_grads, capture=inputs, retain_graph=bool(retain_graph))
     result: list[Tensor | None] = []
     for i, (x, g) in enumerate(zip(inputs, found, strict=True)):
         if g is None:
@@ -111,11 +111,12 @@ def backward(
 
     Like ``torch.autograd.backward``: one backward pass for several outputs ``tensors``
     (``y_j``), each with its ``grad_tensors[j]`` (:math:`\\bar y_j`; may be left out for a
-    one-element output). ``y.backward(g)`` is ``backward([y], [g])``.
+    one-element output). ``y.backward(g)`` is ``backward([y], [g])``. Unless ``retain_graph``,
+    the saved values of the graph are freed and a second pass through it raises.
     """
     _first_order_only(create_graph)
     tensors = _as_tuple(tensors)
-    run_backward(tensors, _root_grads(tensors, grad_tensors, "backward"))
+    run_backward(tensors, _root_grads(tensors, grad_tensors, "backward"), retain_graph=bool(retain_graph))
 
 
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
@@ -125,7 +126,7 @@ def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     for j in range(y.numel() if y.requires_grad else 0):
         seed = np.zeros(y.numel())
         seed[j] = 1.0
-        found = run_backward((y,), (seed.reshape(y.shape).astype(y.dtype),), capture=wrt)
+        found = run_backward((y,), (seed.reshape(y.shape).astype(y.dtype),), capture=wrt, retain_graph=True)
         for slot, g in enumerate(found):
             if g is not None:
                 jacobians[slot][j] = np.asarray(g, dtype=np.float64).ravel()

@@ -38,6 +38,7 @@ __all__ = [
     'bool_',
     'device',
     'as_device',
+    'cuda',
     'Tensor',
     'tensor',
     'from_numpy',
@@ -123,6 +124,28 @@ __all__ = [
     'abs',
     'maximum',
     'minimum',
+    'inf',
+    'nan',
+    'Sin',
+    'Cos',
+    'Log1p',
+    'Cumsum',
+    'Gather',
+    'Repeat',
+    'Norm',
+    'Sort',
+    'sin',
+    'cos',
+    'log1p',
+    'square',
+    'rsqrt',
+    'cumsum',
+    'gather',
+    'norm',
+    'sort',
+    'topk',
+    'bmm',
+    'outer',
 ]
 
 
@@ -236,6 +259,7 @@ class set_grad_enabled(_GradMode):
 
 # %% book/02_autograd.ipynb, cell 12
 _in_place_changes = 0  # a clock: the number of in-place changes made to any tensor so far
+_FREED = -1  # the changes_seen of a node whose saved values a backward pass has freed
 
 
 class Function:
@@ -257,14 +281,30 @@ class Function:
     ``inputs`` (the Tensors that need a gradient, ``None`` for the rest) and
     ``needs_input_grad``. Otherwise the node is dropped and nothing is recorded.
 
-    A recorded node also keeps ``saved_inputs`` (all its inputs) and ``changes_seen`` (the
-    in-place clock at that moment), so backward can refuse to run on values that were
-    changed in place since. An op whose backward uses none of its input values (``Add``,
-    ``Reshape``, ...) sets the class attribute ``saves_inputs = False`` and skips that.
+    The class attribute ``reads`` says which values each input's gradient reads: one tuple
+    per input, of input indices and ``"out"`` (the output). ``Mul.reads = ((1,), (0,))``: the
+    gradient of ``a`` reads ``b`` and that of ``b`` reads ``a``; ``Exp.reads = (("out",),)``;
+    an op that reads nothing (``Add``, ``Reshape``) has empty tuples or ``reads = ()``. The
+    default ``None`` means "every input". A recorded node keeps what may be read
+    (``saved_inputs``, the output's version counter ``saved_output``) and ``changes_seen``
+    (the in-place clock at that moment), so backward can refuse to read a value that was
+    changed in place since; it checks only the values the needed gradients read.
     """
 
-    __slots__ = ("inputs", "needs_input_grad", "saved_inputs", "changes_seen")
-    saves_inputs = True
+    __slots__ = ("inputs", "needs_input_grad", "saved_inputs", "saved_output", "changes_seen")
+    reads: tuple[tuple[int | str, ...], ...] | None = None
+    _saves_inputs = True  # derived from ``reads`` for each subclass, below
+    _saves_output = False
+    _value_slots: tuple[str, ...] = ()
+    _keeps_dict = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        read = {k for per_input in cls.reads or () for k in per_input}
+        cls._saves_inputs = cls.reads is None or any(k != "out" for k in read)
+        cls._saves_output = "out" in read
+        cls._value_slots = _declared_slots(cls)  # where it keeps its values: backward frees the arrays there
+        cls._keeps_dict = any("__dict__" in klass.__dict__ for klass in cls.__mro__)  # no __slots__: a custom op
 
     def forward(self, *args: Any, **options: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
@@ -279,21 +319,24 @@ class Function:
         record = False
         for x in inputs:  # one plain loop: the cheapest way to unwrap and look for requires_grad
             if isinstance(x, Tensor):
-                arrays.append(x.data)
-                record = record or x.requires_grad
+                arrays.append(x._data)
+                record = record or x._requires_grad
             else:
                 arrays.append(x)
         out = node.forward(*arrays, **options)
         if type(out) is not np.ndarray:  # numpy returns scalars from 0-d operations
             out = np.asarray(out)
         if record and _grad_enabled:
-            parents = tuple([x if isinstance(x, Tensor) and x.requires_grad else None for x in inputs])
+            parents = tuple([x if isinstance(x, Tensor) and x._requires_grad else None for x in inputs])
             node.inputs = parents
             node.needs_input_grad = tuple([parent is not None for parent in parents])
-            if node.saves_inputs:
+            node.changes_seen = _in_place_changes
+            if node._saves_inputs:
                 node.saved_inputs = inputs
-                node.changes_seen = _in_place_changes
-            return _wrap(out, node)
+            result = _wrap(out, node)
+            if node._saves_output:  # made now, so an in-place change of the output shows in it
+                result._versions = node.saved_output = [0, _in_place_changes]
+            return result
         return _wrap(out, None)
 
     def name(self) -> str:
@@ -302,6 +345,16 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name()}>"
+
+
+def _declared_slots(cls: type) -> tuple[str, ...]:
+    """The ``__slots__`` names declared by ``cls`` and its bases below ``Function``."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        if klass is not Function and issubclass(klass, Function):
+            slots = klass.__dict__.get("__slots__", ())
+            names.extend((slots,) if isinstance(slots, str) else slots)
+    return tuple(names)
 
 
 # %% book/02_autograd.ipynb, cell 14
@@ -342,28 +395,71 @@ registry keeps no graph alive, and a plain dict keeps the per-backward check che
 def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
     """``leaf.grad += grad`` (creating it the first time); the leaf owns its own copy."""
     if leaf.grad is None:
-        leaf.grad = _wrap(np.array(grad, dtype=leaf.data.dtype, copy=True), None)
+        leaf.grad = _wrap(np.array(grad, dtype=leaf._data.dtype, copy=True), None)
     else:
-        total = leaf.grad.data + grad
-        leaf.grad.data = total if total.dtype == leaf.data.dtype else total.astype(leaf.data.dtype)
+        total = leaf.grad._data + grad
+        leaf.grad._data = total if total.dtype == leaf._data.dtype else total.astype(leaf._data.dtype)
 
 
-def _check_saved_inputs(node: Function) -> None:
-    """Raise if a tensor that ``node`` saved was changed in place after ``node`` was recorded."""
-    for x in node.saved_inputs:
-        if isinstance(x, Tensor) and x._versions is not None and x._versions[1] > node.changes_seen:
+_SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+def _values_read(node: Function) -> set[int | str]:
+    """What the gradients ``node`` must compute read: input indices and ``"out"`` (see ``Function.reads``)."""
+    if node.reads is None:
+        return set(range(len(node.saved_inputs)))
+    return {k for need, per_input in zip(node.needs_input_grad, node.reads) if need for k in per_input}  # noqa: B905
+
+
+def _check_saved_values(node: Function) -> None:
+    """Raise if ``node``'s saved values were freed, or if one its backward reads changed in place since."""
+    if node.changes_seen == _FREED:
+        raise RuntimeError(f"{node.name()}: {_SECOND_BACKWARD}")
+    for k in sorted(_values_read(node), key=str):
+        if k == "out":  # the output's counter was made by apply: it was at version 0 then
+            versions, what, was = node.saved_output, "a tensor (its output)", ", expected 0"
+        else:
+            x = node.saved_inputs[k]
+            versions = x._versions if isinstance(x, Tensor) else None
+            what, was = f"a tensor of shape {x._data.shape if isinstance(x, Tensor) else ()} (its input {k})", ""
+        if versions is not None and versions[1] > node.changes_seen:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: a tensor of shape {x.data.shape} that {node.name()} saved is now at version "
-                f"{x._versions[0]}, changed in place after {node.name()} used it. Change it after "
-                "backward, or give the op a clone()"
+                f"operation: {what} saved for the backward of {node.name()} was modified in place after "
+                f"it was used (its version is now {versions[0]}{was}; the version counts every in-place "
+                "change). Change it after backward(), or give the op a clone()"
             )
 
 
+def _release(node: Function) -> None:
+    """Free the arrays ``node`` saved for backward, as PyTorch does after a pass without ``retain_graph``.
+
+    A node that saved no arrays (``Add``, ``Sum``, ``Reshape``: shapes only) stays usable, as in PyTorch.
+    """
+    freed = False
+    for name in node._value_slots:
+        if type(getattr(node, name, None)) is np.ndarray:
+            setattr(node, name, None)
+            freed = True
+    if node._keeps_dict:  # a custom op without __slots__ keeps its values in __dict__
+        for name, value in vars(node).items():
+            if type(value) is np.ndarray:
+                vars(node)[name] = None
+                freed = True
+    if freed:
+        node.changes_seen = _FREED
+        node.saved_inputs = node.saved_output = None
+
+
 def _input_grads(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-    """``node.backward(grad)``, checked: the saved inputs are unchanged, and one gradient comes per input."""
-    if node.saves_inputs and _in_place_changes > node.changes_seen:
-        _check_saved_inputs(node)
+    """``node.backward(grad)``, checked: the values it reads are there and unchanged, and one gradient comes per input."""
+    if _in_place_changes > node.changes_seen:  # some in-place change since the node ran, or freed
+        _check_saved_values(node)
     grads = node.backward(grad)
     if type(grads) is not tuple:  # one input: a bare array is fine, as in PyTorch
         grads = (grads,)
@@ -377,12 +473,12 @@ def _input_grads(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, .
 
 def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
     """A gradient that is not an array of its input's shape: a 0-d one becomes an array, any other raises."""
-    if np.shape(grad) == parent.data.shape:
+    if np.shape(grad) == parent._data.shape:
         return np.asarray(grad)  # e.g. a numpy scalar for a 0-d input
     index = next(k for k, x in enumerate(node.inputs) if x is parent)
     raise RuntimeError(
         f"Function {node.name()} returned an invalid gradient at index {index}: got shape "
-        f"{np.shape(grad)} but expected the shape of input {index}, {parent.data.shape}"
+        f"{np.shape(grad)} but expected the shape of input {index}, {parent._data.shape}"
     )
 
 
@@ -408,18 +504,24 @@ def _graph_order(roots: Sequence[Tensor], pending: dict[Function, np.ndarray]) -
 
 
 def run_backward(
-    roots: Sequence[Tensor], root_grads: Sequence[np.ndarray], capture: Sequence[Tensor] | None = None
+    roots: Sequence[Tensor],
+    root_grads: Sequence[np.ndarray],
+    capture: Sequence[Tensor] | None = None,
+    retain_graph: bool = False,
 ) -> list[np.ndarray | None] | None:
     """Backpropagate ``root_grads`` (one array per root, of its shape) from ``roots``.
 
     Gradients flowing into the same node are added (the multivariate chain rule). With
     ``capture=None`` the gradients of leaves are accumulated into their ``.grad``;
     otherwise no ``.grad`` is touched and the gradients of the ``capture`` tensors (leaves
-    or not; ``None`` for those the roots do not depend on) are returned.
+    or not; ``None`` for those the roots do not depend on) are returned. Unless
+    ``retain_graph``, each visited node frees the arrays it saved, so a second pass through
+    it raises. Arithmetic runs under ``np.errstate``: inf and nan come out silently, as in torch.
 
     Non-leaf tensors that called ``retain_grad()`` accumulate their gradient into ``.grad``
-    too. Raises ``RuntimeError`` if a saved input was changed in place after its op ran (see
-    ``Function``), or if a ``backward`` returns the wrong number or shape of gradients.
+    too. Raises ``RuntimeError`` if a value a backward reads was changed in place after its op
+    ran or was freed (see ``Function``), or if a ``backward`` returns the wrong number or shape
+    of gradients.
     """
     captured: list[np.ndarray | None] = [None] * len(capture or ())
     leaf_slots, node_slots = _capture_slots(capture or ())
@@ -439,30 +541,34 @@ def run_backward(
             deliver_to_leaf(root, grad)
         else:
             pending[node] = pending[node] + grad if node in pending else grad
-    for node in _graph_order(roots, pending):
-        grad = pending.pop(node, None)
-        if grad is None:  # nothing flows here (e.g. only through inputs that need no gradient)
-            continue
-        if node_slots and node in node_slots:
-            for index in node_slots[node]:
-                captured[index] = grad
-        if retained is not None and node in retained:
-            keeper = retained[node]()
-            if keeper is not None:
-                _accumulate_into_leaf(keeper, grad)
-        # lengths checked in _input_grads; zip's strict= keyword alone costs ~0.1 us a node
-        for parent, parent_grad in zip(node.inputs, _input_grads(node, grad)):  # noqa: B905
-            if parent is None or parent_grad is None:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # ~1 us a pass, not a node
+        for node in _graph_order(roots, pending):
+            grad = pending.pop(node, None)
+            if grad is None:  # nothing flows here (e.g. only through inputs that need no gradient)
                 continue
-            if type(parent_grad) is not np.ndarray or parent_grad.shape != parent.data.shape:
-                parent_grad = _checked_gradient(node, parent, parent_grad)
-            parent_node = parent.grad_fn
-            if parent_node is None:
-                deliver_to_leaf(parent, parent_grad)
-            elif parent_node in pending:
-                pending[parent_node] = pending[parent_node] + parent_grad
-            else:
-                pending[parent_node] = parent_grad
+            if node_slots and node in node_slots:
+                for index in node_slots[node]:
+                    captured[index] = grad
+            if retained is not None and node in retained:
+                keeper = retained[node]()
+                if keeper is not None:
+                    _accumulate_into_leaf(keeper, grad)
+            input_grads = _input_grads(node, grad)
+            if not retain_graph:
+                _release(node)
+            # lengths checked in _input_grads; zip's strict= keyword alone costs ~0.1 us a node
+            for parent, parent_grad in zip(node.inputs, input_grads):  # noqa: B905
+                if parent is None or parent_grad is None:
+                    continue
+                if type(parent_grad) is not np.ndarray or parent_grad.shape != parent._data.shape:
+                    parent_grad = _checked_gradient(node, parent, parent_grad)
+                parent_node = parent.grad_fn
+                if parent_node is None:
+                    deliver_to_leaf(parent, parent_grad)
+                elif parent_node in pending:
+                    pending[parent_node] = pending[parent_node] + parent_grad
+                else:
+                    pending[parent_node] = parent_grad
     return captured if capture is not None else None
 
 
@@ -470,7 +576,7 @@ class _Join(Function):
     """A virtual node over several roots, so one topological sort covers them all."""
 
     __slots__ = ()
-    saves_inputs = False
+    reads = ()
 
 
 # %% book/02_autograd.ipynb, cell 17
@@ -547,6 +653,31 @@ def as_device(value: str | device | None) -> device:
     raise TypeError(f"device must be None, a string such as 'cpu' or a tensorlib.device, got {type(value).__name__}")
 
 
+class _Cuda:
+    """``tensorlib.cuda``: the CUDA queries of ``torch.cuda``, answered for a CPU-only library.
+
+    ``device = "cuda" if tensorlib.cuda.is_available() else "cpu"`` picks the CPU, and the
+    seeding calls are no-ops, as they are in PyTorch on a machine without a GPU.
+    """
+
+    def is_available(self) -> bool:
+        """False: tensorlib has no GPU backend."""
+        return False
+
+    def device_count(self) -> int:
+        """0: no GPU."""
+        return 0
+
+    def manual_seed(self, seed: int) -> None:
+        """Nothing to seed (no GPU); accepted so that code written for PyTorch runs unchanged."""
+
+    def manual_seed_all(self, seed: int) -> None:
+        """Nothing to seed (no GPU); accepted so that code written for PyTorch runs unchanged."""
+
+
+cuda = _Cuda()
+
+
 def _is_device(value: Any) -> bool:
     """Whether a positional argument of ``Tensor.to`` names a device (rather than a dtype)."""
     return isinstance(value, (str, device))
@@ -559,7 +690,7 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     float dtype), Python ints int64, Python bools bool.
     """
     if isinstance(data, Tensor):
-        array = data.data
+        array = data._data
     elif isinstance(data, np.ndarray):
         array = data
     else:
@@ -590,10 +721,10 @@ def _preview(data: Any) -> str:
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
     """A plain Tensor around ``array`` (no copy, no checks): how ops make their results."""
     tensor = object.__new__(Tensor)
-    tensor.data = array
+    tensor._data = array
     tensor.grad = None
     tensor.grad_fn = grad_fn
-    tensor.requires_grad = grad_fn is not None
+    tensor._requires_grad = grad_fn is not None
     tensor._versions = None
     return tensor
 
@@ -637,9 +768,9 @@ def _is_minus_one(size: Any) -> bool:
 def _scalar_operand(value: Any, op: str) -> Any:
     """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take."""
     if isinstance(value, Tensor):
-        if value.data.size != 1:
+        if value._data.size != 1:
             raise ValueError(f"{op}: the value must be a number or a one-element tensor, got shape {value.shape}")
-        return value.data.item()
+        return value._data.item()
     if not isinstance(value, (int, float, np.number, np.bool_)):
         raise TypeError(f"{op}: the value must be a number, got {type(value).__name__}")
     return value
@@ -647,9 +778,9 @@ def _scalar_operand(value: Any, op: str) -> Any:
 
 def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     """The last two sizes of a tensor with at least 2 dims."""
-    if tensor.data.ndim < 2:
+    if tensor._data.ndim < 2:
         raise ValueError(f"{op}: expected a tensor with at least 2 dims, got shape {tensor.shape}")
-    rows, cols = tensor.data.shape[-2:]
+    rows, cols = tensor._data.shape[-2:]
     return rows, cols
 
 
@@ -659,12 +790,28 @@ def _matmul_operand(value: Any) -> Any:
     return value
 
 
+_NUMPY_OPERATORS = {  # a numpy ufunc with a Tensor operand: (the Tensor's method, its reflected method)
+    np.add: ("__add__", "__radd__"),
+    np.subtract: ("__sub__", "__rsub__"),
+    np.multiply: ("__mul__", "__rmul__"),
+    np.true_divide: ("__truediv__", "__rtruediv__"),
+    np.power: ("__pow__", "__rpow__"),
+    np.matmul: ("__matmul__", "__rmatmul__"),
+    np.less: ("__lt__", "__gt__"),
+    np.less_equal: ("__le__", "__ge__"),
+    np.greater: ("__gt__", "__lt__"),
+    np.greater_equal: ("__ge__", "__le__"),
+    np.equal: ("__eq__", "__eq__"),
+    np.not_equal: ("__ne__", "__ne__"),
+}
+
+
 def _index_key(key: Any) -> Any:
     """An index with every Tensor in it replaced by its array."""
     if isinstance(key, Tensor):
-        return key.data
+        return key._data
     if isinstance(key, tuple):
-        return tuple(part.data if isinstance(part, Tensor) else part for part in key)
+        return tuple(part._data if isinstance(part, Tensor) else part for part in key)
     return key
 
 
@@ -684,7 +831,7 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
     requires grad, writing its values would silently cut it out of the graph.
     """
     if _grad_enabled:
-        if tensor.requires_grad:
+        if tensor._requires_grad:
             if tensor.grad_fn is None:
                 raise RuntimeError(
                     f"{op}: a leaf Variable that requires grad is being used in an in-place operation; "
@@ -694,12 +841,12 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
                 f"{op} on a tensor that is part of the graph (it has a grad_fn): tensorlib's "
                 "autograd does not support it; use the out-of-place op"
             )
-        if isinstance(source, Tensor) and source.requires_grad:
+        if isinstance(source, Tensor) and source._requires_grad:
             raise RuntimeError(
                 f"{op}: the value written in requires grad, and an in-place write would drop its "
                 "gradient; build the tensor with cat/stack/where instead (or detach() the value)"
             )
-    if not tensor.data.flags.writeable:
+    if not tensor._data.flags.writeable:
         raise RuntimeError("this tensor is a read-only broadcast view (from expand); clone() it first")
 
 
@@ -727,33 +874,50 @@ def _view_of(out: Tensor, source: Tensor) -> Tensor:
     numpy points a view's ``base`` at the array that owns the memory, so one comparison tells a
     view (basic indexing, most reshapes, transposes, expand) from a copy (integer-array indexing).
     """
-    base = out.data.base
-    if base is not None and (base is source.data or base is source.data.base):
+    base = out._data.base
+    if base is not None and (base is source._data or base is source._data.base):
         out._versions = _shared_versions(source)
     return out
 
 
 # %% book/02_autograd.ipynb, cell 25
+def _check_viewable(array: np.ndarray, shape: tuple[int, ...]) -> None:
+    """Raise unless ``array`` can take ``shape`` without a copy (chapter 1 derives when: the strides of
+    the merged or split dims must chain); numpy's ``reshape(copy=False)`` applies that rule."""
+    try:
+        np.reshape(array, shape, copy=False)
+    except ValueError:
+        try:
+            np.reshape(array, shape)  # a wrong number of elements: Reshape reports it, with both shapes
+        except ValueError:
+            return
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
+            f"across two contiguous subspaces): shape {array.shape} with strides {array.strides} can't be viewed "
+            f"as {shape}. Use .reshape(...) instead."
+        ) from None
+
+
 def _arg_extreme(tensor: Tensor, dim: int | None, keepdim: bool, find: Callable) -> Tensor:
     """The index of the largest (``find=np.argmax``) or smallest value, as an int64 tensor outside the graph."""
     if dim is None:
-        index = np.asarray(find(tensor.data), dtype=np.int64)
-        return _wrap(index.reshape((1,) * tensor.data.ndim) if keepdim else index, None)
-    axis = normalize_axis(dim, tensor.data.ndim)
-    if tensor.data.ndim == 0:
+        index = np.asarray(find(tensor._data), dtype=np.int64)
+        return _wrap(index.reshape((1,) * tensor._data.ndim) if keepdim else index, None)
+    axis = normalize_axis(dim, tensor._data.ndim)
+    if tensor._data.ndim == 0:
         return _wrap(np.zeros((), dtype=np.int64), None)
-    return _wrap(np.asarray(find(tensor.data, axis=axis, keepdims=keepdim), dtype=np.int64), None)
+    return _wrap(np.asarray(find(tensor._data, axis=axis, keepdims=keepdim), dtype=np.int64), None)
 
 
 # %% book/02_autograd.ipynb, cell 27
 def _format_tensor(tensor: Tensor, name: str) -> str:
     """PyTorch's repr: ``tensor([[1., 2.]], requires_grad=True)``; 4 decimals unless integral."""
-    array = tensor.data
+    array = tensor._data
     prefix = f"{name}("
     options: dict[str, Any] = {"separator": ", ", "prefix": prefix}
     if array.dtype.kind == "f":
         finite = array[np.isfinite(array)]
-        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)) and np.abs(finite).max() < 1e8)
+        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)) and float(np.abs(finite).max()) < 1e8)
         options.update(precision=4, floatmode="maxprec" if integral else "fixed")
     body = np.array2string(array, **options)
     extras = []
@@ -763,7 +927,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
         extras.append(f"dtype=tensorlib.{'bool' if array.dtype == bool_ else array.dtype.name}")
     if tensor.grad_fn is not None:
         extras.append(f"grad_fn={tensor.grad_fn!r}")
-    elif tensor.requires_grad:
+    elif tensor._requires_grad:
         extras.append("requires_grad=True")
     return prefix + ", ".join([body, *extras]) + ")"
 
@@ -792,8 +956,7 @@ class Tensor:
     ``transpose`` or ``expand``) shares the counter.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "grad_fn", "_versions", "__weakref__")
-    __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray * Tensor -> Tensor
+    __slots__ = ("_data", "grad", "_requires_grad", "grad_fn", "_versions", "__weakref__")
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
         if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
@@ -802,29 +965,61 @@ class Tensor:
                 "use tensorlib.empty(...) or tensorlib.zeros(...) for a tensor of a given shape, "
                 "tensorlib.tensor(data) for a copy of data"
             )
-        self.data = _as_array(data, dtype)
+        self._data = _as_array(data, dtype)
         self.grad = None
         self.grad_fn = None
-        self.requires_grad = False
-        self._versions = _shared_versions(data) if isinstance(data, Tensor) and self.data is data.data else None
+        self._requires_grad = False
+        self._versions = _shared_versions(data) if isinstance(data, Tensor) and self._data is data._data else None
         if requires_grad:
             self.requires_grad_(True)
 
     # -- storage, dtype and graph attributes -------------------------------------------------
     @property
+    def data(self) -> np.ndarray:
+        """The values, the ndarray itself (not a Tensor, unlike torch's ``.data``).
+
+        Assigning replaces the array (any shape or dtype, as in torch); a Tensor assigned is
+        unwrapped, so ``p.data = p.data - lr * p.grad`` stores an array. The engine reads the
+        slot ``_data`` directly: a property costs ~50 ns a read, on every op.
+        """
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        if isinstance(value, Tensor):
+            value = value._data
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"data must be a numpy ndarray or a Tensor, got {type(value).__name__}")
+        self._data = value
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether ops on this tensor are recorded; settable on leaves only (``requires_grad_``)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, requires_grad: bool) -> None:
+        if self.grad_fn is not None:  # as in torch, even to the value it has
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables (this tensor was made by "
+                f"{self.grad_fn.name()}); use detach() for a tensor outside the graph"
+            )
+        self.requires_grad_(requires_grad)
+
+    @property
     def shape(self) -> tuple[int, ...]:
         """The size of each dim, a tuple of ints (``()`` for a 0-d tensor)."""
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self) -> np.dtype:
         """The element type, a numpy dtype (``tensorlib.float32`` is ``np.dtype("float32")``)."""
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
         """The number of dims, ``len(shape)``."""
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def _version(self) -> int:
@@ -844,7 +1039,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """The dims in reverse order (the transpose of a matrix)."""
-        return _view_of(Permute.apply(self, dims=tuple(range(self.data.ndim - 1, -1, -1))), self)
+        return _view_of(Permute.apply(self, dims=tuple(range(self._data.ndim - 1, -1, -1))), self)
 
     @property
     def mT(self) -> Tensor:
@@ -853,39 +1048,55 @@ class Tensor:
 
     def size(self, dim: int | None = None) -> tuple[int, ...] | int:
         """The shape, or with ``dim`` the size of that dim."""
-        return self.data.shape if dim is None else self.data.shape[normalize_axis(dim, self.data.ndim)]
+        return self._data.shape if dim is None else self._data.shape[normalize_axis(dim, self._data.ndim)]
 
     def dim(self) -> int:
         """The number of dims (``ndim``)."""
-        return self.data.ndim
+        return self._data.ndim
 
     def numel(self) -> int:
         """The number of elements."""
-        return self.data.size
+        return self._data.size
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def numpy(self) -> np.ndarray:
         """The underlying ndarray (shared memory, like ``torch.Tensor.numpy``)."""
-        return self.data
+        return self._data
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """numpy meets a Tensor. ``array * t`` is ``t.__rmul__(array)`` (a recorded Tensor op);
+        ``array -= t`` (numpy writing into an array, ``out=``) uses ``t``'s values, so
+        ``p.data -= lr * p.grad`` works; any other ufunc on a Tensor raises."""
+        out = kwargs.get("out")
+        if method == "__call__" and out is not None and not any(isinstance(o, Tensor) for o in out):
+            return ufunc(*[x._data if isinstance(x, Tensor) else x for x in inputs], **kwargs)
+        names = _NUMPY_OPERATORS.get(ufunc) if method == "__call__" and len(inputs) == 2 and not kwargs else None
+        if names is not None:
+            a, b = inputs
+            return getattr(a, names[0])(b) if isinstance(a, Tensor) else getattr(b, names[1])(a)
+        raise TypeError(
+            f"numpy's {ufunc.__name__} does not take Tensors: use the tensorlib op (recorded for backward), "
+            "or t.detach().numpy() for the values"
+        )
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if dtype is not None and np.dtype(dtype) != self.data.dtype:
-            return self.data.astype(dtype)
-        return self.data.copy() if copy else self.data
+        if dtype is not None and np.dtype(dtype) != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
 
     def item(self) -> float | int | bool:
         """The value of a one-element tensor as a Python number."""
-        if self.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self.data.size} elements cannot be converted to Scalar")
-        return self.data.item()
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.item()
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists."""
-        return self.data.tolist()
+        return self._data.tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -894,14 +1105,14 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self.data.size} values is ambiguous")
-        return bool(self.data.item())
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+        return bool(self._data.item())
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iu" or self.data.size != 1:
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.data.item())
+        return int(self._data.item())
 
     __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch
 
@@ -911,28 +1122,43 @@ class Tensor:
     def __repr__(self) -> str:
         return _format_tensor(self, "tensor")
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its value; others only with an empty spec, as in torch."""
+        if self._data.ndim == 0:
+            return format(self._data.item(), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__ (only 0-d tensors take a format spec)")
+        return repr(self)
+
+    @property
+    def is_cuda(self) -> bool:
+        """False: tensorlib's tensors live on the CPU."""
+        return False
+
     # -- autograd ------------------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place (leaves only) and return ``self``."""
-        if not requires_grad and self.grad_fn is not None:
+        if self.grad_fn is not None:
+            if requires_grad:  # torch.Tensor.requires_grad_(True) on a non-leaf is a no-op
+                return self
             raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables; use detach() to get a "
-                "tensor outside the graph"
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
             )
         if requires_grad:
-            _check_can_require_grad(self.data)
-        self.requires_grad = bool(requires_grad)
+            _check_can_require_grad(self._data)
+        self._requires_grad = bool(requires_grad)
         return self
 
     def detach(self) -> Tensor:
         """A tensor with the same memory (and version counter), outside the graph."""
-        out = _wrap(self.data, None)
+        out = _wrap(self._data, None)
         out._versions = _shared_versions(self)
         return out
 
     def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in ``.grad`` after backward (leaves always keep theirs)."""
-        if not self.requires_grad:
+        if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         node = self.grad_fn
         if node is not None:
@@ -949,7 +1175,7 @@ class Tensor:
         if self.grad_fn is not None:
             _retained.pop(self.grad_fn, None)
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def backward(
@@ -959,29 +1185,30 @@ class Tensor:
 
         ``gradient`` (the vector of the vector-Jacobian product, same shape as ``self``)
         may be left out only when ``self`` has one element; it is then 1. Gradients
-        add up across calls until zeroed. ``retain_graph`` is accepted for PyTorch
-        compatibility: tensorlib keeps the graph, so backward may run through it again.
-        ``create_graph=True`` (differentiating the backward pass) is not supported.
+        add up across calls until zeroed. The pass frees the arrays the graph saved (the
+        activations), so a second ``backward`` through it raises, as in PyTorch, unless
+        this one had ``retain_graph=True``. ``create_graph=True`` (differentiating the
+        backward pass) is not supported.
         """
         if create_graph:
             raise NotImplementedError("create_graph=True: tensorlib's backward works on arrays and is first-order only")
-        if not self.requires_grad:
+        if not self._requires_grad:
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         if gradient is None:
-            if self.data.size != 1:
+            if self._data.size != 1:
                 raise RuntimeError(
                     f"grad can be implicitly created only for scalar outputs (this tensor has shape "
-                    f"{self.data.shape}); pass gradient= of that shape"
+                    f"{self._data.shape}); pass gradient= of that shape"
                 )
-            grad = np.ones_like(self.data)
+            grad = np.ones_like(self._data)
         else:
-            grad = _as_array(gradient, self.data.dtype)
-            if grad.shape != self.data.shape:
+            grad = _as_array(gradient, self._data.dtype)
+            if grad.shape != self._data.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: gradient has a shape of {grad.shape} and the tensor has a "
-                    f"shape of {self.data.shape}"
+                    f"shape of {self._data.shape}"
                 )
-        run_backward((self,), (grad,))
+        run_backward((self,), (grad,), retain_graph=bool(retain_graph))
 
     # -- dtype conversion and copies -----------------------------------------------------
     def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -995,7 +1222,7 @@ class Tensor:
             raise TypeError(f"to() takes at most 2 positional arguments (device, dtype), got {len(args)}")
         for arg in args:
             if isinstance(arg, Tensor):
-                dtype = arg.data.dtype
+                dtype = arg._data.dtype
             elif _is_device(arg):
                 device = arg
             else:
@@ -1004,10 +1231,10 @@ class Tensor:
         if dtype is None:
             return self
         dtype = np.dtype(dtype)
-        if dtype == self.data.dtype:
+        if dtype == self._data.dtype:
             return self
-        if dtype.kind != "f" or not (self.requires_grad and _grad_enabled):
-            return _wrap(self.data.astype(dtype), None)  # integer and bool results carry no gradient
+        if dtype.kind != "f" or not (self._requires_grad and _grad_enabled):
+            return _wrap(self._data.astype(dtype), None)  # integer and bool results carry no gradient
         return Cast.apply(self, dtype=dtype)
 
     def cpu(self) -> Tensor:
@@ -1044,7 +1271,7 @@ class Tensor:
 
     def is_floating_point(self) -> bool:
         """Whether the dtype is a floating point one."""
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     def clone(self) -> Tensor:
         """A copy with its own memory; gradients flow back to ``self``."""
@@ -1052,11 +1279,11 @@ class Tensor:
 
     def contiguous(self) -> Tensor:
         """``self`` if its memory is row-major contiguous, else a contiguous copy."""
-        return self if self.data.flags.c_contiguous else Clone.apply(self)
+        return self if self._data.flags.c_contiguous else Clone.apply(self)
 
     def is_contiguous(self) -> bool:
         """Whether the memory is row-major contiguous."""
-        return bool(self.data.flags.c_contiguous)
+        return bool(self._data.flags.c_contiguous)
 
     # -- arithmetic ----------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
@@ -1131,7 +1358,7 @@ class Tensor:
 
     # -- comparisons and integer arithmetic: outside the graph (no gradient) ------------
     def _compare(self, other: Any, ufunc: np.ufunc) -> Tensor:
-        return _wrap(np.asarray(ufunc(self.data, other.data if isinstance(other, Tensor) else other)), None)
+        return _wrap(np.asarray(ufunc(self._data, other._data if isinstance(other, Tensor) else other)), None)
 
     def __floordiv__(self, other: Any) -> Tensor:
         return self._compare(other, np.floor_divide)
@@ -1184,21 +1411,21 @@ class Tensor:
     def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """Whether every element is nonzero (over ``dim``, or all dims), a bool tensor."""
         dim, keepdim = _reduce_args(dim, None, keepdim, None)
-        return _wrap(np.asarray(np.all(self.data, axis=normalize_axes(dim, self.data.ndim), keepdims=keepdim)), None)
+        return _wrap(np.asarray(np.all(self._data, axis=normalize_axes(dim, self._data.ndim), keepdims=keepdim)), None)
 
     def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
         """Whether some element is nonzero (over ``dim``, or all dims), a bool tensor."""
         dim, keepdim = _reduce_args(dim, None, keepdim, None)
-        return _wrap(np.asarray(np.any(self.data, axis=normalize_axes(dim, self.data.ndim), keepdims=keepdim)), None)
+        return _wrap(np.asarray(np.any(self._data, axis=normalize_axes(dim, self._data.ndim), keepdims=keepdim)), None)
 
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
         """Whether :math:`|x - y| \\le atol + rtol\\,|y|` everywhere (shapes broadcast), like ``torch.allclose``."""
         return allclose(self, other, rtol, atol, equal_nan)
 
     def __invert__(self) -> Tensor:
-        if self.data.dtype.kind not in "biu":
-            raise TypeError(f"~ needs a bool or integer tensor, got {self.data.dtype}")
-        return _wrap(np.asarray(~self.data), None)
+        if self._data.dtype.kind not in "biu":
+            raise TypeError(f"~ needs a bool or integer tensor, got {self._data.dtype}")
+        return _wrap(np.asarray(~self._data), None)
 
     def __and__(self, other: Any) -> Tensor:
         return self._compare(other, np.bitwise_and)
@@ -1254,7 +1481,7 @@ class Tensor:
                 out = where(out > high, high, out)
             return out
         x = self
-        if self.data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
+        if self._data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
             x = self.to(_DEFAULT_FLOAT)
         return Clamp.apply(x, low=low, high=high)
 
@@ -1276,23 +1503,119 @@ class Tensor:
 
     def softmax(self, dim: int) -> Tensor:
         """Softmax along ``dim``, shifted by the max for stability."""
-        return Softmax.apply(self, axis=normalize_axis(dim, self.data.ndim))
+        return Softmax.apply(self, axis=normalize_axis(dim, self._data.ndim))
 
     def log_softmax(self, dim: int) -> Tensor:
         """Log-softmax along ``dim``, by the log-sum-exp trick."""
-        return LogSoftmax.apply(self, axis=normalize_axis(dim, self.data.ndim))
+        return LogSoftmax.apply(self, axis=normalize_axis(dim, self._data.ndim))
+
+    # -- more ops a learner meets early (section "More ops") -------------------------------
+    def sin(self) -> Tensor:
+        """Elementwise sine."""
+        return Sin.apply(self)
+
+    def cos(self) -> Tensor:
+        """Elementwise cosine."""
+        return Cos.apply(self)
+
+    def log1p(self) -> Tensor:
+        """``log(1 + x)``, accurate for small ``x``."""
+        return Log1p.apply(self)
+
+    def square(self) -> Tensor:
+        """``x ** 2``."""
+        return Pow.apply(self, 2)
+
+    def rsqrt(self) -> Tensor:
+        """``1 / sqrt(x)``."""
+        return Pow.apply(self, -0.5)
+
+    def cumsum(self, dim: int) -> Tensor:
+        """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""
+        if self._data.ndim == 0:
+            normalize_axis(dim, 1)
+            return Clone.apply(self)
+        return Cumsum.apply(self, axis=normalize_axis(dim, self._data.ndim))
+
+    def gather(self, dim: int, index: Tensor) -> Tensor:
+        """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output has its shape).
+
+        For ``dim=1``: ``out[i][j][k] = self[i][index[i][j][k]][k]``.
+        """
+        return Gather.apply(self, index=_gather_index(self, dim, index), axis=normalize_axis(dim, self._data.ndim or 1))
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """The tensor tiled ``sizes[d]`` times along each dim (extra leading sizes add dims), like ``np.tile``."""
+        sizes = _shape_args(sizes, "repeat: sizes")
+        if len(sizes) < self._data.ndim:
+            raise RuntimeError(
+                f"Number of dimensions of repeat dims ({len(sizes)}) can not be smaller than number of dimensions "
+                f"of tensor ({self._data.ndim})"
+            )
+        return Repeat.apply(self, sizes=sizes)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+        """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or ``p=1``."""
+        if p not in (1, 2, "fro"):
+            raise ValueError(f"norm: p must be 1, 2 or 'fro', got {p!r}")
+        axes = normalize_axes(None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, self._data.ndim)
+        return Norm.apply(self, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
+
+    def sort(self, dim: int = -1, descending: bool = False) -> _ValuesIndices:
+        """``(values, indices)`` sorted along ``dim``; ties keep their order. Gradients flow to the values."""
+        return _sorted(self, dim, descending, None)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> _ValuesIndices:
+        """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices, in order."""
+        return _sorted(self, dim, largest, k)
+
+    def bmm(self, mat2: Tensor) -> Tensor:
+        """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors: ``(b, n, p)``."""
+        for name, t in (("batch1", self), ("batch2", mat2)):
+            if not isinstance(t, Tensor) or t._data.ndim != 3:
+                raise RuntimeError(f"bmm: {name} must be a 3D tensor, got shape {getattr(t, 'shape', None)}")
+        if self._data.shape[0] != mat2._data.shape[0]:
+            raise RuntimeError(f"bmm: batch sizes differ: {self.shape} and {mat2.shape}")
+        return MatMul.apply(self, mat2)
+
+    def outer(self, vec2: Tensor) -> Tensor:
+        """The outer product of two 1-D tensors: ``out[i, j] = self[i] * vec2[j]``."""
+        if self._data.ndim != 1 or not isinstance(vec2, Tensor) or vec2._data.ndim != 1:
+            raise RuntimeError(f"outer: expected two 1-D tensors, got shapes {self.shape} and {getattr(vec2, 'shape', None)}")
+        return self.reshape(-1, 1) * vec2.reshape(1, -1)
+
+    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """A new tensor with a copy of ``data``, of this tensor's dtype unless ``dtype`` is given."""
+        return tensor(data, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """Zeros of ``size``, of this tensor's dtype unless ``dtype`` is given."""
+        return zeros(*size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
+        return ones(*size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """This tensor converted to ``other``'s dtype."""
+        return self.to(other._data.dtype)
 
     # -- reductions ----------------------------------------------------------------------
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
         dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        axes = tuple(range(self.data.ndim)) if dim is None else normalize_axes(dim, self.data.ndim)
+        axes = tuple(range(self._data.ndim)) if dim is None else normalize_axes(dim, self._data.ndim)
         return Sum.apply(self, axes=axes, keepdims=keepdim)
 
     def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """Mean over ``dim`` (an int, a tuple, or None for all dims)."""
         dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        return Mean.apply(self, axes=normalize_axes(dim, self.data.ndim), keepdims=keepdim)
+        if self._data.dtype.kind != "f":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+                f"dtype. Got: {self._data.dtype} (convert first: .float())"
+            )
+        return Mean.apply(self, axes=normalize_axes(dim, self._data.ndim), keepdims=keepdim)
 
     def var(
         self,
@@ -1310,7 +1633,7 @@ class Tensor:
             correction = 1 if unbiased is None or unbiased else 0
         elif unbiased is not None:
             raise TypeError("var: pass either unbiased or correction, not both")
-        return Var.apply(self, axes=normalize_axes(dim, self.data.ndim), correction=correction, keepdims=keepdim)
+        return Var.apply(self, axes=normalize_axes(dim, self._data.ndim), correction=correction, keepdims=keepdim)
 
     def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
         """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as ``var``)."""
@@ -1320,14 +1643,14 @@ class Tensor:
         if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
             return ElementwiseExtremum.apply(*_promote(self, dim), largest=largest)
         if dim is None:
-            return Extremum.apply(self, axes=normalize_axes(None, self.data.ndim), keepdims=False, largest=largest)
-        if self.data.size == 0:
+            return Extremum.apply(self, axes=normalize_axes(None, self._data.ndim), keepdims=False, largest=largest)
+        if self._data.size == 0:
             raise IndexError("max()/min() over a dim of an empty tensor has no values")
-        axis = normalize_axis(dim, self.data.ndim)
-        if self.data.ndim == 0:
+        axis = normalize_axis(dim, self._data.ndim)
+        if self._data.ndim == 0:
             return _ValuesIndices(Clone.apply(self), _wrap(np.zeros((), dtype=np.int64), None))
         find = np.argmax if largest else np.argmin
-        indices = find(self.data, axis=axis, keepdims=True)  # the first of tied values, like torch
+        indices = find(self._data, axis=axis, keepdims=True)  # the first of tied values, like torch
         values = ExtremumAlongDim.apply(self, indices=indices, axis=axis, keepdims=keepdim)
         return _ValuesIndices(values, _wrap(indices if keepdim else np.squeeze(indices, axis), None))
 
@@ -1342,12 +1665,12 @@ class Tensor:
     def amax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """Max over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
         dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        return Extremum.apply(self, axes=normalize_axes(dim if dim != () else None, self.data.ndim), keepdims=keepdim, largest=True)
+        return Extremum.apply(self, axes=normalize_axes(dim if dim != () else None, self._data.ndim), keepdims=keepdim, largest=True)
 
     def amin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """Min over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
         dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        return Extremum.apply(self, axes=normalize_axes(dim if dim != () else None, self.data.ndim), keepdims=keepdim, largest=False)
+        return Extremum.apply(self, axes=normalize_axes(dim if dim != () else None, self._data.ndim), keepdims=keepdim, largest=False)
 
     def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """Index of the largest value (of the flattened tensor when ``dim`` is None); ties: the first."""
@@ -1363,12 +1686,15 @@ class Tensor:
         return _view_of(Reshape.apply(self, shape=_shape_args(shape, "reshape: shape", infer=True)), self)
 
     def view(self, *shape: Any) -> Tensor:
-        """Like ``reshape`` (tensorlib does not track strides, so a view never fails)."""
-        return _view_of(Reshape.apply(self, shape=_shape_args(shape, "view: shape", infer=True)), self)
+        """The same memory in a new shape (one size may be -1); raises where ``reshape`` would have to copy."""
+        shape = _shape_args(shape, "view: shape", infer=True)
+        if not self._data.flags.c_contiguous:
+            _check_viewable(self._data, shape)
+        return _view_of(Reshape.apply(self, shape=shape), self)
 
     def view_as(self, other: Tensor) -> Tensor:
         """Like ``view(*other.shape)``."""
-        return _view_of(Reshape.apply(self, shape=other.shape), self)
+        return self.view(other.shape)
 
     def reshape_as(self, other: Tensor) -> Tensor:
         """Like ``reshape(*other.shape)``."""
@@ -1377,7 +1703,7 @@ class Tensor:
     def permute(self, *dims: Any) -> Tensor:
         """The dims reordered: output dim ``k`` is input dim ``dims[k]``."""
         dims = tuple(operator.index(d) for d in (dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims))
-        ndim = self.data.ndim
+        ndim = self._data.ndim
         if len(dims) != ndim:
             raise ValueError(f"permute: expected {ndim} dims for a tensor of shape {self.shape}, got {dims}")
         normal = tuple(normalize_axis(d, ndim) for d in dims)
@@ -1387,7 +1713,7 @@ class Tensor:
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
         """Dims ``dim0`` and ``dim1`` swapped."""
-        ndim = self.data.ndim
+        ndim = self._data.ndim
         order = list(range(ndim))
         a, b = normalize_axis(dim0, ndim), normalize_axis(dim1, ndim)
         if ndim:
@@ -1398,25 +1724,25 @@ class Tensor:
 
     def t(self) -> Tensor:
         """The transpose of a tensor with at most 2 dims."""
-        if self.data.ndim > 2:
+        if self._data.ndim > 2:
             raise ValueError(f"t() expects a tensor with <= 2 dims, got shape {self.shape}; use transpose()")
         return self.T
 
     def unsqueeze(self, dim: int) -> Tensor:
         """A size-1 dim inserted at ``dim`` (in ``[-ndim-1, ndim]``)."""
-        axis = normalize_axis(dim, self.data.ndim + 1)
-        shape = self.data.shape
+        axis = normalize_axis(dim, self._data.ndim + 1)
+        shape = self._data.shape
         return _view_of(Reshape.apply(self, shape=shape[:axis] + (1,) + shape[axis:]), self)
 
     def squeeze(self, dim: Any = None) -> Tensor:
         """Size-1 dims removed: all of them, or those among ``dim`` (others are kept)."""
-        shape = self.data.shape
-        axes = set(normalize_axes(dim, self.data.ndim))
+        shape = self._data.shape
+        axes = set(normalize_axes(dim, self._data.ndim))
         return _view_of(Reshape.apply(self, shape=tuple(n for k, n in enumerate(shape) if not (k in axes and n == 1))), self)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """Dims ``start_dim..end_dim`` merged into one."""
-        shape = self.data.shape
+        shape = self._data.shape
         if not shape:
             return _view_of(Reshape.apply(self, shape=(1,)), self)
         start, end = normalize_axis(start_dim, len(shape)), normalize_axis(end_dim, len(shape))
@@ -1427,7 +1753,7 @@ class Tensor:
     def expand(self, *sizes: Any) -> Tensor:
         """A broadcast view to ``sizes`` (``-1`` keeps a dim; new dims go in front)."""
         sizes = _shape_args(sizes, "expand: sizes", infer=True)
-        shape = self.data.shape
+        shape = self._data.shape
         lead = len(sizes) - len(shape)
         if lead < 0:
             raise ValueError(f"expand: the number of sizes {sizes} must be >= the number of dims of {shape}")
@@ -1448,7 +1774,7 @@ class Tensor:
         """``chunks`` pieces of (nearly) equal size along ``dim``."""
         if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool) or chunks <= 0:
             raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
-        size = self.data.shape[normalize_axis(dim, self.data.ndim)]
+        size = self._data.shape[normalize_axis(dim, self._data.ndim)]
         return split(self, -(-size // chunks) or 1, dim)
 
     # -- indexing ------------------------------------------------------------------------
@@ -1458,31 +1784,43 @@ class Tensor:
     def __setitem__(self, key: Any, value: Any) -> None:
         """In-place assignment (outside the graph, e.g. under ``no_grad``)."""
         _check_in_place(self, value, "index assignment")
-        self.data[_index_key(key)] = value.data if isinstance(value, Tensor) else value
+        self._data[_index_key(key)] = value._data if isinstance(value, Tensor) else value
         _mark_changed(self)
 
     # -- in-place updates (optimizers, init); each one raises the version ---------------
     def zero_(self) -> Tensor:
         """Set every element to 0, in place; returns ``self``."""
         _check_in_place(self, None, "zero_")
-        self.data[...] = 0
+        self._data[...] = 0
         _mark_changed(self)
         return self
 
     def fill_(self, value: float) -> Tensor:
         """Set every element to ``value`` (a number or a one-element tensor), in place; returns ``self``."""
         _check_in_place(self, value, "fill_")
-        self.data[...] = _scalar_operand(value, "fill_")
+        self._data[...] = _scalar_operand(value, "fill_")
+        _mark_changed(self)
+        return self
+
+    def masked_fill_(self, mask: Tensor | np.ndarray, value: Any) -> Tensor:
+        """Set the elements where ``mask`` (bool, broadcastable to ``self.shape``) is True to ``value``, in place."""
+        _check_in_place(self, value, "masked_fill_")
+        where = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+        if where.dtype != np.bool_:
+            raise TypeError(f"masked_fill_ expects a bool mask, got dtype {where.dtype}")
+        if broadcast_shapes(where.shape, self._data.shape) != self._data.shape:
+            raise ValueError(f"masked_fill_: mask of shape {where.shape} does not broadcast to the tensor's shape {self._data.shape}")
+        np.copyto(self._data, _scalar_operand(value, "masked_fill_"), where=where, casting="unsafe")
         _mark_changed(self)
         return self
 
     def copy_(self, src: Any) -> Tensor:
         """Copy ``src`` (broadcastable to ``self.shape``) into ``self``, in place; returns ``self``."""
         _check_in_place(self, src, "copy_")
-        source = src.data if isinstance(src, Tensor) else np.asarray(src)
-        if broadcast_shapes(source.shape, self.data.shape) != self.data.shape:
-            raise ValueError(f"copy_: source of shape {source.shape} does not broadcast to {self.data.shape}")
-        self.data[...] = source
+        source = src._data if isinstance(src, Tensor) else np.asarray(src)
+        if broadcast_shapes(source.shape, self._data.shape) != self._data.shape:
+            raise ValueError(f"copy_: source of shape {source.shape} does not broadcast to {self._data.shape}")
+        self._data[...] = source
         _mark_changed(self)
         return self
 
@@ -1490,21 +1828,21 @@ class Tensor:
         """``self = ufunc(self, alpha * other)`` in place, under torch's rules for shapes and dtypes."""
         _check_in_place(self, other, op)
         _check_operand(other, op)
-        operand = other.data if isinstance(other, Tensor) else other
+        operand = other._data if isinstance(other, Tensor) else other
         if alpha != 1:
             operand = operand * alpha
         shape = operand.shape if isinstance(operand, np.ndarray) else ()
-        if shape != self.data.shape and broadcast_shapes(shape, self.data.shape) != self.data.shape:
-            raise ValueError(f"{op}: an operand of shape {shape} does not broadcast to the tensor's shape {self.data.shape}")
-        if self.data.dtype.kind != "f":  # a float tensor takes any result; an integer one may not get a float
-            result = _float_result_dtype(self.data, operand) if ufunc is np.true_divide else _result_dtype(self.data, operand)
-            if not np.can_cast(result, self.data.dtype, "same_kind"):
-                raise RuntimeError(f"{op}: result type {result} can't be cast to the desired output type {self.data.dtype}")
+        if shape != self._data.shape and broadcast_shapes(shape, self._data.shape) != self._data.shape:
+            raise ValueError(f"{op}: an operand of shape {shape} does not broadcast to the tensor's shape {self._data.shape}")
+        if self._data.dtype.kind != "f":  # a float tensor takes any result; an integer one may not get a float
+            result = _float_result_dtype(self._data, operand) if ufunc is np.true_divide else _result_dtype(self._data, operand)
+            if not np.can_cast(result, self._data.dtype, "same_kind"):
+                raise RuntimeError(f"{op}: result type {result} can't be cast to the desired output type {self._data.dtype}")
         if ufunc is np.true_divide:
             with np.errstate(divide="ignore", invalid="ignore"):  # x/0 is inf or nan, silently, as in torch
-                ufunc(self.data, operand, out=self.data, casting="same_kind")
+                ufunc(self._data, operand, out=self._data, casting="same_kind")
         else:
-            ufunc(self.data, operand, out=self.data, casting="same_kind")
+            ufunc(self._data, operand, out=self._data, casting="same_kind")
         _mark_changed(self)
         return self
 
@@ -1527,11 +1865,11 @@ class Tensor:
     def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:
         """Clamp to ``[min, max]`` in place (number bounds); returns ``self``."""
         _check_in_place(self, None, "clamp_")
-        low, high = (b.data if isinstance(b, Tensor) else b for b in _clamp_bounds(min, max, "clamp_"))
+        low, high = (b._data if isinstance(b, Tensor) else b for b in _clamp_bounds(min, max, "clamp_"))
         for bound in (low, high):
-            if bound is not None and not np.can_cast(_result_dtype(self.data, bound), self.data.dtype, "same_kind"):
-                raise RuntimeError(f"clamp_: result type {_result_dtype(self.data, bound)} can't be cast to the desired output type {self.data.dtype}")
-        np.clip(self.data, low, high, out=self.data)
+            if bound is not None and not np.can_cast(_result_dtype(self._data, bound), self._data.dtype, "same_kind"):
+                raise RuntimeError(f"clamp_: result type {_result_dtype(self._data, bound)} can't be cast to the desired output type {self._data.dtype}")
+        np.clip(self._data, low, high, out=self._data)
         _mark_changed(self)
         return self
 
@@ -1684,8 +2022,8 @@ def _result_dtype(a: Any, b: Any) -> np.dtype:
     (int64, float32). numpy differs in three places: int64 + float32 is float64 there, a
     0-d float64 array widens a float32 one, and ``np.float64`` scalars are not weak.
     """
-    a = a.data if isinstance(a, Tensor) else a
-    b = b.data if isinstance(b, Tensor) else b
+    a = a._data if isinstance(a, Tensor) else a
+    b = b._data if isinstance(b, Tensor) else b
     top = _category(a) if _category(a) > _category(b) else _category(b)
     for want_dims in (True, False):
         dtypes = [x.dtype for x in (a, b) if isinstance(x, np.ndarray) and (x.ndim > 0) == want_dims and _category(x) == top]
@@ -1696,7 +2034,7 @@ def _result_dtype(a: Any, b: Any) -> np.dtype:
 
 def _converted(value: Any, dtype: np.dtype) -> Any:
     if isinstance(value, Tensor):
-        return value if value.data.dtype == dtype else value.to(dtype)
+        return value if value._data.dtype == dtype else value.to(dtype)
     if isinstance(value, np.ndarray):
         return value if value.dtype == dtype else value.astype(dtype)
     return value.item() if isinstance(value, np.generic) else value  # numpy scalars count as Python numbers
@@ -1704,8 +2042,8 @@ def _converted(value: Any, dtype: np.dtype) -> Any:
 
 def _promote(a: Any, b: Any) -> tuple[Any, Any]:
     """``a`` and ``b`` converted to PyTorch's result dtype (see ``_result_dtype``); cheap when they agree."""
-    a_dtype = a.data.dtype if isinstance(a, Tensor) else None
-    b_dtype = b.data.dtype if isinstance(b, Tensor) else None
+    a_dtype = a._data.dtype if isinstance(a, Tensor) else None
+    b_dtype = b._data.dtype if isinstance(b, Tensor) else None
     if a_dtype is not None and b_dtype is not None:
         if a_dtype == b_dtype:
             return a, b
@@ -1753,7 +2091,7 @@ class Add(Function):
     """:math:`y = a + b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y)`, :math:`\\bar b = \\text{sum\\_to}(\\bar y)`."""
 
     __slots__ = ("a_shape", "b_shape")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a_shape, self.b_shape = _shape_of(a), _shape_of(b)
@@ -1775,7 +2113,7 @@ class Sub(Function):
     """:math:`y = a - b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y)`, :math:`\\bar b = -\\text{sum\\_to}(\\bar y)`."""
 
     __slots__ = ("a_shape", "b_shape")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a_shape, self.b_shape = _shape_of(a), _shape_of(b)
@@ -1798,6 +2136,7 @@ class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`, :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
 
     __slots__ = ("a", "b")
+    reads = ((1,), (0,))  # a's gradient reads b, b's reads a
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a, self.b = a, b
@@ -1820,6 +2159,7 @@ class Div(Function):
     """:math:`y = a / b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y / b)`, :math:`\\bar b = -\\text{sum\\_to}(\\bar y \\, a / b^2)`."""
 
     __slots__ = ("a", "b")
+    reads = ((1,), (0, 1))
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a, self.b = a, b
@@ -1835,12 +2175,8 @@ class Div(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         need_a, need_b = self.needs_input_grad
         a, b = self.a, self.b
-        if need_b:  # b is an array: one np.errstate for both quotients
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                grad_a = grad / b if need_a else None
-                grad_b = -grad * a / (b * b)
-        else:
-            grad_a, grad_b = _quiet_divide(grad, b), None
+        grad_a = grad / b if need_a else None  # silent inf/nan: backward runs under the engine's np.errstate
+        grad_b = -grad * a / (b * b) if need_b else None
         return (
             _unbroadcast(grad_a, np.shape(a)) if need_a else None,
             _unbroadcast(grad_b, np.shape(b)) if need_b else None,
@@ -1871,7 +2207,7 @@ class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
     __slots__ = ()
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return -x
@@ -1887,6 +2223,7 @@ class Pow(Function):
     """
 
     __slots__ = ("a", "b", "out")
+    reads = ((0, 1), (0, "out"))
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a, self.b = a, b
@@ -1900,13 +2237,12 @@ class Pow(Function):
         need_a, need_b = self.needs_input_grad
         a, b, out = self.a, self.b, self.out
         grad_a = grad_b = None
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if need_a:
-                grad_a = _unbroadcast(grad * b * np.power(a, b - 1), a.shape)
-            if need_b:
-                # d(a^b)/db = a^b ln a; where a == 0 the limit is 0 (for b > 0), as torch defines it
-                log_a = np.log(a)
-                grad_b = _unbroadcast(np.where(np.asarray(a) == 0, 0.0, grad * out * log_a).astype(out.dtype), b.shape)
+        if need_a:
+            grad_a = _unbroadcast(grad * b * np.power(a, b - 1), a.shape)
+        if need_b:
+            # d(a^b)/db = a^b ln a; where a == 0 the limit is 0 (for b > 0), as torch defines it
+            log_a = np.log(a)
+            grad_b = _unbroadcast(np.where(np.asarray(a) == 0, 0.0, grad * out * log_a).astype(out.dtype), b.shape)
         return grad_a, grad_b
 
 
@@ -1920,7 +2256,7 @@ class Sum(Function):
     """:math:`y = \\sum_{k \\in \\text{axes}} x_k`; :math:`\\bar x = \\text{broadcast}(\\bar y)`."""
 
     __slots__ = ("shape", "axes", "keepdims")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
@@ -1936,7 +2272,7 @@ class Mean(Function):
     """:math:`y = \\frac1N \\sum_{k \\in \\text{axes}} x_k`; :math:`\\bar x = \\text{broadcast}(\\bar y) / N`."""
 
     __slots__ = ("shape", "axes", "keepdims", "count")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
@@ -1956,7 +2292,7 @@ class Var(Function):
     """
 
     __slots__ = ("centered", "axes", "keepdims", "dof")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], correction: float, keepdims: bool) -> np.ndarray:
         x = _floating(x)
@@ -1970,8 +2306,7 @@ class Var(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         grad = _expand_reduced(grad, self.axes, self.keepdims)
         scale = 2 / self.dof if self.dof else math.inf  # N <= correction: inf * 0 = nan, as in torch
-        with np.errstate(invalid="ignore"):
-            return (grad * self.centered * scale,)
+        return (grad * self.centered * scale,)
 
 
 # %% book/02_autograd.ipynb, cell 53
@@ -1984,6 +2319,7 @@ class MatMul(Function):
     """
 
     __slots__ = ("a", "b")
+    reads = ((1,), (0,))
 
     def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         if a.dtype != b.dtype:  # as in PyTorch: a silent float32 -> float64 upcast hides a bug
@@ -2020,7 +2356,7 @@ class Exp(Function):
     """:math:`y = e^x`; :math:`\\bar x = \\bar y \\, y`."""
 
     __slots__ = ("out",)
-    saves_inputs = False
+    reads = (("out",),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):  # e^x overflows to inf silently, as in torch
@@ -2035,6 +2371,7 @@ class Log(Function):
     """:math:`y = \\ln x`; :math:`\\bar x = \\bar y / x`."""
 
     __slots__ = ("x",)
+    reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         self.x = _floating(x)
@@ -2042,15 +2379,14 @@ class Log(Function):
             return np.log(self.x)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (grad / self.x,)
+        return (grad / self.x,)
 
 
 class Sqrt(Function):
     """:math:`y = \\sqrt x`; :math:`\\bar x = \\bar y / (2y)`."""
 
     __slots__ = ("out",)
-    saves_inputs = False
+    reads = (("out",),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):  # sqrt(-1) = nan, silently
@@ -2058,14 +2394,14 @@ class Sqrt(Function):
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        with np.errstate(divide="ignore", invalid="ignore"):  # at 0 the gradient is inf
-            return (grad / (2 * self.out),)
+        return (grad / (2 * self.out),)  # at 0 the gradient is inf
 
 
 class Abs(Function):
     """:math:`y = |x|`; :math:`\\bar x = \\bar y \\, \\text{sign}(x)` (0 at the kink, like torch)."""
 
     __slots__ = ("x",)
+    reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         self.x = x
@@ -2080,7 +2416,7 @@ class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
     __slots__ = ("out",)
-    saves_inputs = False
+    reads = (("out",),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         self.out = np.tanh(_floating(x))
@@ -2102,7 +2438,7 @@ class Sigmoid(Function):
     """
 
     __slots__ = ("out",)
-    saves_inputs = False
+    reads = (("out",),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         self.out = _sigmoid(_floating(x))
@@ -2116,20 +2452,22 @@ class Sigmoid(Function):
 class Relu(Function):
     """:math:`y = \\max(x, 0)`; :math:`\\bar x = \\bar y \\, [x > 0]`."""
 
-    __slots__ = ("x",)
+    __slots__ = ("out",)
+    reads = (("out",),)  # y > 0 exactly where x > 0: PyTorch keeps the output too
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.x = x
-        return np.maximum(x, 0)
+        self.out = np.maximum(x, 0)
+        return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (grad * (self.x > 0),)
+        return (grad * (self.out > 0),)
 
 
 class Clamp(Function):
     """:math:`y = \\min(\\max(x, lo), hi)`; :math:`\\bar x = \\bar y \\, [lo \\le x \\le hi]` (number bounds)."""
 
     __slots__ = ("x", "low", "high")
+    reads = ((0,),)
 
     def forward(self, x: np.ndarray, low: float | None, high: float | None) -> np.ndarray:
         self.x, self.low, self.high = x, low, high
@@ -2159,7 +2497,7 @@ class Extremum(Function):
     """Max (``largest``) or min over ``axes``; ties share the gradient: :math:`\\bar x = \\bar y \\, [x = y] / \\#\\text{ties}`."""
 
     __slots__ = ("winners", "count", "axes", "keepdims")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool, largest: bool) -> np.ndarray:
         if x.size == 0:
@@ -2180,7 +2518,7 @@ class ExtremumAlongDim(Function):
     """The values at ``indices`` along ``axis`` (the max/min ``dim`` form); :math:`\\bar x` is :math:`\\bar y` scattered to those indices."""
 
     __slots__ = ("shape", "indices", "axis", "keepdims")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, indices: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
         self.shape, self.indices, self.axis, self.keepdims = x.shape, indices, axis, keepdims
@@ -2204,6 +2542,7 @@ class ElementwiseExtremum(Function):
     """
 
     __slots__ = ("a", "b", "largest")
+    reads = ((0, 1), (0, 1))
 
     def forward(self, a: Any, b: Any, largest: bool) -> np.ndarray:
         self.a, self.b, self.largest = a, b, largest
@@ -2230,7 +2569,7 @@ class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`); :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`."""
 
     __slots__ = ("out", "axis")
-    saves_inputs = False
+    reads = (("out",),)
 
     def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
         x = _floating(x)
@@ -2259,7 +2598,7 @@ class LogSoftmax(Function):
     """:math:`y = x - m - \\log \\sum e^{x - m}` along ``axis``; :math:`\\bar x = \\bar y - e^{y} \\sum \\bar y`."""
 
     __slots__ = ("out", "axis")
-    saves_inputs = False
+    reads = (("out",),)
 
     def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
         x = _floating(x)
@@ -2281,7 +2620,7 @@ class Reshape(Function):
     """The same elements in a new shape; :math:`\\bar x` is :math:`\\bar y` reshaped back."""
 
     __slots__ = ("shape",)
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         self.shape = x.shape
@@ -2298,7 +2637,7 @@ class Permute(Function):
     """Output dim ``k`` is input dim ``dims[k]``; :math:`\\bar x` is :math:`\\bar y` permuted by the inverse."""
 
     __slots__ = ("dims",)
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
         self.dims = dims
@@ -2312,7 +2651,7 @@ class Expand(Function):
     """Broadcast to ``shape`` without copying; :math:`\\bar x = \\text{sum\\_to\\_shape}(\\bar y)`."""
 
     __slots__ = ("shape",)
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         self.shape = x.shape
@@ -2326,7 +2665,7 @@ class Cast(Function):
     """The values in another float dtype; :math:`\\bar x` is :math:`\\bar y` cast back."""
 
     __slots__ = ("dtype",)
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         self.dtype = x.dtype
@@ -2340,7 +2679,7 @@ class Clone(Function):
     """A copy in fresh memory; :math:`\\bar x = \\bar y`."""
 
     __slots__ = ()
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         return np.array(x, copy=True, order="C")
@@ -2349,7 +2688,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 71
+# %% book/02_autograd.ipynb, cell 72
 def _is_advanced(key: Any) -> bool:
     """Whether an index holds an integer array (which may repeat positions)."""
     parts = key if isinstance(key, tuple) else (key,)
@@ -2367,7 +2706,7 @@ class Index(Function):
     """
 
     __slots__ = ("shape", "dtype", "key")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, key: Any) -> np.ndarray:
         self.shape, self.dtype, self.key = x.shape, x.dtype, key
@@ -2382,12 +2721,12 @@ class Index(Function):
         return (grad_x,)
 
 
-# %% book/02_autograd.ipynb, cell 74
+# %% book/02_autograd.ipynb, cell 75
 class Cat(Function):
     """Inputs joined along ``axis``; :math:`\\bar x_i` is the slice of :math:`\\bar y` where :math:`x_i` went."""
 
     __slots__ = ("axis", "offsets")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, *arrays: np.ndarray, axis: int) -> np.ndarray:
         self.axis = axis
@@ -2402,7 +2741,7 @@ class Stack(Function):
     """Inputs stacked along a new ``axis``; :math:`\\bar x_i` is :math:`\\bar y` at position ``i`` of that axis."""
 
     __slots__ = ("axis", "count")
-    saves_inputs = False
+    reads = ()
 
     def forward(self, *arrays: np.ndarray, axis: int) -> np.ndarray:
         self.axis, self.count = axis, len(arrays)
@@ -2412,12 +2751,12 @@ class Stack(Function):
         return tuple(np.take(grad, i, axis=self.axis) for i in range(self.count))
 
 
-# %% book/02_autograd.ipynb, cell 76
+# %% book/02_autograd.ipynb, cell 77
 class Where(Function):
     """:math:`y = c \\, ? \\, a : b`; :math:`\\bar a = \\text{sum\\_to}([c] \\bar y)`, :math:`\\bar b = \\text{sum\\_to}([\\lnot c] \\bar y)`."""
 
     __slots__ = ("condition", "a_shape", "b_shape")
-    saves_inputs = False
+    reads = ((), (0,), (0,))  # the condition is input 0
 
     def forward(self, condition: np.ndarray, a: Any, b: Any) -> np.ndarray:
         self.condition, self.a_shape, self.b_shape = condition, _shape_of(a), _shape_of(b)
@@ -2437,7 +2776,7 @@ class MaskedFill(Function):
     """``value`` where ``mask`` is True, else ``x``; :math:`\\bar x = [\\lnot \\text{mask}] \\bar y`."""
 
     __slots__ = ("mask",)
-    saves_inputs = False
+    reads = ()
 
     def forward(self, x: np.ndarray, mask: np.ndarray, value: float) -> np.ndarray:
         if mask.dtype != np.bool_:
@@ -2451,15 +2790,15 @@ class MaskedFill(Function):
         return (np.where(self.mask, np.zeros((), dtype=grad.dtype), grad),)
 
 
-# %% book/02_autograd.ipynb, cell 78
+# %% book/02_autograd.ipynb, cell 79
 def _promote_all(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
     """The tensors converted to the result dtype of all of them (torch's rule, as in ``_promote``)."""
-    dtype = tensors[0].data.dtype
-    if all(t.data.dtype == dtype for t in tensors):
+    dtype = tensors[0]._data.dtype
+    if all(t._data.dtype == dtype for t in tensors):
         return tensors
     for t in tensors[1:]:
         dtype = _result_dtype(_wrap(np.empty((1,), dtype), None), t)
-    return tuple(t if t.data.dtype == dtype else t.to(dtype) for t in tensors)
+    return tuple(t if t._data.dtype == dtype else t.to(dtype) for t in tensors)
 
 
 def _tensors(tensors: Sequence[Tensor], what: str) -> tuple[Tensor, ...]:
@@ -2529,7 +2868,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """Elementwise ``input if condition else other`` (all three broadcast; scalars allowed)."""
-    mask = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    mask = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if mask.dtype != np.bool_:
         raise TypeError(f"where expects a bool condition, got dtype {mask.dtype}")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: torch's dtypes
@@ -2670,10 +3009,10 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
     for value in (input, other):
         if not isinstance(value, Tensor):
             raise TypeError(f"allclose expects Tensors, got {type(value).__name__}")
-    return bool(np.allclose(input.data, other.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-# %% book/02_autograd.ipynb, cell 107
+# %% book/02_autograd.ipynb, cell 111
 # torch.sum, torch.max, torch.min and torch.abs: defined last, as these names shadow Python's
 # builtins in this module (nothing above calls the builtins sum, max, min or abs).
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -2704,3 +3043,227 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum (shapes broadcast); NaN wins, and ties split the gradient in half, as in torch."""
     return ElementwiseExtremum.apply(*_promote(input, other), largest=False)
+
+
+# %% book/02_autograd.ipynb, cell 114
+inf = math.inf
+nan = math.nan
+
+
+class Sin(Function):
+    """:math:`y = \\sin x`; :math:`\\bar x = \\bar y \\cos x`."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = _floating(x)
+        return np.sin(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad * np.cos(self.x),)
+
+
+class Cos(Function):
+    """:math:`y = \\cos x`; :math:`\\bar x = -\\bar y \\sin x`."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = _floating(x)
+        return np.cos(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (-grad * np.sin(self.x),)
+
+
+class Log1p(Function):
+    """:math:`y = \\log(1 + x)`; :math:`\\bar x = \\bar y / (1 + x)`."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = _floating(x)
+        with np.errstate(divide="ignore", invalid="ignore"):  # log1p(-1) = -inf, below -1 nan, silently
+            return np.log1p(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad / (1 + self.x),)
+
+
+class Cumsum(Function):
+    """:math:`y_i = \\sum_{j \\le i} x_j` along ``axis``; :math:`\\bar x_j = \\sum_{i \\ge j} \\bar y_i` (a cumsum from the end)."""
+
+    __slots__ = ("axis",)
+    reads = ()
+
+    def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
+        self.axis = axis
+        return np.cumsum(x, axis=axis, dtype=x.dtype if x.dtype.kind == "f" else np.int64)  # ints: int64, as in torch
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
+
+
+def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+    """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``, one per element of ``index``."""
+    where = list(np.indices(index.shape, sparse=True))
+    where[axis] = index
+    return tuple(where)
+
+
+class Gather(Function):
+    """``y = x`` read at ``index`` along ``axis``; :math:`\\bar x` starts at 0 and :math:`\\bar y` is added at the picked places."""
+
+    __slots__ = ("shape", "index", "axis")
+    reads = ()
+
+    def forward(self, x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
+        self.shape, self.index, self.axis = x.shape, index, axis
+        return x[_gather_where(index, axis)] if x.ndim else x[()]
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        grad_x = np.zeros(self.shape, dtype=grad.dtype)
+        if not self.shape:
+            return (grad_x + grad,)
+        np.add.at(grad_x, _gather_where(self.index, self.axis), grad)  # an index may repeat: add, don't overwrite
+        return (grad_x,)
+
+
+def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
+    """``index`` checked as torch.gather checks it: integers, as many dims as ``tensor``, in range."""
+    index = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index.dtype}")
+    ndim = tensor._data.ndim
+    if index.ndim != (ndim or 1) and not (ndim == 0 and index.ndim == 0):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor: {index.shape} and {tensor.shape}")
+    axis = normalize_axis(dim, ndim or 1)  # the builtin max is shadowed here by tensorlib's
+    shape = tensor._data.shape or (1,)
+    for d, (n, m) in enumerate(zip(index.shape, shape, strict=False)):
+        if d != axis and n > m:
+            raise RuntimeError(f"Size does not match at dimension {d}: index {index.shape}, input {tensor.shape}")
+    if index.size and (index.min() < 0 or index.max() >= shape[axis]):
+        bad = index.min() if index.min() < 0 else index.max()
+        raise RuntimeError(f"gather(): index {bad} is out of bounds for dimension {dim} with size {shape[axis]}")
+    return index
+
+
+class Repeat(Function):
+    """``x`` tiled ``sizes[d]`` times along each dim (leading sizes add dims); :math:`\\bar x` sums :math:`\\bar y` over the copies."""
+
+    __slots__ = ("shape", "sizes")
+    reads = ()
+
+    def forward(self, x: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+        self.shape, self.sizes = x.shape, sizes
+        return np.tile(x, sizes)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        full = (1,) * (len(self.sizes) - len(self.shape)) + self.shape
+        pairs = [n for copies_and_size in zip(self.sizes, full, strict=True) for n in copies_and_size]  # (r0, s0, r1, s1, ...)
+        return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
+
+
+class Norm(Function):
+    """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
+
+    __slots__ = ("x", "out", "p", "axes", "keepdims")
+    reads = ((0, "out"),)
+
+    def forward(self, x: np.ndarray, p: int, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+        x = _floating(x)
+        self.x, self.p, self.axes, self.keepdims = x, p, axes, keepdims
+        self.out = np.abs(x).sum(axis=axes, keepdims=True) if p == 1 else np.sqrt((x * x).sum(axis=axes, keepdims=True))
+        return self.out if keepdims else np.squeeze(self.out, axes)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        grad = _expand_reduced(grad, self.axes, self.keepdims)
+        if self.p == 1:
+            return (grad * np.sign(self.x),)
+        return (np.where(self.out == 0, 0, grad * self.x / self.out).astype(self.x.dtype, copy=False),)
+
+
+class Sort(ExtremumAlongDim):
+    """The values of ``sort``/``topk``: ``x`` read at ``indices`` along ``axis``; :math:`\\bar x` is :math:`\\bar y` put back there."""
+
+    __slots__ = ()
+
+
+def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _ValuesIndices:
+    """``sort`` (``k=None``) or ``topk``: the values (differentiable) and int64 indices along ``dim``."""
+    data = tensor._data
+    axis = normalize_axis(dim, data.ndim or 1)
+    if data.ndim == 0:
+        if k is not None and k not in (0, 1):
+            raise RuntimeError(f"topk: k ({k}) is out of range for a 0-d tensor")
+        return _ValuesIndices(Clone.apply(tensor), _wrap(np.zeros((), dtype=np.int64), None))
+    order = np.argsort(-data if descending else data, axis=axis, kind="stable")
+    if k is not None:
+        if not 0 <= k <= data.shape[axis]:
+            raise RuntimeError(f"topk: selected index k ({k}) out of range for dim {dim} of size {data.shape[axis]}")
+        order = order[(slice(None),) * axis + (slice(0, k),)]
+    values = Sort.apply(tensor, indices=order, axis=axis, keepdims=True)
+    return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
+
+
+def sin(input: Tensor) -> Tensor:
+    """Elementwise sine."""
+    return input.sin()
+
+
+def cos(input: Tensor) -> Tensor:
+    """Elementwise cosine."""
+    return input.cos()
+
+
+def log1p(input: Tensor) -> Tensor:
+    """``log(1 + x)``, accurate for small ``x``."""
+    return input.log1p()
+
+
+def square(input: Tensor) -> Tensor:
+    """``x ** 2``."""
+    return input.square()
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    """``1 / sqrt(x)``."""
+    return input.rsqrt()
+
+
+def cumsum(input: Tensor, dim: int) -> Tensor:
+    """Running sums along ``dim``."""
+    return input.cumsum(dim)
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """Values of ``input`` picked along ``dim`` by ``index`` (see ``Tensor.gather``)."""
+    return input.gather(dim, index)
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm (2 or ``"fro"``, or 1) over ``dim`` (all dims by default)."""
+    return input.norm(p, dim, keepdim)
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False) -> _ValuesIndices:
+    """``(values, indices)`` of ``input`` sorted along ``dim``."""
+    return input.sort(dim, descending)
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> _ValuesIndices:
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    return input.topk(k, dim, largest, sorted)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors."""
+    return input.bmm(mat2)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    """The outer product of two 1-D tensors."""
+    return input.outer(vec2)

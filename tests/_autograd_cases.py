@@ -328,6 +328,27 @@ CASES: list[OpCase] = [
         lambda lib, x, w1, w2: ((x @ w1.T).tanh() @ w2.T).log_softmax(dim=-1),
         [(5, 4), (6, 4), (3, 6)],
     ),
+    # -- more ops (section "More ops" of the chapter)
+    OpCase("sin", lambda lib, x: x.sin(), [(3, 4)]),
+    OpCase("cos", lambda lib, x: x.cos(), [(3, 4)]),
+    OpCase("log1p", lambda lib, x: x.log1p(), [(3, 4)], "unit"),
+    OpCase("square", lambda lib, x: x.square(), [(3, 4)]),
+    OpCase("rsqrt", lambda lib, x: x.rsqrt(), [(3, 4)], "positive"),
+    OpCase("cumsum_dim1", lambda lib, x: x.cumsum(dim=1), [(3, 4)]),
+    OpCase("cumsum_dim0_3d", lambda lib, x: lib.cumsum(x, 0), [(3, 2, 4)]),
+    OpCase("gather_repeated", lambda lib, x: x.gather(1, _c(lib, [[0, 0, 3], [2, 1, 2], [3, 3, 3]])), [(3, 4)]),
+    OpCase("gather_dim0_smaller_index", lambda lib, x: lib.gather(x, 0, _c(lib, [[1, 0], [2, 2]])), [(3, 4)]),
+    OpCase("repeat", lambda lib, x: x.repeat(2, 1, 3), [(3, 2)]),
+    OpCase("repeat_same_dims", lambda lib, x: x.repeat(1, 2), [(3, 2)]),
+    OpCase("norm_fro", lambda lib, x: x.norm(), [(3, 4)]),
+    OpCase("norm_p2_dims_keepdim", lambda lib, x: x.norm(p=2, dim=(0, 2), keepdim=True), [(2, 3, 4)]),
+    OpCase("norm_p1_dim1", lambda lib, x: lib.norm(x, p=1, dim=1), [(3, 4)], "nonzero"),
+    OpCase("sort_descending", lambda lib, x: x.sort(dim=0, descending=True), [(3, 4)], "distinct"),
+    OpCase("sort_last", lambda lib, x: lib.sort(x), [(2, 3, 4)], "distinct"),
+    OpCase("topk_largest", lambda lib, x: x.topk(2, dim=1), [(3, 4)], "distinct"),
+    OpCase("topk_smallest", lambda lib, x: lib.topk(x, 3, dim=0, largest=False), [(3, 4)], "distinct"),
+    OpCase("bmm", lambda lib, x, y: x.bmm(y), [(2, 3, 4), (2, 4, 5)]),
+    OpCase("outer", lambda lib, x, y: lib.outer(x, y), [(3,), (5,)]),
 ]
 
 CASES_BY_NAME = {case.name: case for case in CASES}

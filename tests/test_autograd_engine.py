@@ -520,13 +520,20 @@ def test_saved_input_changed_in_place_makes_backward_raise(op):
     assert w.grad is None, "nothing may be accumulated before the error"
 
 
-def test_parameter_changed_under_no_grad_before_backward_raises():
+def test_parameter_changed_under_no_grad_before_backward_raises_only_if_read():
     p = tl.nn.Parameter(tl.ones(3))
-    loss = (p * tl.tensor([1.0, 2.0, 3.0])).sum()
+    loss = (p * p).sum()  # the gradient of p reads p
     with tl.no_grad():
         p.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
+    # p's gradient reads only the constant, so changing p is harmless here, as in torch
+    q = tl.nn.Parameter(tl.ones(3))
+    loss = (q * tl.tensor([1.0, 2.0, 3.0])).sum()
+    with tl.no_grad():
+        q.add_(1.0)
+    loss.backward()
+    np.testing.assert_array_equal(q.grad.numpy(), [1.0, 2.0, 3.0])
 
 
 def test_detached_alias_shares_the_version_counter():
@@ -868,9 +875,9 @@ def test_retain_grad_keeps_a_non_leaf_gradient_and_accumulates():
     h.retain_grad()
     assert h.retains_grad and not x.retains_grad
     y = (h * h).sum()
-    y.backward()
+    y.backward(retain_graph=True)
     np.testing.assert_array_equal(h.grad.numpy(), [6.0, 12.0])  # dy/dh = 2h
-    y.backward()
+    y.backward(retain_graph=True)  # h's node (x * 3) is used again below
     np.testing.assert_array_equal(h.grad.numpy(), [12.0, 24.0])
     other = x * 2  # a non-leaf that did not ask keeps no .grad
     (other * other).sum().backward()
@@ -893,3 +900,258 @@ def test_retain_grad_registry_does_not_keep_graphs_alive():
     del h
     gc.collect()
     assert len(engine._retained) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Round 3: saved outputs, needed values only, freed graphs, .data, format, cuda, view, warnings
+
+
+OUTPUT_SAVING_OPS = {
+    "exp": lambda t: t.exp(),
+    "tanh": lambda t: t.tanh(),
+    "sigmoid": lambda t: t.sigmoid(),
+    "sqrt": lambda t: t.sqrt(),
+    "relu": lambda t: t.relu(),
+    "softmax": lambda t: t.softmax(-1),
+    "log_softmax": lambda t: t.log_softmax(-1),
+}
+
+
+@pytest.mark.parametrize("name", list(OUTPUT_SAVING_OPS))
+def test_an_output_changed_in_place_makes_backward_raise(name):
+    a = tl.tensor([0.5, 1.0], dtype=tl.float64, requires_grad=True)
+    c = OUTPUT_SAVING_OPS[name](a * 1)
+    with tl.no_grad():
+        c += 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+        c.sum().backward()
+    message = str(info.value)
+    assert "its output" in message and "version is now 1, expected 0" in message, message
+    assert a.grad is None
+
+
+@pytest.mark.parametrize("name", list(OUTPUT_SAVING_OPS))
+def test_an_input_changed_in_place_is_harmless_when_the_op_reads_its_output(name):
+    a = tl.tensor([0.5, 1.0], dtype=tl.float64, requires_grad=True)
+    b = a * 1
+    c = OUTPUT_SAVING_OPS[name](b)
+    expected = tl.autograd.grad(OUTPUT_SAVING_OPS[name](a * 1).sum(), a)[0]
+    with tl.no_grad():
+        b += 1
+    c.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), expected.numpy(), rtol=1e-12)
+
+
+def test_a_view_of_a_saved_output_shares_its_version():
+    a = tl.tensor([0.5, 1.0], dtype=tl.float64, requires_grad=True)
+    c = (a * 1).exp()
+    with tl.no_grad():
+        c[0:1] += 1
+    with pytest.raises(RuntimeError, match="ExpBackward"):
+        c.sum().backward()
+
+
+def test_only_the_values_the_needed_gradients_read_are_checked():
+    x = tl.tensor([[1.0, 2.0]], dtype=tl.float64)  # data: needs no gradient
+    w = tl.tensor([[0.5], [-1.0]], dtype=tl.float64, requires_grad=True)
+    loss = (x @ w).sum()  # w's gradient reads x only
+    with tl.no_grad():
+        w -= 1.0  # an optimizer step before backward: harmless here, as in torch
+    loss.backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [[1.0], [2.0]])
+    x2 = tl.tensor([[1.0, 2.0]], dtype=tl.float64, requires_grad=True)
+    loss = (x2 @ w).sum()  # now x2's gradient reads w
+    with tl.no_grad():
+        w -= 1.0
+    with pytest.raises(RuntimeError, match=r"its input 1\) saved for the backward of MatMulBackward.*version is now 2") as info:
+        loss.backward()
+    assert names_shape(str(info.value), (2, 1))
+
+
+def test_backward_twice_raises_like_torch_and_retain_graph_accumulates():
+    x = tl.tensor([1.0, 2.0], dtype=tl.float64, requires_grad=True)
+    loss = (x * x).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time.*retain_graph=True"):
+        loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])  # nothing added by the failed call
+    x.grad = None
+    loss = (x * x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0])
+    with pytest.raises(RuntimeError, match="second time"):
+        tl.autograd.grad(loss, x)
+
+
+def test_backward_frees_the_saved_arrays():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    node = y.grad_fn
+    assert node.out is not None
+    y.sum().backward()
+    assert node.out is None and node.saved_output is None
+
+
+def test_a_graph_that_saved_no_arrays_runs_backward_twice_as_in_torch():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x + 1).reshape(2, 1)[0:2].sum()  # Add, Reshape, Index (slice), Sum keep shapes only
+    loss.backward()
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_autograd_grad_retain_graph_keeps_the_graph():
+    x = tl.tensor([1.0, 2.0], dtype=tl.float64, requires_grad=True)
+    loss = (x * x).sum()
+    first = tl.autograd.grad(loss, x, retain_graph=True)[0]
+    second = tl.autograd.grad(loss, x)[0]
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+
+
+def test_data_setter_unwraps_a_tensor_and_numpy_updates_work():
+    p = tl.tensor([1.0, 2.0], requires_grad=True)
+    (p * p).sum().backward()
+    p.data -= 0.5 * p.grad  # ndarray -= Tensor: numpy writes p.grad's values into the array
+    np.testing.assert_allclose(p.data, [0.0, 0.0])
+    assert type(p.data) is np.ndarray
+    p.data = p.data - 0.5 * p.grad  # ndarray - Tensor is a Tensor; the setter unwraps it
+    assert type(p.data) is np.ndarray
+    np.testing.assert_allclose(p.data, [-1.0, -2.0])
+    assert "tensor([-1., -2.]" in repr(p)
+    p.data = np.zeros((3, 1), dtype=np.float64)  # any shape and dtype, as in torch
+    assert p.shape == (3, 1) and p.dtype == tl.float64
+    with pytest.raises(TypeError, match="ndarray or a Tensor"):
+        p.data = [1.0, 2.0]
+
+
+def test_numpy_ufuncs_on_tensors():
+    t = tl.tensor([1.0, 2.0], requires_grad=True)
+    a = np.array([2.0, 2.0], dtype=np.float32)
+    assert (a * t).grad_fn is not None and (a - t).tolist() == [1.0, 0.0]
+    assert (a < t).tolist() == [False, False] and (a <= t).tolist() == [False, True]
+    with pytest.raises(TypeError, match="numpy's exp does not take Tensors"):
+        np.exp(t)
+
+
+def test_format_like_torch():
+    assert f"{tl.tensor(1.23456):.3f}" == "1.235"
+    assert f"{tl.tensor(3):d}" == "3"
+    assert f"{tl.tensor([1.0, 2.0])}" == repr(tl.tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{tl.tensor([1.0, 2.0]):.2f}"
+
+
+def test_cuda_namespace_and_is_cuda():
+    assert tl.cuda.is_available() is False and tl.cuda.device_count() == 0
+    tl.cuda.manual_seed(0)
+    tl.cuda.manual_seed_all(0)
+    assert tl.ones(2).is_cuda is False
+
+
+def test_view_refuses_what_needs_a_copy():
+    t = tl.zeros(2, 3).t()
+    with pytest.raises(RuntimeError, match=r"view size is not compatible.*Use \.reshape"):
+        t.view(6)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        t.view_as(tl.zeros(6))
+    assert t.reshape(6).shape == (6,)
+    assert t.view(3, 1, 2).shape == (3, 1, 2)  # splitting no dim across others: a view
+    assert tl.zeros(4, 3)[::2].view(2, 3).shape == (2, 3)  # non-contiguous rows, each kept whole
+    with pytest.raises(ValueError, match="invalid for input of shape"):
+        t.view(7)
+
+
+def test_backward_through_inf_times_zero_is_silent_nan():
+    x = tl.zeros(3, dtype=tl.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (x * x).sum().sqrt().backward()
+    assert np.isnan(x.grad.numpy()).all()
+
+
+def test_float16_repr_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = repr(tl.tensor([1.5, 60000.0], dtype=tl.float16))
+    assert "float16" in text
+
+
+def test_requires_grad_of_a_non_leaf_cannot_be_set():
+    x = tl.ones(2, requires_grad=True)
+    h = x * 2
+    for value in (False, True):
+        with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
+            h.requires_grad = value
+    assert h.requires_grad_(True) is h  # a no-op, as in torch
+    with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
+        h.requires_grad_(False)
+    leaf = tl.ones(2)
+    leaf.requires_grad = True
+    assert leaf.requires_grad
+    with pytest.raises(RuntimeError, match="floating point"):
+        tl.tensor([1, 2]).requires_grad = True
+
+
+def test_mean_of_an_integer_tensor_raises_like_torch():
+    with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
+        tl.tensor([1, 2]).mean()
+    assert tl.tensor([1, 2]).float().mean().item() == 1.5
+
+
+def test_new_tensors_take_the_dtype_of_self():
+    x = tl.ones(2, dtype=tl.float64)
+    assert x.new_zeros(3).dtype == tl.float64 and x.new_zeros(3).tolist() == [0.0] * 3
+    assert x.new_ones((2, 2), dtype=tl.float32).dtype == tl.float32
+    made = x.new_tensor([1, 2], requires_grad=True)
+    assert made.dtype == tl.float64 and made.requires_grad and made.is_leaf
+    assert tl.tensor([1, 2]).type_as(x).dtype == tl.float64
+    assert tl.inf == float("inf") and tl.nan != tl.nan
+
+
+def test_masked_fill_in_place():
+    x = tl.zeros(2, 3)
+    mask = tl.tensor([[True, False, True]])
+    assert x.masked_fill_(mask, 5.0) is x and x._version == 1
+    assert x.tolist() == [[5.0, 0.0, 5.0], [5.0, 0.0, 5.0]]
+    with pytest.raises(TypeError, match="bool mask"):
+        x.masked_fill_(tl.tensor([1, 0, 1]), 1.0)
+    with pytest.raises(ValueError, match="broadcast"):
+        x.masked_fill_(tl.tensor([True, False]), 1.0)
+    w = tl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w.masked_fill_(tl.tensor([True, False, True]), 0.0)
+
+
+def test_more_ops_check_their_arguments_like_torch():
+    x = tl.zeros(3, 4)
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        x.gather(1, tl.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        x.gather(1, tl.tensor([[4]]))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        x.gather(1, tl.tensor([[-1]]))
+    with pytest.raises(RuntimeError, match="Expected dtype int64"):
+        x.gather(1, tl.tensor([[0.0]]))
+    with pytest.raises(RuntimeError, match="Size does not match at dimension 0"):
+        x.gather(1, tl.zeros(4, 1, dtype=tl.int64))
+    with pytest.raises(RuntimeError, match="can not be smaller"):
+        x.repeat(2)
+    with pytest.raises(ValueError, match="p must be 1, 2 or 'fro'"):
+        x.norm(p=3)
+    with pytest.raises(RuntimeError, match="3D tensor"):
+        x.bmm(x)
+    with pytest.raises(RuntimeError, match="batch sizes differ"):
+        tl.zeros(2, 3, 4).bmm(tl.zeros(3, 4, 5))
+    with pytest.raises(RuntimeError, match="1-D tensors"):
+        x.outer(x)
+    with pytest.raises(RuntimeError, match="out of range"):
+        x.topk(5, dim=1)
+
+
+def test_norm_gradient_at_zero_is_zero_and_backward_frees_nothing_wrong():
+    z = tl.zeros(2, 3, dtype=tl.float64, requires_grad=True)
+    z.norm(dim=1).sum().backward()
+    assert z.grad.tolist() == [[0.0] * 3] * 2
+    values, indices = tl.tensor([[3.0, 1.0, 2.0]]).sort(dim=1, descending=True)
+    assert values.tolist() == [[3.0, 2.0, 1.0]] and indices.tolist() == [[0, 2, 1]] and indices.dtype == tl.int64

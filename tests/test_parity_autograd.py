@@ -442,3 +442,127 @@ def test_clamp_with_tensor_bounds_at_the_bounds_matches_torch():
         results.append([t.detach().numpy() for t in (y, x.grad, lo.grad, hi.grad)])
     for what, ours, theirs in zip(("values", "grad x", "grad min", "grad max"), *results, strict=True):
         np.testing.assert_array_equal(ours, theirs, err_msg=what)
+
+
+# ---------------------------------------------------------------------------------------------
+# In-place changes between forward and backward, a second backward, view, format: as in torch
+
+STALE_OPS = {
+    "exp": lambda t: t.exp(),
+    "tanh": lambda t: t.tanh(),
+    "sigmoid": lambda t: t.sigmoid(),
+    "sqrt": lambda t: t.sqrt(),
+    "square": lambda t: t * t,
+    "softmax_slice": lambda t: t.softmax(-1)[0:1],
+    "log_softmax": lambda t: t.log_softmax(-1),
+    "relu": lambda t: t.relu(),
+    "pow2": lambda t: t**2,
+    "log": lambda t: t.log(),
+    "abs": lambda t: t.abs(),
+    "clamp": lambda t: t.clamp(0.6, 2.0),
+    "div_scalar": lambda t: t / 2.0,
+    "add": lambda t: t + 1.0,
+    "reshape": lambda t: t.reshape(2, 1),
+}
+
+
+def _after_in_place_change(lib, op, where):
+    a = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+    b = a * 1
+    c = op(b)
+    with lib.no_grad():
+        {"out": c, "in": b}[where].add_(1.0)
+    try:
+        c.sum().backward()
+    except RuntimeError as error:
+        assert "modified by an inplace operation" in str(error)
+        return "raises"
+    return a.grad.numpy().round(10).tolist()
+
+
+@pytest.mark.parametrize("where", ["out", "in"])
+@pytest.mark.parametrize("name", list(STALE_OPS))
+def test_in_place_change_between_forward_and_backward_matches_torch(name, where):
+    ours = _after_in_place_change(tl, STALE_OPS[name], where)
+    theirs = _after_in_place_change(torch, STALE_OPS[name], where)
+    assert ours == theirs, (name, where, ours, theirs)
+
+
+def test_weight_update_before_backward_matches_torch_when_the_input_needs_no_grad():
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0]], dtype=lib.float64)
+        w = lib.tensor([[0.5], [-1.0]], dtype=lib.float64, requires_grad=True)
+        loss = (x @ w).tanh().sum()
+        with lib.no_grad():
+            w -= 0.1
+        try:
+            loss.backward()
+        except RuntimeError:
+            return "raises"
+        return w.grad.numpy().round(10).tolist()
+
+    assert run(tl) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda L, x: (x * x).sum(), lambda L, x: (x + 1).sum(), lambda L, x: x.exp().mean(), lambda L, x: (x * 3).sum(),
+     lambda L, x: x.reshape(2, 1)[0:1].sum(), lambda L, x: (x / 3).sum(), lambda L, x: x.mean()],
+)
+def test_second_backward_raises_or_accumulates_as_in_torch(make):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        loss = make(lib, x)
+        loss.backward()
+        try:
+            loss.backward()
+        except RuntimeError as error:
+            assert "backward through the graph a second time" in str(error)
+            return "raises"
+        return x.grad.numpy().tolist()
+
+    assert run(tl) == run(torch)
+
+
+@pytest.mark.parametrize(
+    "shape, transform, view",
+    [((2, 3), lambda t: t.t(), (6,)), ((2, 3), lambda t: t.t(), (3, 1, 2)), ((4, 3), lambda t: t[::2], (6,)),
+     ((4, 3), lambda t: t[::2], (2, 3)), ((2, 3, 4), lambda t: t.transpose(0, 1), (3, 8)),
+     ((2, 3, 4), lambda t: t.transpose(1, 2), (2, 12)), ((2, 3, 4), lambda t: t.transpose(1, 2), (8, 3))],
+)
+def test_view_refuses_exactly_where_torch_does(shape, transform, view):
+    def run(lib):
+        t = transform(lib.arange(int(np.prod(shape))).reshape(*shape))
+        try:
+            return t.view(*view).tolist()
+        except RuntimeError as error:
+            assert "view size is not compatible" in str(error)
+            return "raises"
+
+    assert run(tl) == run(torch)
+
+
+def test_format_matches_torch():
+    assert f"{tl.tensor(2.5):.3f}" == f"{torch.tensor(2.5):.3f}"
+    for lib in (tl, torch):
+        with pytest.raises(TypeError, match="unsupported format string"):
+            f"{lib.tensor([2.5]):.3f}"
+
+
+def test_norm_gradient_at_zero_matches_torch():
+    def run(lib):
+        z = lib.zeros(2, 3, dtype=lib.float64, requires_grad=True)
+        (z.norm(dim=1).sum() + z.norm()).backward()
+        return z.grad.numpy().tolist()
+
+    assert run(tl) == run(torch)
+
+
+@pytest.mark.parametrize("make", [lambda L: L.zeros(2, 3).new_zeros(4), lambda L: L.ones(2, dtype=L.float64).new_ones(2, 2),
+                                  lambda L: L.ones(1, dtype=L.float64).new_tensor([1, 2]),
+                                  lambda L: L.tensor([1, 2]).type_as(L.ones(1, dtype=L.float64)),
+                                  lambda L: L.zeros(2, 3).masked_fill_(L.tensor([True, False, True]), 2.0),
+                                  lambda L: L.arange(6).reshape(2, 3).cumsum(1)])
+def test_small_tensor_methods_match_torch(make):
+    ours, theirs = make(tl), make(torch)
+    assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 96
+# %% book/02_autograd.ipynb, cell 100
 import math
 
 import numpy as np
@@ -56,6 +56,7 @@ class _Gelu(Function):
     """
 
     __slots__ = ("x", "approximate", "cdf")
+    reads = ((0,),)
 
     def forward(self, x: np.ndarray, approximate: str) -> np.ndarray:
         x = _floating(x)
@@ -80,6 +81,7 @@ class _Silu(Function):
     """:math:`y = x \\, \\sigma(x)`; :math:`\\bar x = \\bar y \\, \\sigma(x) (1 + x (1 - \\sigma(x)))`."""
 
     __slots__ = ("x", "sig")
+    reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         x = _floating(x)

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 100
+# %% book/02_autograd.ipynb, cell 104
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, _log_softmax, _sigmoid
@@ -120,6 +120,7 @@ class _CrossEntropy(Function):
     """
 
     __slots__ = ("shape", "coefficients", "probs", "reduction", "divisor", "ignored")
+    reads = ()
 
     def forward(
         self,
@@ -153,6 +154,7 @@ class _NLLLoss(Function):
     """:math:`L_i = -w_{t_i} \\, x_{i, t_i}` for log-probabilities :math:`x`; :math:`\\bar x_{i, t_i} = -w_{t_i} \\bar L_i`."""
 
     __slots__ = ("shape", "coefficients", "reduction", "divisor", "ignored")
+    reads = ()
 
     def forward(self, x: np.ndarray, target: np.ndarray, weight: np.ndarray | None, ignore_index: int, reduction: str) -> np.ndarray:
         if x.ndim == 0:
