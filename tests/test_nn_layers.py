@@ -967,3 +967,86 @@ def test_one_hot_rejects_bad_input(ids, num_classes, error, fragment):
     data = np.asarray(ids, dtype=np.float64 if error is TypeError else np.int64)
     with pytest.raises(error, match=re.escape(fragment)):
         F.one_hot(tl.tensor(data), num_classes)
+
+
+# ----------------------------------------------------------------------------- saved values changed in place
+
+
+def _linear():
+    return make(nn.Linear, 3, 2), (4, 3)
+
+
+def _conv():
+    return make(nn.Conv2d, 2, 3, 3, padding=1), (2, 2, 5, 5)
+
+
+def _layer_norm():
+    return make(nn.LayerNorm, 3), (4, 3)
+
+
+def _rms_norm():
+    return make(nn.RMSNorm, 3), (4, 3)
+
+
+@pytest.mark.parametrize("build, node, changed, x_needs_grad", [
+    (_linear, "LinearBackward", "input", False),  # W̄ = Ȳᵀ X reads x
+    (_linear, "LinearBackward", "weight", True),  # X̄ = Ȳ W reads W
+    (_conv, "Conv2dBackward", "input", False),  # W̄ reads the im2col columns of x
+    (_conv, "Conv2dBackward", "weight", True),  # X̄_col = W_matᵀ Ȳ_mat reads W
+    (_layer_norm, "LayerNormBackward", "weight", True),  # x̄ reads γ
+    (_rms_norm, "RMSNormBackward", "weight", True),
+])
+def test_changing_a_value_a_needed_gradient_reads_raises_naming_the_node(build, node, changed, x_needs_grad):
+    layer, shape = build()
+    x = randn(np.random.default_rng(3), *shape, requires_grad=x_needs_grad)
+    loss = layer(x).sum()
+    with tl.no_grad():
+        if changed == "weight":
+            layer.weight -= 0.1
+        else:
+            x.add_(1.0)
+    index = 1 if changed == "weight" else 0
+    with pytest.raises(RuntimeError, match=rf"modified by an inplace operation: .*\(its input {index}\) saved for the backward of {node}"):
+        loss.backward()
+
+
+@pytest.mark.parametrize("build", [_linear, _conv, _layer_norm, _rms_norm])
+def test_changing_the_weight_of_a_layer_whose_input_needs_no_grad_keeps_the_recorded_gradients(build):
+    """No needed gradient reads the weight (x needs none): backward gives the gradients of the forward as it ran."""
+    layer, shape = build()
+    x = randn(np.random.default_rng(3), *shape)
+    layer(x).sum().backward()
+    expected = {name: to_numpy(p.grad).copy() for name, p in layer.named_parameters()}
+    layer.zero_grad()
+    loss = layer(x).sum()
+    with tl.no_grad():
+        layer.weight -= 0.1
+    loss.backward()
+    for name, p in layer.named_parameters():
+        np.testing.assert_array_equal(to_numpy(p.grad), expected[name], err_msg=name)
+
+
+@pytest.mark.parametrize("pool", [
+    lambda x: F.max_pool2d(x, 2),
+    lambda x: F.avg_pool2d(x, 2, padding=1),
+    lambda x: F.unfold(x, 2),
+    lambda x: F.pad(x, (1, 2)),
+    lambda x: F.dropout(x, 0.5, generator=tl.Generator().manual_seed(0)),
+])
+def test_ops_whose_backward_reads_no_input_allow_changing_it(pool):
+    """Pooling keeps the argmax (or only shapes), pad and unfold only shapes, dropout its mask: x may change after forward."""
+    rng = np.random.default_rng(4)
+    x = randn(rng, 1, 2, 4, 4, requires_grad=True)
+    cotangent = None
+    grads = []
+    for change in (False, True):
+        x.grad = None
+        out = pool(x)
+        cotangent = cotangent if cotangent is not None else tensor(rng.standard_normal(tuple(out.shape)))
+        loss = (out * cotangent).sum()
+        if change:
+            with tl.no_grad():
+                x.mul_(-2.0)  # moves every max pooling winner
+        loss.backward()
+        grads.append(to_numpy(x.grad).copy())
+    np.testing.assert_array_equal(grads[0], grads[1])

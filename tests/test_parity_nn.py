@@ -585,3 +585,92 @@ def test_a_torch_tensor_that_cannot_become_an_array_is_named_with_its_full_type(
         ours.load_state_dict(dict(theirs.named_parameters()))  # Parameters require grad: torch refuses numpy()
     ours.load_state_dict({key: value.detach() for key, value in theirs.named_parameters()})
     np.testing.assert_array_equal(to_numpy(ours.weight), theirs.weight.detach().numpy())
+
+
+# ----------------------------------------------------------------------------- saved values changed in place
+# Each layer's Function declares ``reads``: which saved values each gradient reads. Changing in
+# place a value that no needed gradient reads is allowed (torch allows it for the ops that save
+# only what the needed gradients use); changing one that is read raises, naming the node.
+
+CHANGED_WEIGHT_CASES = {
+    "Linear": (lambda m: m.Linear(3, 2), lambda rng: rng.standard_normal((4, 3))),
+    "RMSNorm": (lambda m: m.RMSNorm(3), lambda rng: rng.standard_normal((4, 3))),
+    "Embedding": (lambda m: m.Embedding(5, 3), lambda rng: np.array([[1, 4], [4, 0]], dtype=np.int64)),
+}
+
+
+def forward_both(build, make_input, seed=7):
+    """The same float64 layer in tensorlib and torch, run on the same input (without grad) with a random cotangent."""
+    rng = np.random.default_rng(seed)
+    ours, theirs = build(nn).double(), build(torch.nn).double()
+    randomize(ours, rng, np.float64)
+    copy_parameters(ours, theirs)
+    data = make_input(rng)
+    x_ours, x_theirs = tl.tensor(data.copy()), torch.from_numpy(data.copy())
+    out_ours, out_theirs = ours(x_ours), theirs(x_theirs)
+    cotangent = rng.standard_normal(tuple(out_theirs.shape))
+    loss_ours = (out_ours * tl.tensor(cotangent)).sum()
+    loss_theirs = (out_theirs * torch.from_numpy(cotangent)).sum()
+    return ours, theirs, x_ours, x_theirs, loss_ours, loss_theirs
+
+
+def assert_same_parameter_grads(ours, theirs):
+    theirs_params = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        compare_grads(p.grad, theirs_params[name].grad, TOLERANCES[np.float64], f"{name} grad")
+
+
+@pytest.mark.parametrize("layer", list(CHANGED_WEIGHT_CASES))
+def test_changing_the_weight_before_backward_is_allowed_when_no_needed_gradient_reads_it(layer):
+    """x without grad: the weight's gradient reads x (or the ids, or a saved x̂), not the weight, as in torch."""
+    ours, theirs, _, _, loss_ours, loss_theirs = forward_both(*CHANGED_WEIGHT_CASES[layer])
+    with tl.no_grad():
+        ours.weight -= 0.1
+    with torch.no_grad():
+        theirs.weight -= 0.1
+    loss_ours.backward()
+    loss_theirs.backward()
+    np.testing.assert_array_equal(to_numpy(ours.weight), theirs.weight.detach().numpy())
+    assert_same_parameter_grads(ours, theirs)
+
+
+@pytest.mark.parametrize("layer, node, index", [("Linear", "LinearBackward", 0), ("Embedding", "EmbeddingBackward", 1)])
+def test_changing_the_input_a_weight_gradient_reads_raises_as_in_torch(layer, node, index):
+    """x (or the ids) is read by the weight's gradient: both libraries refuse to backward."""
+    _, _, x_ours, x_theirs, loss_ours, loss_theirs = forward_both(*CHANGED_WEIGHT_CASES[layer])
+    x_ours.add_(1)
+    x_theirs.add_(1)
+    with pytest.raises(RuntimeError, match=rf"modified by an inplace operation: .*\(its input {index}\) saved for the backward of {node}"):
+        loss_ours.backward()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss_theirs.backward()
+
+
+STRICTER_IN_TORCH_CASES = {
+    "Conv2d weight": (lambda m: m.Conv2d(2, 3, 3, padding=1), lambda rng: rng.standard_normal((2, 2, 5, 5)), "weight"),
+    "LayerNorm weight": (lambda m: m.LayerNorm(3), lambda rng: rng.standard_normal((4, 3)), "weight"),
+    "LayerNorm input": (lambda m: m.LayerNorm(3), lambda rng: rng.standard_normal((4, 3)), "input"),
+}
+
+
+@pytest.mark.parametrize("case", list(STRICTER_IN_TORCH_CASES))
+def test_a_change_no_needed_gradient_reads_keeps_the_recorded_gradients_where_torch_refuses(case):
+    """x without grad. torch's convolution and layer norm save every input whatever is needed,
+    so torch refuses here; ours read only what the needed gradients read (W̄ reads X_col,
+    γ̄ and β̄ read the saved x̂), so backward gives the gradients of the forward as it ran:
+    torch's gradients without the change."""
+    build, make_input, changed = STRICTER_IN_TORCH_CASES[case]
+    ours, theirs, x_ours, x_theirs, loss_ours, loss_theirs = forward_both(build, make_input)
+    with tl.no_grad():
+        if changed == "weight":
+            ours.weight -= 0.1
+        else:
+            x_ours.add_(1)
+    loss_ours.backward()
+    loss_theirs.backward()  # nothing changed on torch's side
+    assert_same_parameter_grads(ours, theirs)
+    _, theirs_again, _, x_again, _, loss_again = forward_both(build, make_input)
+    with torch.no_grad():
+        (theirs_again.weight if changed == "weight" else x_again).add_(0.1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss_again.backward()

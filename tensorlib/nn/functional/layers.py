@@ -48,6 +48,7 @@ class _Linear(Function):
     """:math:`y = x W^\\top + b` over the last axis of ``x``; leading axes are batch axes."""
 
     __slots__ = ("x", "weight")
+    reads = ((1,), (0,), ())  # x̄ = Ȳ W reads W, W̄ = Ȳᵀ X reads x, b̄ reads nothing
 
     def forward(self, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
         self.x, self.weight = x, weight
@@ -102,11 +103,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 59
+# %% book/04_layers.ipynb, cell 61
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
     __slots__ = ("ids", "num_embeddings", "padding_idx")
+    reads = ((1,), ())  # the table's gradient reads the ids, never the table
 
     def forward(self, weight: np.ndarray, ids: np.ndarray, padding_idx: int | None = None) -> np.ndarray:
         self.ids, self.num_embeddings, self.padding_idx = ids, weight.shape[0], padding_idx
@@ -162,10 +164,11 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape {_shape_text(weight)}")
     ids = _ids_array(input, weight.shape[0])
     padding_idx = _check_padding_idx(padding_idx, weight.shape[0], "embedding")
-    return _Embedding.apply(weight, ids, padding_idx=padding_idx)
+    # the ids Tensor itself (ids shares its memory): an in-place change before backward is caught
+    return _Embedding.apply(weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx)
 
 
-# %% book/04_layers.ipynb, cell 63
+# %% book/04_layers.ipynb, cell 65
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -198,7 +201,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 70
+# %% book/04_layers.ipynb, cell 72
 def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
@@ -209,6 +212,7 @@ class _LayerNorm(Function):
     """Layer normalisation over the trailing axes; backward is the closed form of the chapter."""
 
     __slots__ = ("x_hat", "rstd", "weight", "axes", "batch_axes")
+    reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, γ
 
     def forward(
         self, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-5
@@ -237,6 +241,7 @@ class _RMSNorm(Function):
     """RMS normalisation over the trailing axes (no centring, no shift)."""
 
     __slots__ = ("x_hat", "rrms", "weight", "axes", "batch_axes")
+    reads = ((1,), ())  # as in LayerNorm: x̄ reads γ, γ̄ reads the saved copy x̂
 
     def forward(self, x: np.ndarray, weight: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-6) -> np.ndarray:
         self.axes, self.batch_axes = _normalized_axes(x.ndim, normalized_shape)
@@ -306,11 +311,12 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 78
+# %% book/04_layers.ipynb, cell 80
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
     __slots__ = ("mask",)
+    reads = ((), ())  # the mask is made by dropout and kept here: no value of the caller is read
 
     def forward(self, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
         self.mask = mask
@@ -353,7 +359,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 88
+# %% book/04_layers.ipynb, cell 90
 def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     """An int or a pair of ints (PyTorch's convention) as a pair of Python ints."""
     pair = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else tuple(value)
@@ -430,6 +436,7 @@ class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
     __slots__ = ("columns", "weight_matrix", "weight_shape", "padded_shape", "stride", "padding", "dilation")
+    reads = ((1,), (0,), ())  # X̄_col reads W (a view), W̄ reads X_col (may be a view of x), b̄ nothing
 
     def forward(
         self,
@@ -537,6 +544,7 @@ class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
     __slots__ = ("padded_shape", "window_shape", "stride", "padding", "dilation")
+    reads = ()  # shapes only
 
     def forward(
         self, x: np.ndarray, kernel_size: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
@@ -577,11 +585,12 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 96
+# %% book/04_layers.ipynb, cell 98
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
     __slots__ = ("input_shape", "inner_input", "inner_output")
+    reads = ()
 
     def forward(self, x: np.ndarray, widths: tuple[tuple[int, int], ...] = (), value: float = 0.0) -> np.ndarray:
         # widths: (before, after) for every axis of x; the kept block of x lands at inner_output
@@ -633,7 +642,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 99
+# %% book/04_layers.ipynb, cell 101
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -670,6 +679,7 @@ class _MaxPool2d(Function):
     """Window maxima; backward routes each gradient to its window's (first) argmax."""
 
     __slots__ = ("winners", "padded_shape", "kernel", "stride", "padding", "dilation")
+    reads = ()  # the argmax positions, computed in forward
 
     def forward(
         self, x: np.ndarray, kernel: tuple[int, int] = (1, 1), stride: tuple[int, int] = (1, 1),
@@ -695,6 +705,7 @@ class _AvgPool2d(Function):
     """Window means; backward spreads each gradient evenly over its window."""
 
     __slots__ = ("divisor", "padded_shape", "kernel", "stride", "padding")
+    reads = ()
 
     def forward(
         self, x: np.ndarray, kernel: tuple[int, int] = (1, 1), stride: tuple[int, int] = (1, 1),

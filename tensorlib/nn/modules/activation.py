@@ -26,7 +26,7 @@ from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid,
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 84
+# %% book/04_layers.ipynb, cell 86
 class ReLU(Module):
     """:math:`\\max(0, x)`, elementwise."""
 

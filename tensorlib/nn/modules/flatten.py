@@ -15,7 +15,7 @@ from tensorlib.engine import Tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 85
+# %% book/04_layers.ipynb, cell 87
 class Flatten(Module):
     """Merge dimensions ``start_dim`` to ``end_dim`` (inclusive) into one.
 

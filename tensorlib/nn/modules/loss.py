@@ -26,7 +26,7 @@ from tensorlib.nn.functional.loss import (
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 105
+# %% book/04_layers.ipynb, cell 107
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 

@@ -23,7 +23,7 @@ from tensorlib.nn.modules.module import Module, _parameter_dtype
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 71
+# %% book/04_layers.ipynb, cell 73
 class LayerNorm(Module):
     """Layer normalisation :math:`y = \\gamma (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + \\beta`.
 

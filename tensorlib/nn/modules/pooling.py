@@ -19,7 +19,7 @@ from tensorlib.nn.functional.layers import _pair, avg_pool2d, max_pool2d
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 100
+# %% book/04_layers.ipynb, cell 102
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 

@@ -24,7 +24,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 61
+# %% book/04_layers.ipynb, cell 63
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 
