@@ -11,15 +11,14 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 14
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor
-from tensorlib.nn import init
 from tensorlib.nn.functional.layers import _conv_padding, _pair, conv2d
+from tensorlib.nn.modules.linear import _reset_weight_and_bias
 from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
@@ -91,11 +90,7 @@ class Conv2d(Module):
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
-        if self.bias is not None:
-            fan_in = self.weight.shape[1] * self.weight.shape[2] * self.weight.shape[3]
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound, generator=generator)
+        _reset_weight_and_bias(self.weight, self.bias, generator)
 
     def forward(self, input: Tensor) -> Tensor:
         return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

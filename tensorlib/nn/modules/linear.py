@@ -36,6 +36,17 @@ class Identity(Module):
         return input
 
 
+def _reset_weight_and_bias(weight: Parameter, bias: Parameter | None, generator: Generator | None) -> None:
+    """PyTorch's default init of a weight layer (Linear, Conv2d): ``kaiming_uniform_`` with
+    ``a=sqrt(5)`` on the weight, which is :math:`U(\\pm 1/\\sqrt{n_\\text{in}})`, and the bias from
+    the same range; :math:`n_\\text{in}` is the fan-in, ``weight.shape[1:]`` multiplied out."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
+    if bias is not None:
+        fan_in = math.prod(weight.shape[1:])
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(bias, -bound, bound, generator=generator)
+
+
 class Linear(Module):
     """Affine layer :math:`y = x W^\\top + b` over the last dimension.
 
@@ -80,10 +91,7 @@ class Linear(Module):
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values (see the class docstring)."""
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5), generator=generator)
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound, generator=generator)
+        _reset_weight_and_bias(self.weight, self.bias, generator)
 
     def forward(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)
