@@ -5,7 +5,8 @@ values; the torch column is a ``torch.Generator`` (mt19937). tensorlib computes 
 splitmix64 outputs as one vectorised uint64 array expression; its normals use two draws each
 and float64 Box-Muller (see chapter 3), so they cost more than its uniforms. numpy has no
 float16 generator: its column draws float32 and casts. The two overhead rows time tiny calls,
-where argument checking (sizes, dtype, device, torch's ``randint`` signature) dominates.
+where the fixed cost of each numpy operation (about a dozen per splitmix64 block) and the
+argument checking (sizes, dtype, device, torch's ``randint`` signature) dominate.
 ``multinomial`` is compared with numpy's ``Generator.choice`` (one call per row: it takes one
 probability vector) and ``torch.multinomial``.
 """

@@ -51,6 +51,7 @@ __all__ = [
 
 
 # %% book/03_init.ipynb, cell 15
+import functools
 import math
 import operator
 from collections.abc import Sequence
@@ -68,6 +69,9 @@ _BLOCK = 1 << 20  # draws per vectorised block: bounds the temporaries to a few 
 _STATE_BYTES = 16
 _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 _NAMES_A_DEVICE = (str, device)  # what torch.Generator takes first, instead of a seed
+# numpy scalars made once: np.uint64(...) at every call costs more than a small draw itself
+_GAMMA_U64, _MIX_1_U64, _MIX_2_U64 = np.uint64(_GAMMA), np.uint64(_MIX_1), np.uint64(_MIX_2)
+_SHIFT = {k: np.uint64(k) for k in (11, 27, 30, 31, 40, 53)}
 DEFAULT_SEED = 67280421310721  # the initial seed of a fresh torch.Generator()
 
 
@@ -82,23 +86,27 @@ def _splitmix64_block(state: int, n: int) -> np.ndarray:
     for start in range(0, n, _BLOCK):
         z = out[start : start + _BLOCK]
         z[:] = np.arange(start + 1, start + 1 + z.size, dtype=np.uint64)
-        z *= np.uint64(_GAMMA)
+        z *= _GAMMA_U64
         z += np.uint64(state)
-        z ^= z >> np.uint64(30)
-        z *= np.uint64(_MIX_1)
-        z ^= z >> np.uint64(27)
-        z *= np.uint64(_MIX_2)
-        z ^= z >> np.uint64(31)
+        z ^= z >> _SHIFT[30]
+        z *= _MIX_1_U64
+        z ^= z >> _SHIFT[27]
+        z *= _MIX_2_U64
+        z ^= z >> _SHIFT[31]
     return out
 
 
 def _top_bits_as_unit(bits: np.ndarray, kept: int = 24) -> np.ndarray:
     """The top ``kept`` bits of each uint64 as a float64 ``k * 2**-kept`` in [0, 1 - 2**-kept].
 
-    With 24 bits every value is exact in float32; with 11 bits, exact in float16.
+    With 24 bits every value is exact in float32; with 11 bits, exact in float16. ``bits``
+    is a fresh array of draws that nobody else holds: it is shifted in place.
     """
+    bits >>= _SHIFT[64 - kept]  # kept is 11, 24 or 53
     # values below 2**24 fit int64, and numpy converts int64 to float64 faster than uint64
-    return (bits >> np.uint64(64 - kept)).view(np.int64).astype(np.float64) * 2.0**-kept
+    unit = bits.view(np.int64).astype(np.float64)
+    unit *= 2.0**-kept
+    return unit
 
 
 def _as_int(value: int, what: str) -> int:
@@ -120,8 +128,10 @@ def _check_seed(seed: int) -> int:
 
 def _float_dtype(dtype: object) -> np.dtype:
     """``dtype`` (float32 when None) as a numpy dtype, checked to be float16, float32 or float64."""
+    if dtype is None:  # the common case, answered without building a dtype
+        return _FLOAT_DTYPES[1]
     try:
-        resolved = np.dtype(np.float32 if dtype is None else dtype)
+        resolved = np.dtype(dtype)
     except TypeError:
         resolved = dtype
     if resolved not in _FLOAT_DTYPES:
@@ -207,6 +217,10 @@ class Generator:
         n = _as_int(n, "n")
         if n < 0:
             raise ValueError(f"n must be >= 0, got {n}")
+        return self._draw(n)
+
+    def _draw(self, n: int) -> np.ndarray:
+        """``next_u64`` without checking ``n``: the sampling methods call this with a valid size."""
         out = _splitmix64_block(self._state, n)
         self._state = (self._state + n * _GAMMA) & _MASK_64
         return out
@@ -220,11 +234,17 @@ class Generator:
         when ``high`` is not 1 (as in PyTorch). For float16, ``u = (x >> 53) * 2**-11``: the
         same draw rounded down to float16's spacing below 1, so that ``u`` never rounds up to 1.
         """
-        shape = as_shape(size, "size")
-        dtype = _float_dtype(dtype)
+        return self._uniform(as_shape(size, "size"), _float_dtype(dtype), low, high)
+
+    def _uniform(self, shape: tuple[int, ...], dtype: np.dtype, low: float = 0.0,
+                 high: float = 1.0) -> np.ndarray:
+        """``uniform`` for a checked shape and dtype (``rand`` has checked them already)."""
         kept = 11 if dtype == np.float16 else 24
-        u = _top_bits_as_unit(self.next_u64(math.prod(shape)), kept).reshape(shape)
-        return (low + (high - low) * u).astype(dtype)
+        u = _top_bits_as_unit(self._draw(math.prod(shape)), kept).reshape(shape)
+        if low != 0.0 or high != 1.0:  # low + 1.0 * u with low = 0 is u itself, bit for bit
+            u *= high - low
+            u += low
+        return u.astype(dtype, copy=False)
 
     def normal(self, size: int | Sequence[int] = (), mean: float = 0.0, std: float = 1.0,
                dtype: object = None) -> np.ndarray:
@@ -238,11 +258,34 @@ class Generator:
         dtype = _float_dtype(dtype)
         if not std >= 0:
             raise ValueError(f"std must be >= 0, got {std}")
-        bits = (self.next_u64(2 * math.prod(shape)) >> np.uint64(40)).view(np.int64).astype(np.float64)
-        u1 = (bits[0::2] + 1.0) / 16777217.0
-        u2 = bits[1::2] * 2.0**-24
-        z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
-        return (mean + std * z).reshape(shape).astype(dtype)
+        return self._normal(shape, dtype, mean, std)
+
+    def _normal(self, shape: tuple[int, ...], dtype: np.dtype, mean: float = 0.0,
+                std: float = 1.0) -> np.ndarray:
+        """``normal`` for a checked shape, dtype and std (``randn`` has checked them already).
+
+        The same formula, written as in-place steps so that a million normals need only
+        two float64 arrays: ``u1`` becomes ``sqrt(-2 ln u1)``, ``u2`` becomes ``cos(2 pi u2)``.
+        """
+        bits = self._draw(2 * math.prod(shape))
+        bits >>= _SHIFT[40]
+        top = bits.view(np.int64)  # values below 2**24: int64 converts to float64 faster
+        u1 = top[0::2].astype(np.float64)
+        u1 += 1.0
+        u1 /= 16777217.0
+        u2 = top[1::2].astype(np.float64)
+        u2 *= 2.0**-24
+        np.log(u1, out=u1)
+        u1 *= -2.0
+        np.sqrt(u1, out=u1)
+        u2 *= 2.0 * np.pi
+        np.cos(u2, out=u2)
+        z = u1
+        z *= u2
+        if mean != 0.0 or std != 1.0:  # mean + 1.0 * z with mean = 0 is z itself, bit for bit
+            z *= std
+            z += mean
+        return z.reshape(shape).astype(dtype, copy=False)
 
     def bernoulli(self, p: float | np.ndarray, size: int | Sequence[int] | None = None,
                   dtype: object = None) -> np.ndarray:
@@ -252,22 +295,30 @@ class Generator:
         shape of ``p`` when ``size`` is None). Returns ``dtype`` (float32 by default), ready
         to multiply activations, as dropout does.
         """
-        probs = np.asarray(p.detach().numpy() if isinstance(p, Tensor) else p, dtype=np.float64)
-        if probs.size and not (np.all(probs >= 0) and np.all(probs <= 1)):
-            raise ValueError(f"bernoulli probabilities must be in [0, 1], got values in "
-                             f"[{probs.min()}, {probs.max()}]")
+        if isinstance(p, float):  # dropout's case, one number: checked without numpy reductions
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"bernoulli probabilities must be in [0, 1], got values in "
+                                 f"[{p}, {p}]")
+            probs = np.float64(p)
+        else:
+            probs = np.asarray(p.detach().numpy() if isinstance(p, Tensor) else p, dtype=np.float64)
+            if probs.size and not (np.all(probs >= 0) and np.all(probs <= 1)):
+                raise ValueError(f"bernoulli probabilities must be in [0, 1], got values in "
+                                 f"[{probs.min()}, {probs.max()}]")
         if size is None:
             shape = probs.shape
         else:
             shape = as_shape(size, "size")
         dtype = _float_dtype(dtype)
-        u = _top_bits_as_unit(self.next_u64(math.prod(shape))).reshape(shape)
+        u = _top_bits_as_unit(self._draw(math.prod(shape))).reshape(shape)
         return (u < probs).astype(dtype)
 
     def _below(self, bound: int, n: int) -> np.ndarray:
         """``n`` integers uniform on [0, bound) as uint64, by rejection: no modulo bias."""
         if bound & (bound - 1) == 0:  # a power of two divides 2**64: no draw is rejected
-            return self.next_u64(n) & np.uint64(bound - 1)
+            bits = self._draw(n)
+            bits &= np.uint64(bound - 1)
+            return bits
         limit = (1 << 64) - (1 << 64) % bound  # the largest multiple of bound below 2**64
         out = np.empty(n, dtype=np.uint64)
         filled = 0
@@ -288,10 +339,14 @@ class Generator:
         if not -(1 << 63) <= low < high <= 1 << 63:
             raise ValueError(f"randint needs -2**63 <= low < high <= 2**63, got low={low}, "
                              f"high={high}")
-        shape = as_shape(size, "size")
+        return self._randint(low, high, as_shape(size, "size"))
+
+    def _randint(self, low: int, high: int, shape: tuple[int, ...]) -> np.ndarray:
+        """``randint`` for checked bounds and shape (``tensorlib.randint`` has checked them)."""
         offsets = self._below(high - low, math.prod(shape))
         # low + offset fits int64; uint64 addition wraps to the same two's-complement bits
-        return (offsets + np.uint64(low & _MASK_64)).view(np.int64).reshape(shape)
+        offsets += np.uint64(low & _MASK_64)
+        return offsets.view(np.int64).reshape(shape)
 
     def randperm(self, n: int) -> np.ndarray:
         """A uniformly random permutation of 0..n-1 (int64): argsort of n random 64-bit keys.
@@ -389,11 +444,16 @@ def _sample_dtype(dtype: object, default: object, requires_grad: bool, name: str
 def _check_fits(low: int, high: int, dtype: np.dtype, name: str) -> None:
     """Integers in [low, high) must fit an integer ``dtype``: no silent wrap-around."""
     if dtype.kind in "biu" and high > low:
-        info = np.iinfo(np.uint8 if dtype.kind == "b" else dtype)
-        lowest, highest = (0, 1) if dtype.kind == "b" else (info.min, info.max)
+        lowest, highest = (0, 1) if dtype.kind == "b" else _int_range(dtype)
         if low < lowest or high - 1 > highest:
             raise ValueError(f"{name}: values in [{low}, {high}) do not fit dtype {dtype}, whose "
                              f"range is [{lowest}, {highest}]")
+
+
+@functools.cache  # np.iinfo takes microseconds, as long as a small draw
+def _int_range(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)
 
 
 def _check_like(input: Tensor, name: str) -> None:
@@ -412,7 +472,7 @@ def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
     """
     as_device(device)
     dtype = _float_dtype(dtype)
-    values = resolve_generator(generator).uniform(_size_args("rand", sizes, size), dtype=dtype)
+    values = resolve_generator(generator)._uniform(_size_args("rand", sizes, size), dtype)
     return Tensor(values, requires_grad=requires_grad)  # a fresh array: wrapped, not copied
 
 
@@ -425,7 +485,7 @@ def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
     """
     as_device(device)
     dtype = _float_dtype(dtype)
-    values = resolve_generator(generator).normal(_size_args("randn", sizes, size), dtype=dtype)
+    values = resolve_generator(generator)._normal(_size_args("randn", sizes, size), dtype)
     return Tensor(values, requires_grad=requires_grad)
 
 
@@ -445,7 +505,10 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
     resolved = _sample_dtype(dtype, np.int64, requires_grad, "randint")
     low, high = _as_int(low, "low"), _as_int(high, "high")
     _check_fits(low, high, resolved, "randint")
-    values = resolve_generator(generator).randint(low, high, shape)
+    if not -(1 << 63) <= low < high <= 1 << 63:
+        raise ValueError(f"randint needs -2**63 <= low < high <= 2**63, got low={low}, "
+                         f"high={high}")
+    values = resolve_generator(generator)._randint(low, high, as_shape(shape, "size"))
     return Tensor(values.astype(resolved, copy=False), requires_grad=requires_grad)
 
 
