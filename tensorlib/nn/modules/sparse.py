@@ -11,20 +11,21 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 9
+# %% book/04_layers.ipynb, cell 6
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
-from tensorlib.nn.functional.layers import _check_padding_idx, embedding
-from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
+from tensorlib.nn.functional.layers import embedding
+from tensorlib.nn.functional.utils import _check_padding_idx, _check_size, _parameter_dtype
+from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 63
+# %% book/04_layers.ipynb, cell 75
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 
