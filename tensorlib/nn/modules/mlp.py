@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 124
+# %% book/04_layers.ipynb, cell 126
 class MLP(Sequential):
     """A multi-layer perceptron: ``Linear, activation, Linear, activation, ..., Linear``.
 

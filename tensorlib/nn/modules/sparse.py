@@ -25,7 +25,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 75
+# %% book/04_layers.ipynb, cell 77
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 
