@@ -87,3 +87,10 @@ FUNCTIONS = {
 def test_a_layer_function_refuses_a_list(name):
     with pytest.raises(TypeError, match=f"{name}: expected a Tensor, got list"):
         FUNCTIONS[name](np.ones((1, 1, 5, 5), np.float32).tolist())
+
+
+def test_positional_embedding_refuses_an_array():
+    pos = nn.PositionalEmbedding(context_length=4, embedding_dim=2)
+    with pytest.raises(TypeError, match="PositionalEmbedding: expected a Tensor, got ndarray"):
+        pos(np.zeros((1, 3, 2), np.float32))
+    assert pos(tl.zeros(1, 3, 2)).shape == (1, 3, 2)

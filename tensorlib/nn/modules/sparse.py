@@ -19,7 +19,12 @@ import numpy as np
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import embedding
-from tensorlib.nn.functional.utils import _check_padding_idx, _check_size, _parameter_dtype
+from tensorlib.nn.functional.utils import (
+    _check_padding_idx,
+    _check_size,
+    _check_tensor,
+    _parameter_dtype,
+)
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
@@ -112,6 +117,7 @@ class PositionalEmbedding(Module):
         init.normal_(self.weight, generator=generator)
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, "PositionalEmbedding")
         if input.ndim < 2 or input.shape[-1] != self.embedding_dim:
             raise ValueError(
                 f"PositionalEmbedding: expected input of shape (B, T, {self.embedding_dim}) or "
