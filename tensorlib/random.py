@@ -55,7 +55,7 @@ import functools
 import math
 import operator
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -146,6 +146,8 @@ class _FloatSampling:
 
     A mixin: every method consumes raw 64-bit draws through ``Generator._draw``.
     """
+
+    _draw: Callable[[int], np.ndarray]  # Generator._draw: the next n raw draws, the state advanced
 
     def uniform(self, size: int | Sequence[int] = (), low: float = 0.0, high: float = 1.0,
                 dtype: object = None) -> np.ndarray:
@@ -242,6 +244,8 @@ class _IntegerSampling:
 
     _state: int
     _lock: threading.Lock
+    _draw: Callable[[int], np.ndarray]  # Generator._draw
+    next_u64: Callable[[int], np.ndarray]  # Generator.next_u64
 
     def _below(self, bound: int, n: int) -> np.ndarray:
         """``n`` integers uniform on [0, bound) as uint64, by rejection: no modulo bias."""
