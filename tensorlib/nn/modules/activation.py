@@ -27,7 +27,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 101
+# %% book/04_layers.ipynb, cell 102
 class ReLU(Module):
     """:math:`\\max(0, x)`, elementwise."""
 

@@ -18,7 +18,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 96
+# %% book/04_layers.ipynb, cell 97
 class Dropout(Module):
     """During training, zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 

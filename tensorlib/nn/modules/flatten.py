@@ -16,7 +16,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 102
+# %% book/04_layers.ipynb, cell 103
 class Flatten(Module):
     """Merge dimensions ``start_dim`` to ``end_dim`` (inclusive) into one.
 

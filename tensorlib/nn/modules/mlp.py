@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 127
+# %% book/04_layers.ipynb, cell 128
 class MLP(Sequential):
     """A multi-layer perceptron: ``Linear, activation, Linear, activation, ..., Linear``.
 

@@ -24,7 +24,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 88
+# %% book/04_layers.ipynb, cell 89
 class LayerNorm(Module):
     """Layer normalisation :math:`y = \\gamma (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + \\beta`.
 
