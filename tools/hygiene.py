@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
 ALLOWED_KERNELSPEC = {"name", "display_name", "language"}
 ALLOWED_LANGUAGE_INFO = {"name"}
-ALLOWED_CELL_METADATA = {"tags"}
+ALLOWED_CELL_METADATA = {"tags", "mystnb"}  # mystnb: a figure's caption and alt text (CONTRIBUTING.md)
 RAISES_TAG = "raises-exception"
 FIX = "store it with `make run NB=...` (tools/run_notebook.py)"
 

@@ -22,7 +22,7 @@ from nbclient.exceptions import CellExecutionError
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is a folder of scripts: find notebooks.py
 from notebooks import KERNELSPEC, LANGUAGE_INFO, execute  # noqa: E402
 
-ALLOWED_CELL_METADATA = {"tags"}
+ALLOWED_CELL_METADATA = {"tags", "mystnb"}  # mystnb: a figure's caption and alt text (CONTRIBUTING.md)
 
 
 def clean_metadata(notebook: nbformat.NotebookNode) -> None:
