@@ -11,7 +11,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: install export exercises run book test lab bench clean
+.PHONY: install export exercises run book book-print test lab bench clean
 
 install: $(STAMP)
 
@@ -37,6 +37,11 @@ run: install
 # warning an error (tools/build_book.py runs jupyter-book build -W -n --keep-going --all).
 book: install
 	$(PY) tools/build_book.py
+
+# The printable book: every chapter, the solutions and the reference on one self-contained page,
+# book/_build/singlehtml/index.html (math and figures included; print it to PDF from a browser).
+book-print: install
+	$(PY) tools/build_book.py --print
 
 test: install
 	$(PY) tools/export.py --check

@@ -15,6 +15,8 @@ Usage::
     python tools/build_book.py                      # book/ -> book/_build/html
     python tools/build_book.py --path-output DIR    # -> DIR/_build/html
     python tools/build_book.py --mathjax-only       # only refresh book/_mathjax/
+    python tools/build_book.py --print              # the whole book as one page:
+                                                    # book/_build/singlehtml/index.html
 """
 
 from __future__ import annotations
@@ -88,16 +90,20 @@ def jupyter_book_executable() -> str:
     return found
 
 
-def build(book_dir: Path = BOOK, path_output: Path | None = None) -> Path:
-    """Build the HTML site strictly and return the folder holding ``index.html``."""
+def build(book_dir: Path = BOOK, path_output: Path | None = None, builder: str = "html") -> Path:
+    """Build the site strictly and return the folder holding ``index.html``.
+
+    ``builder="singlehtml"`` builds the printable book: every page in one ``index.html``
+    (math by the same local MathJax, figures in ``_images/``), for a browser's "Print to PDF".
+    """
     install_mathjax(book_dir)
-    command = [jupyter_book_executable(), "build", str(book_dir), *BUILD_FLAGS]
+    command = [jupyter_book_executable(), "build", str(book_dir), *BUILD_FLAGS, "--builder", builder]
     if path_output is not None:
         command += ["--path-output", str(path_output)]
     result = subprocess.run(command, check=False)
     if result.returncode != 0:
         raise SystemExit(f"jupyter-book build failed (exit code {result.returncode})")
-    html = (path_output if path_output is not None else book_dir) / "_build" / "html"
+    html = (path_output if path_output is not None else book_dir) / "_build" / builder
     published = html / MATHJAX_SUBDIR / MATHJAX_ENTRY
     if not published.is_file():
         raise SystemExit(f"the build finished but {published} is missing")
@@ -109,11 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--book", type=Path, default=BOOK, help="book source folder")
     parser.add_argument("--path-output", type=Path, help="write DIR/_build/html instead")
     parser.add_argument("--mathjax-only", action="store_true", help="only copy MathJax")
+    parser.add_argument("--print", action="store_true", help="build the one-page printable book (singlehtml)")
     args = parser.parse_args(argv)
     if args.mathjax_only:
         print(f"MathJax copied to {install_mathjax(args.book)}")
         return 0
-    html = build(args.book, args.path_output)
+    html = build(args.book, args.path_output, "singlehtml" if args.print else "html")
     print(f"site built in {html}")
     return 0
 
