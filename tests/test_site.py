@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import re
 import subprocess
 import sys
@@ -281,7 +282,7 @@ MATH_JS = """() => {
     errors: [...document.querySelectorAll('mjx-merror')].map(el => el.getAttribute('data-mjx-error') || el.textContent),
   };
 }"""
-IMAGES_JS = """async () => {
+IMAGES_JS = r"""async () => {
   const images = [...document.images];
   for (const img of images) img.loading = 'eager';
   const broken = [];
@@ -289,7 +290,13 @@ IMAGES_JS = """async () => {
     try { await img.decode(); } catch (e) { }
     if (!img.complete || img.naturalWidth === 0) broken.push(img.getAttribute('src'));
   }
-  return {count: images.length, broken};
+  // docutils fills a missing alt with the image's file name: that is no description either.
+  const src = img => (img.getAttribute('src') || '').split('/').pop();
+  const noAlt = images.filter(img => {
+    const alt = (img.getAttribute('alt') || '').trim();
+    return !alt || alt.endsWith(src(img)) || /\.(png|jpe?g|svg|gif)$/i.test(alt);
+  }).map(src);
+  return {count: images.length, broken, noAlt};
 }"""
 # Switch on MathJax's speech explorer, as a reader would from MathJax's menu: it loads the
 # speech rule engine and its locale files, which must also come from the site.
@@ -334,8 +341,13 @@ class _LinkChecker:
         return found
 
 
-def _page_problems(page: Any, name: str, links: _LinkChecker) -> tuple[list[str], int]:
-    """Everything wrong with the loaded page, and how many formulas MathJax typeset on it."""
+def _page_problems(
+    page: Any, name: str, links: _LinkChecker, no_alt: dict[str, list[str]] | None = None
+) -> tuple[list[str], int]:
+    """Everything wrong with the loaded page, and how many formulas MathJax typeset on it.
+
+    Images without alt text are collected in ``no_alt`` (page -> image files) when given.
+    """
     problems = []
     has_mathjax = page.evaluate(
         "() => [...document.scripts].some(s => /mathjax\\/tex-(chtml|svg)\\.js/.test(s.src))"
@@ -360,6 +372,8 @@ def _page_problems(page: Any, name: str, links: _LinkChecker) -> tuple[list[str]
     images = page.evaluate(IMAGES_JS)
     if images["broken"]:
         problems.append(f"images that did not load: {images['broken']}")
+    if images["noAlt"] and no_alt is not None:
+        no_alt[name] = images["noAlt"]
 
     hrefs = page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
     problems += links.problems(hrefs)
@@ -374,7 +388,19 @@ def chromium() -> Path:
     return CHROMIUM
 
 
-def test_every_page_works_offline_in_chromium(chromium: Path, site: Path, server: str) -> None:
+@dataclass
+class Browsed:
+    """What visiting every page of the served site in Chromium found."""
+
+    pages: list[str]
+    problems: list[str]
+    typeset: dict[str, int]
+    no_alt: dict[str, list[str]]
+
+
+@pytest.fixture(scope="module")
+def browsed(chromium: Path, site: Path, server: str) -> Browsed:
+    """Open every page once; the tests below assert on what was found."""
     sync_api = pytest.importorskip("playwright.sync_api")
 
     # index.html only redirects (a meta refresh); its target must exist.
@@ -387,16 +413,9 @@ def test_every_page_works_offline_in_chromium(chromium: Path, site: Path, server
     problems: list[str] = []
     remote_requests: list[str] = []
     typeset: dict[str, int] = {}
+    no_alt: dict[str, list[str]] = {}
     links = _LinkChecker(site, server)
     current = [""]  # the page being checked, for the event handlers' messages
-
-    def route(route_: Any, request: Any) -> None:
-        host = urlsplit(request.url).hostname or ""
-        if request.url.startswith(("data:", "blob:", "about:")) or host in LOCAL_HOSTS:
-            route_.continue_()
-        else:
-            remote_requests.append(f"{current[0]}: {request.method} {request.url}")
-            route_.abort()
 
     def on_console(message: Any) -> None:
         if message.type == "error":
@@ -407,11 +426,7 @@ def test_every_page_works_offline_in_chromium(chromium: Path, site: Path, server
             problems.append(f"{current[0]}: HTTP {response.status} for {response.url}")
 
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True
-        )
-        context = browser.new_context(service_workers="block")
-        context.route("**/*", route)
+        browser, context = _open_browser(playwright, chromium, remote_requests, current)
         page = context.new_page()
         page.set_default_timeout(30_000)
         page.on("console", on_console)
@@ -424,7 +439,7 @@ def test_every_page_works_offline_in_chromium(chromium: Path, site: Path, server
             if response is None or response.status != 200:
                 problems.append(f"{name}: HTTP {response.status if response else 'no response'}")
                 continue
-            found, typeset[name] = _page_problems(page, name, links)
+            found, typeset[name] = _page_problems(page, name, links, no_alt)
             problems += found
             if name == "intro.html" and typeset[name]:
                 try:
@@ -438,9 +453,210 @@ def test_every_page_works_offline_in_chromium(chromium: Path, site: Path, server
                 pass  # a busy machine can keep a request open; routing still records it
         browser.close()
 
-    print("formulas typeset per page:", typeset)
-    assert typeset.get("intro.html", 0) > 0, "the intro's formulas were not typeset"
     problems += [f"request left 127.0.0.1: {request}" for request in remote_requests]
-    assert problems == [], f"{len(problems)} problems on {len(pages)} pages:\n" + "\n".join(
-        problems
+    return Browsed(pages, problems, typeset, no_alt)
+
+
+def _open_browser(playwright: Any, chromium: Path, remote_requests: list[str], current: list[str]) -> tuple[Any, Any]:
+    """Headless Chromium whose context aborts (and records) every request that leaves 127.0.0.1."""
+
+    def route(route_: Any, request: Any) -> None:
+        host = urlsplit(request.url).hostname or ""
+        if request.url.startswith(("data:", "blob:", "about:")) or host in LOCAL_HOSTS:
+            route_.continue_()
+        else:
+            remote_requests.append(f"{current[0]}: {request.method} {request.url}")
+            route_.abort()
+
+    browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+    context = browser.new_context(service_workers="block", accept_downloads=True)
+    context.route("**/*", route)
+    return browser, context
+
+
+def test_every_page_works_offline_in_chromium(browsed: Browsed) -> None:
+    print("formulas typeset per page:", browsed.typeset)
+    assert browsed.typeset.get("intro.html", 0) > 0, "the intro's formulas were not typeset"
+    assert browsed.problems == [], f"{len(browsed.problems)} problems on {len(browsed.pages)} pages:\n" + "\n".join(
+        browsed.problems
     )
+
+
+def test_every_image_has_alt_text(browsed: Browsed) -> None:
+    """A figure's alt text comes from its cell's ``mystnb.image.alt`` metadata (CONTRIBUTING.md)."""
+    assert any(name.startswith("0") for name in browsed.pages)
+    assert browsed.no_alt == {}, "images without alt text, by page:\n" + "\n".join(
+        f"{page}: {len(files)} image(s): {', '.join(files)}" for page, files in sorted(browsed.no_alt.items())
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The site as a reference: API pages, export labels, search, downloads, the printable book.
+
+sys.path.insert(0, str(ROOT / "tools"))
+import api_reference  # noqa: E402
+
+EXPORT_DIRECTIVE_IN_CODE = re.compile(r"<pre><span></span>(<span[^>]*>)?#\|")
+
+
+def _is_exported(cell: dict) -> bool:
+    """Whether a cell's leading ``#|`` lines include an ``export`` directive."""
+    if cell["cell_type"] != "code":
+        return False
+    for line in "".join(cell["source"]).splitlines():
+        if not line.startswith("#|"):
+            return False
+        if line[2:].split()[:1] == ["export"]:
+            return True
+    return False
+
+
+def _notebook_pages(site: Path) -> dict[str, Path]:
+    """Every chapter and solution page, with the notebook it was built from."""
+    pages = {f"{path.stem}.html": path for path in sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))}
+    pages.update({f"solutions/{path.stem}.html": path for path in sorted((ROOT / "solutions").glob("*.ipynb"))})
+    return pages
+
+
+def test_every_public_name_has_an_entry_on_the_reference_pages(site: Path) -> None:
+    ids: set[str] = set()
+    for page in sorted((site / "reference").glob("*.html")):
+        ids |= parse_html(page.read_text()).ids
+    modules = api_reference.collect()
+    missing = [
+        entry.canonical
+        for info in modules
+        for entry in info.entries
+        if entry.canonical not in ids
+    ]
+    missing += [f"module {info.name}" for info in modules if f"module-{info.name}" not in ids]
+    assert missing == [], "public names without an entry on the built reference pages: " + ", ".join(missing)
+    chapter = (site / "reference" / "04_layers.html").read_text()
+    assert "Derived in" in chapter and 'href="../04_layers.html#' in chapter, "no link to the derivation"
+
+
+def test_code_cells_show_export_labels_not_directives(site: Path) -> None:
+    problems = []
+    for name, notebook in _notebook_pages(site).items():
+        html = (site / name).read_text()
+        if EXPORT_DIRECTIVE_IN_CODE.search(html):
+            problems.append(f"{name}: a code cell still shows its '#|' directive")
+        exports = sum(1 for cell in json.loads(notebook.read_text())["cells"] if _is_exported(cell))
+        labels = html.count('class="tl-export-label"')
+        if labels < exports:
+            problems.append(f"{name}: {exports} exported cells but {labels} export labels")
+    assert problems == [], "\n".join(problems)
+    html = (site / "03_init.html").read_text()
+    assert re.search(r'class="tl-export-label">exported to <a [^>]*href="reference/03_init.html#module-tensorlib.nn.init"', html)
+
+
+def test_inline_names_link_to_the_reference(site: Path) -> None:
+    html = (site / "04_layers.html").read_text()
+    links = re.findall(r'<a class="reference internal" href="(reference/[^"]+)"[^>]*><code class="[^"]*tl-api-link', html)
+    assert len(links) > 20, f"only {len(links)} inline names of chapter 4 link to the reference"
+    assert any(link.endswith("#tensorlib.nn.modules.linear.Linear") for link in links)
+
+
+def test_search_finds_the_chapters_that_define_a_name(browsed: Browsed, chromium: Path, server: str) -> None:
+    """Type "softmax" into the search box of the served site and follow it to the results."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    modules = api_reference.collect()
+    expected = {
+        f"{entry.derived_in[0]}.html"
+        for info in modules
+        for entry in info.entries
+        if entry.name == "softmax" and entry.derived_in
+    }
+    assert expected, "no entry named softmax"
+    remote: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser, context = _open_browser(playwright, chromium, remote, ["search"])
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server + "intro.html", wait_until="load")
+        page.locator("button.search-button__button:visible").first.click()
+        field = page.locator('input[name="q"]:visible').first
+        field.fill("softmax")
+        field.press("Enter")
+        page.wait_for_url("**/search.html?q=softmax*")
+        page.wait_for_function(
+            "() => { const s = document.querySelector('#search-results .search-summary, #search-results p');"
+            " return s && /found|did not match/i.test(s.textContent); }"
+        )
+        hrefs = page.evaluate("() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href)")
+        browser.close()
+    found = {urlsplit(href).path.lstrip("/") for href in hrefs}
+    assert errors == [] and remote == [], f"errors {errors}, remote requests {remote}"
+    assert expected <= found, f"searching softmax found {sorted(found)}, not the chapters {sorted(expected)}"
+    assert any(path.startswith("reference/") for path in found), "the reference is not in the results"
+
+
+def test_every_notebook_page_offers_its_notebook_for_download(browsed: Browsed, chromium: Path, site: Path, server: str) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    pages = _notebook_pages(site)
+    assert len(pages) >= 8
+    problems: list[str] = []
+    remote: list[str] = []
+    with sync_api.sync_playwright() as playwright:
+        browser, context = _open_browser(playwright, chromium, remote, ["download"])
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        for name, notebook in pages.items():
+            page.goto(server + name, wait_until="load")
+            link = page.locator("p.tl-download a[download]")
+            if link.count() != 1:
+                problems.append(f"{name}: {link.count()} download links")
+                continue
+            with page.expect_download() as info:
+                link.click()
+            download = info.value
+            if download.suggested_filename != notebook.name:
+                problems.append(f"{name}: downloads {download.suggested_filename}, not {notebook.name}")
+            if Path(download.path()).read_bytes() != notebook.read_bytes():
+                problems.append(f"{name}: the downloaded notebook differs from {notebook.relative_to(ROOT)}")
+        browser.close()
+    assert problems == [] and remote == [], "\n".join(problems + remote)
+
+
+@pytest.mark.slow
+def test_printable_book_is_one_page_with_math_and_figures(
+    tmp_path_factory: pytest.TempPathFactory, chromium: Path
+) -> None:
+    """`make book-print`: every page on one HTML page (Sphinx's singlehtml builder)."""
+    out = tmp_path_factory.mktemp("print")
+    command = [sys.executable, str(ROOT / "tools" / "build_book.py"), "--print", "--path-output", str(out)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=900)
+    log = ANSI_COLOUR.sub("", result.stdout + result.stderr)
+    warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
+    assert result.returncode == 0 and warnings == [], "\n".join(warnings or log.splitlines()[-30:])
+    folder = out / "_build" / "singlehtml"
+    single = folder / "intro.html"
+    html = single.read_text()
+    for notebook in sorted(BOOK.glob("[0-9][0-9]_*.ipynb")):
+        assert f'id="document-{notebook.stem}"' in html, f"{notebook.stem} is not in the printable book"
+    assert 'id="document-reference/04_layers"' in html and 'id="tensorlib.engine.Tensor"' in html
+    assert remote_references(html) == [], remote_references(html)[:5]
+    sync_api = pytest.importorskip("playwright.sync_api")
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    remote: list[str] = []
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser, context = _open_browser(playwright, chromium, remote, ["print"])
+            page = context.new_page()
+            page.set_default_timeout(120_000)
+            page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/intro.html", wait_until="load")
+            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            page.evaluate("() => MathJax.startup.promise.then(() => true)")
+            math = page.evaluate(MATH_JS)
+            images = page.evaluate(IMAGES_JS)
+            browser.close()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert remote == [], remote[:5]
+    assert math["typeset"] > 100 and not math["errors"], f"MathJax: {math['typeset']} typeset, errors {math['errors'][:3]}"
+    assert images["count"] >= 5 and images["broken"] == [], f"figures: {images}"
