@@ -60,6 +60,8 @@ def _generate_reference(app: Sphinx, config: Any) -> None:
     modules = api_reference.collect()
     titles = api_reference.chapter_titles(Path(app.srcdir))
     pages = api_reference.chapter_pages(modules, titles)
+    name, text = api_reference.packages_page(modules)
+    pages[name] = text
     api_reference.write_pages(pages, Path(app.srcdir) / REFERENCE_FOLDER)
     app.tensorlib_link_targets = api_reference.link_targets(modules)  # type: ignore[attr-defined]
     app.tensorlib_modules = {info.name for info in modules}  # type: ignore[attr-defined]
@@ -200,6 +202,7 @@ class LinkPublicNames(SphinxTransform):
 
 
 LITERAL = re.compile(r"``.+?``")
+SEVERAL_NAMES = re.compile(r"^(\s*:(?:ivar|param|var|cvar|keyword) )(\w+(?:, \w+)+)(?=:)")
 # Inline markup that a docstring's stray asterisks must not be escaped inside.
 MARKUP = re.compile(r"``.+?``|:[\w:-]+:`[^`]*`|`[^`]*`_{0,2}")
 # *emphasis* and **strong** as a writer means them: after a space, around a word.
@@ -261,21 +264,45 @@ def _clean_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, 
     ``(*, in_features)`` and a literal followed by a letter (````where``s``)."""
     if what not in ("attribute", "property", "data"):  # "name: text" is not a type there
         lines[:] = GoogleDocstring(lines, app.config, app, what, name, obj, options).lines()
+    # "n_layer, n_head, n_embd: ..." documents three names in one field; a field's name may not
+    # hold spaces (Sphinx would read the first words as a type).
+    lines[:] = [SEVERAL_NAMES.sub(lambda m: m.group(1) + m.group(2).replace(", ", ","), line) for line in lines]
     lines[:] = [_clean_docstring_line(line) for line in lines]
 
 
+def _member_of(cls: type, member: str, objects: dict[str, Any]) -> str | None:
+    """The documented ``Class.member`` for a member a class has or inherits (MRO order)."""
+    for base in cls.__mro__:
+        name = f"{base.__module__}.{base.__qualname__}.{member}"
+        if name in objects:
+            return name
+    return None
+
+
 def _resolve_public_names(app: Sphinx, env: Any, node: Any, contnode: Any) -> Any:
-    """Resolve ``:class:`Module``` or a type hint ``Generator`` through the public names."""
+    """Resolve what Python's own lookup misses in a docstring or type hint: a public name
+    (``:class:`Module```, ``Generator``), a member inherited from a documented base class
+    (``:meth:`step``` in a scheduler, ``:meth:`Optimizer.load_state_dict```)."""
     if node.get("refdomain") != "py":
         return None
     targets: dict[str, tuple[str, str]] = getattr(app, "tensorlib_link_targets", {})
     target = node.get("reftarget", "").lstrip("~.")
+    domain = env.get_domain("py")
     found = targets.get(target)
-    if found is None:
+    resolved = found[1] if found else None
+    if resolved is None:
+        owner, _, member = target.rpartition(".")
+        if owner:  # Class.member, the class by a public or canonical name
+            cls_name = targets.get(owner, (None, owner))[1]
+        else:  # a bare member name, inside a class's docstring
+            cls_name = f"{node.get('py:module')}.{node.get('py:class')}" if node.get("py:class") else ""
+        module_name, _, qualname = cls_name.rpartition(".")
+        cls = getattr(sys.modules.get(module_name), qualname, None) if module_name else None
+        if isinstance(cls, type):
+            resolved = _member_of(cls, member or target, domain.objects)
+    if resolved is None:
         return None
-    return env.get_domain("py").resolve_xref(
-        env, node["refdoc"], app.builder, "obj", found[1], node, contnode
-    )
+    return domain.resolve_xref(env, node["refdoc"], app.builder, "obj", resolved, node, contnode)
 
 
 def _add_static(app: Sphinx) -> None:
