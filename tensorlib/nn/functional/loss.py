@@ -18,10 +18,13 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 104
+# %% book/02_autograd.ipynb, cell 164
 import numpy as np
 
-from tensorlib.engine import Function, Tensor, _log_softmax, _sigmoid
+from tensorlib.engine.elementwise import _sigmoid
+from tensorlib.engine.function import Function
+from tensorlib.engine.softmax import _log_softmax
+from tensorlib.engine.tensor_class import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -61,6 +64,12 @@ def _target_coefficients(
         raise ValueError(f"weight must have shape ({classes},) (one per class), got {w.shape}")
     if target.dtype.kind == "f":  # class probabilities, same shape as the input
         if target.shape != input_shape:
+            if target.shape == batch_shape:  # the shape of class indices: integers were meant
+                raise TypeError(
+                    f"cross_entropy: class-index targets must be integers (int64), got {target.dtype} targets of "
+                    f"shape {target.shape}; convert them with .long(). (Floating point targets are class "
+                    f"probabilities and need the input's shape {input_shape}.)"
+                )
             raise ValueError(f"probability targets must have the input's shape {input_shape}, got {target.shape}")
         probs = _classes_last(target).astype(dtype)
         if label_smoothing:
@@ -111,6 +120,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
+# %% book/02_autograd.ipynb, cell 165
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood: :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
 
@@ -215,10 +225,23 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
+# %% book/02_autograd.ipynb, cell 166
 def _array(value: Tensor | np.ndarray | None) -> np.ndarray | None:
     if value is None:
         return None
     return value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+
+
+def _check_logits(input: Tensor, target: Tensor, what: str) -> None:
+    """The input must be floating point scores; an integer input with a float target suggests swapped arguments."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{what}: expected a Tensor input, got {type(input).__name__}")
+    if input.dtype.kind != "f":
+        swapped = isinstance(target, Tensor) and target.dtype.kind == "f"
+        raise TypeError(
+            f"{what}: the input must be floating point scores (logits), got dtype {input.dtype}"
+            + (f"; the arguments look swapped: call {what}(input, target) with the scores first" if swapped else "")
+        )
 
 
 def cross_entropy(
@@ -243,6 +266,7 @@ def cross_entropy(
         label_smoothing: :math:`\\alpha`; the target becomes :math:`(1-\\alpha)\\,\\text{onehot} + \\alpha / C`.
     """
     _check_reduction(reduction)
+    _check_logits(input, target, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     target_array = _array(target)
@@ -267,6 +291,7 @@ def nll_loss(
 ) -> Tensor:
     """Negative log-likelihood :math:`-w_{t_i} x_{i, t_i}` of log-probabilities ``input`` (``(N, C)``, ``(C,)`` or ``(N, C, d1, ...)``)."""
     _check_reduction(reduction)
+    _check_logits(input, target, "nll_loss")
     return _NLLLoss.apply(input, _array(target), weight=_array(weight), ignore_index=int(ignore_index), reduction=reduction)
 
 
