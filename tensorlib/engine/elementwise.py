@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 90
+# %% book/02_autograd.ipynb, cell 92
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -156,7 +156,7 @@ class Log1p(Function):
         return (grad / (1 + self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 92
+# %% book/02_autograd.ipynb, cell 94
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -237,7 +237,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 94
+# %% book/02_autograd.ipynb, cell 96
 class ElementwiseMixin:
     """The elementwise functions, one Function each."""
 
@@ -306,7 +306,7 @@ class ElementwiseMixin:
     clip = clamp
 
 
-# %% book/02_autograd.ipynb, cell 95
+# %% book/02_autograd.ipynb, cell 97
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     return input.exp()

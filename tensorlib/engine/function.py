@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 27
+# %% book/02_autograd.ipynb, cell 28
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -153,7 +153,7 @@ def _count_in_place_change() -> int:
     return _in_place_changes
 
 
-# %% book/02_autograd.ipynb, cell 29
+# %% book/02_autograd.ipynb, cell 30
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -294,7 +294,7 @@ class _Join(Function):
     reads = ()
 
 
-# %% book/02_autograd.ipynb, cell 31
+# %% book/02_autograd.ipynb, cell 32
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -376,7 +376,7 @@ def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
     )
 
 
-# %% book/02_autograd.ipynb, cell 33
+# %% book/02_autograd.ipynb, cell 34
 class AutogradMixin:
     """The autograd methods of a tensor: ``backward``, ``requires_grad_``, ``detach``."""
 

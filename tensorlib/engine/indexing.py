@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 113
+# %% book/02_autograd.ipynb, cell 115
 from typing import TYPE_CHECKING, Any
 
 import numpy as np

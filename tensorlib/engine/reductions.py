@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 66
+# %% book/02_autograd.ipynb, cell 68
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -150,7 +150,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 67
+# %% book/02_autograd.ipynb, cell 69
 class ReductionMixin:
     """Sums, means, variances and norms over ``dim`` (PyTorch's ``dim``/``keepdim`` or numpy's ``axis``/``keepdims``)."""
 
@@ -209,7 +209,7 @@ class ReductionMixin:
         return Cumsum.apply(self, axis=normalize_axis(dim, self._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 72
+# %% book/02_autograd.ipynb, cell 74
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -322,7 +322,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 73
+# %% book/02_autograd.ipynb, cell 75
 class ExtremumMixin:
     """Max, min and where they are; ``sort`` and ``topk``."""
 
@@ -378,7 +378,7 @@ class ExtremumMixin:
         return _sorted(self, dim, largest, k)
 
 
-# %% book/02_autograd.ipynb, cell 74
+# %% book/02_autograd.ipynb, cell 76
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Mean over ``dim`` (int, tuple, or None for all dims)."""
     return input.mean(dim, keepdim)

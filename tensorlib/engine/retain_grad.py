@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 141
+# %% book/02_autograd.ipynb, cell 143
 import weakref
 from typing import TYPE_CHECKING
 

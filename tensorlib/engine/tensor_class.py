@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 156
+# %% book/02_autograd.ipynb, cell 158
 from tensorlib.engine.arithmetic import ArithmeticMixin, ComparisonMixin
 from tensorlib.engine.conversion import ConversionMixin
 from tensorlib.engine.creation import FactoryMixin
@@ -66,6 +66,12 @@ class Tensor(
     (``JoiningMixin``), ``to``/``clone`` (``ConversionMixin``), ``add_``/``x[k] = v``
     (``InPlaceMixin``), ``retain_grad`` (``RetainGradMixin``) and numpy's hooks (``NumpyMixin``).
     Ops return plain Tensors, also on subclasses (chapter 4's ``Parameter``).
+
+    ``Tensor(data)`` wraps ``data`` without copying when it is an ndarray or Tensor
+    (``Parameter(t)`` shares ``t``'s memory, as in PyTorch); use :func:`tensor` for a copy.
+    It keeps the data's dtype under :func:`tensor`'s rules (an ndarray keeps its own, Python
+    floats give float32): unlike ``torch.Tensor``, it does not convert everything to float32,
+    and it does not take sizes (``Tensor(2, 3)`` raises; use :func:`empty` or :func:`zeros`).
 
     Every in-place change (``add_``, ``x[k] = v``, ...) raises the tensor's ``_version``; an
     alias that shares the memory (``detach()``, a view made by indexing, ``reshape``,

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 24
+# %% book/02_autograd.ipynb, cell 25
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -156,7 +156,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 25
+# %% book/02_autograd.ipynb, cell 26
 class TensorBase:
     """The core of a tensor: an n-dimensional array and the fields reverse-mode autograd needs.
 
@@ -167,12 +167,6 @@ class TensorBase:
             same shape and dtype), filled by ``backward`` on leaves that require grad.
         requires_grad: whether ops on this tensor are recorded.
         grad_fn: the :class:`Function` node that produced this tensor, or ``None`` for a leaf.
-
-    ``Tensor(data)`` wraps ``data`` without copying when it is an ndarray or Tensor
-    (``Parameter(t)`` shares ``t``'s memory, as in PyTorch); use :func:`tensor` for a copy.
-    It keeps the data's dtype under :func:`tensor`'s rules (an ndarray keeps its own, Python
-    floats give float32): unlike ``torch.Tensor``, it does not convert everything to float32,
-    and it does not take sizes (``Tensor(2, 3)`` raises; use :func:`empty` or :func:`zeros`).
     """
 
     __slots__ = ("_data", "grad", "_requires_grad", "grad_fn", "_versions", "__weakref__")
