@@ -115,7 +115,7 @@ class Function:
         out = node.forward(*arrays, **options)
         if type(out) is not np.ndarray:  # numpy returns scalars from 0-d operations
             out = np.asarray(out)
-        if record and _grad_mode._grad_enabled:
+        if record and (_grad_mode._threads_without_grad == 0 or _grad_mode._grad_state.enabled):
             parents = tuple([x if isinstance(x, TensorBase) and x._requires_grad else None for x in inputs])
             node.inputs = parents
             node.needs_input_grad = tuple([parent is not None for parent in parents])
@@ -307,7 +307,11 @@ def _values_read(node: Function) -> set[int | str]:
     """What the gradients ``node`` must compute read: input indices and ``"out"`` (see ``Function.reads``)."""
     if node.reads is None:
         return set(range(len(node.saved_inputs)))
-    return {k for need, per_input in zip(node.needs_input_grad, node.reads) if need for k in per_input}  # noqa: B905
+    count = len(node.saved_inputs) if node._saves_inputs else 0  # Index takes a variable number of inputs
+    return {
+        k for need, per_input in zip(node.needs_input_grad, node.reads) if need for k in per_input  # noqa: B905
+        if k == "out" or k < count
+    }
 
 
 def _check_saved_values(node: Function) -> None:

@@ -3,9 +3,10 @@
 
 """Grad mode: whether ops record the computational graph (``no_grad``, ``enable_grad``, ``set_grad_enabled``).
 
-One module-level switch, read by every op (``Function.apply``): inside ``with no_grad():``
-ops compute their results and record nothing, which is what evaluation and the in-place
-updates of optimizers and initializers want.
+A switch read by every op (``Function.apply``): inside ``with no_grad():`` ops compute their
+results and record nothing, which is what evaluation and the in-place updates of optimizers
+and initializers want. As in PyTorch the switch is per thread (a new thread starts with grad
+enabled), so one thread evaluating under ``no_grad`` does not stop another from training.
 """
 
 from __future__ import annotations
@@ -20,21 +21,42 @@ __all__ = [
 
 # %% book/02_autograd.ipynb, cell 16
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
 
+class _GradState(threading.local):
+    """The grad mode of one thread; each thread sees its own ``enabled``, True until it changes it."""
+
+    enabled = True
+
+
+_grad_state = _GradState()
+_threads_without_grad = 0  # how many threads have grad mode off: while 0, ops need not read their thread's mode
+_count_lock = threading.Lock()
+
+
 def is_grad_enabled() -> bool:
-    """Whether ops record the graph for backward (False inside ``no_grad()``)."""
-    return _grad_enabled
-
-
-_grad_enabled = True  # the grad mode: read by every op, so a plain module global
+    """Whether ops record the graph for backward in this thread (False inside ``no_grad()``)."""
+    return _grad_state.enabled
 
 
 def _set_grad_mode(mode: bool) -> None:
-    global _grad_enabled
-    _grad_enabled = mode
+    """Set this thread's grad mode, keeping count of the threads that have it off.
+
+    Reading a thread-local costs about 70 ns, a third of an op's bookkeeping. So ops first read the
+    plain global ``_threads_without_grad``: while it is 0 (the usual case while training) every thread
+    records and the thread-local is not read. A thread counts itself in before it turns grad mode off
+    and out after it turns it back on, so while its mode is off the count is never 0.
+    """
+    global _threads_without_grad
+    mode = bool(mode)
+    if _grad_state.enabled == mode:
+        return
+    with _count_lock:
+        _threads_without_grad += 1 if not mode else -1
+    _grad_state.enabled = mode
 
 
 class _GradMode:
@@ -51,7 +73,7 @@ class _GradMode:
         return instance(function) if callable(function) else instance
 
     def __enter__(self) -> None:
-        self._previous = _grad_enabled
+        self._previous = _grad_state.enabled
         _set_grad_mode(self.mode)
 
     def __exit__(self, *exc_info: object) -> None:
@@ -97,7 +119,7 @@ class set_grad_enabled(_GradMode):
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
-        self._previous = _grad_enabled
+        self._previous = _grad_state.enabled
         _set_grad_mode(self.mode)
 
     def __enter__(self) -> None:

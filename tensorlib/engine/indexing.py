@@ -53,23 +53,25 @@ class Index(Function):
     """``x[key]``; :math:`\\bar x` starts at 0 and :math:`\\bar y` is added back at the indexed places.
 
     With integer arrays a position may be picked several times: its gradient is the sum
-    over the picks (a scatter-add, ``np.add.at``), not the last write.
+    over the picks (a scatter-add, ``np.add.at``), not the last write. The index and mask
+    tensors inside ``key`` come as inputs 1, 2, ... (their arrays are in ``key``), so that the
+    engine checks their versions: the backward reads them, not ``x``.
     """
 
-    __slots__ = ("shape", "dtype", "key")
-    reads = ()
+    __slots__ = ("shape", "dtype", "key", "index_count")
+    reads = (tuple(range(1, 65)),)  # x's gradient reads the index tensors (numpy allows up to 64 dims)
 
-    def forward(self, x: np.ndarray, key: Any) -> np.ndarray:
-        self.shape, self.dtype, self.key = x.shape, x.dtype, key
+    def forward(self, x: np.ndarray, *index_arrays: np.ndarray, key: Any) -> np.ndarray:
+        self.shape, self.dtype, self.key, self.index_count = x.shape, x.dtype, key, len(index_arrays)
         return x[key]
 
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         grad_x = np.zeros(self.shape, dtype=self.dtype)
         if _is_advanced(self.key):
             np.add.at(grad_x, self.key, grad)
         else:  # slices, ints, None, Ellipsis, boolean masks: each position at most once
             grad_x[self.key] = grad
-        return (grad_x,)
+        return (grad_x,) + (None,) * self.index_count
 
 
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
@@ -83,18 +85,18 @@ class Gather(Function):
     """``y = x`` read at ``index`` along ``axis``; :math:`\\bar x` starts at 0 and :math:`\\bar y` is added at the picked places."""
 
     __slots__ = ("shape", "index", "axis")
-    reads = ()
+    reads = ((1,), ())  # x's gradient reads the index (input 1)
 
     def forward(self, x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
         self.shape, self.index, self.axis = x.shape, index, axis
         return x[_gather_where(index, axis)] if x.ndim else x[()]
 
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         grad_x = np.zeros(self.shape, dtype=grad.dtype)
         if not self.shape:
-            return (grad_x + grad,)
+            return (grad_x + grad, None)
         np.add.at(grad_x, _gather_where(self.index, self.axis), grad)  # an index may repeat: add, don't overwrite
-        return (grad_x,)
+        return (grad_x, None)
 
 
 def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
@@ -122,14 +124,21 @@ class IndexingMixin:
     __slots__ = ()
 
     def __getitem__(self, key: Any) -> Tensor:
-        return _view_of(Index.apply(self, key=_index_key(key)), self)
+        if isinstance(key, TensorBase):  # an index or mask tensor: an input, so its version is checked
+            return _view_of(Index.apply(self, key, key=key._data), self)
+        if isinstance(key, tuple):
+            tensors = [part for part in key if isinstance(part, TensorBase)]
+            if tensors:
+                return _view_of(Index.apply(self, *tensors, key=_index_key(key)), self)
+        return _view_of(Index.apply(self, key=key), self)
 
     def gather(self, dim: int, index: Tensor) -> Tensor:
         """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output has its shape).
 
         For ``dim=1``: ``out[i][j][k] = self[i][index[i][j][k]][k]``.
         """
-        return Gather.apply(self, index=_gather_index(self, dim, index), axis=normalize_axis(dim, self._data.ndim or 1))
+        checked = _gather_index(self, dim, index)
+        return Gather.apply(self, index if isinstance(index, TensorBase) else checked, axis=normalize_axis(dim, self._data.ndim or 1))
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:

@@ -55,6 +55,11 @@ if TYPE_CHECKING:
     from tensorlib.engine.tensor_class import Tensor
 
 
+def _wide(x: np.ndarray) -> np.ndarray:
+    """float16 reductions accumulate in float32, as PyTorch's do (a float16 count or sum overflows past 65,504)."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
 def _expand_reduced(grad: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
     """Put back the reduced dims as size 1, so ``grad`` broadcasts against the input."""
     return grad if keepdims or not axes else np.expand_dims(grad, axes)
@@ -68,6 +73,8 @@ class Sum(Function):
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
+        if x.dtype == np.float16:
+            return x.sum(axis=axes, keepdims=keepdims, dtype=np.float32).astype(np.float16)
         if not keepdims and len(axes) == x.ndim:
             return x.sum()  # every axis: numpy's fastest path
         return x.sum(axis=axes, keepdims=keepdims)
@@ -88,7 +95,7 @@ class Mean(Function):
         return _floating(x).mean(axis=axes, keepdims=keepdims)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        grad = _expand_reduced(grad, self.axes, self.keepdims) / self.count
+        grad = (_wide(_expand_reduced(grad, self.axes, self.keepdims)) / self.count).astype(grad.dtype, copy=False)
         return (np.broadcast_to(grad, self.shape),)
 
 
@@ -104,17 +111,18 @@ class Var(Function):
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], correction: float, keepdims: bool) -> np.ndarray:
         x = _floating(x)
+        dtype, x = x.dtype, _wide(x)
         self.axes, self.keepdims = axes, keepdims
         self.centered = x - x.mean(axis=axes, keepdims=True)
         count = math.prod(x.shape[k] for k in axes)
         self.dof = count - correction if count > correction else 0  # torch clamps N - c at 0
         with np.errstate(divide="ignore", invalid="ignore"):  # N <= correction gives inf/nan, like torch
-            return (self.centered * self.centered).sum(axis=axes, keepdims=keepdims) / self.dof
+            return ((self.centered * self.centered).sum(axis=axes, keepdims=keepdims) / self.dof).astype(dtype, copy=False)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         grad = _expand_reduced(grad, self.axes, self.keepdims)
         scale = 2 / self.dof if self.dof else math.inf  # N <= correction: inf * 0 = nan, as in torch
-        return (grad * self.centered * scale,)
+        return ((grad * self.centered * scale).astype(grad.dtype, copy=False),)
 
 
 class Norm(Function):
@@ -126,13 +134,15 @@ class Norm(Function):
     def forward(self, x: np.ndarray, p: int, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         x = _floating(x)
         self.x, self.p, self.axes, self.keepdims = x, p, axes, keepdims
-        self.out = np.abs(x).sum(axis=axes, keepdims=True) if p == 1 else np.sqrt((x * x).sum(axis=axes, keepdims=True))
-        return self.out if keepdims else np.squeeze(self.out, axes)
+        wide = _wide(x)
+        self.out = np.abs(wide).sum(axis=axes, keepdims=True) if p == 1 else np.sqrt((wide * wide).sum(axis=axes, keepdims=True))
+        out = self.out.astype(x.dtype, copy=False)
+        return out if keepdims else np.squeeze(out, axes)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         grad = _expand_reduced(grad, self.axes, self.keepdims)
         if self.p == 1:
-            return (grad * np.sign(self.x),)
+            return ((grad * np.sign(self.x)).astype(self.x.dtype, copy=False),)
         return (np.where(self.out == 0, 0, grad * self.x / self.out).astype(self.x.dtype, copy=False),)
 
 
@@ -313,7 +323,11 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
         if k is not None and k not in (0, 1):
             raise RuntimeError(f"topk: k ({k}) is out of range for a 0-d tensor")
         return _ValuesIndices(tensor.clone(), _wrap(np.zeros((), dtype=np.int64), None))
-    order = np.argsort(-data if descending else data, axis=axis, kind="stable")
+    if descending:  # reverse a stable ascending sort of the reversed data: ties keep their order, NaN comes first
+        n = data.shape[axis]  # (negating would not reverse the order of unsigned, minimum or bool values)
+        order = (n - 1) - np.flip(np.argsort(np.flip(data, axis), axis=axis, kind="stable"), axis)
+    else:
+        order = np.argsort(data, axis=axis, kind="stable")
     if k is not None:
         if not 0 <= k <= data.shape[axis]:
             raise RuntimeError(f"topk: selected index k ({k}) out of range for dim {dim} of size {data.shape[axis]}")

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 143
+# %% book/02_autograd.ipynb, cell 145
 import weakref
 from typing import TYPE_CHECKING
 

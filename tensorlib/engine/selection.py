@@ -60,7 +60,7 @@ class MaskedFill(Function):
     """``value`` where ``mask`` is True, else ``x``; :math:`\\bar x = [\\lnot \\text{mask}] \\bar y`."""
 
     __slots__ = ("mask",)
-    reads = ()
+    reads = ((1,), ())  # x's gradient reads the mask (input 1)
 
     def forward(self, x: np.ndarray, mask: np.ndarray, value: float) -> np.ndarray:
         if mask.dtype != np.bool_:
@@ -70,8 +70,8 @@ class MaskedFill(Function):
         self.mask = mask
         return np.where(mask, np.asarray(value, dtype=x.dtype), x)
 
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (np.where(self.mask, np.zeros((), dtype=grad.dtype), grad),)
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        return (np.where(self.mask, np.zeros((), dtype=grad.dtype), grad), None)
 
 
 def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
@@ -90,7 +90,8 @@ class SelectionMixin:
 
     def masked_fill(self, mask: Tensor | np.ndarray, value: float) -> Tensor:
         """``value`` where ``mask`` (bool, broadcastable to ``self.shape``) is True, else ``self``."""
-        return MaskedFill.apply(self, mask=_as_array(mask), value=_scalar_operand(value, "masked_fill"))
+        mask = mask if isinstance(mask, TensorBase) else _as_array(mask)  # a tensor: an input, version-checked
+        return MaskedFill.apply(self, mask, value=_scalar_operand(value, "masked_fill"))
 
     def tril(self, diagonal: int = 0) -> Tensor:
         """The lower triangle of the last two dims (elements above ``diagonal`` set to 0)."""
@@ -113,7 +114,7 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
         _check_operand(other, "where")
         dtype = _result_dtype(input, other)
         return _wrap(np.where(mask, np.asarray(input, dtype), np.asarray(other, dtype)), None)
-    return Where.apply(mask, *_promote(input, other))
+    return Where.apply(condition if isinstance(condition, TensorBase) else mask, *_promote(input, other))
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: float) -> Tensor:

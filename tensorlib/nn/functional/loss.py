@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 166
+# %% book/02_autograd.ipynb, cell 168
 import numpy as np
 
 from tensorlib.engine.elementwise import _sigmoid
@@ -97,11 +97,11 @@ def _target_coefficients(
 def _reduce(losses: np.ndarray, reduction: str, divisor: float, batch_shape: tuple[int, ...]) -> np.ndarray:
     if reduction == "none":
         return losses.reshape(batch_shape)
-    total = np.sum(losses)
+    total = np.sum(losses, dtype=np.float32 if losses.dtype == np.float16 else None)  # float16: accumulate in float32
     if reduction == "sum":
-        return total
+        return total.astype(losses.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):  # every target ignored: nan, like torch
-        return total / losses.dtype.type(divisor)
+        return (total / divisor).astype(losses.dtype)
 
 
 def _per_sample(grad: np.ndarray, reduction: str, divisor: float, count: int) -> np.ndarray:
@@ -109,8 +109,19 @@ def _per_sample(grad: np.ndarray, reduction: str, divisor: float, count: int) ->
     if reduction == "none":
         return grad.reshape(-1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):  # a mean over no target: 1/0, see _zero_ignored
-        scale = grad / grad.dtype.type(divisor) if reduction == "mean" else grad
+        wide = grad.astype(np.float32) if grad.dtype == np.float16 else grad  # a float16 divisor overflows past 65,504
+        scale = (wide / divisor).astype(grad.dtype) if reduction == "mean" else grad
     return np.full((count, 1), scale, dtype=grad.dtype)
+
+
+def _picked(coefficients: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_c A_{ic} v_{ic}` per row, where a zero coefficient contributes 0 even when :math:`v = -\\infty`.
+
+    A class masked with ``-inf`` (a logit of :math:`-\\infty`) has :math:`\\log p = -\\infty` but no weight,
+    and :math:`0 \\cdot (-\\infty)` would be NaN: PyTorch's loss is finite there, and so is this one.
+    """
+    with np.errstate(invalid="ignore"):
+        return np.sum(coefficients * np.where(coefficients != 0, values, 0), axis=1)
 
 
 def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
@@ -120,7 +131,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 167
+# %% book/02_autograd.ipynb, cell 169
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood: :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
 
@@ -145,11 +156,12 @@ class _CrossEntropy(Function):
             raise ValueError("cross_entropy expects an input of shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
         dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
         coefficients, divisor, batch_shape = _target_coefficients(x.shape, target, weight, ignore_index, label_smoothing, dtype)
-        log_probs = _log_softmax(_classes_last(x).astype(dtype, copy=False), axis=1)
+        with np.errstate(invalid="ignore"):  # a row of -inf logits (an ignored sample, say) is nan, zeroed below
+            log_probs = _log_softmax(_classes_last(x).astype(dtype, copy=False), axis=1)
         self.shape, self.coefficients, self.probs = x.shape, coefficients, np.exp(log_probs)
         self.reduction, self.divisor = reduction, divisor
         self.ignored = None if target.dtype.kind == "f" else target.reshape(-1) == ignore_index
-        losses = -np.sum(coefficients * log_probs, axis=1)
+        losses = -_picked(coefficients, log_probs)
         return _reduce(losses, reduction, divisor, batch_shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
@@ -174,7 +186,7 @@ class _NLLLoss(Function):
         coefficients, divisor, batch_shape = _target_coefficients(x.shape, target, weight, ignore_index, 0.0, x.dtype)
         self.shape, self.coefficients, self.reduction, self.divisor = x.shape, coefficients, reduction, divisor
         self.ignored = target.reshape(-1) == ignore_index
-        losses = -np.sum(coefficients * _classes_last(x), axis=1)
+        losses = -_picked(coefficients, _classes_last(x))
         return _reduce(losses, reduction, divisor, batch_shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
@@ -207,12 +219,14 @@ class _BinaryCrossEntropyWithLogits(Function):
             losses = losses * weight
         if reduction == "none":
             return losses
-        total = np.sum(losses)
-        return total if reduction == "sum" else total / x.dtype.type(self.count)
+        total = np.sum(losses, dtype=np.float32 if losses.dtype == np.float16 else None)  # float16: accumulate in float32
+        return (total if reduction == "sum" else total / self.count).astype(losses.dtype)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         x, t = self.x, self.t
-        upstream = grad if self.reduction == "none" else (grad / self.count if self.reduction == "mean" else grad)
+        upstream = grad
+        if self.reduction == "mean":  # in float32 for float16: the count overflows float16 past 65,504
+            upstream = ((grad.astype(np.float32) if grad.dtype == np.float16 else grad) / self.count).astype(grad.dtype)
         if self.weight is not None:
             upstream = upstream * self.weight
         sigmoid_neg = _sigmoid(-x)
@@ -225,7 +239,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 168
+# %% book/02_autograd.ipynb, cell 170
 def _array(value: Tensor | np.ndarray | None) -> np.ndarray | None:
     if value is None:
         return None
