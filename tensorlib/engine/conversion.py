@@ -100,7 +100,7 @@ class ConversionMixin:
             return self
         if dtype == self._data.dtype:
             return self
-        if dtype.kind != "f" or not (self._requires_grad and _grad_mode._grad_state.enabled):
+        if dtype.kind != "f" or not (self._requires_grad and _grad_mode.is_grad_enabled()):
             return _wrap(self._data.astype(dtype), None)  # integer and bool results carry no gradient
         return Cast.apply(self, dtype=dtype)
 

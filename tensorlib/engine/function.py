@@ -115,7 +115,7 @@ class Function:
         out = node.forward(*arrays, **options)
         if type(out) is not np.ndarray:  # numpy returns scalars from 0-d operations
             out = np.asarray(out)
-        if record and (_grad_mode._threads_without_grad == 0 or _grad_mode._grad_state.enabled):
+        if record and (not _grad_mode._threads_without_grad or _grad_mode.is_grad_enabled()):
             parents = tuple([x if isinstance(x, TensorBase) and x._requires_grad else None for x in inputs])
             node.inputs = parents
             node.needs_input_grad = tuple([parent is not None for parent in parents])

@@ -25,38 +25,47 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+_threads_without_grad: set[int] = set()  # the ids of the threads that have grad mode off (usually none)
+_watched: set[int] = set()  # threads that hold a _ForgetThread, so their id leaves the sets when they end
+_thread_local = threading.local()
+_get_ident = threading.get_ident
 
-class _GradState(threading.local):
-    """The grad mode of one thread; each thread sees its own ``enabled``, True until it changes it."""
 
-    enabled = True
+class _ForgetThread:
+    """Kept in a thread's thread-local storage: when the thread ends, its grad mode is forgotten."""
 
+    __slots__ = ("ident",)
 
-_grad_state = _GradState()
-_threads_without_grad = 0  # how many threads have grad mode off: while 0, ops need not read their thread's mode
-_count_lock = threading.Lock()
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+
+    def __del__(self, sets: tuple[set[int], ...] = (_threads_without_grad, _watched)) -> None:
+        for ids in sets:  # bound at definition: at interpreter exit the module's globals may be gone
+            ids.discard(self.ident)
 
 
 def is_grad_enabled() -> bool:
     """Whether ops record the graph for backward in this thread (False inside ``no_grad()``)."""
-    return _grad_state.enabled
+    return not _threads_without_grad or _get_ident() not in _threads_without_grad
 
 
 def _set_grad_mode(mode: bool) -> None:
-    """Set this thread's grad mode, keeping count of the threads that have it off.
+    """Turn grad mode on or off for the calling thread only, as PyTorch's is (a new thread starts with it on).
 
-    Reading a thread-local costs about 70 ns, a third of an op's bookkeeping. So ops first read the
-    plain global ``_threads_without_grad``: while it is 0 (the usual case while training) every thread
-    records and the thread-local is not read. A thread counts itself in before it turns grad mode off
-    and out after it turns it back on, so while its mode is off the count is never 0.
+    The mode is kept as the set of threads that have it off. Ops test ``not _threads_without_grad``
+    first: in a plain training loop the set is empty and an op reads no thread id at all, so grad mode
+    costs one global lookup per op, as a single process-wide flag would. (A ``threading.local`` read
+    costs about 70 ns, a third of an op's bookkeeping.) ``set.add`` and ``set.discard`` are atomic, so
+    threads need no lock.
     """
-    global _threads_without_grad
-    mode = bool(mode)
-    if _grad_state.enabled == mode:
+    ident = _get_ident()
+    if mode:
+        _threads_without_grad.discard(ident)
         return
-    with _count_lock:
-        _threads_without_grad += 1 if not mode else -1
-    _grad_state.enabled = mode
+    if ident not in _watched:  # first time off in this thread: forget it when the thread ends
+        _thread_local.forget = _ForgetThread(ident)
+        _watched.add(ident)
+    _threads_without_grad.add(ident)
 
 
 class _GradMode:
@@ -73,7 +82,7 @@ class _GradMode:
         return instance(function) if callable(function) else instance
 
     def __enter__(self) -> None:
-        self._previous = _grad_state.enabled
+        self._previous = is_grad_enabled()
         _set_grad_mode(self.mode)
 
     def __exit__(self, *exc_info: object) -> None:
@@ -119,7 +128,7 @@ class set_grad_enabled(_GradMode):
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
-        self._previous = _grad_state.enabled
+        self._previous = is_grad_enabled()
         _set_grad_mode(self.mode)
 
     def __enter__(self) -> None:

@@ -40,7 +40,7 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
     ``source`` is the value being written in (``copy_``, ``x[k] = v``, ``add_``, ...): if it
     requires grad, writing its values would silently cut it out of the graph.
     """
-    if _grad_mode._grad_state.enabled:
+    if _grad_mode.is_grad_enabled():
         if tensor._requires_grad:
             if tensor.grad_fn is None:
                 raise RuntimeError(

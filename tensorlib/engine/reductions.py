@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from tensorlib.engine.arithmetic import _broadcast_error, _unbroadcast
+from tensorlib.engine.dtypes import float16
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _floating, _promote
 from tensorlib.engine.tensor_core import TensorBase, _reduce_args, _wrap
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 
 def _wide(x: np.ndarray) -> np.ndarray:
     """float16 reductions accumulate in float32, as PyTorch's do (a float16 count or sum overflows past 65,504)."""
-    return x.astype(np.float32) if x.dtype == np.float16 else x
+    return x.astype(np.float32) if x.dtype is float16 else x
 
 
 def _expand_reduced(grad: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
@@ -73,8 +74,8 @@ class Sum(Function):
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
-        if x.dtype == np.float16:
-            return x.sum(axis=axes, keepdims=keepdims, dtype=np.float32).astype(np.float16)
+        if x.dtype is float16:
+            return x.sum(axis=axes, keepdims=keepdims, dtype=np.float32).astype(float16)
         if not keepdims and len(axes) == x.ndim:
             return x.sum()  # every axis: numpy's fastest path
         return x.sum(axis=axes, keepdims=keepdims)

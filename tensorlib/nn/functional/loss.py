@@ -21,6 +21,7 @@ __all__ = [
 # %% book/02_autograd.ipynb, cell 168
 import numpy as np
 
+from tensorlib.engine.dtypes import float16
 from tensorlib.engine.elementwise import _sigmoid
 from tensorlib.engine.function import Function
 from tensorlib.engine.softmax import _log_softmax
@@ -97,7 +98,7 @@ def _target_coefficients(
 def _reduce(losses: np.ndarray, reduction: str, divisor: float, batch_shape: tuple[int, ...]) -> np.ndarray:
     if reduction == "none":
         return losses.reshape(batch_shape)
-    total = np.sum(losses, dtype=np.float32 if losses.dtype == np.float16 else None)  # float16: accumulate in float32
+    total = np.sum(losses, dtype=np.float32 if losses.dtype is float16 else None)  # float16: accumulate in float32
     if reduction == "sum":
         return total.astype(losses.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):  # every target ignored: nan, like torch
@@ -109,7 +110,7 @@ def _per_sample(grad: np.ndarray, reduction: str, divisor: float, count: int) ->
     if reduction == "none":
         return grad.reshape(-1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):  # a mean over no target: 1/0, see _zero_ignored
-        wide = grad.astype(np.float32) if grad.dtype == np.float16 else grad  # a float16 divisor overflows past 65,504
+        wide = grad.astype(np.float32) if grad.dtype is float16 else grad  # a float16 divisor overflows past 65,504
         scale = (wide / divisor).astype(grad.dtype) if reduction == "mean" else grad
     return np.full((count, 1), scale, dtype=grad.dtype)
 
@@ -219,14 +220,14 @@ class _BinaryCrossEntropyWithLogits(Function):
             losses = losses * weight
         if reduction == "none":
             return losses
-        total = np.sum(losses, dtype=np.float32 if losses.dtype == np.float16 else None)  # float16: accumulate in float32
+        total = np.sum(losses, dtype=np.float32 if losses.dtype is float16 else None)  # float16: accumulate in float32
         return (total if reduction == "sum" else total / self.count).astype(losses.dtype)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         x, t = self.x, self.t
         upstream = grad
         if self.reduction == "mean":  # in float32 for float16: the count overflows float16 past 65,504
-            upstream = ((grad.astype(np.float32) if grad.dtype == np.float16 else grad) / self.count).astype(grad.dtype)
+            upstream = ((grad.astype(np.float32) if grad.dtype is float16 else grad) / self.count).astype(grad.dtype)
         if self.weight is not None:
             upstream = upstream * self.weight
         sigmoid_neg = _sigmoid(-x)
