@@ -382,9 +382,23 @@ def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
 
 # %% book/02_autograd.ipynb, cell 34
 class AutogradMixin:
-    """The autograd methods of a tensor: ``backward``, ``requires_grad_``, ``detach``."""
+    """The autograd methods of a tensor: ``requires_grad``, ``backward``, ``requires_grad_``, ``detach``."""
 
     __slots__ = ()
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether ops on this tensor are recorded; settable on leaves only (``requires_grad_``)."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, requires_grad: bool) -> None:
+        if self.grad_fn is not None:  # as in torch, even to the value it has
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables (this tensor was made by "
+                f"{self.grad_fn.name()}); use detach() for a tensor outside the graph"
+            )
+        self.requires_grad_(requires_grad)
 
     def backward(
         self, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None, create_graph: bool = False

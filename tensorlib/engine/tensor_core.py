@@ -214,20 +214,6 @@ class TensorBase:
         self._data = value
 
     @property
-    def requires_grad(self) -> bool:
-        """Whether ops on this tensor are recorded; settable on leaves only (``requires_grad_``)."""
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, requires_grad: bool) -> None:
-        if self.grad_fn is not None:  # as in torch, even to the value it has
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables (this tensor was made by "
-                f"{self.grad_fn.name()}); use detach() for a tensor outside the graph"
-            )
-        self.requires_grad_(requires_grad)
-
-    @property
     def shape(self) -> tuple[int, ...]:
         """The size of each dim, a tuple of ints (``()`` for a 0-d tensor)."""
         return self._data.shape
