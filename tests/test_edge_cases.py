@@ -259,3 +259,62 @@ def test_nll_loss_with_minus_inf_log_probabilities():
     assert abs(loss.item() - 0.1) < 1e-6
     loss.backward()
     assert log_probs.grad.tolist() == [[-1.0, 0.0, 0.0]]
+
+
+# -- NaN, constants and empty tensors: PyTorch's gradients and results ----------------------------------
+NAN = float("nan")
+
+
+def _grad(fn, values):
+    x = tl.tensor(np.array(values, dtype=np.float64), requires_grad=True)
+    fn(x).sum().backward()
+    return x.grad.numpy()
+
+
+@pytest.mark.parametrize(
+    ("name", "fn", "values", "expected"),
+    [
+        ("max() sends the gradient to the NaN", lambda t: t.max(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+        ("min() sends the gradient to the NaN", lambda t: t.min(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+        ("amax() at a NaN: NaN everywhere", lambda t: t.amax(), [1.0, NAN, 3.0], [NAN, NAN, NAN]),
+        ("relu passes the gradient at NaN", lambda t: t.relu(), [1.0, NAN, -3.0], [1.0, 1.0, 0.0]),
+        ("abs: gradient 0 at NaN", lambda t: t.abs(), [1.0, NAN, -3.0], [1.0, 0.0, -1.0]),
+        ("x ** 0: gradient 0, also at 0", lambda t: t**0, [0.0, 1.0], [0.0, 0.0]),
+        ("std of a constant: gradient 0", lambda t: t.std(), [2.0, 2.0, 2.0], [0.0, 0.0, 0.0]),
+    ],
+)
+def test_gradients_at_nan_and_constants_match_pytorch(name, fn, values, expected):
+    np.testing.assert_array_equal(_grad(fn, values), np.array(expected), err_msg=name)
+
+
+def test_std_away_from_zero_is_unchanged():
+    assert tl.autograd.gradcheck(lambda t: t.std() + t.std(dim=1).sum(), (tl.tensor(np.random.default_rng(3).normal(size=(3, 4)), requires_grad=True),))
+
+
+def test_empty_tensors_reduce_and_normalise_like_pytorch():
+    assert tl.zeros(2, 0).softmax(dim=1).shape == (2, 0)
+    assert tl.zeros(2, 0).log_softmax(dim=1).shape == (2, 0)
+    values, indices = tl.zeros(0, 3).max(dim=1)
+    assert values.shape == (0,) and indices.shape == (0,)
+    assert tl.zeros(0, 3).amax(dim=1).shape == (0,)
+    with pytest.raises(IndexError, match="size 0"):
+        tl.zeros(0, 3).max(dim=0)
+    with pytest.raises(RuntimeError, match="empty dim"):
+        tl.zeros(0, 3).amax(dim=0)
+
+
+def test_integer_division_by_zero_raises():
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        tl.tensor([1, 2]) // tl.tensor([1, 0])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        tl.tensor([1, 2]) % 0
+    assert (tl.tensor([7, 9]) // 2).tolist() == [3, 4]
+    assert np.isinf((tl.tensor([1.0]) // 0.0).numpy()).all()  # float division by zero stays inf, as in torch
+
+
+@pytest.mark.parametrize("dtype", [str, object, np.complex64, "datetime64[s]", "U3"])
+def test_unsupported_dtypes_are_refused(dtype):
+    for make in (lambda: tl.zeros(2, dtype=dtype), lambda: tl.full((2,), 1, dtype=dtype), lambda: tl.arange(3, dtype=dtype),
+                 lambda: tl.empty(2, dtype=dtype), lambda: tl.ones(2).to(dtype=dtype), lambda: tl.ones(2).type(dtype)):
+        with pytest.raises(TypeError, match="dtype"):
+            make()

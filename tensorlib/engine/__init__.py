@@ -21,7 +21,7 @@ from tensorlib.engine.creation import (
 from tensorlib.engine.conversion import Cast, Clone
 from tensorlib.engine.arithmetic import Add, Div, Mul, Neg, Pow, Sub, allclose, rsqrt, square
 from tensorlib.engine.reductions import (
-    ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Sum, Var, Cumsum, argmax, argmin,
+    ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Std, Sum, Var, Cumsum, argmax, argmin,
     cumsum, max, maximum, mean, min, minimum, norm, sort, sum, topk, var,
 )
 from tensorlib.engine.matmul import MatMul, bmm, matmul, outer
@@ -45,7 +45,7 @@ __all__ = [
     "ones", "ones_like", "tensor", "zeros", "zeros_like",
     "Cast", "Clone",
     "Add", "Div", "Mul", "Neg", "Pow", "Sub", "allclose", "rsqrt", "square",
-    "ElementwiseExtremum", "Extremum", "ExtremumAlongDim", "Mean", "Norm", "Sort", "Sum", "Var", "Cumsum",
+    "ElementwiseExtremum", "Extremum", "ExtremumAlongDim", "Mean", "Norm", "Sort", "Std", "Sum", "Var", "Cumsum",
     "argmax", "argmin", "cumsum", "max", "maximum", "mean", "min", "minimum", "norm", "sort", "sum", "topk", "var",
     "MatMul", "bmm", "matmul", "outer",
     "MaskedFill", "Where", "masked_fill", "tril", "triu", "where",

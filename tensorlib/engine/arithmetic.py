@@ -206,7 +206,10 @@ class Pow(Function):
         a, b, out = self.a, self.b, self.out
         grad_a = grad_b = None
         if need_a:
-            grad_a = _unbroadcast(grad * b * np.power(a, b - 1), a.shape)
+            grad_a = grad * b * np.power(a, b - 1)
+            if np.any(np.asarray(b) == 0):  # x ** 0 is constant: gradient 0, also at x = 0 (0 * 0 ** -1 is NaN)
+                grad_a = np.where(np.asarray(b) == 0, np.zeros((), dtype=grad_a.dtype), grad_a)
+            grad_a = _unbroadcast(grad_a, a.shape)
         if need_b:
             # d(a^b)/db = a^b ln a; where a == 0 the limit is 0 (for b > 0), as torch defines it
             log_a = np.log(a)
@@ -309,11 +312,18 @@ class ComparisonMixin:
     def _compare(self, other: Any, ufunc: np.ufunc) -> Tensor:
         return _wrap(np.asarray(ufunc(self._data, other._data if isinstance(other, TensorBase) else other)), None)
 
+    def _integer_division(self, other: Any, ufunc: np.ufunc) -> Tensor:
+        divisor = other._data if isinstance(other, TensorBase) else other
+        if _all_integer(self._data, divisor) and np.any(np.asarray(divisor) == 0):  # numpy gives 0 and a warning
+            raise RuntimeError("ZeroDivisionError: integer division or modulo by zero")
+        with np.errstate(divide="ignore", invalid="ignore"):  # float x // 0 is inf or nan, silently, as in torch
+            return self._compare(other, ufunc)
+
     def __floordiv__(self, other: Any) -> Tensor:
-        return self._compare(other, np.floor_divide)
+        return self._integer_division(other, np.floor_divide)
 
     def __mod__(self, other: Any) -> Tensor:
-        return self._compare(other, np.remainder)
+        return self._integer_division(other, np.remainder)
 
     def __lt__(self, other: Any) -> Tensor:
         return self._compare(other, np.less)

@@ -105,8 +105,8 @@ class ConversionMixin:
         return Cast.apply(self, dtype=dtype)
 
     def type(self, dtype: Any) -> Tensor:
-        """This tensor converted to ``dtype`` (same as ``to``)."""
-        return self.to(dtype)
+        """This tensor converted to ``dtype`` (same as ``to(dtype=...)``; a string names a dtype here, not a device)."""
+        return self.to(dtype=dtype)
 
     def float(self) -> Tensor:
         """This tensor as float32."""

@@ -110,7 +110,10 @@ class Abs(Function):
         return np.abs(x)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (grad * np.sign(self.x),)
+        sign = np.sign(self.x)
+        if sign.dtype.kind == "f":  # the sign of NaN is NaN in numpy; PyTorch's gradient there is 0
+            sign = np.where(np.isnan(sign), np.zeros((), dtype=sign.dtype), sign)
+        return (grad * sign,)
 
 
 class Sin(Function):
@@ -205,7 +208,7 @@ class Relu(Function):
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (grad * (self.out > 0),)
+        return (np.where(self.out <= 0, np.zeros((), dtype=grad.dtype), grad),)  # NaN passes the gradient, as in torch
 
 
 class Clamp(Function):

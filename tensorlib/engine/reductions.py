@@ -14,6 +14,7 @@ __all__ = [
     'Sum',
     'Mean',
     'Var',
+    'Std',
     'Norm',
     'Cumsum',
     'ReductionMixin',
@@ -126,6 +127,25 @@ class Var(Function):
         return ((grad * self.centered * scale).astype(grad.dtype, copy=False),)
 
 
+class Std(Function):
+    """:math:`s = \\sqrt{v}` of a variance; :math:`\\bar v = \\bar s / (2s)`, and 0 where :math:`s = 0`, as in PyTorch.
+
+    A constant has standard deviation 0, where :math:`\\sqrt{\\cdot}` has no derivative; PyTorch's ``std``
+    sends no gradient back from there (a plain ``var().sqrt()`` would give :math:`\\infty \\cdot 0 =` NaN).
+    """
+
+    __slots__ = ("out",)
+    reads = (("out",),)
+
+    def forward(self, v: np.ndarray) -> np.ndarray:
+        self.out = np.sqrt(v)
+        return self.out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
+
+
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
 
@@ -203,7 +223,8 @@ class ReductionMixin:
 
     def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
         """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as ``var``)."""
-        return self.var(dim, unbiased, keepdim, correction=correction).sqrt()
+        variance = self.var(dim, unbiased, keepdim, correction=correction)
+        return Std.apply(variance)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
         """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or ``p=1``."""
@@ -229,18 +250,25 @@ class _ValuesIndices(NamedTuple):
 
 
 class Extremum(Function):
-    """Max (``largest``) or min over ``axes``; ties share the gradient: :math:`\\bar x = \\bar y \\, [x = y] / \\#\\text{ties}`."""
+    """Max (``largest``) or min over ``axes``; ties share the gradient: :math:`\\bar x = \\bar y \\, [x = y] / \\#\\text{ties}`.
+
+    A NaN is the result of a reduction it takes part in. With ``nan_wins`` (``max()`` and ``min()``
+    over all elements, as PyTorch defines them) the gradient goes to the NaNs; without (``amax``,
+    ``amin``) no element equals the NaN result and the gradient is NaN, as in PyTorch.
+    """
 
     __slots__ = ("winners", "count", "axes", "keepdims")
     reads = ()
 
-    def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool, largest: bool) -> np.ndarray:
-        if x.size == 0:
-            raise RuntimeError("max()/min() of an empty tensor: the operation has no identity")
+    def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool, largest: bool, nan_wins: bool = False) -> np.ndarray:
+        if any(x.shape[axis] == 0 for axis in axes):
+            raise RuntimeError("max()/min() over an empty dim: the operation has no identity")
         reduce = np.max if largest else np.min
         out = reduce(x, axis=axes, keepdims=True)
         self.axes, self.keepdims = axes, keepdims
         self.winners = x == out
+        if nan_wins and x.dtype.kind == "f":
+            self.winners |= np.isnan(x) & np.isnan(out)
         self.count = self.winners.sum(axis=axes, keepdims=True)
         return out if keepdims else np.squeeze(out, axes)
 
@@ -347,10 +375,10 @@ class ExtremumMixin:
         if isinstance(dim, TensorBase):  # torch.max(a, b): the elementwise maximum
             return ElementwiseExtremum.apply(*_promote(self, dim), largest=largest)
         if dim is None:
-            return Extremum.apply(self, axes=normalize_axes(None, self._data.ndim), keepdims=False, largest=largest)
-        if self._data.size == 0:
-            raise IndexError("max()/min() over a dim of an empty tensor has no values")
+            return Extremum.apply(self, axes=normalize_axes(None, self._data.ndim), keepdims=False, largest=largest, nan_wins=True)
         axis = normalize_axis(dim, self._data.ndim)
+        if self._data.ndim and self._data.shape[axis] == 0:
+            raise IndexError(f"max()/min() over dim {dim} of size 0 (shape {self.shape}) has no values")
         if self._data.ndim == 0:
             return _ValuesIndices(self.clone(), _wrap(np.zeros((), dtype=np.int64), None))
         find = np.argmax if largest else np.argmin

@@ -42,6 +42,9 @@ class Softmax(Function):
         if x.ndim == 0:
             self.out = np.ones_like(x)
             return self.out
+        if x.size == 0:  # nothing to normalise (an empty dim, or empty rows): an empty result, as in torch
+            self.out = np.empty_like(x)
+            return self.out
         exps = np.exp(x - x.max(axis=axis, keepdims=True))
         self.out = exps / exps.sum(axis=axis, keepdims=True)
         return self.out
@@ -70,6 +73,9 @@ class LogSoftmax(Function):
         self.axis = axis
         if x.ndim == 0:
             self.out = np.zeros_like(x)
+            return self.out
+        if x.size == 0:
+            self.out = np.empty_like(x)
             return self.out
         self.out = _log_softmax(x, axis)
         return self.out
