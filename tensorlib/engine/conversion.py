@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensorlib.engine import grad_mode as _grad_mode
 from tensorlib.engine.dtypes import (
     _CPU,
     bool_,
@@ -35,6 +34,7 @@ from tensorlib.engine.dtypes import (
     parse_to,
 )
 from tensorlib.engine.function import Function
+from tensorlib.engine.grad_mode import is_grad_enabled
 from tensorlib.engine.tensor_core import _wrap
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class ConversionMixin:
             return self
         if dtype == self._data.dtype:
             return self
-        if dtype.kind != "f" or not (self._requires_grad and _grad_mode.is_grad_enabled()):
+        if dtype.kind != "f" or not (self._requires_grad and is_grad_enabled()):
             return _wrap(self._data.astype(dtype), None)  # integer and bool results carry no gradient
         return Cast.apply(self, dtype=dtype)
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensorlib.engine import grad_mode as _grad_mode
+from tensorlib.engine.grad_mode import _threads_without_grad, is_grad_enabled
 from tensorlib.engine.tensor_core import (
     TensorBase,
     _as_array,
@@ -115,7 +115,7 @@ class Function:
         out = node.forward(*arrays, **options)
         if type(out) is not np.ndarray:  # numpy returns scalars from 0-d operations
             out = np.asarray(out)
-        if record and (not _grad_mode._threads_without_grad or _grad_mode.is_grad_enabled()):
+        if record and (not _threads_without_grad or is_grad_enabled()):  # grad mode, read cheaply
             parents = tuple([x if isinstance(x, TensorBase) and x._requires_grad else None for x in inputs])
             node.inputs = parents
             node.needs_input_grad = tuple([parent is not None for parent in parents])

@@ -82,7 +82,7 @@ class _GradMode:
         return instance(function) if callable(function) else instance
 
     def __enter__(self) -> None:
-        self._previous = is_grad_enabled()
+        self._previous = not _threads_without_grad or _get_ident() not in _threads_without_grad
         _set_grad_mode(self.mode)
 
     def __exit__(self, *exc_info: object) -> None:

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensorlib.engine import grad_mode as _grad_mode
 from tensorlib.engine.elementwise import _clamp_bounds
 from tensorlib.engine.function import _count_in_place_change
+from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.tensor_core import TensorBase, _scalar_operand
@@ -40,7 +40,7 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
     ``source`` is the value being written in (``copy_``, ``x[k] = v``, ``add_``, ...): if it
     requires grad, writing its values would silently cut it out of the graph.
     """
-    if _grad_mode.is_grad_enabled():
+    if not _threads_without_grad or _get_ident() not in _threads_without_grad:  # grad mode is on in this thread
         if tensor._requires_grad:
             if tensor.grad_fn is None:
                 raise RuntimeError(
