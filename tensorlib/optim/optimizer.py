@@ -45,11 +45,8 @@ from tensorlib.nn.modules.module import Module
 def _check_number(value: Any, name: str, low: float = 0.0, high: float = math.inf,
                    high_open: bool = False, owner: str = "optimizer") -> None:
     """A hyperparameter: a real number in ``[low, high]`` (``[low, high)`` with ``high_open``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        if isinstance(value, Tensor) and value.numel() == 1:
-            value = float(value.item())
-        else:
-            raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # a Tensor lr is not supported
+        raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}")
     inside = low <= value < high if high_open else low <= value <= high
     if not inside:
         bracket = ")" if high_open else "]"
@@ -195,9 +192,6 @@ class _FlatBuffer:
             grad = param.grad
             if grad is None:
                 continue
-            if grad.shape != param.shape:
-                raise RuntimeError(f"{type(optimizer).__name__}.step: a gradient of shape {tuple(grad.shape)} "
-                                   f"for a parameter of shape {tuple(param.shape)}")
             np.copyto(self.grad_views[index], grad.data, casting="same_kind")
             present.append(index)
         if not present:
@@ -499,6 +493,11 @@ class Optimizer(_StateDictMixin):
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        for group in self.param_groups:  # every gradient checked before any parameter changes
+            for param in group["params"]:
+                if param.grad is not None and param.grad.shape != param.shape:
+                    raise RuntimeError(f"{type(self).__name__}.step: a gradient of shape {tuple(param.grad.shape)} "
+                                       f"for a parameter of shape {tuple(param.shape)}")
         with no_grad():
             for index, group in enumerate(self.param_groups):
                 for buffer in self._buffers_of(index):
