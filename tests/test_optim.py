@@ -450,3 +450,10 @@ def test_a_gradient_of_the_wrong_shape_changes_nothing():
 def test_tensor_learning_rate_is_refused():
     with pytest.raises(TypeError, match="learning rate must be a real number"):
         optim.SGD(_params(), lr=tl.tensor(0.1))
+
+
+def test_state_of_a_parameter_not_yet_stepped_is_an_empty_dict():
+    params = _params()
+    opt = optim.AdamW(params)
+    assert opt.state[params[0]] == {}  # a defaultdict, as in PyTorch
+    assert opt.state_dict()["state"] == {}  # empty entries are not saved

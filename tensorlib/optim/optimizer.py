@@ -30,6 +30,7 @@ __all__ = [
 # %% book/06_optimizers.ipynb, cell 4
 import math
 import numbers
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -373,7 +374,7 @@ class Optimizer(_StateDictMixin):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got a dict (pass a list of param groups: [dict(params=...)])")
         self.defaults = dict(defaults)
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)  # as PyTorch: opt.state[p] is {} before p's first step
         self.param_groups: list[dict[str, Any]] = []
         self._buffers: dict[int, tuple[tuple, list[_FlatBuffer]]] = {}
         groups = list(params)
