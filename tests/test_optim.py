@@ -457,3 +457,12 @@ def test_state_of_a_parameter_not_yet_stepped_is_an_empty_dict():
     opt = optim.AdamW(params)
     assert opt.state[params[0]] == {}  # a defaultdict, as in PyTorch
     assert opt.state_dict()["state"] == {}  # empty entries are not saved
+
+
+def test_public_surface():
+    import tensorlib.optim as optim_module
+
+    assert optim_module is tl.optim and tl.optim.lr_scheduler.CosineAnnealingLR is optim.lr_scheduler.CosineAnnealingLR
+    assert tl.nn.utils.clip_grad_norm_ is tl.nn.utils.clip_grad.clip_grad_norm_
+    for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "decay_groups"):
+        assert hasattr(tl.optim, name), name

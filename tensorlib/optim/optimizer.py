@@ -88,6 +88,31 @@ class _RequiredParameter:
 _REQUIRED = _RequiredParameter()
 
 
+def _checked_params(params: Any, owner: str) -> list[Tensor]:
+    """The ``"params"`` of a group as a list: floating leaf tensors, each once."""
+    if isinstance(params, Tensor):
+        return [params]
+    if isinstance(params, (set, frozenset)):
+        raise TypeError(f"{owner}: optimizer parameters need to be organized in ordered collections, but "
+                        "the ordering of tensors in sets will change between runs; use a list instead")
+    params = list(params)
+    seen: set[int] = set()
+    for position, param in enumerate(params):
+        if not isinstance(param, Tensor):
+            raise TypeError(f"{owner} can only optimize Tensors, but parameter {position} of the group "
+                            f"is a {type(param).__name__}")
+        if not param.is_leaf:
+            raise ValueError(f"{owner} can't optimize a non-leaf Tensor (parameter {position} of the group "
+                             "was made by an op); optimize the leaf, or detach() it into a new one")
+        if param.dtype.kind != "f":
+            raise TypeError(f"{owner} can only optimize floating point tensors, but parameter {position} "
+                            f"of the group has dtype {param.dtype}")
+        if id(param) in seen:
+            raise ValueError(f"{owner}: parameter {position} of the group appears twice in it")
+        seen.add(id(param))
+    return params
+
+
 def _bump_version(tensor: Tensor) -> None:
     """Count one in-place change of ``tensor`` (its values were rewritten through ``.data``).
 
@@ -411,28 +436,8 @@ class Optimizer(_StateDictMixin):
             raise TypeError(f"{owner}: a param group must be a dict, got {type(param_group).__name__}")
         if "params" not in param_group:
             raise ValueError(f"{owner}: a param group needs a 'params' entry, got keys {sorted(param_group)}")
-        params = param_group["params"]
-        if isinstance(params, Tensor):
-            params = [params]
-        elif isinstance(params, (set, frozenset)):
-            raise TypeError(f"{owner}: optimizer parameters need to be organized in ordered collections, but "
-                            "the ordering of tensors in sets will change between runs; use a list instead")
-        else:
-            params = list(params)
-        seen: set[int] = set()
-        for position, param in enumerate(params):
-            if not isinstance(param, Tensor):
-                raise TypeError(f"{owner} can only optimize Tensors, but parameter {position} of the group "
-                                f"is a {type(param).__name__}")
-            if not param.is_leaf:
-                raise ValueError(f"{owner} can't optimize a non-leaf Tensor (parameter {position} of the group "
-                                 "was made by an op); optimize the leaf, or detach() it into a new one")
-            if param.dtype.kind != "f":
-                raise TypeError(f"{owner} can only optimize floating point tensors, but parameter {position} "
-                                f"of the group has dtype {param.dtype}")
-            if id(param) in seen:
-                raise ValueError(f"{owner}: parameter {position} of the group appears twice in it")
-            seen.add(id(param))
+        params = _checked_params(param_group["params"], owner)
+        seen = {id(p) for p in params}
         for index, other in enumerate(self.param_groups):
             if any(id(p) in seen for p in other["params"]):
                 raise ValueError(f"{owner}: some parameters appear in more than one parameter group "
