@@ -87,7 +87,7 @@ def atomic_write(path: str | os.PathLike, chunks: Iterable[bytes | bytearray | m
 
     Readers, and a process that crashes or is killed at any moment (even SIGKILL), see either
     the old file or the complete new one, never a mixture or a truncated file. With
-    ``durable=True`` (the default) both the data and the rename are ``fsync``\ed, so they
+    ``durable=True`` (the default) both the data and the rename are flushed with ``fsync``, so they
     also survive a power cut; ``durable=False`` skips the two ``fsync`` calls (faster, for
     tests and scratch files). The new file gets the permissions ``open(path, "w")`` would
     give (``0o666`` less the umask). If writing fails, the temporary file is removed, the

@@ -11,8 +11,8 @@ names, the exact shapes), optimizer (AdamW, one parameter group) and generator, 
 then is anything changed; if the last step fails, everything is rolled back. A bad file
 raises :class:`~tensorlib.serialization.reader.CheckpointError` and changes nothing.
 
-The optimizer is read through the ``state_dict`` layout of ``torch.optim.AdamW`` (which
-``tensorlib.optim.AdamW`` shares): ``{"state": {index: {"step", "exp_avg", "exp_avg_sq"}},
+The optimizer, a :class:`tensorlib.optim.AdamW`, is read and restored through its
+``state_dict``, whose layout is ``torch.optim.AdamW``'s: ``{"state": {index: {"step", "exp_avg", "exp_avg_sq"}},
 "param_groups": [{"lr", "betas", "eps", "weight_decay", ..., "params": [index, ...]}]}``.
 See the chapter "Checkpointing" of the book.
 """
@@ -34,6 +34,7 @@ import numpy as np
 
 from tensorlib.engine import Tensor, from_numpy, no_grad, tensor
 from tensorlib.nn.modules.module import Module
+from tensorlib.optim.adam import Adam
 from tensorlib.random import Generator
 from tensorlib.serialization.atomic import atomic_write
 from tensorlib.serialization.reader import CheckpointError
@@ -48,12 +49,12 @@ def _optimizer_parameters(optimizer: Any) -> list[Tensor]:
 
 def _adamw_config(optimizer: Any) -> dict[str, Any]:
     """The one AdamW configuration TLCKPT can hold; refuses what it cannot."""
-    if type(optimizer).__name__ != "AdamW":
+    groups = optimizer.state_dict()["param_groups"] if isinstance(optimizer, Adam) else []
+    if not groups or not all(group.get("decoupled_weight_decay") or group["weight_decay"] == 0 for group in groups):
         raise TypeError(f"TLCKPT holds AdamW state only, got {type(optimizer).__name__} "
                         "(save other optimizers with tl.save(optimizer.state_dict(), path))")
-    groups = optimizer.state_dict()["param_groups"]
-    keys = ("lr", "betas", "eps", "weight_decay")
-    if len({tuple(np.ravel([group[k] for k in keys]).tolist()) for group in groups}) > 1:
+    configs = {(float(g["lr"]), *map(float, g["betas"]), float(g["eps"]), float(g["weight_decay"])) for g in groups}
+    if len(configs) > 1:
         raise ValueError("TLCKPT holds one AdamW configuration; the parameter groups differ in lr, betas, eps or weight_decay")
     for option in ("amsgrad", "maximize"):
         if any(group.get(option) for group in groups):

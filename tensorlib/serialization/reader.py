@@ -95,7 +95,8 @@ class ByteReader:
         itemsize = np.dtype(dtype).itemsize
         if count > self.remaining // itemsize:
             raise self.error(
-                f"{what} claims {count} elements ({count * itemsize} bytes) but only {self.remaining} bytes are left"
+                f"{what} claims {count} elements ({count * itemsize} bytes) but only {self.remaining} bytes "
+                "are left (truncated file?)"
             )
         return np.frombuffer(self.take(count * itemsize, what), dtype=dtype)
 
