@@ -187,8 +187,8 @@ def _check_entry(name: str, entry: Any, source: str) -> tuple[np.dtype, tuple[in
         keys = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
         raise fail(f"expected exactly the keys dtype, shape and data_offsets, got {keys}")
     dtype, shape, offsets = entry["dtype"], entry["shape"], entry["data_offsets"]
-    if dtype not in _NUMPY:
-        known = "BF16 and the 8-bit floats have no numpy dtype" if dtype in _RANK else f"known: {', '.join(_NUMPY)}"
+    if not isinstance(dtype, str) or dtype not in _NUMPY:
+        known = "BF16 and the 8-bit floats have no numpy dtype" if isinstance(dtype, str) and dtype in _RANK else f"known: {', '.join(_NUMPY)}"
         raise fail(f"dtype {dtype!r} is not supported ({known})")
     if not isinstance(shape, list) or not all(_is_index(n) for n in shape):
         raise fail(f"shape must be a list of integers >= 0, got {shape!r}")
