@@ -22,7 +22,13 @@ import pytest
 
 import tensorlib as tl
 from tensorlib import nn
-from tensorlib.serialization import CheckpointError, load_checkpoint, load_model, save_checkpoint, save_model
+from tensorlib.serialization import (
+    CheckpointError,
+    load_checkpoint,
+    load_model,
+    save_checkpoint,
+    save_model,
+)
 
 N = int(os.environ.get("TENSORLIB_FUZZ_N", "300"))
 HANG_SECONDS = 10

@@ -20,17 +20,16 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 3
+# %% book/07_checkpointing.ipynb, cell 5
 import os
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
 
-
-# %% book/07_checkpointing.ipynb, cell 9
 _TEMP_MARK = ".tmp-"
 
 
+# %% book/07_checkpointing.ipynb, cell 33
 def _temporary_name(path: Path) -> Path:
     """``.<name>.tmp-<pid>-<random>`` beside ``path``: hidden, unique, and naming its writer."""
     return path.with_name(f".{path.name}{_TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 7
+# %% book/07_checkpointing.ipynb, cell 9
 import copy
 import os
 from typing import Any
@@ -41,7 +41,7 @@ from tensorlib.serialization.reader import CheckpointError
 from tensorlib.serialization.tlckpt import AdamWSection, TLCheckpoint, decode, encode
 
 
-# %% book/07_checkpointing.ipynb, cell 17
+# %% book/07_checkpointing.ipynb, cell 37
 def _optimizer_parameters(optimizer: Any) -> list[Tensor]:
     """The optimizer's parameters in state_dict index order (its groups, concatenated)."""
     return [param for group in optimizer.param_groups for param in group["params"]]
@@ -112,7 +112,7 @@ def _optimizer_state(section: AdamWSection, model_names: dict[int, str], optimiz
     for group in groups:
         # the file holds float32; a live value that rounds to the stored one is kept, so a
         # checkpoint of an unchanged configuration does not perturb lr = 1e-3 to 0.0010000000475
-        beta1, beta2 = (_closest(live, stored) for live, stored in zip(group["betas"], (section.beta1, section.beta2)))
+        beta1, beta2 = (_closest(live, stored) for live, stored in zip(group["betas"], (section.beta1, section.beta2), strict=True))
         group.update(lr=_closest(group["lr"], section.lr), betas=(beta1, beta2), eps=_closest(group["eps"], section.eps),
                      weight_decay=_closest(group["weight_decay"], section.weight_decay))
     return {"state": state, "param_groups": groups}
@@ -124,7 +124,7 @@ def _closest(live: Any, stored: float) -> float:
     return live if float(np.float32(live)) == stored else stored
 
 
-# %% book/07_checkpointing.ipynb, cell 18
+# %% book/07_checkpointing.ipynb, cell 38
 def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Any = None, generator: Generator | None = None) -> None:
     """Write ``model``'s parameters (and AdamW and generator state) to ``path`` as TLCKPT v1, atomically.
 

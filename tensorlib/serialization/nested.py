@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 6
+# %% book/07_checkpointing.ipynb, cell 8
 import json
 import math
 import os
@@ -34,12 +34,11 @@ from tensorlib.engine import Tensor, tensor
 from tensorlib.serialization.reader import CheckpointError
 from tensorlib.serialization.safetensors import _byte_bounds, load_with_metadata, save_file
 
-
-# %% book/07_checkpointing.ipynb, cell 15
 STRUCTURE_KEY = "tensorlib.structure"
 MAX_DEPTH = 64  # nesting a training checkpoint never reaches; deeper is refused both ways
 
 
+# %% book/07_checkpointing.ipynb, cell 53
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -111,7 +110,7 @@ def save(obj: Any, f: str | os.PathLike) -> None:
     save_file(encoder.tensors, f, {"format": "tensorlib", STRUCTURE_KEY: json.dumps(structure, allow_nan=False)})
 
 
-# %% book/07_checkpointing.ipynb, cell 16
+# %% book/07_checkpointing.ipynb, cell 54
 def _reject_constant(token: str) -> None:
     raise ValueError(f"{token} is not valid JSON")
 

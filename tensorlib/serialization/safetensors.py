@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 4
+# %% book/07_checkpointing.ipynb, cell 6
 import io
 import json
 import math
@@ -43,8 +43,6 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.serialization.atomic import atomic_write
 from tensorlib.serialization.reader import CheckpointError
 
-
-# %% book/07_checkpointing.ipynb, cell 10
 # dtype names of the format, in the order of the reference implementation's Dtype enum (its
 # writer sorts tensors by this rank, descending, then by name, so that data stays aligned)
 _RANK = ["BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "I16", "U16",
@@ -55,11 +53,12 @@ _NAMES = {np.dtype(code).newbyteorder("="): name for name, code in _NUMPY.items(
 MAX_HEADER_SIZE = 100_000_000  # bytes of JSON; the reference reader's limit
 
 
+# %% book/07_checkpointing.ipynb, cell 44
 def _byte_bounds(array: np.ndarray) -> tuple[int, int]:
     """The first and one-past-last byte addresses ``array`` can touch (numpy's ``byte_bounds``)."""
     low = high = array.__array_interface__["data"][0]
     if array.size:
-        for stride, size in zip(array.strides, array.shape):
+        for stride, size in zip(array.strides, array.shape, strict=True):
             if stride < 0:
                 low += stride * (size - 1)
             else:
@@ -144,7 +143,7 @@ def save_file(tensors: Mapping[str, Tensor], filename: str | os.PathLike, metada
     atomic_write(filename, _serialize(tensors, metadata))
 
 
-# %% book/07_checkpointing.ipynb, cell 11
+# %% book/07_checkpointing.ipynb, cell 47
 def _reject_constant(token: str) -> None:
     raise ValueError(f"{token} is not valid JSON")
 
@@ -268,12 +267,12 @@ def load_file(filename: str | os.PathLike) -> dict[str, Tensor]:
     return load_with_metadata(filename)[0]
 
 
-# %% book/07_checkpointing.ipynb, cell 12
+# %% book/07_checkpointing.ipynb, cell 50
 def _tied_groups(state: Mapping[str, Tensor]) -> dict[str, list[str]]:
     """Kept name to the other names of the same storage (tied weights), in state_dict order."""
     groups: dict[tuple, list[str]] = {}
-    for name, tensor in state.items():
-        array = tensor.numpy()
+    for name, value in state.items():
+        array = value.numpy()
         key = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
         groups.setdefault(key, []).append(name)
     return {names[0]: names[1:] for names in groups.values()}

@@ -41,17 +41,15 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 5
+# %% book/07_checkpointing.ipynb, cell 7
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tensorlib.serialization.reader import ByteReader, CheckpointError
+from tensorlib.serialization.reader import ByteReader
 
-
-# %% book/07_checkpointing.ipynb, cell 13
 MAGIC = b"TLCKPT\0\0"
 LEGACY_MAGIC = b"TLWEIGHT"
 VERSION = 1
@@ -60,6 +58,7 @@ FLAG_RNG = 1 << 1
 RNG_STATE_BYTES = 16
 
 
+# %% book/07_checkpointing.ipynb, cell 25
 @dataclass
 class AdamWSection:
     """The AdamW section: the configuration and, per parameter name, ``(step, m, v)`` (flat float32)."""
@@ -134,7 +133,7 @@ def encode(checkpoint: TLCheckpoint) -> Iterator[bytes | memoryview]:
         yield bytes(checkpoint.rng)
 
 
-# %% book/07_checkpointing.ipynb, cell 14
+# %% book/07_checkpointing.ipynb, cell 26
 def _finite(reader: ByteReader, values: np.ndarray, what: str, start: int) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
