@@ -449,3 +449,22 @@ def test_atomic_write_permissions_and_stale_temporaries(tmp_path):
     atomic_write(target, [b"data"], durable=False)
     assert target.read_bytes() == b"data" and not stale.exists()
     assert (target.stat().st_mode & 0o777) == (0o666 & ~umask)
+
+
+def test_tlckpt_round_trip_scalar_zero_size_and_non_ascii_names(tmp_path):
+    class Odd(nn.Module):
+        def __init__(self, seed):
+            super().__init__()
+            g = tl.Generator(seed)
+            self.register_parameter("größe", nn.Parameter(tl.tensor(g.normal(()))))
+            self.register_parameter("空", nn.Parameter(tl.zeros(0, 3)))
+            self.register_parameter("w", nn.Parameter(tl.tensor(g.normal((2, 1, 3)))))
+
+    source, target = Odd(0), Odd(1)
+    save_checkpoint(tmp_path / "odd.tlckpt", source)
+    data = (tmp_path / "odd.tlckpt").read_bytes()
+    assert _name("größe") in data and _name("空") in data  # u32 lengths count UTF-8 bytes
+    load_checkpoint(tmp_path / "odd.tlckpt", target)
+    for (name, a), (_, b) in zip(source.named_parameters(), target.named_parameters(), strict=True):
+        assert a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes(), name
+    assert dict(target.named_parameters())["空"].shape == (0, 3)

@@ -45,6 +45,7 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_checkpoint(tmp_path, k
     save_checkpoint(path, _model(0))
     rng = np.random.default_rng(0)
     versions_seen = set()
+    interrupted = 0  # kills that landed in the middle of a write (they leave a temporary file)
     last = 0
     for _ in range(kills):
         pid = os.fork()
@@ -57,6 +58,7 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_checkpoint(tmp_path, k
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        interrupted += any(p.name.startswith(".model.tlckpt.tmp-") for p in tmp_path.iterdir())
         checkpoint = tlckpt.decode(path.read_bytes(), str(path))  # complete, or this raises
         values = np.unique(np.concatenate([v.reshape(-1) for v in checkpoint.parameters.values()]))
         assert values.size == 1, f"a mixture of versions {values[:5]}"
@@ -66,9 +68,11 @@ def test_sigkill_at_random_moments_never_leaves_a_partial_checkpoint(tmp_path, k
         last = version
         model = nn.MLP(256, [256], 256)
         load_checkpoint(path, model)
-    # the kills landed at different moments: many distinct versions were found, and files
-    # of killed writers are either gone or ignored (the next writer removes stale ones)
-    assert len(versions_seen) > kills // 4
+    # the kills landed at different moments, many of them mid-write (the test would prove nothing
+    # otherwise); files of killed writers are ignored, and the next writer removes them
+    print(f"\n{kills} SIGKILLs: {interrupted} mid-write, {len(versions_seen)} distinct complete versions found")
+    assert interrupted >= kills // 10, f"only {interrupted} of {kills} kills interrupted a write"
+    assert len(versions_seen) > 1
     save_checkpoint(path, _model(-1))
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "model.tlckpt"]
     assert leftovers == [], leftovers
