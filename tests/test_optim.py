@@ -297,3 +297,140 @@ def test_adamw_keeps_decoupled_weight_decay_on_load():
     adamw = optim.AdamW(_params())
     adamw.load_state_dict(adam.state_dict())
     assert adamw.param_groups[0]["decoupled_weight_decay"] is True
+
+
+# -- the other optimizers: arguments -------------------------------------------------------------
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: optim.SGD(p, lr=-0.1), "invalid learning rate"),
+    (lambda p: optim.SGD(p, momentum=-0.5), "momentum"),
+    (lambda p: optim.SGD(p, nesterov=True), "Nesterov momentum requires a momentum and zero dampening"),
+    (lambda p: optim.SGD(p, momentum=0.9, dampening=0.1, nesterov=True), "zero dampening"),
+    (lambda p: optim.SGD(p, weight_decay=-1e-4), "weight_decay"),
+    (lambda p: optim.RMSprop(p, alpha=-0.1), "alpha"),
+    (lambda p: optim.RMSprop(p, eps=-1.0), "epsilon"),
+    (lambda p: optim.Adagrad(p, lr_decay=-1.0), "lr_decay"),
+    (lambda p: optim.Adagrad(p, initial_accumulator_value=-1.0), "initial_accumulator_value"),
+    (lambda p: optim.Muon(p), r"Muon only supports 2D parameters.*\(4,\)"),
+    (lambda p: optim.Muon(p[:1], adjust_lr_fn="nope"), "adjust learning rate function 'nope'"),
+    (lambda p: optim.Muon(p[:1], ns_steps=100), "ns_steps"),
+    (lambda p: optim.Muon(p[:1], momentum=-1.0), "momentum"),
+])
+def test_invalid_arguments_of_every_optimizer(make, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        make(_params())
+
+
+def test_every_optimizer_round_trips_its_state_dict():
+    makers = [lambda p: optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
+              lambda p: optim.RMSprop(p, momentum=0.5, centered=True),
+              lambda p: optim.Adagrad(p, lr_decay=0.01),
+              lambda p: optim.Muon([q for q in p if q.ndim == 2], lr=0.02)]
+    for make in makers:
+        params = _params()
+        opt = make(params)
+        _run(opt, params, 8)
+        reference = [p.data.copy() for p in params]
+        params = _params()
+        opt = make(params)
+        _run(opt, params, 4)
+        saved, values = opt.state_dict(), [p.data.copy() for p in params]
+        fresh_params = [tl.nn.Parameter(tl.tensor(v)) for v in values]
+        fresh = make(fresh_params)
+        fresh.load_state_dict(saved)
+        _run(fresh, fresh_params, 4, start=4)
+        assert all(np.array_equal(a.data, b) for a, b in zip(fresh_params, reference, strict=True)), type(opt).__name__
+
+
+def test_sgd_momentum_buffer_starts_as_the_first_gradient():
+    w = tl.nn.Parameter(tl.tensor([1.0, -2.0]))
+    opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    w.grad = tl.tensor([0.5, 0.25])
+    opt.step()
+    assert opt.state[w]["momentum_buffer"].data.tolist() == [0.5, 0.25]
+    assert np.allclose(w.data, [0.95, -2.025])
+
+
+def test_decay_groups_puts_biases_norms_and_embeddings_in_the_no_decay_group():
+    model = tl.nn.Sequential(tl.nn.Embedding(10, 4), tl.nn.LayerNorm(4), tl.nn.Linear(4, 10))
+    decay, no_decay = optim.decay_groups(model, 0.1)
+    assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
+    assert [id(p) for p in decay["params"]] == [id(model[2].weight)]
+    assert {id(p) for p in no_decay["params"]} == {id(model[0].weight), id(model[1].weight), id(model[1].bias),
+                                                   id(model[2].bias)}
+    model[2].weight = model[0].weight  # tied output layer: goes by the embedding, its first owner
+    decay, no_decay = optim.decay_groups(model, 0.1)
+    assert decay["params"] == [] and len(no_decay["params"]) == 4
+    optim.AdamW(optim.decay_groups(model, 0.1))  # usable as is
+
+
+# -- clipping --------------------------------------------------------------------------------------
+def test_clip_grad_norm_returns_the_norm_before_clipping_and_scales_once():
+    a, b = tl.nn.Parameter(tl.zeros(2)), tl.nn.Parameter(tl.zeros(1))
+    a.grad, b.grad = tl.tensor([3.0, 0.0]), tl.tensor([4.0])
+    total = tl.nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
+    assert abs(total.item() - 5.0) < 1e-6
+    assert np.allclose(a.grad.data, [0.6, 0.0], atol=1e-6) and np.allclose(b.grad.data, [0.8], atol=1e-6)
+    total = tl.nn.utils.clip_grad_norm_([a, b], max_norm=10.0)  # below the limit: unchanged
+    assert np.allclose(a.grad.data, [0.6, 0.0], atol=1e-6)
+    assert tl.nn.utils.clip_grad_norm_([tl.nn.Parameter(tl.zeros(2))], 1.0).item() == 0.0  # no gradients
+
+
+def test_clip_grad_norm_nonfinite():
+    a = tl.nn.Parameter(tl.zeros(2))
+    a.grad = tl.tensor([float("nan"), 1.0])
+    with pytest.raises(RuntimeError, match="non-finite"):
+        tl.nn.utils.clip_grad_norm_(a, 1.0, error_if_nonfinite=True)
+    assert a.grad.data[1] == 1.0  # nothing scaled
+    with pytest.raises(ValueError, match="norm_type"):
+        tl.nn.utils.clip_grad_norm_(a, 1.0, norm_type=-1)
+
+
+def test_clip_grad_value():
+    a = tl.nn.Parameter(tl.zeros(3))
+    a.grad = tl.tensor([-2.0, 0.5, 3.0])
+    tl.nn.utils.clip_grad_value_([a], 1.0)
+    assert a.grad.data.tolist() == [-1.0, 0.5, 1.0]
+    with pytest.raises(ValueError, match="clip_value"):
+        tl.nn.utils.clip_grad_value_([a], -1.0)
+
+
+# -- schedulers: arguments and state dicts ---------------------------------------------------
+def test_scheduler_arguments():
+    sched = optim.lr_scheduler
+    opt = optim.SGD(_params(), lr=0.1)
+    with pytest.raises(TypeError, match="is not an Optimizer"):
+        sched.StepLR("adam", 3)
+    with pytest.raises(ValueError, match="step_size must be a positive int"):
+        sched.StepLR(opt, 0)
+    with pytest.raises(ValueError, match="Starting multiplicative factor"):
+        sched.LinearLR(opt, start_factor=0.0)
+    with pytest.raises(ValueError, match="Expected 1 lr_lambdas"):
+        sched.LambdaLR(opt, [lambda e: 1.0, lambda e: 1.0])
+    with pytest.raises(ValueError, match="either total_steps OR"):
+        sched.OneCycleLR(opt, 1.0)
+    with pytest.raises(ValueError, match="one more than the number of milestone points"):
+        sched.SequentialLR(opt, [sched.StepLR(opt, 2), sched.StepLR(opt, 3)], milestones=[])
+    other = optim.SGD(_params(), lr=0.1)
+    with pytest.raises(ValueError, match="same optimizer"):
+        sched.SequentialLR(opt, [sched.StepLR(opt, 2), sched.StepLR(other, 3)], milestones=[4])
+    with pytest.raises(KeyError, match="initial_lr"):
+        sched.StepLR(optim.SGD(_params(), lr=0.1), 3, last_epoch=5)
+    one_cycle = sched.OneCycleLR(optim.SGD(_params(), lr=0.1, momentum=0.9), 1.0, total_steps=3)
+    for _ in range(3):
+        one_cycle.step()
+    with pytest.raises(ValueError, match="Tried to step 4 times"):
+        one_cycle.step()
+
+
+def test_scheduler_refuses_a_foreign_state_dict_and_changes_nothing():
+    opt = optim.SGD(_params(), lr=0.1)
+    step = optim.lr_scheduler.StepLR(opt, 3)
+    cosine = optim.lr_scheduler.CosineAnnealingLR(optim.SGD(_params(), lr=0.1), 10)
+    before = step.state_dict()
+    with pytest.raises(ValueError, match="expected the keys"):
+        step.load_state_dict(cosine.state_dict())
+    assert step.state_dict() == before
+    broken = dict(before, base_lrs=[0.1, 0.2])
+    with pytest.raises(ValueError, match="base_lrs has 2 entries"):
+        step.load_state_dict(broken)
+    assert step.state_dict() == before

@@ -114,3 +114,173 @@ def test_state_dict_loads_into_torch_and_back():
     mine = optim.AdamW([tl.nn.Parameter(tl.zeros(s)) for s in SHAPES], lr=0.05)
     mine.load_state_dict(back)
     assert mine.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
+
+
+SGD_OPTIONS = [
+    dict(momentum=m, dampening=d, nesterov=n, weight_decay=w, maximize=x)
+    for m, d, n, w, x in itertools.product([0.0, 0.9], [0.0, 0.3], [False, True], [0.0, 0.05], [False, True])
+    if not (n and (m == 0 or d != 0))
+]
+
+
+@pytest.mark.parametrize("options", SGD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_sgd_matches_torch(options):
+    ours, theirs = run_pair(lambda p: optim.SGD(p, lr=0.02, **options), lambda p: torch.optim.SGD(p, lr=0.02, **options))
+    assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
+
+
+RMSPROP_OPTIONS = [dict(momentum=m, centered=c, weight_decay=w, maximize=x)
+                   for m, c, w, x in itertools.product([0.0, 0.5], [False, True], [0.0, 0.05], [False, True])]
+
+
+@pytest.mark.parametrize("options", RMSPROP_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_rmsprop_matches_torch(options):
+    ours, theirs = run_pair(lambda p: optim.RMSprop(p, lr=0.01, alpha=0.9, **options),
+                            lambda p: torch.optim.RMSprop(p, lr=0.01, alpha=0.9, **options), rtol=2e-5, atol=2e-6)
+    assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
+
+
+ADAGRAD_OPTIONS = [dict(lr_decay=d, weight_decay=w, initial_accumulator_value=a, maximize=x)
+                   for d, w, a, x in itertools.product([0.0, 0.1], [0.0, 0.05], [0.0, 0.1], [False, True])]
+
+
+@pytest.mark.parametrize("options", ADAGRAD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_adagrad_matches_torch(options):
+    ours, theirs = run_pair(lambda p: optim.Adagrad(p, lr=0.1, **options),
+                            lambda p: torch.optim.Adagrad(p, lr=0.1, **options))
+    assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
+
+
+def test_adagrad_state_exists_from_construction_like_torch():
+    ours = optim.Adagrad([tl.nn.Parameter(tl.zeros(2))], initial_accumulator_value=0.5)
+    theirs = torch.optim.Adagrad([torch.nn.Parameter(torch.zeros(2))], initial_accumulator_value=0.5)
+    a, b = ours.state_dict(), theirs.state_dict()
+    assert list(a["state"][0]) == list(b["state"][0]) == ["step", "sum"]
+    assert a["state"][0]["step"].item() == 0.0 and np.all(a["state"][0]["sum"].data == 0.5)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon"])
+def test_defaults_and_group_keys_match_torch(name):
+    ours = getattr(optim, name)([tl.nn.Parameter(tl.zeros(2, 2))])
+    theirs = getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(2, 2))])
+    assert list(ours.defaults.items()) == list(theirs.defaults.items())
+    assert list(ours.param_groups[0]) == list(theirs.param_groups[0])
+    assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
+
+
+def test_params_without_grad_and_mixed_steps_match_torch():
+    """Some parameters skip steps: the per-parameter path, with different step counts, still matches."""
+    init = _init()
+    ours = [tl.nn.Parameter(tl.tensor(a.copy())) for a in init]
+    theirs = [torch.nn.Parameter(torch.tensor(a.copy())) for a in init]
+    opt_ours, opt_theirs = optim.AdamW(ours, lr=0.05), torch.optim.AdamW(theirs, lr=0.05)
+    rng = np.random.default_rng(3)
+    for step in range(12):
+        for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            if step % (index + 2) == 1:
+                a.grad, b.grad = None, None
+            else:
+                g = rng.standard_normal(a.shape).astype(np.float32)
+                a.grad, b.grad = tl.tensor(g), torch.tensor(g)
+        opt_ours.step()
+        opt_theirs.step()
+        for a, b in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    steps = [opt_ours.state[p]["step"].item() for p in ours]
+    assert steps == [opt_theirs.state[p]["step"].item() for p in theirs] and len(set(steps)) > 1
+
+
+# -- Muon: PyTorch orthogonalises in bfloat16, we in float32 --------------------------------
+MUON_SHAPES = [(6, 4), (3, 7)]
+
+
+def _muon_pair(options, patch_float32, monkeypatch, steps=STEPS, rtol=1e-4, atol=1e-5):
+    if patch_float32:  # PyTorch's own iteration with the bfloat16 cast removed
+        from torch.optim import _muon
+
+        def float32_newtonschulz(grad, ns_coefficients, ns_steps, eps):
+            a, b, c = ns_coefficients
+            x = grad.float()
+            if grad.size(0) > grad.size(1):
+                x = x.T
+            x = x / x.norm().clamp(min=eps)
+            for _ in range(ns_steps):
+                gram = x @ x.T
+                x = torch.addmm(x, torch.addmm(gram, gram, gram, beta=b, alpha=c), x, beta=a)
+            return x.T if grad.size(0) > grad.size(1) else x
+
+        monkeypatch.setattr(_muon, "_zeropower_via_newtonschulz", float32_newtonschulz)
+    rng = np.random.default_rng(0)
+    init = [(0.5 * rng.standard_normal(s)).astype(np.float32) for s in MUON_SHAPES]
+    ours = [tl.nn.Parameter(tl.tensor(a.copy())) for a in init]
+    theirs = [torch.nn.Parameter(torch.tensor(a.copy())) for a in init]
+    opt_ours, opt_theirs = optim.Muon(ours, **options), torch.optim.Muon(theirs, **options)
+    for step in range(steps):
+        for a, b in zip(ours, theirs, strict=True):
+            g = rng.standard_normal(a.shape).astype(np.float32)
+            a.grad, b.grad = tl.tensor(g), torch.tensor(g)
+        opt_ours.step()
+        opt_theirs.step()
+        for a, b in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"step {step + 1}")
+    return opt_ours, opt_theirs
+
+
+MUON_OPTIONS = [dict(lr=0.02, nesterov=n, adjust_lr_fn=f, weight_decay=w, momentum=m)
+                for n, f, w, m in itertools.product([True, False], [None, "original", "match_rms_adamw"], [0.0, 0.1],
+                                                    [0.95, 0.5])]
+
+
+@pytest.mark.parametrize("options", MUON_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+def test_muon_matches_torch_with_float32_orthogonalisation(options, monkeypatch):
+    ours, theirs = _muon_pair(options, True, monkeypatch)
+    a, b = ours.state_dict(), theirs.state_dict()
+    assert a["param_groups"] == b["param_groups"] and list(a["state"][0]) == list(b["state"][0]) == ["momentum_buffer"]
+    np.testing.assert_allclose(a["state"][1]["momentum_buffer"].data, b["state"][1]["momentum_buffer"].numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_muon_against_torch_bfloat16_is_close_not_equal(monkeypatch):
+    """bfloat16 keeps 8 bits of mantissa: one step differs by up to ~1% of the update."""
+    _muon_pair(dict(lr=0.02), False, monkeypatch, steps=1, rtol=0, atol=0.02 * 0.02 * 1.5)
+
+
+def test_zeropower_matches_torch_float32():
+    from torch.optim import _muon
+
+    g = np.random.default_rng(1).standard_normal((5, 8)).astype(np.float64)
+    ours = optim.muon.zeropower_via_newtonschulz(g)
+    x = torch.tensor(g)
+    x = x / x.norm().clamp(min=1e-7)
+    for _ in range(5):
+        gram = x @ x.T
+        x = torch.addmm(x, torch.addmm(gram, gram, gram, beta=-4.7750, alpha=2.0315), x, beta=3.4445)
+    np.testing.assert_allclose(ours, x.numpy(), rtol=1e-10, atol=1e-12)
+    assert _muon.DEFAULT_A == 3.4445 and _muon.EPS == 1e-7
+
+
+# -- gradient clipping --------------------------------------------------------------------
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf")])
+@pytest.mark.parametrize("max_norm", [0.5, 100.0])
+def test_clip_grad_norm_matches_torch(norm_type, max_norm):
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
+    ours = [tl.nn.Parameter(tl.zeros(s)) for s in SHAPES]
+    theirs = [torch.nn.Parameter(torch.zeros(s)) for s in SHAPES]
+    for a, b, g in zip(ours, theirs, grads, strict=True):
+        a.grad, b.grad = tl.tensor(g), torch.tensor(g)
+    total_ours = tl.nn.utils.clip_grad_norm_(ours, max_norm, norm_type)
+    total_theirs = torch.nn.utils.clip_grad_norm_(theirs, max_norm, norm_type)
+    assert total_ours.dtype == np.float32 and total_ours.shape == ()
+    np.testing.assert_allclose(total_ours.item(), total_theirs.item(), rtol=1e-6)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_clip_grad_value_matches_torch():
+    g = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    a, b = tl.nn.Parameter(tl.zeros(4, 5)), torch.nn.Parameter(torch.zeros(4, 5))
+    a.grad, b.grad = tl.tensor(g), torch.tensor(g)
+    tl.nn.utils.clip_grad_value_(a, 0.5)
+    torch.nn.utils.clip_grad_value_(b, 0.5)
+    np.testing.assert_array_equal(a.grad.data, b.grad.numpy())

@@ -39,3 +39,6 @@ from tensorlib.nn.modules import SiLU as SiLU
 from tensorlib.nn.modules import Softmax as Softmax
 from tensorlib.nn.modules import Tanh as Tanh
 from tensorlib.nn.parameter import Parameter as Parameter
+
+# Chapter 6, Optimizers: gradient clipping (tensorlib.nn.utils)
+from tensorlib.nn import utils as utils

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 __all__ = [
     'Optimizer',
+    'decay_groups',
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 3
+# %% book/06_optimizers.ipynb, cell 4
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping
@@ -35,9 +36,12 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import Tensor, enable_grad, no_grad
+from tensorlib.nn.modules.conv import Conv2d
+from tensorlib.nn.modules.linear import Linear
+from tensorlib.nn.modules.module import Module
 
 
-# %% book/06_optimizers.ipynb, cell 5
+# %% book/06_optimizers.ipynb, cell 19
 def _check_number(value: Any, name: str, low: float = 0.0, high: float = math.inf,
                    high_open: bool = False, owner: str = "optimizer") -> None:
     """A hyperparameter: a real number in ``[low, high]`` (``[low, high)`` with ``high_open``)."""
@@ -99,7 +103,7 @@ def _bump_version(tensor: Tensor) -> None:
         tensor[...] = tensor.data
 
 
-# %% book/06_optimizers.ipynb, cell 6
+# %% book/06_optimizers.ipynb, cell 20
 class _FlatBuffer:
     r"""The parameters of one group that share a dtype, end to end in one array, with their state.
 
@@ -178,7 +182,7 @@ class _FlatBuffer:
         for index, param in enumerate(self.params):
             if param.data is not self.views[index]:
                 return False
-            if self.initialized[index]:
+            if self.initialized[index] and self.names:
                 entry = optimizer.state.get(param)
                 if not entry or any(name not in entry or entry[name].data.base is not self.state[name] for name in self.names):
                     return False
@@ -227,7 +231,7 @@ class _FlatBuffer:
             _bump_version(self.params[index])
 
 
-# %% book/06_optimizers.ipynb, cell 7
+# %% book/06_optimizers.ipynb, cell 21
 def _as_state_value(value: Any) -> Any:
     """A saved state value as a Tensor copy (a Tensor or ndarray), or the value itself."""
     if isinstance(value, Tensor):
@@ -350,7 +354,7 @@ class _StateDictMixin:
         return checked
 
 
-# %% book/06_optimizers.ipynb, cell 8
+# %% book/06_optimizers.ipynb, cell 22
 class Optimizer(_StateDictMixin):
     r"""Base class of the optimizers: parameter groups, per-parameter state, checkpoints.
 
@@ -507,3 +511,34 @@ class Optimizer(_StateDictMixin):
             lines.append(f"Parameter Group {index}")
             lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
         return "\n".join(lines) + "\n)"
+
+
+# %% book/06_optimizers.ipynb, cell 57
+def decay_groups(model: Module, weight_decay: float, decay_types: tuple[type, ...] = (Linear, Conv2d)) -> list[dict[str, Any]]:
+    r"""Two param groups: weight decay for the weight matrices, none for everything else.
+
+    Decay pulls weights towards zero. That is a sensible prior for the weight matrix of a
+    ``Linear`` or ``Conv2d`` layer, and the wrong one for a bias (it only shifts), the gain
+    of a LayerNorm or RMSNorm (pulled towards 0 instead of its natural value 1) or an embedding
+    table (rows of rare tokens would shrink just for being rare). This helper puts the
+    ``weight`` of every module of ``decay_types`` in the first group and every other parameter
+    in the second (with ``weight_decay=0.0``), the recipe of GPT-2 style training code. A tied
+    parameter (an output layer sharing the embedding matrix) goes by the first module that
+    owns it, in ``named_modules`` order.
+
+    Args:
+        model: the module whose parameters are split.
+        weight_decay: the decay of the first group.
+        decay_types: the module classes whose ``weight`` decays.
+
+    Returns:
+        ``[{"params": [...], "weight_decay": weight_decay}, {"params": [...], "weight_decay": 0.0}]``,
+        each list in ``model.parameters()`` order, ready for any optimizer.
+    """
+    owner: dict[int, bool] = {}
+    for module in model.modules():
+        for name, param in module.named_parameters(recurse=False):
+            owner.setdefault(id(param), name == "weight" and isinstance(module, decay_types))
+    params = list(model.parameters())
+    return [{"params": [p for p in params if owner[id(p)]], "weight_decay": weight_decay},
+            {"params": [p for p in params if not owner[id(p)]], "weight_decay": 0.0}]
