@@ -13,18 +13,14 @@ import pytest
 import tensorlib as tl
 
 SCRIPT = textwrap.dedent('''
-    import math, sys
+    import sys
     import numpy as np
     import tensorlib as tl
     import tensorlib.nn.functional as F
     from tensorlib import nn
 
     BATCH, TOTAL, WARMUP, BASE_LR = 16, 24, 4, 1e-2
-
-    def lr_at(step):
-        if step < WARMUP:
-            return BASE_LR * (step + 1) / WARMUP
-        return BASE_LR * 0.5 * (1 + math.cos(math.pi * (step - WARMUP) / (TOTAL - WARMUP)))
+    S = tl.optim.lr_scheduler
 
     def data():
         g = tl.Generator(2024)
@@ -37,7 +33,10 @@ SCRIPT = textwrap.dedent('''
         model = nn.MLP(12, [32], 3, dropout=0.3, generator=init)
         optimizer = tl.optim.AdamW(model.parameters(), lr=BASE_LR, weight_decay=0.05)
         shuffle = init if tlckpt else tl.Generator(seed + 1)  # TLCKPT holds one generator
-        return {"model": model, "optimizer": optimizer, "init": init, "shuffle": shuffle, "step": 0, "batch": 0, "order": None}
+        scheduler = S.SequentialLR(optimizer, [S.LinearLR(optimizer, start_factor=0.1, total_iters=WARMUP),
+                                               S.CosineAnnealingLR(optimizer, T_max=TOTAL - WARMUP)], milestones=[WARMUP])
+        return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "init": init, "shuffle": shuffle,
+                "step": 0, "batch": 0, "order": None}
 
     def train(run, x, y, steps):
         losses = []
@@ -45,12 +44,11 @@ SCRIPT = textwrap.dedent('''
             if run["order"] is None or run["batch"] * BATCH >= len(y):
                 run["order"], run["batch"] = run["shuffle"].randperm(len(y)), 0
             index = run["order"][run["batch"] * BATCH:(run["batch"] + 1) * BATCH]
-            for group in run["optimizer"].param_groups:
-                group["lr"] = lr_at(run["step"])
             loss = F.cross_entropy(run["model"](tl.tensor(x[index])), tl.tensor(y[index]))
             loss.backward()
             run["optimizer"].step()
             run["optimizer"].zero_grad()
+            run["scheduler"].step()
             losses.append(loss.item())
             run["step"] += 1
             run["batch"] += 1
@@ -58,12 +56,13 @@ SCRIPT = textwrap.dedent('''
 
     def checkpoint(run):
         return {"model": run["model"].state_dict(), "optimizer": run["optimizer"].state_dict(),
-                "generators": {"init": run["init"].get_state(), "shuffle": run["shuffle"].get_state()},
+                "scheduler": run["scheduler"].state_dict(), "generators": {"init": run["init"].get_state(), "shuffle": run["shuffle"].get_state()},
                 "step": run["step"], "data": {"batch": run["batch"], "order": tl.from_numpy(run["order"])}}
 
     def restore(run, state):
         run["model"].load_state_dict(state["model"])
         run["optimizer"].load_state_dict(state["optimizer"])
+        run["scheduler"].load_state_dict(state["scheduler"])
         run["init"].set_state(state["generators"]["init"])
         run["shuffle"].set_state(state["generators"]["shuffle"])
         run["step"], run["batch"], run["order"] = state["step"], state["data"]["batch"], state["data"]["order"].numpy()
@@ -78,6 +77,10 @@ SCRIPT = textwrap.dedent('''
             run = new_run(seed=777, tlckpt=True)
             tl.serialization.load_checkpoint(path, run["model"], run["optimizer"], run["init"])
             position = tl.load(path + ".position")
+            run["scheduler"].load_state_dict(position["scheduler"])
+            # TLCKPT stores lr as float32; the scheduler's last lr is the exact float64 value
+            for group, lr in zip(run["optimizer"].param_groups, run["scheduler"].get_last_lr()):
+                group["lr"] = lr
             run["step"], run["batch"], run["order"] = position["step"], position["batch"], position["order"].numpy()
         losses = train(run, x, y, steps)
         tl.save({**checkpoint(run), "losses": losses}, result)
@@ -109,7 +112,8 @@ def test_resume_in_a_new_process_is_bitwise_identical(tmp_path, kind, monkeypatc
         tl.save(lib.checkpoint(first), path)
     else:
         tl.serialization.save_checkpoint(path, first["model"], first["optimizer"], first["init"])
-        tl.save({"step": first["step"], "batch": first["batch"], "order": tl.from_numpy(first["order"])},
+        tl.save({"step": first["step"], "batch": first["batch"], "order": tl.from_numpy(first["order"]),
+                 "scheduler": first["scheduler"].state_dict()},
                 str(path) + ".position")
     del first
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -123,6 +127,7 @@ def test_resume_in_a_new_process_is_bitwise_identical(tmp_path, kind, monkeypatc
     for name, value in final["model"].items():
         assert _bits(resumed["model"][name].numpy()) == _bits(value.numpy()), name
     assert resumed["optimizer"]["param_groups"] == final["optimizer"]["param_groups"]
+    assert resumed["scheduler"] == final["scheduler"]
     for index, entry in final["optimizer"]["state"].items():
         for key, value in entry.items():
             assert _bits(resumed["optimizer"]["state"][index][key].numpy()) == _bits(value.numpy()), (index, key)
