@@ -7,7 +7,7 @@ r"""Checkpoints of live objects: ``save_checkpoint`` / ``load_checkpoint`` (TLCK
 parameters, an AdamW optimizer's state and a generator's state in the TensorLib C library's
 TLCKPT v1 format, atomically. ``load_checkpoint`` reads it back *transactionally*: the file
 is decoded and validated in full, then checked against the live model (the same parameter
-names, the exact shapes), optimizer (AdamW, one parameter group) and generator, and only
+names, the exact shapes), optimizer (AdamW, one configuration) and generator, and only
 then is anything changed; if the last step fails, everything is rolled back. A bad file
 raises :class:`~tensorlib.serialization.reader.CheckpointError` and changes nothing.
 
