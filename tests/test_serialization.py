@@ -468,3 +468,22 @@ def test_tlckpt_round_trip_scalar_zero_size_and_non_ascii_names(tmp_path):
     for (name, a), (_, b) in zip(source.named_parameters(), target.named_parameters(), strict=True):
         assert a.shape == b.shape and a.numpy().tobytes() == b.numpy().tobytes(), name
     assert dict(target.named_parameters())["空"].shape == (0, 3)
+
+
+def test_tl_save_stores_a_tied_state_dict_once(tmp_path):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(6, 4)
+            self.head = nn.Linear(4, 6, bias=False)
+            self.head.weight = self.embed.weight
+
+    model = Tied()
+    tl.save({"model": model.state_dict()}, tmp_path / "tied.tl")
+    assert list(load_file(tmp_path / "tied.tl")) == ["model.embed.weight"]  # one copy on disk
+    state = tl.load(tmp_path / "tied.tl")["model"]
+    assert state["embed.weight"] is state["head.weight"]
+    fresh = Tied()
+    fresh.load_state_dict(state)
+    assert fresh.head.weight is fresh.embed.weight
+    assert np.array_equal(fresh.embed.weight.numpy(), model.embed.weight.numpy())

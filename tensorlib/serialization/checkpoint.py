@@ -42,7 +42,7 @@ from tensorlib.serialization.tlckpt import AdamWSection, TLCheckpoint, decode, e
 
 
 # %% book/07_checkpointing.ipynb, cell 37
-def _optimizer_parameters(optimizer: Any) -> list[Tensor]:
+def _optimizer_parameters(optimizer: Adam) -> list[Tensor]:
     """The optimizer's parameters in state_dict index order (its groups, concatenated)."""
     return [param for group in optimizer.param_groups for param in group["params"]]
 
@@ -62,7 +62,7 @@ def _adamw_config(optimizer: Any) -> dict[str, Any]:
     return groups[0]
 
 
-def _adamw_section(model_names: dict[int, str], parameters: dict[str, np.ndarray], optimizer: Any) -> AdamWSection:
+def _adamw_section(model_names: dict[int, str], parameters: dict[str, np.ndarray], optimizer: Adam) -> AdamWSection:
     """Build the AdamW section from ``optimizer.state_dict()``; parameters without state get step 0."""
     group = _adamw_config(optimizer)
     state = optimizer.state_dict()["state"]
@@ -87,7 +87,7 @@ def _adamw_section(model_names: dict[int, str], parameters: dict[str, np.ndarray
     return section
 
 
-def _optimizer_state(section: AdamWSection, model_names: dict[int, str], optimizer: Any, source: str) -> dict[str, Any]:
+def _optimizer_state(section: AdamWSection, model_names: dict[int, str], optimizer: Adam, source: str) -> dict[str, Any]:
     """The ``state_dict`` to load into ``optimizer`` from the file's AdamW section."""
     try:
         _adamw_config(optimizer)
@@ -125,7 +125,7 @@ def _closest(live: Any, stored: float) -> float:
 
 
 # %% book/07_checkpointing.ipynb, cell 38
-def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Any = None, generator: Generator | None = None) -> None:
+def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | None = None, generator: Generator | None = None) -> None:
     """Write ``model``'s parameters (and AdamW and generator state) to ``path`` as TLCKPT v1, atomically.
 
     Parameters are saved under their ``named_parameters()`` names (a tied parameter once);
@@ -165,7 +165,7 @@ def _check_model(checkpoint: TLCheckpoint, model: Module, source: str) -> dict[s
     return checkpoint.parameters
 
 
-def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Any = None, generator: Generator | None = None) -> TLCheckpoint:
+def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | None = None, generator: Generator | None = None) -> TLCheckpoint:
     """Load a TLCKPT v1 (or legacy TLWEIGHT) file into ``model``, ``optimizer`` and ``generator``: all or nothing.
 
     The file must name exactly the model's parameters, with the same shapes. An optimizer
