@@ -487,3 +487,29 @@ def test_tl_save_stores_a_tied_state_dict_once(tmp_path):
     fresh.load_state_dict(state)
     assert fresh.head.weight is fresh.embed.weight
     assert np.array_equal(fresh.embed.weight.numpy(), model.embed.weight.numpy())
+
+
+def test_tied_gpt_head_round_trips_through_every_format(tmp_path):
+    """Chapter 5's GPT ties its output head to the token embedding; every format keeps it tied."""
+    gpt = pytest.importorskip("tensorlib.gpt.model", reason="chapter 5 (tensorlib.gpt) is not merged yet")
+    config = gpt.GPTConfig(block_size=8, vocab_size=11, n_layer=1, n_head=2, n_embd=8, tie_weights=True)
+    model = gpt.GPT(config, generator=tl.Generator(0))
+    assert model.lm_head.weight is model.transformer.wte.weight
+    with pytest.raises(ValueError, match="share memory"):
+        save_file(model.state_dict(), tmp_path / "x.safetensors")
+    save_model(model, tmp_path / "gpt.safetensors")
+    tensors, metadata = st.load_with_metadata(tmp_path / "gpt.safetensors")
+    assert "lm_head.weight" not in tensors and metadata == {"lm_head.weight": "transformer.wte.weight"}
+    tl.save({"model": model.state_dict()}, tmp_path / "gpt.tl")
+    save_checkpoint(tmp_path / "gpt.tlckpt", model)
+    ids = tl.tensor([[1, 2, 3, 4]])
+    expected = model(ids)
+    expected = (expected[0] if isinstance(expected, tuple) else expected).numpy()
+    for load in (lambda m: load_model(m, tmp_path / "gpt.safetensors"),
+                 lambda m: m.load_state_dict(tl.load(tmp_path / "gpt.tl")["model"]),
+                 lambda m: load_checkpoint(tmp_path / "gpt.tlckpt", m)):
+        fresh = gpt.GPT(config, generator=tl.Generator(1))
+        load(fresh)
+        assert fresh.lm_head.weight is fresh.transformer.wte.weight
+        out = fresh(ids)
+        assert np.array_equal((out[0] if isinstance(out, tuple) else out).numpy(), expected)
