@@ -35,4 +35,8 @@ from tensorlib.random import (
 # Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
 from tensorlib import optim
 
+# Chapter 7, Checkpointing: tl.save/tl.load without pickle; formats in tl.serialization
+from tensorlib import serialization
+from tensorlib.serialization import load, save
+
 __version__ = "0.1.0"
