@@ -99,6 +99,7 @@ class _SoftmaxAttention(Function):
             grad_s *= probs  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
             if need[3]:
                 grad_mask = _unbroadcast(grad_s, self.mask_shape)
+                grad_mask = grad_mask.copy() if grad_mask is grad_s else grad_mask  # grad_s is scaled in place next
             grad_s *= grad_s.dtype.type(self.scale)
             if need[0]:
                 grad_q = _unbroadcast(np.matmul(grad_s, self.k), self.q.shape)  # Q̄ = s S̄ K
@@ -170,9 +171,11 @@ def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> 
     if not isinstance(attn_mask, Tensor):
         attn_mask = Tensor(np.asarray(attn_mask))
     try:
-        np.broadcast_shapes(_shape(attn_mask), target)
+        fits = np.broadcast_shapes(_shape(attn_mask), target) == target
     except ValueError:
-        raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {_shape(attn_mask)} does not broadcast to the scores' shape {target} (*, L, S)") from None
+        fits = False
+    if not fits:
+        raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {_shape(attn_mask)} does not broadcast to the scores' shape {target} (*, L, S)")
     if attn_mask.dtype == np.bool_:
         return np.where(attn_mask.numpy(), dtype.type(0), dtype.type(-np.inf))
     if attn_mask.dtype != dtype:
@@ -229,8 +232,7 @@ def scaled_dot_product_attention(
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     keep = None
     if dropout_p > 0:
-        shape = target if mask is None else np.broadcast_shapes(target, _shape(mask))
-        keep = resolve_generator(generator).bernoulli(1.0 - dropout_p, shape, dtype=dtype) / dtype.type(1.0 - dropout_p)
+        keep = resolve_generator(generator).bernoulli(1.0 - dropout_p, target, dtype=dtype) / dtype.type(1.0 - dropout_p)
     return _SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep)
 
 
