@@ -71,7 +71,7 @@ def test_fused_matches_composition_values_and_gradients():
         out = fn(q, k, v, mask) if fn is composed_attention else fn(q, k, v, attn_mask=mask)
         out.backward(g)
         grads.append([out.numpy().copy()] + [t.grad.numpy().copy() for t in (q, k, v, mask)])
-    for a, b in zip(*grads):
+    for a, b in zip(*grads, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-12)
 
 
@@ -335,7 +335,7 @@ def test_mha_gradcheck():
     pad = tl.tensor(np.array([[False, False, True], [False, False, False]]))
     params = list(mha.parameters())
     for need in (True, False):
-        assert gradcheck(lambda x, *p: mha(x, x, x, key_padding_mask=pad, need_weights=need)[0], (x, *params))
+        assert gradcheck(lambda x, *p, need=need: mha(x, x, x, key_padding_mask=pad, need_weights=need)[0], (x, *params))
 
 
 # ----------------------------------------------------------------------------- parity with PyTorch
@@ -374,7 +374,7 @@ def test_sdpa_parity(torch, dtype, tol, shape, masking):
     np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=tol, atol=tol)
     out.backward(tl.tensor(g))
     ref.backward(torch.tensor(g))
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
     if masking == "float":
         np.testing.assert_allclose(kwargs_tl["attn_mask"].grad.numpy(), kwargs_torch["attn_mask"].grad.numpy(), rtol=tol, atol=tol)
@@ -443,7 +443,7 @@ def test_mha_parity(torch, dtype, tol, batch_first, masks, bias):
             np.testing.assert_allclose(w.numpy(), ref_w.detach().numpy(), rtol=tol, atol=tol)
         out.backward(tl.tensor(g))
         ref_out.backward(torch.tensor(g))
-        for a, b in zip(ours, theirs):
+        for a, b in zip(ours, theirs, strict=True):
             np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
         ref_params = dict(ref.named_parameters())
         for name, p in mha.named_parameters():

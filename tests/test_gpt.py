@@ -63,7 +63,7 @@ def test_initialisation_scales():
 
 def test_same_seed_same_model():
     a, b = GPT(small(), generator=tl.Generator(3)), GPT(small(), generator=tl.Generator(3))
-    for (na, pa), (nb, pb) in zip(a.named_parameters(), b.named_parameters()):
+    for (na, pa), (nb, pb) in zip(a.named_parameters(), b.named_parameters(), strict=True):
         assert na == nb and np.array_equal(pa.numpy(), pb.numpy())
 
 

@@ -160,12 +160,12 @@ def test_parity_sequence_layers(torch, kind, num_layers, batch_first, bias, dtyp
     for a, b in finals:
         np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=tol, atol=tol)
     gs = [rng.standard_normal(t.shape).astype(dtype) for t, _ in [(out, None), *finals]]
-    loss_tl = sum(((t * tl.tensor(g)).sum() for (t, g) in zip([out] + [a for a, _ in finals], gs)), tl.tensor(0.0, dtype=dtype))
-    loss_t = sum((t * torch.tensor(g)).sum() for t, g in zip([ref_out] + [b for _, b in finals], gs))
+    loss_tl = sum(((t * tl.tensor(g)).sum() for (t, g) in zip([out] + [a for a, _ in finals], gs, strict=True)), tl.tensor(0.0, dtype=dtype))
+    loss_t = sum((t * torch.tensor(g)).sum() for t, g in zip([ref_out] + [b for _, b in finals], gs, strict=True))
     loss_tl.backward()
     loss_t.backward()
     np.testing.assert_allclose(x_tl.grad.numpy(), x_t.grad.numpy(), rtol=tol, atol=tol)
-    for a, b in zip(states_tl[: len(finals)], states_t[: len(finals)]):
+    for a, b in zip(states_tl[: len(finals)], states_t[: len(finals)], strict=True):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
     ref_params = dict(ref.named_parameters())
     for name, p in ours.named_parameters():
