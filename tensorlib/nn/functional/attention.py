@@ -32,7 +32,7 @@ from tensorlib.engine import Function, Tensor
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 13
+# %% book/05_attention.ipynb, cell 21
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to ``grad.shape``."""
     if grad.shape == shape:
@@ -124,7 +124,7 @@ class _MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 14
+# %% book/05_attention.ipynb, cell 27
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (L, S), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
 
@@ -236,9 +236,9 @@ def scaled_dot_product_attention(
     return _SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep)
 
 
-# %% book/05_attention.ipynb, cell 15
-def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,
-                             block_size: int = 64, scale: float | None = None) -> Tensor:
+# %% book/05_attention.ipynb, cell 45
+def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
+                             scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).
 
     The recurrence behind FlashAttention (Milakov and Gimelshein, 2018; Dao et al., 2022): for
@@ -253,13 +253,17 @@ def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = 
 
     Args: ``query`` (*, L, E), ``key`` (*, S, E), ``value`` (*, S, Ev) (Tensors or arrays);
     ``attn_mask`` as for :func:`scaled_dot_product_attention` (bool True = attend, or float);
-    ``block_size`` keys per block; ``scale`` default :math:`1/\sqrt{E}`. Returns a Tensor (*, L, Ev).
+    ``block_size`` keys per block; ``scale`` default :math:`1/\sqrt{E}`; ``is_causal`` the top-left
+    causal mask of :func:`scaled_dot_product_attention`, made block by block (an (L, S) mask would
+    cost the memory this function saves). Returns a Tensor (*, L, Ev).
     This is a teaching function: it records no graph.
     """
     q, k, v = (np.asarray(x.numpy() if isinstance(x, Tensor) else x) for x in (query, key, value))
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
         raise ValueError(f"online_softmax_attention: block_size must be an int >= 1, got {block_size!r}")
     scale = q.dtype.type(1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    if is_causal and attn_mask is not None:
+        raise ValueError("online_softmax_attention: pass either attn_mask or is_causal=True, not both")
     mask = None
     if attn_mask is not None:
         mask = np.asarray(attn_mask.numpy() if isinstance(attn_mask, Tensor) else attn_mask)
@@ -275,6 +279,8 @@ def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = 
         scores = np.matmul(q * scale, np.swapaxes(k[..., start:stop, :], -1, -2))  # (*, L, B)
         if mask is not None:
             scores = scores + mask[..., start:stop]
+        if is_causal:  # key j is visible to query i when j <= i
+            scores[..., np.arange(start, start + scores.shape[-1])[None, :] > np.arange(q.shape[-2])[:, None]] = -np.inf
         new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
         shift = np.where(new_max == -np.inf, 0, new_max)  # a row with nothing seen yet: e^{-inf - 0} = 0
         alpha = np.exp(running_max - shift)  # rescales what was accumulated under the old max
