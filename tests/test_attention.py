@@ -448,3 +448,23 @@ def test_mha_parity(torch, dtype, tol, batch_first, masks, bias):
         ref_params = dict(ref.named_parameters())
         for name, p in mha.named_parameters():
             np.testing.assert_allclose(p.grad.numpy(), ref_params[name].grad.numpy(), rtol=tol, atol=tol, err_msg=name)
+
+
+def test_mha_fully_masked_row_gives_zeros_not_nan():
+    mha = nn.MultiheadAttention(4, 2, batch_first=True, dtype=tl.float64, generator=tl.Generator(0))
+    x = randn(1, 3, 4, seed=1, requires_grad=True)
+    blocked = np.zeros((3, 3), dtype=bool)
+    blocked[1] = True  # query 1 may attend nothing (PyTorch's MultiheadAttention gives NaN here)
+    for need in (True, False):
+        x.grad = None
+        out, _ = mha(x, x, x, attn_mask=tl.tensor(blocked), need_weights=need)
+        np.testing.assert_allclose(out.numpy()[0, 1], mha.out_proj.bias.numpy())  # zero heads, then the bias
+        out.sum().backward()
+        assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_public_names():
+    assert tl.nn.MultiheadAttention is nn.modules.MultiheadAttention
+    assert F.scaled_dot_product_attention.__module__ == "tensorlib.nn.functional.attention"
+    for name in ("RNN", "LSTM", "RNNCell", "LSTMCell", "init_forget_bias_"):
+        assert hasattr(tl.nn, name), name
