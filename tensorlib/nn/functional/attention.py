@@ -66,12 +66,15 @@ class _SoftmaxAttention(Function):
 
     Inputs: ``q`` (*, L, E), ``k`` (*, S, E), ``v`` (*, S, Ev), ``mask`` an additive float
     array broadcastable to (*, L, S) or ``None``; options ``scale`` :math:`s` and ``keep``, the
-    dropout multiplier (0 or :math:`1/(1-p)` per probability) or ``None``. Saves :math:`Q, K, V`
-    and :math:`P` (not the scores); the backward is the chapter's closed form.
+    dropout multiplier (0 or :math:`1/(1-p)` per probability) or ``None``. Saves :math:`Q, K, V`,
+    :math:`P` and (a reference to) :math:`O`, not the scores; the backward is the chapter's closed
+    form, with :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`.
     """
 
-    __slots__ = ("q", "k", "v", "probs", "keep", "scale", "mask_shape")
-    reads = ((1, 2), (0, 2), (), (2,))  # Q̄ = s S̄ K, K̄ = s S̄ᵀ Q, and S̄ needs Ō Vᵀ; V̄ = Pᵀ Ō reads the saved P only
+    __slots__ = ("q", "k", "v", "probs", "out", "keep", "scale", "mask_shape")
+    # Q̄ = s S̄ K reads K, and S̄ reads V (P̄ = Ō Vᵀ) and O (the row sums); K̄ = s S̄ᵀ Q likewise;
+    # V̄ = Pᵀ Ō reads only the saved P; M̄ = S̄ reads V and O
+    reads = ((1, 2, "out"), (0, 2, "out"), (), (2, "out"))
 
     def forward(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None,
                 scale: float = 1.0, keep: np.ndarray | None = None) -> np.ndarray:
@@ -81,8 +84,8 @@ class _SoftmaxAttention(Function):
             self.mask_shape = mask.shape
             scores = np.add(scores, mask, out=scores) if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape else scores + mask
         self.probs = _softmax_rows_(scores)
-        weights = self.probs if keep is None else self.probs * keep
-        return np.matmul(weights, v)
+        self.out = np.matmul(self.probs if keep is None else self.probs * keep, v)
+        return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         probs, keep, need = self.probs, self.keep, self.needs_input_grad
@@ -91,20 +94,18 @@ class _SoftmaxAttention(Function):
             weights = probs if keep is None else probs * keep
             grad_v = _unbroadcast(np.matmul(np.swapaxes(weights, -1, -2), grad), self.v.shape)  # V̄ = Pᵀ Ō
         if need[0] or need[1] or need[3]:
-            grad_s = np.matmul(grad, np.swapaxes(self.v, -1, -2))  # P̄ = Ō Vᵀ
+            grad_s = np.matmul(grad, np.swapaxes(self.v, -1, -2))  # P̄ = Ō Vᵀ (times the dropout multiplier)
             if keep is not None:
                 grad_s *= keep
-            row = (grad_s * probs).sum(axis=-1, keepdims=True)
-            grad_s -= row
+            grad_s -= (grad * self.out).sum(axis=-1, keepdims=True)  # rowsum(P ⊙ P̄) = rowsum(Ō ⊙ O): L·Ev numbers, not L·S
             grad_s *= probs  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
-            if need[3]:
-                grad_mask = _unbroadcast(grad_s, self.mask_shape)
-                grad_mask = grad_mask.copy() if grad_mask is grad_s else grad_mask  # grad_s is scaled in place next
-            grad_s *= grad_s.dtype.type(self.scale)
+            scale = grad_s.dtype.type(self.scale)
             if need[0]:
-                grad_q = _unbroadcast(np.matmul(grad_s, self.k), self.q.shape)  # Q̄ = s S̄ K
+                grad_q = _unbroadcast(np.matmul(grad_s, self.k) * scale, self.q.shape)  # Q̄ = s S̄ K, scaled after the product
             if need[1]:
-                grad_k = _unbroadcast(np.matmul(np.swapaxes(grad_s, -1, -2), self.q), self.k.shape)  # K̄ = s S̄ᵀ Q
+                grad_k = _unbroadcast(np.matmul(np.swapaxes(grad_s, -1, -2), self.q) * scale, self.k.shape)  # K̄ = s S̄ᵀ Q
+            if need[3]:
+                grad_mask = _unbroadcast(grad_s, self.mask_shape)  # M̄ = S̄
         return grad_q, grad_k, grad_v, grad_mask
 
 
