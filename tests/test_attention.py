@@ -468,3 +468,33 @@ def test_public_names():
     assert F.scaled_dot_product_attention.__module__ == "tensorlib.nn.functional.attention"
     for name in ("RNN", "LSTM", "RNNCell", "LSTMCell", "init_forget_bias_"):
         assert hasattr(tl.nn, name), name
+
+
+def test_enable_gqa_repeats_key_value_heads():
+    q = randn(2, 6, 5, 4, seed=1, requires_grad=True)
+    k, v = randn(2, 2, 7, 4, seed=2, requires_grad=True), randn(2, 2, 7, 3, seed=3, requires_grad=True)
+    out = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    expected = reference_attention(q.numpy(), np.repeat(k.numpy(), 3, axis=1), np.repeat(v.numpy(), 3, axis=1))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), (q[:1, :, :2], k[:1, :, :3], v[:1, :, :3]))
+    with pytest.raises(ValueError, match="divide"):
+        F.scaled_dot_product_attention(q, randn(2, 4, 7, 4), randn(2, 4, 7, 3), enable_gqa=True)
+    with pytest.raises(ValueError, match="same length|do not broadcast"):
+        F.scaled_dot_product_attention(q, k, v)  # without enable_gqa the head counts must broadcast
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_enable_gqa_parity(torch, is_causal):
+    rng = np.random.default_rng(0)
+    q, k, v = rng.standard_normal((2, 6, 5, 4)), rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 2))
+    g = rng.standard_normal((2, 6, 5, 2))
+    ours = [tl.tensor(a, requires_grad=True) for a in (q, k, v)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out = F.scaled_dot_product_attention(*ours, is_causal=is_causal, enable_gqa=True)
+    ref = torch.nn.functional.scaled_dot_product_attention(*theirs, is_causal=is_causal, enable_gqa=True)
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-12, atol=1e-12)
+    out.backward(tl.tensor(g))
+    ref.backward(torch.tensor(g))
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)

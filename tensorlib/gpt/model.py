@@ -40,7 +40,7 @@ from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, Mod
 from tensorlib.random import Generator, multinomial
 
 
-# %% book/05_attention.ipynb, cell 59
+# %% book/05_attention.ipynb, cell 61
 @dataclass
 class GPTConfig:
     """The sizes of a :class:`GPT` (nanoGPT's names).
@@ -189,7 +189,7 @@ class PostNormBlock(Block):
         return self.ln_2(x + self.mlp(x))
 
 
-# %% book/05_attention.ipynb, cell 60
+# %% book/05_attention.ipynb, cell 62
 class GPT(Module):
     r"""A decoder-only transformer: embeddings, ``n_layer`` blocks, final LayerNorm, a linear head.
 

@@ -184,6 +184,20 @@ def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> 
     return attn_mask
 
 
+def _repeat_heads(query: Tensor, tensor: Tensor, name: str) -> Tensor:
+    """Repeat each head of ``tensor`` (dim -3) for its group of query heads: (*, Hk, S, E) -> (*, Hq, S, E)."""
+    if query.ndim < 3 or tensor.ndim < 3:
+        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs a head dimension (-3) in query and {name}, got shapes {_shape(query)} and {_shape(tensor)}")
+    heads, groups = query.shape[-3], tensor.shape[-3]
+    if heads % groups:
+        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs {name}'s {groups} heads to divide the query's {heads}")
+    if heads == groups:
+        return tensor
+    shape = _shape(tensor)
+    repeated = tensor.unsqueeze(-3).expand(*shape[:-2], heads // groups, *shape[-2:])  # (*, Hk, g, S, E): a view
+    return repeated.reshape(*shape[:-3], heads, *shape[-2:])
+
+
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -192,6 +206,7 @@ def scaled_dot_product_attention(
     dropout_p: float = 0.0,
     is_causal: bool = False,
     scale: float | None = None,
+    enable_gqa: bool = False,
     *,
     generator: Generator | None = None,
 ) -> Tensor:
@@ -208,6 +223,9 @@ def scaled_dot_product_attention(
         is_causal: apply the top-left causal mask ``causal_mask(L, S, offset=0)``, as PyTorch;
             for a KV cache (L < S) pass ``attn_mask=causal_mask(L, S)`` (bottom-right) instead.
         scale: :math:`s`, default :math:`1/\sqrt{E}`.
+        enable_gqa: grouped-query attention: ``key`` and ``value`` may have fewer heads (dim -3)
+            than ``query``, a divisor of its head count; each key/value head serves a group of
+            consecutive query heads (as PyTorch, which repeats them with ``repeat_interleave``).
         generator: the :class:`~tensorlib.Generator` of the dropout masks (a tensorlib
             extension; the global generator if ``None``).
 
@@ -219,6 +237,8 @@ def scaled_dot_product_attention(
             outside [0, 1).
         TypeError: non-float inputs, mixed dtypes, or a float mask of another dtype.
     """
+    if enable_gqa:
+        key, value = _repeat_heads(query, key, "key"), _repeat_heads(query, value, "value")
     batch = _check_qkv(query, key, value)
     length, source = query.shape[-2], key.shape[-2]
     target = (*batch, length, source)
@@ -237,7 +257,7 @@ def scaled_dot_product_attention(
     return _SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep)
 
 
-# %% book/05_attention.ipynb, cell 45
+# %% book/05_attention.ipynb, cell 47
 def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
                              scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).
