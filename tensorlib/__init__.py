@@ -32,4 +32,11 @@ from tensorlib.random import (
     rand, rand_like, randint, randint_like, randn, randn_like, randperm, set_rng_state,
 )
 
+# Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
+from tensorlib import optim
+
+# Chapter 7, Checkpointing: tl.save/tl.load without pickle; formats in tl.serialization
+from tensorlib import serialization
+from tensorlib.serialization import load, save
+
 __version__ = "0.1.0"

@@ -1,0 +1,15 @@
+"""tensorlib.optim: optimizers and learning-rate schedules, mirroring torch.optim.
+
+Written by hand, re-exports only.
+"""
+
+# Chapter 6, Optimizers (tensorlib.optim.*)
+from tensorlib.optim import lr_scheduler as lr_scheduler
+from tensorlib.optim.adagrad import Adagrad as Adagrad
+from tensorlib.optim.adam import Adam as Adam
+from tensorlib.optim.adam import AdamW as AdamW
+from tensorlib.optim.muon import Muon as Muon
+from tensorlib.optim.optimizer import Optimizer as Optimizer
+from tensorlib.optim.optimizer import decay_groups as decay_groups
+from tensorlib.optim.rmsprop import RMSprop as RMSprop
+from tensorlib.optim.sgd import SGD as SGD

@@ -1,0 +1,31 @@
+"""tensorlib.serialization: checkpoints that survive crashes, hostile bytes and PyTorch (chapter 7).
+
+Written by hand, re-exports only: each name lives in a module generated from
+book/07_checkpointing.ipynb.
+"""
+
+from tensorlib.serialization import atomic, checkpoint, nested, reader, safetensors, tlckpt
+from tensorlib.serialization.atomic import atomic_write
+from tensorlib.serialization.checkpoint import load_checkpoint, save_checkpoint
+from tensorlib.serialization.nested import load, save
+from tensorlib.serialization.reader import CheckpointError
+from tensorlib.serialization.safetensors import load_file, load_model, save_file, save_model
+
+__all__ = [
+    "CheckpointError",
+    "atomic",
+    "atomic_write",
+    "checkpoint",
+    "load",
+    "load_checkpoint",
+    "load_file",
+    "load_model",
+    "nested",
+    "reader",
+    "safetensors",
+    "save",
+    "save_checkpoint",
+    "save_file",
+    "save_model",
+    "tlckpt",
+]
