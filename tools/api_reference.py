@@ -256,25 +256,49 @@ def chapter_titles(book: Path) -> dict[str, str]:
     return titles
 
 
-def _inherited_exclusions(cls: type) -> str:
-    """Base classes whose members a class's entry leaves to their own entries (and ``object``)."""
-    bases = [base.__name__ for base in cls.__mro__[1:] if not base.__name__.startswith("_")]
-    return ", ".join(dict.fromkeys([*bases, "object"]))
+def _documented_classes(modules: list[ModuleInfo]) -> set[type]:
+    return {entry.obj for info in modules for entry in info.entries if entry.kind == "class"}
+
+
+def _shown_members(cls: type, documented: set[type]) -> dict[str, Any]:
+    """The public, documented members a class's entry shows, in definition order.
+
+    A member shows where it is defined, or on the first documented class that inherits it
+    from undocumented bases (mixins such as ``_ModuleTree`` or ``ReductionMixin``, which build
+    a class from pieces). A member that a documented base class has is left to that base.
+    """
+    owned_elsewhere: set[type] = {object}
+    for base in cls.__mro__[1:]:
+        if base in documented:
+            owned_elsewhere |= set(base.__mro__)
+    defined_in: dict[str, type] = {}
+    for base in cls.__mro__:
+        for name in vars(base):
+            defined_in.setdefault(name, base)
+    members: dict[str, Any] = {}
+    for base in reversed([b for b in cls.__mro__ if b not in owned_elsewhere]):
+        for name, value in vars(base).items():
+            if defined_in[name] is not base or name.startswith("_") or name in members:
+                continue
+            if isinstance(value, (types.FunctionType, classmethod, staticmethod, property)) and (
+                getattr(value, "__doc__", None) or ""
+            ).strip():
+                members[name] = value
+    return members
 
 
 def _rst_literal(text: str) -> str:
     return f"``{text}``"
 
 
-def _entry_rst(entry: Entry, labels: set[str]) -> list[str]:
+def _entry_rst(entry: Entry, labels: set[str], documented: set[type]) -> list[str]:
     if entry.kind == "function":
         lines = [f".. autofunction:: {entry.canonical}"]
     elif entry.kind == "class":
-        lines = [
-            f".. autoclass:: {entry.canonical}",
-            "   :members:",
-            f"   :inherited-members: {_inherited_exclusions(entry.obj)}",
-        ]
+        lines = [f".. autoclass:: {entry.canonical}"]
+        members = _shown_members(entry.obj, documented)
+        if members:
+            lines.append("   :members: " + ", ".join(members))
     else:
         lines = [f".. py:data:: {entry.name}", f"   :module: {entry.module}"]
         if not isinstance(entry.obj, (types.FunctionType, type)):
@@ -309,6 +333,7 @@ def chapter_pages(modules: list[ModuleInfo], titles: dict[str, str], labels: set
 
     ``labels``: the derivation labels that exist (an empty set links every entry).
     """
+    documented = _documented_classes(modules)
     by_chapter: dict[str, list[ModuleInfo]] = {}
     for info in modules:
         by_chapter.setdefault(info.notebook, []).append(info)
@@ -337,7 +362,7 @@ def chapter_pages(modules: list[ModuleInfo], titles: dict[str, str], labels: set
             heading = _rst_literal(info.name)
             lines += [heading, "-" * len(heading), "", f".. automodule:: {info.name}", ""]
             for entry in info.entries:
-                lines += _entry_rst(entry, labels or set())
+                lines += _entry_rst(entry, labels or set(), documented)
         pages[f"{notebook}.rst"] = "\n".join(lines).rstrip() + "\n"
     return pages
 
@@ -394,6 +419,7 @@ def link_targets(modules: list[ModuleInfo]) -> dict[str, tuple[str, str]]:
     """
     targets: dict[str, tuple[str, str]] = {}
     bare: dict[str, set[tuple[str, str]]] = {}
+    documented = _documented_classes(modules)
 
     def spellings(public: str) -> list[str]:
         short = public.removeprefix(PACKAGE + ".")
@@ -417,15 +443,13 @@ def link_targets(modules: list[ModuleInfo]) -> dict[str, tuple[str, str]]:
             for name in {entry.name, *(a.rsplit(".", 1)[1] for a in entry.aliases)}:
                 bare.setdefault(name, set()).add((role, entry.canonical))
             if entry.kind == "class":
-                for member, value in vars(entry.obj).items():
-                    if member.startswith("_") or not (getattr(value, "__doc__", None) or "").strip():
-                        continue
-                    if isinstance(value, (types.FunctionType, classmethod, staticmethod, property)):
-                        member_role = "attr" if isinstance(value, property) else "meth"
-                        for public in [entry.canonical, *entry.aliases]:
-                            for text in spellings(public):
-                                targets.setdefault(f"{text}.{member}", (member_role, f"{entry.canonical}.{member}"))
-                        targets.setdefault(f"{entry.name}.{member}", (member_role, f"{entry.canonical}.{member}"))
+                for member, value in _shown_members(entry.obj, documented).items():
+                    member_role = "attr" if isinstance(value, property) else "meth"
+                    member_target = (member_role, f"{entry.canonical}.{member}")
+                    for public in [entry.canonical, *entry.aliases]:
+                        for text in spellings(public):
+                            targets.setdefault(f"{text}.{member}", member_target)
+                    targets.setdefault(f"{entry.name}.{member}", member_target)
     for name, found in bare.items():
         if len(found) == 1 and name not in vars(builtins) and name not in targets:
             targets[name] = next(iter(found))
