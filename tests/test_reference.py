@@ -132,6 +132,8 @@ def test_inline_names_resolve_to_entries(modules) -> None:
     assert targets["tl.nn"] == ("mod", "tensorlib.nn")
     # Python's builtins are never linked by their bare name (``sum``, ``float``).
     assert "sum" not in targets and "float" not in targets and "Linear" in targets
+    # A bare name that is also a method's (Tensor.backward, Tensor.grad) is ambiguous.
+    assert "backward" not in targets and "grad" not in targets
 
 
 # ---------------------------------------------------------------------------------------------

@@ -414,8 +414,9 @@ def link_targets(modules: list[ModuleInfo]) -> dict[str, tuple[str, str]]:
 
     Every public name (``tensorlib.nn.Linear``), its usual spellings (``tl.nn.Linear``,
     ``nn.Linear``, ``F.softmax`` for ``tensorlib.nn.functional``), the canonical name, and the
-    bare name (``Linear``) when it names one entry only and is not a Python builtin. Methods
-    are reached as ``Class.method`` and modules by their dotted name.
+    bare name (``Linear``) when it names one entry only and is neither a Python builtin nor a
+    method's or attribute's name (``backward``, ``grad``). Methods are reached as
+    ``Class.method`` and modules by their dotted name.
     """
     targets: dict[str, tuple[str, str]] = {}
     bare: dict[str, set[tuple[str, str]]] = {}
@@ -450,8 +451,11 @@ def link_targets(modules: list[ModuleInfo]) -> dict[str, tuple[str, str]]:
                         for text in spellings(public):
                             targets.setdefault(f"{text}.{member}", member_target)
                     targets.setdefault(f"{entry.name}.{member}", member_target)
+    # A bare name that is also a method or attribute (``backward``, ``grad``, ``reshape``) may
+    # mean either: only the dotted spellings link.
+    member_names = {name for cls in documented for name in dir(cls)}  # slots and methods
     for name, found in bare.items():
-        if len(found) == 1 and name not in vars(builtins) and name not in targets:
+        if len(found) == 1 and name not in vars(builtins) and name not in targets and name not in member_names:
             targets[name] = next(iter(found))
     return targets
 
