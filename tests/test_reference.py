@@ -186,3 +186,42 @@ def test_the_figure_check_can_fail(tmp_path: Path) -> None:
     path = tmp_path / "sample.ipynb"
     path.write_text(json.dumps({"cells": [cell, good], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert figure_problems(path, tmp_path) == ["sample.ipynb, cell 1: no caption and no alt text"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The website extension's text helpers (tools/sphinx_tensorlib.py).
+
+
+@pytest.fixture(scope="module")
+def extension():
+    pytest.importorskip("sphinx")
+    import sphinx_tensorlib
+
+    return sphinx_tensorlib
+
+
+def test_export_directives_are_split_from_the_code(extension) -> None:
+    directives, code = extension._split_directives("#| default_exp nn.init\n#| export\nimport math\n#| not a directive")
+    assert directives == [["default_exp", "nn.init"], ["export"]]
+    assert code == "import math\n#| not a directive"
+    assert extension._split_directives("x = 1") == ([], "x = 1")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Shapes: input (*, in_features), output (*, out)", r"Shapes: input (\*, in_features), output (\*, out)"),
+        ("two ``where``s, then ``Clamp``; done", r"two ``where``\ s, then ``Clamp``; done"),
+        ("an *emphasis* and **strong** stay", "an *emphasis* and **strong** stay"),
+        ("``(*, 3)`` and :math:`a*b` stay", "``(*, 3)`` and :math:`a*b` stay"),
+        (r"already \*escaped", r"already \*escaped"),
+    ],
+)
+def test_docstring_lines_become_valid_restructuredtext(extension, line: str, expected: str) -> None:
+    assert extension._clean_docstring_line(line) == expected
+
+
+def test_several_names_in_one_field_lose_their_spaces(extension) -> None:
+    lines = [":ivar n_layer, n_head, n_embd: sizes", ":param x: one"]
+    extension._clean_docstring(None, "attribute", "name", None, None, lines)
+    assert lines == [":ivar n_layer,n_head,n_embd: sizes", ":param x: one"]

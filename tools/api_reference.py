@@ -261,7 +261,7 @@ def _documented_classes(modules: list[ModuleInfo]) -> set[type]:
 
 
 def _shown_members(cls: type, documented: set[type]) -> dict[str, Any]:
-    """The public, documented members a class's entry shows, in definition order.
+    """The public methods and properties a class's entry shows, in definition order.
 
     A member shows where it is defined, or on the first documented class that inherits it
     from undocumented bases (mixins such as ``_ModuleTree`` or ``ReductionMixin``, which build
@@ -280,9 +280,7 @@ def _shown_members(cls: type, documented: set[type]) -> dict[str, Any]:
         for name, value in vars(base).items():
             if defined_in[name] is not base or name.startswith("_") or name in members:
                 continue
-            if isinstance(value, (types.FunctionType, classmethod, staticmethod, property)) and (
-                getattr(value, "__doc__", None) or ""
-            ).strip():
+            if isinstance(value, (types.FunctionType, classmethod, staticmethod, property)):
                 members[name] = value
     return members
 
@@ -298,7 +296,7 @@ def _entry_rst(entry: Entry, labels: set[str], documented: set[type]) -> list[st
         lines = [f".. autoclass:: {entry.canonical}"]
         members = _shown_members(entry.obj, documented)
         if members:
-            lines.append("   :members: " + ", ".join(members))
+            lines += ["   :members: " + ", ".join(members), "   :undoc-members:"]
     else:
         lines = [f".. py:data:: {entry.name}", f"   :module: {entry.module}"]
         if not isinstance(entry.obj, (types.FunctionType, type)):

@@ -301,8 +301,27 @@ def _resolve_public_names(app: Sphinx, env: Any, node: Any, contnode: Any) -> An
         if isinstance(cls, type):
             resolved = _member_of(cls, member or target, domain.objects)
     if resolved is None:
-        return None
+        # A helper that exists but is not public (in a module's __all__, not re-exported) has
+        # no entry: show the name as code, unlinked. Anything else stays a broken reference.
+        return contnode if _exists_in_package(target, node) else None
     return domain.resolve_xref(env, node["refdoc"], app.builder, "obj", resolved, node, contnode)
+
+
+def _exists_in_package(target: str, node: Any) -> bool:
+    module, cls = node.get("py:module") or "", node.get("py:class") or ""
+    for dotted in (target, f"{module}.{target}", f"{module}.{cls}.{target}"):
+        if not dotted.startswith("tensorlib."):
+            continue
+        parts = dotted.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            obj = sys.modules.get(".".join(parts[:split]))
+            if obj is None:
+                continue
+            for name in parts[split:]:
+                obj = getattr(obj, name, None)
+            if obj is not None:
+                return True
+    return False
 
 
 def _add_static(app: Sphinx) -> None:
