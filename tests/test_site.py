@@ -499,6 +499,12 @@ import api_reference  # noqa: E402
 EXPORT_DIRECTIVE_IN_CODE = re.compile(r"<pre><span></span>(<span[^>]*>)?#\|")
 
 
+def test_the_directive_check_can_fail() -> None:
+    shown = '<div class="highlight"><pre><span></span><span class="c1">#| export nn.init</span>'
+    assert EXPORT_DIRECTIVE_IN_CODE.search(shown)
+    assert not EXPORT_DIRECTIVE_IN_CODE.search('<pre><span></span><span class="kn">import</span>')
+
+
 def _is_exported(cell: dict) -> bool:
     """Whether a cell's leading ``#|`` lines include an ``export`` directive."""
     if cell["cell_type"] != "code":
