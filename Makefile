@@ -59,7 +59,7 @@ bench: install
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf book/_build book/_mathjax build dist .bench .pytest_cache .hypothesis .ruff_cache *.egg-info
+	rm -rf book/_build book/_mathjax book/reference build dist .bench .pytest_cache .hypothesis .ruff_cache *.egg-info
 	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +
 
 # Chapter 7: 10,000 mutated checkpoint files per format (TLCKPT, safetensors, tl.save); prints the counts
