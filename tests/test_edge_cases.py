@@ -331,6 +331,13 @@ _CREATORS = {
     "Tensor.to": lambda dt: tl.ones(2).to(dtype=dt),
     "Tensor.type": lambda dt: tl.ones(2).type(dt),
     "Module.to": lambda dt: tl.nn.Linear(2, 2).to(dtype=dt),
+    "rand": lambda dt: tl.rand(2, dtype=dt),
+    "randn_like": lambda dt: tl.randn_like(tl.ones(2), dtype=dt),
+    "randint": lambda dt: tl.randint(0, 3, (2,), dtype=dt),
+    "randperm": lambda dt: tl.randperm(3, dtype=dt),
+    "randn": lambda dt: tl.randn(2, dtype=dt),
+    "nn.Linear": lambda dt: tl.nn.Linear(2, 2, dtype=dt),
+    "nn.Embedding": lambda dt: tl.nn.Embedding(3, 2, dtype=dt),
 }
 
 
