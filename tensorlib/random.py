@@ -131,7 +131,10 @@ def _float_dtype(dtype: object) -> np.dtype:
     """``dtype`` (float32 when None) as a numpy dtype, checked to be float16, float32 or float64."""
     if dtype is None:  # the common case, answered without building a dtype
         return _FLOAT_DTYPES[1]
-    _, resolved = parse_to(dtype=dtype)  # chapter 2's one resolver: refuses str, object, complex, ...
+    try:
+        _, resolved = parse_to(dtype=dtype)  # chapter 2's one resolver: refuses str, object, complex, ...
+    except TypeError:
+        resolved = dtype
     if resolved not in _FLOAT_DTYPES:
         raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {resolved}")
     return resolved

@@ -345,7 +345,7 @@ _CREATORS = {
                          ids=["str", "object", "complex", "complex64", "datetime64", "U3", "S3"])
 @pytest.mark.parametrize("where", list(_CREATORS))
 def test_unsupported_dtypes_are_refused_everywhere_with_the_list_of_dtypes(where, dtype):
-    with pytest.raises(TypeError, match=r"bool, integer and floating point dtypes \(bool, uint8, .*float64\)"):
+    with pytest.raises(TypeError, match=r"float16, float32(,| or) float64"):
         _CREATORS[where](dtype)
 
 
