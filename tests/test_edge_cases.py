@@ -488,6 +488,20 @@ def _index_changed_in_place(lib):
     return x.grad
 
 
+def _changed_after_use(lib, op, kind):
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    other = lib.tensor([0, 0]) if kind == "index" else lib.tensor([True, False, True])
+    y = op(lib, x, other).sum()
+    with lib.no_grad():
+        other.fill_(1 if kind == "index" else False)
+    y.backward()
+    return x.grad
+
+
+def _functional(lib):
+    return tl.nn.functional if lib is tl else __import__("torch").nn.functional
+
+
 def _cross_entropy(lib, logits, target):
     F_ = tl.nn.functional if lib is tl else __import__("torch").nn.functional
     return F_.cross_entropy(lib.tensor(logits), lib.tensor(target))
@@ -496,6 +510,25 @@ def _cross_entropy(lib, logits, target):
 NEG = -np.inf
 PROBE = {
     "index changed in place after use": _index_changed_in_place,
+    "bool mask changed after use": lambda lib: _changed_after_use(lib, lambda lib, x, m: x[m], "mask"),
+    "gather index changed after use": lambda lib: _changed_after_use(lib, lambda lib, x, i: x.gather(0, i), "index"),
+    "masked_fill mask changed after use": lambda lib: _changed_after_use(lib, lambda lib, x, m: x.masked_fill(m, 0.0), "mask"),
+    "where condition changed after use": lambda lib: _changed_after_use(lib, lambda lib, x, m: lib.where(m, x, 0.0), "mask"),
+    "nll_loss with -inf": lambda lib: _functional(lib).nll_loss(lib.tensor([[-0.1, NEG, -2.0]]), lib.tensor([0])),
+    "float16 var": lambda lib: lib.tensor(np.tile(np.array([0.0, 2.0], np.float16), 35000)).var(),
+    "float16 mse_loss gradient": lambda lib: _grad_of(
+        lib, np.zeros(70000), lambda t: _functional(lib).mse_loss(t, lib.ones(70000, dtype=lib.float16)), np.float16
+    ),
+    "float16 BCE-with-logits gradient": lambda lib: _grad_of(
+        lib, np.zeros(70000), lambda t: _functional(lib).binary_cross_entropy_with_logits(t, lib.ones(70000, dtype=lib.float16)), np.float16
+    ),
+    "min() gradient at NaN": lambda lib: _grad_of(lib, [1.0, NAN, 3.0], lambda t: t.min()),
+    "amax() gradient at NaN": lambda lib: _grad_of(lib, [1.0, NAN, 3.0], lambda t: t.amax()),
+    "topk with NaN": lambda lib: lib.tensor([1.0, NAN, 3.0]).topk(1).indices,
+    "log_softmax over a size-0 dim": lambda lib: lib.zeros(2, 0).log_softmax(dim=1),
+    "max(dim) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).max(dim=1).values,
+    "max(dim=0) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).max(dim=0).values,
+    "integer remainder by zero": lambda lib: lib.tensor([1, 2]) % 0,
     "cross_entropy with a -inf logit": lambda lib: _cross_entropy(lib, [[0.0, NEG, 3.0]], [2]),
     "cross_entropy, -inf at the target": lambda lib: _cross_entropy(lib, [[0.0, NEG, 3.0]], [1]),
     "cross_entropy, ignored -inf row": lambda lib: _cross_entropy(lib, [[0.0, NEG, 3.0], [NEG, NEG, NEG]], [2, -100]),
