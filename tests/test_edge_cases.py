@@ -4,8 +4,9 @@ Kept as a standing probe: in-place changes of index, mask and condition tensors 
 grad mode; descending sort/topk of unsigned, minimum and bool values; float16 reductions; losses with
 ``-inf`` logits; ``dtype=`` checked everywhere by ``parse_to``; ``.grad`` assignment checked; integer
 powers, Python ints beyond int64, big-endian arrays, uint8 masks and integer sums as in PyTorch.
-``test_standing_probe_matches_pytorch`` runs every case of issue 10 on both libraries. The expected values are PyTorch 2.13's (written out, so the tests run without torch;
-the parity tests compare with torch itself where it is installed).
+The expected values are PyTorch 2.13's, written out so that the tests run without torch; the parity tests
+(``test_standing_probe_matches_pytorch`` runs every case of issue 10 on both libraries) compare with torch
+itself where it is installed.
 """
 
 from __future__ import annotations
