@@ -59,7 +59,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device, device, tensor
+from tensorlib.engine import Tensor, as_device, device, parse_to, tensor
 from tensorlib.shape import as_shape
 
 _GAMMA = 0x9E3779B97F4A7C15  # odd, close to 2**64 / golden ratio
@@ -132,7 +132,7 @@ def _float_dtype(dtype: object) -> np.dtype:
     if dtype is None:  # the common case, answered without building a dtype
         return _FLOAT_DTYPES[1]
     try:
-        resolved = np.dtype(dtype)
+        _, resolved = parse_to(dtype=dtype)  # chapter 2's one resolver: refuses str, object, complex, ...
     except TypeError:
         resolved = dtype
     if resolved not in _FLOAT_DTYPES:
@@ -474,9 +474,9 @@ def _bind_bounds(name: str, forms: str, args: tuple, slots: dict[str, object]) -
 
 def _sample_dtype(dtype: object, default: object, requires_grad: bool, name: str) -> np.dtype:
     try:
-        resolved = np.dtype(default if dtype is None else dtype)
-    except TypeError:
-        raise TypeError(f"{name}: dtype must be a tensorlib dtype, got {dtype!r}") from None
+        _, resolved = parse_to(dtype=default if dtype is None else dtype)
+    except TypeError as error:
+        raise TypeError(f"{name}: {error}") from None
     if requires_grad and resolved.kind != "f":
         raise TypeError(f"{name}: only floating-point tensors can require gradients, got {resolved}")
     return resolved

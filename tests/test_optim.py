@@ -440,7 +440,9 @@ def test_a_gradient_of_the_wrong_shape_changes_nothing():
     first, second = _params()[:2], _params(seed=1)[2:]
     opt = optim.AdamW([{"params": first}, {"params": second}], lr=0.1)
     _set_grads(first + second, 0)
-    second[0].grad = tl.zeros(3, 3)
+    with pytest.raises(RuntimeError, match=r"gradient of size \[3, 3\] to a tensor of size \[2, 4\]"):
+        second[0].grad = tl.zeros(3, 3)  # refused at assignment, as in PyTorch
+    second[0].grad.data = np.zeros((3, 3), np.float32)  # .data takes any shape: the step still checks
     before = [p.data.copy() for p in first + second]
     with pytest.raises(RuntimeError, match=r"gradient of shape \(3, 3\) for a parameter of shape \(2, 4\)"):
         opt.step()

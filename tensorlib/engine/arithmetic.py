@@ -184,6 +184,19 @@ class Neg(Function):
         return (-grad,)
 
 
+def _integral(value: Any) -> bool:
+    """Whether an operand is an integer or bool array or number (a float operand is the common, fast case)."""
+    return value.dtype.kind in "biu" if isinstance(value, np.ndarray) else isinstance(value, (int, np.integer))
+
+
+def _integer_power(a: Any, b: np.ndarray) -> np.ndarray:
+    """Integer ``a ** b`` with negative exponents, as torch computes it: 1 for a = 1, +-1 for a = -1, else 0."""
+    a, b = np.asarray(a), np.asarray(b)
+    out = np.power(a, np.maximum(b, 0))
+    reciprocal = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    return np.where(b < 0, reciprocal, out).astype(out.dtype)
+
+
 class Pow(Function):
     """:math:`y = a^b`; :math:`\\bar a = \\bar y \\, b \\, a^{b-1}`, :math:`\\bar b = \\bar y \\, y \\ln a`.
 
@@ -195,8 +208,11 @@ class Pow(Function):
 
     def forward(self, a: Any, b: Any) -> np.ndarray:
         self.a, self.b = a, b
-        if isinstance(a, np.ndarray) and a.dtype.kind in "iu" and np.any(np.asarray(b) < 0):
-            a = a.astype(_DEFAULT_FLOAT)  # integers to negative powers: a float result, like torch
+        if _integral(a) and _integral(b) and np.any(np.asarray(b) < 0):
+            if not isinstance(b, np.ndarray):  # a number as exponent: refused, as in torch
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            self.out = _integer_power(a, b)
+            return self.out
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # 0 ** -1 is inf, (-1) ** 0.5 nan
             self.out = np.power(a, b)
         return self.out

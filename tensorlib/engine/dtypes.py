@@ -172,7 +172,10 @@ def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device,
     try:
         resolved = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"dtype must be a tensorlib dtype such as tensorlib.float32, got {dtype!r}") from None
-    if resolved.kind not in "biuf":
-        raise TypeError(f"tensorlib supports bool, integer and floating point dtypes, got {resolved}")
+        raise TypeError(f"dtype must be a tensorlib dtype ({_SUPPORTED}), got {dtype!r}") from None
+    if resolved.kind not in "biuf":  # str, object, complex, datetime, bytes: numpy has them, tensorlib's ops do not
+        raise TypeError(f"unsupported dtype {resolved}: tensorlib supports bool, integer and floating point dtypes ({_SUPPORTED})")
     return where, resolved
+
+
+_SUPPORTED = "bool, uint8, int8, int16, int32, int64, float16, float32, float64"

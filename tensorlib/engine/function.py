@@ -190,11 +190,11 @@ registry keeps no graph alive, and a plain dict keeps the per-backward check che
 
 def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
     """``leaf.grad += grad`` (creating it the first time); the leaf owns its own copy."""
-    if leaf.grad is None:
-        leaf.grad = _wrap(np.array(grad, dtype=leaf._data.dtype, copy=True), None)
+    if leaf._grad is None:
+        leaf._grad = _wrap(np.array(grad, dtype=leaf._data.dtype, copy=True), None)
     else:
-        total = leaf.grad._data + grad
-        leaf.grad._data = total if total.dtype == leaf._data.dtype else total.astype(leaf._data.dtype)
+        total = leaf._grad._data + grad
+        leaf._grad._data = total if total.dtype == leaf._data.dtype else total.astype(leaf._data.dtype)
 
 
 def _capture_slots(capture: Sequence[Tensor]) -> tuple[dict[int, list[int]], dict[Function, list[int]]]:
@@ -381,10 +381,44 @@ def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
 
 
 # %% book/02_autograd.ipynb, cell 34
+def _check_assigned_grad(tensor: TensorBase, grad: Any) -> None:
+    """What PyTorch checks on ``x.grad = g``: ``g`` is a Tensor other than ``x``, of ``x``'s dtype and shape."""
+    if not isinstance(grad, TensorBase):
+        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(grad).__name__}")
+    if grad is tensor:
+        raise RuntimeError("can't assign Variable as its own grad")
+    if grad._data.dtype != tensor._data.dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype {grad._data.dtype} to a tensor with dtype "
+            f"{tensor._data.dtype}: the gradient must match the tensor's dtype"
+        )
+    if grad._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            f"attempting to assign a gradient of size {list(grad._data.shape)} to a tensor of size "
+            f"{list(tensor._data.shape)}: the gradient and the tensor must have the same size"
+        )
+
+
 class AutogradMixin:
-    """The autograd methods of a tensor: ``requires_grad``, ``backward``, ``requires_grad_``, ``detach``."""
+    """The autograd methods of a tensor: ``grad``, ``requires_grad``, ``backward``, ``requires_grad_``, ``detach``."""
 
     __slots__ = ()
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient :math:`\\partial L / \\partial x`, a Tensor of this tensor's shape and dtype, or None.
+
+        Assigning checks what PyTorch checks: None or a Tensor of the same shape and dtype
+        (``x.grad = 5`` raises ``TypeError`` at once, a (3, 3) gradient for a (3,) tensor
+        ``RuntimeError``), so a wrong gradient never reaches an optimizer.
+        """
+        return self._grad
+
+    @grad.setter
+    def grad(self, grad: Tensor | None) -> None:
+        if grad is not None:
+            _check_assigned_grad(self, grad)
+        self._grad = grad
 
     @property
     def requires_grad(self) -> bool:

@@ -18,6 +18,7 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 115
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,12 +32,20 @@ if TYPE_CHECKING:
     from tensorlib.engine.tensor_class import Tensor
 
 
+def _index_array(tensor: TensorBase) -> np.ndarray:
+    """A Tensor inside an index, as an array; a uint8 one is a mask (PyTorch's old meaning, deprecated there too)."""
+    if tensor._data.dtype == np.uint8:
+        warnings.warn("indexing with dtype uint8 is deprecated, please use a dtype bool instead", UserWarning, stacklevel=3)
+        return tensor._data != 0
+    return tensor._data
+
+
 def _index_key(key: Any) -> Any:
     """An index with every Tensor in it replaced by its array."""
     if isinstance(key, TensorBase):
-        return key._data
+        return _index_array(key)
     if isinstance(key, tuple):
-        return tuple(part._data if isinstance(part, TensorBase) else part for part in key)
+        return tuple(_index_array(part) if isinstance(part, TensorBase) else part for part in key)
     return key
 
 
@@ -125,7 +134,7 @@ class IndexingMixin:
 
     def __getitem__(self, key: Any) -> Tensor:
         if isinstance(key, TensorBase):  # an index or mask tensor: an input, so its version is checked
-            return _view_of(Index.apply(self, key, key=key._data), self)
+            return _view_of(Index.apply(self, key, key=_index_array(key)), self)
         if isinstance(key, tuple):
             tensors = [part for part in key if isinstance(part, TensorBase)]
             if tensors:

@@ -77,6 +77,8 @@ class Sum(Function):
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
         if x.dtype is float16:
             return x.sum(axis=axes, keepdims=keepdims, dtype=np.float32).astype(float16)
+        if x.dtype.kind == "u":  # numpy sums uint8 in uint64; torch sums every integer and bool dtype in int64
+            return x.sum(axis=axes, keepdims=keepdims, dtype=np.int64)
         if not keepdims and len(axes) == x.ndim:
             return x.sum()  # every axis: numpy's fastest path
         return x.sum(axis=axes, keepdims=keepdims)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import _DEFAULT_FLOAT, bool_, float32, int64
+from tensorlib.engine.dtypes import _DEFAULT_FLOAT, bool_, float32, int64, parse_to
 from tensorlib.shape import as_shape, normalize_axis
 
 if TYPE_CHECKING:
@@ -45,6 +45,11 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
         array = data._data
     elif isinstance(data, np.ndarray):
         array = data
+        if not array.dtype.isnative:  # as torch.from_numpy: no silent byte swap (from_numpy shares memory)
+            raise ValueError(
+                "given numpy array has byte order different from the native byte order: convert it first, "
+                "array.astype(array.dtype.newbyteorder('='))"
+            )
     else:
         try:
             array = np.asarray(data)
@@ -55,14 +60,25 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
             ) from None
         if dtype is None and array.dtype == np.float64 and not isinstance(data, np.floating):
             array = array.astype(_DEFAULT_FLOAT)
+        if array.dtype.kind in "Ou" and array.dtype.itemsize == 8 and _beyond_int64(data):
+            if dtype is None or np.dtype(dtype).kind != "f":  # torch: as floats they are fine, as int64 not
+                raise ValueError(f"Overflow when unpacking long long: {_preview(data)} holds an integer outside int64")
+            array = np.asarray(data, dtype=np.float64)
     if array.dtype.kind not in "biuf":
         raise TypeError(
             f"can't make a tensor from {type(data).__name__} of dtype {array.dtype}: "
             "only bool, integer and floating point data are supported"
         )
     if dtype is not None:
-        array = array.astype(np.dtype(dtype), copy=False)
+        array = array.astype(parse_to(dtype=dtype)[1], copy=False)
     return array
+
+
+def _beyond_int64(data: Any) -> bool:
+    """Whether nested lists of numbers hold a Python int outside int64, which torch refuses to store."""
+    if isinstance(data, (list, tuple)):
+        return any(_beyond_int64(item) for item in data)
+    return isinstance(data, int) and not -(2**63) <= data < 2**63
 
 
 def _preview(data: Any) -> str:
@@ -74,7 +90,7 @@ def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
     """A plain Tensor around ``array`` (no copy, no checks): how ops make their results."""
     tensor = object.__new__(_result_class)
     tensor._data = array
-    tensor.grad = None
+    tensor._grad = None
     tensor.grad_fn = grad_fn
     tensor._requires_grad = grad_fn is not None
     tensor._versions = None
@@ -169,8 +185,7 @@ class TensorBase:
         grad_fn: the :class:`Function` node that produced this tensor, or ``None`` for a leaf.
     """
 
-    __slots__ = ("_data", "grad", "_requires_grad", "grad_fn", "_versions", "__weakref__")
-    grad: Tensor | None
+    __slots__ = ("_data", "_grad", "_requires_grad", "grad_fn", "_versions", "__weakref__")
     grad_fn: Function | None
 
     def __init_subclass__(cls, ops_return: bool = False, **kwargs: Any) -> None:
@@ -188,7 +203,7 @@ class TensorBase:
                 "tensorlib.tensor(data) for a copy of data"
             )
         self._data = _as_array(data, dtype)
-        self.grad = None
+        self._grad = None
         self.grad_fn = None
         self._requires_grad = False
         self._versions = _shared_versions(data) if isinstance(data, TensorBase) and self._data is data._data else None

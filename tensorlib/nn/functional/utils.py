@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device
+from tensorlib.engine import Tensor, parse_to
 from tensorlib.shape import as_shape
 
 _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -51,13 +51,9 @@ def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
 
     ``device`` must be None or the CPU (tensorlib's only device).
     """
-    as_device(device)
-    if dtype is None:
+    _, resolved = parse_to(dtype=dtype, device=device)  # chapter 2's one resolver of dtype= and device=
+    if resolved is None:
         return _FLOAT_DTYPES[1]
-    try:
-        resolved = np.dtype(dtype)
-    except TypeError:
-        resolved = dtype
     if resolved not in _FLOAT_DTYPES:
         raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {resolved}")
     return resolved

@@ -29,8 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device, no_grad
-from tensorlib.engine import device as Device
+from tensorlib.engine import Tensor, no_grad, parse_to
 from tensorlib.nn.parameter import Parameter
 
 
@@ -237,30 +236,6 @@ class _ModuleTree:
 
 
 # %% book/04_layers.ipynb, cell 32
-def _to_dtype(args: tuple, device: Any, dtype: Any) -> np.dtype | None:
-    """Parse :meth:`Module.to`'s arguments as PyTorch does; check the device, return the dtype or None."""
-    if len(args) > 2:
-        raise TypeError(f"to() takes at most 2 positional arguments (device, dtype), got {len(args)}")
-    for arg in args:
-        if isinstance(arg, Tensor):
-            dtype = arg.dtype
-        elif isinstance(arg, (str, Device)):
-            device = arg
-        else:
-            dtype = arg
-    as_device(device)
-    if dtype is None:
-        return None
-    try:
-        resolved = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"to() expects a device, a dtype or a tensor, got {dtype!r}") from None
-    if resolved.kind != "f":
-        # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
-        raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
-    return resolved
-
-
 class _ModuleModes:
     """Modes, gradients and casts over the whole tree (a part of :class:`Module`): ``train``,
     ``eval``, ``requires_grad_``, ``zero_grad``, ``to``, ``cpu``, ``double``, ``float``, ``half``.
@@ -329,8 +304,12 @@ class _ModuleModes:
             TypeError: for a dtype that is not floating point.
             ValueError: for a device other than the CPU.
         """
-        resolved = _to_dtype(args, device, dtype)
-        return self if resolved is None else self._cast(resolved)
+        _, resolved = parse_to(*args, dtype=dtype, device=device)  # chapter 2's resolver, as Tensor.to's
+        if resolved is None:
+            return self
+        if resolved.kind != "f":  # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
+        return self._cast(resolved)
 
     def cpu(self) -> Module:
         """Return ``self``: tensorlib's parameters always live on the CPU."""
