@@ -40,5 +40,13 @@ from tensorlib.nn.modules import Softmax as Softmax
 from tensorlib.nn.modules import Tanh as Tanh
 from tensorlib.nn.parameter import Parameter as Parameter
 
+# Chapter 5, Attention: recurrent layers and multi-head attention (tensorlib.nn.modules.rnn, .attention)
+from tensorlib.nn.modules import LSTM as LSTM
+from tensorlib.nn.modules import LSTMCell as LSTMCell
+from tensorlib.nn.modules import MultiheadAttention as MultiheadAttention
+from tensorlib.nn.modules import RNN as RNN
+from tensorlib.nn.modules import RNNCell as RNNCell
+from tensorlib.nn.modules import init_forget_bias_ as init_forget_bias_
+
 # Chapter 6, Optimizers: gradient clipping (tensorlib.nn.utils)
 from tensorlib.nn import utils as utils

@@ -52,4 +52,16 @@ __all__ = [
     "pad",
     "rms_norm",
     "unfold",
+    # Chapter 5
+    "causal_mask",
+    "online_softmax_attention",
+    "scaled_dot_product_attention",
 ]
+
+# Chapter 5, Attention: fused softmax attention, masks, online softmax (nn.functional.attention)
+# isort: split
+from tensorlib.nn.functional.attention import (
+    causal_mask,
+    online_softmax_attention,
+    scaled_dot_product_attention,
+)

@@ -45,4 +45,15 @@ __all__ = [
     "Sigmoid",
     "Softmax",
     "Tanh",
+    # Chapter 5
+    "LSTM",
+    "LSTMCell",
+    "MultiheadAttention",
+    "RNN",
+    "RNNCell",
+    "init_forget_bias_",
 ]
+
+# Chapter 5, Attention: recurrent layers and multi-head attention (nn.modules.rnn, nn.modules.attention)
+from tensorlib.nn.modules.attention import MultiheadAttention
+from tensorlib.nn.modules.rnn import LSTM, RNN, LSTMCell, RNNCell, init_forget_bias_

@@ -1,0 +1,191 @@
+"""Chapter 5: RNNCell, LSTMCell, RNN, LSTM and init_forget_bias_ (tensorlib.nn.modules.rnn)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib import nn
+from tensorlib.autograd import gradcheck
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def randn(*shape, seed=0, dtype=np.float64, requires_grad=False):
+    return tl.tensor(np.random.default_rng(seed).standard_normal(shape).astype(dtype), requires_grad=requires_grad)
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def test_parameter_names_shapes_and_init_bound():
+    lstm = nn.LSTM(3, 5, num_layers=2, generator=tl.Generator(0))
+    assert [(n, tuple(p.shape)) for n, p in lstm.named_parameters()] == [
+        ("weight_ih_l0", (20, 3)), ("weight_hh_l0", (20, 5)), ("bias_ih_l0", (20,)), ("bias_hh_l0", (20,)),
+        ("weight_ih_l1", (20, 5)), ("weight_hh_l1", (20, 5)), ("bias_ih_l1", (20,)), ("bias_hh_l1", (20,))]
+    assert all(np.abs(p.numpy()).max() <= 1 / np.sqrt(5) for p in lstm.parameters())
+    rnn = nn.RNN(3, 4, bias=False)
+    assert [n for n, _ in rnn.named_parameters()] == ["weight_ih_l0", "weight_hh_l0"]
+    cell = nn.LSTMCell(3, 4)
+    assert [(n, tuple(p.shape)) for n, p in cell.named_parameters()] == [
+        ("weight_ih", (16, 3)), ("weight_hh", (16, 4)), ("bias_ih", (16,)), ("bias_hh", (16,))]
+
+
+def test_lstm_cell_matches_hand_written_step():
+    cell = nn.LSTMCell(3, 2, dtype=tl.float64, generator=tl.Generator(1))
+    x, h, c = randn(4, 3, seed=1), randn(4, 2, seed=2), randn(4, 2, seed=3)
+    h1, c1 = cell(x, (h, c))
+    a = x.numpy() @ cell.weight_ih.numpy().T + cell.bias_ih.numpy() + h.numpy() @ cell.weight_hh.numpy().T + cell.bias_hh.numpy()
+    i, f, g, o = sigmoid(a[:, :2]), sigmoid(a[:, 2:4]), np.tanh(a[:, 4:6]), sigmoid(a[:, 6:])
+    c_expected = f * c.numpy() + i * g
+    np.testing.assert_allclose(c1.numpy(), c_expected, rtol=1e-12)
+    np.testing.assert_allclose(h1.numpy(), o * np.tanh(c_expected), rtol=1e-12)
+
+
+def test_rnn_cell_relu_and_unbatched():
+    cell = nn.RNNCell(3, 2, nonlinearity="relu", dtype=tl.float64, generator=tl.Generator(1))
+    x, h = randn(3, seed=1), randn(2, seed=2)
+    out = cell(x, h)
+    expected = np.maximum(0, x.numpy() @ cell.weight_ih.numpy().T + cell.bias_ih.numpy() + h.numpy() @ cell.weight_hh.numpy().T + cell.bias_hh.numpy())
+    assert out.shape == (2,)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+
+
+def test_sequence_layer_equals_cell_loop():
+    lstm = nn.LSTM(3, 4, dtype=tl.float64, generator=tl.Generator(2))
+    cell = nn.LSTMCell(3, 4, dtype=tl.float64)
+    cell.load_state_dict({k[:-3]: v for k, v in lstm.state_dict().items()})
+    x = randn(5, 2, 3, seed=4)
+    out, (h_n, c_n) = lstm(x)
+    h = c = tl.zeros(2, 4, dtype=tl.float64)
+    for t in range(5):
+        h, c = cell(x[t], (h, c))
+        np.testing.assert_allclose(out.numpy()[t], h.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h_n.numpy()[0], h.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(c_n.numpy()[0], c.numpy(), rtol=1e-12)
+
+
+def test_batch_first_and_unbatched_layouts():
+    rnn = nn.RNN(3, 4, num_layers=2, dtype=tl.float64, generator=tl.Generator(0))
+    rnn_bf = nn.RNN(3, 4, num_layers=2, batch_first=True, dtype=tl.float64)
+    rnn_bf.load_state_dict(rnn.state_dict())
+    x = randn(5, 2, 3, seed=1)
+    out, h = rnn(x)
+    out_bf, h_bf = rnn_bf(x.transpose(0, 1))
+    np.testing.assert_allclose(out_bf.numpy(), out.numpy().transpose(1, 0, 2), rtol=1e-12)
+    np.testing.assert_allclose(h_bf.numpy(), h.numpy(), rtol=1e-12)
+    single, h_single = rnn(x[:, 0])
+    assert single.shape == (5, 4) and h_single.shape == (2, 4)
+    np.testing.assert_allclose(single.numpy(), out.numpy()[:, 0], rtol=1e-12)
+
+
+def test_bad_inputs_raise():
+    lstm = nn.LSTM(3, 4, num_layers=2)
+    with pytest.raises(ValueError, match="expected input of shape"):
+        lstm(tl.zeros(5, 2, 7))
+    with pytest.raises(ValueError, match="h_0 of shape"):
+        lstm(tl.zeros(5, 2, 3), (tl.zeros(1, 2, 4), tl.zeros(2, 2, 4)))
+    with pytest.raises(ValueError, match="bidirectional"):
+        nn.LSTM(3, 4, bidirectional=True)
+    with pytest.raises(ValueError, match="nonlinearity"):
+        nn.RNN(3, 4, nonlinearity="sigmoid")
+    with pytest.raises(ValueError, match="hidden_size"):
+        nn.RNNCell(3, 0)
+
+
+def test_gradcheck_lstm_and_rnn():
+    lstm = nn.LSTM(2, 3, num_layers=2, dtype=tl.float64, generator=tl.Generator(0))
+    x = randn(4, 2, 2, seed=1, requires_grad=True)
+    h0, c0 = randn(2, 2, 3, seed=2, requires_grad=True), randn(2, 2, 3, seed=3, requires_grad=True)
+    assert gradcheck(lambda x, h, c, *p: lstm(x, (h, c))[0], (x, h0, c0, *lstm.parameters()))
+    rnn = nn.RNN(2, 3, dtype=tl.float64, generator=tl.Generator(0))
+    assert gradcheck(lambda x, *p: rnn(x)[1], (x, *rnn.parameters()))
+    cell = nn.LSTMCell(2, 3, dtype=tl.float64, generator=tl.Generator(0))
+    assert gradcheck(lambda x, *p: cell(x[0])[1], (x, *cell.parameters()))
+
+
+def test_dropout_between_layers_uses_generator():
+    a = nn.LSTM(3, 4, num_layers=2, dropout=0.5, generator=tl.Generator(5))
+    b = nn.LSTM(3, 4, num_layers=2, dropout=0.5, generator=tl.Generator(5))
+    x = randn(5, 2, 3, dtype=np.float32)
+    np.testing.assert_array_equal(a(x)[0].numpy(), b(x)[0].numpy())
+    a.eval()
+    plain = nn.LSTM(3, 4, num_layers=2)
+    plain.load_state_dict(a.state_dict())
+    np.testing.assert_array_equal(a(x)[0].numpy(), plain(x)[0].numpy())
+
+
+def test_init_forget_bias():
+    lstm = nn.LSTM(3, 4, num_layers=2, generator=tl.Generator(0))
+    before = lstm.bias_ih_l0.numpy().copy()
+    nn.init_forget_bias_(lstm, 1.0)
+    for layer in range(2):
+        total = getattr(lstm, f"bias_ih_l{layer}").numpy() + getattr(lstm, f"bias_hh_l{layer}").numpy()
+        np.testing.assert_array_equal(total[4:8], 1.0)
+    np.testing.assert_array_equal(lstm.bias_ih_l0.numpy()[:4], before[:4])  # other gates untouched
+    with pytest.raises(ValueError, match="no LSTM"):
+        nn.init_forget_bias_(nn.RNN(3, 4))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "RNN-relu"])
+@pytest.mark.parametrize("num_layers, batch_first, bias", [(1, False, True), (2, True, True), (2, False, False)])
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+def test_parity_sequence_layers(torch, kind, num_layers, batch_first, bias, dtype, tol):
+    rng = np.random.default_rng(0)
+    extra = {"nonlinearity": "relu"} if kind == "RNN-relu" else {}
+    ours = getattr(nn, kind.split("-")[0])(3, 4, num_layers=num_layers, batch_first=batch_first, bias=bias, dtype=dtype, generator=tl.Generator(0), **extra)
+    ref = getattr(torch.nn, kind.split("-")[0])(3, 4, num_layers=num_layers, batch_first=batch_first, bias=bias, **extra).to(getattr(torch, np.dtype(dtype).name))
+    ref.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    x = rng.standard_normal((2, 5, 3) if batch_first else (5, 2, 3)).astype(dtype)
+    h0 = rng.standard_normal((num_layers, 2, 4)).astype(dtype)
+    c0 = rng.standard_normal((num_layers, 2, 4)).astype(dtype)
+    x_tl, x_t = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    states_tl = [tl.tensor(s, requires_grad=True) for s in (h0, c0)]
+    states_t = [torch.tensor(s, requires_grad=True) for s in (h0, c0)]
+    if kind == "LSTM":
+        out, (h, c) = ours(x_tl, tuple(states_tl))
+        ref_out, (ref_h, ref_c) = ref(x_t, tuple(states_t))
+        finals = [(h, ref_h), (c, ref_c)]
+    else:
+        out, h = ours(x_tl, states_tl[0])
+        ref_out, ref_h = ref(x_t, states_t[0])
+        finals = [(h, ref_h)]
+    np.testing.assert_allclose(out.numpy(), ref_out.detach().numpy(), rtol=tol, atol=tol)
+    for a, b in finals:
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=tol, atol=tol)
+    gs = [rng.standard_normal(t.shape).astype(dtype) for t, _ in [(out, None), *finals]]
+    loss_tl = sum(((t * tl.tensor(g)).sum() for (t, g) in zip([out] + [a for a, _ in finals], gs, strict=True)), tl.tensor(0.0, dtype=dtype))
+    loss_t = sum((t * torch.tensor(g)).sum() for t, g in zip([ref_out] + [b for _, b in finals], gs, strict=True))
+    loss_tl.backward()
+    loss_t.backward()
+    np.testing.assert_allclose(x_tl.grad.numpy(), x_t.grad.numpy(), rtol=tol, atol=tol)
+    for a, b in zip(states_tl[: len(finals)], states_t[: len(finals)], strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=tol, atol=tol)
+    ref_params = dict(ref.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), ref_params[name].grad.numpy(), rtol=tol, atol=tol, err_msg=name)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kind", ["RNNCell", "LSTMCell"])
+def test_parity_cells(torch, kind):
+    rng = np.random.default_rng(0)
+    ours = getattr(nn, kind)(3, 4, dtype=tl.float64, generator=tl.Generator(0))
+    ref = getattr(torch.nn, kind)(3, 4).double()
+    ref.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    x = rng.standard_normal((2, 3))
+    out, ref_out = ours(tl.tensor(x)), ref(torch.tensor(x))
+    out = out if kind == "RNNCell" else out[0] + 2 * out[1]
+    ref_out = ref_out if kind == "RNNCell" else ref_out[0] + 2 * ref_out[1]
+    np.testing.assert_allclose(out.numpy(), ref_out.detach().numpy(), rtol=1e-12)
+    out.sum().backward()
+    ref_out.sum().backward()
+    ref_params = dict(ref.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), ref_params[name].grad.numpy(), rtol=1e-12, atol=1e-14)
