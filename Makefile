@@ -66,6 +66,6 @@ fuzz: install
 # checkpoints and log.csv in runs/gpt (make train again resumes it), then samples at two temperatures
 .PHONY: train
 train: install
-	test -f runs/gpt/ckpt.safetensors && $(PY) -m tensorlib.gpt train --out runs/gpt --resume || $(PY) -m tensorlib.gpt train --out runs/gpt
+	if [ -f runs/gpt/ckpt.safetensors ]; then $(PY) -m tensorlib.gpt train --out runs/gpt --resume; else $(PY) -m tensorlib.gpt train --out runs/gpt; fi
 	$(PY) -m tensorlib.gpt sample --checkpoint runs/gpt --prompt "The " --temperature 0.5 --max-new-tokens 300
 	$(PY) -m tensorlib.gpt sample --checkpoint runs/gpt --prompt "The " --temperature 1.0 --max-new-tokens 300

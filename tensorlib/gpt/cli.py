@@ -30,7 +30,15 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from tensorlib.gpt.data import DEFAULT_CORPUS, load_corpus
-from tensorlib.gpt.train import CHECKPOINT_FILE, LOG_FILE, TrainConfig, Trainer, model_from_checkpoint, read_checkpoint, sample
+from tensorlib.gpt.train import (
+    CHECKPOINT_FILE,
+    LOG_FILE,
+    TrainConfig,
+    Trainer,
+    model_from_checkpoint,
+    read_checkpoint,
+    sample,
+)
 from tensorlib.random import Generator
 from tensorlib.serialization.reader import CheckpointError
 

@@ -47,9 +47,10 @@ def tune_malloc(mmap_threshold: int = 32 * 2**20, trim_threshold: int = 512 * 2*
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.gnu_get_libc_version  # glibc only: musl and others have no mallopt thresholds
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    except OSError:
         return False
+    if not hasattr(libc, "gnu_get_libc_version") or not hasattr(libc, "mallopt"):
+        return False  # glibc only: musl and others have no such thresholds
+    mallopt = libc.mallopt
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(mallopt(M_TRIM_THRESHOLD, int(trim_threshold)))

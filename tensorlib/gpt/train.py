@@ -40,14 +40,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
-from tensorlib.gpt.data import BatchSampler, CharTokenizer, load_corpus, text_digest, train_val_split
+from tensorlib.gpt.data import BatchSampler, CharTokenizer, text_digest, train_val_split
 from tensorlib.gpt.model import GPT, GPTConfig
 from tensorlib.gpt.perf import tune_malloc
 from tensorlib.nn.utils.clip_grad import clip_grad_norm_
