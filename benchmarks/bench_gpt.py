@@ -1,0 +1,249 @@
+"""GPT training step (818k parameters) and MLP step, forward + backward + AdamW, at 1 and 2 threads, with peak memory.
+
+The suite's GPT workload: vocabulary 65, context 64, width 128, 4 heads, 4 pre-norm blocks with
+a tanh-GELU 4x MLP, untied head (818,176 parameters), batch 16; one step is forward, cross-entropy,
+backward and AdamW. tensorlib's step is chapter 8's (``tune_malloc`` on, as the trainer does;
+the "untuned" row leaves glibc's defaults), PyTorch's is the same model written with
+``torch.nn`` (tests/test_parity_gpt_train.py's twin, untied). The MLP step is 64-256-256-10 with
+ReLU at batch 128, with a hand-written numpy column (manual backward, Adam's update in place).
+Generation: 63 new tokens after a 1-token prompt with a KV cache, in tokens per second
+(reported as seconds per token).
+
+Each figure is the median step time of ``BENCH_GPT_STEPS`` timed steps (default 8, after 3
+warm-up steps) in a fresh process whose BLAS and torch thread counts are set before import;
+``BENCH_GPT_REPEATS`` (default 1; 3 for the figures in the book) fresh processes per cell,
+interleaved, median taken. Peak memory: the growth of the process's peak resident set over its
+size after the imports (``ru_maxrss``), in MB, in the ``peak_mb_*`` fields.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+ROOT = HERE.parent.parent
+VOCAB, CONTEXT, WIDTH, HEADS, BLOCKS, BATCH = 65, 64, 128, 4, 4, 16
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _torch_gpt(torch):
+    from torch import nn
+    from torch.nn import functional as F
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1, self.ln_2 = nn.LayerNorm(WIDTH), nn.LayerNorm(WIDTH)
+            self.c_attn, self.c_proj = nn.Linear(WIDTH, 3 * WIDTH), nn.Linear(WIDTH, WIDTH)
+            self.c_fc, self.mlp_proj = nn.Linear(WIDTH, 4 * WIDTH), nn.Linear(4 * WIDTH, WIDTH)
+
+        def forward(self, x, cache=None):
+            B, T, C = x.shape
+            q, k, v = (t.view(B, T, HEADS, C // HEADS).transpose(1, 2) for t in self.c_attn(self.ln_1(x)).split(C, dim=2))
+            if cache is not None:
+                if cache:
+                    k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
+                cache[:] = [k, v]
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=q.shape[2] > 1)
+            x = x + self.c_proj(y.transpose(1, 2).reshape(B, T, C))
+            return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(VOCAB, WIDTH), nn.Embedding(CONTEXT, WIDTH)
+            self.h = nn.ModuleList([Block() for _ in range(BLOCKS)])
+            self.ln_f, self.head = nn.LayerNorm(WIDTH), nn.Linear(WIDTH, VOCAB, bias=False)
+
+        def forward(self, idx, start=0, caches=None):
+            x = self.wte(idx) + self.wpe(torch.arange(start, start + idx.shape[1]))
+            for i, block in enumerate(self.h):
+                x = block(x, None if caches is None else caches[i])
+            return self.head(self.ln_f(x))
+
+    return GPT()
+
+
+def _median_step(step, steps: int) -> float:
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def worker(impl: str, what: str, steps: int) -> dict:
+    """Runs in a fresh process: the median step time and the peak memory growth of one cell."""
+    import numpy as np
+
+    if impl.startswith("tensorlib"):
+        sys.path.insert(0, str(ROOT))
+        import tensorlib as tl
+        from tensorlib.gpt import GPT, GPTConfig, tune_malloc
+        from tensorlib.nn import functional as F
+        if impl == "tensorlib":
+            tune_malloc()
+    elif impl == "torch":
+        import torch
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    base = _rss_mb()
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, VOCAB, (BATCH, CONTEXT))
+    tgt = rng.integers(0, VOCAB, (BATCH, CONTEXT))
+    if what == "gpt" and impl.startswith("tensorlib"):
+        model = GPT(GPTConfig(CONTEXT, VOCAB, BLOCKS, HEADS, WIDTH, tie_weights=False), tl.Generator(0))
+        opt = tl.optim.AdamW(model.parameters(), lr=1e-3)
+        x, y = tl.tensor(idx), tl.tensor(tgt)
+
+        def step():
+            _, loss = model(x, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    elif what == "gpt" and impl == "torch":
+        model = _torch_gpt(torch)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x, y = torch.from_numpy(idx), torch.from_numpy(tgt)
+
+        def step():
+            loss = torch.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    elif what == "generate" and impl.startswith("tensorlib"):
+        model = GPT(GPTConfig(CONTEXT, VOCAB, BLOCKS, HEADS, WIDTH, tie_weights=False), tl.Generator(0)).eval()
+        prompt = tl.tensor(idx[:1, :1])
+
+        def step():
+            model.generate(prompt, CONTEXT - 1, temperature=0.0)
+    elif what == "generate" and impl == "torch":
+        model = _torch_gpt(torch).eval()
+        prompt = torch.from_numpy(idx[:1, :1])
+
+        def step():
+            with torch.no_grad():
+                caches, tokens = [[] for _ in range(BLOCKS)], prompt
+                logits = model(tokens, 0, caches)
+                for position in range(1, CONTEXT):
+                    nxt = logits[:, -1].argmax(-1, keepdim=True)
+                    tokens = torch.cat([tokens, nxt], 1)
+                    logits = model(nxt, position, caches)
+    elif what == "mlp":
+        sizes, xb, yb = [64, 256, 256, 10], rng.standard_normal((128, 64), dtype=np.float32), rng.integers(0, 10, 128)
+        if impl.startswith("tensorlib"):
+            layers = []
+            for i in range(3):
+                layers += [tl.nn.Linear(sizes[i], sizes[i + 1])] + ([tl.nn.ReLU()] if i < 2 else [])
+            model = tl.nn.Sequential(*layers)
+            opt = tl.optim.AdamW(model.parameters(), lr=1e-3)
+            x, y = tl.tensor(xb), tl.tensor(yb)
+
+            def step():
+                loss = F.cross_entropy(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        elif impl == "torch":
+            layers = []
+            for i in range(3):
+                layers += [torch.nn.Linear(sizes[i], sizes[i + 1])] + ([torch.nn.ReLU()] if i < 2 else [])
+            model = torch.nn.Sequential(*layers)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            x, y = torch.from_numpy(xb), torch.from_numpy(yb)
+
+            def step():
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        else:  # numpy, hand-written backward and Adam
+            ws = [rng.standard_normal((sizes[i + 1], sizes[i]), dtype=np.float32) * np.float32(sizes[i] ** -0.5) for i in range(3)]
+            bs = [np.zeros(sizes[i + 1], np.float32) for i in range(3)]
+            params = ws + bs
+            m = [np.zeros_like(p) for p in params]
+            v = [np.zeros_like(p) for p in params]
+            onehot = np.eye(10, dtype=np.float32)[yb]
+
+            def step():
+                acts = [xb]
+                for i in range(3):
+                    z = acts[-1] @ ws[i].T + bs[i]
+                    acts.append(np.maximum(z, 0) if i < 2 else z)
+                z = acts[-1]
+                p = np.exp(z - z.max(1, keepdims=True))
+                p /= p.sum(1, keepdims=True)
+                g = (p - onehot) / np.float32(len(yb))
+                grads_w, grads_b = [None] * 3, [None] * 3
+                for i in (2, 1, 0):
+                    grads_w[i], grads_b[i] = g.T @ acts[i], g.sum(0)
+                    if i:
+                        g = (g @ ws[i]) * (acts[i] > 0)
+                for p_, g_, m_, v_ in zip(params, grads_w + grads_b, m, v, strict=True):
+                    m_ *= 0.9
+                    m_ += 0.1 * g_
+                    v_ *= 0.999
+                    v_ += 0.001 * g_ * g_
+                    p_ *= np.float32(1 - 1e-3 * 1e-2)
+                    p_ -= np.float32(1e-3) * m_ / (np.sqrt(v_) + np.float32(1e-8))
+    else:
+        return {"seconds": None, "peak_mb": None}
+    seconds = _median_step(step, steps)
+    return {"seconds": seconds, "peak_mb": max(0.0, _peak_mb() - base)}
+
+
+def _cell(impl: str, what: str, threads: int, steps: int) -> dict:
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    out = subprocess.run([sys.executable, str(HERE), "--worker", impl, what, str(steps)], capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run() -> list[dict]:
+    steps = int(os.environ.get("BENCH_GPT_STEPS", "8"))
+    repeats = int(os.environ.get("BENCH_GPT_REPEATS", "1"))
+    try:
+        import torch  # noqa: F401
+        impls = ["tensorlib", "tensorlib-untuned", "numpy", "torch"]
+    except ImportError:
+        impls = ["tensorlib", "tensorlib-untuned", "numpy"]
+    rows = []
+    for what, label in [("gpt", "GPT train step"), ("mlp", "MLP 64-256-256-10 step"), ("generate", "GPT generate, per token")]:
+        for threads in (1, 2):
+            samples: dict[str, list[dict]] = {impl: [] for impl in impls}
+            for _ in range(repeats):  # interleaved: noise from other processes hits every column alike
+                for impl in impls:
+                    samples[impl].append(_cell(impl, what, threads, steps))
+            median = {impl: (statistics.median(s["seconds"] for s in got) if got[0]["seconds"] is not None else None,
+                             statistics.median(s["peak_mb"] for s in got) if got[0]["peak_mb"] is not None else None)
+                      for impl, got in samples.items()}
+            scale = 1 / (CONTEXT - 1) if what == "generate" else 1.0
+            pick = lambda impl: None if impl not in median or median[impl][0] is None else median[impl][0] * scale  # noqa: E731
+            rows.append({"name": f"{label}, {threads} thread{'s' if threads > 1 else ''}", "tensorlib": pick("tensorlib"),
+                         "numpy": pick("numpy"), "torch": pick("torch"), "tensorlib_untuned": pick("tensorlib-untuned"),
+                         **{f"peak_mb_{impl}": round(m[1], 1) for impl, m in median.items() if m[1] is not None}})
+    return rows
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        print(json.dumps(worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+    else:
+        for r in run():
+            print(r)
