@@ -19,14 +19,19 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 36
+# %% book/02_autograd.ipynb, cell 43
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensorlib.engine import Function as Function
-from tensorlib.engine import Tensor, no_grad, run_backward
+from tensorlib.engine.function import Function as Function
+from tensorlib.engine.function import run_backward
+from tensorlib.engine.grad_mode import no_grad
+from tensorlib.engine.tensor_core import TensorBase, _wrap
+
+if TYPE_CHECKING:
+    from tensorlib.engine.tensor_class import Tensor
 
 
 def _as_tuple(value: Any) -> tuple:
@@ -35,7 +40,7 @@ def _as_tuple(value: Any) -> tuple:
 
 def _check_tensors(values: tuple, what: str) -> None:
     for i, value in enumerate(values):
-        if not isinstance(value, Tensor):
+        if not isinstance(value, TensorBase):
             raise TypeError(f"{what}: element {i} is a {type(value).__name__}, expected a Tensor")
 
 
@@ -54,7 +59,7 @@ def _root_grads(outputs: tuple, grad_outputs: Any, what: str) -> list[np.ndarray
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {j} has shape {out.shape})")
             root_grads.append(np.ones(out.shape, dtype=out.dtype))
         else:
-            array = np.asarray(cot.data if isinstance(cot, Tensor) else cot, dtype=out.dtype)
+            array = np.asarray(cot.data if isinstance(cot, TensorBase) else cot, dtype=out.dtype)
             if array.shape != out.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{j}] has shape {array.shape}, output {j} has shape {out.shape}")
             root_grads.append(array)
@@ -97,7 +102,7 @@ def grad(
                 raise RuntimeError(f"grad: input {i} was not used to compute the outputs (pass allow_unused=True)")
             result.append(None)
         else:
-            result.append(Tensor(np.array(g, dtype=x.dtype, copy=True)))
+            result.append(_wrap(np.array(g, dtype=x.dtype, copy=True), None))
     return tuple(result)
 
 
@@ -119,6 +124,7 @@ def backward(
     run_backward(tensors, _root_grads(tensors, grad_tensors, "backward"), retain_graph=bool(retain_graph))
 
 
+# %% book/02_autograd.ipynb, cell 44
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt`` (a ``(y.numel(), x.numel())`` matrix),
     one backward pass per element of ``y`` with a one-hot :math:`\\bar y`, captured (no ``.grad`` touched)."""
@@ -188,7 +194,7 @@ def gradcheck(
         False when ``raise_exception`` is False.
     """
     inputs = _as_tuple(inputs)
-    checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    checked = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
     if not checked:
         raise ValueError("gradcheck: no input requires grad")
     for i in checked:
@@ -198,7 +204,7 @@ def gradcheck(
     results = _as_tuple(fn(*inputs))
     worst: tuple[float, str] | None = None
     for out_index, y in enumerate(results):
-        if not (isinstance(y, Tensor) and y.dtype.kind == "f"):
+        if not (isinstance(y, TensorBase) and y.dtype.kind == "f"):
             continue
 
         def evaluate(out_index: int = out_index) -> np.ndarray:

@@ -4,7 +4,7 @@
 """Reproducible random numbers: a splitmix64 ``Generator`` and tensor creation functions.
 
 Chapter 3 of the book. The generator is splitmix64 (Steele, Lea and Flood, 2014), as in the
-C reference this project started from: the state ``s`` is one 64-bit integer, each draw adds
+TensorLib C library: the state ``s`` is one 64-bit integer, each draw adds
 ``gamma = 0x9E3779B97F4A7C15`` modulo 2**64 and returns a mixed copy. Because the state after
 ``n`` draws is ``s + n * gamma``, a block of draws is computed as one numpy ``uint64`` array
 operation. The same seed gives the same numbers on every machine: raw draws, uniforms,
@@ -54,7 +54,8 @@ __all__ = [
 import functools
 import math
 import operator
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -139,91 +140,14 @@ def _float_dtype(dtype: object) -> np.dtype:
     return resolved
 
 
-class Generator:
-    """A splitmix64 pseudo-random number generator with a 64-bit state.
+# %% book/03_init.ipynb, cell 18
+class _FloatSampling:
+    """Floating-point draws (a part of :class:`Generator`): ``uniform``, ``normal``, ``bernoulli``.
 
-    ``Generator(seed)`` starts the state at ``seed`` (an int in [-2**63, 2**64); negative
-    seeds are taken modulo 2**64). Each draw adds ``gamma = 0x9E3779B97F4A7C15`` to the state
-    and returns mix(state), where mix is splitmix64's xor-shift-multiply bijection. The period
-    is 2**64 and the outputs are exactly equidistributed over it.
-
-    Sampling methods return numpy arrays; ``tensorlib.rand`` and friends wrap them in tensors.
-    ``get_state`` / ``set_state`` save and restore the generator exactly.
-
-    Unlike ``torch.Generator(device)``, the first argument is the seed: tensorlib has one
-    device, so ``device=`` is a keyword that accepts only None or "cpu".
-
-    Example::
-
-        g = Generator(42)
-        g.uniform((2, 3))          # float32 array in [0, 1)
-        state = g.get_state()      # a uint8 tensor of 16 bytes
-        a = g.normal(5)
-        g.set_state(state)
-        assert (g.normal(5) == a).all()
+    A mixin: every method consumes raw 64-bit draws through ``Generator._draw``.
     """
 
-    def __init__(self, seed: int = DEFAULT_SEED, *, device: object = None) -> None:
-        if isinstance(seed, _NAMES_A_DEVICE):
-            raise TypeError(
-                "tensorlib.Generator takes a seed; torch.Generator's first argument is a device "
-                f"- use tl.Generator(seed) or tl.manual_seed (seed must be an int, got {seed!r})"
-            )
-        as_device(device)
-        self.manual_seed(seed)
-
-    @property
-    def device(self) -> device:
-        """The CPU, tensorlib's only device (``torch.Generator.device``)."""
-        return as_device(None)
-
-    def manual_seed(self, seed: int) -> Generator:
-        """Reset the state to ``seed``; returns the generator, like ``torch.Generator``."""
-        self._seed = _check_seed(seed)
-        self._state = self._seed
-        return self
-
-    def initial_seed(self) -> int:
-        """The seed of the last ``manual_seed`` (or of the constructor), in [0, 2**64)."""
-        return self._seed
-
-    def get_state(self) -> Tensor:
-        """The state as a uint8 tensor of shape (16,): state, then seed, as little-endian uint64.
-
-        Like ``torch.Generator.get_state``, a byte tensor; it round-trips exactly through
-        ``set_state`` and does not depend on the machine's byte order.
-        """
-        return tensor(np.array([self._state, self._seed], dtype="<u8").view(np.uint8))
-
-    def set_state(self, new_state: Tensor | np.ndarray) -> Generator:
-        """Restore a state from ``get_state``: a uint8 tensor (or array) of shape (16,)."""
-        data = new_state.detach().numpy() if isinstance(new_state, Tensor) else new_state
-        if not isinstance(data, np.ndarray):
-            raise TypeError(
-                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
-                f"got {type(new_state).__name__}"
-            )
-        if data.dtype != np.uint8 or data.shape != (_STATE_BYTES,):
-            raise ValueError(
-                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
-                f"got dtype {data.dtype} and shape {data.shape}"
-            )
-        state, seed = np.ascontiguousarray(data).view("<u8")
-        self._state, self._seed = int(state), int(seed)
-        return self
-
-    def next_u64(self, n: int) -> np.ndarray:
-        """The next ``n`` raw 64-bit outputs, a uint64 array of shape (n,)."""
-        n = _as_int(n, "n")
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
-        return self._draw(n)
-
-    def _draw(self, n: int) -> np.ndarray:
-        """``next_u64`` without checking ``n``: the sampling methods call this with a valid size."""
-        out = _splitmix64_block(self._state, n)
-        self._state = (self._state + n * _GAMMA) & _MASK_64
-        return out
+    _draw: Callable[[int], np.ndarray]  # Generator._draw: the next n raw draws, the state advanced
 
     def uniform(self, size: int | Sequence[int] = (), low: float = 0.0, high: float = 1.0,
                 dtype: object = None) -> np.ndarray:
@@ -313,6 +237,16 @@ class Generator:
         u = _top_bits_as_unit(self._draw(math.prod(shape))).reshape(shape)
         return (u < probs).astype(dtype)
 
+
+# %% book/03_init.ipynb, cell 20
+class _IntegerSampling:
+    """Integer draws (a part of :class:`Generator`): ``randint`` without modulo bias, ``randperm``."""
+
+    _state: int
+    _lock: threading.Lock
+    _draw: Callable[[int], np.ndarray]  # Generator._draw
+    next_u64: Callable[[int], np.ndarray]  # Generator.next_u64
+
     def _below(self, bound: int, n: int) -> np.ndarray:
         """``n`` integers uniform on [0, bound) as uint64, by rejection: no modulo bias."""
         if bound & (bound - 1) == 0:  # a power of two divides 2**64: no draw is rejected
@@ -323,14 +257,15 @@ class Generator:
         out = np.empty(n, dtype=np.uint64)
         filled = 0
         accept = limit / 2.0**64
-        while filled < n:
-            missing = n - filled
-            block = _splitmix64_block(self._state, int(missing / accept) + 16)
-            kept = np.flatnonzero(block < np.uint64(limit))[:missing]
-            out[filled : filled + kept.size] = block[kept] % np.uint64(bound)
-            used = int(kept[-1]) + 1 if kept.size == missing else block.size
-            self._state = (self._state + used * _GAMMA) & _MASK_64
-            filled += kept.size
+        with self._lock:  # the state advances by the draws used, known only after the test
+            while filled < n:
+                missing = n - filled
+                block = _splitmix64_block(self._state, int(missing / accept) + 16)
+                kept = np.flatnonzero(block < np.uint64(limit))[:missing]
+                out[filled : filled + kept.size] = block[kept] % np.uint64(bound)
+                used = int(kept[-1]) + 1 if kept.size == missing else block.size
+                self._state = (self._state + used * _GAMMA) & _MASK_64
+                filled += kept.size
         return out
 
     def randint(self, low: int, high: int, size: int | Sequence[int] = ()) -> np.ndarray:
@@ -364,6 +299,112 @@ class Generator:
             if not np.any(ranked[1:] == ranked[:-1]):
                 return order.astype(np.int64)
 
+
+# %% book/03_init.ipynb, cell 22
+class Generator(_FloatSampling, _IntegerSampling):
+    """A splitmix64 pseudo-random number generator with a 64-bit state.
+
+    ``Generator(seed)`` starts the state at ``seed`` (an int in [-2**63, 2**64); negative
+    seeds are taken modulo 2**64). Each draw adds ``gamma = 0x9E3779B97F4A7C15`` to the state
+    and returns mix(state), where mix is splitmix64's xor-shift-multiply bijection. The period
+    is 2**64 and the outputs are exactly equidistributed over it.
+
+    Sampling methods return numpy arrays; ``tensorlib.rand`` and friends wrap them in tensors.
+    ``get_state`` / ``set_state`` save and restore the generator exactly.
+
+    Thread safety: one generator may be shared by threads (the default one is). Each draw
+    reads and advances the state under a lock, so no two draws ever get the same numbers;
+    which thread gets which block depends on the interleaving, as in PyTorch.
+
+    Unlike ``torch.Generator(device)``, the first argument is the seed: tensorlib has one
+    device, so ``device=`` is a keyword that accepts only None or "cpu".
+
+    Example::
+
+        g = Generator(42)
+        g.uniform((2, 3))          # float32 array in [0, 1)
+        state = g.get_state()      # a uint8 tensor of 16 bytes
+        a = g.normal(5)
+        g.set_state(state)
+        assert (g.normal(5) == a).all()
+    """
+
+    def __init__(self, seed: int = DEFAULT_SEED, *, device: object = None) -> None:
+        if isinstance(seed, _NAMES_A_DEVICE):
+            raise TypeError(
+                "tensorlib.Generator takes a seed; torch.Generator's first argument is a device "
+                f"- use tl.Generator(seed) or tl.manual_seed (seed must be an int, got {seed!r})"
+            )
+        as_device(device)
+        self._lock = threading.Lock()
+        self.manual_seed(seed)
+
+    @property
+    def device(self) -> device:
+        """The CPU, tensorlib's only device (``torch.Generator.device``)."""
+        return as_device(None)
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Reset the state to ``seed``; returns the generator, like ``torch.Generator``."""
+        seed = _check_seed(seed)
+        with self._lock:
+            self._seed = self._state = seed
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed of the last ``manual_seed`` (or of the constructor), in [0, 2**64)."""
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The state as a uint8 tensor of shape (16,): state, then seed, as little-endian uint64.
+
+        Like ``torch.Generator.get_state``, a byte tensor; it round-trips exactly through
+        ``set_state`` and does not depend on the machine's byte order.
+        """
+        with self._lock:
+            state = np.array([self._state, self._seed], dtype="<u8")
+        return tensor(state.view(np.uint8))
+
+    def set_state(self, new_state: Tensor | np.ndarray) -> Generator:
+        """Restore a state from ``get_state``: a uint8 tensor (or array) of shape (16,)."""
+        data = new_state.detach().numpy() if isinstance(new_state, Tensor) else new_state
+        if not isinstance(data, np.ndarray):
+            raise TypeError(
+                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
+                f"got {type(new_state).__name__}"
+            )
+        if data.dtype != np.uint8 or data.shape != (_STATE_BYTES,):
+            raise ValueError(
+                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
+                f"got dtype {data.dtype} and shape {data.shape}"
+            )
+        state, seed = np.ascontiguousarray(data).view("<u8")
+        with self._lock:
+            self._state, self._seed = int(state), int(seed)
+        return self
+
+    def next_u64(self, n: int) -> np.ndarray:
+        """The next ``n`` raw 64-bit outputs, a uint64 array of shape (n,)."""
+        n = _as_int(n, "n")
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        return self._draw(n)
+
+    def _draw(self, n: int) -> np.ndarray:
+        """``next_u64`` without checking ``n``: the sampling methods call this with a valid size."""
+        with self._lock:  # read and advance the state as one step: threads never share a block
+            state = self._state
+            self._state = (state + n * _GAMMA) & _MASK_64
+        return _splitmix64_block(state, n)
+
+    def __getstate__(self) -> dict:
+        # a lock cannot be pickled or deep-copied: a copy gets a fresh one (and the same state)
+        return {"_seed": self._seed, "_state": self._state}
+
+    def __setstate__(self, saved: dict) -> None:
+        self._lock = threading.Lock()
+        self._seed, self._state = saved["_seed"], saved["_state"]
+
     def __repr__(self) -> str:
         return f"Generator(initial_seed={self._seed})"
 
@@ -391,7 +432,7 @@ def set_rng_state(new_state: Tensor | np.ndarray) -> None:
     default_generator.set_state(new_state)
 
 
-# %% book/03_init.ipynb, cell 18
+# %% book/03_init.ipynb, cell 24
 def resolve_generator(generator: Generator | None) -> Generator:
     """The generator to draw from: ``generator``, or ``default_generator`` when it is None.
 
@@ -461,6 +502,7 @@ def _check_like(input: Tensor, name: str) -> None:
         raise TypeError(f"{name} expects a Tensor as input, got {type(input).__name__}")
 
 
+# %% book/03_init.ipynb, cell 25
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
          generator: Generator | None = None, dtype: object = None, device: object = None,
          requires_grad: bool = False) -> Tensor:
@@ -564,7 +606,7 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     return Tensor(values)
 
 
-# %% book/03_init.ipynb, cell 22
+# %% book/03_init.ipynb, cell 29
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
     """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
     if not isinstance(input, Tensor):

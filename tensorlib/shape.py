@@ -186,7 +186,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(result)
 
 
-# %% book/01_tensors.ipynb, cell 38
+# %% book/01_tensors.ipynb, cell 40
 def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     r"""Sum ``array`` down to ``shape``: the adjoint (transpose) of broadcasting.
 
@@ -228,7 +228,7 @@ def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return array.sum(axis=tuple(range(lead)) + stretched, keepdims=True).reshape(target)
 
 
-# %% book/01_tensors.ipynb, cell 45
+# %% book/01_tensors.ipynb, cell 47
 def normalize_axis(axis: int, ndim: int) -> int:
     """``axis`` as an index in ``[0, ndim)``; a negative axis counts from the end.
 
@@ -297,7 +297,7 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
     return () if ndim == 0 else tuple(sorted(seen))
 
 
-# %% book/01_tensors.ipynb, cell 55
+# %% book/01_tensors.ipynb, cell 57
 def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     r"""The shape of ``a @ b`` for operands of shapes ``a`` and ``b`` (numpy and PyTorch rules).
 

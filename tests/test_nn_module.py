@@ -618,3 +618,43 @@ def test_module_to_rejects_integer_dtypes_and_other_devices():
 def test_module_dict_views_have_docstrings():
     for name in ("keys", "values", "items"):
         assert getattr(nn.ModuleDict, name).__doc__, name
+
+
+def test_module_methods_come_from_its_pieces_and_stay_visible():
+    """Module is assembled from mixins (one per concern); every method is a real attribute of the class."""
+    import inspect
+
+    from tensorlib.nn.modules import module as module_py
+
+    pieces = [module_py._ModuleRegistration, module_py._ModuleTree, module_py._ModuleModes, module_py._ModuleState, module_py._ModulePrinting]
+    assert tl.nn.Module.__mro__[1:6] == tuple(pieces)
+    expected = {
+        "register_parameter": "_ModuleRegistration", "add_module": "_ModuleRegistration",
+        "named_parameters": "_ModuleTree", "apply": "_ModuleTree",
+        "train": "_ModuleModes", "to": "_ModuleModes", "half": "_ModuleModes",
+        "state_dict": "_ModuleState", "load_state_dict": "_ModuleState",
+        "__repr__": "_ModulePrinting", "extra_repr": "_ModulePrinting",
+        "__setattr__": "Module", "__call__": "Module", "forward": "Module",
+    }
+    for name, owner in expected.items():
+        method = getattr(tl.nn.Module, name)
+        assert method.__qualname__ == f"{owner}.{name}", (name, method.__qualname__)
+        assert inspect.getsource(method)  # defined in source, not patched in
+    # no piece defines a name another piece (or Module) also defines: each method has one home
+    seen: dict[str, str] = {}
+    for piece in [*pieces, tl.nn.Module]:
+        for name, value in vars(piece).items():
+            if callable(value) and not name.startswith("__"):
+                assert name not in seen, f"{name} is defined by both {seen[name]} and {piece.__name__}"
+                seen[name] = piece.__name__
+
+
+def test_linear_and_conv_share_pytorchs_default_init():
+    generator = tl.Generator(0)
+    weight, bias = tl.empty(4, 3, 2, 2), tl.empty(4)
+    assert tl.nn.init.default_init_(weight, bias, generator=generator) is weight
+    bound = 1 / np.sqrt(3 * 2 * 2)
+    assert np.abs(weight.numpy()).max() <= bound and np.abs(bias.numpy()).max() <= bound
+    conv = tl.nn.Conv2d(3, 4, 2, generator=tl.Generator(0))
+    assert np.array_equal(conv.weight.detach().numpy(), weight.numpy())
+    assert np.array_equal(conv.bias.detach().numpy(), bias.numpy())

@@ -434,3 +434,35 @@ def test_scheduler_refuses_a_foreign_state_dict_and_changes_nothing():
     with pytest.raises(ValueError, match="base_lrs has 2 entries"):
         step.load_state_dict(broken)
     assert step.state_dict() == before
+
+
+def test_a_gradient_of_the_wrong_shape_changes_nothing():
+    first, second = _params()[:2], _params(seed=1)[2:]
+    opt = optim.AdamW([{"params": first}, {"params": second}], lr=0.1)
+    _set_grads(first + second, 0)
+    second[0].grad = tl.zeros(3, 3)
+    before = [p.data.copy() for p in first + second]
+    with pytest.raises(RuntimeError, match=r"gradient of shape \(3, 3\) for a parameter of shape \(2, 4\)"):
+        opt.step()
+    assert all(np.array_equal(p.data, b) for p, b in zip(first + second, before, strict=True)) and not opt.state
+
+
+def test_tensor_learning_rate_is_refused():
+    with pytest.raises(TypeError, match="learning rate must be a real number"):
+        optim.SGD(_params(), lr=tl.tensor(0.1))
+
+
+def test_state_of_a_parameter_not_yet_stepped_is_an_empty_dict():
+    params = _params()
+    opt = optim.AdamW(params)
+    assert opt.state[params[0]] == {}  # a defaultdict, as in PyTorch
+    assert opt.state_dict()["state"] == {}  # empty entries are not saved
+
+
+def test_public_surface():
+    import tensorlib.optim as optim_module
+
+    assert optim_module is tl.optim and tl.optim.lr_scheduler.CosineAnnealingLR is optim.lr_scheduler.CosineAnnealingLR
+    assert tl.nn.utils.clip_grad_norm_ is tl.nn.utils.clip_grad.clip_grad_norm_
+    for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "decay_groups"):
+        assert hasattr(tl.optim, name), name

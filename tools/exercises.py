@@ -31,19 +31,20 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is a folder of scripts: find notebooks.py
+from notebooks import KERNELSPEC, LANGUAGE_INFO, execute  # noqa: E402
+from notebooks import cell_source as _source  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 CHECK_TAG = "check"
 ANSWER_PLACEHOLDER = "*Your answer here.*"
-KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
-LANGUAGE_INFO = {"name": "python"}
 _DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)")
 _CLASS = re.compile(r"^(\s*)class\s+(\w+)")
 _MARKER_LIKE = re.compile(r"^\s*#+\s*(BEGIN|END)\s+SOLUTION\b", re.IGNORECASE)
@@ -63,11 +64,6 @@ class Stubbed:
     notebook: nbformat.NotebookNode
     region_cells: list[int] = field(default_factory=list)  # 1-based numbers of cells with regions
     check_cells: list[int] = field(default_factory=list)  # 1-based numbers of cells tagged check
-
-
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else source
 
 
 def _indent(line: str) -> str:
@@ -277,30 +273,15 @@ def _first_line(cell: dict) -> str:
 
 def run_stub(item: Stubbed, root: Path, timeout: int) -> tuple[int, list[str]]:
     """Execute one exercise notebook (in memory); return (checks seen, checks that passed)."""
-    from jupyter_client import AsyncKernelManager  # imported here: the other modes need no kernel
-    from nbclient import NotebookClient
-
     notebook = nbformat.reads(item.text, as_version=4)
     workdir = root / "exercises"
     if not workdir.is_dir():
         workdir = item.solution.parent
     label = _shown(item.exercise, root)
-    # A local kernel over Unix sockets (IPC) in a private folder: nothing listens on TCP, and
-    # ipykernel has no reason to print its "running over TCP without encryption" warning.
-    with tempfile.TemporaryDirectory(prefix="tl-kernel-") as sockets:
-        client = NotebookClient(
-            notebook,
-            km=AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "k")),
-            timeout=timeout,
-            kernel_name="python3",
-            allow_errors=True,
-            record_timing=False,
-            resources={"metadata": {"path": str(workdir.resolve())}},
-        )
-        try:
-            client.execute(cleanup_kc=True)  # we made the manager, so we shut its kernel down
-        except Exception as error:  # a timeout or a dead kernel: allow_errors covers only cell errors
-            return len(item.check_cells), [f"{label}: could not be run to the end ({type(error).__name__}: {str(error)[:200]})"]
+    try:
+        execute(notebook, workdir, timeout, allow_errors=True, record_timing=False)
+    except Exception as error:  # a timeout or a dead kernel: allow_errors covers only cell errors
+        return len(item.check_cells), [f"{label}: could not be run to the end ({type(error).__name__}: {str(error)[:200]})"]
     passed = []
     for number in item.check_cells:
         cell = notebook.cells[number - 1]

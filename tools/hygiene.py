@@ -28,33 +28,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is a folder of scripts: find notebooks.py
+from notebooks import cell_source as _source  # noqa: E402
+from notebooks import find_notebooks  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-SKIPPED_DIRS = {"_build", ".ipynb_checkpoints", "solutions", "__pycache__", "node_modules"}
 ALLOWED_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
 ALLOWED_KERNELSPEC = {"name", "display_name", "language"}
 ALLOWED_LANGUAGE_INFO = {"name"}
 ALLOWED_CELL_METADATA = {"tags"}
 RAISES_TAG = "raises-exception"
 FIX = "store it with `make run NB=...` (tools/run_notebook.py)"
-
-
-def notebooks_under(folder: Path) -> list[Path]:
-    """Every notebook under ``folder``, sorted, without following links to folders."""
-    found = []
-    for current, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS and not name.startswith("."))
-        found.extend(Path(current) / name for name in filenames if name.endswith(".ipynb"))
-    return sorted(found)
-
-
-def _source(cell: dict) -> str:
-    source = cell.get("source", "")
-    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _text(value: object) -> str:
@@ -187,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         if folder.is_file() and folder.suffix == ".ipynb":
             notebooks.append(folder)
         elif folder.is_dir():
-            notebooks.extend(notebooks_under(folder))
+            notebooks.extend(find_notebooks(folder))
         else:
             print(f"hygiene: {folder}: no such folder or notebook", file=sys.stderr)
             return 2

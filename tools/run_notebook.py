@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
-from jupyter_client import AsyncKernelManager
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
-LANGUAGE_INFO = {"name": "python"}
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is a folder of scripts: find notebooks.py
+from notebooks import KERNELSPEC, LANGUAGE_INFO, execute  # noqa: E402
+
 ALLOWED_CELL_METADATA = {"tags"}
 
 
@@ -54,19 +52,10 @@ def coalesce_streams(notebook: nbformat.NotebookNode) -> None:
             cell.outputs = merged
 
 
-def execute(path: Path, timeout: int) -> None:
+def run(path: Path, timeout: int) -> None:
+    """Execute the notebook at ``path`` in a fresh kernel started in its folder, and store it clean."""
     notebook = nbformat.read(path, as_version=4)
-    # A local kernel over Unix sockets (IPC) in a private folder: nothing listens on TCP, and
-    # ipykernel has no reason to print its "running over TCP without encryption" warning.
-    with tempfile.TemporaryDirectory(prefix="tl-kernel-") as sockets:
-        client = NotebookClient(
-            notebook,
-            km=AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "k")),
-            timeout=timeout,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(path.parent.resolve())}},
-        )
-        client.execute(cleanup_kc=True)  # we made the manager, so we shut its kernel down
+    execute(notebook, path.parent, timeout)
     coalesce_streams(notebook)
     clean_metadata(notebook)
     nbformat.validate(notebook)
@@ -81,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for path in args.notebooks:
         try:
-            execute(path, args.timeout)
+            run(path, args.timeout)
             print(f"ran {path}")
         except CellExecutionError as error:
             failed += 1

@@ -31,10 +31,11 @@ __all__ = [
     'xavier_normal_',
     'kaiming_uniform_',
     'kaiming_normal_',
+    'default_init_',
 ]
 
 
-# %% book/03_init.ipynb, cell 46
+# %% book/03_init.ipynb, cell 53
 import math
 import warnings
 
@@ -48,7 +49,7 @@ _GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_t
 _NONLINEARITIES = (*_GAIN_ONE, "tanh", "relu", "leaky_relu", "selu")
 
 
-# %% book/03_init.ipynb, cell 47
+# %% book/03_init.ipynb, cell 54
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for ``nonlinearity``, as in ``torch.nn.init.calculate_gain``.
 
@@ -132,6 +133,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
     return _fill(tensor, values)
 
 
+# %% book/03_init.ipynb, cell 55
 def _standard_normal_mass(lo: float, hi: float) -> float:
     """P(lo <= Z <= hi) for Z ~ N(0, 1), accurate in both tails."""
     if lo >= 0:
@@ -204,6 +206,7 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1)
 
 
+# %% book/03_init.ipynb, cell 56
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
                     generator: Generator | None = None) -> Tensor:
     """Glorot uniform: U(-b, b) with ``b = gain * sqrt(6 / (fan_in + fan_out))``, in place.
@@ -264,3 +267,23 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     if std is None:
         return tensor
     return normal_(tensor, 0.0, std, generator=generator)
+
+
+# %% book/03_init.ipynb, cell 58
+def default_init_(weight: Tensor, bias: Tensor | None = None,
+                  generator: Generator | None = None) -> Tensor:
+    r"""PyTorch's default initialisation of a weight layer (``nn.Linear``, ``nn.Conv2d``), in place.
+
+    The weight gets ``kaiming_uniform_(weight, a=sqrt(5))``, which is
+    :math:`U(-1/\sqrt{n_\text{in}}, 1/\sqrt{n_\text{in}})`, and the bias (if given) the same
+    range; :math:`n_\text{in}` is the fan-in, ``weight.shape[1:]`` multiplied out. Returns ``weight``.
+
+    A tensorlib name: PyTorch writes these lines in each layer's ``reset_parameters``; here
+    ``Linear`` and ``Conv2d`` share this function.
+    """
+    kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
+    if bias is not None:
+        fan_in = math.prod(weight.shape[1:])
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        uniform_(bias, -bound, bound, generator=generator)
+    return weight

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 4
+# %% book/04_layers.ipynb, cell 17
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,6 @@ import numpy as np
 from tensorlib.engine import Tensor
 
 
-# %% book/04_layers.ipynb, cell 19
 class Parameter(Tensor):
     """A trainable tensor: a :class:`Tensor` that modules register when assigned.
 

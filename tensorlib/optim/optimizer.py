@@ -30,6 +30,7 @@ __all__ = [
 # %% book/06_optimizers.ipynb, cell 4
 import math
 import numbers
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -45,11 +46,8 @@ from tensorlib.nn.modules.module import Module
 def _check_number(value: Any, name: str, low: float = 0.0, high: float = math.inf,
                    high_open: bool = False, owner: str = "optimizer") -> None:
     """A hyperparameter: a real number in ``[low, high]`` (``[low, high)`` with ``high_open``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        if isinstance(value, Tensor) and value.numel() == 1:
-            value = float(value.item())
-        else:
-            raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # a Tensor lr is not supported
+        raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}")
     inside = low <= value < high if high_open else low <= value <= high
     if not inside:
         bracket = ")" if high_open else "]"
@@ -88,6 +86,31 @@ class _RequiredParameter:
 
 
 _REQUIRED = _RequiredParameter()
+
+
+def _checked_params(params: Any, owner: str) -> list[Tensor]:
+    """The ``"params"`` of a group as a list: floating leaf tensors, each once."""
+    if isinstance(params, Tensor):
+        return [params]
+    if isinstance(params, (set, frozenset)):
+        raise TypeError(f"{owner}: optimizer parameters need to be organized in ordered collections, but "
+                        "the ordering of tensors in sets will change between runs; use a list instead")
+    params = list(params)
+    seen: set[int] = set()
+    for position, param in enumerate(params):
+        if not isinstance(param, Tensor):
+            raise TypeError(f"{owner} can only optimize Tensors, but parameter {position} of the group "
+                            f"is a {type(param).__name__}")
+        if not param.is_leaf:
+            raise ValueError(f"{owner} can't optimize a non-leaf Tensor (parameter {position} of the group "
+                             "was made by an op); optimize the leaf, or detach() it into a new one")
+        if param.dtype.kind != "f":
+            raise TypeError(f"{owner} can only optimize floating point tensors, but parameter {position} "
+                            f"of the group has dtype {param.dtype}")
+        if id(param) in seen:
+            raise ValueError(f"{owner}: parameter {position} of the group appears twice in it")
+        seen.add(id(param))
+    return params
 
 
 def _bump_version(tensor: Tensor) -> None:
@@ -195,9 +218,6 @@ class _FlatBuffer:
             grad = param.grad
             if grad is None:
                 continue
-            if grad.shape != param.shape:
-                raise RuntimeError(f"{type(optimizer).__name__}.step: a gradient of shape {tuple(grad.shape)} "
-                                   f"for a parameter of shape {tuple(param.shape)}")
             np.copyto(self.grad_views[index], grad.data, casting="same_kind")
             present.append(index)
         if not present:
@@ -379,7 +399,7 @@ class Optimizer(_StateDictMixin):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
                             "but got a dict (pass a list of param groups: [dict(params=...)])")
         self.defaults = dict(defaults)
-        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)  # as PyTorch: opt.state[p] is {} before p's first step
         self.param_groups: list[dict[str, Any]] = []
         self._buffers: dict[int, tuple[tuple, list[_FlatBuffer]]] = {}
         groups = list(params)
@@ -416,28 +436,8 @@ class Optimizer(_StateDictMixin):
             raise TypeError(f"{owner}: a param group must be a dict, got {type(param_group).__name__}")
         if "params" not in param_group:
             raise ValueError(f"{owner}: a param group needs a 'params' entry, got keys {sorted(param_group)}")
-        params = param_group["params"]
-        if isinstance(params, Tensor):
-            params = [params]
-        elif isinstance(params, (set, frozenset)):
-            raise TypeError(f"{owner}: optimizer parameters need to be organized in ordered collections, but "
-                            "the ordering of tensors in sets will change between runs; use a list instead")
-        else:
-            params = list(params)
-        seen: set[int] = set()
-        for position, param in enumerate(params):
-            if not isinstance(param, Tensor):
-                raise TypeError(f"{owner} can only optimize Tensors, but parameter {position} of the group "
-                                f"is a {type(param).__name__}")
-            if not param.is_leaf:
-                raise ValueError(f"{owner} can't optimize a non-leaf Tensor (parameter {position} of the group "
-                                 "was made by an op); optimize the leaf, or detach() it into a new one")
-            if param.dtype.kind != "f":
-                raise TypeError(f"{owner} can only optimize floating point tensors, but parameter {position} "
-                                f"of the group has dtype {param.dtype}")
-            if id(param) in seen:
-                raise ValueError(f"{owner}: parameter {position} of the group appears twice in it")
-            seen.add(id(param))
+        params = _checked_params(param_group["params"], owner)
+        seen = {id(p) for p in params}
         for index, other in enumerate(self.param_groups):
             if any(id(p) in seen for p in other["params"]):
                 raise ValueError(f"{owner}: some parameters appear in more than one parameter group "
@@ -499,6 +499,11 @@ class Optimizer(_StateDictMixin):
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        for group in self.param_groups:  # every gradient checked before any parameter changes
+            for param in group["params"]:
+                if param.grad is not None and param.grad.shape != param.shape:
+                    raise RuntimeError(f"{type(self).__name__}.step: a gradient of shape {tuple(param.grad.shape)} "
+                                       f"for a parameter of shape {tuple(param.shape)}")
         with no_grad():
             for index, group in enumerate(self.param_groups):
                 for buffer in self._buffers_of(index):

@@ -4,7 +4,8 @@
 """Activation functions, as in ``torch.nn.functional``: relu, gelu, silu, sigmoid, tanh, softmax.
 
 ``gelu`` and ``silu`` are Functions of their own (forward and derivative side by side, in
-the private classes ``_Gelu`` and ``_Silu``); the others call the Tensor's ops of chapter 2.
+the private classes ``_Gelu`` and ``_Silu``); ``relu``, ``sigmoid``, ``tanh``, ``softmax`` and
+``log_softmax`` are the engine's, re-exported (defined once, in ``tensorlib.engine``).
 """
 
 from __future__ import annotations
@@ -12,20 +13,26 @@ from __future__ import annotations
 __all__ = [
     'gelu',
     'silu',
-    'relu',
-    'sigmoid',
-    'tanh',
-    'softmax',
-    'log_softmax',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 100
+# %% book/02_autograd.ipynb, cell 163
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tensorlib.engine import Function, Tensor, _floating, _sigmoid
+from tensorlib.engine.elementwise import _sigmoid
+from tensorlib.engine.elementwise import relu as relu
+from tensorlib.engine.elementwise import sigmoid as sigmoid
+from tensorlib.engine.elementwise import tanh as tanh
+from tensorlib.engine.function import Function
+from tensorlib.engine.promotion import _floating
+from tensorlib.engine.softmax import log_softmax as log_softmax
+from tensorlib.engine.softmax import softmax as softmax
+
+if TYPE_CHECKING:
+    from tensorlib.engine.tensor_class import Tensor
 
 _exact_erf = np.frompyfunc(math.erf, 1, 1)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -104,28 +111,3 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """SiLU (swish), :math:`x \\, \\sigma(x)`. ``inplace`` is accepted and ignored (tensorlib works out of place)."""
     return _Silu.apply(input)
-
-
-def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    """:math:`\\max(x, 0)`. ``inplace`` is accepted and ignored (tensorlib works out of place)."""
-    return input.relu()
-
-
-def sigmoid(input: Tensor) -> Tensor:
-    """:math:`1 / (1 + e^{-x})`."""
-    return input.sigmoid()
-
-
-def tanh(input: Tensor) -> Tensor:
-    """:math:`\\tanh x`."""
-    return input.tanh()
-
-
-def softmax(input: Tensor, dim: int) -> Tensor:
-    """:math:`e^{x_i} / \\sum_j e^{x_j}` along ``dim`` (computed stably, shifted by the max)."""
-    return input.softmax(dim)
-
-
-def log_softmax(input: Tensor, dim: int) -> Tensor:
-    """:math:`x_i - \\log \\sum_j e^{x_j}` along ``dim`` (the log-sum-exp trick keeps it finite)."""
-    return input.log_softmax(dim)

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 7
+# %% book/04_layers.ipynb, cell 63
 import math
 import operator
 from collections.abc import Sequence
@@ -39,11 +39,19 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor
+from tensorlib.nn.functional.utils import (
+    _check_padding_idx,
+    _check_probability,
+    _check_tensor,
+    _conv_padding,
+    _normalized_shape,
+    _pair,
+    _Sides,
+    _symmetric,
+)
 from tensorlib.random import Generator, resolve_generator
-from tensorlib.shape import as_shape
 
 
-# %% book/04_layers.ipynb, cell 50
 class _Linear(Function):
     """:math:`y = x W^\\top + b` over the last axis of ``x``; leading axes are batch axes."""
 
@@ -91,6 +99,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Shapes: ``input`` (*, in_features), ``weight`` (out_features, in_features), ``bias``
     (out_features,) or None; result (*, out_features).
     """
+    _check_tensor(input, "linear")
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {_shape_text(weight)}")
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
@@ -103,7 +112,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 61
+# %% book/04_layers.ipynb, cell 77
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -135,18 +144,6 @@ def _ids_array(input: Any, num_embeddings: int) -> np.ndarray:
     return ids
 
 
-def _check_padding_idx(padding_idx: int | None, num_embeddings: int, owner: str) -> int | None:
-    """``padding_idx`` checked against the table and made non-negative (negative counts from the end)."""
-    if padding_idx is None:
-        return None
-    if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
-        raise TypeError(f"{owner}: padding_idx must be an int or None, got {padding_idx!r}")
-    if not -num_embeddings <= padding_idx < num_embeddings:
-        raise ValueError(
-            f"{owner}: padding_idx must be within num_embeddings, i.e. in [-{num_embeddings}, {num_embeddings}), got {padding_idx}"
-        )
-    return int(padding_idx) % num_embeddings
-
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Look up the rows of ``weight`` at the integer ids ``input``.
@@ -160,6 +157,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
         IndexError: naming the first offending id, if one is outside [0, num_embeddings).
         ValueError: if padding_idx is outside [-num_embeddings, num_embeddings).
     """
+    _check_tensor(input, "embedding")
     if weight.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape {_shape_text(weight)}")
     ids = _ids_array(input, weight.shape[0])
@@ -168,7 +166,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     return _Embedding.apply(weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx)
 
 
-# %% book/04_layers.ipynb, cell 65
+# %% book/04_layers.ipynb, cell 81
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -201,7 +199,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 72
+# %% book/04_layers.ipynb, cell 88
 def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
@@ -259,13 +257,6 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tuple[int, ...]:
-    """``normalized_shape`` (an int means the last dimension) as a non-empty tuple of sizes >= 1."""
-    shape = as_shape(normalized_shape, f"{owner}: normalized_shape")
-    if not shape or min(shape) < 1:
-        raise ValueError(f"{owner}: normalized_shape must be a positive int or a non-empty sequence of them, got {normalized_shape!r}")
-    return shape
-
 
 def _check_normalized(name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None) -> None:
     _check_floating(name, input)
@@ -291,6 +282,7 @@ def layer_norm(
     ``weight`` (:math:`\\gamma`) and ``bias`` (:math:`\\beta`) normalized_shape or None;
     result like ``input``.
     """
+    _check_tensor(input, "layer_norm")
     shape = _normalized_shape(normalized_shape, "layer_norm")
     _check_normalized("layer_norm", input, shape, weight, bias)
     return _LayerNorm.apply(input, weight, bias, normalized_shape=shape, eps=float(eps))
@@ -299,11 +291,12 @@ def layer_norm(
 def rms_norm(
     input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:
-    """RMS normalisation :math:`y = \\gamma\\, x/\\sqrt{\\overline{x^2}+\\varepsilon}` over the trailing dimensions.
+    """RMS normalisation :math:`y = \\gamma\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the trailing dimensions.
 
     ``eps=None`` means the machine epsilon of the input's dtype, as in PyTorch. Shapes:
     ``input`` (*, *normalized_shape); ``weight`` normalized_shape or None; result like ``input``.
     """
+    _check_tensor(input, "rms_norm")
     shape = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized("rms_norm", input, shape, weight, None)
     if eps is None:
@@ -311,7 +304,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 80
+# %% book/04_layers.ipynb, cell 96
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -326,19 +319,6 @@ class _Dropout(Function):
         return grad * self.mask, None
 
 
-def _check_probability(p: float, owner: str) -> float:
-    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (see the chapter)."""
-    if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool):
-        raise ValueError(f"{owner}: dropout probability p must be a number in [0, 1), got {p!r}")
-    if p == 1:
-        raise ValueError(
-            f"{owner}: p={p!r} would drop everything (and the scale 1/(1-p) is infinite); "
-            "tensorlib requires 0 <= p < 1 (torch allows p=1 and returns zeros)"
-        )
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"{owner}: dropout probability p must be in [0, 1), got {p!r}")
-    return float(p)
-
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None) -> Tensor:
     """Inverted dropout: zero each element with probability ``p``, scale the rest by ``1/(1-p)``.
@@ -350,6 +330,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
         ValueError: if ``p`` is not in [0, 1).
         TypeError: if ``input`` is not floating point (when a mask is applied).
     """
+    _check_tensor(input, "dropout")
     p = _check_probability(p, "dropout")
     if not training or p == 0.0:
         return input
@@ -359,23 +340,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 90
-def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
-    """An int or a pair of ints (PyTorch's convention) as a pair of Python ints."""
-    pair = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else tuple(value)
-    if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in pair):
-        raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
-    return int(pair[0]), int(pair[1])
-
-
-_Sides = tuple[tuple[int, int], tuple[int, int]]  # ((top, bottom), (left, right)) zeros around an image
-
-
-def _symmetric(padding: tuple[int, int]) -> _Sides:
-    """PyTorch's (h, w) padding, the same on both sides of each axis."""
-    return (padding[0], padding[0]), (padding[1], padding[1])
-
-
+# %% book/04_layers.ipynb, cell 108
 def _check_spatial(what: str, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int], sides: _Sides, dilation: tuple[int, int]) -> None:
     if len(shape) != 4:
         raise ValueError(f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}")
@@ -432,6 +397,7 @@ def _fold(patches: np.ndarray, padded_shape: tuple[int, ...], stride: tuple[int,
     return image
 
 
+# %% book/04_layers.ipynb, cell 109
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -482,24 +448,6 @@ class _Conv2d(Function):
         return grad_x, grad_weight, grad_bias
 
 
-def _conv_padding(padding: int | Sequence[int] | str, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> _Sides:
-    """Convolution padding as sides: an int, an (h, w) pair, ``"valid"`` (none) or ``"same"``.
-
-    ``"same"`` keeps H and W (stride 1 only, as in PyTorch): an axis needs
-    :math:`d(k-1)` zeros in all, :math:`\\lfloor d(k-1)/2 \\rfloor` before and the rest after,
-    so an even kernel pads one more zero at the bottom and right.
-    """
-    if not isinstance(padding, str):
-        return _symmetric(_pair(padding, "padding"))
-    if padding == "valid":
-        return (0, 0), (0, 0)
-    if padding != "same":
-        raise ValueError(f"conv2d: invalid padding string {padding!r}, should be one of 'valid', 'same'")
-    if stride != (1, 1):
-        raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
-    total_h, total_w = (d * (k - 1) for k, d in zip(kernel, dilation, strict=True))
-    return (total_h // 2, total_h - total_h // 2), (total_w // 2, total_w - total_w // 2)
-
 
 def conv2d(
     input: Tensor,
@@ -520,6 +468,7 @@ def conv2d(
     ``stride`` and ``dilation`` are an int or an (h, w) pair; ``padding`` (zeros) is an int,
     a pair, ``"valid"`` (no padding) or ``"same"`` (output size = input size, stride 1 only).
     """
+    _check_tensor(input, "conv2d")
     if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
@@ -540,6 +489,7 @@ def conv2d(
     return _Conv2d.apply(input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups)
 
 
+# %% book/04_layers.ipynb, cell 110
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -577,6 +527,7 @@ def unfold(
     kernel row, then kernel column. The backward is col2im: window entries are added back
     onto the pixels they came from.
     """
+    _check_tensor(input, "unfold")
     if input.ndim == 3:
         return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
     kernel, dilation, stride = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"), _pair(stride, "stride")
@@ -585,7 +536,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 98
+# %% book/04_layers.ipynb, cell 118
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -607,7 +558,7 @@ class _Pad(Function):
 
 
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
-    """Pad the trailing dimensions with the constant ``value`` (0 if None), like ``torch.nn.functional.pad``.
+    r"""Pad the trailing dimensions with the constant ``value`` (0 if None), like ``torch.nn.functional.pad``.
 
     ``pad`` holds (before, after) widths starting from the **last** dimension:
     ``(left, right)`` pads the last dimension, ``(left, right, top, bottom)`` the last two, and
@@ -621,6 +572,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
             dimension would become negative, or ``mode`` is unknown.
         NotImplementedError: for PyTorch's other modes, ``"reflect"``, ``"replicate"``, ``"circular"``.
     """
+    _check_tensor(input, "pad")
     if mode != "constant":
         if mode in ("reflect", "replicate", "circular"):
             raise NotImplementedError(f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only")
@@ -642,7 +594,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 101
+# %% book/04_layers.ipynb, cell 121
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -748,6 +700,7 @@ def max_pool2d(
     instead of down if ``ceil_mode``. ``stride`` defaults to ``kernel_size``; padding (at
     most half the kernel) is with :math:`-\\infty`.
     """
+    _check_tensor(input, "max_pool2d")
     if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
         return max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode).squeeze(0)
     kernel, stride, sides, dilation = _pool_arguments("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
@@ -769,6 +722,7 @@ def avg_pool2d(
     whether they count in the divisor (PyTorch's default ``True``). The extra window
     positions of ``ceil_mode`` never count (as in PyTorch).
     """
+    _check_tensor(input, "avg_pool2d")
     if input.ndim == 3:
         return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad=count_include_pad).squeeze(0)
     kernel, stride, sides, _ = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)

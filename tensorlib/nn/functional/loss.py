@@ -18,10 +18,14 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 104
+# %% book/02_autograd.ipynb, cell 168
 import numpy as np
 
-from tensorlib.engine import Function, Tensor, _log_softmax, _sigmoid
+from tensorlib.engine.dtypes import float16
+from tensorlib.engine.elementwise import _sigmoid
+from tensorlib.engine.function import Function
+from tensorlib.engine.softmax import _log_softmax
+from tensorlib.engine.tensor_class import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -61,6 +65,12 @@ def _target_coefficients(
         raise ValueError(f"weight must have shape ({classes},) (one per class), got {w.shape}")
     if target.dtype.kind == "f":  # class probabilities, same shape as the input
         if target.shape != input_shape:
+            if target.shape == batch_shape:  # the shape of class indices: integers were meant
+                raise TypeError(
+                    f"cross_entropy: class-index targets must be integers (int64), got {target.dtype} targets of "
+                    f"shape {target.shape}; convert them with .long(). (Floating point targets are class "
+                    f"probabilities and need the input's shape {input_shape}.)"
+                )
             raise ValueError(f"probability targets must have the input's shape {input_shape}, got {target.shape}")
         probs = _classes_last(target).astype(dtype)
         if label_smoothing:
@@ -88,11 +98,11 @@ def _target_coefficients(
 def _reduce(losses: np.ndarray, reduction: str, divisor: float, batch_shape: tuple[int, ...]) -> np.ndarray:
     if reduction == "none":
         return losses.reshape(batch_shape)
-    total = np.sum(losses)
+    total = np.sum(losses, dtype=np.float32 if losses.dtype is float16 else None)  # float16: accumulate in float32
     if reduction == "sum":
-        return total
+        return total.astype(losses.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):  # every target ignored: nan, like torch
-        return total / losses.dtype.type(divisor)
+        return (total / divisor).astype(losses.dtype)
 
 
 def _per_sample(grad: np.ndarray, reduction: str, divisor: float, count: int) -> np.ndarray:
@@ -100,8 +110,19 @@ def _per_sample(grad: np.ndarray, reduction: str, divisor: float, count: int) ->
     if reduction == "none":
         return grad.reshape(-1, 1)
     with np.errstate(divide="ignore", invalid="ignore"):  # a mean over no target: 1/0, see _zero_ignored
-        scale = grad / grad.dtype.type(divisor) if reduction == "mean" else grad
+        wide = grad.astype(np.float32) if grad.dtype is float16 else grad  # a float16 divisor overflows past 65,504
+        scale = (wide / divisor).astype(grad.dtype) if reduction == "mean" else grad
     return np.full((count, 1), scale, dtype=grad.dtype)
+
+
+def _picked(coefficients: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_c A_{ic} v_{ic}` per row, where a zero coefficient contributes 0 even when :math:`v = -\\infty`.
+
+    A class masked with ``-inf`` (a logit of :math:`-\\infty`) has :math:`\\log p = -\\infty` but no weight,
+    and :math:`0 \\cdot (-\\infty)` would be NaN: PyTorch's loss is finite there, and so is this one.
+    """
+    with np.errstate(invalid="ignore"):
+        return np.sum(coefficients * np.where(coefficients != 0, values, 0), axis=1)
 
 
 def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
@@ -111,6 +132,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
+# %% book/02_autograd.ipynb, cell 169
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood: :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
 
@@ -135,11 +157,12 @@ class _CrossEntropy(Function):
             raise ValueError("cross_entropy expects an input of shape (C,), (N, C) or (N, C, d1, ...), got a 0-d tensor")
         dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
         coefficients, divisor, batch_shape = _target_coefficients(x.shape, target, weight, ignore_index, label_smoothing, dtype)
-        log_probs = _log_softmax(_classes_last(x).astype(dtype, copy=False), axis=1)
+        with np.errstate(invalid="ignore"):  # a row of -inf logits (an ignored sample, say) is nan, zeroed below
+            log_probs = _log_softmax(_classes_last(x).astype(dtype, copy=False), axis=1)
         self.shape, self.coefficients, self.probs = x.shape, coefficients, np.exp(log_probs)
         self.reduction, self.divisor = reduction, divisor
         self.ignored = None if target.dtype.kind == "f" else target.reshape(-1) == ignore_index
-        losses = -np.sum(coefficients * log_probs, axis=1)
+        losses = -_picked(coefficients, log_probs)
         return _reduce(losses, reduction, divisor, batch_shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
@@ -164,7 +187,7 @@ class _NLLLoss(Function):
         coefficients, divisor, batch_shape = _target_coefficients(x.shape, target, weight, ignore_index, 0.0, x.dtype)
         self.shape, self.coefficients, self.reduction, self.divisor = x.shape, coefficients, reduction, divisor
         self.ignored = target.reshape(-1) == ignore_index
-        losses = -np.sum(coefficients * _classes_last(x), axis=1)
+        losses = -_picked(coefficients, _classes_last(x))
         return _reduce(losses, reduction, divisor, batch_shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
@@ -197,12 +220,14 @@ class _BinaryCrossEntropyWithLogits(Function):
             losses = losses * weight
         if reduction == "none":
             return losses
-        total = np.sum(losses)
-        return total if reduction == "sum" else total / x.dtype.type(self.count)
+        total = np.sum(losses, dtype=np.float32 if losses.dtype is float16 else None)  # float16: accumulate in float32
+        return (total if reduction == "sum" else total / self.count).astype(losses.dtype)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         x, t = self.x, self.t
-        upstream = grad if self.reduction == "none" else (grad / self.count if self.reduction == "mean" else grad)
+        upstream = grad
+        if self.reduction == "mean":  # in float32 for float16: the count overflows float16 past 65,504
+            upstream = ((grad.astype(np.float32) if grad.dtype is float16 else grad) / self.count).astype(grad.dtype)
         if self.weight is not None:
             upstream = upstream * self.weight
         sigmoid_neg = _sigmoid(-x)
@@ -215,10 +240,23 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
+# %% book/02_autograd.ipynb, cell 170
 def _array(value: Tensor | np.ndarray | None) -> np.ndarray | None:
     if value is None:
         return None
     return value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+
+
+def _check_logits(input: Tensor, target: Tensor, what: str) -> None:
+    """The input must be floating point scores; an integer input with a float target suggests swapped arguments."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{what}: expected a Tensor input, got {type(input).__name__}")
+    if input.dtype.kind != "f":
+        swapped = isinstance(target, Tensor) and target.dtype.kind == "f"
+        raise TypeError(
+            f"{what}: the input must be floating point scores (logits), got dtype {input.dtype}"
+            + (f"; the arguments look swapped: call {what}(input, target) with the scores first" if swapped else "")
+        )
 
 
 def cross_entropy(
@@ -243,6 +281,7 @@ def cross_entropy(
         label_smoothing: :math:`\\alpha`; the target becomes :math:`(1-\\alpha)\\,\\text{onehot} + \\alpha / C`.
     """
     _check_reduction(reduction)
+    _check_logits(input, target, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     target_array = _array(target)
@@ -267,6 +306,7 @@ def nll_loss(
 ) -> Tensor:
     """Negative log-likelihood :math:`-w_{t_i} x_{i, t_i}` of log-probabilities ``input`` (``(N, C)``, ``(C,)`` or ``(N, C, d1, ...)``)."""
     _check_reduction(reduction)
+    _check_logits(input, target, "nll_loss")
     return _NLLLoss.apply(input, _array(target), weight=_array(weight), ignore_index=int(ignore_index), reduction=reduction)
 
 

@@ -20,17 +20,19 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 12
+# %% book/04_layers.ipynb, cell 10
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
+from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 86
+# %% book/04_layers.ipynb, cell 102
 class ReLU(Module):
     """:math:`\\max(0, x)`, elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return relu(input)
 
 
@@ -44,6 +46,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
@@ -54,6 +57,7 @@ class Tanh(Module):
     """:math:`\\tanh x`, elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return tanh(input)
 
 
@@ -61,6 +65,7 @@ class Sigmoid(Module):
     """:math:`1/(1+e^{-x})`, elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return sigmoid(input)
 
 
@@ -68,6 +73,7 @@ class SiLU(Module):
     """:math:`x\\,\\sigma(x)` (swish), elementwise."""
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return silu(input)
 
 
@@ -79,6 +85,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return softmax(input, self.dim)
 
     def extra_repr(self) -> str:
@@ -93,6 +100,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return log_softmax(input, self.dim)
 
     def extra_repr(self) -> str:

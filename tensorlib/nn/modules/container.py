@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 6
+# %% book/04_layers.ipynb, cell 5
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,7 +27,7 @@ from typing import Any
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 47
+# %% book/04_layers.ipynb, cell 58
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)
@@ -98,6 +98,7 @@ class Sequential(Module):
         return input
 
 
+# %% book/04_layers.ipynb, cell 59
 class ModuleList(Module):
     """A list of modules, registered as children ``"0"``, ``"1"``, ...
 
@@ -158,6 +159,7 @@ class ModuleList(Module):
             self._modules[str(number)] = value
 
 
+# %% book/04_layers.ipynb, cell 60
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
 

@@ -10,21 +10,22 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 14
+# %% book/04_layers.ipynb, cell 12
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor
-from tensorlib.nn.functional.layers import _conv_padding, _pair, conv2d
-from tensorlib.nn.modules.linear import _reset_weight_and_bias
-from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
+from tensorlib.nn import init
+from tensorlib.nn.functional.layers import conv2d
+from tensorlib.nn.functional.utils import _check_size, _conv_padding, _pair, _parameter_dtype
+from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 91
+# %% book/04_layers.ipynb, cell 111
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -90,7 +91,7 @@ class Conv2d(Module):
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        _reset_weight_and_bias(self.weight, self.bias, generator)
+        init.default_init_(self.weight, self.bias, generator=generator)
 
     def forward(self, input: Tensor) -> Tensor:
         return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)

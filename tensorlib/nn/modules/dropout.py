@@ -10,14 +10,15 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 11
+# %% book/04_layers.ipynb, cell 9
 from tensorlib.engine import Tensor
-from tensorlib.nn.functional.layers import _check_probability, dropout
+from tensorlib.nn.functional.layers import dropout
+from tensorlib.nn.functional.utils import _check_probability
 from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 81
+# %% book/04_layers.ipynb, cell 97
 class Dropout(Module):
     """During training, zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 

@@ -10,12 +10,13 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 13
+# %% book/04_layers.ipynb, cell 11
 from tensorlib.engine import Tensor
+from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 87
+# %% book/04_layers.ipynb, cell 103
 class Flatten(Module):
     """Merge dimensions ``start_dim`` to ``end_dim`` (inclusive) into one.
 
@@ -28,6 +29,7 @@ class Flatten(Module):
         self.end_dim = end_dim
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:

@@ -11,8 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 8
-import math
+# %% book/04_layers.ipynb, cell 6
 from typing import Any
 
 import numpy as np
@@ -20,12 +19,13 @@ import numpy as np
 from tensorlib.engine import Tensor
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import linear
-from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
+from tensorlib.nn.functional.utils import _check_size, _parameter_dtype
+from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 52
+# %% book/04_layers.ipynb, cell 68
 class Identity(Module):
     """Return the input unchanged; any constructor arguments are ignored (as in PyTorch)."""
 
@@ -35,16 +35,6 @@ class Identity(Module):
     def forward(self, input: Any) -> Any:
         return input
 
-
-def _reset_weight_and_bias(weight: Parameter, bias: Parameter | None, generator: Generator | None) -> None:
-    """PyTorch's default init of a weight layer (Linear, Conv2d): ``kaiming_uniform_`` with
-    ``a=sqrt(5)`` on the weight, which is :math:`U(\\pm 1/\\sqrt{n_\\text{in}})`, and the bias from
-    the same range; :math:`n_\\text{in}` is the fan-in, ``weight.shape[1:]`` multiplied out."""
-    init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
-    if bias is not None:
-        fan_in = math.prod(weight.shape[1:])
-        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-        init.uniform_(bias, -bound, bound, generator=generator)
 
 
 class Linear(Module):
@@ -91,7 +81,7 @@ class Linear(Module):
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values (see the class docstring)."""
-        _reset_weight_and_bias(self.weight, self.bias, generator)
+        init.default_init_(self.weight, self.bias, generator=generator)
 
     def forward(self, input: Tensor) -> Tensor:
         return linear(input, self.weight, self.bias)

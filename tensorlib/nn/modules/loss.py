@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 16
+# %% book/04_layers.ipynb, cell 14
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.loss import (
     _check_reduction,
@@ -23,10 +23,11 @@ from tensorlib.nn.functional.loss import (
     mse_loss,
     nll_loss,
 )
+from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 107
+# %% book/04_layers.ipynb, cell 127
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -48,6 +49,8 @@ class CrossEntropyLoss(Module):
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        _check_tensor(target, type(self).__name__, "target")
         return cross_entropy(
             input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction, label_smoothing=self.label_smoothing
         )
@@ -70,6 +73,8 @@ class NLLLoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        _check_tensor(target, type(self).__name__, "target")
         return nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
@@ -86,6 +91,8 @@ class MSELoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        _check_tensor(target, type(self).__name__, "target")
         return mse_loss(input, target, reduction=self.reduction)
 
 
@@ -106,4 +113,6 @@ class BCEWithLogitsLoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        _check_tensor(target, type(self).__name__, "target")
         return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight)

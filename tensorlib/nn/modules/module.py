@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 5
+# %% book/04_layers.ipynb, cell 4
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -32,27 +32,9 @@ import numpy as np
 from tensorlib.engine import Tensor, as_device, no_grad
 from tensorlib.engine import device as Device
 from tensorlib.nn.parameter import Parameter
-from tensorlib.random import _float_dtype
-from tensorlib.shape import as_shape
 
 
-# %% book/04_layers.ipynb, cell 30
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-
-def _indent_after_first_line(text: str, spaces: int) -> str:
-    lines = text.split("\n")
-    return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
-
-
+# %% book/04_layers.ipynb, cell 28
 def _check_name(owner: Module, name: object, kind: str, table: dict) -> None:
     """A registered name must be a non-empty str without dots, not already another attribute."""
     if not isinstance(name, str):
@@ -65,130 +47,15 @@ def _check_name(owner: Module, name: object, kind: str, table: dict) -> None:
         raise KeyError(f"attribute {name!r} already exists")
 
 
-def _check_size(value: Any, name: str, owner: str) -> int:
-    """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0, checked by chapter 1's ``as_shape``."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}")
-    return as_shape(value, f"{owner}: {name}")[0]
-
-
-def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
-    """The dtype of a layer's parameters (float32 if None); ``device`` must be None or the CPU."""
-    as_device(device)
-    return _float_dtype(dtype)
-
-
-def _to_dtype(args: tuple, device: Any, dtype: Any) -> np.dtype | None:
-    """Parse :meth:`Module.to`'s arguments as PyTorch does; check the device, return the dtype or None."""
-    if len(args) > 2:
-        raise TypeError(f"to() takes at most 2 positional arguments (device, dtype), got {len(args)}")
-    for arg in args:
-        if isinstance(arg, Tensor):
-            dtype = arg.dtype
-        elif isinstance(arg, (str, Device)):
-            device = arg
-        else:
-            dtype = arg
-    as_device(device)
-    if dtype is None:
-        return None
-    try:
-        resolved = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"to() expects a device, a dtype or a tensor, got {dtype!r}") from None
-    if resolved.kind != "f":
-        # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
-        raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
-    return resolved
-
-
-def _type_name(value: Any) -> str:
-    """The module-qualified type name (``torch.Tensor``, ``numpy.ndarray``); builtins bare (``list``)."""
-    kind = type(value)
-    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
-
-
-def _state_array(key: str, value: Any) -> np.ndarray:
-    """A checkpoint value as a numeric array.
-
-    Accepted: a Tensor, a numpy array, or any object with ``__array__`` (a torch tensor, so a
-    PyTorch ``state_dict()`` loads directly). A list, a string or a non-numeric array is refused.
-    """
-    if isinstance(value, Tensor):
-        return np.asarray(value.numpy())
-    if not hasattr(value, "__array__"):
-        raise TypeError(f"expected a Tensor or array (any object with __array__) for key {key!r}, got {_type_name(value)}")
-    try:
-        array = np.asarray(value)
-    except Exception as error:  # e.g. a torch tensor that requires grad, or of a dtype numpy lacks
-        raise TypeError(f"the value for key {key!r}, a {_type_name(value)}, cannot be converted to an array: {error}") from error
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"expected a numeric array for key {key!r}, got {_type_name(value)} of dtype {array.dtype}")
-    return array
-
-
-def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict: bool) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
-    """Validate a checkpoint against ``targets`` before anything is copied.
-
-    Returns the arrays to copy (by key) and the missing and unexpected keys; raises
-    ``TypeError`` for a value that is not a tensor and one ``RuntimeError`` listing every
-    size mismatch (and, if ``strict``, every key mismatch).
-    """
-    if not isinstance(state_dict, Mapping):
-        raise TypeError(f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}")
-    sources = {key: _state_array(key, state_dict[key]) for key in targets if key in state_dict}
-    missing = [key for key in targets if key not in state_dict]
-    unexpected = [key for key in state_dict if key not in targets]
-    errors = [
-        f"size mismatch for {key}: copying a param with shape {tuple(array.shape)} from checkpoint, "
-        f"the shape in current model is {tuple(targets[key].shape)}."
-        for key, array in sources.items()
-        if array.shape != tuple(targets[key].shape)
-    ]
-    if strict:
-        if missing:
-            errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
-        if unexpected:
-            errors.insert(1 if missing else 0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
-    if errors:
-        raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(errors))
-    return sources, missing, unexpected
-
-
-class Module:
-    """Base class of every layer and model; subclasses set attributes and define ``forward``.
-
-    Assigning a :class:`Parameter`, a :class:`Module` or (through :meth:`register_buffer`) a
-    buffer tensor to an attribute registers it under that name, in order. Calling the module
-    calls ``forward``. ``training`` (``True`` after construction) is switched recursively by
-    :meth:`train` and :meth:`eval`; only a few layers (Dropout) read it.
-
-    Example::
-
-        class TwoLayer(Module):
-            def __init__(self):
-                super().__init__()
-                self.fc1 = Linear(4, 8)
-                self.fc2 = Linear(8, 2)
-
-            def forward(self, x):
-                return self.fc2(self.fc1(x).relu())
-
-        [name for name, _ in TwoLayer().named_parameters()]
-        # ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+class _ModuleRegistration:
+    """Registering by name (a part of :class:`Module`): ``register_parameter``,
+    ``register_buffer``, ``add_module``, and the checks ``__setattr__`` shares with them.
     """
 
-    training: bool
-
-    def __init__(self) -> None:
-        # object.__setattr__ because our own __setattr__ consults these tables
-        object.__setattr__(self, "training", True)
-        object.__setattr__(self, "_parameters", OrderedDict())
-        object.__setattr__(self, "_buffers", OrderedDict())
-        object.__setattr__(self, "_non_persistent_buffers", set())
-        object.__setattr__(self, "_modules", OrderedDict())
-
-    # ---- registration --------------------------------------------------------------------
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
 
     def _tables(self) -> tuple[dict, dict, dict]:
         tables = [self.__dict__.get(key) for key in ("_parameters", "_buffers", "_modules")]
@@ -264,53 +131,19 @@ class Module:
 
     register_module = add_module
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        # A Parameter or Module value registers (replacing whatever held the name); None or
-        # a Tensor assigned to a name already registered updates that entry in place.
-        tables = [self.__dict__.get(key) for key in ("_parameters", "_buffers", "_modules")]
-        parameters, buffers, modules = tables
-        if isinstance(value, (Parameter, Module)):
-            parameters, buffers, modules = self._tables()
-            if isinstance(value, Module):
-                self._check_not_cycle(name, value)
-            table = parameters if isinstance(value, Parameter) else modules
-            self._forget(name, table)
-            table[name] = value
-        elif parameters is not None and name in parameters:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign {type(value).__name__} as parameter {name!r} "
-                    "(tensorlib.nn.Parameter or None expected)"
-                )
-            parameters[name] = None
-        elif modules is not None and name in modules:
-            if value is not None:
-                raise TypeError(f"cannot assign {type(value).__name__} as child module {name!r} (Module or None expected)")
-            modules[name] = None
-        elif buffers is not None and name in buffers:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} (Tensor or None expected)")
-            buffers[name] = value
-        else:
-            object.__setattr__(self, name, value)
 
-    def __getattr__(self, name: str) -> Any:
-        # only reached when normal lookup fails: the registered objects live in the tables
-        for key in ("_parameters", "_buffers", "_modules"):
-            table = self.__dict__.get(key)
-            if table is not None and name in table:
-                return table[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+# %% book/04_layers.ipynb, cell 30
+class _ModuleTree:
+    """Walking the tree: the generators over modules, parameters and buffers (a part of :class:`Module`).
 
-    def __delattr__(self, name: str) -> None:
-        for table in (self._parameters, self._buffers, self._modules):
-            if name in table:
-                del table[name]
-                self._non_persistent_buffers.discard(name)
-                return
-        object.__delattr__(self, name)
+    A mixin: it adds methods and no state. It reads the tables that ``Module.__init__`` creates.
+    """
 
-    # ---- walking the tree ----------------------------------------------------------------
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
+    training: bool
 
     def named_modules(self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         """Yield ``(dotted name, module)`` for this module (name ``prefix``) and every descendant.
@@ -392,7 +225,52 @@ class Module:
             module = child
         return module
 
-    # ---- modes, gradients, functions over the tree ---------------------------------------
+    def apply(self, fn: Callable[[Module], object]) -> Module:
+        """Call ``fn`` on every descendant, children first, then on ``self``; returns ``self``.
+
+        The usual use is a custom initialisation: ``model.apply(init_weights)``.
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+
+# %% book/04_layers.ipynb, cell 32
+def _to_dtype(args: tuple, device: Any, dtype: Any) -> np.dtype | None:
+    """Parse :meth:`Module.to`'s arguments as PyTorch does; check the device, return the dtype or None."""
+    if len(args) > 2:
+        raise TypeError(f"to() takes at most 2 positional arguments (device, dtype), got {len(args)}")
+    for arg in args:
+        if isinstance(arg, Tensor):
+            dtype = arg.dtype
+        elif isinstance(arg, (str, Device)):
+            device = arg
+        else:
+            dtype = arg
+    as_device(device)
+    if dtype is None:
+        return None
+    try:
+        resolved = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"to() expects a device, a dtype or a tensor, got {dtype!r}") from None
+    if resolved.kind != "f":
+        # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
+        raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
+    return resolved
+
+
+class _ModuleModes:
+    """Modes, gradients and casts over the whole tree (a part of :class:`Module`): ``train``,
+    ``eval``, ``requires_grad_``, ``zero_grad``, ``to``, ``cpu``, ``double``, ``float``, ``half``.
+    """
+
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
+    training: bool
 
     def train(self, mode: bool = True) -> Module:
         """Set ``training`` to ``mode`` on this module and every descendant; returns ``self``."""
@@ -426,16 +304,6 @@ class Module:
                 param.grad = None
             else:
                 param.grad.zero_()
-
-    def apply(self, fn: Callable[[Module], object]) -> Module:
-        """Call ``fn`` on every descendant, children first, then on ``self``; returns ``self``.
-
-        The usual use is a custom initialisation: ``model.apply(init_weights)``.
-        """
-        for child in self.children():
-            child.apply(fn)
-        fn(self)
-        return self
 
     def _cast(self, dtype: np.dtype) -> Module:
         with no_grad():
@@ -480,16 +348,89 @@ class Module:
         """Cast floating-point parameters and buffers to float16 (half the memory; numpy computes it slowly)."""
         return self._cast(np.dtype(np.float16))
 
-    # ---- calling -------------------------------------------------------------------------
 
-    def forward(self, *args: Any, **kwargs: Any) -> Any:
-        """The computation; every subclass defines it. Call the module, not ``forward``."""
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+# %% book/04_layers.ipynb, cell 34
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+    __slots__ = ()
 
-    # ---- checkpoints ---------------------------------------------------------------------
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+
+def _type_name(value: Any) -> str:
+    """The module-qualified type name (``torch.Tensor``, ``numpy.ndarray``); builtins bare (``list``)."""
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _state_array(key: str, value: Any) -> np.ndarray:
+    """A checkpoint value as a numeric array.
+
+    Accepted: a Tensor, a numpy array, or any object with ``__array__`` (a torch tensor, so a
+    PyTorch ``state_dict()`` loads directly). A list, a string or a non-numeric array is refused.
+    """
+    if isinstance(value, Tensor):
+        return np.asarray(value.numpy())
+    if not hasattr(value, "__array__"):
+        raise TypeError(f"expected a Tensor or array (any object with __array__) for key {key!r}, got {_type_name(value)}")
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # e.g. a torch tensor that requires grad, or of a dtype numpy lacks
+        raise TypeError(f"the value for key {key!r}, a {_type_name(value)}, cannot be converted to an array: {error}") from error
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"expected a numeric array for key {key!r}, got {_type_name(value)} of dtype {array.dtype}")
+    return array
+
+
+def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict: bool) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    """Validate a checkpoint against ``targets`` before anything is copied.
+
+    Returns the arrays to copy (by key) and the missing and unexpected keys; raises
+    ``TypeError`` for a value that is not a tensor and one ``RuntimeError`` listing every
+    size mismatch, every read-only target (and, if ``strict``, every key mismatch).
+    """
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}")
+    sources = {key: _state_array(key, state_dict[key]) for key in targets if key in state_dict}
+    missing = [key for key in targets if key not in state_dict]
+    unexpected = [key for key in state_dict if key not in targets]
+    errors = [
+        f"size mismatch for {key}: copying a param with shape {tuple(array.shape)} from checkpoint, "
+        f"the shape in current model is {tuple(targets[key].shape)}."
+        for key, array in sources.items()
+        if array.shape != tuple(targets[key].shape)
+    ]
+    # A target that cannot be written (a read-only view, e.g. a buffer made by expand) would
+    # fail halfway through the copy loop, after other entries were overwritten: refuse it now.
+    errors += [
+        f"cannot copy into {key}: the module's tensor is read-only (a broadcast view from expand); "
+        "register a clone() of it instead"
+        for key in sources
+        if not targets[key].numpy().flags.writeable
+    ]
+    if strict:
+        if missing:
+            errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+        if unexpected:
+            errors.insert(1 if missing else 0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+    if errors:
+        raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(errors))
+    return sources, missing, unexpected
+
+
+# %% book/04_layers.ipynb, cell 35
+class _ModuleState:
+    """Checkpoints (a part of :class:`Module`): ``state_dict`` and a transactional ``load_state_dict``."""
+
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
+    training: bool
 
     def state_dict(self, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
         """Every parameter and persistent buffer of the tree, by dotted name, in order.
@@ -546,7 +487,21 @@ class Module:
                 targets[key].copy_(array)  # casts to the target's dtype
         return _IncompatibleKeys(missing, unexpected)
 
-    # ---- printing ------------------------------------------------------------------------
+
+# %% book/04_layers.ipynb, cell 37
+def _indent_after_first_line(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
+
+
+class _ModulePrinting:
+    """The nested repr of the tree (a part of :class:`Module`): ``extra_repr``, ``__repr__``, ``__dir__``."""
+
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
+    training: bool
 
     def extra_repr(self) -> str:
         """The layer's settings shown between the parentheses of its repr; override it."""
@@ -565,3 +520,95 @@ class Module:
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+# %% book/04_layers.ipynb, cell 39
+class Module(_ModuleRegistration, _ModuleTree, _ModuleModes, _ModuleState, _ModulePrinting):
+    """Base class of every layer and model; subclasses set attributes and define ``forward``.
+
+    Assigning a :class:`Parameter`, a :class:`Module` or (through :meth:`register_buffer`) a
+    buffer tensor to an attribute registers it under that name, in order. Calling the module
+    calls ``forward``. ``training`` (``True`` after construction) is switched recursively by
+    :meth:`train` and :meth:`eval`; only a few layers (Dropout) read it.
+
+    Example::
+
+        class TwoLayer(Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = Linear(4, 8)
+                self.fc2 = Linear(8, 2)
+
+            def forward(self, x):
+                return self.fc2(self.fc1(x).relu())
+
+        [name for name, _ in TwoLayer().named_parameters()]
+        # ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        # object.__setattr__ because our own __setattr__ consults these tables
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    # ---- registration by assignment ------------------------------------------------------
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A Parameter or Module value registers (replacing whatever held the name); None or
+        # a Tensor assigned to a name already registered updates that entry in place.
+        tables = [self.__dict__.get(key) for key in ("_parameters", "_buffers", "_modules")]
+        parameters, buffers, modules = tables
+        if isinstance(value, (Parameter, Module)):
+            parameters, buffers, modules = self._tables()
+            if isinstance(value, Module):
+                self._check_not_cycle(name, value)
+            table = parameters if isinstance(value, Parameter) else modules
+            self._forget(name, table)
+            table[name] = value
+        elif parameters is not None and name in parameters:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as parameter {name!r} "
+                    "(tensorlib.nn.Parameter or None expected)"
+                )
+            parameters[name] = None
+        elif modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} as child module {name!r} (Module or None expected)")
+            modules[name] = None
+        elif buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} (Tensor or None expected)")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: the registered objects live in the tables
+        for key in ("_parameters", "_buffers", "_modules"):
+            table = self.__dict__.get(key)
+            if table is not None and name in table:
+                return table[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for table in (self._parameters, self._buffers, self._modules):
+            if name in table:
+                del table[name]
+                self._non_persistent_buffers.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    # ---- calling -------------------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The computation; every subclass defines it. Call the module, not ``forward``."""
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)

@@ -11,19 +11,20 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 10
+# %% book/04_layers.ipynb, cell 8
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor
-from tensorlib.nn.functional.layers import _normalized_shape, layer_norm, rms_norm
-from tensorlib.nn.modules.module import Module, _parameter_dtype
+from tensorlib.nn.functional.layers import layer_norm, rms_norm
+from tensorlib.nn.functional.utils import _normalized_shape, _parameter_dtype
+from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 73
+# %% book/04_layers.ipynb, cell 89
 class LayerNorm(Module):
     """Layer normalisation :math:`y = \\gamma (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + \\beta`.
 
@@ -71,7 +72,7 @@ class LayerNorm(Module):
 
 
 class RMSNorm(Module):
-    """RMS normalisation :math:`y = \\gamma\\, x/\\sqrt{\\overline{x^2}+\\varepsilon}`.
+    """RMS normalisation :math:`y = \\gamma\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}`.
 
     Args:
         normalized_shape: the trailing dimensions to normalise over (an int means the last one).

@@ -11,15 +11,16 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 15
+# %% book/04_layers.ipynb, cell 13
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
-from tensorlib.nn.functional.layers import _pair, avg_pool2d, max_pool2d
+from tensorlib.nn.functional.layers import avg_pool2d, max_pool2d
+from tensorlib.nn.functional.utils import _pair
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 102
+# %% book/04_layers.ipynb, cell 122
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 

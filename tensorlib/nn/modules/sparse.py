@@ -11,20 +11,26 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 9
+# %% book/04_layers.ipynb, cell 7
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
-from tensorlib.nn.functional.layers import _check_padding_idx, embedding
-from tensorlib.nn.modules.module import Module, _check_size, _parameter_dtype
+from tensorlib.nn.functional.layers import embedding
+from tensorlib.nn.functional.utils import (
+    _check_padding_idx,
+    _check_size,
+    _check_tensor,
+    _parameter_dtype,
+)
+from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 63
+# %% book/04_layers.ipynb, cell 79
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 
@@ -111,6 +117,7 @@ class PositionalEmbedding(Module):
         init.normal_(self.weight, generator=generator)
 
     def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, "PositionalEmbedding")
         if input.ndim < 2 or input.shape[-1] != self.embedding_dim:
             raise ValueError(
                 f"PositionalEmbedding: expected input of shape (B, T, {self.embedding_dim}) or "
