@@ -204,7 +204,7 @@ def worker(impl: str, what: str, steps: int) -> dict:
                     p_ *= np.float32(1 - 1e-3 * 1e-2)
                     p_ -= np.float32(1e-3) * m_ / (np.sqrt(v_) + np.float32(1e-8))
     else:
-        return {"seconds": None, "peak_mb": None}
+        raise ValueError(f"no {impl} implementation of {what}")
     seconds = _median_step(step, steps)
     return {"seconds": seconds, "peak_mb": max(0.0, _peak_mb() - base)}
 
@@ -215,29 +215,39 @@ def _cell(impl: str, what: str, threads: int, steps: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+WORKLOADS = {  # what -> (row label, implementations timed; the GPT has no hand-written numpy version yet)
+    "gpt": ("GPT train step", ["tensorlib", "tensorlib-untuned", "torch"]),
+    "mlp": ("MLP 64-256-256-10 step", ["tensorlib", "numpy", "torch"]),
+    "generate": ("GPT generate, per token", ["tensorlib", "torch"]),
+}
+
+
+def _row(what: str, threads: int, samples: dict[str, list[dict]]) -> dict:
+    label = WORKLOADS[what][0]
+    scale = 1 / (CONTEXT - 1) if what == "generate" else 1.0
+    seconds = {impl: statistics.median(s["seconds"] for s in got) * scale for impl, got in samples.items()}
+    peaks = {f"peak_mb_{impl}": round(statistics.median(s["peak_mb"] for s in got), 1) for impl, got in samples.items()}
+    return {"name": f"{label}, {threads} thread{'s' if threads > 1 else ''}", "tensorlib": seconds.get("tensorlib"),
+            "numpy": seconds.get("numpy"), "torch": seconds.get("torch"), "tensorlib_untuned": seconds.get("tensorlib-untuned"), **peaks}
+
+
 def run() -> list[dict]:
     steps = int(os.environ.get("BENCH_GPT_STEPS", "8"))
     repeats = int(os.environ.get("BENCH_GPT_REPEATS", "1"))
     try:
         import torch  # noqa: F401
-        impls = ["tensorlib", "tensorlib-untuned", "numpy", "torch"]
+        have_torch = True
     except ImportError:
-        impls = ["tensorlib", "tensorlib-untuned", "numpy"]
+        have_torch = False
     rows = []
-    for what, label in [("gpt", "GPT train step"), ("mlp", "MLP 64-256-256-10 step"), ("generate", "GPT generate, per token")]:
+    for what, (_, impls) in WORKLOADS.items():
+        impls = [impl for impl in impls if have_torch or impl != "torch"]
         for threads in (1, 2):
             samples: dict[str, list[dict]] = {impl: [] for impl in impls}
             for _ in range(repeats):  # interleaved: noise from other processes hits every column alike
                 for impl in impls:
                     samples[impl].append(_cell(impl, what, threads, steps))
-            median = {impl: (statistics.median(s["seconds"] for s in got) if got[0]["seconds"] is not None else None,
-                             statistics.median(s["peak_mb"] for s in got) if got[0]["peak_mb"] is not None else None)
-                      for impl, got in samples.items()}
-            scale = 1 / (CONTEXT - 1) if what == "generate" else 1.0
-            pick = lambda impl: None if impl not in median or median[impl][0] is None else median[impl][0] * scale  # noqa: E731
-            rows.append({"name": f"{label}, {threads} thread{'s' if threads > 1 else ''}", "tensorlib": pick("tensorlib"),
-                         "numpy": pick("numpy"), "torch": pick("torch"), "tensorlib_untuned": pick("tensorlib-untuned"),
-                         **{f"peak_mb_{impl}": round(m[1], 1) for impl, m in median.items() if m[1] is not None}})
+            rows.append(_row(what, threads, samples))
     return rows
 
 
