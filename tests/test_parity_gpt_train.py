@@ -9,7 +9,7 @@ import pytest
 
 import tensorlib as tl
 from tensorlib.gpt.data import BatchSampler
-from tensorlib.gpt.train import MODEL_FILE, TrainConfig, Trainer, param_groups, warmup_cosine
+from tensorlib.gpt.train import MODEL_FILE, TrainConfig, Trainer, param_groups
 
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
