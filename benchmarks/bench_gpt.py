@@ -4,7 +4,7 @@ The suite's GPT workload: vocabulary 65, context 64, width 128, 4 heads, 4 pre-n
 a tanh-GELU 4x MLP, untied head (818,176 parameters), batch 16; one step is forward, cross-entropy,
 backward and AdamW. tensorlib's step is chapter 8's (``tune_malloc`` on, as the trainer does;
 the "untuned" row leaves glibc's defaults), PyTorch's is the same model written with
-``torch.nn`` (tests/test_parity_gpt_train.py's twin, untied). The MLP step is 64-256-256-10 with
+``torch.nn``. The MLP step is 64-256-256-10 with
 ReLU at batch 128, with a hand-written numpy column (manual backward, Adam's update in place).
 Generation: 63 new tokens after a 1-token prompt with a KV cache, in tokens per second
 (reported as seconds per token).
@@ -80,6 +80,117 @@ def _torch_gpt(torch):
     return GPT()
 
 
+def _numpy_gpt_step(rng, idx, tgt, dtype=None):
+    """The GPT step in plain numpy, backward written by hand, Adam(W) in place: the floor."""
+    import numpy as np
+
+    f32 = np.float32 if dtype is None else dtype
+    V, T, C, H, L, B = VOCAB, CONTEXT, WIDTH, HEADS, BLOCKS, BATCH
+    D = C // H
+
+    def normal(*shape, std=0.02):
+        return (rng.standard_normal(shape) * std).astype(f32)
+
+    P = {"wte": normal(V, C), "wpe": normal(T, C), "lnf_w": np.ones(C, f32), "lnf_b": np.zeros(C, f32), "head": normal(V, C)}
+    for i in range(L):
+        P.update({f"{i}.ln1_w": np.ones(C, f32), f"{i}.ln1_b": np.zeros(C, f32), f"{i}.ln2_w": np.ones(C, f32), f"{i}.ln2_b": np.zeros(C, f32),
+                  f"{i}.attn_w": normal(3 * C, C), f"{i}.attn_b": np.zeros(3 * C, f32), f"{i}.proj_w": normal(C, C), f"{i}.proj_b": np.zeros(C, f32),
+                  f"{i}.fc_w": normal(4 * C, C), f"{i}.fc_b": np.zeros(4 * C, f32), f"{i}.mlp_w": normal(C, 4 * C), f"{i}.mlp_b": np.zeros(C, f32)})
+    M = {k: np.zeros_like(v) for k, v in P.items()}
+    S = {k: np.zeros_like(v) for k, v in P.items()}
+    mask = np.triu(np.ones((T, T), bool), 1)
+    n = B * T
+    c0, c1 = f32(np.sqrt(2 / np.pi)), f32(0.044715)
+    flat_idx, flat_tgt = idx.reshape(-1), tgt.reshape(-1)
+
+    def ln_fwd(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        xc = x - mu
+        rstd = 1 / np.sqrt((xc * xc).mean(-1, keepdims=True) + f32(1e-5))
+        xh = xc * rstd
+        return xh * w + b, (xh, rstd)
+
+    def ln_bwd(g, cache, w):
+        xh, rstd = cache
+        gw, gb = (g * xh).sum(0), g.sum(0)
+        gx = g * w
+        gx = rstd * (gx - gx.mean(-1, keepdims=True) - xh * (gx * xh).mean(-1, keepdims=True))
+        return gx, gw, gb
+
+    def forward_backward():
+        G = {}
+        x = P["wte"][flat_idx] + np.tile(P["wpe"], (B, 1))  # (n, C)
+        caches = []
+        for i in range(L):
+            h, c_ln1 = ln_fwd(x, P[f"{i}.ln1_w"], P[f"{i}.ln1_b"])
+            qkv = h @ P[f"{i}.attn_w"].T
+            qkv += P[f"{i}.attn_b"]
+            q, k, v = (qkv[:, j * C:(j + 1) * C].reshape(B, T, H, D).transpose(0, 2, 1, 3) for j in range(3))
+            att = q @ k.transpose(0, 1, 3, 2)
+            att *= f32(1 / np.sqrt(D))
+            att[..., mask] = -np.inf
+            att -= att.max(-1, keepdims=True)
+            np.exp(att, out=att)
+            att /= att.sum(-1, keepdims=True)
+            y = (att @ v).transpose(0, 2, 1, 3).reshape(n, C)
+            x1 = x + y @ P[f"{i}.proj_w"].T + P[f"{i}.proj_b"]
+            h2, c_ln2 = ln_fwd(x1, P[f"{i}.ln2_w"], P[f"{i}.ln2_b"])
+            a = h2 @ P[f"{i}.fc_w"].T
+            a += P[f"{i}.fc_b"]
+            t = np.tanh(c0 * (a + c1 * a * a * a))
+            g_act = f32(0.5) * a * (1 + t)
+            x = x1 + g_act @ P[f"{i}.mlp_w"].T + P[f"{i}.mlp_b"]
+            caches.append((h, c_ln1, q, k, v, att, y, h2, c_ln2, a, t, g_act))
+        hf, c_lnf = ln_fwd(x, P["lnf_w"], P["lnf_b"])
+        logits = hf @ P["head"].T
+        logits -= logits.max(-1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(-1, keepdims=True)
+        loss = -np.log(p[np.arange(n), flat_tgt]).mean()
+        p[np.arange(n), flat_tgt] -= 1
+        p /= f32(n)  # dlogits
+        G["head"] = p.T @ hf
+        gx, G["lnf_w"], G["lnf_b"] = ln_bwd(p @ P["head"], c_lnf, P["lnf_w"])
+        for i in reversed(range(L)):
+            h, c_ln1, q, k, v, att, y, h2, c_ln2, a, t, g_act = caches[i]
+            G[f"{i}.mlp_w"], G[f"{i}.mlp_b"] = gx.T @ g_act, gx.sum(0)
+            ga = gx @ P[f"{i}.mlp_w"]
+            ga *= f32(0.5) * (1 + t) + f32(0.5) * a * (1 - t * t) * c0 * (1 + 3 * c1 * a * a)
+            G[f"{i}.fc_w"], G[f"{i}.fc_b"] = ga.T @ h2, ga.sum(0)
+            gh2, G[f"{i}.ln2_w"], G[f"{i}.ln2_b"] = ln_bwd(ga @ P[f"{i}.fc_w"], c_ln2, P[f"{i}.ln2_w"])
+            gx1 = gx + gh2
+            G[f"{i}.proj_w"], G[f"{i}.proj_b"] = gx1.T @ y, gx1.sum(0)
+            gy = (gx1 @ P[f"{i}.proj_w"]).reshape(B, T, H, D).transpose(0, 2, 1, 3)
+            gv = att.transpose(0, 1, 3, 2) @ gy
+            gatt = gy @ v.transpose(0, 1, 3, 2)
+            gs = att * (gatt - (gatt * att).sum(-1, keepdims=True))
+            gs *= f32(1 / np.sqrt(D))
+            gq, gk = gs @ k, gs.transpose(0, 1, 3, 2) @ q
+            gqkv = np.concatenate([g.transpose(0, 2, 1, 3).reshape(n, C) for g in (gq, gk, gv)], axis=1)
+            G[f"{i}.attn_w"], G[f"{i}.attn_b"] = gqkv.T @ h, gqkv.sum(0)
+            gh, G[f"{i}.ln1_w"], G[f"{i}.ln1_b"] = ln_bwd(gqkv @ P[f"{i}.attn_w"], c_ln1, P[f"{i}.ln1_w"])
+            gx = gx1 + gh
+        G["wpe"] = gx.reshape(B, T, C).sum(0)
+        G["wte"] = np.zeros_like(P["wte"])
+        np.add.at(G["wte"], flat_idx, gx)
+        return float(loss), G
+
+    def step():
+        loss, G = forward_backward()
+        for key, param in P.items():  # AdamW, lr 1e-3, betas (0.9, 0.999), weight decay 0.01
+            g, m, s = G[key], M[key], S[key]
+            param *= f32(1 - 1e-5)
+            m *= f32(0.9)
+            m += f32(0.1) * g
+            s *= f32(0.999)
+            s += f32(0.001) * g * g
+            param -= f32(1e-3) * m / (np.sqrt(s) + f32(1e-8))
+        return loss
+
+    step.params, step.forward_backward = P, forward_backward  # for checking the hand-written gradients
+    return step
+
+
 def _median_step(step, steps: int) -> float:
     for _ in range(3):
         step()
@@ -129,6 +240,8 @@ def worker(impl: str, what: str, steps: int) -> dict:
             opt.zero_grad()
             loss.backward()
             opt.step()
+    elif what == "gpt" and impl == "numpy":
+        step = _numpy_gpt_step(rng, idx, tgt)
     elif what == "generate" and impl.startswith("tensorlib"):
         model = GPT(GPTConfig(CONTEXT, VOCAB, BLOCKS, HEADS, WIDTH, tie_weights=False), tl.Generator(0)).eval()
         prompt = tl.tensor(idx[:1, :1])
@@ -216,8 +329,8 @@ def _cell(impl: str, what: str, threads: int, steps: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-WORKLOADS = {  # what -> (row label, implementations timed; the GPT has no hand-written numpy version yet)
-    "gpt": ("GPT train step", ["tensorlib", "tensorlib-untuned", "torch"]),
+WORKLOADS = {  # what -> (row label, implementations timed)
+    "gpt": ("GPT train step", ["tensorlib", "tensorlib-untuned", "numpy", "torch"]),
     "mlp": ("MLP 64-256-256-10 step", ["tensorlib", "numpy", "torch"]),
     "generate": ("GPT generate, per token", ["tensorlib", "torch"]),
 }
