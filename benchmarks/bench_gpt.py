@@ -4,8 +4,9 @@ The suite's GPT workload: vocabulary 65, context 64, width 128, 4 heads, 4 pre-n
 a tanh-GELU 4x MLP, untied head (818,176 parameters), batch 16; one step is forward, cross-entropy,
 backward and AdamW. tensorlib's step is chapter 8's (``tune_malloc`` on, as the trainer does;
 the "untuned" row leaves glibc's defaults), PyTorch's is the same model written with
-``torch.nn``. The MLP step is 64-256-256-10 with
-ReLU at batch 128, with a hand-written numpy column (manual backward, Adam's update in place).
+``torch.nn`` (tests/test_parity_gpt_train.py's twin, untied), and in plain numpy with a
+hand-written backward (checked against float64 finite differences) and AdamW in place: the
+floor for a numpy library. The MLP step is 64-256-256-10 with ReLU at batch 128, with a hand-written numpy column (manual backward, Adam's update in place).
 Generation: 63 new tokens after a 1-token prompt with a KV cache, in tokens per second
 (reported as seconds per token).
 
