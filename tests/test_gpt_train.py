@@ -187,3 +187,9 @@ def test_config_errors(changes, message):
 def test_tune_malloc_is_safe():
     assert isinstance(tune_malloc(), bool)
     assert tune_malloc() == tune_malloc()
+
+
+def test_tune_malloc_is_a_no_op_off_linux(monkeypatch):
+    import tensorlib.gpt.perf as perf
+    monkeypatch.setattr(perf.sys, "platform", "darwin")
+    assert perf.tune_malloc() is False

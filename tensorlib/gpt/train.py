@@ -362,6 +362,7 @@ class Trainer(_Checkpointing, _Bookkeeping):
                 if self.step % self.config.checkpoint_interval == 0 or last or self.stop_requested:
                     self._log_file.flush()
                     self.save()
+                clock = time.perf_counter()  # tokens per second count training only, not validation or saving
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
