@@ -66,3 +66,11 @@ clean:
 .PHONY: fuzz
 fuzz: install
 	TENSORLIB_FUZZ_N=10000 $(PY) -m pytest tests/test_serialization_fuzz.py -q -s -p no:cacheprovider
+
+# Chapter 8: the documented run, the default configuration on the shipped corpus (~20-30 min on 2 cores);
+# checkpoints and log.csv in runs/gpt (make train again resumes it), then samples at two temperatures
+.PHONY: train
+train: install
+	if [ -f runs/gpt/ckpt.safetensors ]; then $(PY) -m tensorlib.gpt train --out runs/gpt --resume; else $(PY) -m tensorlib.gpt train --out runs/gpt; fi
+	$(PY) -m tensorlib.gpt sample --checkpoint runs/gpt --prompt "The " --temperature 0.5 --max-new-tokens 300
+	$(PY) -m tensorlib.gpt sample --checkpoint runs/gpt --prompt "The " --temperature 1.0 --max-new-tokens 300

@@ -208,7 +208,8 @@ class Relu(Function):
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (np.where(self.out <= 0, np.zeros((), dtype=grad.dtype), grad),)  # NaN passes the gradient, as in torch
+        keep = ~(self.out <= 0)  # [y > 0], and True where y is NaN: NaN passes the gradient, as in torch
+        return (np.multiply(grad, keep),)  # a product with a bool mask: several times faster than np.where
 
 
 class Clamp(Function):

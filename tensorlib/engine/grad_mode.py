@@ -81,12 +81,21 @@ class _GradMode:
         instance = super().__new__(cls)
         return instance(function) if callable(function) else instance
 
-    def __enter__(self) -> None:
-        self._previous = not _threads_without_grad or _get_ident() not in _threads_without_grad
-        _set_grad_mode(self.mode)
+    def __enter__(self) -> None:  # _set_grad_mode inlined for the common cases: optimizers enter no_grad every step
+        self._ident = ident = _get_ident()
+        self._previous = ident not in _threads_without_grad
+        if self.mode:
+            _threads_without_grad.discard(ident)
+        elif ident in _watched:  # this thread has had grad off before
+            _threads_without_grad.add(ident)
+        else:
+            _set_grad_mode(False)
 
     def __exit__(self, *exc_info: object) -> None:
-        _set_grad_mode(self._previous)
+        if self._previous:
+            _threads_without_grad.discard(self._ident)
+        else:
+            _threads_without_grad.add(self._ident)
 
     def _fresh(self) -> _GradMode:
         return type(self)()
@@ -128,6 +137,7 @@ class set_grad_enabled(_GradMode):
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
+        self._ident = _get_ident()
         self._previous = is_grad_enabled()
         _set_grad_mode(self.mode)
 

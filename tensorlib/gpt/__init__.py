@@ -1,7 +1,9 @@
-"""tensorlib.gpt: a small GPT decoder (chapter 5, "Attention").
+"""tensorlib.gpt: a small GPT decoder (chapter 5, "Attention") and its trainer (chapter 8).
 
 Written by hand, re-exports only: the model lives in tensorlib.gpt.model, generated from
-book/05_attention.ipynb.
+book/05_attention.ipynb; data, training, the allocator helper and the command line
+(``python -m tensorlib.gpt``) in tensorlib.gpt.data, .train, .perf and .cli, generated from
+book/08_gpt.ipynb.
 """
 
 # Chapter 5, Attention: the decoder, its config and its KV cache (tensorlib.gpt.model)
@@ -16,6 +18,11 @@ from tensorlib.gpt.model import (
     PostNormBlock,
 )
 
+# Chapter 8, A GPT end to end: data, trainer, sampling, allocator tuning (tensorlib.gpt.data, .train, .perf)
+from tensorlib.gpt.data import BatchSampler, CharTokenizer, load_corpus, train_val_split
+from tensorlib.gpt.perf import tune_malloc
+from tensorlib.gpt.train import TrainConfig, Trainer, model_from_checkpoint, read_checkpoint, sample
+
 __all__ = [
     "Block",
     "CausalSelfAttention",
@@ -25,4 +32,15 @@ __all__ = [
     "LayerKVCache",
     "MLP",
     "PostNormBlock",
+    # chapter 8
+    "BatchSampler",
+    "CharTokenizer",
+    "TrainConfig",
+    "Trainer",
+    "load_corpus",
+    "model_from_checkpoint",
+    "read_checkpoint",
+    "sample",
+    "train_val_split",
+    "tune_malloc",
 ]

@@ -69,7 +69,17 @@ class _Gelu(Function):
         x = _floating(x)
         self.x, self.approximate = x, approximate
         if approximate == "tanh":
-            self.cdf = 0.5 * (1 + np.tanh(_SQRT_2_OVER_PI * (x + _GELU_TANH_COEFF * x**3)))
+            # one buffer, updated in place: u = sqrt(2/pi) (x + 0.044715 x*x*x), then (1 + tanh u) / 2
+            # (x*x*x, not x**3: numpy's float32 power takes a slow path)
+            cdf = np.multiply(x, x, out=np.empty_like(x))  # an array even for 0-d x
+            cdf *= x
+            cdf *= _GELU_TANH_COEFF
+            cdf += x
+            cdf *= _SQRT_2_OVER_PI
+            np.tanh(cdf, out=cdf)
+            cdf += 1
+            cdf *= 0.5
+            self.cdf = cdf
         else:
             self.cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
         return x * self.cdf
@@ -77,9 +87,20 @@ class _Gelu(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         x, cdf = self.x, self.cdf
         if self.approximate == "tanh":
-            t = 2 * cdf - 1
-            du = _SQRT_2_OVER_PI * (1 + 3 * _GELU_TANH_COEFF * x * x)
-            return (grad * (cdf + 0.5 * x * (1 - t * t) * du),)
+            # cdf + x (1 - t^2) du/2 with t = tanh u = 2 cdf - 1, in two buffers
+            t = np.multiply(cdf, 2, out=np.empty_like(cdf))
+            t -= 1
+            t *= t
+            np.subtract(1, t, out=t)  # 1 - t^2
+            du = np.multiply(x, x, out=np.empty_like(x))
+            du *= 3 * _GELU_TANH_COEFF
+            du += 1
+            du *= 0.5 * _SQRT_2_OVER_PI  # du/2
+            du *= t
+            du *= x
+            du += cdf
+            du *= grad
+            return (du,)
         pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
         return (grad * (cdf + x * pdf),)
 

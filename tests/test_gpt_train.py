@@ -1,0 +1,195 @@
+"""tensorlib.gpt.train and tensorlib.gpt.perf: the trainer, checkpoints, resume, sampling (chapter 8)."""
+
+import csv
+import math
+import os
+import signal
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.gpt.data import load_corpus
+from tensorlib.gpt.perf import tune_malloc
+from tensorlib.gpt.train import (
+    CHECKPOINT_FILE,
+    LOG_COLUMNS,
+    MODEL_FILE,
+    TrainConfig,
+    Trainer,
+    model_from_checkpoint,
+    param_groups,
+    read_checkpoint,
+    sample,
+    warmup_cosine,
+)
+from tensorlib.serialization import CheckpointError
+
+TEXT = load_corpus()[:40_000]
+TINY = dict(block_size=16, n_layer=1, n_head=2, n_embd=16, batch_size=4, warmup_steps=3,
+            eval_interval=10, eval_batches=2, checkpoint_interval=15, chunk_size=256)
+
+
+def tiny(**changes):
+    return TrainConfig(**{**TINY, "max_steps": 30, **changes})
+
+
+def log_rows(path):
+    with open(path / "log.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def stop_at(trainer, step):
+    def callback(current, loss):
+        if current == step:
+            trainer.stop_requested = True
+    return callback
+
+
+def same_parameters(a, b):
+    return all(np.array_equal(p.numpy(), q.numpy()) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+
+
+def test_tiny_run_loss_falls_and_writes_files(tmp_path):
+    trainer = Trainer(tiny(max_steps=60, lr=1e-2, min_lr=1e-3), TEXT, tmp_path)
+    first = trainer.evaluate()
+    assert abs(first - math.log(trainer.tokenizer.vocab_size)) < 0.1  # ln V before training
+    trainer.fit(progress=False)
+    rows = log_rows(tmp_path)
+    assert [int(r["step"]) for r in rows] == list(range(1, 61)) and tuple(rows[0]) == LOG_COLUMNS
+    vals = [float(r["val_loss"]) for r in rows if r["val_loss"]]
+    assert len(vals) == 6 and vals[-1] < first - 0.8, (first, vals)
+    assert (tmp_path / CHECKPOINT_FILE).is_file() and (tmp_path / MODEL_FILE).is_file()
+    assert all(float(r["tokens_per_s"]) > 0 for r in rows)
+
+
+def test_resume_equals_uninterrupted_bitwise(tmp_path):
+    config = tiny(dropout=0.1)  # dropout: the generator's state must be restored too
+    straight = Trainer(config, TEXT, tmp_path / "straight")
+    straight.fit(progress=False)
+    first = Trainer(config, TEXT, tmp_path / "cut")
+    with pytest.raises(KeyboardInterrupt, match="interrupted at step 11"):
+        first.fit(progress=False, callback=stop_at(first, 11))
+    assert read_checkpoint(tmp_path / "cut")["step"] == 11
+    resumed = Trainer.resume(tmp_path / "cut", TEXT)
+    assert resumed.step == 11
+    resumed.fit(progress=False)
+    assert same_parameters(resumed.model, straight.model)
+    a, b = log_rows(tmp_path / "straight"), log_rows(tmp_path / "cut")
+    assert [(r["step"], r["train_loss"], r["val_loss"], r["lr"]) for r in a] == [(r["step"], r["train_loss"], r["val_loss"], r["lr"]) for r in b]
+    for key, value in straight.optimizer.state_dict()["state"].items():
+        assert np.array_equal(value["exp_avg"].numpy(), resumed.optimizer.state_dict()["state"][key]["exp_avg"].numpy())
+
+
+def test_resume_after_a_crash_drops_log_rows_past_the_checkpoint(tmp_path):
+    config = tiny()  # checkpoints every 15 steps
+    replay = Trainer(config, TEXT, tmp_path / "replay")
+    with pytest.raises(KeyboardInterrupt):
+        replay.fit(progress=False, callback=stop_at(replay, 15))
+    with open(tmp_path / "replay" / "log.csv", "a", newline="") as f:  # rows a killed run wrote after step 15
+        csv.writer(f).writerows([[16, "9.9", "", "1e-3", "1"], [17, "9.9", "", "1e-3", "1"]])
+    resumed = Trainer.resume(tmp_path / "replay", TEXT)
+    resumed.fit(progress=False)
+    rows = log_rows(tmp_path / "replay")
+    assert [int(r["step"]) for r in rows] == list(range(1, 31))
+    assert "9.9" not in [r["train_loss"] for r in rows]
+
+
+def test_sigint_saves_then_raises(tmp_path):
+    trainer = Trainer(tiny(), TEXT, tmp_path)
+    previous = signal.getsignal(signal.SIGINT)
+
+    def interrupt(step, loss):
+        if step == 7:
+            os.kill(os.getpid(), signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.fit(progress=False, callback=interrupt)
+    assert signal.getsignal(signal.SIGINT) is previous
+    assert read_checkpoint(tmp_path)["step"] == 7 and trainer.step == 7
+
+
+def test_resume_refuses_other_corpus_and_damaged_files(tmp_path):
+    Trainer(tiny(max_steps=5), TEXT, tmp_path).fit(progress=False)
+    with pytest.raises(ValueError, match="vocabulary mismatch"):
+        Trainer.resume(tmp_path, TEXT + "é")
+    shuffled = TEXT[1:] + TEXT[0]  # same characters, other bytes
+    with pytest.raises(ValueError, match="not the one the checkpoint was trained on"):
+        Trainer.resume(tmp_path, shuffled)
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        read_checkpoint(tmp_path / "nothing")
+    data = (tmp_path / CHECKPOINT_FILE).read_bytes()
+    (tmp_path / "bad.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError):
+        read_checkpoint(tmp_path / "bad.safetensors")
+    tl.save({"format": "something else"}, tmp_path / "other.safetensors")
+    with pytest.raises(CheckpointError, match="not a tensorlib.gpt checkpoint"):
+        read_checkpoint(tmp_path / "other.safetensors")
+
+
+def test_model_from_checkpoint_and_sample(tmp_path):
+    trainer = Trainer(tiny(max_steps=10), TEXT, tmp_path)
+    trainer.fit(progress=False)
+    model, tokenizer = model_from_checkpoint(read_checkpoint(tmp_path))
+    assert tokenizer == trainer.tokenizer and same_parameters(model, trainer.model) and not model.training
+    a = sample(model, tokenizer, "The ", 50, 1.0, 5, tl.Generator(3))
+    b = sample(model, tokenizer, "The ", 50, 1.0, 5, tl.Generator(3))
+    assert a == b and a.startswith("The ") and len(a) == 54
+    greedy = sample(model, tokenizer, "x" * 40, 40, 0.0)  # prompt longer than the context: windows
+    assert len(greedy) == 80
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        sample(model, tokenizer, "é")
+    with pytest.raises(ValueError, match="at least one character"):
+        sample(model, tokenizer, "")
+    with pytest.raises(ValueError, match="temperature >= 0"):
+        sample(model, tokenizer, "a", 5, -1.0)
+
+
+def test_top_k_one_is_greedy(tmp_path):
+    trainer = Trainer(tiny(max_steps=5), TEXT, tmp_path)
+    greedy = sample(trainer.model, trainer.tokenizer, "The", 30, 0.0)
+    top1 = sample(trainer.model, trainer.tokenizer, "The", 30, 1.5, 1, tl.Generator(0))
+    assert greedy == top1
+
+
+def test_schedule_and_groups():
+    config = TrainConfig(max_steps=50, warmup_steps=10, lr=1e-2, min_lr=1e-3)
+    model = tl.gpt.GPT(config.model_config(20), tl.Generator(0))
+    groups = param_groups(model, 0.1)
+    assert all(p.ndim >= 2 for p in groups[0]["params"]) and all(p.ndim < 2 for p in groups[1]["params"])
+    assert groups[1]["weight_decay"] == 0.0
+    assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
+    optimizer = tl.optim.AdamW(groups, lr=config.lr)
+    scheduler = warmup_cosine(optimizer, config)
+    lrs = []
+    for _ in range(config.max_steps):
+        lrs.append(scheduler.get_last_lr()[0])
+        optimizer.step()
+        scheduler.step()
+    for s, lr in enumerate(lrs):
+        want = config.lr * (s + 1) / 10 if s < 10 else config.min_lr + 0.5 * (config.lr - config.min_lr) * (1 + math.cos(math.pi * (s - 10) / 40))
+        assert lr == pytest.approx(want, rel=1e-12, abs=1e-15), s
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"n_head": 3}, "divisible by n_head"),
+    ({"lr": 0.0}, "lr must be"),
+    ({"warmup_steps": 30}, "warmup_steps must be in"),
+    ({"min_lr": 1.0}, "must not exceed lr"),
+    ({"batch_size": 0}, "batch_size must be an int >= 1"),
+    ({"chunk_size": 8}, "chunk_size"),
+    ({"dropout": 1.0}, "dropout"),
+])
+def test_config_errors(changes, message):
+    with pytest.raises(ValueError, match=message):
+        tiny(**changes)
+
+
+def test_tune_malloc_is_safe():
+    assert isinstance(tune_malloc(), bool)
+    assert tune_malloc() == tune_malloc()
+
+
+def test_tune_malloc_is_a_no_op_off_linux(monkeypatch):
+    import tensorlib.gpt.perf as perf
+    monkeypatch.setattr(perf.sys, "platform", "darwin")
+    assert perf.tune_malloc() is False
