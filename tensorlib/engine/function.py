@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 28
+# %% book/02_autograd.ipynb, cell 29
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -153,7 +153,7 @@ def _count_in_place_change() -> int:
     return _in_place_changes
 
 
-# %% book/02_autograd.ipynb, cell 30
+# %% book/02_autograd.ipynb, cell 31
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -294,7 +294,7 @@ class _Join(Function):
     reads = ()
 
 
-# %% book/02_autograd.ipynb, cell 32
+# %% book/02_autograd.ipynb, cell 33
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -380,7 +380,7 @@ def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
     )
 
 
-# %% book/02_autograd.ipynb, cell 34
+# %% book/02_autograd.ipynb, cell 35
 def _check_assigned_grad(tensor: TensorBase, grad: Any) -> None:
     """What PyTorch checks on ``x.grad = g``: ``g`` is a Tensor other than ``x``, of ``x``'s dtype and shape."""
     if not isinstance(grad, TensorBase):

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 145
+# %% book/02_autograd.ipynb, cell 146
 import weakref
 from typing import TYPE_CHECKING
 

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 160
+# %% book/02_autograd.ipynb, cell 161
 from tensorlib.engine.arithmetic import ArithmeticMixin, ComparisonMixin
 from tensorlib.engine.conversion import ConversionMixin
 from tensorlib.engine.creation import FactoryMixin

@@ -5,7 +5,7 @@
 
 This is the core of ``Tensor`` (as ``torch._C.TensorBase`` is PyTorch's): storage, shape,
 dtype, ``requires_grad``, ``grad``, ``grad_fn``, conversion to Python values and the repr.
-Every computing method comes from a mixin written next to its ops; ``tensorlib.engine.tensor``
+Every computing method comes from a mixin written next to its ops; ``tensorlib.engine.tensor_class``
 assembles them into ``Tensor``.
 
 ``_wrap`` is how ops make their results: it fills the slots of a new object without checks.
@@ -86,6 +86,8 @@ def _preview(data: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# %% book/02_autograd.ipynb, cell 26
+# The helpers every op uses: making results, argument parsing shared by methods, the repr.
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
     """A plain Tensor around ``array`` (no copy, no checks): how ops make their results."""
     tensor = object.__new__(_result_class)
@@ -172,7 +174,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 26
+# %% book/02_autograd.ipynb, cell 27
 class TensorBase:
     """The core of a tensor: an n-dimensional array and the fields reverse-mode autograd needs.
 
