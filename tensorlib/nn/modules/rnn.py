@@ -69,7 +69,17 @@ def _lstm_step(projected: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_
     return o * tanh(c), c
 
 
-class _RecurrentCell(Module):
+class _UniformInit:
+    """``reset_parameters`` of the recurrent cells and layers: PyTorch's default init for all of them."""
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for param in self.parameters():
+            init.uniform_(param, -bound, bound, generator=generator)
+
+
+class _RecurrentCell(_UniformInit, Module):
     """What ``RNNCell`` and ``LSTMCell`` share: parameters ``weight_ih`` (G·H, in), ``weight_hh`` (G·H, H), two biases."""
 
     gates = 1
@@ -91,12 +101,6 @@ class _RecurrentCell(Module):
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
         self.reset_parameters(generator)
-
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for param in self.parameters():
-            init.uniform_(param, -bound, bound, generator=generator)
 
     def _prepare(self, input: Tensor, hx: Tensor | None) -> tuple[Tensor, bool]:
         name = type(self).__name__
@@ -172,7 +176,7 @@ class LSTMCell(_RecurrentCell):
 
 
 # %% book/05_attention.ipynb, cell 11
-class _RecurrentLayers(Module):
+class _RecurrentLayers(_UniformInit, Module):
     """What ``RNN`` and ``LSTM`` share: per-layer parameters, shape handling, the time loop."""
 
     gates = 1
@@ -200,12 +204,6 @@ class _RecurrentLayers(Module):
                 setattr(self, f"bias_ih_l{layer}", Parameter(np.empty(rows, dtype=dtype)))
                 setattr(self, f"bias_hh_l{layer}", Parameter(np.empty(rows, dtype=dtype)))
         self.reset_parameters(generator)
-
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for param in self.parameters():
-            init.uniform_(param, -bound, bound, generator=generator)
 
     def _layer(self, layer: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         if self.bias:
