@@ -28,24 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device, no_grad, stack, zeros
+from tensorlib.engine import Tensor, no_grad, stack, zeros
 from tensorlib.nn import init
 from tensorlib.nn.functional import dropout, linear, relu, sigmoid, tanh
+from tensorlib.nn.functional.utils import _parameter_dtype
 from tensorlib.nn.modules import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
 # %% book/05_attention.ipynb, cell 9
-def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
-    """The float dtype of a layer's parameters (float32 by default); the only device is the CPU."""
-    as_device(device)
-    dtype = np.dtype(np.float32 if dtype is None else dtype)
-    if dtype.kind != "f":
-        raise TypeError(f"recurrent layers need a floating-point dtype, got {dtype}")
-    return dtype
-
-
 def _check_size(value: Any, name: str, owner: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{owner}: {name} must be an int >= {minimum}, got {value!r}")
