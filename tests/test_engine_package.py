@@ -36,9 +36,9 @@ square rsqrt cumsum gather norm sort topk bmm outer parse_to TensorBase
 
 # The modules in chapter order: each may import only the ones before it.
 CHAPTER_ORDER = [
-    "grad_mode", "dtypes", "tensor_core", "function", "creation", "promotion", "conversion", "arithmetic",
-    "reductions", "matmul", "selection", "elementwise", "softmax", "shape_ops", "indexing", "joining", "inplace",
-    "retain_grad", "interop", "tensor_class",
+    "grad_mode", "dtypes", "tensor_core", "function", "creation", "capture", "promotion", "conversion", "arithmetic",
+    "reductions", "matmul", "selection", "elementwise", "softmax", "shape_ops", "indexing", "joining", "versions",
+    "inplace", "freeing", "retain_grad", "interop", "tensor_class",
 ]
 
 
@@ -90,6 +90,60 @@ def test_tensor_methods_are_written_in_classes_not_patched_in():
         module = importlib.import_module(mixin.__module__)
         assert mixin.__module__.startswith("tensorlib.engine."), mixin
         assert getattr(module, mixin.__name__) is mixin
+
+
+def test_the_first_definitions_hold_no_production_concern():
+    """Function.apply and the core engine's steps know nothing of versions, freeing, retain_grad or capture."""
+    from tensorlib.engine.function import Engine, Function
+
+    core = [Function.apply, Engine.run, Engine.order, Engine.node_backward, Engine.deliver_to_leaf]
+    for method in core:
+        code = inspect.getsource(method)
+        for word in ("saved", "_in_place", "changes", "release", "retain", "capture", "versions"):
+            assert word not in code, f"{method.__qualname__} mentions {word!r}"
+    assert set(Function.__slots__) == {"inputs", "needs_input_grad", "saved"}
+
+
+def test_the_assembled_engine_is_the_core_plus_one_piece_per_section():
+    from tensorlib.engine import function
+    from tensorlib.engine.capture import CaptureGrads
+    from tensorlib.engine.freeing import FreeSavedValues
+    from tensorlib.engine.retain_grad import RetainedGrads
+    from tensorlib.engine.tensor_class import BackwardPass
+    from tensorlib.engine.versions import CheckSavedValues
+
+    assert function._engine is BackwardPass
+    assert BackwardPass.__mro__[1:-1] == (CaptureGrads, CheckSavedValues, FreeSavedValues, RetainedGrads, function.Engine)
+    assert vars(BackwardPass).keys() <= {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__", "__static_attributes__"}
+
+
+def test_a_pass_without_capture_or_retained_tensors_uses_the_class_steps():
+    """capture= and retain_grad replace the per-node step for their pass only: other passes pay nothing."""
+    from tensorlib.engine import function
+    from tensorlib.engine.tensor_class import BackwardPass
+
+    passes = []
+
+    class Spy(BackwardPass):
+        def run(self, roots, root_grads):
+            result = super().run(roots, root_grads)
+            passes.append(dict(vars(self)))
+            return result
+
+    previous = function._engine
+    function._engine = Spy
+    try:
+        x = tl.ones(3, requires_grad=True)
+        (x * x).sum().backward()
+        h = x * 2
+        h.retain_grad()
+        (h * h).sum().backward()
+        tl.autograd.grad((x * x).sum(), x)
+    finally:
+        function._engine = previous
+    assert set(passes[0]) == {"retain_graph", "capture"}
+    assert "node_backward" in passes[1] and "deliver_to_leaf" not in passes[1]
+    assert {"node_backward", "deliver_to_leaf"} <= set(passes[2])
 
 
 def test_ops_return_the_assembled_tensor_also_on_subclasses():

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 50
+# %% book/02_autograd.ipynb, cell 54
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,7 +68,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 51
+# %% book/02_autograd.ipynb, cell 55
 class ConversionMixin:
     """dtype and device conversions, copies; see ``parse_to`` for the arguments of ``to``."""
 

@@ -17,17 +17,17 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 128
+# %% book/02_autograd.ipynb, cell 135
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tensorlib.engine.elementwise import _clamp_bounds
-from tensorlib.engine.function import _count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.tensor_core import TensorBase, _scalar_operand
+from tensorlib.engine.versions import _count_in_place_change
 from tensorlib.shape import broadcast_shapes
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 129
+# %% book/02_autograd.ipynb, cell 136
 class InPlaceMixin:
     """The in-place methods; each checks ``_check_in_place`` first and counts the change after."""
 

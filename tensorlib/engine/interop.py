@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 154
+# %% book/02_autograd.ipynb, cell 161
 from typing import Any
 
 import numpy as np

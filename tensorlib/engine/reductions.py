@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 69
+# %% book/02_autograd.ipynb, cell 73
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -183,7 +183,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 70
+# %% book/02_autograd.ipynb, cell 74
 class ReductionMixin:
     """Sums, means, variances and norms over ``dim`` (PyTorch's ``dim``/``keepdim`` or numpy's ``axis``/``keepdims``)."""
 
@@ -243,7 +243,7 @@ class ReductionMixin:
         return Cumsum.apply(self, axis=normalize_axis(dim, self._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 75
+# %% book/02_autograd.ipynb, cell 79
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -367,7 +367,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 76
+# %% book/02_autograd.ipynb, cell 80
 class ExtremumMixin:
     """Max, min and where they are; ``sort`` and ``topk``."""
 
@@ -423,7 +423,7 @@ class ExtremumMixin:
         return _sorted(self, dim, largest, k)
 
 
-# %% book/02_autograd.ipynb, cell 77
+# %% book/02_autograd.ipynb, cell 81
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Mean over ``dim`` (int, tuple, or None for all dims)."""
     return input.mean(dim, keepdim)

@@ -3,26 +3,57 @@
 
 """``retain_grad``: a non-leaf that keeps its gradient in ``.grad``, as leaves do.
 
-The engine adds a retained tensor's gradient into its ``.grad`` when it reaches the tensor's
-node (``tensorlib.engine.function._retained``: weak references, so the registry keeps no
-graph alive).
+``_retained`` registers the tensors that asked, by their node, through weak references (the
+registry keeps no graph alive). ``RetainedGrads`` is the engine's part: in a pass that meets
+a registered node, the gradient of the node's output is delivered to its tensor as to a leaf.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    'RetainedGrads',
     'RetainGradMixin',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 146
+# %% book/02_autograd.ipynb, cell 155
 import weakref
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from tensorlib.engine.function import _retained
+import numpy as np
+
+from tensorlib.engine.function import Engine, Function
 
 if TYPE_CHECKING:
     from tensorlib.engine.tensor_class import Tensor
+
+
+_retained: dict[Function, weakref.ref] = {}
+"""The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
+
+Weak references whose callback removes the entry: it goes away with its tensor, so the
+registry keeps no graph alive, and a plain dict keeps the per-backward check cheap."""
+
+
+class RetainedGrads(Engine):
+    """The engine, delivering the gradient of a retained non-leaf into its ``.grad``, as a leaf's."""
+
+    def run(self, roots: Sequence[Tensor], root_grads: Sequence[np.ndarray]) -> Any:
+        if not _retained:  # nobody asked: this pass pays nothing per node
+            return super().run(roots, root_grads)
+        retained = _retained.copy()  # a tensor freed during the pass must not change the dict under it
+        node_backward, deliver_to_leaf = self.node_backward, self.deliver_to_leaf
+
+        def node_backward_retaining(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+            ref = retained.get(node)
+            keeper = ref() if ref is not None else None
+            if keeper is not None:  # as a leaf: into .grad, or, with capture=, only where captured
+                deliver_to_leaf(keeper, grad)
+            return node_backward(node, grad)
+
+        self.node_backward = node_backward_retaining  # this pass only
+        return super().run(roots, root_grads)
 
 
 class RetainGradMixin:

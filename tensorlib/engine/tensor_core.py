@@ -197,6 +197,15 @@ class TensorBase:
             global _result_class
             _result_class = cls
 
+    @staticmethod  # not a classmethod: no bound method to make, once per recorded op
+    def _result_of(array: np.ndarray, node: Function, inputs: tuple) -> Tensor:
+        """The tensor a recorded op returns: ``array`` with ``grad_fn=node`` (``inputs``: the op's arguments).
+
+        ``Function.apply`` asks the class ops return (``ops_return=True``), so a later section can make
+        the nodes keep more (``versions.SavedValuesMixin``) without a line here or in ``apply``.
+        """
+        return _wrap(array, node)
+
     def __init__(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> None:
         if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, bool):
             raise TypeError(

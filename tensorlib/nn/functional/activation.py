@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 164
+# %% book/02_autograd.ipynb, cell 171
 import math
 from typing import TYPE_CHECKING
 
