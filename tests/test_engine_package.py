@@ -147,7 +147,7 @@ def test_a_pass_without_capture_or_retained_tensors_uses_the_class_steps():
     assert steps == [
         ("node_backward_freeing", False),
         ("node_backward_retaining", False),
-        ("node_backward_capturing", True),
+        ("node_backward_freeing", True),  # wraps the capturing step, which replaced deliver_to_leaf
     ]
 
 
