@@ -94,9 +94,15 @@ class Function:
         if type(out) is not np.ndarray:  # numpy returns scalars from 0-d operations
             out = np.asarray(out)
         if record and (not _threads_without_grad or is_grad_enabled()):  # grad mode, read cheaply
-            parents = tuple([x if isinstance(x, TensorBase) and x._requires_grad else None for x in inputs])
-            node.inputs = parents
-            node.needs_input_grad = tuple([parent is not None for parent in parents])
+            parents, needs = [], []  # a plain loop again: two comprehensions cost ~0.2 us more an op
+            for x in inputs:
+                if isinstance(x, TensorBase) and x._requires_grad:
+                    parents.append(x)
+                    needs.append(True)
+                else:
+                    parents.append(None)
+                    needs.append(False)
+            node.inputs, node.needs_input_grad = tuple(parents), tuple(needs)
             return tensor_core._result_class._result_of(out, node, inputs)  # the class ops return makes it
         return _wrap(out, None)
 
