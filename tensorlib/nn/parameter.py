@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 17
+# %% book/04_layers.ipynb, cell 6
 from typing import Any
 
 import numpy as np

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 4
+# %% book/04_layers.ipynb, cell 17
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -33,7 +33,7 @@ from tensorlib.engine import Tensor, no_grad, parse_to
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 28
+# %% book/04_layers.ipynb, cell 18
 def _check_name(owner: Module, name: object, kind: str, table: dict) -> None:
     """A registered name must be a non-empty str without dots, not already another attribute."""
     if not isinstance(name, str):
@@ -131,7 +131,7 @@ class _ModuleRegistration:
     register_module = add_module
 
 
-# %% book/04_layers.ipynb, cell 30
+# %% book/04_layers.ipynb, cell 20
 class _ModuleTree:
     """Walking the tree: the generators over modules, parameters and buffers (a part of :class:`Module`).
 
@@ -235,7 +235,7 @@ class _ModuleTree:
         return self
 
 
-# %% book/04_layers.ipynb, cell 32
+# %% book/04_layers.ipynb, cell 22
 class _ModuleModes:
     """Modes, gradients and casts over the whole tree (a part of :class:`Module`): ``train``,
     ``eval``, ``requires_grad_``, ``zero_grad``, ``to``, ``cpu``, ``double``, ``float``, ``half``.
@@ -328,7 +328,7 @@ class _ModuleModes:
         return self._cast(np.dtype(np.float16))
 
 
-# %% book/04_layers.ipynb, cell 34
+# %% book/04_layers.ipynb, cell 24
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
 
@@ -401,7 +401,7 @@ def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict
     return sources, missing, unexpected
 
 
-# %% book/04_layers.ipynb, cell 35
+# %% book/04_layers.ipynb, cell 25
 class _ModuleState:
     """Checkpoints (a part of :class:`Module`): ``state_dict`` and a transactional ``load_state_dict``."""
 
@@ -467,7 +467,7 @@ class _ModuleState:
         return _IncompatibleKeys(missing, unexpected)
 
 
-# %% book/04_layers.ipynb, cell 37
+# %% book/04_layers.ipynb, cell 27
 def _indent_after_first_line(text: str, spaces: int) -> str:
     lines = text.split("\n")
     return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
@@ -501,7 +501,7 @@ class _ModulePrinting:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
 
 
-# %% book/04_layers.ipynb, cell 39
+# %% book/04_layers.ipynb, cell 29
 class Module(_ModuleRegistration, _ModuleTree, _ModuleModes, _ModuleState, _ModulePrinting):
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 13
+# %% book/04_layers.ipynb, cell 121
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
