@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 15
+# %% book/03_init.ipynb, cell 16
 import functools
 import math
 import operator
@@ -76,7 +76,7 @@ _SHIFT = {k: np.uint64(k) for k in (11, 27, 30, 31, 40, 53)}
 DEFAULT_SEED = 67280421310721  # the initial seed of a fresh torch.Generator()
 
 
-# %% book/03_init.ipynb, cell 16
+# %% book/03_init.ipynb, cell 17
 def _splitmix64_block(state: int, n: int) -> np.ndarray:
     """The next ``n`` outputs after ``state`` as a uint64 array of shape (n,); state untouched.
 
@@ -140,7 +140,7 @@ def _float_dtype(dtype: object) -> np.dtype:
     return resolved
 
 
-# %% book/03_init.ipynb, cell 18
+# %% book/03_init.ipynb, cell 19
 class _FloatSampling:
     """Floating-point draws (a part of :class:`Generator`): ``uniform``, ``normal``, ``bernoulli``.
 
@@ -238,7 +238,7 @@ class _FloatSampling:
         return (u < probs).astype(dtype)
 
 
-# %% book/03_init.ipynb, cell 20
+# %% book/03_init.ipynb, cell 21
 class _IntegerSampling:
     """Integer draws (a part of :class:`Generator`): ``randint`` without modulo bias, ``randperm``."""
 
@@ -300,7 +300,7 @@ class _IntegerSampling:
                 return order.astype(np.int64)
 
 
-# %% book/03_init.ipynb, cell 22
+# %% book/03_init.ipynb, cell 23
 class Generator(_FloatSampling, _IntegerSampling):
     """A splitmix64 pseudo-random number generator with a 64-bit state.
 
@@ -432,7 +432,7 @@ def set_rng_state(new_state: Tensor | np.ndarray) -> None:
     default_generator.set_state(new_state)
 
 
-# %% book/03_init.ipynb, cell 24
+# %% book/03_init.ipynb, cell 25
 def resolve_generator(generator: Generator | None) -> Generator:
     """The generator to draw from: ``generator``, or ``default_generator`` when it is None.
 
@@ -502,7 +502,7 @@ def _check_like(input: Tensor, name: str) -> None:
         raise TypeError(f"{name} expects a Tensor as input, got {type(input).__name__}")
 
 
-# %% book/03_init.ipynb, cell 25
+# %% book/03_init.ipynb, cell 26
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
          generator: Generator | None = None, dtype: object = None, device: object = None,
          requires_grad: bool = False) -> Tensor:
@@ -606,7 +606,7 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     return Tensor(values)
 
 
-# %% book/03_init.ipynb, cell 29
+# %% book/03_init.ipynb, cell 30
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
     """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
     if not isinstance(input, Tensor):
