@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 5
+# %% book/07_checkpointing.ipynb, cell 30
 import os
 import secrets
 from collections.abc import Iterable
@@ -29,7 +29,7 @@ from pathlib import Path
 _TEMP_MARK = ".tmp-"
 
 
-# %% book/07_checkpointing.ipynb, cell 33
+# %% book/07_checkpointing.ipynb, cell 31
 def _temporary_name(path: Path) -> Path:
     """``.<name>.tmp-<pid>-<random>`` beside ``path``: hidden, unique, and naming its writer."""
     return path.with_name(f".{path.name}{_TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")

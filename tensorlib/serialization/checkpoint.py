@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 9
+# %% book/07_checkpointing.ipynb, cell 35
 import copy
 import os
 from typing import Any
@@ -41,7 +41,7 @@ from tensorlib.serialization.reader import CheckpointError
 from tensorlib.serialization.tlckpt import AdamWSection, TLCheckpoint, decode, encode
 
 
-# %% book/07_checkpointing.ipynb, cell 37
+# %% book/07_checkpointing.ipynb, cell 36
 def _optimizer_parameters(optimizer: Adam) -> list[Tensor]:
     """The optimizer's parameters in state_dict index order (its groups, concatenated)."""
     return [param for group in optimizer.param_groups for param in group["params"]]
@@ -124,7 +124,7 @@ def _closest(live: Any, stored: float) -> float:
     return live if float(np.float32(live)) == stored else stored
 
 
-# %% book/07_checkpointing.ipynb, cell 38
+# %% book/07_checkpointing.ipynb, cell 37
 def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | None = None, generator: Generator | None = None) -> None:
     """Write ``model``'s parameters (and AdamW and generator state) to ``path`` as TLCKPT v1, atomically.
 

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 8
+# %% book/07_checkpointing.ipynb, cell 53
 import json
 import math
 import os
@@ -38,7 +38,7 @@ STRUCTURE_KEY = "tensorlib.structure"
 MAX_DEPTH = 64  # nesting a training checkpoint never reaches; deeper is refused both ways
 
 
-# %% book/07_checkpointing.ipynb, cell 53
+# %% book/07_checkpointing.ipynb, cell 54
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -110,7 +110,7 @@ def save(obj: Any, f: str | os.PathLike) -> None:
     save_file(encoder.tensors, f, {"format": "tensorlib", STRUCTURE_KEY: json.dumps(structure, allow_nan=False)})
 
 
-# %% book/07_checkpointing.ipynb, cell 54
+# %% book/07_checkpointing.ipynb, cell 55
 def _reject_constant(token: str) -> None:
     raise ValueError(f"{token} is not valid JSON")
 

@@ -19,13 +19,13 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 4
+# %% book/07_checkpointing.ipynb, cell 12
 import struct
 
 import numpy as np
 
 
-# %% book/07_checkpointing.ipynb, cell 17
+# %% book/07_checkpointing.ipynb, cell 13
 class CheckpointError(ValueError):
     """A checkpoint file is malformed, truncated, corrupt, or does not fit what it is loaded into.
 

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 6
+# %% book/07_checkpointing.ipynb, cell 43
 import io
 import json
 import math

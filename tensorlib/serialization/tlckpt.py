@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 7
+# %% book/07_checkpointing.ipynb, cell 21
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -58,7 +58,7 @@ FLAG_RNG = 1 << 1
 RNG_STATE_BYTES = 16
 
 
-# %% book/07_checkpointing.ipynb, cell 25
+# %% book/07_checkpointing.ipynb, cell 22
 @dataclass
 class AdamWSection:
     """The AdamW section: the configuration and, per parameter name, ``(step, m, v)`` (flat float32)."""
@@ -133,7 +133,7 @@ def encode(checkpoint: TLCheckpoint) -> Iterator[bytes | memoryview]:
         yield bytes(checkpoint.rng)
 
 
-# %% book/07_checkpointing.ipynb, cell 26
+# %% book/07_checkpointing.ipynb, cell 23
 def _finite(reader: ByteReader, values: np.ndarray, what: str, start: int) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
