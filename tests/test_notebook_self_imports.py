@@ -15,6 +15,12 @@ notebook-only cell near its top (chapters 2 and 4)::
 These tests read such a notebook and check that the cell names every module of the chapter that
 one of the chapter's exported cells imports, and that it runs before the first such import. A
 module added to the chapter without its line in that cell fails here, naming it.
+
+They also check what the alias makes possible to get wrong: every cell, exported or not, that
+imports from one of the chapter's modules, or from a package all of whose modules are the
+chapter's (``from tensorlib.serialization import save_checkpoint``), must find it pointed at the
+notebook, and every name it imports must be defined by a cell above it (with the alias, an import
+of a name the notebook has not defined yet fails instead of quietly fetching the package's).
 """
 
 from __future__ import annotations
@@ -101,8 +107,10 @@ def _alias_cells(path: Path) -> list[tuple[int, set[str]]]:
 NOTEBOOKS = [path for path in sorted((REPO / "book").glob("[0-9][0-9]_*.ipynb")) if _alias_cells(path)]
 
 
-def test_the_layers_chapter_points_its_modules_at_itself() -> None:
-    assert "04_layers.ipynb" in [path.name for path in NOTEBOOKS]
+def test_the_chapters_whose_modules_import_each_other_point_them_at_themselves() -> None:
+    names = [path.name for path in NOTEBOOKS]
+    for chapter in ("02_autograd.ipynb", "03_init.ipynb", "04_layers.ipynb", "07_checkpointing.ipynb"):
+        assert chapter in names, f"book/{chapter} has no cell that points its modules at the notebook"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
@@ -124,6 +132,139 @@ def test_every_self_import_finds_the_notebook(path: Path, load_tool: Callable[[s
     packages = {name.rsplit(".", depth)[0] for name in written for depth in range(1, name.count("."))}  # tensorlib.engine
     strangers = sorted(aliased - written - packages)
     assert not strangers, f"{label}, cell {alias_cell}: points {strangers} at the notebook, but the notebook does not write them"
+
+
+def _code_cells(path: Path) -> list[tuple[int, ast.Module]]:
+    """Each code cell that parses as Python, numbered from 1 like the exporter's cells."""
+    cells = []
+    for number, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"], start=1):
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else source
+        if cell.get("cell_type") == "code":
+            try:
+                cells.append((number, ast.parse(source)))
+            except SyntaxError:
+                continue
+    return cells
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    """The names a cell binds in the notebook's namespace (not those inside its functions)."""
+    names: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        if isinstance(node, ast.Lambda):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _attributes_set_on_the_notebook(tree: ast.Module) -> set[str]:
+    """``x`` for each ``this_notebook.x = ...`` (a submodule name pointed at the notebook too)."""
+    return {
+        target.attr
+        for node in ast.walk(tree) if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "this_notebook"
+    }
+
+
+def _imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """The imports a cell runs, each with whether it runs later (inside a function) rather than now.
+
+    Imports under ``if TYPE_CHECKING:`` never run and are left out.
+    """
+    found: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
+    pending: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while pending:
+        node, deferred = pending.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append((node, deferred))
+            continue
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            pending += [(child, deferred) for child in node.orelse]
+            continue
+        inner = deferred or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        pending += [(child, inner) for child in ast.iter_child_nodes(node)]
+    return found
+
+
+def _problems_of_imports(label: str, cells: list[tuple[int, ast.Module]], own: set[str]) -> list[str]:
+    """What goes wrong with a notebook's imports of its own modules ``own``, one line each."""
+    aliases = [(number, tree) for number, tree in cells if _aliased_modules(ast.unparse(tree))]
+    if not aliases:
+        return [f"{label}: no cell points the chapter's modules at the notebook"]
+    alias_cell, alias_tree = aliases[0]
+    aliased = _aliased_modules(ast.unparse(alias_tree))
+    attributes = _attributes_set_on_the_notebook(alias_tree)
+    problems, defined = [], {}
+    for number, tree in cells:
+        for node, deferred in _imports(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in own:
+                if node.module not in aliased or number < alias_cell:
+                    problems.append(f"{label}, cell {number}: imports from {node.module}, which cell {alias_cell} "
+                                    f"{'points at the notebook only after it' if node.module in aliased else 'does not point at the notebook'}")
+                    continue
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    if submodule in own and alias.name not in attributes:
+                        problems.append(f"{label}, cell {number}: `from {node.module} import {alias.name}` needs "
+                                        f"`this_notebook.{alias.name} = this_notebook` in cell {alias_cell}")
+                    elif submodule not in own and alias.name not in defined and not deferred:
+                        problems.append(f"{label}, cell {number}: imports {alias.name} from {node.module} "
+                                        "before any cell above it defines it")
+            elif isinstance(node, ast.Import):
+                problems += [f"{label}, cell {number}: imports {alias.name}, which cell {alias_cell} does not point at the notebook"
+                             for alias in node.names if alias.name in own and alias.name not in aliased]
+        for name in _top_level_names(tree):
+            defined.setdefault(name, number)
+    return problems
+
+
+def _own_modules_and_packages(notebook: str, modules: dict) -> set[str]:
+    """The chapter's modules, and each package whose generated modules all come from the chapter."""
+    written = {f"tensorlib.{name}" for name, module in modules.items() if module.notebook == notebook}
+    everyone = {f"tensorlib.{name}" for name in modules}
+    packages = {name.rsplit(".", depth)[0] for name in written for depth in range(1, name.count("."))}
+    return written | {package for package in packages if all(m in written for m in everyone if m.startswith(package + "."))}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[path.stem for path in NOTEBOOKS])
+def test_every_cell_imports_the_notebook_s_own_names_after_their_definition(
+    path: Path, load_tool: Callable[[str], ModuleType]
+) -> None:
+    export = load_tool("export")
+    modules = export.collect_modules(REPO / "book", REPO)
+    label = path.relative_to(REPO).as_posix()
+    problems = _problems_of_imports(label, _code_cells(path), _own_modules_and_packages(label, modules))
+    assert not problems, "\n".join(problems)
+
+
+def test_the_import_checker_finds_each_kind_of_mistake() -> None:
+    own = {"tensorlib.ser", "tensorlib.ser.reader", "tensorlib.ser.fmt"}
+
+    def problems(*sources: str) -> list[str]:
+        return _problems_of_imports("nb", [(n, ast.parse(s)) for n, s in enumerate(sources, start=1)], own)
+
+    alias = 'for module in ("ser", "ser.reader", "ser.fmt"):\n    sys.modules[f"tensorlib.{module}"] = this_notebook\n'
+    fine = ("class Error(ValueError): pass\ndef decode(b): pass", "from tensorlib.ser.reader import Error\nfrom tensorlib.ser import decode")
+    assert problems(alias, *fine) == []
+    assert "before any cell above it defines it" in problems(alias, "from tensorlib.ser.reader import Error", fine[0])[0]
+    assert "does not point at the notebook" in problems(alias.replace('"ser", ', ""), *fine)[0]
+    assert "only after it" in problems(fine[0], fine[1], alias)[0]
+    assert "this_notebook.fmt = this_notebook" in problems(alias, "from tensorlib.ser import fmt")[0]
+    assert problems(alias + "this_notebook.fmt = this_notebook\n", "from tensorlib.ser import fmt") == []
+    later = "if TYPE_CHECKING:\n    from tensorlib.ser.reader import Later\ndef f():\n    from tensorlib.ser.reader import Later\n"
+    assert problems(alias, later, "class Later: pass") == []
 
 
 def test_the_alias_reader_reads_both_forms() -> None:
