@@ -6,7 +6,7 @@ copy (a second class: a layer built on it would not register as a child of a mod
 notebook's classes, and the chapter's checks would test the package instead of the cells above
 them). A chapter that places a module's imports next to its code, after earlier cells of the
 chapter have defined what it imports, therefore points those module names at the notebook in a
-notebook-only cell near its top (chapters 2 and 4)::
+notebook-only cell near its top (chapters 2, 3, 4 and 7)::
 
     this_notebook = sys.modules["__main__"]
     for module in ("nn.parameter", "nn.modules.module", ...):
