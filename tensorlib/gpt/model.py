@@ -8,7 +8,8 @@ The model of GPT-2 at small scale, with nanoGPT's module names (``transformer.wt
 pre-norm blocks :math:`x + \mathrm{attn}(\mathrm{LN}(x))`, :math:`x + \mathrm{MLP}(\mathrm{LN}(x))`,
 a final LayerNorm and a head (tied to the token embedding by default). ``generate`` decodes
 with a :class:`KVCache`: each step appends one position's keys and values and attends with the
-bottom-right causal mask, which gives the same logits as recomputing the whole prefix.
+bottom-right causal mask, which gives the same logits as recomputing the whole prefix;
+``decode_step`` does one such step on arrays, without a graph (the fast path of ``generate``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ __all__ = [
     'Block',
     'PostNormBlock',
     'GPT',
+    'decodes_fast',
+    'decode_step',
 ]
 
 
@@ -34,8 +37,8 @@ import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
-from tensorlib.nn.functional import cross_entropy, dropout
-from tensorlib.nn.functional.attention import causal_mask, scaled_dot_product_attention
+from tensorlib.nn.functional import cross_entropy, dropout, gelu, layer_norm
+from tensorlib.nn.functional.attention import _attend, causal_mask, scaled_dot_product_attention
 from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, ModuleDict, ModuleList
 from tensorlib.random import Generator, multinomial
 
@@ -262,7 +265,8 @@ class GPT(Module):
         to the ``top_k`` largest logits if given; ``temperature=0`` takes the argmax. Draws come
         from ``generator`` (the global generator if ``None``), so a seed reproduces the text.
         With ``use_cache`` (default) one :class:`KVCache` holds the past keys and values and each
-        step feeds one token; otherwise every step recomputes the whole prefix. Runs under
+        step feeds one token (through :func:`decode_step` when :func:`decodes_fast` allows);
+        otherwise every step recomputes the whole prefix. Runs under
         ``no_grad``; call ``eval()`` first if the model has dropout.
 
         Raises:
@@ -273,13 +277,18 @@ class GPT(Module):
             raise ValueError(f"GPT.generate: {idx.shape[1]} prompt + {max_new_tokens} new tokens = {total} positions exceed block_size={self.config.block_size}")
         if temperature < 0 or (top_k is not None and top_k < 1):
             raise ValueError(f"GPT.generate: need temperature >= 0 and top_k >= 1 or None, got {temperature!r}, {top_k!r}")
-        tokens = idx.numpy().astype(np.int64)
+        tokens = np.empty((idx.shape[0], total), dtype=np.int64)  # the prompt, then one column per step
+        tokens[:, : idx.shape[1]] = idx.numpy()
         cache = KVCache(self.config, tokens.shape[0], self.lm_head.weight.dtype) if use_cache else None
+        fast = use_cache and decodes_fast(self)
         with no_grad():
-            feed = tokens
-            for _ in range(max_new_tokens):
-                logits, _ = self(Tensor(feed), cache=cache)
-                last = logits.numpy()[:, -1, :].astype(np.float64)
+            for length in range(idx.shape[1], total):
+                if fast and length > idx.shape[1]:  # one token through the array decoder (section 6.5)
+                    last = decode_step(self, tokens[:, length - 1], cache).astype(np.float64)
+                else:  # the prompt, or every step without a cache: the modules
+                    feed = tokens[:, length - 1 : length] if use_cache and length > idx.shape[1] else tokens[:, :length]
+                    logits, _ = self(Tensor(feed), cache=cache)
+                    last = logits.numpy()[:, -1, :].astype(np.float64)
                 if temperature == 0:
                     chosen = last.argmax(axis=-1)[:, None]
                 else:
@@ -289,6 +298,78 @@ class GPT(Module):
                         last = np.where(last < kth, -np.inf, last)
                     weights = np.exp(last - last.max(axis=-1, keepdims=True))  # softmax up to its sum
                     chosen = multinomial(Tensor(weights), 1, replacement=True, generator=generator).numpy()
-                tokens = np.concatenate([tokens, chosen.astype(np.int64)], axis=1)
-                feed = tokens[:, -1:] if use_cache else tokens
+                tokens[:, length] = chosen.reshape(-1)
         return Tensor(tokens)
+
+
+# %% book/05_attention.ipynb, cell 77
+def _rows(x: np.ndarray, layer: Linear) -> np.ndarray:
+    r"""``layer`` on the rows of ``x`` (N, in): :math:`x W^\top + b`, the product chapter 4's ``Linear`` computes."""
+    y = x @ layer.weight.numpy().T
+    if layer.bias is not None:
+        y += layer.bias.numpy()
+    return y
+
+
+def _norm(x: np.ndarray, norm: LayerNorm) -> np.ndarray:
+    """``norm`` on the rows of ``x``, through chapter 4's ``layer_norm`` (the module's own kernel)."""
+    return layer_norm(Tensor(x), norm.normalized_shape, norm.weight, norm.bias, norm.eps).numpy()
+
+
+def _decode_attention(attn: CausalSelfAttention, x: np.ndarray, cache: LayerKVCache) -> np.ndarray:
+    """Attention for one new position per sequence: x (B, C) -> (B, C); appends its K and V to ``cache``.
+
+    The new query sees every cached position and itself, so no mask is needed.
+    """
+    batch, width = x.shape
+    heads = attn.n_head
+    qkv = _rows(x, attn.c_attn).reshape(batch, 3, heads, 1, width // heads)  # [b, j, h, 0, :]: q, k, v of head h
+    position = cache.length
+    cache.keys[:, :, position] = qkv[:, 1, :, 0]
+    cache.values[:, :, position] = qkv[:, 2, :, 0]
+    cache.length = position + 1
+    keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, h, S, d) views
+    _, out = _attend(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads))  # (B, h, 1, d)
+    return _rows(out.reshape(batch, width), attn.c_proj)  # heads merged: [b, h·d + i] = out[b, h, 0, i]
+
+
+def _decode_mlp(mlp: MLP, x: np.ndarray) -> np.ndarray:
+    return _rows(gelu(Tensor(_rows(x, mlp.c_fc)), approximate=mlp.gelu.approximate).numpy(), mlp.c_proj)
+
+
+def _decode_block(block: Block, x: np.ndarray, cache: LayerKVCache) -> np.ndarray:
+    """One block on one new position per sequence, x (B, C) -> (B, C), pre-norm or post-norm."""
+    if type(block) is PostNormBlock:
+        x = _norm(x + _decode_attention(block.attn, x, cache), block.ln_1)
+        return _norm(x + _decode_mlp(block.mlp, x), block.ln_2)
+    x = x + _decode_attention(block.attn, _norm(x, block.ln_1), cache)
+    return x + _decode_mlp(block.mlp, _norm(x, block.ln_2))
+
+
+def decodes_fast(model: GPT) -> bool:
+    """Whether :func:`decode_step` computes what ``model(idx, cache=...)`` computes: the model's
+    classes are this module's own (no subclass overrides a forward) and no dropout is active."""
+    blocks = model.transformer.h
+    return (type(model) is GPT and (not model.training or model.config.dropout == 0)
+            and all(type(b) in (Block, PostNormBlock) and type(b.attn) is CausalSelfAttention and type(b.mlp) is MLP for b in blocks))
+
+
+def decode_step(model: GPT, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
+    r"""The logits (B, V) of one new token per sequence, ``tokens`` (B,) at position ``cache.length``.
+
+    The same arithmetic as ``model(idx[:, None], cache=cache)`` (the same kernels: chapter 4's
+    ``layer_norm``, chapter 2's ``gelu``, :func:`~tensorlib.nn.functional.attention._attend`, the
+    products of ``Linear``), on arrays and without a graph: about 40 numpy calls per token for a
+    4-block model instead of about 120 tensor operations. Call it under ``no_grad`` on a model
+    for which :func:`decodes_fast` holds; ``GPT.generate`` does.
+
+    Raises:
+        ValueError: if the cache is full (context overflow).
+    """
+    position = cache.length
+    if position >= model.config.block_size:
+        raise ValueError(f"GPT: context overflow: {position} cached + 1 new position exceed block_size={model.config.block_size}")
+    x = model.transformer.wte.weight.numpy()[tokens] + model.transformer.wpe.weight.numpy()[position]
+    for block, layer in zip(model.transformer.h, cache.layers, strict=True):
+        x = _decode_block(block, x, layer)
+    return _rows(_norm(x, model.transformer.ln_f), model.lm_head)

@@ -61,6 +61,20 @@ def _softmax_rows_(scores: np.ndarray) -> np.ndarray:
     return scores
 
 
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None,
+            scale: float = 1.0, keep: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The forward arithmetic on arrays: :math:`P = \mathrm{softmax}(s\,QK^\top + M)` and :math:`O = (P \odot \text{keep})\,V`.
+
+    Returns ``(P, O)``. Shared by :class:`_SoftmaxAttention` and the GPT's one-token decoder,
+    so that both compute the same numbers.
+    """
+    scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (L·E numbers), not S (L·S)
+    if mask is not None:
+        scores = np.add(scores, mask, out=scores) if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape else scores + mask
+    probs = _softmax_rows_(scores)
+    return probs, np.matmul(probs if keep is None else probs * keep, v)
+
+
 class _SoftmaxAttention(Function):
     r"""Fused :math:`O = \mathrm{dropout}(\mathrm{softmax}(s\,QK^\top + M))\,V` over the last two axes.
 
@@ -79,12 +93,9 @@ class _SoftmaxAttention(Function):
     def forward(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None,
                 scale: float = 1.0, keep: np.ndarray | None = None) -> np.ndarray:
         self.q, self.k, self.v, self.scale, self.keep = q, k, v, scale, keep
-        scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (L·E numbers), not S (L·S)
         if mask is not None:
             self.mask_shape = mask.shape
-            scores = np.add(scores, mask, out=scores) if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape else scores + mask
-        self.probs = _softmax_rows_(scores)
-        self.out = np.matmul(self.probs if keep is None else self.probs * keep, v)
+        self.probs, self.out = _attend(q, k, v, mask, scale, keep)
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
