@@ -302,7 +302,7 @@ class GPT(Module):
         return Tensor(tokens)
 
 
-# %% book/05_attention.ipynb, cell 77
+# %% book/05_attention.ipynb, cell 72
 def _rows(x: np.ndarray, layer: Linear) -> np.ndarray:
     r"""``layer`` on the rows of ``x`` (N, in): :math:`x W^\top + b`, the product chapter 4's ``Linear`` computes."""
     y = x @ layer.weight.numpy().T
