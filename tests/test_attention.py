@@ -498,3 +498,35 @@ def test_enable_gqa_parity(torch, is_causal):
     ref.backward(torch.tensor(g))
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, size, tol", [(np.float32, 3.0, 1e-6), (np.float32, 40.0, 1e-6), (np.float64, 300.0, 1e-12)])
+@pytest.mark.parametrize("masked", [False, True])
+def test_softmax_without_row_maxima_matches_the_shifted_one(dtype, size, tol, masked):
+    # small scores (|s| < 60, float64 < 600) skip the row maxima; large ones take the shifted path: both are softmax
+    from tensorlib.nn.functional.attention import _attend
+
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((2, 3, 5, 4)).astype(dtype) for _ in range(3))
+    q *= dtype(size / 4)  # scores up to about size
+    mask = np.where(rng.random((5, 5)) < 0.3, -np.inf, 0.0).astype(dtype) if masked else None
+    if masked:
+        mask[2] = -np.inf  # one fully masked row: zeros, not NaN
+    reference = reference_attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), mask, scale=1.0)
+    fast = _attend(q, k, v, mask, 1.0, None, bool_mask=True)[1]
+    general = _attend(q, k, v, mask, 1.0, None, bool_mask=False)[1]
+    assert np.isfinite(fast).all()
+    np.testing.assert_allclose(fast, general, rtol=tol * 10, atol=tol * 10)
+    np.testing.assert_allclose(fast, reference, rtol=tol * 100, atol=tol * 100)
+    if masked:
+        assert not fast[:, :, 2].any()
+
+
+def test_softmax_takes_the_shifted_path_when_scores_are_large():
+    from tensorlib.nn.functional.attention import _attend
+
+    q = np.array([[[100.0, 0.0], [-100.0, 0.0]]], dtype=np.float32)  # rows of scores ±100 and ±200: exp overflows unshifted
+    k = np.array([[[1.0, 0.0], [2.0, 0.0]]], dtype=np.float32)
+    probs, _ = _attend(q, k, k, None, 1.0, None, bool_mask=True)
+    np.testing.assert_allclose(probs, [[[0.0, 1.0], [1.0, 0.0]]], atol=1e-30)
+    assert np.isfinite(probs).all()

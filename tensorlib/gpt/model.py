@@ -329,7 +329,7 @@ def _decode_attention(attn: CausalSelfAttention, x: np.ndarray, cache: LayerKVCa
     cache.values[:, :, position] = qkv[:, 2, :, 0]
     cache.length = position + 1
     keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, h, S, d) views
-    _, out = _attend(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads))  # (B, h, 1, d)
+    _, out = _attend(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, h, 1, d)
     return _rows(out.reshape(batch, width), attn.c_proj)  # heads merged: [b, h·d + i] = out[b, h, 0, i]
 
 
