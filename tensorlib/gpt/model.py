@@ -9,7 +9,7 @@ pre-norm blocks :math:`x + \mathrm{attn}(\mathrm{LN}(x))`, :math:`x + \mathrm{ML
 a final LayerNorm and a head (tied to the token embedding by default). ``generate`` decodes
 with a :class:`KVCache`: each step appends one position's keys and values and attends with the
 bottom-right causal mask, which gives the same logits as recomputing the whole prefix;
-``decode_step`` does one such step on arrays, without a graph (the fast path of ``generate``).
+``Decoder`` does one such step on arrays, without a graph (the fast path of ``generate``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ __all__ = [
     'PostNormBlock',
     'GPT',
     'decodes_fast',
-    'decode_step',
+    'Decoder',
 ]
 
 
@@ -265,7 +265,7 @@ class GPT(Module):
         to the ``top_k`` largest logits if given; ``temperature=0`` takes the argmax. Draws come
         from ``generator`` (the global generator if ``None``), so a seed reproduces the text.
         With ``use_cache`` (default) one :class:`KVCache` holds the past keys and values and each
-        step feeds one token (through :func:`decode_step` when :func:`decodes_fast` allows);
+        step feeds one token (through a :class:`Decoder` when :func:`decodes_fast` allows);
         otherwise every step recomputes the whole prefix. Runs under
         ``no_grad``; call ``eval()`` first if the model has dropout.
 
@@ -280,11 +280,11 @@ class GPT(Module):
         tokens = np.empty((idx.shape[0], total), dtype=np.int64)  # the prompt, then one column per step
         tokens[:, : idx.shape[1]] = idx.numpy()
         cache = KVCache(self.config, tokens.shape[0], self.lm_head.weight.dtype) if use_cache else None
-        fast = use_cache and decodes_fast(self)
+        decoder = Decoder(self) if use_cache and decodes_fast(self) else None
         with no_grad():
             for length in range(idx.shape[1], total):
-                if fast and length > idx.shape[1]:  # one token through the array decoder (section 6.5)
-                    last = decode_step(self, tokens[:, length - 1], cache).astype(np.float64)
+                if decoder is not None and length > idx.shape[1]:  # one token through the array decoder (section 6.5)
+                    last = decoder.step(tokens[:, length - 1], cache).astype(np.float64)
                 else:  # the prompt, or every step without a cache: the modules
                     feed = tokens[:, length - 1 : length] if use_cache and length > idx.shape[1] else tokens[:, :length]
                     logits, _ = self(Tensor(feed), cache=cache)
@@ -303,11 +303,17 @@ class GPT(Module):
 
 
 # %% book/05_attention.ipynb, cell 72
-def _rows(x: np.ndarray, layer: Linear) -> np.ndarray:
-    r"""``layer`` on the rows of ``x`` (N, in): :math:`x W^\top + b`, the product chapter 4's ``Linear`` computes."""
-    y = x @ layer.weight.numpy().T
-    if layer.bias is not None:
-        y += layer.bias.numpy()
+def _linear_arrays(layer: Linear) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""A Linear layer's :math:`W^\top` (a view) and bias, as arrays."""
+    return layer.weight.numpy().T, None if layer.bias is None else layer.bias.numpy()
+
+
+def _rows(x: np.ndarray, linear: tuple[np.ndarray, np.ndarray | None]) -> np.ndarray:
+    r"""A Linear layer on the rows of ``x`` (N, in): :math:`x W^\top + b`, the product chapter 4's ``Linear`` computes."""
+    weight_t, bias = linear
+    y = x @ weight_t
+    if bias is not None:
+        y += bias
     return y
 
 
@@ -316,60 +322,65 @@ def _norm(x: np.ndarray, norm: LayerNorm) -> np.ndarray:
     return layer_norm(Tensor(x), norm.normalized_shape, norm.weight, norm.bias, norm.eps).numpy()
 
 
-def _decode_attention(attn: CausalSelfAttention, x: np.ndarray, cache: LayerKVCache) -> np.ndarray:
-    """Attention for one new position per sequence: x (B, C) -> (B, C); appends its K and V to ``cache``.
-
-    The new query sees every cached position and itself, so no mask is needed.
-    """
-    batch, width = x.shape
-    heads = attn.n_head
-    qkv = _rows(x, attn.c_attn).reshape(batch, 3, heads, 1, width // heads)  # [b, j, h, 0, :]: q, k, v of head h
-    position = cache.length
-    cache.keys[:, :, position] = qkv[:, 1, :, 0]
-    cache.values[:, :, position] = qkv[:, 2, :, 0]
-    cache.length = position + 1
-    keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, h, S, d) views
-    _, out = _attend(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, h, 1, d)
-    return _rows(out.reshape(batch, width), attn.c_proj)  # heads merged: [b, h·d + i] = out[b, h, 0, i]
-
-
-def _decode_mlp(mlp: MLP, x: np.ndarray) -> np.ndarray:
-    return _rows(gelu(Tensor(_rows(x, mlp.c_fc)), approximate=mlp.gelu.approximate).numpy(), mlp.c_proj)
-
-
-def _decode_block(block: Block, x: np.ndarray, cache: LayerKVCache) -> np.ndarray:
-    """One block on one new position per sequence, x (B, C) -> (B, C), pre-norm or post-norm."""
-    if type(block) is PostNormBlock:
-        x = _norm(x + _decode_attention(block.attn, x, cache), block.ln_1)
-        return _norm(x + _decode_mlp(block.mlp, x), block.ln_2)
-    x = x + _decode_attention(block.attn, _norm(x, block.ln_1), cache)
-    return x + _decode_mlp(block.mlp, _norm(x, block.ln_2))
-
-
 def decodes_fast(model: GPT) -> bool:
-    """Whether :func:`decode_step` computes what ``model(idx, cache=...)`` computes: the model's
+    """Whether a :class:`Decoder` computes what ``model(idx, cache=...)`` computes: the model's
     classes are this module's own (no subclass overrides a forward) and no dropout is active."""
-    blocks = model.transformer.h
     return (type(model) is GPT and (not model.training or model.config.dropout == 0)
-            and all(type(b) in (Block, PostNormBlock) and type(b.attn) is CausalSelfAttention and type(b.mlp) is MLP for b in blocks))
+            and all(type(b) in (Block, PostNormBlock) and type(b.attn) is CausalSelfAttention and type(b.mlp) is MLP
+                    for b in model.transformer.h))
 
 
-def decode_step(model: GPT, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
-    r"""The logits (B, V) of one new token per sequence, ``tokens`` (B,) at position ``cache.length``.
+class Decoder:
+    r"""One new token per sequence through a :class:`GPT` with a :class:`KVCache`, on arrays, without a graph.
 
-    The same arithmetic as ``model(idx[:, None], cache=cache)`` (the same kernels: chapter 4's
-    ``layer_norm``, chapter 2's ``gelu``, :func:`~tensorlib.nn.functional.attention._attend`, the
-    products of ``Linear``), on arrays and without a graph: about 40 numpy calls per token for a
-    4-block model instead of about 120 tensor operations. Call it under ``no_grad`` on a model
-    for which :func:`decodes_fast` holds; ``GPT.generate`` does.
+    ``Decoder(model).step(tokens, cache)`` returns the logits (B, V) of ``tokens`` (B,) at position
+    ``cache.length`` and appends their keys and values to ``cache``: the same arithmetic as
+    ``model(idx[:, None], cache=cache)``, with the same kernels (chapter 4's ``layer_norm``,
+    chapter 2's ``gelu``, :func:`~tensorlib.nn.functional.attention._attend`, the products of
+    ``Linear``). For a 4-block model that is 13 tensor operations (the LayerNorms and GELUs)
+    and plain numpy calls instead of 89 tensor operations. The weights are looked up once, when
+    the decoder is made: make a new one after replacing a parameter. Use it under ``no_grad``.
 
     Raises:
-        ValueError: if the cache is full (context overflow).
+        ValueError: if :func:`decodes_fast` does not hold for ``model``, or (``step``) the cache is full.
     """
-    position = cache.length
-    if position >= model.config.block_size:
-        raise ValueError(f"GPT: context overflow: {position} cached + 1 new position exceed block_size={model.config.block_size}")
-    x = model.transformer.wte.weight.numpy()[tokens] + model.transformer.wpe.weight.numpy()[position]
-    for block, layer in zip(model.transformer.h, cache.layers, strict=True):
-        x = _decode_block(block, x, layer)
-    return _rows(_norm(x, model.transformer.ln_f), model.lm_head)
+
+    def __init__(self, model: GPT) -> None:
+        if not decodes_fast(model):
+            raise ValueError("Decoder: the model must be a GPT of this module's blocks with no active dropout (see decodes_fast)")
+        t = model.transformer
+        self.block_size = model.config.block_size
+        self.wte, self.wpe = t.wte.weight.numpy(), t.wpe.weight.numpy()
+        self.blocks = [(type(b) is PostNormBlock, b.attn.n_head, b.ln_1, _linear_arrays(b.attn.c_attn), _linear_arrays(b.attn.c_proj),
+                        b.ln_2, _linear_arrays(b.mlp.c_fc), b.mlp.gelu.approximate, _linear_arrays(b.mlp.c_proj)) for b in t.h]
+        self.ln_f, self.head = t.ln_f, _linear_arrays(model.lm_head)
+
+    def step(self, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
+        position = cache.length
+        if position >= self.block_size:
+            raise ValueError(f"GPT: context overflow: {position} cached + 1 new position exceed block_size={self.block_size}")
+        x = self.wte[tokens] + self.wpe[position]  # (B, C)
+        for (post_norm, heads, ln_1, c_attn, attn_proj, ln_2, c_fc, approximate, mlp_proj), layer in zip(self.blocks, cache.layers, strict=True):
+            if post_norm:
+                x = _norm(x + _rows(self._attend(x, heads, c_attn, layer), attn_proj), ln_1)
+                x = _norm(x + _rows(gelu(Tensor(_rows(x, c_fc)), approximate=approximate).numpy(), mlp_proj), ln_2)
+            else:
+                x = x + _rows(self._attend(_norm(x, ln_1), heads, c_attn, layer), attn_proj)
+                x = x + _rows(gelu(Tensor(_rows(_norm(x, ln_2), c_fc)), approximate=approximate).numpy(), mlp_proj)
+        return _rows(_norm(x, self.ln_f), self.head)
+
+    @staticmethod
+    def _attend(x: np.ndarray, heads: int, c_attn: tuple[np.ndarray, np.ndarray | None], cache: LayerKVCache) -> np.ndarray:
+        """Attention of one new position per sequence, before ``c_proj``: x (B, C) -> (B, C).
+
+        The new query sees every cached position and itself, so no mask is needed.
+        """
+        batch, width = x.shape
+        qkv = _rows(x, c_attn).reshape(batch, 3, heads, 1, width // heads)  # [b, j, h, 0, :]: q, k, v of head h
+        position = cache.length
+        cache.keys[:, :, position] = qkv[:, 1, :, 0]
+        cache.values[:, :, position] = qkv[:, 2, :, 0]
+        cache.length = position + 1
+        keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, h, S, d) views
+        _, out = _attend(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, h, 1, d)
+        return out.reshape(batch, width)  # heads merged: [b, h·d + i] = out[b, h, 0, i]
