@@ -38,12 +38,17 @@ import numpy as np
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
 from tensorlib.nn.functional import cross_entropy, dropout, gelu, layer_norm
-from tensorlib.nn.functional.attention import _attend, causal_mask, scaled_dot_product_attention
+from tensorlib.nn.functional.attention import (
+    _attend,
+    _PackedCausalAttention,
+    causal_mask,
+    scaled_dot_product_attention,
+)
 from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, ModuleDict, ModuleList
 from tensorlib.random import Generator, multinomial
 
 
-# %% book/05_attention.ipynb, cell 61
+# %% book/05_attention.ipynb, cell 64
 @dataclass
 class GPTConfig:
     """The sizes of a :class:`GPT` (nanoGPT's names).
@@ -139,10 +144,13 @@ class CausalSelfAttention(Module):
 
     def forward(self, x: Tensor, cache: LayerKVCache | None = None) -> Tensor:
         batch, length, width = x.shape
+        p = self.dropout if self.training else 0.0
+        if cache is None and p == 0:  # training or scoring without dropout: one Function on the packed layout
+            y = _PackedCausalAttention.apply(self.c_attn(x), heads=self.n_head, scale=1.0 / math.sqrt(width // self.n_head))
+            return self.c_proj(y)
         heads = [part.reshape(batch, length, self.n_head, width // self.n_head).transpose(1, 2)
                  for part in self.c_attn(x).split(width, dim=2)]  # q, k, v: (B, h, T, d)
         q, k, v = heads
-        p = self.dropout if self.training else 0.0
         if cache is None:
             y = scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, generator=self.generator)
         else:
@@ -192,7 +200,7 @@ class PostNormBlock(Block):
         return self.ln_2(x + self.mlp(x))
 
 
-# %% book/05_attention.ipynb, cell 62
+# %% book/05_attention.ipynb, cell 65
 class GPT(Module):
     r"""A decoder-only transformer: embeddings, ``n_layer`` blocks, final LayerNorm, a linear head.
 
@@ -302,7 +310,7 @@ class GPT(Module):
         return Tensor(tokens)
 
 
-# %% book/05_attention.ipynb, cell 72
+# %% book/05_attention.ipynb, cell 75
 def _linear_arrays(layer: Linear) -> tuple[np.ndarray, np.ndarray | None]:
     r"""A Linear layer's :math:`W^\top` (a view) and bias, as arrays."""
     return layer.weight.numpy().T, None if layer.bias is None else layer.bias.numpy()

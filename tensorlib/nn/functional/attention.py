@@ -157,7 +157,55 @@ class _MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 27
+# %% book/05_attention.ipynb, cell 23
+def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
+    r"""The additive top-left causal mask (L, L): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
+    return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
+
+
+class _PackedCausalAttention(Function):
+    r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
+
+    Input ``qkv`` (B, T, 3C), the output of one projection: :math:`Q, K, V` side by side, each
+    C = h·d wide with head :math:`i` at columns :math:`i d .. (i+1) d`; option ``heads`` (h) and
+    ``scale``. Output (B, T, C), the heads merged back, ready for the output projection. The
+    arithmetic is :class:`_SoftmaxAttention`'s with the causal mask and no dropout; what is
+    saved is the same. What is gone is the bookkeeping around it: the split into three tensors,
+    the reshapes and transposes of each, and in backward the three zero-filled (B, T, 3C)
+    gradients of the split and their sum. Here the gradients of :math:`Q, K, V` are written
+    straight into their columns of one (B, T, 3C) array.
+    """
+
+    __slots__ = ("qkv", "probs", "out", "heads", "scale")
+    reads = ((0,),)  # Q̄, K̄, V̄ read Q, K, V: the input itself (its version is checked)
+
+    def forward(self, qkv: np.ndarray, heads: int = 1, scale: float = 1.0) -> np.ndarray:
+        batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
+        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)  # views (B, h, T, d)
+        self.qkv, self.heads, self.scale = qkv, heads, scale
+        self.probs, self.out = _attend(q, k, v, _causal_mask_array(length, qkv.dtype), scale, None, bool_mask=True)
+        return self.out.transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, h, d) merged: one copy
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        qkv, probs, heads = self.qkv, self.probs, self.heads
+        batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
+        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)
+        grad_out = np.ascontiguousarray(grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3))  # Ō (B, h, T, d)
+        grad_qkv = np.empty((batch, length, 3, heads, width // heads), dtype=qkv.dtype)
+        grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
+        np.matmul(np.swapaxes(probs, -1, -2), grad_out, out=grad_v)  # V̄ = Pᵀ Ō
+        grad_s = np.matmul(grad_out, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
+        grad_s -= _row_sums(grad_out * self.out)  # rowsum(P ⊙ P̄) = rowsum(Ō ⊙ O)
+        grad_s *= probs  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+        scale = grad_s.dtype.type(self.scale)
+        np.matmul(grad_s, k, out=grad_q)  # Q̄ = s S̄ K
+        grad_q *= scale
+        np.matmul(np.swapaxes(grad_s, -1, -2), q, out=grad_k)  # K̄ = s S̄ᵀ Q
+        grad_k *= scale
+        return (grad_qkv.reshape(qkv.shape),)
+
+
+# %% book/05_attention.ipynb, cell 30
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (L, S), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
 
@@ -290,7 +338,7 @@ def scaled_dot_product_attention(
     return _SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor))
 
 
-# %% book/05_attention.ipynb, cell 47
+# %% book/05_attention.ipynb, cell 50
 def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
                              scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).
