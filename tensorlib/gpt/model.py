@@ -37,13 +37,14 @@ import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
-from tensorlib.nn.functional import cross_entropy, dropout, gelu, layer_norm
+from tensorlib.nn.functional import cross_entropy, dropout, gelu
 from tensorlib.nn.functional.attention import (
     _attend,
     _PackedCausalAttention,
     causal_mask,
     scaled_dot_product_attention,
 )
+from tensorlib.nn.functional.layers import _LayerNorm
 from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, ModuleDict, ModuleList
 from tensorlib.random import Generator, multinomial
 
@@ -325,9 +326,18 @@ def _rows(x: np.ndarray, linear: tuple[np.ndarray, np.ndarray | None]) -> np.nda
     return y
 
 
-def _norm(x: np.ndarray, norm: LayerNorm) -> np.ndarray:
-    """``norm`` on the rows of ``x``, through chapter 4's ``layer_norm`` (the module's own kernel)."""
-    return layer_norm(Tensor(x), norm.normalized_shape, norm.weight, norm.bias, norm.eps).numpy()
+def _norm_arguments(norm: LayerNorm) -> tuple[Any, ...]:
+    """What chapter 4's ``layer_norm`` passes to its Function for the module ``norm``.
+
+    Its checks (shapes, dtypes) hold by construction here: the rows come from the model's own
+    embeddings, in the model's dtype, C wide."""
+    return norm.weight, norm.bias, tuple(norm.normalized_shape), float(norm.eps)
+
+
+def _norm(x: np.ndarray, arguments: tuple[Any, ...]) -> np.ndarray:
+    """A LayerNorm on the rows of ``x``: chapter 4's ``_LayerNorm``, the module's own kernel, without re-checking."""
+    weight, bias, shape, eps = arguments
+    return _LayerNorm.apply(Tensor(x), weight, bias, normalized_shape=shape, eps=eps).numpy()
 
 
 def decodes_fast(model: GPT) -> bool:
@@ -343,7 +353,7 @@ class Decoder:
 
     ``Decoder(model).step(tokens, cache)`` returns the logits (B, V) of ``tokens`` (B,) at position
     ``cache.length`` and appends their keys and values to ``cache``: the same arithmetic as
-    ``model(idx[:, None], cache=cache)``, with the same kernels (chapter 4's ``layer_norm``,
+    ``model(idx[:, None], cache=cache)``, with the same kernels (chapter 4's LayerNorm Function,
     chapter 2's ``gelu``, :func:`~tensorlib.nn.functional.attention._attend`, the products of
     ``Linear``). For a 4-block model that is 13 tensor operations (the LayerNorms and GELUs)
     and plain numpy calls instead of 89 tensor operations. The weights are looked up once, when
@@ -359,9 +369,10 @@ class Decoder:
         t = model.transformer
         self.block_size = model.config.block_size
         self.wte, self.wpe = t.wte.weight.numpy(), t.wpe.weight.numpy()
-        self.blocks = [(type(b) is PostNormBlock, b.attn.n_head, b.ln_1, _linear_arrays(b.attn.c_attn), _linear_arrays(b.attn.c_proj),
-                        b.ln_2, _linear_arrays(b.mlp.c_fc), b.mlp.gelu.approximate, _linear_arrays(b.mlp.c_proj)) for b in t.h]
-        self.ln_f, self.head = t.ln_f, _linear_arrays(model.lm_head)
+        self.blocks = [(type(b) is PostNormBlock, b.attn.n_head, _norm_arguments(b.ln_1), _linear_arrays(b.attn.c_attn),
+                        _linear_arrays(b.attn.c_proj), _norm_arguments(b.ln_2), _linear_arrays(b.mlp.c_fc), b.mlp.gelu.approximate,
+                        _linear_arrays(b.mlp.c_proj)) for b in t.h]
+        self.ln_f, self.head = _norm_arguments(t.ln_f), _linear_arrays(model.lm_head)
 
     def step(self, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
         position = cache.length
