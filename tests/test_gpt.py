@@ -230,3 +230,46 @@ def test_decoder_block_parity_with_torch_transformer_layer(torch):
     mask = torch.triu(torch.ones(6, 6, dtype=torch.bool), 1)  # True = not allowed, as in nn.MultiheadAttention
     ref = layer(torch.tensor(x), src_mask=mask).detach().numpy()
     np.testing.assert_allclose(block(tl.tensor(x)).numpy(), ref, rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("post_norm", [False, True])
+def test_decoder_equals_the_modules_bit_for_bit(dtype, post_norm):
+    from tensorlib.gpt.model import Decoder
+
+    model = GPT(small(post_norm=post_norm), generator=tl.Generator(0)).to(dtype)
+    x = ids(2, 12, seed=4).numpy()
+    decoder = Decoder(model)
+    with tl.no_grad():
+        slow, fast = KVCache(model.config, 2, dtype), KVCache(model.config, 2, dtype)
+        model(tl.tensor(x[:, :3]), cache=slow)
+        model(tl.tensor(x[:, :3]), cache=fast)
+        for t in range(3, 12):
+            expected = model(tl.tensor(x[:, t : t + 1]), cache=slow)[0].numpy()[:, 0]
+            got = decoder.step(x[:, t], fast)
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+    assert fast.length == slow.length == 12
+    for a, b in zip(fast.layers, slow.layers, strict=True):
+        np.testing.assert_array_equal(a.keys, b.keys)
+        np.testing.assert_array_equal(a.values, b.values)
+    with pytest.raises(ValueError, match="context overflow"):
+        with tl.no_grad():
+            full = KVCache(model.config, 1, dtype)
+            model(ids(1, 16), cache=full)
+            decoder.step(np.array([1]), full)
+
+
+def test_decoder_only_for_plain_models_without_dropout():
+    from tensorlib.gpt.model import Decoder, decodes_fast
+
+    dropped = GPT(small(dropout=0.1), generator=tl.Generator(0))
+    assert not decodes_fast(dropped)
+    with pytest.raises(ValueError, match="decodes_fast"):
+        Decoder(dropped)
+    assert decodes_fast(dropped.eval())
+
+    class Custom(GPT):
+        pass
+
+    assert not decodes_fast(Custom(small(), generator=tl.Generator(0)))

@@ -6,16 +6,18 @@ book/05_attention.ipynb; data, training, the allocator helper and the command li
 book/08_gpt.ipynb.
 """
 
-# Chapter 5, Attention: the decoder, its config and its KV cache (tensorlib.gpt.model)
+# Chapter 5, Attention: the decoder, its config, its KV cache and the one-token Decoder (tensorlib.gpt.model)
 from tensorlib.gpt.model import (
     GPT,
     MLP,
     Block,
     CausalSelfAttention,
+    Decoder,
     GPTConfig,
     KVCache,
     LayerKVCache,
     PostNormBlock,
+    decodes_fast,
 )
 
 # Chapter 8, A GPT end to end: data, trainer, sampling, allocator tuning (tensorlib.gpt.data, .train, .perf)
@@ -26,12 +28,14 @@ from tensorlib.gpt.train import TrainConfig, Trainer, model_from_checkpoint, rea
 __all__ = [
     "Block",
     "CausalSelfAttention",
+    "Decoder",
     "GPT",
     "GPTConfig",
     "KVCache",
     "LayerKVCache",
     "MLP",
     "PostNormBlock",
+    "decodes_fast",
     # chapter 8
     "BatchSampler",
     "CharTokenizer",

@@ -8,7 +8,8 @@ The model of GPT-2 at small scale, with nanoGPT's module names (``transformer.wt
 pre-norm blocks :math:`x + \mathrm{attn}(\mathrm{LN}(x))`, :math:`x + \mathrm{MLP}(\mathrm{LN}(x))`,
 a final LayerNorm and a head (tied to the token embedding by default). ``generate`` decodes
 with a :class:`KVCache`: each step appends one position's keys and values and attends with the
-bottom-right causal mask, which gives the same logits as recomputing the whole prefix.
+bottom-right causal mask, which gives the same logits as recomputing the whole prefix;
+``Decoder`` does one such step on arrays, without a graph (the fast path of ``generate``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ __all__ = [
     'Block',
     'PostNormBlock',
     'GPT',
+    'decodes_fast',
+    'Decoder',
 ]
 
 
@@ -34,13 +37,19 @@ import numpy as np
 
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
-from tensorlib.nn.functional import cross_entropy, dropout
-from tensorlib.nn.functional.attention import causal_mask, scaled_dot_product_attention
+from tensorlib.nn.functional import cross_entropy, dropout, gelu
+from tensorlib.nn.functional.attention import (
+    _attend,
+    _PackedCausalAttention,
+    causal_mask,
+    scaled_dot_product_attention,
+)
+from tensorlib.nn.functional.layers import _LayerNorm
 from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, ModuleDict, ModuleList
 from tensorlib.random import Generator, multinomial
 
 
-# %% book/05_attention.ipynb, cell 61
+# %% book/05_attention.ipynb, cell 64
 @dataclass
 class GPTConfig:
     """The sizes of a :class:`GPT` (nanoGPT's names).
@@ -136,10 +145,13 @@ class CausalSelfAttention(Module):
 
     def forward(self, x: Tensor, cache: LayerKVCache | None = None) -> Tensor:
         batch, length, width = x.shape
+        p = self.dropout if self.training else 0.0
+        if cache is None and p == 0:  # training or scoring without dropout: one Function on the packed layout
+            y = _PackedCausalAttention.apply(self.c_attn(x), heads=self.n_head, scale=1.0 / math.sqrt(width // self.n_head))
+            return self.c_proj(y)
         heads = [part.reshape(batch, length, self.n_head, width // self.n_head).transpose(1, 2)
                  for part in self.c_attn(x).split(width, dim=2)]  # q, k, v: (B, h, T, d)
         q, k, v = heads
-        p = self.dropout if self.training else 0.0
         if cache is None:
             y = scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, generator=self.generator)
         else:
@@ -189,7 +201,7 @@ class PostNormBlock(Block):
         return self.ln_2(x + self.mlp(x))
 
 
-# %% book/05_attention.ipynb, cell 62
+# %% book/05_attention.ipynb, cell 65
 class GPT(Module):
     r"""A decoder-only transformer: embeddings, ``n_layer`` blocks, final LayerNorm, a linear head.
 
@@ -262,7 +274,8 @@ class GPT(Module):
         to the ``top_k`` largest logits if given; ``temperature=0`` takes the argmax. Draws come
         from ``generator`` (the global generator if ``None``), so a seed reproduces the text.
         With ``use_cache`` (default) one :class:`KVCache` holds the past keys and values and each
-        step feeds one token; otherwise every step recomputes the whole prefix. Runs under
+        step feeds one token (through a :class:`Decoder` when :func:`decodes_fast` allows);
+        otherwise every step recomputes the whole prefix. Runs under
         ``no_grad``; call ``eval()`` first if the model has dropout.
 
         Raises:
@@ -273,13 +286,18 @@ class GPT(Module):
             raise ValueError(f"GPT.generate: {idx.shape[1]} prompt + {max_new_tokens} new tokens = {total} positions exceed block_size={self.config.block_size}")
         if temperature < 0 or (top_k is not None and top_k < 1):
             raise ValueError(f"GPT.generate: need temperature >= 0 and top_k >= 1 or None, got {temperature!r}, {top_k!r}")
-        tokens = idx.numpy().astype(np.int64)
+        tokens = np.empty((idx.shape[0], total), dtype=np.int64)  # the prompt, then one column per step
+        tokens[:, : idx.shape[1]] = idx.numpy()
         cache = KVCache(self.config, tokens.shape[0], self.lm_head.weight.dtype) if use_cache else None
+        decoder = Decoder(self) if use_cache and decodes_fast(self) else None
         with no_grad():
-            feed = tokens
-            for _ in range(max_new_tokens):
-                logits, _ = self(Tensor(feed), cache=cache)
-                last = logits.numpy()[:, -1, :].astype(np.float64)
+            for length in range(idx.shape[1], total):
+                if decoder is not None and length > idx.shape[1]:  # one token through the array decoder (section 6.5)
+                    last = decoder.step(tokens[:, length - 1], cache).astype(np.float64)
+                else:  # the prompt, or every step without a cache: the modules
+                    feed = tokens[:, length - 1 : length] if use_cache and length > idx.shape[1] else tokens[:, :length]
+                    logits, _ = self(Tensor(feed), cache=cache)
+                    last = logits.numpy()[:, -1, :].astype(np.float64)
                 if temperature == 0:
                     chosen = last.argmax(axis=-1)[:, None]
                 else:
@@ -289,6 +307,99 @@ class GPT(Module):
                         last = np.where(last < kth, -np.inf, last)
                     weights = np.exp(last - last.max(axis=-1, keepdims=True))  # softmax up to its sum
                     chosen = multinomial(Tensor(weights), 1, replacement=True, generator=generator).numpy()
-                tokens = np.concatenate([tokens, chosen.astype(np.int64)], axis=1)
-                feed = tokens[:, -1:] if use_cache else tokens
+                tokens[:, length] = chosen.reshape(-1)
         return Tensor(tokens)
+
+
+# %% book/05_attention.ipynb, cell 75
+def _linear_arrays(layer: Linear) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""A Linear layer's :math:`W^\top` (a view) and bias, as arrays."""
+    return layer.weight.numpy().T, None if layer.bias is None else layer.bias.numpy()
+
+
+def _rows(x: np.ndarray, linear: tuple[np.ndarray, np.ndarray | None]) -> np.ndarray:
+    r"""A Linear layer on the rows of ``x`` (N, in): :math:`x W^\top + b`, the product chapter 4's ``Linear`` computes."""
+    weight_t, bias = linear
+    y = x @ weight_t
+    if bias is not None:
+        y += bias
+    return y
+
+
+def _norm_arguments(norm: LayerNorm) -> tuple[Any, ...]:
+    """What chapter 4's ``layer_norm`` passes to its Function for the module ``norm``.
+
+    Its checks (shapes, dtypes) hold by construction here: the rows come from the model's own
+    embeddings, in the model's dtype, C wide."""
+    return norm.weight, norm.bias, tuple(norm.normalized_shape), float(norm.eps)
+
+
+def _norm(x: np.ndarray, arguments: tuple[Any, ...]) -> np.ndarray:
+    """A LayerNorm on the rows of ``x``: chapter 4's ``_LayerNorm``, the module's own kernel, without re-checking."""
+    weight, bias, shape, eps = arguments
+    return _LayerNorm.apply(Tensor(x), weight, bias, normalized_shape=shape, eps=eps).numpy()
+
+
+def decodes_fast(model: GPT) -> bool:
+    """Whether a :class:`Decoder` computes what ``model(idx, cache=...)`` computes: the model's
+    classes are this module's own (no subclass overrides a forward) and no dropout is active."""
+    return (type(model) is GPT and (not model.training or model.config.dropout == 0)
+            and all(type(b) in (Block, PostNormBlock) and type(b.attn) is CausalSelfAttention and type(b.mlp) is MLP
+                    for b in model.transformer.h))
+
+
+class Decoder:
+    r"""One new token per sequence through a :class:`GPT` with a :class:`KVCache`, on arrays, without a graph.
+
+    ``Decoder(model).step(tokens, cache)`` returns the logits (B, V) of ``tokens`` (B,) at position
+    ``cache.length`` and appends their keys and values to ``cache``: the same arithmetic as
+    ``model(idx[:, None], cache=cache)``, with the same kernels (chapter 4's LayerNorm Function,
+    chapter 2's ``gelu``, :func:`~tensorlib.nn.functional.attention._attend`, the products of
+    ``Linear``). For a 4-block model that is 13 tensor operations (the LayerNorms and GELUs)
+    and plain numpy calls instead of 89 tensor operations. The weights are looked up once, when
+    the decoder is made: make a new one after replacing a parameter. Use it under ``no_grad``.
+
+    Raises:
+        ValueError: if :func:`decodes_fast` does not hold for ``model``, or (``step``) the cache is full.
+    """
+
+    def __init__(self, model: GPT) -> None:
+        if not decodes_fast(model):
+            raise ValueError("Decoder: the model must be a GPT of this module's blocks with no active dropout (see decodes_fast)")
+        t = model.transformer
+        self.block_size = model.config.block_size
+        self.wte, self.wpe = t.wte.weight.numpy(), t.wpe.weight.numpy()
+        self.blocks = [(type(b) is PostNormBlock, b.attn.n_head, _norm_arguments(b.ln_1), _linear_arrays(b.attn.c_attn),
+                        _linear_arrays(b.attn.c_proj), _norm_arguments(b.ln_2), _linear_arrays(b.mlp.c_fc), b.mlp.gelu.approximate,
+                        _linear_arrays(b.mlp.c_proj)) for b in t.h]
+        self.ln_f, self.head = _norm_arguments(t.ln_f), _linear_arrays(model.lm_head)
+
+    def step(self, tokens: np.ndarray, cache: KVCache) -> np.ndarray:
+        position = cache.length
+        if position >= self.block_size:
+            raise ValueError(f"GPT: context overflow: {position} cached + 1 new position exceed block_size={self.block_size}")
+        x = self.wte[tokens] + self.wpe[position]  # (B, C)
+        for (post_norm, heads, ln_1, c_attn, attn_proj, ln_2, c_fc, approximate, mlp_proj), layer in zip(self.blocks, cache.layers, strict=True):
+            if post_norm:
+                x = _norm(x + _rows(self._attend(x, heads, c_attn, layer), attn_proj), ln_1)
+                x = _norm(x + _rows(gelu(Tensor(_rows(x, c_fc)), approximate=approximate).numpy(), mlp_proj), ln_2)
+            else:
+                x = x + _rows(self._attend(_norm(x, ln_1), heads, c_attn, layer), attn_proj)
+                x = x + _rows(gelu(Tensor(_rows(_norm(x, ln_2), c_fc)), approximate=approximate).numpy(), mlp_proj)
+        return _rows(_norm(x, self.ln_f), self.head)
+
+    @staticmethod
+    def _attend(x: np.ndarray, heads: int, c_attn: tuple[np.ndarray, np.ndarray | None], cache: LayerKVCache) -> np.ndarray:
+        """Attention of one new position per sequence, before ``c_proj``: x (B, C) -> (B, C).
+
+        The new query sees every cached position and itself, so no mask is needed.
+        """
+        batch, width = x.shape
+        qkv = _rows(x, c_attn).reshape(batch, 3, heads, 1, width // heads)  # [b, j, h, 0, :]: q, k, v of head h
+        position = cache.length
+        cache.keys[:, :, position] = qkv[:, 1, :, 0]
+        cache.values[:, :, position] = qkv[:, 2, :, 0]
+        cache.length = position + 1
+        keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, h, S, d) views
+        _, out = _attend(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, h, 1, d)
+        return out.reshape(batch, width)  # heads merged: [b, h·d + i] = out[b, h, 0, i]

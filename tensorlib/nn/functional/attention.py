@@ -43,22 +43,56 @@ def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return grad.sum(axis=axes, keepdims=True) if axes else grad
 
 
-def _softmax_rows_(scores: np.ndarray) -> np.ndarray:
+def _row_sums(x: np.ndarray) -> np.ndarray:
+    """The sums over the last axis, keepdims, as one matrix-vector product per matrix.
+
+    ``x.sum(axis=-1)`` over short rows runs numpy's reduction loop once per row (4,096 rows of
+    64 numbers in the GPT of chapter 8); a product with a column of ones is one BLAS call.
+    """
+    return np.matmul(x, np.ones((x.shape[-1], 1), dtype=x.dtype))
+
+
+def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:
     r"""Softmax over the last axis, **in place**; a row that is all :math:`-\infty` becomes zeros.
 
     Shifting by the row maximum keeps :math:`e^{s - \max s} \le 1` (no overflow). A fully
     masked row has maximum :math:`-\infty`; it is shifted by 0 instead, so its exponentials
     are 0 and its sum is 0, which is replaced by 1: the row of probabilities is all zeros.
+    ``shift=False`` skips the maximum, for a caller that knows every finite score is small
+    (see :func:`_attend`): :math:`e^s` then neither overflows nor underflows, and
+    :math:`e^{s}/\sum e^{s} = e^{s-m}/\sum e^{s-m}` for any :math:`m`.
     """
-    peak = scores.max(axis=-1, keepdims=True)
-    if not np.isfinite(peak).all():
-        peak = np.where(peak == -np.inf, 0, peak)  # fully masked rows (a NaN row stays NaN)
-    scores -= peak
+    if shift:
+        peak = scores.max(axis=-1, keepdims=True)
+        if not np.isfinite(peak).all():
+            peak = np.where(peak == -np.inf, 0, peak)  # fully masked rows (a NaN row stays NaN)
+        scores -= peak
     np.exp(scores, out=scores)
-    total = scores.sum(axis=-1, keepdims=True)
+    total = _row_sums(scores)
     total[total == 0] = 1  # only a fully masked row sums to 0
     scores *= 1 / total
     return scores
+
+
+def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None,
+            scale: float = 1.0, keep: np.ndarray | None = None, bool_mask: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    r"""The forward arithmetic on arrays: :math:`P = \mathrm{softmax}(s\,QK^\top + M)` and :math:`O = (P \odot \text{keep})\,V`.
+
+    Returns ``(P, O)``. Shared by :class:`_SoftmaxAttention` and the GPT's one-token decoder,
+    so that both compute the same numbers. ``bool_mask`` says that ``mask`` (if any) holds only
+    0 and :math:`-\infty`: then, when every score lies in :math:`(-60, 60)` (float32; 600 for
+    float64), the softmax skips the row maxima (two whole-array reductions replace a reduction
+    per row and a subtraction), since :math:`e^{\pm 60}` is far inside float32's range.
+    """
+    scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (L·E numbers), not S (L·S)
+    shift = True
+    if bool_mask and scores.size:
+        limit = 60.0 if scores.dtype.itemsize <= 4 else 600.0
+        shift = not (-limit < scores.min() and scores.max() < limit)  # a NaN fails both: the general path
+    if mask is not None:
+        scores = np.add(scores, mask, out=scores) if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape else scores + mask
+    probs = _softmax_rows_(scores, shift=shift)
+    return probs, np.matmul(probs if keep is None else probs * keep, v)
 
 
 class _SoftmaxAttention(Function):
@@ -66,7 +100,8 @@ class _SoftmaxAttention(Function):
 
     Inputs: ``q`` (*, L, E), ``k`` (*, S, E), ``v`` (*, S, Ev), ``mask`` an additive float
     array broadcastable to (*, L, S) or ``None``; options ``scale`` :math:`s` and ``keep``, the
-    dropout multiplier (0 or :math:`1/(1-p)` per probability) or ``None``. Saves :math:`Q, K, V`,
+    dropout multiplier (0 or :math:`1/(1-p)` per probability) or ``None``, and ``bool_mask``
+    (the mask came from a bool mask: 0 or :math:`-\infty`, see :func:`_attend`). Saves :math:`Q, K, V`,
     :math:`P` and (a reference to) :math:`O`, not the scores; the backward is the chapter's closed
     form, with :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`.
     """
@@ -77,14 +112,11 @@ class _SoftmaxAttention(Function):
     reads = ((1, 2, "out"), (0, 2, "out"), (), (2, "out"))
 
     def forward(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None,
-                scale: float = 1.0, keep: np.ndarray | None = None) -> np.ndarray:
+                scale: float = 1.0, keep: np.ndarray | None = None, bool_mask: bool = False) -> np.ndarray:
         self.q, self.k, self.v, self.scale, self.keep = q, k, v, scale, keep
-        scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (L·E numbers), not S (L·S)
         if mask is not None:
             self.mask_shape = mask.shape
-            scores = np.add(scores, mask, out=scores) if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape else scores + mask
-        self.probs = _softmax_rows_(scores)
-        self.out = np.matmul(self.probs if keep is None else self.probs * keep, v)
+        self.probs, self.out = _attend(q, k, v, mask, scale, keep, bool_mask)
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
@@ -97,7 +129,7 @@ class _SoftmaxAttention(Function):
             grad_s = np.matmul(grad, np.swapaxes(self.v, -1, -2))  # P̄ = Ō Vᵀ (times the dropout multiplier)
             if keep is not None:
                 grad_s *= keep
-            grad_s -= (grad * self.out).sum(axis=-1, keepdims=True)  # rowsum(P ⊙ P̄) = rowsum(Ō ⊙ O): L·Ev numbers, not L·S
+            grad_s -= _row_sums(grad * self.out)  # rowsum(P ⊙ P̄) = rowsum(Ō ⊙ O): L·Ev numbers, not L·S
             grad_s *= probs  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
             scale = grad_s.dtype.type(self.scale)
             if need[0]:
@@ -125,7 +157,55 @@ class _MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 27
+# %% book/05_attention.ipynb, cell 23
+def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
+    r"""The additive top-left causal mask (L, L): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
+    return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
+
+
+class _PackedCausalAttention(Function):
+    r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
+
+    Input ``qkv`` (B, T, 3C), the output of one projection: :math:`Q, K, V` side by side, each
+    C = h·d wide with head :math:`i` at columns :math:`i d .. (i+1) d`; option ``heads`` (h) and
+    ``scale``. Output (B, T, C), the heads merged back, ready for the output projection. The
+    arithmetic is :class:`_SoftmaxAttention`'s with the causal mask and no dropout; what is
+    saved is the same. What is gone is the bookkeeping around it: the split into three tensors,
+    the reshapes and transposes of each, and in backward the three zero-filled (B, T, 3C)
+    gradients of the split and their sum. Here the gradients of :math:`Q, K, V` are written
+    straight into their columns of one (B, T, 3C) array.
+    """
+
+    __slots__ = ("qkv", "probs", "out", "heads", "scale")
+    reads = ((0,),)  # Q̄, K̄, V̄ read Q, K, V: the input itself (its version is checked)
+
+    def forward(self, qkv: np.ndarray, heads: int = 1, scale: float = 1.0) -> np.ndarray:
+        batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
+        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)  # views (B, h, T, d)
+        self.qkv, self.heads, self.scale = qkv, heads, scale
+        self.probs, self.out = _attend(q, k, v, _causal_mask_array(length, qkv.dtype), scale, None, bool_mask=True)
+        return self.out.transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, h, d) merged: one copy
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        qkv, probs, heads = self.qkv, self.probs, self.heads
+        batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
+        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)
+        grad_out = np.ascontiguousarray(grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3))  # Ō (B, h, T, d)
+        grad_qkv = np.empty((batch, length, 3, heads, width // heads), dtype=qkv.dtype)
+        grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
+        np.matmul(np.swapaxes(probs, -1, -2), grad_out, out=grad_v)  # V̄ = Pᵀ Ō
+        grad_s = np.matmul(grad_out, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
+        grad_s -= _row_sums(grad_out * self.out)  # rowsum(P ⊙ P̄) = rowsum(Ō ⊙ O)
+        grad_s *= probs  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+        scale = grad_s.dtype.type(self.scale)
+        np.matmul(grad_s, k, out=grad_q)  # Q̄ = s S̄ K
+        grad_q *= scale
+        np.matmul(np.swapaxes(grad_s, -1, -2), q, out=grad_k)  # K̄ = s S̄ᵀ Q
+        grad_k *= scale
+        return (grad_qkv.reshape(qkv.shape),)
+
+
+# %% book/05_attention.ipynb, cell 30
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (L, S), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
 
@@ -254,10 +334,11 @@ def scaled_dot_product_attention(
     keep = None
     if dropout_p > 0:
         keep = resolve_generator(generator).bernoulli(1.0 - dropout_p, target, dtype=dtype) / dtype.type(1.0 - dropout_p)
-    return _SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep)
+    # a mask made from bools (or none) lets the softmax skip its row maxima when the scores are small
+    return _SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor))
 
 
-# %% book/05_attention.ipynb, cell 47
+# %% book/05_attention.ipynb, cell 50
 def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
                              scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).

@@ -33,7 +33,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 53
+# %% book/05_attention.ipynb, cell 56
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True (blocked) becomes :math:`-\infty`, float is kept."""
     if not isinstance(mask, Tensor):
