@@ -130,8 +130,16 @@ class _Embedding(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, None]:
         grad_weight = np.zeros((self.num_embeddings, grad.shape[-1]), dtype=grad.dtype)
-        # add.at, not grad_weight[ids] += ...: a repeated id must accumulate every time
-        np.add.at(grad_weight, self.ids.reshape(-1), grad.reshape(-1, grad.shape[-1]))
+        # not grad_weight[ids] += ...: a repeated id must accumulate every time. Sort the ids (stably,
+        # so the same ids give the same bits) and add each run of equal ids with one reduceat: about
+        # 7x faster than np.add.at, which adds row by row
+        ids = self.ids.reshape(-1)
+        if ids.size:
+            order = np.argsort(ids, kind="stable")
+            sorted_ids = ids[order]
+            starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
+            rows = grad.reshape(ids.size, grad.shape[-1])[order]
+            grad_weight[sorted_ids[starts]] = np.add.reduceat(rows, starts, axis=0)
         if self.padding_idx is not None:
             grad_weight[self.padding_idx] = 0
         return grad_weight, None
@@ -211,32 +219,52 @@ def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tupl
     return tuple(range(ndim - count, ndim)), tuple(range(ndim - count))
 
 
-class _LayerNorm(Function):
-    """Layer normalisation over the trailing axes; backward is the closed form of the chapter."""
+def _row_means(rows: np.ndarray) -> np.ndarray:
+    """The mean of each row of a 2-D array, shape (M,): one matrix-vector product for float32/float64.
 
-    __slots__ = ("x_hat", "rstd", "weight", "axes", "batch_axes")
+    BLAS does it in one pass and about a third faster than ``rows.mean(axis=1)``; float16 keeps
+    numpy's mean, which accumulates in float32.
+    """
+    if rows.dtype.itemsize < 4:
+        return rows.mean(axis=1)
+    return rows @ np.full(rows.shape[1], 1 / max(rows.shape[1], 1), dtype=rows.dtype)
+
+
+class _LayerNorm(Function):
+    """Layer normalisation over the trailing axes; backward is the closed form of the chapter.
+
+    The input is seen as rows of the normalised width (a view), so each mean is one product.
+    """
+
+    __slots__ = ("x_hat", "rstd", "weight", "shape")
     reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, γ
 
     def forward(
         self, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-5
     ) -> np.ndarray:
-        self.axes, self.batch_axes = _normalized_axes(x.ndim, normalized_shape)
-        centred = x - x.mean(axis=self.axes, keepdims=True)
-        variance = (centred * centred).mean(axis=self.axes, keepdims=True)  # two-pass: no cancellation
-        self.rstd = 1.0 / np.sqrt(variance + eps)
-        self.x_hat = centred * self.rstd
-        self.weight = weight
-        y = self.x_hat if weight is None else self.x_hat * weight
-        return y if bias is None else y + bias
+        self.shape = tuple(normalized_shape)
+        rows = x.reshape(-1, math.prod(self.shape))  # (M, width): each row is normalised (width >= 1)
+        centred = rows - _row_means(rows)[:, None]
+        rstd = 1.0 / np.sqrt(_row_means(centred * centred) + eps)  # two-pass variance: no cancellation
+        centred *= rstd[:, None]  # now x̂
+        self.x_hat, self.rstd, self.weight = centred, rstd, weight
+        y = centred if weight is None else centred * weight.reshape(-1)
+        if bias is not None:
+            y = y + bias.reshape(-1) if y is centred else np.add(y, bias.reshape(-1), out=y)
+        return y.reshape(x.shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-        x_hat, axes = self.x_hat, self.axes
-        g = grad if self.weight is None else grad * self.weight
+        x_hat, rstd = self.x_hat, self.rstd
+        rows = grad.reshape(x_hat.shape)
+        g = rows if self.weight is None else rows * self.weight.reshape(-1)
         grad_x = None
-        if self.needs_input_grad[0]:
-            grad_x = self.rstd * (g - g.mean(axis=axes, keepdims=True) - x_hat * (g * x_hat).mean(axis=axes, keepdims=True))
-        grad_weight = (grad * x_hat).sum(axis=self.batch_axes) if self.needs_input_grad[1] else None
-        grad_bias = grad.sum(axis=self.batch_axes) if self.needs_input_grad[2] else None
+        if self.needs_input_grad[0]:  # 1/σ (g - mean(g) - x̂ mean(g x̂)), row by row
+            grad_x = g - _row_means(g)[:, None]
+            grad_x -= x_hat * _row_means(g * x_hat)[:, None]
+            grad_x *= rstd[:, None]
+            grad_x = grad_x.reshape(grad.shape)
+        grad_weight = (rows * x_hat).sum(axis=0).reshape(self.shape) if self.needs_input_grad[1] else None
+        grad_bias = rows.sum(axis=0).reshape(self.shape) if self.needs_input_grad[2] else None
         return grad_x, grad_weight, grad_bias
 
 
