@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 4
+# %% book/08_gpt.ipynb, cell 6
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
@@ -69,7 +69,7 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# %% book/08_gpt.ipynb, cell 9
+# %% book/08_gpt.ipynb, cell 11
 class CharTokenizer:
     r"""One token per character: ``encode`` maps a string to ids, ``decode`` maps ids back.
 
@@ -140,7 +140,7 @@ class CharTokenizer:
         return f"CharTokenizer(vocab_size={self.vocab_size})"
 
 
-# %% book/08_gpt.ipynb, cell 13
+# %% book/08_gpt.ipynb, cell 15
 def train_val_split(ids: np.ndarray, val_fraction: float = 0.1, chunk_size: int = 2048, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""Split ``ids`` into training and validation chunks by a seeded draw.
 
@@ -172,7 +172,7 @@ def train_val_split(ids: np.ndarray, val_fraction: float = 0.1, chunk_size: int 
     return chunks[~is_val].reshape(-1), chunks[is_val].reshape(-1)
 
 
-# %% book/08_gpt.ipynb, cell 14
+# %% book/08_gpt.ipynb, cell 16
 class BatchSampler:
     r"""Random windows of token ids: each call of :meth:`next` returns ``(x, y)``, two (B, T) int64 tensors.
 

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 19
+# %% book/08_gpt.ipynb, cell 21
 import ctypes
 import ctypes.util
 import sys

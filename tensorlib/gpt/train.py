@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 21
+# %% book/08_gpt.ipynb, cell 23
 import csv
 import json
 import math
@@ -151,7 +151,7 @@ def warmup_cosine(optimizer: AdamW, config: TrainConfig) -> SequentialLR | Cosin
     return SequentialLR(optimizer, [warmup, cosine], milestones=[config.warmup_steps])
 
 
-# %% book/08_gpt.ipynb, cell 26
+# %% book/08_gpt.ipynb, cell 28
 class _Checkpointing:
     """Trainer mixin: what a checkpoint holds, and writing and reading it (chapter 7's ``tl.save``)."""
 
@@ -212,7 +212,7 @@ def model_from_checkpoint(state: dict[str, Any]) -> tuple[GPT, CharTokenizer]:
     return model.eval(), tokenizer
 
 
-# %% book/08_gpt.ipynb, cell 28
+# %% book/08_gpt.ipynb, cell 30
 def _progress_bar(enabled: bool, start: int, total: int) -> Any:
     """A tqdm bar from ``start`` to ``total``, or ``None`` if disabled or tqdm is not installed."""
     if not enabled:
@@ -256,7 +256,7 @@ class _Bookkeeping:
         return previous
 
 
-# %% book/08_gpt.ipynb, cell 30
+# %% book/08_gpt.ipynb, cell 32
 class Trainer(_Checkpointing, _Bookkeeping):
     r"""Train a character-level :class:`GPT` on a text, with checkpoints in ``out``.
 
@@ -374,7 +374,7 @@ class Trainer(_Checkpointing, _Bookkeeping):
         return self.out / CHECKPOINT_FILE
 
 
-# %% book/08_gpt.ipynb, cell 38
+# %% book/08_gpt.ipynb, cell 40
 def sample(model: GPT, tokenizer: CharTokenizer, prompt: str = "\n", max_new_tokens: int = 200, temperature: float = 1.0,
            top_k: int | None = None, generator: Generator | None = None) -> str:
     r"""``prompt`` followed by ``max_new_tokens`` characters sampled from ``model``.

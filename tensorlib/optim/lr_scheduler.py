@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 10
+# %% book/06_optimizers.ipynb, cell 63
 import bisect
 import math
 import numbers
@@ -43,7 +43,7 @@ from typing import Any
 from tensorlib.optim.optimizer import Optimizer
 
 
-# %% book/06_optimizers.ipynb, cell 63
+# %% book/06_optimizers.ipynb, cell 64
 def _lrs(optimizer: Optimizer) -> list[float]:
     return [group["lr"] for group in optimizer.param_groups]
 
@@ -140,7 +140,7 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-# %% book/06_optimizers.ipynb, cell 64
+# %% book/06_optimizers.ipynb, cell 65
 def _check_positive_int(value: Any, name: str, owner: str) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
@@ -248,7 +248,7 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 65
+# %% book/06_optimizers.ipynb, cell 66
 class LinearLR(LRScheduler):
     r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps, then hold.
 
@@ -320,7 +320,7 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 66
+# %% book/06_optimizers.ipynb, cell 67
 def _check_schedulers(owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer) -> None:
     if len(schedulers) < 1:
         raise ValueError(f"{owner} expects at least one scheduler, but got no scheduler")
@@ -415,7 +415,7 @@ def _load_combined(owner: LRScheduler, state_dict: dict[str, Any]) -> None:
         scheduler.load_state_dict(part)
 
 
-# %% book/06_optimizers.ipynb, cell 67
+# %% book/06_optimizers.ipynb, cell 68
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):

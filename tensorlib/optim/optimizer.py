@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 4
+# %% book/06_optimizers.ipynb, cell 12
 import math
 import numbers
 from collections import defaultdict
@@ -42,7 +42,7 @@ from tensorlib.nn.modules.linear import Linear
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/06_optimizers.ipynb, cell 19
+# %% book/06_optimizers.ipynb, cell 13
 def _check_number(value: Any, name: str, low: float = 0.0, high: float = math.inf,
                    high_open: bool = False, owner: str = "optimizer") -> None:
     """A hyperparameter: a real number in ``[low, high]`` (``[low, high)`` with ``high_open``)."""
@@ -126,7 +126,7 @@ def _bump_version(tensor: Tensor) -> None:
         tensor[...] = tensor.data
 
 
-# %% book/06_optimizers.ipynb, cell 20
+# %% book/06_optimizers.ipynb, cell 14
 class _FlatBuffer:
     r"""The parameters of one group that share a dtype, end to end in one array, with their state.
 
@@ -251,7 +251,7 @@ class _FlatBuffer:
             _bump_version(self.params[index])
 
 
-# %% book/06_optimizers.ipynb, cell 21
+# %% book/06_optimizers.ipynb, cell 15
 def _as_state_value(value: Any) -> Any:
     """A saved state value as a Tensor copy (a Tensor or ndarray), or the value itself."""
     if isinstance(value, Tensor):
@@ -374,7 +374,7 @@ class _StateDictMixin:
         return checked
 
 
-# %% book/06_optimizers.ipynb, cell 22
+# %% book/06_optimizers.ipynb, cell 16
 class Optimizer(_StateDictMixin):
     r"""Base class of the optimizers: parameter groups, per-parameter state, checkpoints.
 
@@ -518,7 +518,7 @@ class Optimizer(_StateDictMixin):
         return "\n".join(lines) + "\n)"
 
 
-# %% book/06_optimizers.ipynb, cell 57
+# %% book/06_optimizers.ipynb, cell 56
 def decay_groups(model: Module, weight_decay: float, decay_types: tuple[type, ...] = (Linear, Conv2d)) -> list[dict[str, Any]]:
     r"""Two param groups: weight decay for the weight matrices, none for everything else.
 

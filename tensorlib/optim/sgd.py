@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 6
+# %% book/06_optimizers.ipynb, cell 18
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,7 +33,7 @@ from tensorlib.engine import Tensor
 from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number, _check_unsupported
 
 
-# %% book/06_optimizers.ipynb, cell 24
+# %% book/06_optimizers.ipynb, cell 19
 class SGD(Optimizer):
     r"""Stochastic gradient descent, optionally with momentum, as ``torch.optim.SGD``.
 

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 5
+# %% book/05_attention.ipynb, cell 19
 import math
 from typing import Any
 
@@ -32,7 +32,7 @@ from tensorlib.engine import Function, Tensor
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 21
+# %% book/05_attention.ipynb, cell 20
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to ``grad.shape``."""
     if grad.shape == shape:
@@ -157,7 +157,7 @@ class _MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 23
+# %% book/05_attention.ipynb, cell 22
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (L, L): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
     return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
@@ -205,7 +205,7 @@ class _PackedCausalAttention(Function):
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 30
+# %% book/05_attention.ipynb, cell 29
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (L, S), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
 
@@ -338,7 +338,7 @@ def scaled_dot_product_attention(
     return _SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor))
 
 
-# %% book/05_attention.ipynb, cell 50
+# %% book/05_attention.ipynb, cell 49
 def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
                              scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 6
+# %% book/05_attention.ipynb, cell 55
 import math
 from typing import Any
 

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 11
+# %% book/06_optimizers.ipynb, cell 59
 import math
 from collections.abc import Iterable
 
