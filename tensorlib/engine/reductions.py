@@ -75,12 +75,13 @@ class Sum(Function):
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
-        if x.dtype is float16:
+        dtype = x.dtype
+        if dtype is float16:
             return x.sum(axis=axes, keepdims=keepdims, dtype=np.float32).astype(float16)
-        if x.dtype.kind == "u":  # numpy sums uint8 in uint64; torch sums every integer and bool dtype in int64
+        if dtype.kind == "u":  # numpy sums uint8 in uint64; torch sums every integer and bool dtype in int64
             return x.sum(axis=axes, keepdims=keepdims, dtype=np.int64)
         if not keepdims and len(axes) == x.ndim:
-            return x.sum()  # every axis: numpy's fastest path
+            return np.add.reduce(x, axis=None)  # every axis: what x.sum() calls, without its Python wrapper
         return x.sum(axis=axes, keepdims=keepdims)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -184,6 +185,9 @@ class Cumsum(Function):
 
 
 # %% book/02_autograd.ipynb, cell 74
+_ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
+
+
 class ReductionMixin:
     """Sums, means, variances and norms over ``dim`` (PyTorch's ``dim``/``keepdim`` or numpy's ``axis``/``keepdims``)."""
 
@@ -191,6 +195,8 @@ class ReductionMixin:
 
     def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
+        if dim is None and axis is None and keepdims is None and not keepdim:  # a loss's sum: kept cheap
+            return Sum.apply(self, axes=_ALL_AXES[self._data.ndim] if self._data.ndim < 8 else tuple(range(self._data.ndim)), keepdims=False)
         dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
         axes = tuple(range(self._data.ndim)) if dim is None else normalize_axes(dim, self._data.ndim)
         return Sum.apply(self, axes=axes, keepdims=keepdim)
