@@ -95,6 +95,21 @@ def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None
     return probs, np.matmul(probs if keep is None else probs * keep, v)
 
 
+def _score_grad(grad: np.ndarray, out: np.ndarray, v: np.ndarray, probs: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+    r"""The gradient of the scores, :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(P \odot \bar P))`, from :math:`\bar O`.
+
+    :math:`\bar P = \bar O V^\top` (times the dropout multiplier ``keep``), and
+    :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`: L·Ev numbers, not L·S.
+    Shared by :class:`_SoftmaxAttention` and :class:`_PackedCausalAttention`.
+    """
+    grad_s = np.matmul(grad, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
+    if keep is not None:
+        grad_s *= keep
+    grad_s -= _row_sums(grad * out)
+    grad_s *= probs
+    return grad_s
+
+
 class _SoftmaxAttention(Function):
     r"""Fused :math:`O = \mathrm{dropout}(\mathrm{softmax}(s\,QK^\top + M))\,V` over the last two axes.
 
@@ -126,11 +141,7 @@ class _SoftmaxAttention(Function):
             weights = probs if keep is None else probs * keep
             grad_v = _unbroadcast(np.matmul(np.swapaxes(weights, -1, -2), grad), self.v.shape)  # V̄ = Pᵀ Ō
         if need[0] or need[1] or need[3]:
-            grad_s = np.matmul(grad, np.swapaxes(self.v, -1, -2))  # P̄ = Ō Vᵀ (times the dropout multiplier)
-            if keep is not None:
-                grad_s *= keep
-            grad_s -= _row_sums(grad * self.out)  # rowsum(P ⊙ P̄) = rowsum(Ō ⊙ O): L·Ev numbers, not L·S
-            grad_s *= probs  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+            grad_s = _score_grad(grad, self.out, self.v, probs, keep)
             scale = grad_s.dtype.type(self.scale)
             if need[0]:
                 grad_q = _unbroadcast(np.matmul(grad_s, self.k) * scale, self.q.shape)  # Q̄ = s S̄ K, scaled after the product
@@ -194,9 +205,7 @@ class _PackedCausalAttention(Function):
         grad_qkv = np.empty((batch, length, 3, heads, width // heads), dtype=qkv.dtype)
         grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
         np.matmul(np.swapaxes(probs, -1, -2), grad_out, out=grad_v)  # V̄ = Pᵀ Ō
-        grad_s = np.matmul(grad_out, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
-        grad_s -= _row_sums(grad_out * self.out)  # rowsum(P ⊙ P̄) = rowsum(Ō ⊙ O)
-        grad_s *= probs  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+        grad_s = _score_grad(grad_out, self.out, v, probs)  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
         scale = grad_s.dtype.type(self.scale)
         np.matmul(grad_s, k, out=grad_q)  # Q̄ = s S̄ K
         grad_q *= scale
