@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 120
+# %% book/02_autograd.ipynb, cell 122
 import warnings
 from typing import TYPE_CHECKING, Any
 

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 124
+# %% book/02_autograd.ipynb, cell 126
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
