@@ -180,10 +180,14 @@ class Engine:
         return _topological_order(join)[1:]
 
     def deliver_to_leaf(self, leaf: Tensor, grad: np.ndarray) -> None:
+        """A leaf's gradient (an array of the leaf's shape) into its ``.grad``, adding to what is there."""
         _accumulate_into_leaf(leaf, grad)
 
     def run(self, roots: Sequence[Tensor], root_grads: Sequence[np.ndarray]) -> Any:
-        """Backpropagate ``root_grads`` (one array per root, of its shape) from ``roots``."""
+        """Backpropagate ``root_grads`` (one array per root, of its shape) from ``roots``; returns None.
+
+        (The capture piece returns its list of captured gradients instead.)
+        """
         node_backward, deliver_to_leaf = self.node_backward, self.deliver_to_leaf  # looked up once a pass
         pending: dict[Function, np.ndarray] = {}  # node -> the gradient of its output, so far
         for root, grad in zip(roots, root_grads, strict=True):
