@@ -186,7 +186,7 @@ class Engine:
     def run(self, roots: Sequence[Tensor], root_grads: Sequence[np.ndarray]) -> Any:
         """Backpropagate ``root_grads`` (one array per root, of its shape) from ``roots``; returns None.
 
-        (The capture piece returns its list of captured gradients instead.)
+        (A later piece may return what it collected instead: see ``run_backward``.)
         """
         node_backward, deliver_to_leaf = self.node_backward, self.deliver_to_leaf  # looked up once a pass
         pending: dict[Function, np.ndarray] = {}  # node -> the gradient of its output, so far
