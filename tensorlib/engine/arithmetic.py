@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 59
+# %% book/02_autograd.ipynb, cell 60
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -99,7 +99,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 61
+# %% book/02_autograd.ipynb, cell 62
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`, :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
 
@@ -170,7 +170,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 63
+# %% book/02_autograd.ipynb, cell 64
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -233,7 +233,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 65
+# %% book/02_autograd.ipynb, cell 66
 class ArithmeticMixin:
     """The arithmetic operators and their named forms; each one dispatches to a Function above, after ``_promote``."""
 
@@ -318,7 +318,7 @@ def rsqrt(input: Tensor) -> Tensor:
     return input.rsqrt()
 
 
-# %% book/02_autograd.ipynb, cell 66
+# %% book/02_autograd.ipynb, cell 67
 class ComparisonMixin:
     """Comparisons, ``all``/``any``, bitwise and integer arithmetic: results outside the graph (no gradient)."""
 

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 43
+# %% book/02_autograd.ipynb, cell 44
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 54
+# %% book/02_autograd.ipynb, cell 55
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -68,7 +68,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 55
+# %% book/02_autograd.ipynb, cell 56
 class ConversionMixin:
     """dtype and device conversions, copies; see ``parse_to`` for the arguments of ``to``."""
 

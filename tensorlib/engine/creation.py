@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 38
+# %% book/02_autograd.ipynb, cell 39
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -150,7 +150,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return out
 
 
-# %% book/02_autograd.ipynb, cell 39
+# %% book/02_autograd.ipynb, cell 40
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, TensorBase)

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 99
+# %% book/02_autograd.ipynb, cell 100
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -159,7 +159,7 @@ class Log1p(Function):
         return (grad / (1 + self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 101
+# %% book/02_autograd.ipynb, cell 102
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -241,7 +241,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 103
+# %% book/02_autograd.ipynb, cell 104
 class ElementwiseMixin:
     """The elementwise functions, one Function each."""
 
@@ -310,7 +310,7 @@ class ElementwiseMixin:
     clip = clamp
 
 
-# %% book/02_autograd.ipynb, cell 104
+# %% book/02_autograd.ipynb, cell 105
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     return input.exp()

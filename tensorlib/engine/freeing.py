@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 153
+# %% book/02_autograd.ipynb, cell 154
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 29
+# %% book/02_autograd.ipynb, cell 30
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -114,7 +114,7 @@ class Function:
         return f"<{self.name()}>"
 
 
-# %% book/02_autograd.ipynb, cell 31
+# %% book/02_autograd.ipynb, cell 32
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -229,7 +229,7 @@ class Engine:
         return grads
 
 
-# %% book/02_autograd.ipynb, cell 33
+# %% book/02_autograd.ipynb, cell 34
 def run_backward(roots: Sequence[Tensor], root_grads: Sequence[np.ndarray], **options: Any) -> Any:
     """Backpropagate ``root_grads`` (one array per root, of its shape) from ``roots``, with the registered engine.
 
@@ -264,7 +264,7 @@ class _Join(Function):
 _engine: type[Engine] = Engine  # until the assembled engine registers itself (runs_backward=True)
 
 
-# %% book/02_autograd.ipynb, cell 35
+# %% book/02_autograd.ipynb, cell 36
 def _check_assigned_grad(tensor: TensorBase, grad: Any) -> None:
     """What PyTorch checks on ``x.grad = g``: ``g`` is a Tensor other than ``x``, of ``x``'s dtype and shape."""
     if not isinstance(grad, TensorBase):

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 122
+# %% book/02_autograd.ipynb, cell 123
 import warnings
 from typing import TYPE_CHECKING, Any
 

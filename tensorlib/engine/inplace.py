@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 137
+# %% book/02_autograd.ipynb, cell 138
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,7 +70,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 138
+# %% book/02_autograd.ipynb, cell 139
 class InPlaceMixin:
     """The in-place methods; each checks ``_check_in_place`` first and counts the change after."""
 

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 126
+# %% book/02_autograd.ipynb, cell 127
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING

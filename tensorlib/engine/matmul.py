@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 88
+# %% book/02_autograd.ipynb, cell 89
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,7 +78,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 89
+# %% book/02_autograd.ipynb, cell 90
 class MatmulMixin:
     """The matrix products: ``@``, ``matmul``, ``bmm``, ``outer``."""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/02_autograd.ipynb, cell 53
+# %% book/02_autograd.ipynb, cell 54
 from typing import TYPE_CHECKING, Any
 
 import numpy as np

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 73
+# %% book/02_autograd.ipynb, cell 74
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -149,7 +149,7 @@ class Std(Function):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
 
 
-# %% book/02_autograd.ipynb, cell 75
+# %% book/02_autograd.ipynb, cell 76
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
 
@@ -185,7 +185,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 76
+# %% book/02_autograd.ipynb, cell 77
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -250,7 +250,7 @@ class ReductionMixin:
         return Cumsum.apply(self, axis=normalize_axis(dim, self._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 81
+# %% book/02_autograd.ipynb, cell 82
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -374,7 +374,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 82
+# %% book/02_autograd.ipynb, cell 83
 class ExtremumMixin:
     """Max, min and where they are; ``sort`` and ``topk``."""
 
@@ -430,7 +430,7 @@ class ExtremumMixin:
         return _sorted(self, dim, largest, k)
 
 
-# %% book/02_autograd.ipynb, cell 83
+# %% book/02_autograd.ipynb, cell 84
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """Mean over ``dim`` (int, tuple, or None for all dims)."""
     return input.mean(dim, keepdim)

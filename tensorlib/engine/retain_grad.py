@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 157
+# %% book/02_autograd.ipynb, cell 158
 import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 94
+# %% book/02_autograd.ipynb, cell 95
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -82,7 +82,7 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 95
+# %% book/02_autograd.ipynb, cell 96
 class SelectionMixin:
     """``masked_fill``, ``tril`` and ``triu``, by ``Where`` and ``MaskedFill``."""
 

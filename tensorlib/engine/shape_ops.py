@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 115
+# %% book/02_autograd.ipynb, cell 116
 import math
 import operator
 from collections.abc import Sequence
@@ -133,7 +133,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 116
+# %% book/02_autograd.ipynb, cell 117
 class ShapeMixin:
     """Reshaping, permuting, expanding and repeating; views share the version counter (``_view_of``)."""
 
@@ -245,7 +245,7 @@ class ShapeMixin:
         return Repeat.apply(self, sizes=sizes)
 
 
-# %% book/02_autograd.ipynb, cell 117
+# %% book/02_autograd.ipynb, cell 118
 def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (one size may be -1)."""
     return input.reshape(shape)

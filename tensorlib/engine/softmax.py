@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 111
+# %% book/02_autograd.ipynb, cell 112
 from typing import TYPE_CHECKING
 
 import numpy as np

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 170
+# %% book/02_autograd.ipynb, cell 171
 from tensorlib.engine.arithmetic import ArithmeticMixin, ComparisonMixin
 from tensorlib.engine.capture import CaptureGrads
 from tensorlib.engine.conversion import ConversionMixin

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 25
+# %% book/02_autograd.ipynb, cell 26
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -86,7 +86,7 @@ def _preview(data: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# %% book/02_autograd.ipynb, cell 26
+# %% book/02_autograd.ipynb, cell 27
 # The helpers every op uses: making results, argument parsing shared by methods, the repr.
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
     """A plain Tensor around ``array`` (no copy, no checks): how ops make their results."""
@@ -174,7 +174,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 27
+# %% book/02_autograd.ipynb, cell 28
 class TensorBase:
     """The core of a tensor: an n-dimensional array and the fields reverse-mode autograd needs.
 

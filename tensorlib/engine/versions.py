@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 134
+# %% book/02_autograd.ipynb, cell 135
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 173
+# %% book/02_autograd.ipynb, cell 174
 import math
 from typing import TYPE_CHECKING
 

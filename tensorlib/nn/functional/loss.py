@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 178
+# %% book/02_autograd.ipynb, cell 179
 import numpy as np
 
 from tensorlib.engine.dtypes import float16
@@ -132,7 +132,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 179
+# %% book/02_autograd.ipynb, cell 180
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood: :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
 
@@ -240,7 +240,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 180
+# %% book/02_autograd.ipynb, cell 181
 def _array(value: Tensor | np.ndarray | None) -> np.ndarray | None:
     if value is None:
         return None
