@@ -19,19 +19,16 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 49
+# %% book/02_autograd.ipynb, cell 48
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.function import Function as Function
 from tensorlib.engine.function import run_backward
 from tensorlib.engine.grad_mode import no_grad
-from tensorlib.engine.tensor_core import TensorBase, _wrap
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
+from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
 def _as_tuple(value: Any) -> tuple:
@@ -40,7 +37,7 @@ def _as_tuple(value: Any) -> tuple:
 
 def _check_tensors(values: tuple, what: str) -> None:
     for i, value in enumerate(values):
-        if not isinstance(value, TensorBase):
+        if not isinstance(value, Tensor):
             raise TypeError(f"{what}: element {i} is a {type(value).__name__}, expected a Tensor")
 
 
@@ -59,7 +56,7 @@ def _root_grads(outputs: tuple, grad_outputs: Any, what: str) -> list[np.ndarray
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {j} has shape {out.shape})")
             root_grads.append(np.ones(out.shape, dtype=out.dtype))
         else:
-            array = np.asarray(cot.data if isinstance(cot, TensorBase) else cot, dtype=out.dtype)
+            array = np.asarray(cot.data if isinstance(cot, Tensor) else cot, dtype=out.dtype)
             if array.shape != out.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{j}] has shape {array.shape}, output {j} has shape {out.shape}")
             root_grads.append(array)
@@ -124,7 +121,7 @@ def backward(
     run_backward(tensors, _root_grads(tensors, grad_tensors, "backward"), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 50
+# %% book/02_autograd.ipynb, cell 49
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt`` (a ``(y.numel(), x.numel())`` matrix),
     one backward pass per element of ``y`` with a one-hot :math:`\\bar y`, captured (no ``.grad`` touched)."""
@@ -194,7 +191,7 @@ def gradcheck(
         False when ``raise_exception`` is False.
     """
     inputs = _as_tuple(inputs)
-    checked = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
+    checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not checked:
         raise ValueError("gradcheck: no input requires grad")
     for i in checked:
@@ -204,7 +201,7 @@ def gradcheck(
     results = _as_tuple(fn(*inputs))
     worst: tuple[float, str] | None = None
     for out_index, y in enumerate(results):
-        if not (isinstance(y, TensorBase) and y.dtype.kind == "f"):
+        if not (isinstance(y, Tensor) and y.dtype.kind == "f"):
             continue
 
         def evaluate(out_index: int = out_index) -> np.ndarray:

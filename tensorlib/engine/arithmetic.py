@@ -18,27 +18,42 @@ __all__ = [
     'Div',
     'Neg',
     'Pow',
-    'ArithmeticMixin',
+    'add',
+    'sub',
+    'mul',
+    'div',
+    'pow',
+    'neg',
     'square',
     'rsqrt',
-    'ComparisonMixin',
+    'floor_divide',
+    'remainder',
+    'eq',
+    'ne',
+    'lt',
+    'le',
+    'gt',
+    'ge',
+    'all_nonzero',
+    'any_nonzero',
+    'bitwise_not',
+    'bitwise_and',
+    'bitwise_or',
+    'bitwise_xor',
     'allclose',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 60
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 58
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.dtypes import _DEFAULT_FLOAT
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _promote
-from tensorlib.engine.tensor_core import TensorBase, _reduce_args, _wrap
+from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
 from tensorlib.shape import broadcast_shapes, normalize_axes, sum_to_shape
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -99,7 +114,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 62
+# %% book/02_autograd.ipynb, cell 60
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`, :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
 
@@ -170,7 +185,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 64
+# %% book/02_autograd.ipynb, cell 62
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -233,188 +248,138 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 66
-class ArithmeticMixin:
-    """The arithmetic operators and their named forms; each one dispatches to a Function above, after ``_promote``."""
+# %% book/02_autograd.ipynb, cell 64
+def add(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
+    return Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
 
-    __slots__ = ()
 
-    def __add__(self, other: Any) -> Tensor:
-        return Add.apply(*_promote(self, other))
+def sub(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other``, elementwise with broadcasting (``x - y``)."""
+    return Sub.apply(*_promote(input, other if alpha == 1 else other * alpha))
 
-    def __radd__(self, other: Any) -> Tensor:
-        return Add.apply(*_promote(other, self))
 
-    def __sub__(self, other: Any) -> Tensor:
-        return Sub.apply(*_promote(self, other))
+def mul(input: Any, other: Any) -> Tensor:
+    """``input * other``, elementwise with broadcasting."""
+    return Mul.apply(*_promote(input, other))
 
-    def __rsub__(self, other: Any) -> Tensor:
-        return Sub.apply(*_promote(other, self))
 
-    def __mul__(self, other: Any) -> Tensor:
-        return Mul.apply(*_promote(self, other))
+def div(input: Any, other: Any) -> Tensor:
+    """``input / other``, elementwise with broadcasting (true division: integers give floats)."""
+    return Div.apply(*_promote(input, other))
 
-    def __rmul__(self, other: Any) -> Tensor:
-        return Mul.apply(*_promote(other, self))
 
-    def __truediv__(self, other: Any) -> Tensor:
-        return Div.apply(*_promote(self, other))
+def pow(input: Any, exponent: Any) -> Tensor:
+    """``input ** exponent``, elementwise with broadcasting."""
+    return Pow.apply(*_promote(input, exponent))
 
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return Div.apply(*_promote(other, self))
 
-    def __pow__(self, exponent: Any) -> Tensor:
-        return Pow.apply(*_promote(self, exponent))
-
-    def __rpow__(self, base: Any) -> Tensor:
-        return Pow.apply(*_promote(base, self))
-
-    def __neg__(self) -> Tensor:
-        return Neg.apply(self)
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def add(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self + alpha * other``."""
-        return self + (other if alpha == 1 else other * alpha)
-
-    def sub(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self - alpha * other``."""
-        return self - (other if alpha == 1 else other * alpha)
-
-    def mul(self, other: Any) -> Tensor:
-        """``self * other``."""
-        return self * other
-
-    def div(self, other: Any) -> Tensor:
-        """``self / other``."""
-        return self / other
-
-    def pow(self, exponent: Any) -> Tensor:
-        """``self ** exponent``."""
-        return self**exponent
-
-    def neg(self) -> Tensor:
-        """Elementwise :math:`-x`."""
-        return Neg.apply(self)
-
-    def square(self) -> Tensor:
-        """``x ** 2``."""
-        return Pow.apply(self, 2)
-
-    def rsqrt(self) -> Tensor:
-        """``1 / sqrt(x)``."""
-        return Pow.apply(self, -0.5)
+def neg(input: Tensor) -> Tensor:
+    """Elementwise :math:`-x`."""
+    return Neg.apply(input)
 
 
 def square(input: Tensor) -> Tensor:
     """``x ** 2``."""
-    return input.square()
+    return Pow.apply(input, 2)
 
 
 def rsqrt(input: Tensor) -> Tensor:
     """``1 / sqrt(x)``."""
-    return input.rsqrt()
+    return Pow.apply(input, -0.5)
 
 
-# %% book/02_autograd.ipynb, cell 67
-class ComparisonMixin:
-    """Comparisons, ``all``/``any``, bitwise and integer arithmetic: results outside the graph (no gradient)."""
+# %% book/02_autograd.ipynb, cell 65
+def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
+    """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
+    return _wrap(np.asarray(ufunc(input._data, other._data if isinstance(other, Tensor) else other)), None)
 
-    __slots__ = ()
-    __hash__ = object.__hash__  # defining __eq__ would otherwise make tensors unhashable; hashed by identity, as in PyTorch
 
-    def _compare(self, other: Any, ufunc: np.ufunc) -> Tensor:
-        return _wrap(np.asarray(ufunc(self._data, other._data if isinstance(other, TensorBase) else other)), None)
+def _integer_division(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
+    divisor = other._data if isinstance(other, Tensor) else other
+    if _all_integer(input._data, divisor) and np.any(np.asarray(divisor) == 0):  # numpy gives 0 and a warning
+        raise RuntimeError("ZeroDivisionError: integer division or modulo by zero")
+    with np.errstate(divide="ignore", invalid="ignore"):  # float x // 0 is inf or nan, silently, as in torch
+        return _compare(input, other, ufunc)
 
-    def _integer_division(self, other: Any, ufunc: np.ufunc) -> Tensor:
-        divisor = other._data if isinstance(other, TensorBase) else other
-        if _all_integer(self._data, divisor) and np.any(np.asarray(divisor) == 0):  # numpy gives 0 and a warning
-            raise RuntimeError("ZeroDivisionError: integer division or modulo by zero")
-        with np.errstate(divide="ignore", invalid="ignore"):  # float x // 0 is inf or nan, silently, as in torch
-            return self._compare(other, ufunc)
 
-    def __floordiv__(self, other: Any) -> Tensor:
-        return self._integer_division(other, np.floor_divide)
+def floor_divide(input: Tensor, other: Any) -> Tensor:
+    """``input // other``, elementwise (no gradient); an integer division by 0 raises."""
+    return _integer_division(input, other, np.floor_divide)
 
-    def __mod__(self, other: Any) -> Tensor:
-        return self._integer_division(other, np.remainder)
 
-    def __lt__(self, other: Any) -> Tensor:
-        return self._compare(other, np.less)
+def remainder(input: Tensor, other: Any) -> Tensor:
+    """``input % other``, elementwise, with the sign of ``other`` (no gradient)."""
+    return _integer_division(input, other, np.remainder)
 
-    def __le__(self, other: Any) -> Tensor:
-        return self._compare(other, np.less_equal)
 
-    def __gt__(self, other: Any) -> Tensor:
-        return self._compare(other, np.greater)
+def eq(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input == other``, a bool tensor."""
+    return _compare(input, other, np.equal)
 
-    def __ge__(self, other: Any) -> Tensor:
-        return self._compare(other, np.greater_equal)
 
-    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, np.equal)
+def ne(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input != other``, a bool tensor."""
+    return _compare(input, other, np.not_equal)
 
-    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return self._compare(other, np.not_equal)
 
-    def eq(self, other: Any) -> Tensor:
-        """Elementwise ``self == other``, a bool tensor."""
-        return self._compare(other, np.equal)
+def lt(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input < other``, a bool tensor."""
+    return _compare(input, other, np.less)
 
-    def ne(self, other: Any) -> Tensor:
-        """Elementwise ``self != other``, a bool tensor."""
-        return self._compare(other, np.not_equal)
 
-    def lt(self, other: Any) -> Tensor:
-        """Elementwise ``self < other``, a bool tensor."""
-        return self._compare(other, np.less)
+def le(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input <= other``, a bool tensor."""
+    return _compare(input, other, np.less_equal)
 
-    def le(self, other: Any) -> Tensor:
-        """Elementwise ``self <= other``, a bool tensor."""
-        return self._compare(other, np.less_equal)
 
-    def gt(self, other: Any) -> Tensor:
-        """Elementwise ``self > other``, a bool tensor."""
-        return self._compare(other, np.greater)
+def gt(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input > other``, a bool tensor."""
+    return _compare(input, other, np.greater)
 
-    def ge(self, other: Any) -> Tensor:
-        """Elementwise ``self >= other``, a bool tensor."""
-        return self._compare(other, np.greater_equal)
 
-    def all(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        """Whether every element is nonzero (over ``dim``, or all dims), a bool tensor."""
-        dim, keepdim = _reduce_args(dim, None, keepdim, None)
-        return _wrap(np.asarray(np.all(self._data, axis=normalize_axes(dim, self._data.ndim), keepdims=keepdim)), None)
+def ge(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input >= other``, a bool tensor."""
+    return _compare(input, other, np.greater_equal)
 
-    def any(self, dim: Any = None, keepdim: bool = False) -> Tensor:
-        """Whether some element is nonzero (over ``dim``, or all dims), a bool tensor."""
-        dim, keepdim = _reduce_args(dim, None, keepdim, None)
-        return _wrap(np.asarray(np.any(self._data, axis=normalize_axes(dim, self._data.ndim), keepdims=keepdim)), None)
 
-    def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-        """Whether :math:`|x - y| \\le atol + rtol\\,|y|` everywhere (shapes broadcast), like ``torch.allclose``."""
-        return allclose(self, other, rtol, atol, equal_nan)
+def all_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``input.all(dim)``: whether every element is nonzero (over ``dim``, or all dims), a bool tensor."""
+    dim, keepdim = _reduce_args(dim, None, keepdim, None)
+    return _wrap(np.asarray(np.all(input._data, axis=normalize_axes(dim, input._data.ndim), keepdims=keepdim)), None)
 
-    def __invert__(self) -> Tensor:
-        if self._data.dtype.kind not in "biu":
-            raise TypeError(f"~ needs a bool or integer tensor, got {self._data.dtype}")
-        return _wrap(np.asarray(~self._data), None)
 
-    def __and__(self, other: Any) -> Tensor:
-        return self._compare(other, np.bitwise_and)
+def any_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``input.any(dim)``: whether some element is nonzero (over ``dim``, or all dims), a bool tensor."""
+    dim, keepdim = _reduce_args(dim, None, keepdim, None)
+    return _wrap(np.asarray(np.any(input._data, axis=normalize_axes(dim, input._data.ndim), keepdims=keepdim)), None)
 
-    def __or__(self, other: Any) -> Tensor:
-        return self._compare(other, np.bitwise_or)
 
-    def __xor__(self, other: Any) -> Tensor:
-        return self._compare(other, np.bitwise_xor)
+def bitwise_not(input: Tensor) -> Tensor:
+    """``~input`` of a bool or integer tensor (logical not for bool)."""
+    if input._data.dtype.kind not in "biu":
+        raise TypeError(f"~ needs a bool or integer tensor, got {input._data.dtype}")
+    return _wrap(np.asarray(~input._data), None)
+
+
+def bitwise_and(input: Tensor, other: Any) -> Tensor:
+    """``input & other``, elementwise (logical and for bool)."""
+    return _compare(input, other, np.bitwise_and)
+
+
+def bitwise_or(input: Tensor, other: Any) -> Tensor:
+    """``input | other``, elementwise (logical or for bool)."""
+    return _compare(input, other, np.bitwise_or)
+
+
+def bitwise_xor(input: Tensor, other: Any) -> Tensor:
+    """``input ^ other``, elementwise (logical xor for bool)."""
+    return _compare(input, other, np.bitwise_xor)
 
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether :math:`|x - y| \\le atol + rtol\\,|y|` for every element (shapes broadcast), like ``torch.allclose``."""
     for value in (input, other):
-        if not isinstance(value, TensorBase):
+        if not isinstance(value, Tensor):
             raise TypeError(f"allclose expects Tensors, got {type(value).__name__}")
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -13,32 +13,21 @@ from __future__ import annotations
 __all__ = [
     'Cast',
     'Clone',
-    'ConversionMixin',
+    'to',
+    'clone',
+    'contiguous',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 55
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 54
+from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import (
-    _CPU,
-    bool_,
-    device,
-    float16,
-    float32,
-    float64,
-    int32,
-    int64,
-    parse_to,
-)
+from tensorlib.engine.dtypes import parse_to
 from tensorlib.engine.function import Function
 from tensorlib.engine.grad_mode import is_grad_enabled
-from tensorlib.engine.tensor_core import _wrap
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
+from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
 class Cast(Function):
@@ -68,86 +57,28 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 56
-class ConversionMixin:
-    """dtype and device conversions, copies; see ``parse_to`` for the arguments of ``to``."""
+# %% book/02_autograd.ipynb, cell 55
+def to(input: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``input`` converted to ``dtype`` (``input`` itself if nothing changes); differentiable between float dtypes.
 
-    __slots__ = ()
+    Takes PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+    ``to(other)`` (``other``'s dtype) and the keywords ``dtype=``, ``device=``. The
+    only device is the CPU: any other raises ``ValueError``. A conversion to an integer or
+    bool dtype leaves the graph.
+    """
+    _, dtype = parse_to(*args, dtype=dtype, device=device)
+    if dtype is None or dtype == input._data.dtype:
+        return input
+    if dtype.kind != "f" or not (input._requires_grad and is_grad_enabled()):
+        return _wrap(input._data.astype(dtype), None)  # integer and bool results carry no gradient
+    return Cast.apply(input, dtype=dtype)
 
-    @property
-    def device(self) -> device:
-        """Where the memory lives: always the CPU (``str(t.device) == "cpu"``)."""
-        return _CPU
 
-    @property
-    def is_cuda(self) -> bool:
-        """False: tensorlib's tensors live on the CPU."""
-        return False
+def clone(input: Tensor) -> Tensor:
+    """A copy of ``input`` with its own memory; gradients flow back to ``input``."""
+    return Clone.apply(input)
 
-    def cpu(self) -> Tensor:
-        """``self``: tensorlib's tensors already live on the CPU."""
-        return self
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
-        """This tensor converted to ``dtype`` (``self`` if nothing changes); differentiable.
-
-        Takes PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
-        ``to(other)`` (``other``'s dtype) and the keywords ``dtype=``, ``device=``. The
-        only device is the CPU: any other raises ``ValueError``.
-        """
-        _, dtype = parse_to(*args, dtype=dtype, device=device)
-        if dtype is None:
-            return self
-        if dtype == self._data.dtype:
-            return self
-        if dtype.kind != "f" or not (self._requires_grad and is_grad_enabled()):
-            return _wrap(self._data.astype(dtype), None)  # integer and bool results carry no gradient
-        return Cast.apply(self, dtype=dtype)
-
-    def type(self, dtype: Any) -> Tensor:
-        """This tensor converted to ``dtype`` (same as ``to(dtype=...)``; a string names a dtype here, not a device)."""
-        return self.to(dtype=dtype)
-
-    def float(self) -> Tensor:
-        """This tensor as float32."""
-        return self.to(float32)
-
-    def double(self) -> Tensor:
-        """This tensor as float64."""
-        return self.to(float64)
-
-    def half(self) -> Tensor:
-        """This tensor as float16."""
-        return self.to(float16)
-
-    def long(self) -> Tensor:
-        """This tensor as int64 (outside the graph)."""
-        return self.to(int64)
-
-    def int(self) -> Tensor:
-        """This tensor as int32 (outside the graph)."""
-        return self.to(int32)
-
-    def bool(self) -> Tensor:
-        """This tensor as bool (outside the graph)."""
-        return self.to(bool_)
-
-    def is_floating_point(self) -> bool:
-        """Whether the dtype is a floating point one."""
-        return self._data.dtype.kind == "f"
-
-    def type_as(self, other: Tensor) -> Tensor:
-        """This tensor converted to ``other``'s dtype."""
-        return self.to(other._data.dtype)
-
-    def clone(self) -> Tensor:
-        """A copy with its own memory; gradients flow back to ``self``."""
-        return Clone.apply(self)
-
-    def contiguous(self) -> Tensor:
-        """``self`` if its memory is row-major contiguous, else a contiguous copy."""
-        return self if self._data.flags.c_contiguous else Clone.apply(self)
-
-    def is_contiguous(self) -> bool:
-        """Whether the memory is row-major contiguous."""
-        return bool(self._data.flags.c_contiguous)
+def contiguous(input: Tensor) -> Tensor:
+    """``input`` if its memory is row-major contiguous, else a contiguous copy."""
+    return input if input._data.flags.c_contiguous else Clone.apply(input)

@@ -25,20 +25,16 @@ __all__ = [
     'eye',
     'is_tensor',
     'numel',
-    'FactoryMixin',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 39
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 41
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.dtypes import _DEFAULT_FLOAT, bool_, int64, parse_to
-from tensorlib.engine.tensor_core import TensorBase, _as_array, _shape_args, _wrap
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
+from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _wrap
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -88,7 +84,7 @@ def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: An
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor of ``size`` filled with ``fill_value``; dtype follows the value (bool, int64, float32)."""
     if dtype is None:
-        value = fill_value.item() if isinstance(fill_value, TensorBase) else fill_value
+        value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
         dtype = bool_ if isinstance(value, (bool, np.bool_)) else int64 if isinstance(value, (int, np.integer)) else _DEFAULT_FLOAT
     return _filled((size,), fill_value, dtype, requires_grad, device)
 
@@ -150,30 +146,12 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return out
 
 
-# %% book/02_autograd.ipynb, cell 40
+# %% book/02_autograd.ipynb, cell 42
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
-    return isinstance(obj, TensorBase)
+    return isinstance(obj, Tensor)
 
 
 def numel(input: Tensor) -> int:
     """The number of elements of ``input``."""
-    return input.numel()
-
-
-class FactoryMixin:
-    """``new_tensor``, ``new_zeros``, ``new_ones``: creation functions that default to this tensor's dtype."""
-
-    __slots__ = ()
-
-    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """A new tensor with a copy of ``data``, of this tensor's dtype unless ``dtype`` is given."""
-        return tensor(data, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
-
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """Zeros of ``size``, of this tensor's dtype unless ``dtype`` is given."""
-        return zeros(*size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
-
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-        """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
-        return ones(*size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
+    return input._data.size

@@ -21,10 +21,10 @@ __all__ = [
     'Cos',
     'Log1p',
     'Tanh',
+    'sigmoid_array',
     'Sigmoid',
     'Relu',
     'Clamp',
-    'ElementwiseMixin',
     'exp',
     'log',
     'sqrt',
@@ -39,19 +39,17 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 100
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 92
+from typing import Any
 
 import numpy as np
 
+from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import _DEFAULT_FLOAT
 from tensorlib.engine.function import Function
-from tensorlib.engine.promotion import _floating
+from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.selection import where
-from tensorlib.engine.tensor_core import TensorBase
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
+from tensorlib.engine.tensor_type import Tensor
 
 
 class Exp(Function):
@@ -62,7 +60,7 @@ class Exp(Function):
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(over="ignore"):  # e^x overflows to inf silently, as in torch
-            self.out = np.exp(_floating(x))
+            self.out = np.exp(floating_array(x))
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -76,7 +74,7 @@ class Log(Function):
     reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.x = _floating(x)
+        self.x = floating_array(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # log 0 = -inf, log(-1) = nan, silently
             return np.log(self.x)
 
@@ -92,7 +90,7 @@ class Sqrt(Function):
 
     def forward(self, x: np.ndarray) -> np.ndarray:
         with np.errstate(invalid="ignore"):  # sqrt(-1) = nan, silently
-            self.out = np.sqrt(_floating(x))
+            self.out = np.sqrt(floating_array(x))
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -123,7 +121,7 @@ class Sin(Function):
     reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.x = _floating(x)
+        self.x = floating_array(x)
         return np.sin(self.x)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -137,7 +135,7 @@ class Cos(Function):
     reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.x = _floating(x)
+        self.x = floating_array(x)
         return np.cos(self.x)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -151,7 +149,7 @@ class Log1p(Function):
     reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.x = _floating(x)
+        self.x = floating_array(x)
         with np.errstate(divide="ignore", invalid="ignore"):  # log1p(-1) = -inf, below -1 nan, silently
             return np.log1p(self.x)
 
@@ -159,7 +157,7 @@ class Log1p(Function):
         return (grad / (1 + self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 102
+# %% book/02_autograd.ipynb, cell 94
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -167,15 +165,18 @@ class Tanh(Function):
     reads = (("out",),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.out = np.tanh(_floating(x))
+        self.out = np.tanh(floating_array(x))
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * (1 - self.out * self.out),)
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """:math:`\\sigma(x)` as :math:`\\tfrac12(1 + \\tanh(x/2))`: the same function, but no :math:`e^{-x}` to overflow."""
+def sigmoid_array(x: np.ndarray) -> np.ndarray:
+    """:math:`\\sigma(x)` of an ndarray, as :math:`\\tfrac12(1 + \\tanh(x/2))`: the same function, but no :math:`e^{-x}` to overflow.
+
+    For the ``forward`` of a custom :class:`Function` (``Sigmoid`` and the losses use it).
+    """
     return 0.5 * (1 + np.tanh(0.5 * x))
 
 
@@ -189,7 +190,7 @@ class Sigmoid(Function):
     reads = (("out",),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        self.out = _sigmoid(_floating(x))
+        self.out = sigmoid_array(floating_array(x))
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -236,119 +237,50 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     if low is None and high is None:
         raise ValueError(f"{op}: at least one of min and max must be given")
     for name, bound in (("min", low), ("max", high)):
-        if bound is not None and not isinstance(bound, (TensorBase, int, float, np.number)):
+        if bound is not None and not isinstance(bound, (Tensor, int, float, np.number)):
             raise TypeError(f"{op}: {name} must be a number, a Tensor or None, got {type(bound).__name__}")
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 104
-class ElementwiseMixin:
-    """The elementwise functions, one Function each."""
-
-    __slots__ = ()
-
-    def exp(self) -> Tensor:
-        """Elementwise :math:`e^x`."""
-        return Exp.apply(self)
-
-    def log(self) -> Tensor:
-        """Elementwise :math:`\\ln x`."""
-        return Log.apply(self)
-
-    def sqrt(self) -> Tensor:
-        """Elementwise :math:`\\sqrt{x}`."""
-        return Sqrt.apply(self)
-
-    def abs(self) -> Tensor:
-        """Elementwise :math:`|x|` (gradient :math:`\\text{sign}(x)`, 0 at 0)."""
-        return Abs.apply(self)
-
-    def sin(self) -> Tensor:
-        """Elementwise sine."""
-        return Sin.apply(self)
-
-    def cos(self) -> Tensor:
-        """Elementwise cosine."""
-        return Cos.apply(self)
-
-    def log1p(self) -> Tensor:
-        """``log(1 + x)``, accurate for small ``x``."""
-        return Log1p.apply(self)
-
-    def tanh(self) -> Tensor:
-        """Elementwise :math:`\\tanh x`."""
-        return Tanh.apply(self)
-
-    def sigmoid(self) -> Tensor:
-        """Elementwise :math:`1 / (1 + e^{-x})`, computed without overflow."""
-        return Sigmoid.apply(self)
-
-    def relu(self) -> Tensor:
-        """Elementwise :math:`\\max(x, 0)`."""
-        return Relu.apply(self)
-
-    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
-        """Values limited to ``[min, max]``; either bound may be left out, or be a tensor (broadcast).
-
-        Number bounds run ``Clamp``; tensor bounds are two ``where``s, so the gradient goes
-        to the bound wherever it is the result (as in torch). An integer tensor with a float
-        bound gives float32, like torch's type promotion.
-        """
-        low, high = _clamp_bounds(min, max, "clamp")
-        if isinstance(low, TensorBase) or isinstance(high, TensorBase):
-            out = self
-            if low is not None:
-                out = where(out < low, low, out)
-            if high is not None:
-                out = where(out > high, high, out)
-            return out
-        x = self
-        if self._data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
-            x = self.to(_DEFAULT_FLOAT)
-        return Clamp.apply(x, low=low, high=high)
-
-    clip = clamp
-
-
-# %% book/02_autograd.ipynb, cell 105
+# %% book/02_autograd.ipynb, cell 96
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
-    return input.exp()
+    return Exp.apply(input)
 
 
 def log(input: Tensor) -> Tensor:
     r"""Elementwise natural logarithm :math:`\ln x`."""
-    return input.log()
+    return Log.apply(input)
 
 
 def sqrt(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\sqrt{x}`."""
-    return input.sqrt()
+    return Sqrt.apply(input)
 
 
 def sin(input: Tensor) -> Tensor:
     """Elementwise sine."""
-    return input.sin()
+    return Sin.apply(input)
 
 
 def cos(input: Tensor) -> Tensor:
     """Elementwise cosine."""
-    return input.cos()
+    return Cos.apply(input)
 
 
 def log1p(input: Tensor) -> Tensor:
     """``log(1 + x)``, accurate for small ``x``."""
-    return input.log1p()
+    return Log1p.apply(input)
 
 
 def tanh(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\tanh x`; also ``tensorlib.nn.functional.tanh``."""
-    return input.tanh()
+    return Tanh.apply(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:
     r"""Elementwise :math:`1 / (1 + e^{-x})`, computed without overflow; also ``tensorlib.nn.functional.sigmoid``."""
-    return input.sigmoid()
+    return Sigmoid.apply(input)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -356,14 +288,30 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
 
     ``inplace`` (``F.relu``'s argument) is accepted and ignored: tensorlib works out of place.
     """
-    return input.relu()
+    return Relu.apply(input)
 
 
-def clamp(input: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
-    """Values limited to ``[min, max]`` (either bound may be None)."""
-    return input.clamp(min, max)
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Values limited to ``[min, max]``; either bound may be left out, or be a tensor (broadcast).
+
+    Number bounds run ``Clamp``; tensor bounds are two ``where``s, so the gradient goes
+    to the bound wherever it is the result (as in torch). An integer tensor with a float
+    bound gives float32, like torch's type promotion.
+    """
+    low, high = _clamp_bounds(min, max, "clamp")
+    if isinstance(low, Tensor) or isinstance(high, Tensor):
+        out = input
+        if low is not None:
+            out = where(out < low, low, out)
+        if high is not None:
+            out = where(out > high, high, out)
+        return out
+    x = input
+    if input._data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
+        x = to(input, _DEFAULT_FLOAT)
+    return Clamp.apply(x, low=low, high=high)
 
 
 def abs(input: Tensor) -> Tensor:  # defined last: shadows the builtin abs in this module
     """Elementwise :math:`|x|`."""
-    return input.abs()
+    return Abs.apply(input)

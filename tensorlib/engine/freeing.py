@@ -4,51 +4,50 @@
 """Freeing what the graph saved after a backward pass, unless ``retain_graph``.
 
 The arrays a node keeps for its backward (the activations of a model) are most of a training
-step's memory. ``FreeSavedValues`` frees each node's arrays as soon as its backward has run,
-as PyTorch does; a second pass through a freed node raises PyTorch's error.
+step's memory. ``run_backward`` calls :func:`release` on each node as soon as its backward has
+run, as PyTorch frees its saved tensors; a second pass through a freed node raises
+:data:`SECOND_BACKWARD`, PyTorch's error.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    'FreeSavedValues',
+    'SECOND_BACKWARD',
+    'release',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 154
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 37
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tensorlib.engine.function import Engine, Function
-
 if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
+    from tensorlib.engine.function import Function
 
-_SECOND_BACKWARD = (
+SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
 )
+_GRAPH_SLOTS = ("inputs", "needs_input_grad", "saved")  # every node's: the graph itself, not saved values
 
 _value_slots: dict[type, tuple[tuple[str, ...], bool]] = {}  # op class -> where its nodes keep values
 
 
-def _declared_slots(op: type[Function]) -> tuple[tuple[str, ...], bool]:
-    """The ``__slots__`` names declared by ``op`` and its bases below ``Function``, and whether it has a ``__dict__``."""
+def _declared_slots(op: type) -> tuple[tuple[str, ...], bool]:
+    """The ``__slots__`` names an op class and its bases declare for values, and whether its nodes have a ``__dict__``."""
     names: list[str] = []
     for klass in op.__mro__:
-        if klass is not Function and issubclass(klass, Function):
-            slots = klass.__dict__.get("__slots__", ())
-            names.extend((slots,) if isinstance(slots, str) else slots)
+        slots = klass.__dict__.get("__slots__", ())
+        names.extend(name for name in ((slots,) if isinstance(slots, str) else slots) if name not in _GRAPH_SLOTS)
     keeps_dict = any("__dict__" in klass.__dict__ for klass in op.__mro__)  # no __slots__: a custom op
     _value_slots[op] = (tuple(names), keeps_dict)
     return _value_slots[op]
 
 
-def _release(node: Function) -> None:
+def release(node: Function) -> None:
     """Free the arrays ``node`` saved for backward and mark it (``saved = None``).
 
     A node that saved no arrays (``Add``, ``Sum``, ``Reshape``: shapes only) stays usable, as in
@@ -67,22 +66,3 @@ def _release(node: Function) -> None:
                 freed = True
     if freed:
         node.saved = None
-
-
-class FreeSavedValues(Engine):
-    """The engine, freeing each node's saved arrays after its backward unless ``retain_graph``."""
-
-    def run(self, roots: Sequence[Tensor], root_grads: Sequence[np.ndarray]) -> Any:
-        node_backward = self.node_backward
-
-        def node_backward_freeing(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-            if node.saved is None:
-                raise RuntimeError(f"{node.name()}: {_SECOND_BACKWARD}")
-            grads = node_backward(node, grad)
-            if not retain_graph:
-                _release(node)
-            return grads
-
-        retain_graph = self.retain_graph
-        self.node_backward = node_backward_freeing  # this pass only (a closure is cheaper than super() a node)
-        return super().run(roots, root_grads)

@@ -12,27 +12,24 @@ from __future__ import annotations
 __all__ = [
     'Index',
     'Gather',
-    'IndexingMixin',
+    'getitem',
     'gather',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 123
+# %% book/02_autograd.ipynb, cell 110
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.function import Function
 from tensorlib.engine.shape_ops import _view_of
-from tensorlib.engine.tensor_core import TensorBase
+from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
 
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
-
-def _index_array(tensor: TensorBase) -> np.ndarray:
+def _index_array(tensor: Tensor) -> np.ndarray:
     """A Tensor inside an index, as an array; a uint8 one is a mask (PyTorch's old meaning, deprecated there too)."""
     if tensor._data.dtype == np.uint8:
         warnings.warn("indexing with dtype uint8 is deprecated, please use a dtype bool instead", UserWarning, stacklevel=3)
@@ -42,10 +39,10 @@ def _index_array(tensor: TensorBase) -> np.ndarray:
 
 def _index_key(key: Any) -> Any:
     """An index with every Tensor in it replaced by its array."""
-    if isinstance(key, TensorBase):
+    if isinstance(key, Tensor):
         return _index_array(key)
     if isinstance(key, tuple):
-        return tuple(_index_array(part) if isinstance(part, TensorBase) else part for part in key)
+        return tuple(_index_array(part) if isinstance(part, Tensor) else part for part in key)
     return key
 
 
@@ -110,7 +107,7 @@ class Gather(Function):
 
 def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
     """``index`` checked as torch.gather checks it: integers, as many dims as ``tensor``, in range."""
-    index = index._data if isinstance(index, TensorBase) else np.asarray(index)
+    index = index._data if isinstance(index, Tensor) else np.asarray(index)
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index.dtype}")
     ndim = tensor._data.ndim
@@ -127,29 +124,21 @@ def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
     return index
 
 
-class IndexingMixin:
-    """``x[key]`` and ``gather``."""
-
-    __slots__ = ()
-
-    def __getitem__(self, key: Any) -> Tensor:
-        if isinstance(key, TensorBase):  # an index or mask tensor: an input, so its version is checked
-            return _view_of(Index.apply(self, key, key=_index_array(key)), self)
-        if isinstance(key, tuple):
-            tensors = [part for part in key if isinstance(part, TensorBase)]
-            if tensors:
-                return _view_of(Index.apply(self, *tensors, key=_index_key(key)), self)
-        return _view_of(Index.apply(self, key=key), self)
-
-    def gather(self, dim: int, index: Tensor) -> Tensor:
-        """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output has its shape).
-
-        For ``dim=1``: ``out[i][j][k] = self[i][index[i][j][k]][k]``.
-        """
-        checked = _gather_index(self, dim, index)
-        return Gather.apply(self, index if isinstance(index, TensorBase) else checked, axis=normalize_axis(dim, self._data.ndim or 1))
+def getitem(input: Tensor, key: Any) -> Tensor:
+    """``input[key]``: basic indexing (ints, slices, ``None``, ``...``) gives a view; tensors and arrays as indices or masks copy."""
+    if isinstance(key, Tensor):  # an index or mask tensor: an input, so its version is checked
+        return _view_of(Index.apply(input, key, key=_index_array(key)), input)
+    if isinstance(key, tuple):
+        tensors = [part for part in key if isinstance(part, Tensor)]
+        if tensors:
+            return _view_of(Index.apply(input, *tensors, key=_index_key(key)), input)
+    return _view_of(Index.apply(input, key=key), input)
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """Values of ``input`` picked along ``dim`` by ``index`` (see ``Tensor.gather``)."""
-    return input.gather(dim, index)
+    """Values of ``input`` picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output has its shape).
+
+    For ``dim=1``: ``out[i][j][k] = input[i][index[i][j][k]][k]``.
+    """
+    checked = _gather_index(input, dim, index)
+    return Gather.apply(input, index if isinstance(index, Tensor) else checked, axis=normalize_axis(dim, input._data.ndim or 1))

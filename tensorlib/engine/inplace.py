@@ -13,25 +13,31 @@ after an op saved it (see ``tensorlib.engine.function``).
 from __future__ import annotations
 
 __all__ = [
-    'InPlaceMixin',
+    'setitem',
+    'zero_',
+    'fill_',
+    'masked_fill_',
+    'copy_',
+    'add_',
+    'sub_',
+    'mul_',
+    'div_',
+    'clamp_',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 138
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 122
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.elementwise import _clamp_bounds
+from tensorlib.engine.function import count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
-from tensorlib.engine.tensor_core import TensorBase, _scalar_operand
-from tensorlib.engine.versions import _count_in_place_change
+from tensorlib.engine.tensor_type import Tensor, _scalar_operand
 from tensorlib.shape import broadcast_shapes
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place operation") -> None:
@@ -51,7 +57,7 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
                 f"{op} on a tensor that is part of the graph (it has a grad_fn): tensorlib's "
                 "autograd does not support it; use the out-of-place op"
             )
-        if isinstance(source, TensorBase) and source._requires_grad:
+        if isinstance(source, Tensor) and source._requires_grad:
             raise RuntimeError(
                 f"{op}: the value written in requires grad, and an in-place write would drop its "
                 "gradient; build the tensor with cat/stack/where instead (or detach() the value)"
@@ -62,7 +68,7 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
 
 def _mark_changed(tensor: Tensor) -> None:
     """Count an in-place change: the tensor's version goes up, and the clock stamps it."""
-    now = _count_in_place_change()
+    now = count_in_place_change()
     if tensor._versions is None:
         tensor._versions = [1, now]
     else:
@@ -70,116 +76,104 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 139
-class InPlaceMixin:
-    """The in-place methods; each checks ``_check_in_place`` first and counts the change after."""
+# %% book/02_autograd.ipynb, cell 123
+def setitem(tensor: Tensor, key: Any, value: Any) -> None:
+    """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
+    _check_in_place(tensor, value, "index assignment")
+    tensor._data[_index_key(key)] = value._data if isinstance(value, Tensor) else value
+    _mark_changed(tensor)
 
-    __slots__ = ()
 
-    @property
-    def _version(self) -> int:
-        """How many in-place changes this tensor (or an alias sharing its memory) has had."""
-        return 0 if self._versions is None else self._versions[0]
+def zero_(tensor: Tensor) -> Tensor:
+    """Set every element to 0, in place; returns ``tensor``."""
+    _check_in_place(tensor, None, "zero_")
+    tensor._data[...] = 0
+    _mark_changed(tensor)
+    return tensor
 
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """In-place assignment (outside the graph, e.g. under ``no_grad``)."""
-        _check_in_place(self, value, "index assignment")
-        self._data[_index_key(key)] = value._data if isinstance(value, TensorBase) else value
-        _mark_changed(self)
 
-    def zero_(self) -> Tensor:
-        """Set every element to 0, in place; returns ``self``."""
-        _check_in_place(self, None, "zero_")
-        self._data[...] = 0
-        _mark_changed(self)
-        return self
+def fill_(tensor: Tensor, value: Any) -> Tensor:
+    """Set every element to ``value`` (a number or a one-element tensor), in place; returns ``tensor``."""
+    _check_in_place(tensor, value, "fill_")
+    tensor._data[...] = _scalar_operand(value, "fill_")
+    _mark_changed(tensor)
+    return tensor
 
-    def fill_(self, value: float) -> Tensor:
-        """Set every element to ``value`` (a number or a one-element tensor), in place; returns ``self``."""
-        _check_in_place(self, value, "fill_")
-        self._data[...] = _scalar_operand(value, "fill_")
-        _mark_changed(self)
-        return self
 
-    def masked_fill_(self, mask: Tensor | np.ndarray, value: Any) -> Tensor:
-        """Set the elements where ``mask`` (bool, broadcastable to ``self.shape``) is True to ``value``, in place."""
-        _check_in_place(self, value, "masked_fill_")
-        where = mask._data if isinstance(mask, TensorBase) else np.asarray(mask)
-        if where.dtype != np.bool_:
-            raise TypeError(f"masked_fill_ expects a bool mask, got dtype {where.dtype}")
-        if broadcast_shapes(where.shape, self._data.shape) != self._data.shape:
-            raise ValueError(f"masked_fill_: mask of shape {where.shape} does not broadcast to the tensor's shape {self._data.shape}")
-        np.copyto(self._data, _scalar_operand(value, "masked_fill_"), where=where, casting="unsafe")
-        _mark_changed(self)
-        return self
+def masked_fill_(tensor: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
+    """Set the elements where ``mask`` (bool, broadcastable to ``tensor.shape``) is True to ``value``, in place."""
+    _check_in_place(tensor, value, "masked_fill_")
+    where = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if where.dtype != np.bool_:
+        raise TypeError(f"masked_fill_ expects a bool mask, got dtype {where.dtype}")
+    if broadcast_shapes(where.shape, tensor._data.shape) != tensor._data.shape:
+        raise ValueError(f"masked_fill_: mask of shape {where.shape} does not broadcast to the tensor's shape {tensor._data.shape}")
+    np.copyto(tensor._data, _scalar_operand(value, "masked_fill_"), where=where, casting="unsafe")
+    _mark_changed(tensor)
+    return tensor
 
-    def copy_(self, src: Any) -> Tensor:
-        """Copy ``src`` (broadcastable to ``self.shape``) into ``self``, in place; returns ``self``."""
-        _check_in_place(self, src, "copy_")
-        source = src._data if isinstance(src, TensorBase) else np.asarray(src)
-        if broadcast_shapes(source.shape, self._data.shape) != self._data.shape:
-            raise ValueError(f"copy_: source of shape {source.shape} does not broadcast to {self._data.shape}")
-        self._data[...] = source
-        _mark_changed(self)
-        return self
 
-    def _update(self, ufunc: np.ufunc, other: Any, op: str, alpha: float = 1) -> Tensor:
-        """``self = ufunc(self, alpha * other)`` in place, under torch's rules for shapes and dtypes."""
-        _check_in_place(self, other, op)
-        _check_operand(other, op)
-        operand = other._data if isinstance(other, TensorBase) else other
-        if alpha != 1:
-            operand = operand * alpha
-        shape = operand.shape if isinstance(operand, np.ndarray) else ()
-        if shape != self._data.shape and broadcast_shapes(shape, self._data.shape) != self._data.shape:
-            raise ValueError(f"{op}: an operand of shape {shape} does not broadcast to the tensor's shape {self._data.shape}")
-        if self._data.dtype.kind != "f":  # a float tensor takes any result; an integer one may not get a float
-            result = _float_result_dtype(self._data, operand) if ufunc is np.true_divide else _result_dtype(self._data, operand)
-            if not np.can_cast(result, self._data.dtype, "same_kind"):
-                raise RuntimeError(f"{op}: result type {result} can't be cast to the desired output type {self._data.dtype}")
-        if ufunc is np.true_divide:
-            with np.errstate(divide="ignore", invalid="ignore"):  # x/0 is inf or nan, silently, as in torch
-                ufunc(self._data, operand, out=self._data, casting="same_kind")
-        else:
-            ufunc(self._data, operand, out=self._data, casting="same_kind")
-        _mark_changed(self)
-        return self
+def copy_(tensor: Tensor, src: Any) -> Tensor:
+    """Copy ``src`` (broadcastable to ``tensor.shape``) into ``tensor``, in place; returns ``tensor``."""
+    _check_in_place(tensor, src, "copy_")
+    source = src._data if isinstance(src, Tensor) else np.asarray(src)
+    if broadcast_shapes(source.shape, tensor._data.shape) != tensor._data.shape:
+        raise ValueError(f"copy_: source of shape {source.shape} does not broadcast to {tensor._data.shape}")
+    tensor._data[...] = source
+    _mark_changed(tensor)
+    return tensor
 
-    def add_(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self += alpha * other``, in place; returns ``self``."""
-        return self._update(np.add, other, "add_", alpha)
 
-    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
-        """``self -= alpha * other``, in place; returns ``self``."""
-        return self._update(np.subtract, other, "sub_", alpha)
+def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1) -> Tensor:
+    """``tensor = ufunc(tensor, alpha * other)`` in place, under torch's rules for shapes and dtypes."""
+    _check_in_place(tensor, other, op)
+    _check_operand(other, op)
+    operand = other._data if isinstance(other, Tensor) else other
+    if alpha != 1:
+        operand = operand * alpha
+    shape = operand.shape if isinstance(operand, np.ndarray) else ()
+    if shape != tensor._data.shape and broadcast_shapes(shape, tensor._data.shape) != tensor._data.shape:
+        raise ValueError(f"{op}: an operand of shape {shape} does not broadcast to the tensor's shape {tensor._data.shape}")
+    if tensor._data.dtype.kind != "f":  # a float tensor takes any result; an integer one may not get a float
+        result = _float_result_dtype(tensor._data, operand) if ufunc is np.true_divide else _result_dtype(tensor._data, operand)
+        if not np.can_cast(result, tensor._data.dtype, "same_kind"):
+            raise RuntimeError(f"{op}: result type {result} can't be cast to the desired output type {tensor._data.dtype}")
+    if ufunc is np.true_divide:
+        with np.errstate(divide="ignore", invalid="ignore"):  # x/0 is inf or nan, silently, as in torch
+            ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
+    else:
+        ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
+    _mark_changed(tensor)
+    return tensor
 
-    def mul_(self, other: Any) -> Tensor:
-        """``self *= other``, in place; returns ``self``."""
-        return self._update(np.multiply, other, "mul_")
 
-    def div_(self, other: Any) -> Tensor:
-        """``self /= other``, in place; returns ``self``."""
-        return self._update(np.true_divide, other, "div_")
+def add_(tensor: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    """``tensor += alpha * other``, in place; returns ``tensor``."""
+    return _update(tensor, np.add, other, "add_", alpha)
 
-    def clamp_(self, min: float | None = None, max: float | None = None) -> Tensor:
-        """Clamp to ``[min, max]`` in place (number bounds); returns ``self``."""
-        _check_in_place(self, None, "clamp_")
-        low, high = (b._data if isinstance(b, TensorBase) else b for b in _clamp_bounds(min, max, "clamp_"))
-        for bound in (low, high):
-            if bound is not None and not np.can_cast(_result_dtype(self._data, bound), self._data.dtype, "same_kind"):
-                raise RuntimeError(f"clamp_: result type {_result_dtype(self._data, bound)} can't be cast to the desired output type {self._data.dtype}")
-        np.clip(self._data, low, high, out=self._data)
-        _mark_changed(self)
-        return self
 
-    def __iadd__(self, other: Any) -> Tensor:
-        return self.add_(other)
+def sub_(tensor: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+    """``tensor -= alpha * other``, in place; returns ``tensor``."""
+    return _update(tensor, np.subtract, other, "sub_", alpha)
 
-    def __isub__(self, other: Any) -> Tensor:
-        return self.sub_(other)
 
-    def __imul__(self, other: Any) -> Tensor:
-        return self.mul_(other)
+def mul_(tensor: Tensor, other: Any) -> Tensor:
+    """``tensor *= other``, in place; returns ``tensor``."""
+    return _update(tensor, np.multiply, other, "mul_")
 
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self.div_(other)
+
+def div_(tensor: Tensor, other: Any) -> Tensor:
+    """``tensor /= other``, in place; returns ``tensor``."""
+    return _update(tensor, np.true_divide, other, "div_")
+
+
+def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
+    """Clamp to ``[min, max]`` in place (number bounds); returns ``tensor``."""
+    _check_in_place(tensor, None, "clamp_")
+    low, high = (b._data if isinstance(b, Tensor) else b for b in _clamp_bounds(min, max, "clamp_"))
+    for bound in (low, high):
+        if bound is not None and not np.can_cast(_result_dtype(tensor._data, bound), tensor._data.dtype, "same_kind"):
+            raise RuntimeError(f"clamp_: result type {_result_dtype(tensor._data, bound)} can't be cast to the desired output type {tensor._data.dtype}")
+    np.clip(tensor._data, low, high, out=tensor._data)
+    _mark_changed(tensor)
+    return tensor

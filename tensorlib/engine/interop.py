@@ -10,16 +10,16 @@ of converting the Tensor to an array (which would silently leave the graph).
 from __future__ import annotations
 
 __all__ = [
-    'NumpyMixin',
+    'array_ufunc',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 164
+# %% book/02_autograd.ipynb, cell 144
 from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.tensor_core import TensorBase
+from tensorlib.engine.tensor_type import Tensor
 
 _NUMPY_OPERATORS = {  # a numpy ufunc with a Tensor operand: (the Tensor's method, its reflected method)
     np.add: ("__add__", "__radd__"),
@@ -37,28 +37,21 @@ _NUMPY_OPERATORS = {  # a numpy ufunc with a Tensor operand: (the Tensor's metho
 }
 
 
-class NumpyMixin:
-    """numpy's hooks: ``__array_ufunc__`` (ufuncs on tensors) and ``__array__`` (``np.asarray(t)``)."""
+def array_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """``Tensor.__array_ufunc__``: numpy meets a Tensor.
 
-    __slots__ = ()
-
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """numpy meets a Tensor. ``array * t`` is ``t.__rmul__(array)`` (a recorded Tensor op);
-        ``array -= t`` (numpy writing into an array, ``out=``) uses ``t``'s values, so
-        ``p.data -= lr * p.grad`` works; any other ufunc on a Tensor raises."""
-        out = kwargs.get("out")
-        if method == "__call__" and out is not None and not any(isinstance(o, TensorBase) for o in out):
-            return ufunc(*[x._data if isinstance(x, TensorBase) else x for x in inputs], **kwargs)
-        names = _NUMPY_OPERATORS.get(ufunc) if method == "__call__" and len(inputs) == 2 and not kwargs else None
-        if names is not None:
-            a, b = inputs
-            return getattr(a, names[0])(b) if isinstance(a, TensorBase) else getattr(b, names[1])(a)
-        raise TypeError(
-            f"numpy's {ufunc.__name__} does not take Tensors: use the tensorlib op (recorded for backward), "
-            "or t.detach().numpy() for the values"
-        )
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if dtype is not None and np.dtype(dtype) != self._data.dtype:
-            return self._data.astype(dtype)
-        return self._data.copy() if copy else self._data
+    ``array * t`` is ``t.__rmul__(array)`` (a recorded Tensor op); ``array -= t`` (numpy writing
+    into an array, ``out=``) uses ``t``'s values, so ``p.data -= lr * p.grad`` works; any other
+    ufunc on a Tensor raises.
+    """
+    out = kwargs.get("out")
+    if method == "__call__" and out is not None and not any(isinstance(o, Tensor) for o in out):
+        return ufunc(*[x._data if isinstance(x, Tensor) else x for x in inputs], **kwargs)
+    names = _NUMPY_OPERATORS.get(ufunc) if method == "__call__" and len(inputs) == 2 and not kwargs else None
+    if names is not None:
+        a, b = inputs
+        return getattr(a, names[0])(b) if isinstance(a, Tensor) else getattr(b, names[1])(a)
+    raise TypeError(
+        f"numpy's {ufunc.__name__} does not take Tensors: use the tensorlib op (recorded for backward), "
+        "or t.detach().numpy() for the values"
+    )

@@ -17,24 +17,19 @@ __all__ = [
     'stack',
     'split',
     'chunk',
-    'JoiningMixin',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 127
+# %% book/02_autograd.ipynb, cell 113
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _promote_all
-from tensorlib.engine.tensor_core import TensorBase
+from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 class Cat(Function):
@@ -71,7 +66,7 @@ def _tensors(tensors: Sequence[Tensor], what: str) -> tuple[Tensor, ...]:
     if not tensors:
         raise ValueError(f"{what} expects a non-empty sequence of tensors")
     for i, t in enumerate(tensors):
-        if not isinstance(t, TensorBase):
+        if not isinstance(t, Tensor):
             raise TypeError(f"{what}: element {i} is a {type(t).__name__}, expected a Tensor")
     return tensors
 
@@ -128,21 +123,7 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """``chunks`` pieces of (nearly) equal size along ``dim``."""
-    return input.chunk(chunks, dim)
-
-
-class JoiningMixin:
-    """``split`` and ``chunk``."""
-
-    __slots__ = ()
-
-    def split(self, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
-        """Pieces along ``dim`` of ``split_size`` each, or of the given section sizes."""
-        return split(self, split_size_or_sections, dim)
-
-    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-        """``chunks`` pieces of (nearly) equal size along ``dim``."""
-        if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool) or chunks <= 0:
-            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
-        size = self._data.shape[normalize_axis(dim, self._data.ndim)]
-        return split(self, -(-size // chunks) or 1, dim)
+    if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    size = input._data.shape[normalize_axis(dim, input._data.ndim)]
+    return split(input, -(-size // chunks) or 1, dim)

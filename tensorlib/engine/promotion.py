@@ -10,20 +10,18 @@ decide before 0-d tensors, and those before Python numbers. The arithmetic opera
 
 from __future__ import annotations
 
-__all__: list[str] = []
+__all__ = [
+    'floating_array',
+]
 
 
-# %% book/02_autograd.ipynb, cell 54
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 53
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.dtypes import _DEFAULT_FLOAT, bool_, int64
-from tensorlib.engine.tensor_core import TensorBase, _wrap
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
-
+from tensorlib.engine.tensor_type import Tensor, _wrap
 
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating point
 
@@ -45,8 +43,8 @@ def _result_dtype(a: Any, b: Any) -> np.dtype:
     (int64, float32). numpy differs in three places: int64 + float32 is float64 there, a
     0-d float64 array widens a float32 one, and ``np.float64`` scalars are not weak.
     """
-    a = a._data if isinstance(a, TensorBase) else a
-    b = b._data if isinstance(b, TensorBase) else b
+    a = a._data if isinstance(a, Tensor) else a
+    b = b._data if isinstance(b, Tensor) else b
     top = _category(a) if _category(a) > _category(b) else _category(b)
     for want_dims in (True, False):
         dtypes = [x.dtype for x in (a, b) if isinstance(x, np.ndarray) and (x.ndim > 0) == want_dims and _category(x) == top]
@@ -56,7 +54,7 @@ def _result_dtype(a: Any, b: Any) -> np.dtype:
 
 
 def _converted(value: Any, dtype: np.dtype) -> Any:
-    if isinstance(value, TensorBase):
+    if isinstance(value, Tensor):
         return value if value._data.dtype == dtype else value.to(dtype)
     if isinstance(value, np.ndarray):
         return value if value.dtype == dtype else value.astype(dtype)
@@ -65,8 +63,8 @@ def _converted(value: Any, dtype: np.dtype) -> Any:
 
 def _promote(a: Any, b: Any) -> tuple[Any, Any]:
     """``a`` and ``b`` converted to PyTorch's result dtype (see ``_result_dtype``); cheap when they agree."""
-    a_dtype = a._data.dtype if isinstance(a, TensorBase) else None
-    b_dtype = b._data.dtype if isinstance(b, TensorBase) else None
+    a_dtype = a._data.dtype if isinstance(a, Tensor) else None
+    b_dtype = b._data.dtype if isinstance(b, Tensor) else None
     if a_dtype is not None and b_dtype is not None:
         if a_dtype == b_dtype:
             return a, b
@@ -83,7 +81,7 @@ def _promote(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _check_operand(value: Any, op: str = "an op with a Tensor") -> None:
     """Ops take Tensors, ndarrays and numbers; like torch, a list is not converted."""
-    if not isinstance(value, (TensorBase, np.ndarray, int, float, np.number, np.bool_)):
+    if not isinstance(value, (Tensor, np.ndarray, int, float, np.number, np.bool_)):
         raise TypeError(
             f"unsupported operand type for {op}: {type(value).__name__}; expected a Tensor or a number"
             + (" (make a tensor of it with tensorlib.tensor(...))" if isinstance(value, (list, tuple)) else "")
@@ -96,8 +94,11 @@ def _float_result_dtype(a: Any, b: Any) -> np.dtype:
     return dtype if dtype.kind == "f" else _DEFAULT_FLOAT
 
 
-def _floating(array: np.ndarray) -> np.ndarray:
-    """Integer and bool inputs of float-valued ops compute in the default float dtype, as in torch."""
+def floating_array(array: np.ndarray) -> np.ndarray:
+    """The array a float-valued op computes on: an integer or bool array in the default float dtype, as in torch.
+
+    A float array is returned as it is. For the ``forward`` of a custom :class:`Function`.
+    """
     return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
 
 

@@ -17,44 +17,43 @@ __all__ = [
     'Std',
     'Norm',
     'Cumsum',
-    'ReductionMixin',
+    'mean',
+    'var',
+    'std',
+    'norm',
+    'cumsum',
+    'sum',
     'Extremum',
     'ExtremumAlongDim',
     'ElementwiseExtremum',
     'Sort',
-    'ExtremumMixin',
-    'mean',
-    'var',
-    'norm',
-    'cumsum',
+    'amax',
+    'amin',
     'argmax',
     'argmin',
-    'maximum',
-    'minimum',
     'sort',
     'topk',
-    'sum',
+    'maximum',
+    'minimum',
     'max',
     'min',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 74
+# %% book/02_autograd.ipynb, cell 71
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from tensorlib.engine.arithmetic import _broadcast_error, _unbroadcast
+from tensorlib.engine.conversion import Clone
 from tensorlib.engine.dtypes import float16
 from tensorlib.engine.function import Function
-from tensorlib.engine.promotion import _floating, _promote
-from tensorlib.engine.tensor_core import TensorBase, _reduce_args, _wrap
+from tensorlib.engine.promotion import _promote, floating_array
+from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
 from tensorlib.shape import normalize_axes, normalize_axis
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
@@ -97,7 +96,7 @@ class Mean(Function):
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
         self.shape, self.axes, self.keepdims = x.shape, axes, keepdims
         self.count = math.prod(x.shape[k] for k in axes)
-        return _floating(x).mean(axis=axes, keepdims=keepdims)
+        return floating_array(x).mean(axis=axes, keepdims=keepdims)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         grad = (_wide(_expand_reduced(grad, self.axes, self.keepdims)) / self.count).astype(grad.dtype, copy=False)
@@ -115,7 +114,7 @@ class Var(Function):
     reads = ()
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], correction: float, keepdims: bool) -> np.ndarray:
-        x = _floating(x)
+        x = floating_array(x)
         dtype, x = x.dtype, _wide(x)
         self.axes, self.keepdims = axes, keepdims
         self.centered = x - x.mean(axis=axes, keepdims=True)
@@ -149,7 +148,7 @@ class Std(Function):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
 
 
-# %% book/02_autograd.ipynb, cell 76
+# %% book/02_autograd.ipynb, cell 73
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
 
@@ -157,7 +156,7 @@ class Norm(Function):
     reads = ((0, "out"),)
 
     def forward(self, x: np.ndarray, p: int, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-        x = _floating(x)
+        x = floating_array(x)
         self.x, self.p, self.axes, self.keepdims = x, p, axes, keepdims
         wide = _wide(x)
         self.out = np.abs(wide).sum(axis=axes, keepdims=True) if p == 1 else np.sqrt((wide * wide).sum(axis=axes, keepdims=True))
@@ -185,72 +184,74 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 77
+# %% book/02_autograd.ipynb, cell 74
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
-class ReductionMixin:
-    """Sums, means, variances and norms over ``dim`` (PyTorch's ``dim``/``keepdim`` or numpy's ``axis``/``keepdims``)."""
-
-    __slots__ = ()
-
-    def sum(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
-        if dim is None and axis is None and keepdims is None and not keepdim:  # a loss's sum: kept cheap
-            return Sum.apply(self, axes=_ALL_AXES[self._data.ndim] if self._data.ndim < 8 else tuple(range(self._data.ndim)), keepdims=False)
-        dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        axes = tuple(range(self._data.ndim)) if dim is None else normalize_axes(dim, self._data.ndim)
-        return Sum.apply(self, axes=axes, keepdims=keepdim)
-
-    def mean(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Mean over ``dim`` (an int, a tuple, or None for all dims)."""
-        dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        if self._data.dtype.kind != "f":
-            raise RuntimeError(
-                "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
-                f"dtype. Got: {self._data.dtype} (convert first: .float())"
-            )
-        return Mean.apply(self, axes=normalize_axes(dim, self._data.ndim), keepdims=keepdim)
-
-    def var(
-        self,
-        dim: Any = None,
-        unbiased: bool | None = None,
-        keepdim: bool = False,
-        *,
-        correction: float | None = None,
-        axis: Any = None,
-        keepdims: bool | None = None,
-    ) -> Tensor:
-        """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1, unbiased)."""
-        dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        if correction is None:
-            correction = 1 if unbiased is None or unbiased else 0
-        elif unbiased is not None:
-            raise TypeError("var: pass either unbiased or correction, not both")
-        return Var.apply(self, axes=normalize_axes(dim, self._data.ndim), correction=correction, keepdims=keepdim)
-
-    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
-        """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as ``var``)."""
-        variance = self.var(dim, unbiased, keepdim, correction=correction)
-        return Std.apply(variance)
-
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-        """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or ``p=1``."""
-        if p not in (1, 2, "fro"):
-            raise ValueError(f"norm: p must be 1, 2 or 'fro', got {p!r}")
-        axes = normalize_axes(None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, self._data.ndim)
-        return Norm.apply(self, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
-
-    def cumsum(self, dim: int) -> Tensor:
-        """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""
-        if self._data.ndim == 0:
-            normalize_axis(dim, 1)
-            return self.clone()
-        return Cumsum.apply(self, axis=normalize_axis(dim, self._data.ndim))
+def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Mean over ``dim`` (an int, a tuple, or None for all dims) of a floating point tensor."""
+    dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+            f"dtype. Got: {input._data.dtype} (convert first: .float())"
+        )
+    return Mean.apply(input, axes=normalize_axes(dim, input._data.ndim), keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 82
+def var(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+    axis: Any = None,
+    keepdims: bool | None = None,
+) -> Tensor:
+    """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1, unbiased)."""
+    dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    elif unbiased is not None:
+        raise TypeError("var: pass either unbiased or correction, not both")
+    return Var.apply(input, axes=normalize_axes(dim, input._data.ndim), correction=correction, keepdims=keepdim)
+
+
+def std(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
+    """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as ``var``)."""
+    return Std.apply(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+    """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or ``p=1``."""
+    if p not in (1, 2, "fro"):
+        raise ValueError(f"norm: p must be 1, 2 or 'fro', got {p!r}")
+    axes = normalize_axes(None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, input._data.ndim)
+    return Norm.apply(input, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
+
+
+def cumsum(input: Tensor, dim: int) -> Tensor:
+    """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""
+    if input._data.ndim == 0:
+        normalize_axis(dim, 1)
+        return Clone.apply(input)
+    return Cumsum.apply(input, axis=normalize_axis(dim, input._data.ndim))
+
+
+# torch.sum: defined last in this cell, as the name shadows Python's builtin sum in this module
+# (nothing in it calls the builtin).
+def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
+    if dim is None and axis is None and keepdims is None and not keepdim:  # a loss's sum: kept cheap
+        ndim = input._data.ndim
+        return Sum.apply(input, axes=_ALL_AXES[ndim] if ndim < 8 else tuple(range(ndim)), keepdims=False)
+    dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
+    axes = tuple(range(input._data.ndim)) if dim is None else normalize_axes(dim, input._data.ndim)
+    return Sum.apply(input, axes=axes, keepdims=keepdim)
+
+
+# %% book/02_autograd.ipynb, cell 78
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -374,91 +375,54 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 83
-class ExtremumMixin:
-    """Max, min and where they are; ``sort`` and ``topk``."""
-
-    __slots__ = ()
-
-    def _extreme(self, dim: Any, keepdim: bool, largest: bool) -> Tensor | _ValuesIndices:
-        if isinstance(dim, TensorBase):  # torch.max(a, b): the elementwise maximum
-            return ElementwiseExtremum.apply(*_promote(self, dim), largest=largest)
-        if dim is None:
-            return Extremum.apply(self, axes=normalize_axes(None, self._data.ndim), keepdims=False, largest=largest, nan_wins=True)
-        axis = normalize_axis(dim, self._data.ndim)
-        if self._data.ndim and self._data.shape[axis] == 0:
-            raise IndexError(f"max()/min() over dim {dim} of size 0 (shape {self.shape}) has no values")
-        if self._data.ndim == 0:
-            return _ValuesIndices(self.clone(), _wrap(np.zeros((), dtype=np.int64), None))
-        find = np.argmax if largest else np.argmin
-        indices = find(self._data, axis=axis, keepdims=True)  # the first of tied values, like torch
-        values = ExtremumAlongDim.apply(self, indices=indices, axis=axis, keepdims=keepdim)
-        return _ValuesIndices(values, _wrap(indices if keepdim else np.squeeze(indices, axis), None))
-
-    def max(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-        """The largest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first)."""
-        return self._extreme(*_reduce_args(dim, axis, keepdim, keepdims), largest=True)
-
-    def min(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
-        """The smallest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first)."""
-        return self._extreme(*_reduce_args(dim, axis, keepdim, keepdims), largest=False)
-
-    def amax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Max over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
-        dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        return Extremum.apply(self, axes=normalize_axes(dim if dim != () else None, self._data.ndim), keepdims=keepdim, largest=True)
-
-    def amin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Min over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
-        dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
-        return Extremum.apply(self, axes=normalize_axes(dim if dim != () else None, self._data.ndim), keepdims=keepdim, largest=False)
-
-    def argmax(self, dim: int | None = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Index of the largest value (of the flattened tensor when ``dim`` is None); ties: the first."""
-        return _arg_extreme(self, *_reduce_args(dim, axis, keepdim, keepdims), np.argmax)
-
-    def argmin(self, dim: int | None = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
-        """Index of the smallest value (of the flattened tensor when ``dim`` is None); ties: the first."""
-        return _arg_extreme(self, *_reduce_args(dim, axis, keepdim, keepdims), np.argmin)
-
-    def sort(self, dim: int = -1, descending: bool = False) -> _ValuesIndices:
-        """``(values, indices)`` sorted along ``dim``; ties keep their order. Gradients flow to the values."""
-        return _sorted(self, dim, descending, None)
-
-    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> _ValuesIndices:
-        """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices, in order."""
-        return _sorted(self, dim, largest, k)
+# %% book/02_autograd.ipynb, cell 79
+def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
+    """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or elementwise with a tensor."""
+    if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum
+        return ElementwiseExtremum.apply(*_promote(input, dim), largest=largest)
+    if dim is None:
+        return Extremum.apply(input, axes=normalize_axes(None, input._data.ndim), keepdims=False, largest=largest, nan_wins=True)
+    axis = normalize_axis(dim, input._data.ndim)
+    if input._data.ndim and input._data.shape[axis] == 0:
+        raise IndexError(f"max()/min() over dim {dim} of size 0 (shape {input.shape}) has no values")
+    if input._data.ndim == 0:
+        return _ValuesIndices(Clone.apply(input), _wrap(np.zeros((), dtype=np.int64), None))
+    find = np.argmax if largest else np.argmin
+    indices = find(input._data, axis=axis, keepdims=True)  # the first of tied values, like torch
+    values = ExtremumAlongDim.apply(input, indices=indices, axis=axis, keepdims=keepdim)
+    return _ValuesIndices(values, _wrap(indices if keepdim else np.squeeze(indices, axis), None))
 
 
-# %% book/02_autograd.ipynb, cell 84
-def mean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Mean over ``dim`` (int, tuple, or None for all dims)."""
-    return input.mean(dim, keepdim)
+def amax(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Max over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
+    dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
+    return Extremum.apply(input, axes=normalize_axes(dim if dim != () else None, input._data.ndim), keepdims=keepdim, largest=True)
 
 
-def var(input: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *, correction: float | None = None) -> Tensor:
-    """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default: unbiased)."""
-    return input.var(dim, unbiased, keepdim, correction=correction)
+def amin(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Min over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
+    dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
+    return Extremum.apply(input, axes=normalize_axes(dim if dim != () else None, input._data.ndim), keepdims=keepdim, largest=False)
 
 
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The ``p``-norm (2 or ``"fro"``, or 1) over ``dim`` (all dims by default)."""
-    return input.norm(p, dim, keepdim)
+def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Index of the largest value (of the flattened tensor when ``dim`` is None); ties: the first."""
+    return _arg_extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), np.argmax)
 
 
-def cumsum(input: Tensor, dim: int) -> Tensor:
-    """Running sums along ``dim``."""
-    return input.cumsum(dim)
+def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Index of the smallest value (of the flattened tensor when ``dim`` is None); ties: the first."""
+    return _arg_extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), np.argmin)
 
 
-def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the largest value (of the flattened tensor when ``dim`` is None)."""
-    return input.argmax(dim, keepdim)
+def sort(input: Tensor, dim: int = -1, descending: bool = False) -> _ValuesIndices:
+    """``(values, indices)`` of ``input`` sorted along ``dim``; ties keep their order. Gradients flow to the values."""
+    return _sorted(input, dim, descending, None)
 
 
-def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the smallest value (of the flattened tensor when ``dim`` is None)."""
-    return input.argmin(dim, keepdim)
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> _ValuesIndices:
+    """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices, in order."""
+    return _sorted(input, dim, largest, k)
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
@@ -471,28 +435,13 @@ def minimum(input: Tensor, other: Tensor) -> Tensor:
     return ElementwiseExtremum.apply(*_promote(input, other), largest=False)
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False) -> _ValuesIndices:
-    """``(values, indices)`` of ``input`` sorted along ``dim``."""
-    return input.sort(dim, descending)
+# torch.max and torch.min: defined last, as these names shadow Python's builtins in this module
+# (nothing above calls the builtins max or min).
+def max(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
+    """The largest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first); with a tensor, the elementwise maximum."""
+    return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=True)
 
 
-def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> _ValuesIndices:
-    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
-    return input.topk(k, dim, largest, sorted)
-
-
-# torch.sum, torch.max and torch.min: defined last, as these names shadow Python's builtins
-# in this module (nothing above calls the builtins sum, max or min).
-def sum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """Sum over ``dim`` (int, tuple, or None for all dims)."""
-    return input.sum(dim, keepdim)
-
-
-def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    """The largest value, or with ``dim`` the pair ``(values, indices)``; with a tensor, the elementwise maximum."""
-    return input.max(dim, keepdim)
-
-
-def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
-    """The smallest value, or with ``dim`` the pair ``(values, indices)``; with a tensor, the elementwise minimum."""
-    return input.min(dim, keepdim)
+def min(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, keepdims: bool | None = None) -> Any:
+    """The smallest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first); with a tensor, the elementwise minimum."""
+    return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)

@@ -3,82 +3,47 @@
 
 """``retain_grad``: a non-leaf that keeps its gradient in ``.grad``, as leaves do.
 
-``_retained`` registers the tensors that asked, by their node, through weak references (the
-registry keeps no graph alive). ``RetainedGrads`` is the engine's part: in a pass that meets
-a registered node, the gradient of the node's output is delivered to its tensor as to a leaf.
+:func:`retain` registers the tensor that asked in ``tensorlib.engine.function._retained``, by its
+node, through a weak reference (the registry keeps no graph alive). ``run_backward`` reads that
+registry: in a pass that meets a registered node, the gradient of the node's output is delivered
+to its tensor as to a leaf. A pass pays for this only while some tensor retains its gradient.
 """
 
 from __future__ import annotations
 
 __all__ = [
-    'RetainedGrads',
-    'RetainGradMixin',
+    'retain',
+    'retains',
+    'detach_',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 158
+# %% book/02_autograd.ipynb, cell 139
 import weakref
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from tensorlib.engine.function import Engine, Function
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
+from tensorlib.engine.function import _retained
+from tensorlib.engine.tensor_type import Tensor
 
 
-_retained: dict[Function, weakref.ref] = {}
-"""The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
-
-Weak references whose callback removes the entry: it goes away with its tensor, so the
-registry keeps no graph alive, and a plain dict keeps the per-backward check cheap."""
-
-
-class RetainedGrads(Engine):
-    """The engine, delivering the gradient of a retained non-leaf into its ``.grad``, as a leaf's."""
-
-    def run(self, roots: Sequence[Tensor], root_grads: Sequence[np.ndarray]) -> Any:
-        if not _retained:  # nobody asked: this pass pays nothing per node
-            return super().run(roots, root_grads)
-        retained = _retained.copy()  # a tensor freed during the pass must not change the dict under it
-        node_backward, deliver_to_leaf = self.node_backward, self.deliver_to_leaf
-
-        def node_backward_retaining(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-            ref = retained.get(node)
-            keeper = ref() if ref is not None else None
-            if keeper is not None:  # as a leaf: into .grad, or, with capture=, only where captured
-                deliver_to_leaf(keeper, grad)
-            return node_backward(node, grad)
-
-        self.node_backward = node_backward_retaining  # this pass only
-        return super().run(roots, root_grads)
+def retain(tensor: Tensor) -> None:
+    """``tensor.retain_grad()``: keep this non-leaf's gradient in ``.grad`` after backward (leaves always do)."""
+    if not tensor._requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    node = tensor.grad_fn
+    if node is not None:
+        _retained[node] = weakref.ref(tensor, lambda _, node=node: _retained.pop(node, None))
 
 
-class RetainGradMixin:
-    """``retain_grad``, ``retains_grad`` and ``detach_`` (which forgets a retained gradient)."""
+def retains(tensor: Tensor) -> bool:
+    """``tensor.retains_grad``: whether ``retain_grad()`` was called on this non-leaf."""
+    ref = _retained.get(tensor.grad_fn) if tensor.grad_fn is not None else None
+    return ref is not None and ref() is tensor
 
-    __slots__ = ()
 
-    def retain_grad(self) -> None:
-        """Keep this non-leaf's gradient in ``.grad`` after backward (leaves always keep theirs)."""
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        node = self.grad_fn
-        if node is not None:
-            _retained[node] = weakref.ref(self, lambda _, node=node: _retained.pop(node, None))
-
-    @property
-    def retains_grad(self) -> bool:
-        """Whether ``retain_grad()`` was called on this non-leaf."""
-        ref = _retained.get(self.grad_fn) if self.grad_fn is not None else None
-        return ref is not None and ref() is self
-
-    def detach_(self) -> Tensor:
-        """Make ``self`` a leaf outside the graph, in place (no grad_fn, no requires_grad)."""
-        if self.grad_fn is not None:
-            _retained.pop(self.grad_fn, None)
-        self.grad_fn = None
-        self._requires_grad = False
-        return self
+def detach_(tensor: Tensor) -> Tensor:
+    """``tensor.detach_()``: make it a leaf outside the graph, in place (no grad_fn, no requires_grad)."""
+    if tensor.grad_fn is not None:
+        _retained.pop(tensor.grad_fn, None)
+    tensor.grad_fn = None
+    tensor._requires_grad = False
+    return tensor

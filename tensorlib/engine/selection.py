@@ -13,27 +13,23 @@ from __future__ import annotations
 __all__ = [
     'Where',
     'MaskedFill',
-    'SelectionMixin',
-    'where',
     'masked_fill',
     'tril',
     'triu',
+    'where',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 95
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 88
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.arithmetic import _shape_of, _unbroadcast
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _check_operand, _promote, _result_dtype
-from tensorlib.engine.tensor_core import TensorBase, _as_array, _scalar_operand, _wrap
+from tensorlib.engine.tensor_type import Tensor, _as_array, _scalar_operand, _wrap
 from tensorlib.shape import broadcast_shapes
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 class Where(Function):
@@ -82,51 +78,33 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 96
-class SelectionMixin:
-    """``masked_fill``, ``tril`` and ``triu``, by ``Where`` and ``MaskedFill``."""
+# %% book/02_autograd.ipynb, cell 89
+def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
+    """``value`` where ``mask`` (bool, broadcastable to ``input.shape``) is True, else ``input``."""
+    mask = mask if isinstance(mask, Tensor) else _as_array(mask)  # a tensor: an input, version-checked
+    return MaskedFill.apply(input, mask, value=_scalar_operand(value, "masked_fill"))
 
-    __slots__ = ()
 
-    def masked_fill(self, mask: Tensor | np.ndarray, value: float) -> Tensor:
-        """``value`` where ``mask`` (bool, broadcastable to ``self.shape``) is True, else ``self``."""
-        mask = mask if isinstance(mask, TensorBase) else _as_array(mask)  # a tensor: an input, version-checked
-        return MaskedFill.apply(self, mask, value=_scalar_operand(value, "masked_fill"))
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims of ``input`` (elements above ``diagonal`` set to 0)."""
+    rows, cols = _matrix_dims(input, "tril")
+    return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), input, 0)
 
-    def tril(self, diagonal: int = 0) -> Tensor:
-        """The lower triangle of the last two dims (elements above ``diagonal`` set to 0)."""
-        rows, cols = _matrix_dims(self, "tril")
-        return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), self, 0)
 
-    def triu(self, diagonal: int = 0) -> Tensor:
-        """The upper triangle of the last two dims (elements below ``diagonal`` set to 0)."""
-        rows, cols = _matrix_dims(self, "triu")
-        return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), self, 0)
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims of ``input`` (elements below ``diagonal`` set to 0)."""
+    rows, cols = _matrix_dims(input, "triu")
+    return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), input, 0)
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     """Elementwise ``input if condition else other`` (all three broadcast; scalars allowed)."""
-    mask = condition._data if isinstance(condition, TensorBase) else np.asarray(condition)
+    mask = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if mask.dtype != np.bool_:
         raise TypeError(f"where expects a bool condition, got dtype {mask.dtype}")
-    if not isinstance(input, TensorBase) and not isinstance(other, TensorBase):  # two numbers: torch's dtypes
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: torch's dtypes
         _check_operand(input, "where")
         _check_operand(other, "where")
         dtype = _result_dtype(input, other)
         return _wrap(np.where(mask, np.asarray(input, dtype), np.asarray(other, dtype)), None)
-    return Where.apply(condition if isinstance(condition, TensorBase) else mask, *_promote(input, other))
-
-
-def masked_fill(input: Tensor, mask: Tensor, value: float) -> Tensor:
-    """``value`` where ``mask`` is True, else ``input``."""
-    return input.masked_fill(mask, value)
-
-
-def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The lower triangle of the last two dims of ``input``; the rest is 0."""
-    return input.tril(diagonal)
-
-
-def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle of the last two dims of ``input``; the rest is 0."""
-    return input.triu(diagonal)
+    return Where.apply(condition if isinstance(condition, Tensor) else mask, *_promote(input, other))

@@ -16,31 +16,31 @@ __all__ = [
     'Permute',
     'Expand',
     'Repeat',
-    'ShapeMixin',
     'reshape',
+    'view',
     'flatten',
     'unsqueeze',
     'squeeze',
     'permute',
     'transpose',
+    'matrix_transpose',
+    'reverse_dims',
+    'expand',
+    'repeat',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 116
+# %% book/02_autograd.ipynb, cell 105
 import math
 import operator
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.arithmetic import _unbroadcast
 from tensorlib.engine.function import Function
-from tensorlib.engine.tensor_core import _shape_args, _shared_versions
+from tensorlib.engine.tensor_type import Tensor, _shape_args, _shared_versions
 from tensorlib.shape import broadcast_shapes, normalize_axes, normalize_axis
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 def _view_of(out: Tensor, source: Tensor) -> Tensor:
@@ -133,144 +133,98 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 117
-class ShapeMixin:
-    """Reshaping, permuting, expanding and repeating; views share the version counter (``_view_of``)."""
-
-    __slots__ = ()
-
-    def reshape(self, *shape: Any) -> Tensor:
-        """The same values in a new shape (one size may be -1: inferred)."""
-        return _view_of(Reshape.apply(self, shape=_shape_args(shape, "reshape: shape", infer=True)), self)
-
-    def view(self, *shape: Any) -> Tensor:
-        """The same memory in a new shape (one size may be -1); raises where ``reshape`` would have to copy."""
-        shape = _shape_args(shape, "view: shape", infer=True)
-        if not self._data.flags.c_contiguous:
-            _check_viewable(self._data, shape)
-        return _view_of(Reshape.apply(self, shape=shape), self)
-
-    def view_as(self, other: Tensor) -> Tensor:
-        """Like ``view(*other.shape)``."""
-        return self.view(other.shape)
-
-    def reshape_as(self, other: Tensor) -> Tensor:
-        """Like ``reshape(*other.shape)``."""
-        return _view_of(Reshape.apply(self, shape=other.shape), self)
-
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-        """Dims ``start_dim..end_dim`` merged into one."""
-        shape = self._data.shape
-        if not shape:
-            return _view_of(Reshape.apply(self, shape=(1,)), self)
-        start, end = normalize_axis(start_dim, len(shape)), normalize_axis(end_dim, len(shape))
-        if start > end:
-            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-        return _view_of(Reshape.apply(self, shape=shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :]), self)
-
-    def unsqueeze(self, dim: int) -> Tensor:
-        """A size-1 dim inserted at ``dim`` (in ``[-ndim-1, ndim]``)."""
-        axis = normalize_axis(dim, self._data.ndim + 1)
-        shape = self._data.shape
-        return _view_of(Reshape.apply(self, shape=shape[:axis] + (1,) + shape[axis:]), self)
-
-    def squeeze(self, dim: Any = None) -> Tensor:
-        """Size-1 dims removed: all of them, or those among ``dim`` (others are kept)."""
-        shape = self._data.shape
-        axes = set(normalize_axes(dim, self._data.ndim))
-        return _view_of(Reshape.apply(self, shape=tuple(n for k, n in enumerate(shape) if not (k in axes and n == 1))), self)
-
-    def permute(self, *dims: Any) -> Tensor:
-        """The dims reordered: output dim ``k`` is input dim ``dims[k]``."""
-        dims = tuple(operator.index(d) for d in (dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims))
-        ndim = self._data.ndim
-        if len(dims) != ndim:
-            raise ValueError(f"permute: expected {ndim} dims for a tensor of shape {self.shape}, got {dims}")
-        normal = tuple(normalize_axis(d, ndim) for d in dims)
-        if sorted(normal) != list(range(ndim)):
-            raise ValueError(f"permute: {dims} is not a permutation of the dims of a {ndim}-d tensor")
-        return _view_of(Permute.apply(self, dims=normal), self)
-
-    def transpose(self, dim0: int, dim1: int) -> Tensor:
-        """Dims ``dim0`` and ``dim1`` swapped."""
-        ndim = self._data.ndim
-        order = list(range(ndim))
-        a, b = normalize_axis(dim0, ndim), normalize_axis(dim1, ndim)
-        if ndim:
-            order[a], order[b] = order[b], order[a]
-        return _view_of(Permute.apply(self, dims=tuple(order)), self)
-
-    swapaxes = transpose
-
-    def t(self) -> Tensor:
-        """The transpose of a tensor with at most 2 dims."""
-        if self._data.ndim > 2:
-            raise ValueError(f"t() expects a tensor with <= 2 dims, got shape {self.shape}; use transpose()")
-        return self.T
-
-    @property
-    def T(self) -> Tensor:
-        """The dims in reverse order (the transpose of a matrix)."""
-        return _view_of(Permute.apply(self, dims=tuple(range(self._data.ndim - 1, -1, -1))), self)
-
-    @property
-    def mT(self) -> Tensor:
-        """The last two dims swapped (a batch of transposed matrices)."""
-        return self.transpose(-2, -1)
-
-    def expand(self, *sizes: Any) -> Tensor:
-        """A broadcast view to ``sizes`` (``-1`` keeps a dim; new dims go in front)."""
-        sizes = _shape_args(sizes, "expand: sizes", infer=True)
-        shape = self._data.shape
-        lead = len(sizes) - len(shape)
-        if lead < 0:
-            raise ValueError(f"expand: the number of sizes {sizes} must be >= the number of dims of {shape}")
-        target = tuple(shape[k - lead] if size == -1 and k >= lead else size for k, size in enumerate(sizes))
-        if broadcast_shapes(shape, target) != target:
-            raise ValueError(f"expand: shape {shape} cannot be expanded to {sizes}")
-        return _view_of(Expand.apply(self, shape=target), self)
-
-    def expand_as(self, other: Tensor) -> Tensor:
-        """Like ``expand(*other.shape)``."""
-        return self.expand(*other.shape)
-
-    def repeat(self, *sizes: Any) -> Tensor:
-        """The tensor tiled ``sizes[d]`` times along each dim (extra leading sizes add dims), like ``np.tile``."""
-        sizes = _shape_args(sizes, "repeat: sizes")
-        if len(sizes) < self._data.ndim:
-            raise RuntimeError(
-                f"Number of dimensions of repeat dims ({len(sizes)}) can not be smaller than number of dimensions "
-                f"of tensor ({self._data.ndim})"
-            )
-        return Repeat.apply(self, sizes=sizes)
+# %% book/02_autograd.ipynb, cell 106
+def reshape(input: Tensor, shape: Any) -> Tensor:
+    """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
+    return _view_of(Reshape.apply(input, shape=_shape_args(shape if type(shape) is tuple else (shape,), "reshape: shape", infer=True)), input)
 
 
-# %% book/02_autograd.ipynb, cell 118
-def reshape(input: Tensor, shape: Sequence[int]) -> Tensor:
-    """The elements of ``input`` in a new ``shape`` (one size may be -1)."""
-    return input.reshape(shape)
+def view(input: Tensor, shape: Any) -> Tensor:
+    """``input.view(shape)``: the same memory in a new shape (one size may be -1); raises where ``reshape`` would copy."""
+    shape = _shape_args(shape if type(shape) is tuple else (shape,), "view: shape", infer=True)
+    if not input._data.flags.c_contiguous:
+        _check_viewable(input._data, shape)
+    return _view_of(Reshape.apply(input, shape=shape), input)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """``input`` with dims ``start_dim..end_dim`` merged into one."""
-    return input.flatten(start_dim, end_dim)
+    shape = input._data.shape
+    if not shape:
+        return _view_of(Reshape.apply(input, shape=(1,)), input)
+    start, end = normalize_axis(start_dim, len(shape)), normalize_axis(end_dim, len(shape))
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    return _view_of(Reshape.apply(input, shape=shape[:start] + (math.prod(shape[start : end + 1]),) + shape[end + 1 :]), input)
 
 
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    """``input`` with a size-1 dim inserted at ``dim``."""
-    return input.unsqueeze(dim)
+    """``input`` with a size-1 dim inserted at ``dim`` (in ``[-ndim-1, ndim]``)."""
+    axis = normalize_axis(dim, input._data.ndim + 1)
+    shape = input._data.shape
+    return _view_of(Reshape.apply(input, shape=shape[:axis] + (1,) + shape[axis:]), input)
 
 
 def squeeze(input: Tensor, dim: Any = None) -> Tensor:
-    """``input`` without its size-1 dims (all, or those among ``dim``)."""
-    return input.squeeze(dim)
+    """``input`` without its size-1 dims: all of them, or those among ``dim`` (others are kept)."""
+    shape = input._data.shape
+    axes = set(normalize_axes(dim, input._data.ndim))
+    return _view_of(Reshape.apply(input, shape=tuple(n for k, n in enumerate(shape) if not (k in axes and n == 1))), input)
 
 
-def permute(input: Tensor, dims: Sequence[int]) -> Tensor:
+def permute(input: Tensor, dims: Any) -> Tensor:
     """``input`` with its dims reordered: output dim ``k`` is input dim ``dims[k]``."""
-    return input.permute(dims)
+    dims = tuple(operator.index(d) for d in (dims[0] if len(dims) == 1 and not isinstance(dims[0], (int, np.integer)) else dims))
+    ndim = input._data.ndim
+    if len(dims) != ndim:
+        raise ValueError(f"permute: expected {ndim} dims for a tensor of shape {input.shape}, got {dims}")
+    normal = tuple(normalize_axis(d, ndim) for d in dims)
+    if sorted(normal) != list(range(ndim)):
+        raise ValueError(f"permute: {dims} is not a permutation of the dims of a {ndim}-d tensor")
+    return _view_of(Permute.apply(input, dims=normal), input)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``input`` with dims ``dim0`` and ``dim1`` swapped."""
-    return input.transpose(dim0, dim1)
+    ndim = input._data.ndim
+    order = list(range(ndim))
+    a, b = normalize_axis(dim0, ndim), normalize_axis(dim1, ndim)
+    if ndim:
+        order[a], order[b] = order[b], order[a]
+    return _view_of(Permute.apply(input, dims=tuple(order)), input)
+
+
+def matrix_transpose(input: Tensor) -> Tensor:
+    """``input.t()``: the transpose of a tensor with at most 2 dims."""
+    if input._data.ndim > 2:
+        raise ValueError(f"t() expects a tensor with <= 2 dims, got shape {input.shape}; use transpose()")
+    return reverse_dims(input)
+
+
+def reverse_dims(input: Tensor) -> Tensor:
+    """``input.T``: the dims in reverse order (the transpose of a matrix)."""
+    return _view_of(Permute.apply(input, dims=tuple(range(input._data.ndim - 1, -1, -1))), input)
+
+
+def expand(input: Tensor, sizes: Any) -> Tensor:
+    """A broadcast view of ``input`` to ``sizes`` (``-1`` keeps a dim; new dims go in front)."""
+    sizes = _shape_args(sizes if type(sizes) is tuple else (sizes,), "expand: sizes", infer=True)
+    shape = input._data.shape
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise ValueError(f"expand: the number of sizes {sizes} must be >= the number of dims of {shape}")
+    target = tuple(shape[k - lead] if size == -1 and k >= lead else size for k, size in enumerate(sizes))
+    if broadcast_shapes(shape, target) != target:
+        raise ValueError(f"expand: shape {shape} cannot be expanded to {sizes}")
+    return _view_of(Expand.apply(input, shape=target), input)
+
+
+def repeat(input: Tensor, sizes: Any) -> Tensor:
+    """``input`` tiled ``sizes[d]`` times along each dim (extra leading sizes add dims), like ``np.tile``."""
+    sizes = _shape_args(sizes if type(sizes) is tuple else (sizes,), "repeat: sizes")
+    if len(sizes) < input._data.ndim:
+        raise RuntimeError(
+            f"Number of dimensions of repeat dims ({len(sizes)}) can not be smaller than number of dimensions "
+            f"of tensor ({input._data.ndim})"
+        )
+    return Repeat.apply(input, sizes=sizes)

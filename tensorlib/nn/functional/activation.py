@@ -16,23 +16,20 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 174
+# %% book/02_autograd.ipynb, cell 153
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tensorlib.engine.elementwise import _sigmoid
 from tensorlib.engine.elementwise import relu as relu
 from tensorlib.engine.elementwise import sigmoid as sigmoid
+from tensorlib.engine.elementwise import sigmoid_array
 from tensorlib.engine.elementwise import tanh as tanh
 from tensorlib.engine.function import Function
-from tensorlib.engine.promotion import _floating
-from tensorlib.engine.softmax import log_softmax as log_softmax
-from tensorlib.engine.softmax import softmax as softmax
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
+from tensorlib.engine.promotion import floating_array
+from tensorlib.engine.softmax_ops import log_softmax as log_softmax
+from tensorlib.engine.softmax_ops import softmax as softmax
+from tensorlib.engine.tensor_type import Tensor
 
 _exact_erf = np.frompyfunc(math.erf, 1, 1)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -66,7 +63,7 @@ class _Gelu(Function):
     reads = ((0,),)
 
     def forward(self, x: np.ndarray, approximate: str) -> np.ndarray:
-        x = _floating(x)
+        x = floating_array(x)
         self.x, self.approximate = x, approximate
         if approximate == "tanh":
             # one buffer, updated in place: u = x (sqrt(2/pi) + sqrt(2/pi) 0.044715 x*x), then (1 + tanh u) / 2
@@ -111,9 +108,9 @@ class _Silu(Function):
     reads = ((0,),)
 
     def forward(self, x: np.ndarray) -> np.ndarray:
-        x = _floating(x)
+        x = floating_array(x)
         self.x = x
-        self.sig = _sigmoid(x)
+        self.sig = sigmoid_array(x)
         return x * self.sig
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:

@@ -18,14 +18,14 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 179
+# %% book/02_autograd.ipynb, cell 158
 import numpy as np
 
 from tensorlib.engine.dtypes import float16
-from tensorlib.engine.elementwise import _sigmoid
+from tensorlib.engine.elementwise import sigmoid_array
 from tensorlib.engine.function import Function
-from tensorlib.engine.softmax import _log_softmax
-from tensorlib.engine.tensor_class import Tensor
+from tensorlib.engine.softmax_ops import log_softmax_array
+from tensorlib.engine.tensor_type import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -132,7 +132,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 180
+# %% book/02_autograd.ipynb, cell 159
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood: :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
 
@@ -158,7 +158,7 @@ class _CrossEntropy(Function):
         dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
         coefficients, divisor, batch_shape = _target_coefficients(x.shape, target, weight, ignore_index, label_smoothing, dtype)
         with np.errstate(invalid="ignore"):  # a row of -inf logits (an ignored sample, say) is nan, zeroed below
-            log_probs = _log_softmax(_classes_last(x).astype(dtype, copy=False), axis=1)
+            log_probs = log_softmax_array(_classes_last(x).astype(dtype, copy=False), axis=1)
         self.shape, self.coefficients, self.probs = x.shape, coefficients, np.exp(log_probs)
         self.reduction, self.divisor = reduction, divisor
         self.ignored = None if target.dtype.kind == "f" else target.reshape(-1) == ignore_index
@@ -230,7 +230,7 @@ class _BinaryCrossEntropyWithLogits(Function):
             upstream = ((grad.astype(np.float32) if grad.dtype is float16 else grad) / self.count).astype(grad.dtype)
         if self.weight is not None:
             upstream = upstream * self.weight
-        sigmoid_neg = _sigmoid(-x)
+        sigmoid_neg = sigmoid_array(-x)
         scale = 1 if self.pos_weight is None else 1 + (self.pos_weight - 1) * t
         grad_x = upstream * ((1 - t) - scale * sigmoid_neg)
         grad_t = None
@@ -240,7 +240,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 181
+# %% book/02_autograd.ipynb, cell 160
 def _array(value: Tensor | np.ndarray | None) -> np.ndarray | None:
     if value is None:
         return None

@@ -10,29 +10,25 @@ from __future__ import annotations
 
 __all__ = [
     'MatMul',
-    'MatmulMixin',
     'matmul',
     'bmm',
     'outer',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 89
-from typing import TYPE_CHECKING, Any
+# %% book/02_autograd.ipynb, cell 83
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.arithmetic import _unbroadcast
 from tensorlib.engine.function import Function
-from tensorlib.engine.tensor_core import TensorBase
+from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import matmul_shape
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 def _matmul_operand(value: Any) -> Any:
-    if not isinstance(value, (TensorBase, np.ndarray)):
+    if not isinstance(value, (Tensor, np.ndarray)):
         raise TypeError(f"matmul: expected a Tensor operand, got {type(value).__name__}")
     return value
 
@@ -78,48 +74,27 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 90
-class MatmulMixin:
-    """The matrix products: ``@``, ``matmul``, ``bmm``, ``outer``."""
-
-    __slots__ = ()
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return MatMul.apply(self, _matmul_operand(other))
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return MatMul.apply(_matmul_operand(other), self)
-
-    def matmul(self, other: Tensor) -> Tensor:
-        """The matrix product ``self @ other``."""
-        return MatMul.apply(self, _matmul_operand(other))
-
-    def bmm(self, mat2: Tensor) -> Tensor:
-        """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors: ``(b, n, p)``."""
-        for name, t in (("batch1", self), ("batch2", mat2)):
-            if not isinstance(t, TensorBase) or t._data.ndim != 3:
-                raise RuntimeError(f"bmm: {name} must be a 3D tensor, got shape {getattr(t, 'shape', None)}")
-        if self._data.shape[0] != mat2._data.shape[0]:
-            raise RuntimeError(f"bmm: batch sizes differ: {self.shape} and {mat2.shape}")
-        return MatMul.apply(self, mat2)
-
-    def outer(self, vec2: Tensor) -> Tensor:
-        """The outer product of two 1-D tensors: ``out[i, j] = self[i] * vec2[j]``."""
-        if self._data.ndim != 1 or not isinstance(vec2, TensorBase) or vec2._data.ndim != 1:
-            raise RuntimeError(f"outer: expected two 1-D tensors, got shapes {self.shape} and {getattr(vec2, 'shape', None)}")
-        return self.reshape(-1, 1) * vec2.reshape(1, -1)
-
-
-def matmul(input: Tensor, other: Tensor) -> Tensor:
+# %% book/02_autograd.ipynb, cell 84
+def matmul(input: Any, other: Any) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
+    if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):
+        _matmul_operand(input)
+        _matmul_operand(other)
     return MatMul.apply(input, other)
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors."""
-    return input.bmm(mat2)
+    """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors: ``(b, n, p)``."""
+    for name, t in (("batch1", input), ("batch2", mat2)):
+        if not isinstance(t, Tensor) or t._data.ndim != 3:
+            raise RuntimeError(f"bmm: {name} must be a 3D tensor, got shape {getattr(t, 'shape', None)}")
+    if input._data.shape[0] != mat2._data.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.shape} and {mat2.shape}")
+    return MatMul.apply(input, mat2)
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """The outer product of two 1-D tensors."""
-    return input.outer(vec2)
+    """The outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
+    if input._data.ndim != 1 or not isinstance(vec2, Tensor) or vec2._data.ndim != 1:
+        raise RuntimeError(f"outer: expected two 1-D tensors, got shapes {input.shape} and {getattr(vec2, 'shape', None)}")
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)

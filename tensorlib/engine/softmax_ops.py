@@ -10,24 +10,20 @@ from __future__ import annotations
 
 __all__ = [
     'Softmax',
+    'log_softmax_array',
     'LogSoftmax',
-    'SoftmaxMixin',
     'softmax',
     'log_softmax',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 112
-from typing import TYPE_CHECKING
-
+# %% book/02_autograd.ipynb, cell 102
 import numpy as np
 
 from tensorlib.engine.function import Function
-from tensorlib.engine.promotion import _floating
+from tensorlib.engine.promotion import floating_array
+from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
-
-if TYPE_CHECKING:
-    from tensorlib.engine.tensor_class import Tensor
 
 
 class Softmax(Function):
@@ -37,7 +33,7 @@ class Softmax(Function):
     reads = (("out",),)
 
     def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
-        x = _floating(x)
+        x = floating_array(x)
         self.axis = axis
         if x.ndim == 0:
             self.out = np.ones_like(x)
@@ -56,8 +52,11 @@ class Softmax(Function):
         return (out * (grad - (grad * out).sum(axis=self.axis, keepdims=True)),)
 
 
-def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """:math:`x - m - \\log \\sum e^{x - m}` along ``axis`` with :math:`m = \\max x`: no term overflows."""
+def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
+    """Log-softmax of an ndarray along ``axis``: :math:`x - m - \\log \\sum e^{x - m}` with :math:`m = \\max x`, so no term overflows.
+
+    For the ``forward`` of a custom :class:`Function` (``LogSoftmax`` and ``cross_entropy`` use it).
+    """
     shifted = x - x.max(axis=axis, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
@@ -69,7 +68,7 @@ class LogSoftmax(Function):
     reads = (("out",),)
 
     def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
-        x = _floating(x)
+        x = floating_array(x)
         self.axis = axis
         if x.ndim == 0:
             self.out = np.zeros_like(x)
@@ -77,7 +76,7 @@ class LogSoftmax(Function):
         if x.size == 0:
             self.out = np.empty_like(x)
             return self.out
-        self.out = _log_softmax(x, axis)
+        self.out = log_softmax_array(x, axis)
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -86,26 +85,12 @@ class LogSoftmax(Function):
         return (grad - np.exp(self.out) * grad.sum(axis=self.axis, keepdims=True),)
 
 
-class SoftmaxMixin:
-    """``softmax`` and ``log_softmax`` along ``dim``."""
-
-    __slots__ = ()
-
-    def softmax(self, dim: int) -> Tensor:
-        """Softmax along ``dim``, shifted by the max for stability."""
-        return Softmax.apply(self, axis=normalize_axis(dim, self._data.ndim))
-
-    def log_softmax(self, dim: int) -> Tensor:
-        """Log-softmax along ``dim``, by the log-sum-exp trick."""
-        return LogSoftmax.apply(self, axis=normalize_axis(dim, self._data.ndim))
-
-
 def softmax(input: Tensor, dim: int) -> Tensor:
     r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed stably (shifted by the max).
 
     Also ``tensorlib.nn.functional.softmax``.
     """
-    return input.softmax(dim)
+    return Softmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:
@@ -113,4 +98,4 @@ def log_softmax(input: Tensor, dim: int) -> Tensor:
 
     Also ``tensorlib.nn.functional.log_softmax``.
     """
-    return input.log_softmax(dim)
+    return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
