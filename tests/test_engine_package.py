@@ -1,7 +1,8 @@
-"""The package ``tensorlib.engine`` (chapter 2): one module per idea, ``Tensor`` assembled from mixins.
+"""The package ``tensorlib.engine`` (chapter 2): one module per idea, ``Tensor`` one class.
 
 Checks the structure the chapter promises (every public name importable from ``tensorlib.engine``,
-modules of readable size in chapter order, methods defined in classes rather than patched in), the one
+modules of readable size importing without cycles, ``Tensor`` one class whose methods find the op
+modules' functions when called, a backward pass that pays only for what it uses), the one
 dtype/device resolver ``parse_to``, the activations defined once, and the error messages that name the
 likely mistake.
 """
@@ -22,7 +23,8 @@ import tensorlib.nn.functional as F
 
 ENGINE_DIR = Path(engine.__file__).parent
 
-# Every public name tensorlib.engine had as a single module, before it became a package.
+# Every public name tensorlib.engine had as a single module, before it became a package, and the functions
+# behind the operators.
 PUBLIC_NAMES = """
 is_grad_enabled no_grad enable_grad set_grad_enabled Function run_backward float16 float32 float64 double int8
 int16 int32 int64 long uint8 bool_ device as_device cuda Tensor tensor from_numpy zeros ones empty full zeros_like
@@ -31,14 +33,15 @@ Sigmoid Relu Clamp Extremum ExtremumAlongDim ElementwiseExtremum Softmax LogSoft
 Index Cat Stack Where MaskedFill cat concat stack split chunk where matmul exp log sqrt tanh sigmoid relu clamp softmax
 log_softmax reshape transpose permute flatten unsqueeze squeeze masked_fill tril triu mean var argmax argmin numel
 is_tensor allclose sum max min abs maximum minimum inf nan Sin Cos Log1p Cumsum Gather Repeat Norm Sort sin cos log1p
-square rsqrt cumsum gather norm sort topk bmm outer parse_to TensorBase
+square rsqrt cumsum gather norm sort topk bmm outer parse_to add sub mul div neg pow eq ne lt le gt ge
+floor_divide remainder bitwise_not bitwise_and bitwise_or bitwise_xor std amax amin expand repeat
 """.split()
 
-# The modules in chapter order: each may import only the ones before it.
-CHAPTER_ORDER = [
-    "grad_mode", "dtypes", "tensor_core", "function", "creation", "capture", "promotion", "conversion", "arithmetic",
-    "reductions", "matmul", "selection", "elementwise", "softmax", "shape_ops", "indexing", "joining", "versions",
-    "inplace", "freeing", "retain_grad", "interop", "tensor_class",
+# The modules in the order the package imports them: each may import only the ones before it.
+PACKAGE_ORDER = [
+    "grad_mode", "dtypes", "tensor_type", "versions", "freeing", "function", "creation", "promotion", "conversion",
+    "arithmetic", "reductions", "matmul_ops", "selection", "elementwise", "softmax_ops", "shape_ops", "indexing",
+    "joining", "inplace", "retain_grad", "interop",
 ]
 
 
@@ -50,110 +53,157 @@ def test_every_public_name_imports_from_tensorlib_engine(name):
 
 def test_the_engine_modules_are_all_listed_and_of_readable_size():
     found = sorted(p.stem for p in ENGINE_DIR.glob("*.py") if p.stem != "__init__")
-    assert found == sorted(CHAPTER_ORDER)
+    assert found == sorted(PACKAGE_ORDER)
     for stem in found:
-        lines = (ENGINE_DIR / f"{stem}.py").read_text(encoding="utf-8").count("\n")
-        assert lines <= 800, f"tensorlib/engine/{stem}.py has {lines} lines: split it by concept"
+        text = (ENGINE_DIR / f"{stem}.py").read_text(encoding="utf-8")
+        if stem != "tensor_type":  # a class of one-line dispatches may be long (so is torch/_tensor.py)
+            lines = text.count("\n")
+            assert lines <= 800, f"tensorlib/engine/{stem}.py has {lines} lines: split it by concept"
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                assert length <= 60, f"tensorlib/engine/{stem}.py: {node.name} has {length} lines"
 
 
-def test_each_module_imports_only_earlier_modules_of_the_chapter():
-    for position, stem in enumerate(CHAPTER_ORDER):
+def test_each_module_imports_only_modules_before_it():
+    """The package imports without cycles: each module imports only modules listed before it.
+
+    The one exception is the statement that closes ``tensor_type``: the op modules, imported below
+    ``Tensor`` because each of them imports it (``Tensor``'s methods look them up when called).
+    """
+    for position, stem in enumerate(PACKAGE_ORDER):
         tree = ast.parse((ENGINE_DIR / f"{stem}.py").read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tensorlib.engine"):
-                if node.module == "tensorlib.engine":
-                    imported = [alias.name for alias in node.names]
-                else:
-                    imported = [node.module.split(".")[2]]
-                for module in imported:
-                    if module not in CHAPTER_ORDER:
-                        continue
-                    inside_type_checking = any(
-                        isinstance(parent, ast.If) and "TYPE_CHECKING" in ast.unparse(parent.test) and node in ast.walk(parent)
-                        for parent in ast.walk(tree)
-                    )
-                    assert inside_type_checking or CHAPTER_ORDER.index(module) < position, (
-                        f"tensorlib.engine.{stem} imports tensorlib.engine.{module}, which the chapter writes later"
-                    )
-
-
-def test_tensor_methods_are_written_in_classes_not_patched_in():
-    for klass in tl.Tensor.__mro__[:-1]:
-        for name, value in vars(klass).items():
-            function = value.fget if isinstance(value, property) else value
-            if inspect.isfunction(function):
-                assert function.__qualname__.startswith(klass.__name__ + "."), (
-                    f"{klass.__name__}.{name} is {function.__qualname__}: defined outside the class"
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tensorlib.engine")):
+                continue
+            if node.module == "tensorlib.engine":
+                imported = [alias.name for alias in node.names]
+            else:
+                imported = [node.module.split(".")[2]]
+            inside_type_checking = any(
+                isinstance(parent, ast.If) and "TYPE_CHECKING" in ast.unparse(parent.test) and node in ast.walk(parent)
+                for parent in ast.walk(tree)
+            )
+            closing = stem == "tensor_type" and node is tree.body[-1]
+            for module in imported:
+                assert module in PACKAGE_ORDER, module
+                assert inside_type_checking or closing or PACKAGE_ORDER.index(module) < position, (
+                    f"tensorlib.engine.{stem} imports tensorlib.engine.{module}, which comes later"
                 )
-    assert tl.Tensor.__module__ == "tensorlib.engine.tensor_class"
-    for mixin in tl.Tensor.__mro__[1:-1]:
-        module = importlib.import_module(mixin.__module__)
-        assert mixin.__module__.startswith("tensorlib.engine."), mixin
-        assert getattr(module, mixin.__name__) is mixin
 
 
-def test_the_first_definitions_hold_no_production_concern():
-    """Function.apply and the core engine's steps know nothing of versions, freeing, retain_grad or capture."""
-    from tensorlib.engine.function import Engine, Function
-
-    core = [Function.apply, Engine.run, Engine.order, Engine.node_backward, Engine.deliver_to_leaf]
-    for method in core:
-        code = inspect.getsource(method)
-        for word in ("saved", "_in_place", "changes", "release", "retain", "capture", "versions"):
-            assert word not in code, f"{method.__qualname__} mentions {word!r}"
-    assert set(Function.__slots__) == {"inputs", "needs_input_grad", "saved"}
-
-
-def test_the_assembled_engine_is_the_core_plus_one_piece_per_section():
-    from tensorlib.engine import function
-    from tensorlib.engine.capture import CaptureGrads
-    from tensorlib.engine.freeing import FreeSavedValues
-    from tensorlib.engine.retain_grad import RetainedGrads
-    from tensorlib.engine.tensor_class import BackwardPass
-    from tensorlib.engine.versions import CheckSavedValues
-
-    assert function._engine is BackwardPass
-    assert BackwardPass.__mro__[1:-1] == (CaptureGrads, CheckSavedValues, FreeSavedValues, RetainedGrads, function.Engine)
-    assert vars(BackwardPass).keys() <= {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__", "__static_attributes__"}
+def test_the_op_modules_are_imported_at_the_bottom_of_tensor_type():
+    tree = ast.parse((ENGINE_DIR / "tensor_type.py").read_text(encoding="utf-8"))
+    last = tree.body[-1]
+    assert isinstance(last, ast.ImportFrom) and last.module == "tensorlib.engine"
+    names = {alias.name for alias in last.names}
+    assert names == set(PACKAGE_ORDER[PACKAGE_ORDER.index("tensor_type") + 1 :]) - {"versions", "freeing", "promotion"}
+    for name in names:  # the methods find every module they call
+        assert getattr(importlib.import_module("tensorlib.engine.tensor_type"), name) is importlib.import_module(
+            f"tensorlib.engine.{name}"
+        )
 
 
-def test_a_pass_without_capture_or_retained_tensors_uses_the_class_steps():
-    """capture= and retain_grad wrap the per-node step for their pass only: other passes pay nothing for them."""
-    from tensorlib.engine import function
-    from tensorlib.engine.tensor_class import BackwardPass
+def test_tensor_is_one_class_defined_in_one_place():
+    assert tl.Tensor.__mro__ == (tl.Tensor, object)
+    assert tl.Tensor.__module__ == "tensorlib.engine.tensor_type"
+    for name, value in vars(tl.Tensor).items():
+        function = value.fget if isinstance(value, property) else value
+        if inspect.isfunction(function):
+            assert function.__qualname__ == f"Tensor.{function.__name__}", f"Tensor.{name} is {function.__qualname__}"
+    assert not hasattr(engine, "TensorBase")
+    assert len([name for name in dir(tl.Tensor) if not name.startswith("_")]) > 100
 
-    passes = []
 
-    class Spy(BackwardPass):
-        def run(self, roots, root_grads):
-            result = super().run(roots, root_grads)
-            passes.append(dict(vars(self)))
-            return result
+def test_a_tensor_made_before_a_function_is_redefined_still_works():
+    """Methods look their function up when called: redefining an op module's function reaches every tensor."""
+    from tensorlib.engine import arithmetic
 
-    previous = function._engine
-    function._engine = Spy
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    original = arithmetic.mul
+    calls = []
+
+    def spy(input, other):
+        calls.append(1)
+        return original(input, other)
+
+    arithmetic.mul = spy
     try:
-        x = tl.ones(3, requires_grad=True)
         (x * x).sum().backward()
-        h = x * 2
-        h.retain_grad()
-        (h * h).sum().backward()
-        del h  # its registry entry goes with it
-        tl.autograd.grad((x * x).sum(), x)
     finally:
-        function._engine = previous
-    # the per-node step each pass ran: freeing always (it is one closure call), the others only when used
-    steps = [(p["node_backward"].__name__, "deliver_to_leaf" in p) for p in passes]
-    assert steps == [
-        ("node_backward_freeing", False),
-        ("node_backward_retaining", False),
-        ("node_backward_freeing", True),  # wraps the capturing step, which replaced deliver_to_leaf
-    ]
+        arithmetic.mul = original
+    assert calls == [1] and x.grad.tolist() == [2.0, 4.0]
 
 
-def test_ops_return_the_assembled_tensor_also_on_subclasses():
+def _functions_called(run):
+    """The names of the Python functions ``run()`` calls (sys.setprofile 'call' events)."""
+    import sys
+
+    names = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return names
+
+
+def test_a_pass_pays_only_for_the_features_it_uses():
+    """Without capture= or a retained tensor, the pass calls neither step; with them, it does."""
+    x = tl.ones(3, requires_grad=True)
+    y = (x * x).sum()
+    plain = _functions_called(lambda: y.backward())
+    assert "_capture" not in plain and "_deliver_retained" not in plain and "deliver" not in plain
+    assert "release" in plain  # freeing runs unless retain_graph
+    y = (x * x).sum()
+    kept = _functions_called(lambda: y.backward(retain_graph=True))
+    assert "release" not in kept
+    h = x * 2
+    h.retain_grad()
+    z = (h * h).sum()
+    retaining = _functions_called(z.backward)
+    assert "_deliver_retained" in retaining
+    del h, z  # its registry entry goes with it
+    capturing = _functions_called(lambda: tl.autograd.grad((x * x).sum(), x))
+    assert "_capture" in capturing and "_deliver_retained" not in capturing
+
+
+def test_autograd_grad_leaves_retained_tensors_alone():
+    """The order of the pass's steps is fixed in one function: capture never writes into .grad."""
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    h.retain_grad()
+    (gh,) = tl.autograd.grad((h * h).sum(), h, retain_graph=True)
+    assert h.grad is None and x.grad is None
+    assert gh.tolist() == [6.0, 12.0]
+    (h * h).sum().backward()
+    assert h.grad.tolist() == [6.0, 12.0] and x.grad.tolist() == [18.0, 36.0]
+
+
+def test_a_refused_pass_touches_no_grad_even_of_a_leaf_root():
+    """The version check runs over the whole graph before any gradient is delivered, leaf roots included."""
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()  # its backward reads its output
+    with tl.no_grad():
+        y.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        tl.autograd.backward([x.sum(), y.sum()])
+    assert x.grad is None
+
+
+def test_ops_return_plain_tensors_also_on_subclasses():
     p = tl.nn.Parameter(tl.ones(2, 2))
-    for result in (p * 2, p.sum(), p.reshape(4), p[0], tl.zeros(3), p.exp(), p @ p, p.detach()):
+    results = (
+        p * 2, 2 - p, p / 3, p**2, -p, p.sum(), p.mean(0), p.max(), p.max(1).values, p.reshape(4), p[0], p.T, p.clone(),
+        tl.zeros(3), p.exp(), p.tanh(), p.softmax(-1), p @ p, p.detach(), p > 0, p.masked_fill(p > 0, 1.0),
+        p.to(tl.float64), tl.cat([p, p]), p.split(1)[0], p.new_zeros(2), np.ones((2, 2)) * p, p.expand(3, 2, 2),
+    )
+    for result in results:
         assert type(result) is tl.Tensor
     assert not hasattr(tl.ones(1), "__dict__")  # __slots__ all the way down: no per-tensor dict
 

@@ -158,11 +158,9 @@ class Div(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         need_a, need_b = self.needs_input_grad
         a, b = self.a, self.b
-        grad_a = grad / b if need_a else None  # silent inf/nan: backward runs under the engine's np.errstate
-        grad_b = -grad * a / (b * b) if need_b else None
-        return (
-            _unbroadcast(grad_a, np.shape(a)) if need_a else None,
-            _unbroadcast(grad_b, np.shape(b)) if need_b else None,
+        return (  # silent inf/nan: backward runs under the engine's np.errstate
+            _unbroadcast(grad / b, np.shape(a)) if need_a else None,
+            _unbroadcast(-grad * a / (b * b), np.shape(b)) if need_b else None,
         )
 
 

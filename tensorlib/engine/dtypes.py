@@ -65,10 +65,13 @@ class device:
     """
 
     __slots__ = ("type", "index")
+    type: str
+    index: int | None
 
     def __init__(self, type: str | device = "cpu", index: int | None = None) -> None:
         if isinstance(type, device):
-            type, index = type.type, type.index if index is None else index
+            index = type.index if index is None else index
+            type = type.type
         if not isinstance(type, str):
             raise TypeError(f"device() expects a string such as 'cpu', got {type!r}")
         name, _, number = type.partition(":")

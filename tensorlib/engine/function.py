@@ -27,7 +27,7 @@ __all__ = [
 # %% book/02_autograd.ipynb, cell 30
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -110,7 +110,8 @@ class Function:
         if type(out) is not np.ndarray:  # numpy returns scalars from 0-d operations
             out = np.asarray(out)
         if record and (not _threads_without_grad or is_grad_enabled()):  # grad mode, read cheaply
-            parents, needs = [], []  # a plain loop again: two comprehensions cost ~0.2 us more an op
+            parents: list[Tensor | None] = []
+            needs: list[bool] = []  # a plain loop again: two comprehensions cost ~0.2 us more an op
             for x in inputs:
                 if isinstance(x, Tensor) and x._requires_grad:
                     parents.append(x)
@@ -182,6 +183,14 @@ Weak references whose callback removes the entry: it goes away with its tensor, 
 registry keeps no graph alive, and a plain dict keeps the per-backward check cheap."""
 
 
+@overload
+def run_backward(
+    roots: Sequence[Tensor], root_grads: Sequence[np.ndarray], *, retain_graph: bool = ..., capture: None = ...
+) -> None: ...
+@overload
+def run_backward(
+    roots: Sequence[Tensor], root_grads: Sequence[np.ndarray], *, retain_graph: bool = ..., capture: Sequence[Tensor]
+) -> list[np.ndarray | None]: ...
 def run_backward(
     roots: Sequence[Tensor], root_grads: Sequence[np.ndarray], *, retain_graph: bool = False,
     capture: Sequence[Tensor] | None = None,
@@ -199,24 +208,19 @@ def run_backward(
     ``backward`` returns the wrong number or shape of gradients, or runs a second time
     through freed values.
     """
-    pending: dict[Function, np.ndarray] = {}  # node -> the gradient of its output, so far
-    leaf_roots = []
-    for root, grad in zip(roots, root_grads, strict=True):
-        node = root.grad_fn
-        if node is None:
-            leaf_roots.append((root, grad))
-        else:
-            pending[node] = pending[node] + grad if node in pending else grad
+    pending, leaf_roots = _seed(roots, root_grads)  # node -> the gradient of its output, so far
     nodes = _topological_order_of(roots, pending)  # 1. the nodes to visit, outputs first
     _check_saved_values(nodes)  # 2. nothing they read was changed in place: raises before any .grad is touched
     captured: list[np.ndarray | None] = []
+    deliver: Callable[[Tensor, np.ndarray], None]
+    captured_nodes: dict[Function, list[int]]
     if capture is None:  # 3. where a leaf's gradient goes: into .grad, or, captured, into a list
         deliver, captured_nodes = _accumulate_into_leaf, {}
     else:
         deliver, captured_nodes, captured = _capture(capture)
     retained = _retained.copy() if _retained and capture is None else None  # 4. non-leaves that keep .grad
-    for leaf, grad in leaf_roots:
-        deliver(leaf, grad)
+    for leaf, leaf_grad in leaf_roots:
+        deliver(leaf, leaf_grad)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # ~1 us a pass, not a node
         for node in nodes:
             grad = pending.pop(node, None)
@@ -244,6 +248,21 @@ def run_backward(
                 else:
                     pending[parent_node] = parent_grad
     return None if capture is None else captured
+
+
+def _seed(
+    roots: Sequence[Tensor], root_grads: Sequence[np.ndarray],
+) -> tuple[dict[Function, np.ndarray], list[tuple[Tensor, np.ndarray]]]:
+    """The roots' gradients: summed per node (two roots may share one), and apart for roots that are leaves."""
+    pending: dict[Function, np.ndarray] = {}
+    leaf_roots: list[tuple[Tensor, np.ndarray]] = []
+    for root, grad in zip(roots, root_grads, strict=True):
+        node = root.grad_fn
+        if node is None:
+            leaf_roots.append((root, grad))
+        else:
+            pending[node] = pending[node] + grad if node in pending else grad
+    return pending, leaf_roots
 
 
 def _topological_order_of(roots: Sequence[Tensor], pending: dict[Function, np.ndarray]) -> list[Function]:

@@ -82,7 +82,7 @@ class Index(Function):
 
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``, one per element of ``index``."""
-    where = list(np.indices(index.shape, sparse=True))
+    where: list[np.ndarray] = list(np.indices(index.shape, sparse=True))
     where[axis] = index
     return tuple(where)
 

@@ -69,7 +69,7 @@ def _promote(a: Any, b: Any) -> tuple[Any, Any]:
         if a_dtype == b_dtype:
             return a, b
     else:  # a tensor and a Python number: numpy's weak scalars already agree with PyTorch here
-        kind = (a_dtype if a_dtype is not None else b_dtype).kind
+        kind = a_dtype.kind if a_dtype is not None else b_dtype.kind if b_dtype is not None else ""
         scalar_type = type(b if b_dtype is None else a)
         if (scalar_type is float and kind == "f") or (scalar_type is int and kind in "iuf"):
             return a, b

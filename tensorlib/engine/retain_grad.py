@@ -21,7 +21,7 @@ __all__ = [
 # %% book/02_autograd.ipynb, cell 139
 import weakref
 
-from tensorlib.engine.function import _retained
+from tensorlib.engine.function import Function, _retained
 from tensorlib.engine.tensor_type import Tensor
 
 
@@ -31,7 +31,11 @@ def retain(tensor: Tensor) -> None:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     node = tensor.grad_fn
     if node is not None:
-        _retained[node] = weakref.ref(tensor, lambda _, node=node: _retained.pop(node, None))
+
+        def forget(_: weakref.ref, node: Function = node) -> None:  # the tensor is gone: so is its entry
+            _retained.pop(node, None)
+
+        _retained[node] = weakref.ref(tensor, forget)
 
 
 def retains(tensor: Tensor) -> bool:

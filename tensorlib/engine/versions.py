@@ -33,7 +33,7 @@ def _values_read(node: Function) -> set[int | str]:
         return set(range(len(inputs)))
     return {  # Index takes a variable number of inputs: only those it got
         k for need, per_input in zip(node.needs_input_grad, node.reads) if need for k in per_input  # noqa: B905
-        if k == "out" or k < len(inputs)
+        if k == "out" or (isinstance(k, int) and k < len(inputs))
     }
 
 
@@ -50,7 +50,7 @@ def check_node(node: Function) -> None:
         if k == "out":  # the output's counter was made by Function.apply: it was at version 0 then
             versions, what, was = output_versions, "a tensor (its output)", ", expected 0"
         else:
-            x = inputs[k] if inputs is not None else None
+            x = inputs[k] if inputs is not None and isinstance(k, int) else None
             versions = x._versions if isinstance(x, Tensor) else None
             what, was = f"a tensor of shape {x._data.shape if isinstance(x, Tensor) else ()} (its input {k})", ""
         if versions is not None and versions[1] > changes_seen:

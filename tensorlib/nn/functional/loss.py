@@ -19,6 +19,8 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 158
+from typing import overload
+
 import numpy as np
 
 from tensorlib.engine.dtypes import float16
@@ -241,6 +243,10 @@ class _BinaryCrossEntropyWithLogits(Function):
 
 
 # %% book/02_autograd.ipynb, cell 160
+@overload
+def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
+@overload
+def _array(value: None) -> None: ...
 def _array(value: Tensor | np.ndarray | None) -> np.ndarray | None:
     if value is None:
         return None
