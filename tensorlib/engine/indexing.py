@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 110
+# %% book/02_autograd.ipynb, cell 111
 import warnings
 from typing import Any
 

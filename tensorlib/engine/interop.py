@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 144
+# %% book/02_autograd.ipynb, cell 145
 from typing import Any
 
 import numpy as np

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 113
+# %% book/02_autograd.ipynb, cell 114
 import math
 from collections.abc import Sequence
 

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 102
+# %% book/02_autograd.ipynb, cell 103
 import numpy as np
 
 from tensorlib.engine.function import Function

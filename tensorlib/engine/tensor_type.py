@@ -974,10 +974,9 @@ class Tensor:
         return conversion.to(self, dtypes.bool_)
 
 
-# %% book/02_autograd.ipynb, cell 150
-# The op modules, imported below the class: each of them imports Tensor. Tensor's methods look up
-# their functions in these modules when they are called (in this notebook the names point at the
-# notebook itself, so a tensor made early in the chapter gains each op as its section runs).
+# %% book/02_autograd.ipynb, cell 151
+# The op modules, imported below the class because each of them imports Tensor; Tensor's methods
+# look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
     arithmetic,
     conversion,

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 153
+# %% book/02_autograd.ipynb, cell 154
 import math
 
 import numpy as np
