@@ -17,7 +17,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 55
+# %% book/04_layers.ipynb, cell 50
 from collections.abc import Sequence
 from typing import Any
 

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 48
+# %% book/04_layers.ipynb, cell 43
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,7 +27,7 @@ from typing import Any
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 49
+# %% book/04_layers.ipynb, cell 44
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)
@@ -98,7 +98,7 @@ class Sequential(Module):
         return input
 
 
-# %% book/04_layers.ipynb, cell 50
+# %% book/04_layers.ipynb, cell 45
 class ModuleList(Module):
     """A list of modules, registered as children ``"0"``, ``"1"``, ...
 
@@ -159,7 +159,7 @@ class ModuleList(Module):
             self._modules[str(number)] = value
 
 
-# %% book/04_layers.ipynb, cell 51
+# %% book/04_layers.ipynb, cell 46
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
 
