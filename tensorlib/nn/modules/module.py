@@ -34,9 +34,6 @@ from tensorlib.nn.parameter import Parameter
 
 
 # %% book/04_layers.ipynb, cell 20
-_T = TypeVar("_T", bound=Tensor)  # the tensor type a walk yields: Parameter or Tensor
-
-
 def _check_name(owner: Module, name: object, kind: str, table: Mapping[str, object]) -> None:
     """A registered name must be a non-empty str without dots, not already another attribute."""
     if not isinstance(name, str):
@@ -53,6 +50,9 @@ def _indent_after_first_line(text: str, spaces: int) -> str:
     """``text`` with every line but the first indented by ``spaces``: a child's repr inside its parent's."""
     lines = text.split("\n")
     return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
+
+
+_T = TypeVar("_T", bound=Tensor)  # the tensor type a walk yields: Parameter or Tensor
 
 
 # %% book/04_layers.ipynb, cell 22
