@@ -74,6 +74,7 @@ _NAMES_A_DEVICE = (str, device)  # what torch.Generator takes first, instead of 
 _GAMMA_U64, _MIX_1_U64, _MIX_2_U64 = np.uint64(_GAMMA), np.uint64(_MIX_1), np.uint64(_MIX_2)
 _SHIFT = {k: np.uint64(k) for k in (11, 27, 30, 31, 40, 53)}
 DEFAULT_SEED = 67280421310721  # the initial seed of a fresh torch.Generator()
+_DeviceArg = str | device | None  # what a device= argument may be (as_device checks it)
 
 
 # %% book/03_init.ipynb, cell 19
@@ -134,9 +135,9 @@ def _float_dtype(dtype: object) -> np.dtype:
     try:
         _, resolved = parse_to(dtype=dtype)  # chapter 2's one resolver: refuses str, object, complex, ...
     except TypeError:
-        resolved = dtype
-    if resolved not in _FLOAT_DTYPES:
-        raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {resolved}")
+        resolved = None
+    if resolved is None or resolved not in _FLOAT_DTYPES:
+        raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {dtype if resolved is None else resolved}")
     return resolved
 
 
@@ -175,7 +176,7 @@ class Generator:
 
     # ---- the state: seeding, saving and restoring, raw draws ------------------------------
 
-    def __init__(self, seed: int = DEFAULT_SEED, *, device: object = None) -> None:
+    def __init__(self, seed: int = DEFAULT_SEED, *, device: _DeviceArg = None) -> None:
         if isinstance(seed, _NAMES_A_DEVICE):
             raise TypeError(
                 "tensorlib.Generator takes a seed; torch.Generator's first argument is a device "
@@ -462,11 +463,13 @@ def _bind_bounds(name: str, forms: str, args: tuple, slots: dict[str, object]) -
     return list(slots.values())
 
 
-def _sample_dtype(dtype: object, default: object, requires_grad: bool, name: str) -> np.dtype:
+def _sample_dtype(dtype: object, default: np.dtype, requires_grad: bool, name: str) -> np.dtype:
+    """``dtype`` (``default`` when None) resolved; a floating one if ``requires_grad``."""
     try:
-        _, resolved = parse_to(dtype=default if dtype is None else dtype)
+        _, parsed = parse_to(dtype=dtype)
     except TypeError as error:
         raise TypeError(f"{name}: {error}") from None
+    resolved = default if parsed is None else parsed
     if requires_grad and resolved.kind != "f":
         raise TypeError(f"{name}: only floating-point tensors can require gradients, got {resolved}")
     return resolved
@@ -494,7 +497,7 @@ def _check_like(input: Tensor, name: str) -> None:
 
 # %% book/03_init.ipynb, cell 24
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
-         generator: Generator | None = None, dtype: object = None, device: object = None,
+         generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with uniform numbers on [0, 1).
 
@@ -509,7 +512,7 @@ def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
 
 
 def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
-          generator: Generator | None = None, dtype: object = None, device: object = None,
+          generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with standard normal numbers (Box-Muller).
 
@@ -523,7 +526,7 @@ def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
 
 def randint(*args: int | Sequence[int], low: int | None = None, high: int | None = None,
             size: Sequence[int] | None = None, generator: Generator | None = None,
-            dtype: object = None, device: object = None, requires_grad: bool = False) -> Tensor:
+            dtype: object = None, device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
 
     As ``torch.randint(low=0, high, size)``: each of ``low``, ``high`` and ``size`` may also
@@ -534,7 +537,7 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
     low, high, shape = _bind_bounds("randint", "(high, size) or (low, high, size)", args,
                                     {"low": low, "high": high, "size": size})
     as_device(device)
-    resolved = _sample_dtype(dtype, np.int64, requires_grad, "randint")
+    resolved = _sample_dtype(dtype, np.dtype(np.int64), requires_grad, "randint")
     low, high = _as_int(low, "low"), _as_int(high, "high")
     _check_fits(low, high, resolved, "randint")
     if not -(1 << 63) <= low < high <= 1 << 63:
@@ -545,10 +548,10 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: object = None,
-             device: object = None, requires_grad: bool = False) -> Tensor:
+             device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """A uniformly random permutation of 0..n-1, int64 by default (see ``Generator.randperm``)."""
     as_device(device)
-    resolved = _sample_dtype(dtype, np.int64, requires_grad, "randperm")
+    resolved = _sample_dtype(dtype, np.dtype(np.int64), requires_grad, "randperm")
     n = _as_int(n, "n")
     _check_fits(0, n, resolved, "randperm")
     values = resolve_generator(generator).randperm(n)
@@ -556,7 +559,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: object = None
 
 
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: object = None,
-              device: object = None, requires_grad: bool = False) -> Tensor:
+              device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """``rand`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype."""
     _check_like(input, "rand_like")
     return rand(input.shape, generator=generator, dtype=input.dtype if dtype is None else dtype,
@@ -564,7 +567,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: objec
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: object = None,
-               device: object = None, requires_grad: bool = False) -> Tensor:
+               device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """``randn`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype."""
     _check_like(input, "randn_like")
     return randn(input.shape, generator=generator, dtype=input.dtype if dtype is None else dtype,
@@ -573,7 +576,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: obje
 
 def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | None = None,
                  generator: Generator | None = None, dtype: object = None,
-                 device: object = None, requires_grad: bool = False) -> Tensor:
+                 device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """``randint`` with the shape and (unless ``dtype`` is given) the dtype of ``input``.
 
     As ``torch.randint_like``: ``randint_like(input, high)`` or ``randint_like(input, low,

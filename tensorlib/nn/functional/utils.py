@@ -18,7 +18,7 @@ __all__: list[str] = []
 
 
 # %% book/04_layers.ipynb, cell 50
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ def _check_size(value: Any, name: str, owner: str) -> int:
     """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0, checked by chapter 1's ``as_shape``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}")
-    return as_shape(value, f"{owner}: {name}")[0]
+    return as_shape(int(value), f"{owner}: {name}")[0]
 
 
 def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
@@ -61,7 +61,9 @@ def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
 
 def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     """An int or a pair of ints (PyTorch's convention) as a pair of Python ints."""
-    pair = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else tuple(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value), int(value)
+    pair = tuple(value) if isinstance(value, Iterable) else (value,)
     if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in pair):
         raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
     return int(pair[0]), int(pair[1])

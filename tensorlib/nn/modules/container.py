@@ -22,7 +22,7 @@ __all__ = [
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, overload
 
 from tensorlib.nn.modules.module import Module
 
@@ -45,7 +45,16 @@ class Sequential(Module):
     work as for a list.
     """
 
-    def __init__(self, *args: Module) -> None:
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    _modules: dict[str, Module]  # type: ignore[assignment]
+
+    @overload
+    def __init__(self, *args: Module) -> None: ...
+
+    @overload
+    def __init__(self, arg: OrderedDict[str, Module], /) -> None: ...
+
+    def __init__(self, *args: Any) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for name, module in args[0].items():
@@ -106,6 +115,9 @@ class ModuleList(Module):
     stack of blocks); a plain Python list would hide them from ``parameters()``.
     """
 
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    _modules: dict[str, Module]  # type: ignore[assignment]
+
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
         if modules is not None:
@@ -162,6 +174,9 @@ class ModuleList(Module):
 # %% book/04_layers.ipynb, cell 46
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
+
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    _modules: dict[str, Module]  # type: ignore[assignment]
 
     def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
         super().__init__()
