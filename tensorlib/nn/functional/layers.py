@@ -18,6 +18,7 @@ __all__ = [
     'linear',
     'embedding',
     'one_hot',
+    'LayerNormFunction',
     'layer_norm',
     'rms_norm',
     'dropout',
@@ -230,14 +231,34 @@ def _row_means(rows: np.ndarray) -> np.ndarray:
     return rows @ np.full(rows.shape[1], 1 / max(rows.shape[1], 1), dtype=rows.dtype)
 
 
-class _LayerNorm(Function):
-    """Layer normalisation over the trailing axes; backward is the closed form of the chapter.
+class LayerNormFunction(Function):
+    r"""Layer normalisation as one autograd ``Function``: the kernel of :func:`layer_norm` and ``LayerNorm``.
 
-    The input is seen as rows of the normalised width (a view), so each mean is one product.
+    ``LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=eps)`` normalises
+    ``input`` of shape ``(*, *shape)`` over its trailing ``shape`` dimensions and returns a tensor
+    of the same shape; ``weight`` (:math:`\gamma`) and ``bias`` (:math:`\beta`) have shape
+    ``shape`` or are ``None``. Row by row, with :math:`\mu` the mean and :math:`\sigma^2` the
+    biased variance of the row (computed in two passes, so no cancellation):
+
+    .. math::
+
+        \hat x = (x - \mu) / \sqrt{\sigma^2 + \varepsilon}, \qquad y = \gamma \odot \hat x + \beta.
+
+    The backward is the closed form, with :math:`g = \gamma \odot \bar y` and means over the row:
+    :math:`\bar x = (g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x)) / \sqrt{\sigma^2 + \varepsilon}`,
+    :math:`\bar\gamma = \sum_{rows} \bar y \odot \hat x`, :math:`\bar\beta = \sum_{rows} \bar y`.
+
+    It does not check its arguments (a Tensor input, floating dtypes that agree, the trailing
+    shape, a positive width): :func:`layer_norm` is the checked entry point. Call ``apply``
+    directly only with arguments that passed those checks, as a fused kernel does.
     """
 
     __slots__ = ("x_hat", "rstd", "weight", "shape")
     reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, γ
+
+    def name(self) -> str:
+        """``LayerNormBackward``: the node is named after the op (PyTorch's is ``NativeLayerNormBackward0``)."""
+        return "LayerNormBackward"
 
     def forward(
         self, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-5
@@ -318,7 +339,7 @@ def layer_norm(
     _check_tensor(input, "layer_norm")
     shape = _normalized_shape(normalized_shape, "layer_norm")
     _check_normalized("layer_norm", input, shape, weight, bias)
-    return _LayerNorm.apply(input, weight, bias, normalized_shape=shape, eps=float(eps))
+    return LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=float(eps))
 
 
 def rms_norm(

@@ -102,7 +102,7 @@ def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tupl
 
 
 def _check_probability(p: float, owner: str) -> float:
-    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (see the chapter)."""
+    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (its scale 1/(1-p) is infinite)."""
     if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool):
         raise ValueError(f"{owner}: dropout probability p must be a number in [0, 1), got {p!r}")
     if p == 1:
