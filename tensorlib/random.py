@@ -50,12 +50,12 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 16
+# %% book/03_init.ipynb, cell 18
 import functools
 import math
 import operator
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -74,9 +74,10 @@ _NAMES_A_DEVICE = (str, device)  # what torch.Generator takes first, instead of 
 _GAMMA_U64, _MIX_1_U64, _MIX_2_U64 = np.uint64(_GAMMA), np.uint64(_MIX_1), np.uint64(_MIX_2)
 _SHIFT = {k: np.uint64(k) for k in (11, 27, 30, 31, 40, 53)}
 DEFAULT_SEED = 67280421310721  # the initial seed of a fresh torch.Generator()
+_DeviceArg = str | device | None  # what a device= argument may be (as_device checks it)
 
 
-# %% book/03_init.ipynb, cell 17
+# %% book/03_init.ipynb, cell 19
 def _splitmix64_block(state: int, n: int) -> np.ndarray:
     """The next ``n`` outputs after ``state`` as a uint64 array of shape (n,); state untouched.
 
@@ -134,20 +135,127 @@ def _float_dtype(dtype: object) -> np.dtype:
     try:
         _, resolved = parse_to(dtype=dtype)  # chapter 2's one resolver: refuses str, object, complex, ...
     except TypeError:
-        resolved = dtype
-    if resolved not in _FLOAT_DTYPES:
-        raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {resolved}")
+        resolved = None
+    if resolved is None or resolved not in _FLOAT_DTYPES:
+        raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {dtype if resolved is None else resolved}")
     return resolved
 
 
-# %% book/03_init.ipynb, cell 19
-class _FloatSampling:
-    """Floating-point draws (a part of :class:`Generator`): ``uniform``, ``normal``, ``bernoulli``.
+# %% book/03_init.ipynb, cell 20
+class Generator:
+    """A splitmix64 pseudo-random number generator with a 64-bit state.
 
-    A mixin: every method consumes raw 64-bit draws through ``Generator._draw``.
+    ``Generator(seed)`` starts the state at ``seed`` (an int in [-2**63, 2**64); negative
+    seeds are taken modulo 2**64). Each draw adds ``gamma = 0x9E3779B97F4A7C15`` to the state
+    and returns mix(state), where mix is splitmix64's xor-shift-multiply bijection. The period
+    is 2**64 and the outputs are exactly equidistributed over it.
+
+    Sampling methods return numpy arrays; ``tensorlib.rand`` and friends wrap them in tensors.
+    ``get_state`` / ``set_state`` save and restore the generator exactly.
+
+    Thread safety: one generator may be shared by threads (the default one is). Each draw
+    reads and advances the state under a lock, so no two draws ever get the same numbers;
+    which thread gets which block depends on the interleaving, as in PyTorch.
+
+    Unlike ``torch.Generator(device)``, the first argument is the seed: tensorlib has one
+    device, so ``device=`` is a keyword that accepts only None or "cpu".
+
+    Example::
+
+        g = Generator(42)
+        g.uniform((2, 3))          # float32 array in [0, 1)
+        state = g.get_state()      # a uint8 tensor of 16 bytes
+        a = g.normal(5)
+        g.set_state(state)
+        assert (g.normal(5) == a).all()
     """
 
-    _draw: Callable[[int], np.ndarray]  # Generator._draw: the next n raw draws, the state advanced
+    _seed: int
+    _state: int
+    _lock: threading.Lock
+
+    # ---- the state: seeding, saving and restoring, raw draws ------------------------------
+
+    def __init__(self, seed: int = DEFAULT_SEED, *, device: _DeviceArg = None) -> None:
+        if isinstance(seed, _NAMES_A_DEVICE):
+            raise TypeError(
+                "tensorlib.Generator takes a seed; torch.Generator's first argument is a device "
+                f"- use tl.Generator(seed) or tl.manual_seed (seed must be an int, got {seed!r})"
+            )
+        as_device(device)
+        self._lock = threading.Lock()
+        self.manual_seed(seed)
+
+    @property
+    def device(self) -> device:
+        """The CPU, tensorlib's only device (``torch.Generator.device``)."""
+        return as_device(None)
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Reset the state to ``seed``; returns the generator, like ``torch.Generator``."""
+        seed = _check_seed(seed)
+        with self._lock:
+            self._seed = self._state = seed
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed of the last ``manual_seed`` (or of the constructor), in [0, 2**64)."""
+        return self._seed
+
+    def get_state(self) -> Tensor:
+        """The state as a uint8 tensor of shape (16,): state, then seed, as little-endian uint64.
+
+        Like ``torch.Generator.get_state``, a byte tensor; it round-trips exactly through
+        ``set_state`` and does not depend on the machine's byte order.
+        """
+        with self._lock:
+            state = np.array([self._state, self._seed], dtype="<u8")
+        return tensor(state.view(np.uint8))
+
+    def set_state(self, new_state: Tensor | np.ndarray) -> Generator:
+        """Restore a state from ``get_state``: a uint8 tensor (or array) of shape (16,)."""
+        data = new_state.detach().numpy() if isinstance(new_state, Tensor) else new_state
+        if not isinstance(data, np.ndarray):
+            raise TypeError(
+                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
+                f"got {type(new_state).__name__}"
+            )
+        if data.dtype != np.uint8 or data.shape != (_STATE_BYTES,):
+            raise ValueError(
+                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
+                f"got dtype {data.dtype} and shape {data.shape}"
+            )
+        state, seed = np.ascontiguousarray(data).view("<u8")
+        with self._lock:
+            self._state, self._seed = int(state), int(seed)
+        return self
+
+    def next_u64(self, n: int) -> np.ndarray:
+        """The next ``n`` raw 64-bit outputs, a uint64 array of shape (n,)."""
+        n = _as_int(n, "n")
+        if n < 0:
+            raise ValueError(f"n must be >= 0, got {n}")
+        return self._draw(n)
+
+    def _draw(self, n: int) -> np.ndarray:
+        """``next_u64`` without checking ``n``: the sampling methods call this with a valid size."""
+        with self._lock:  # read and advance the state as one step: threads never share a block
+            state = self._state
+            self._state = (state + n * _GAMMA) & _MASK_64
+        return _splitmix64_block(state, n)
+
+    def __getstate__(self) -> dict:
+        # a lock cannot be pickled or deep-copied: a copy gets a fresh one (and the same state)
+        return {"_seed": self._seed, "_state": self._state}
+
+    def __setstate__(self, saved: dict) -> None:
+        self._lock = threading.Lock()
+        self._seed, self._state = saved["_seed"], saved["_state"]
+
+    def __repr__(self) -> str:
+        return f"Generator(initial_seed={self._seed})"
+
+    # ---- floats: uniform, normal, bernoulli ---------------------------------------------
 
     def uniform(self, size: int | Sequence[int] = (), low: float = 0.0, high: float = 1.0,
                 dtype: object = None) -> np.ndarray:
@@ -237,15 +345,7 @@ class _FloatSampling:
         u = _top_bits_as_unit(self._draw(math.prod(shape))).reshape(shape)
         return (u < probs).astype(dtype)
 
-
-# %% book/03_init.ipynb, cell 21
-class _IntegerSampling:
-    """Integer draws (a part of :class:`Generator`): ``randint`` without modulo bias, ``randperm``."""
-
-    _state: int
-    _lock: threading.Lock
-    _draw: Callable[[int], np.ndarray]  # Generator._draw
-    next_u64: Callable[[int], np.ndarray]  # Generator.next_u64
+    # ---- integers: randint without modulo bias, randperm --------------------------------
 
     def _below(self, bound: int, n: int) -> np.ndarray:
         """``n`` integers uniform on [0, bound) as uint64, by rejection: no modulo bias."""
@@ -300,115 +400,6 @@ class _IntegerSampling:
                 return order.astype(np.int64)
 
 
-# %% book/03_init.ipynb, cell 23
-class Generator(_FloatSampling, _IntegerSampling):
-    """A splitmix64 pseudo-random number generator with a 64-bit state.
-
-    ``Generator(seed)`` starts the state at ``seed`` (an int in [-2**63, 2**64); negative
-    seeds are taken modulo 2**64). Each draw adds ``gamma = 0x9E3779B97F4A7C15`` to the state
-    and returns mix(state), where mix is splitmix64's xor-shift-multiply bijection. The period
-    is 2**64 and the outputs are exactly equidistributed over it.
-
-    Sampling methods return numpy arrays; ``tensorlib.rand`` and friends wrap them in tensors.
-    ``get_state`` / ``set_state`` save and restore the generator exactly.
-
-    Thread safety: one generator may be shared by threads (the default one is). Each draw
-    reads and advances the state under a lock, so no two draws ever get the same numbers;
-    which thread gets which block depends on the interleaving, as in PyTorch.
-
-    Unlike ``torch.Generator(device)``, the first argument is the seed: tensorlib has one
-    device, so ``device=`` is a keyword that accepts only None or "cpu".
-
-    Example::
-
-        g = Generator(42)
-        g.uniform((2, 3))          # float32 array in [0, 1)
-        state = g.get_state()      # a uint8 tensor of 16 bytes
-        a = g.normal(5)
-        g.set_state(state)
-        assert (g.normal(5) == a).all()
-    """
-
-    def __init__(self, seed: int = DEFAULT_SEED, *, device: object = None) -> None:
-        if isinstance(seed, _NAMES_A_DEVICE):
-            raise TypeError(
-                "tensorlib.Generator takes a seed; torch.Generator's first argument is a device "
-                f"- use tl.Generator(seed) or tl.manual_seed (seed must be an int, got {seed!r})"
-            )
-        as_device(device)
-        self._lock = threading.Lock()
-        self.manual_seed(seed)
-
-    @property
-    def device(self) -> device:
-        """The CPU, tensorlib's only device (``torch.Generator.device``)."""
-        return as_device(None)
-
-    def manual_seed(self, seed: int) -> Generator:
-        """Reset the state to ``seed``; returns the generator, like ``torch.Generator``."""
-        seed = _check_seed(seed)
-        with self._lock:
-            self._seed = self._state = seed
-        return self
-
-    def initial_seed(self) -> int:
-        """The seed of the last ``manual_seed`` (or of the constructor), in [0, 2**64)."""
-        return self._seed
-
-    def get_state(self) -> Tensor:
-        """The state as a uint8 tensor of shape (16,): state, then seed, as little-endian uint64.
-
-        Like ``torch.Generator.get_state``, a byte tensor; it round-trips exactly through
-        ``set_state`` and does not depend on the machine's byte order.
-        """
-        with self._lock:
-            state = np.array([self._state, self._seed], dtype="<u8")
-        return tensor(state.view(np.uint8))
-
-    def set_state(self, new_state: Tensor | np.ndarray) -> Generator:
-        """Restore a state from ``get_state``: a uint8 tensor (or array) of shape (16,)."""
-        data = new_state.detach().numpy() if isinstance(new_state, Tensor) else new_state
-        if not isinstance(data, np.ndarray):
-            raise TypeError(
-                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
-                f"got {type(new_state).__name__}"
-            )
-        if data.dtype != np.uint8 or data.shape != (_STATE_BYTES,):
-            raise ValueError(
-                "set_state expects the uint8 tensor of shape (16,) that get_state returns, "
-                f"got dtype {data.dtype} and shape {data.shape}"
-            )
-        state, seed = np.ascontiguousarray(data).view("<u8")
-        with self._lock:
-            self._state, self._seed = int(state), int(seed)
-        return self
-
-    def next_u64(self, n: int) -> np.ndarray:
-        """The next ``n`` raw 64-bit outputs, a uint64 array of shape (n,)."""
-        n = _as_int(n, "n")
-        if n < 0:
-            raise ValueError(f"n must be >= 0, got {n}")
-        return self._draw(n)
-
-    def _draw(self, n: int) -> np.ndarray:
-        """``next_u64`` without checking ``n``: the sampling methods call this with a valid size."""
-        with self._lock:  # read and advance the state as one step: threads never share a block
-            state = self._state
-            self._state = (state + n * _GAMMA) & _MASK_64
-        return _splitmix64_block(state, n)
-
-    def __getstate__(self) -> dict:
-        # a lock cannot be pickled or deep-copied: a copy gets a fresh one (and the same state)
-        return {"_seed": self._seed, "_state": self._state}
-
-    def __setstate__(self, saved: dict) -> None:
-        self._lock = threading.Lock()
-        self._seed, self._state = saved["_seed"], saved["_state"]
-
-    def __repr__(self) -> str:
-        return f"Generator(initial_seed={self._seed})"
-
-
 default_generator = Generator()
 
 
@@ -432,7 +423,7 @@ def set_rng_state(new_state: Tensor | np.ndarray) -> None:
     default_generator.set_state(new_state)
 
 
-# %% book/03_init.ipynb, cell 25
+# %% book/03_init.ipynb, cell 23
 def resolve_generator(generator: Generator | None) -> Generator:
     """The generator to draw from: ``generator``, or ``default_generator`` when it is None.
 
@@ -472,11 +463,13 @@ def _bind_bounds(name: str, forms: str, args: tuple, slots: dict[str, object]) -
     return list(slots.values())
 
 
-def _sample_dtype(dtype: object, default: object, requires_grad: bool, name: str) -> np.dtype:
+def _sample_dtype(dtype: object, default: np.dtype, requires_grad: bool, name: str) -> np.dtype:
+    """``dtype`` (``default`` when None) resolved; a floating one if ``requires_grad``."""
     try:
-        _, resolved = parse_to(dtype=default if dtype is None else dtype)
+        _, parsed = parse_to(dtype=dtype)
     except TypeError as error:
         raise TypeError(f"{name}: {error}") from None
+    resolved = default if parsed is None else parsed
     if requires_grad and resolved.kind != "f":
         raise TypeError(f"{name}: only floating-point tensors can require gradients, got {resolved}")
     return resolved
@@ -502,9 +495,9 @@ def _check_like(input: Tensor, name: str) -> None:
         raise TypeError(f"{name} expects a Tensor as input, got {type(input).__name__}")
 
 
-# %% book/03_init.ipynb, cell 26
+# %% book/03_init.ipynb, cell 24
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
-         generator: Generator | None = None, dtype: object = None, device: object = None,
+         generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with uniform numbers on [0, 1).
 
@@ -519,7 +512,7 @@ def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
 
 
 def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
-          generator: Generator | None = None, dtype: object = None, device: object = None,
+          generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of shape ``size`` filled with standard normal numbers (Box-Muller).
 
@@ -533,7 +526,7 @@ def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
 
 def randint(*args: int | Sequence[int], low: int | None = None, high: int | None = None,
             size: Sequence[int] | None = None, generator: Generator | None = None,
-            dtype: object = None, device: object = None, requires_grad: bool = False) -> Tensor:
+            dtype: object = None, device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """Integers uniform on [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
 
     As ``torch.randint(low=0, high, size)``: each of ``low``, ``high`` and ``size`` may also
@@ -544,7 +537,7 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
     low, high, shape = _bind_bounds("randint", "(high, size) or (low, high, size)", args,
                                     {"low": low, "high": high, "size": size})
     as_device(device)
-    resolved = _sample_dtype(dtype, np.int64, requires_grad, "randint")
+    resolved = _sample_dtype(dtype, np.dtype(np.int64), requires_grad, "randint")
     low, high = _as_int(low, "low"), _as_int(high, "high")
     _check_fits(low, high, resolved, "randint")
     if not -(1 << 63) <= low < high <= 1 << 63:
@@ -555,10 +548,10 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
 
 
 def randperm(n: int, *, generator: Generator | None = None, dtype: object = None,
-             device: object = None, requires_grad: bool = False) -> Tensor:
+             device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """A uniformly random permutation of 0..n-1, int64 by default (see ``Generator.randperm``)."""
     as_device(device)
-    resolved = _sample_dtype(dtype, np.int64, requires_grad, "randperm")
+    resolved = _sample_dtype(dtype, np.dtype(np.int64), requires_grad, "randperm")
     n = _as_int(n, "n")
     _check_fits(0, n, resolved, "randperm")
     values = resolve_generator(generator).randperm(n)
@@ -566,7 +559,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: object = None
 
 
 def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: object = None,
-              device: object = None, requires_grad: bool = False) -> Tensor:
+              device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """``rand`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype."""
     _check_like(input, "rand_like")
     return rand(input.shape, generator=generator, dtype=input.dtype if dtype is None else dtype,
@@ -574,7 +567,7 @@ def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: objec
 
 
 def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: object = None,
-               device: object = None, requires_grad: bool = False) -> Tensor:
+               device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """``randn`` with the shape of ``input`` and, unless ``dtype`` is given, its dtype."""
     _check_like(input, "randn_like")
     return randn(input.shape, generator=generator, dtype=input.dtype if dtype is None else dtype,
@@ -583,7 +576,7 @@ def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: obje
 
 def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | None = None,
                  generator: Generator | None = None, dtype: object = None,
-                 device: object = None, requires_grad: bool = False) -> Tensor:
+                 device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """``randint`` with the shape and (unless ``dtype`` is given) the dtype of ``input``.
 
     As ``torch.randint_like``: ``randint_like(input, high)`` or ``randint_like(input, low,
@@ -606,7 +599,7 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     return Tensor(values)
 
 
-# %% book/03_init.ipynb, cell 30
+# %% book/03_init.ipynb, cell 28
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
     """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
     if not isinstance(input, Tensor):

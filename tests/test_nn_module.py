@@ -620,33 +620,59 @@ def test_module_dict_views_have_docstrings():
         assert getattr(nn.ModuleDict, name).__doc__, name
 
 
-def test_module_methods_come_from_its_pieces_and_stay_visible():
-    """Module is assembled from mixins (one per concern); every method is a real attribute of the class."""
-    import inspect
+_MODULE_METHODS = (
+    # registration, calling, walking the tree, modes and casts, state_dict, printing
+    "register_parameter", "register_buffer", "add_module", "register_module", "forward",
+    "named_modules", "modules", "named_children", "children", "named_parameters", "parameters",
+    "named_buffers", "buffers", "get_submodule", "apply",
+    "train", "eval", "requires_grad_", "zero_grad", "to", "cpu", "double", "float", "half",
+    "state_dict", "load_state_dict", "extra_repr",
+)
 
-    from tensorlib.nn.modules import module as module_py
 
-    pieces = [module_py._ModuleRegistration, module_py._ModuleTree, module_py._ModuleModes, module_py._ModuleState, module_py._ModulePrinting]
-    assert tl.nn.Module.__mro__[1:6] == tuple(pieces)
-    expected = {
-        "register_parameter": "_ModuleRegistration", "add_module": "_ModuleRegistration",
-        "named_parameters": "_ModuleTree", "apply": "_ModuleTree",
-        "train": "_ModuleModes", "to": "_ModuleModes", "half": "_ModuleModes",
-        "state_dict": "_ModuleState", "load_state_dict": "_ModuleState",
-        "__repr__": "_ModulePrinting", "extra_repr": "_ModulePrinting",
-        "__setattr__": "Module", "__call__": "Module", "forward": "Module",
-    }
-    for name, owner in expected.items():
-        method = getattr(tl.nn.Module, name)
-        assert method.__qualname__ == f"{owner}.{name}", (name, method.__qualname__)
-        assert inspect.getsource(method)  # defined in source, not patched in
-    # no piece defines a name another piece (or Module) also defines: each method has one home
-    seen: dict[str, str] = {}
-    for piece in [*pieces, tl.nn.Module]:
-        for name, value in vars(piece).items():
-            if callable(value) and not name.startswith("__"):
-                assert name not in seen, f"{name} is defined by both {seen[name]} and {piece.__name__}"
-                seen[name] = piece.__name__
+def test_module_is_one_class_with_every_method_documented():
+    """Module is one class, as torch.nn.Module: no bases but object, every public method its own and documented."""
+    assert tl.nn.Module.__mro__ == (tl.nn.Module, object)
+    for name in _MODULE_METHODS:
+        assert name in vars(tl.nn.Module), f"Module.{name} is not defined by Module itself"
+        assert getattr(tl.nn.Module, name).__doc__, f"Module.{name} has no docstring"
+    public = {name for name in vars(tl.nn.Module) if not name.startswith("_") and callable(getattr(tl.nn.Module, name))}
+    assert public == set(_MODULE_METHODS), public ^ set(_MODULE_METHODS)
+
+
+def test_a_module_subclassed_early_has_every_capability():
+    """A learner's module, defined before any library layer is used, works with every method and inside any container."""
+
+    class Scale(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(tl.ones(3))
+            self.register_buffer("count", tl.zeros(1))
+
+        def forward(self, x):
+            return x * self.weight
+
+    early = Scale()
+    model = nn.Sequential(nn.Linear(3, 3), early)
+    assert [name for name, _ in model.named_parameters()] == ["0.weight", "0.bias", "1.weight"]
+    assert [name for name, _ in model.named_buffers()] == ["1.count"]
+    assert model.get_submodule("1") is early and list(model.children())[1] is early
+    model(tl.ones(2, 3)).sum().backward()
+    assert early.weight.grad is not None
+    model.zero_grad()
+    assert early.weight.grad is None
+    assert model.eval() is model and not early.training and model.train() is model and early.training
+    state = model.state_dict()
+    assert list(state) == ["0.weight", "0.bias", "1.weight", "1.count"]
+    fresh = nn.Sequential(nn.Linear(3, 3), Scale())
+    assert repr(fresh.load_state_dict(state)) == "<All keys matched successfully>"
+    early.double()
+    assert early.weight.dtype == np.float64 and early.count.dtype == np.float64
+    assert repr(model).splitlines()[-2] == "  (1): Scale()"
+    assert "weight" in dir(early) and "count" in dir(early)
+    seen: list[str] = []
+    model.apply(lambda module: seen.append(type(module).__name__))
+    assert seen == ["Linear", "Scale", "Sequential"]
 
 
 def test_linear_and_conv_share_pytorchs_default_init():

@@ -12,9 +12,11 @@ from tensorlib.nn.functional.loss import (
     nll_loss,
 )
 
-# Chapter 4, Layers: linear, conv2d, dropout, pad, one_hot, ... (nn.functional.layers)
+# Chapter 4, Layers: linear, conv2d, dropout, pad, one_hot, ..., and LayerNormFunction, the kernel of
+# layer_norm that a fused layer may call directly (nn.functional.layers)
 # isort: split
 from tensorlib.nn.functional.layers import (
+    LayerNormFunction,
     avg_pool2d,
     conv2d,
     dropout,
@@ -41,6 +43,7 @@ __all__ = [
     "softmax",
     "tanh",
     # Chapter 4
+    "LayerNormFunction",
     "avg_pool2d",
     "conv2d",
     "dropout",

@@ -18,6 +18,7 @@ __all__ = [
     'linear',
     'embedding',
     'one_hot',
+    'LayerNormFunction',
     'layer_norm',
     'rms_norm',
     'dropout',
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 57
+# %% book/04_layers.ipynb, cell 52
 import math
 import operator
 from collections.abc import Sequence
@@ -117,7 +118,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 70
+# %% book/04_layers.ipynb, cell 65
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -179,7 +180,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     return _Embedding.apply(weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx)
 
 
-# %% book/04_layers.ipynb, cell 75
+# %% book/04_layers.ipynb, cell 70
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -212,7 +213,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 82
+# %% book/04_layers.ipynb, cell 77
 def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
@@ -230,14 +231,34 @@ def _row_means(rows: np.ndarray) -> np.ndarray:
     return rows @ np.full(rows.shape[1], 1 / max(rows.shape[1], 1), dtype=rows.dtype)
 
 
-class _LayerNorm(Function):
-    """Layer normalisation over the trailing axes; backward is the closed form of the chapter.
+class LayerNormFunction(Function):
+    r"""Layer normalisation as one autograd ``Function``: the kernel of :func:`layer_norm` and ``LayerNorm``.
 
-    The input is seen as rows of the normalised width (a view), so each mean is one product.
+    ``LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=eps)`` normalises
+    ``input`` of shape ``(*, *shape)`` over its trailing ``shape`` dimensions and returns a tensor
+    of the same shape; ``weight`` (:math:`\gamma`) and ``bias`` (:math:`\beta`) have shape
+    ``shape`` or are ``None``. Row by row, with :math:`\mu` the mean and :math:`\sigma^2` the
+    biased variance of the row (computed in two passes, so no cancellation):
+
+    .. math::
+
+        \hat x = (x - \mu) / \sqrt{\sigma^2 + \varepsilon}, \qquad y = \gamma \odot \hat x + \beta.
+
+    The backward is the closed form, with :math:`g = \gamma \odot \bar y` and means over the row:
+    :math:`\bar x = (g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x)) / \sqrt{\sigma^2 + \varepsilon}`,
+    :math:`\bar\gamma = \sum_{rows} \bar y \odot \hat x`, :math:`\bar\beta = \sum_{rows} \bar y`.
+
+    It does not check its arguments (a Tensor input, floating dtypes that agree, the trailing
+    shape, a positive width): :func:`layer_norm` is the checked entry point. Call ``apply``
+    directly only with arguments that passed those checks, as a fused kernel does.
     """
 
     __slots__ = ("x_hat", "rstd", "weight", "shape")
     reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, γ
+
+    def name(self) -> str:
+        """``LayerNormBackward``: the node is named after the op (PyTorch's is ``NativeLayerNormBackward0``)."""
+        return "LayerNormBackward"
 
     def forward(
         self, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-5
@@ -318,7 +339,7 @@ def layer_norm(
     _check_tensor(input, "layer_norm")
     shape = _normalized_shape(normalized_shape, "layer_norm")
     _check_normalized("layer_norm", input, shape, weight, bias)
-    return _LayerNorm.apply(input, weight, bias, normalized_shape=shape, eps=float(eps))
+    return LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=float(eps))
 
 
 def rms_norm(
@@ -337,7 +358,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 91
+# %% book/04_layers.ipynb, cell 86
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -373,7 +394,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 106
+# %% book/04_layers.ipynb, cell 101
 def _check_spatial(what: str, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int], sides: _Sides, dilation: tuple[int, int]) -> None:
     if len(shape) != 4:
         raise ValueError(f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}")
@@ -430,7 +451,7 @@ def _fold(patches: np.ndarray, padded_shape: tuple[int, ...], stride: tuple[int,
     return image
 
 
-# %% book/04_layers.ipynb, cell 107
+# %% book/04_layers.ipynb, cell 102
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -522,7 +543,7 @@ def conv2d(
     return _Conv2d.apply(input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups)
 
 
-# %% book/04_layers.ipynb, cell 108
+# %% book/04_layers.ipynb, cell 103
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -569,7 +590,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 117
+# %% book/04_layers.ipynb, cell 112
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -627,7 +648,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 120
+# %% book/04_layers.ipynb, cell 115
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

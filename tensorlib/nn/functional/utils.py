@@ -17,8 +17,8 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 55
-from collections.abc import Sequence
+# %% book/04_layers.ipynb, cell 50
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ def _check_size(value: Any, name: str, owner: str) -> int:
     """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0, checked by chapter 1's ``as_shape``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}")
-    return as_shape(value, f"{owner}: {name}")[0]
+    return as_shape(int(value), f"{owner}: {name}")[0]
 
 
 def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
@@ -61,7 +61,9 @@ def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
 
 def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     """An int or a pair of ints (PyTorch's convention) as a pair of Python ints."""
-    pair = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else tuple(value)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value), int(value)
+    pair = tuple(value) if isinstance(value, Iterable) else (value,)
     if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in pair):
         raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
     return int(pair[0]), int(pair[1])
@@ -100,7 +102,7 @@ def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tupl
 
 
 def _check_probability(p: float, owner: str) -> float:
-    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (see the chapter)."""
+    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (its scale 1/(1-p) is infinite)."""
     if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool):
         raise ValueError(f"{owner}: dropout probability p must be a number in [0, 1), got {p!r}")
     if p == 1:

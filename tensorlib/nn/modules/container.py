@@ -18,16 +18,16 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 48
+# %% book/04_layers.ipynb, cell 43
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, overload
 
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 49
+# %% book/04_layers.ipynb, cell 44
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)
@@ -45,7 +45,16 @@ class Sequential(Module):
     work as for a list.
     """
 
-    def __init__(self, *args: Module) -> None:
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    _modules: dict[str, Module]  # type: ignore[assignment]
+
+    @overload
+    def __init__(self, *args: Module) -> None: ...
+
+    @overload
+    def __init__(self, arg: OrderedDict[str, Module], /) -> None: ...
+
+    def __init__(self, *args: Any) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for name, module in args[0].items():
@@ -98,13 +107,16 @@ class Sequential(Module):
         return input
 
 
-# %% book/04_layers.ipynb, cell 50
+# %% book/04_layers.ipynb, cell 45
 class ModuleList(Module):
     """A list of modules, registered as children ``"0"``, ``"1"``, ...
 
     Use it when ``forward`` needs the modules in a custom way (a loop with skips, a
     stack of blocks); a plain Python list would hide them from ``parameters()``.
     """
+
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    _modules: dict[str, Module]  # type: ignore[assignment]
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
@@ -159,9 +171,12 @@ class ModuleList(Module):
             self._modules[str(number)] = value
 
 
-# %% book/04_layers.ipynb, cell 51
+# %% book/04_layers.ipynb, cell 46
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
+
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    _modules: dict[str, Module]  # type: ignore[assignment]
 
     def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
         super().__init__()

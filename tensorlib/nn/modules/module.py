@@ -22,10 +22,10 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 17
+# %% book/04_layers.ipynb, cell 19
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -33,8 +33,8 @@ from tensorlib.engine import Tensor, no_grad, parse_to
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 18
-def _check_name(owner: Module, name: object, kind: str, table: dict) -> None:
+# %% book/04_layers.ipynb, cell 20
+def _check_name(owner: Module, name: object, kind: str, table: Mapping[str, object]) -> None:
     """A registered name must be a non-empty str without dots, not already another attribute."""
     if not isinstance(name, str):
         raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
@@ -46,289 +46,16 @@ def _check_name(owner: Module, name: object, kind: str, table: dict) -> None:
         raise KeyError(f"attribute {name!r} already exists")
 
 
-class _ModuleRegistration:
-    """Registering by name (a part of :class:`Module`): ``register_parameter``,
-    ``register_buffer``, ``add_module``, and the checks ``__setattr__`` shares with them.
-    """
-
-    _parameters: dict[str, Parameter | None]
-    _buffers: dict[str, Tensor | None]
-    _non_persistent_buffers: set[str]
-    _modules: dict[str, Module | None]
-
-    def _tables(self) -> tuple[dict, dict, dict]:
-        tables = [self.__dict__.get(key) for key in ("_parameters", "_buffers", "_modules")]
-        if any(table is None for table in tables):
-            raise AttributeError(
-                f"cannot assign parameters, buffers or modules before Module.__init__() "
-                f"(call super().__init__() first in {type(self).__name__}.__init__)"
-            )
-        return tables[0], tables[1], tables[2]
-
-    def _forget(self, name: str, keep: dict) -> None:
-        """Drop ``name`` from the instance dict and the tables other than ``keep``.
-
-        ``name`` is about to be (re)registered in ``keep``; leaving it there keeps its place
-        in the registration order when a parameter or child is replaced.
-        """
-        self.__dict__.pop(name, None)
-        for table in self._tables():
-            if table is not keep:
-                table.pop(name, None)
-        self._non_persistent_buffers.discard(name)
-
-    def _check_not_cycle(self, name: str, module: Module) -> None:
-        for _, inner in module.named_modules():
-            if inner is self:
-                raise ValueError(
-                    f"cannot register {type(module).__name__} as child {name!r} of "
-                    f"{type(self).__name__}: it contains that module, which would make a cycle"
-                )
-
-    def register_parameter(self, name: str, param: Parameter | None) -> None:
-        """Register ``param`` (a :class:`Parameter`, or ``None`` for an absent one) as ``name``."""
-        parameters, _, _ = self._tables()
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(
-                f"cannot assign {type(param).__name__} as parameter {name!r} "
-                "(tensorlib.nn.Parameter or None expected)"
-            )
-        _check_name(self, name, "parameter", parameters)
-        self._forget(name, parameters)
-        parameters[name] = param
-
-    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
-        """Register ``tensor`` as a buffer: module state that is not a trained parameter.
-
-        A persistent buffer is saved in ``state_dict``; a non-persistent one (a cache, a
-        constant mask) is not. ``None`` registers an absent buffer.
-        """
-        _, buffers, _ = self._tables()
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign {type(tensor).__name__} as buffer {name!r} (Tensor or None expected)")
-        _check_name(self, name, "buffer", buffers)
-        self._forget(name, buffers)
-        buffers[name] = tensor
-        if not persistent:
-            self._non_persistent_buffers.add(name)
-
-    def add_module(self, name: str, module: Module | None) -> None:
-        """Register ``module`` as the child ``name``; same as ``setattr(self, name, module)``.
-
-        Raises:
-            ValueError: if ``module`` is this module or contains it: a module tree must
-                not have a cycle, or every walk over it would never end.
-        """
-        _, _, modules = self._tables()
-        if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        _check_name(self, name, "module", modules)
-        if module is not None:
-            self._check_not_cycle(name, module)
-        self._forget(name, modules)
-        modules[name] = module
-
-    register_module = add_module
+def _indent_after_first_line(text: str, spaces: int) -> str:
+    """``text`` with every line but the first indented by ``spaces``: a child's repr inside its parent's."""
+    lines = text.split("\n")
+    return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
 
 
-# %% book/04_layers.ipynb, cell 20
-class _ModuleTree:
-    """Walking the tree: the generators over modules, parameters and buffers (a part of :class:`Module`).
-
-    A mixin: it adds methods and no state. It reads the tables that ``Module.__init__`` creates.
-    """
-
-    _parameters: dict[str, Parameter | None]
-    _buffers: dict[str, Tensor | None]
-    _non_persistent_buffers: set[str]
-    _modules: dict[str, Module | None]
-    training: bool
-
-    def named_modules(self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
-        """Yield ``(dotted name, module)`` for this module (name ``prefix``) and every descendant.
-
-        Depth first, parents before children, children in registration order. A module
-        reached twice (shared between two parents) is yielded once, under its first name.
-        """
-        if memo is None:
-            memo = set()
-        if remove_duplicate:
-            if self in memo:  # modules hash by identity
-                return
-            memo.add(self)
-        yield prefix, self
-        for name, child in self._modules.items():
-            if child is not None:
-                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
-
-    def modules(self) -> Iterator[Module]:
-        """Yield this module and every descendant, each once (see :meth:`named_modules`)."""
-        for _, module in self.named_modules():
-            yield module
-
-    def named_children(self) -> Iterator[tuple[str, Module]]:
-        """Yield ``(name, child)`` for the direct children, each child once."""
-        seen: set[int] = set()
-        for name, child in self._modules.items():
-            if child is not None and id(child) not in seen:
-                seen.add(id(child))
-                yield name, child
-
-    def children(self) -> Iterator[Module]:
-        """Yield the direct children, each once."""
-        for _, child in self.named_children():
-            yield child
-
-    def _named_members(self, table: str, prefix: str, recurse: bool, remove_duplicate: bool) -> Iterator[tuple[str, Tensor]]:
-        walk = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
-        seen: set[int] = set()
-        for module_prefix, module in walk:
-            for name, tensor in getattr(module, table).items():
-                if tensor is None:
-                    continue
-                if remove_duplicate:
-                    if id(tensor) in seen:
-                        continue
-                    seen.add(id(tensor))
-                yield (f"{module_prefix}.{name}" if module_prefix else name), tensor
-
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
-        """Yield ``(dotted name, parameter)`` over the tree, in registration order.
-
-        A parameter shared by two modules (weight tying) is yielded once, under the first
-        name the walk reaches, so an optimizer never updates it twice.
-        """
-        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)  # type: ignore[misc]
-
-    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Yield every parameter of the tree once; what an optimizer is built from."""
-        for _, param in self.named_parameters(recurse=recurse):
-            yield param
-
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
-        """Yield ``(dotted name, buffer)`` over the tree, each buffer once."""
-        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
-
-    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
-        """Yield every buffer of the tree once."""
-        for _, buffer in self.named_buffers(recurse=recurse):
-            yield buffer
-
-    def get_submodule(self, target: str) -> Module:
-        """The descendant at the dotted path ``target`` (``""`` is this module)."""
-        module: Module = self
-        for part in target.split(".") if target else []:
-            child = module._modules.get(part)
-            if child is None:
-                raise AttributeError(f"{type(module).__name__} has no child module {part!r} (looking up {target!r})")
-            module = child
-        return module
-
-    def apply(self, fn: Callable[[Module], object]) -> Module:
-        """Call ``fn`` on every descendant, children first, then on ``self``; returns ``self``.
-
-        The usual use is a custom initialisation: ``model.apply(init_weights)``.
-        """
-        for child in self.children():
-            child.apply(fn)
-        fn(self)
-        return self
+_T = TypeVar("_T", bound=Tensor)  # the tensor type a walk yields: Parameter or Tensor
 
 
 # %% book/04_layers.ipynb, cell 22
-class _ModuleModes:
-    """Modes, gradients and casts over the whole tree (a part of :class:`Module`): ``train``,
-    ``eval``, ``requires_grad_``, ``zero_grad``, ``to``, ``cpu``, ``double``, ``float``, ``half``.
-    """
-
-    _parameters: dict[str, Parameter | None]
-    _buffers: dict[str, Tensor | None]
-    _non_persistent_buffers: set[str]
-    _modules: dict[str, Module | None]
-    training: bool
-
-    def train(self, mode: bool = True) -> Module:
-        """Set ``training`` to ``mode`` on this module and every descendant; returns ``self``."""
-        if not isinstance(mode, bool):
-            raise ValueError(f"training mode is expected to be a bool, got {mode!r}")
-        self.training = mode
-        for child in self.children():
-            child.train(mode)
-        return self
-
-    def eval(self) -> Module:
-        """Evaluation mode: ``train(False)``. Dropout becomes the identity."""
-        return self.train(False)
-
-    def requires_grad_(self, requires_grad: bool = True) -> Module:
-        """Switch gradient tracking of every parameter (``False`` freezes the module)."""
-        for param in self.parameters():
-            param.requires_grad = requires_grad
-        return self
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget the gradients of every parameter.
-
-        With ``set_to_none=True`` (the default, as in PyTorch) each ``.grad`` becomes
-        ``None``, so the next backward pass writes it fresh instead of adding to zeros.
-        """
-        for param in self.parameters():
-            if param.grad is None:
-                continue
-            if set_to_none:
-                param.grad = None
-            else:
-                param.grad.zero_()
-
-    def _cast(self, dtype: np.dtype) -> Module:
-        with no_grad():
-            for module in self.modules():
-                for table in (module._parameters, module._buffers):
-                    for tensor in table.values():
-                        if tensor is not None and tensor.is_floating_point():
-                            tensor.data = tensor.numpy().astype(dtype)
-                            tensor.grad = None
-        return self
-
-    def to(self, *args: Any, device: Any = None, dtype: Any = None) -> Module:
-        """Cast every floating-point parameter and buffer to ``dtype``, in place; returns ``self``.
-
-        Takes PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
-        ``to(tensor)`` (that tensor's dtype) and the keywords ``device=`` and ``dtype=``.
-        The only device is the CPU, so ``to("cpu")`` changes nothing. The parameter
-        objects stay the same (only their data changes), so references held elsewhere (an
-        optimizer's) stay valid. Gradients are dropped, as their dtype would no longer
-        match; integer buffers keep their dtype.
-
-        Raises:
-            TypeError: for a dtype that is not floating point.
-            ValueError: for a device other than the CPU.
-        """
-        _, resolved = parse_to(*args, dtype=dtype, device=device)  # chapter 2's resolver, as Tensor.to's
-        if resolved is None:
-            return self
-        if resolved.kind != "f":  # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
-        return self._cast(resolved)
-
-    def cpu(self) -> Module:
-        """Return ``self``: tensorlib's parameters always live on the CPU."""
-        return self
-
-    def double(self) -> Module:
-        """Cast floating-point parameters and buffers to float64 (for gradient checks)."""
-        return self._cast(np.dtype(np.float64))
-
-    def float(self) -> Module:
-        """Cast floating-point parameters and buffers to float32, the default dtype."""
-        return self._cast(np.dtype(np.float32))
-
-    def half(self) -> Module:
-        """Cast floating-point parameters and buffers to float16 (half the memory; numpy computes it slowly)."""
-        return self._cast(np.dtype(np.float16))
-
-
-# %% book/04_layers.ipynb, cell 24
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
 
@@ -401,108 +128,8 @@ def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict
     return sources, missing, unexpected
 
 
-# %% book/04_layers.ipynb, cell 25
-class _ModuleState:
-    """Checkpoints (a part of :class:`Module`): ``state_dict`` and a transactional ``load_state_dict``."""
-
-    _parameters: dict[str, Parameter | None]
-    _buffers: dict[str, Tensor | None]
-    _non_persistent_buffers: set[str]
-    _modules: dict[str, Module | None]
-    training: bool
-
-    def state_dict(self, destination: dict | None = None, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
-        """Every parameter and persistent buffer of the tree, by dotted name, in order.
-
-        As in PyTorch the values are detached tensors that share memory with the module's
-        own (no copy is made): save them, or ``copy`` them, before training on. Tied
-        parameters appear under each of their names. ``keep_vars=True`` returns the
-        parameter objects themselves.
-        """
-        if destination is None:
-            destination = OrderedDict()
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
-        for name, buffer in self._buffers.items():
-            if buffer is not None and name not in self._non_persistent_buffers:
-                destination[prefix + name] = buffer if keep_vars else buffer.detach()
-        for name, child in self._modules.items():
-            if child is not None:
-                child.state_dict(destination, prefix + name + ".", keep_vars)
-        return destination
-
-    def _state_targets(self) -> dict[str, Tensor]:
-        """Name to the live tensor a checkpoint entry would be copied into."""
-        return self.state_dict(keep_vars=True)
-
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
-        """Copy ``state_dict``'s tensors into this module's parameters and buffers, in place.
-
-        Everything is validated before anything is copied, so a failed load leaves the
-        module unchanged. A value's shape must equal the target's (always an error, as in
-        PyTorch); values are cast to the target's dtype. With ``strict=True`` missing keys
-        (the module has, the dict lacks) and unexpected keys (the other way round) are an
-        error too; with ``strict=False`` they are returned.
-
-        Args:
-            state_dict: dotted name to Tensor, numpy array or any array-like with
-                ``__array__`` (a torch tensor), as :meth:`state_dict` gives.
-            strict: whether key mismatches raise.
-
-        Returns:
-            ``(missing_keys, unexpected_keys)``, a named tuple of two lists.
-
-        Raises:
-            TypeError: if a value is not a Tensor or a numeric array-like (named by its key
-                and its full type, e.g. ``list`` or ``torch.Tensor``).
-            RuntimeError: listing every missing and unexpected key (strict) and every
-                shape mismatch, all in one message.
-        """
-        targets = self._state_targets()
-        sources, missing, unexpected = _check_state(type(self).__name__, state_dict, targets, strict)
-        with no_grad():
-            for key, array in sources.items():
-                targets[key].copy_(array)  # casts to the target's dtype
-        return _IncompatibleKeys(missing, unexpected)
-
-
-# %% book/04_layers.ipynb, cell 27
-def _indent_after_first_line(text: str, spaces: int) -> str:
-    lines = text.split("\n")
-    return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
-
-
-class _ModulePrinting:
-    """The nested repr of the tree (a part of :class:`Module`): ``extra_repr``, ``__repr__``, ``__dir__``."""
-
-    _parameters: dict[str, Parameter | None]
-    _buffers: dict[str, Tensor | None]
-    _non_persistent_buffers: set[str]
-    _modules: dict[str, Module | None]
-    training: bool
-
-    def extra_repr(self) -> str:
-        """The layer's settings shown between the parentheses of its repr; override it."""
-        return ""
-
-    def __repr__(self) -> str:
-        extra = self.extra_repr()
-        extra_lines = extra.split("\n") if extra else []
-        child_lines = [
-            f"({name}): " + _indent_after_first_line(repr(child), 2) for name, child in self._modules.items()
-        ]
-        if not child_lines and len(extra_lines) <= 1:
-            return f"{type(self).__name__}({extra})"
-        body = "\n  ".join(extra_lines + child_lines)
-        return f"{type(self).__name__}(\n  {body}\n)"
-
-    def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
-
-
-# %% book/04_layers.ipynb, cell 29
-class Module(_ModuleRegistration, _ModuleTree, _ModuleModes, _ModuleState, _ModulePrinting):
+# %% book/04_layers.ipynb, cell 24
+class Module:
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 
     Assigning a :class:`Parameter`, a :class:`Module` or (through :meth:`register_buffer`) a
@@ -523,9 +150,16 @@ class Module(_ModuleRegistration, _ModuleTree, _ModuleModes, _ModuleState, _Modu
 
         [name for name, _ in TwoLayer().named_parameters()]
         # ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+
+    Attributes:
+        training: whether the module is in training mode (see :meth:`train`).
     """
 
     training: bool
+    _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent_buffers: set[str]
+    _modules: dict[str, Module | None]
 
     def __init__(self) -> None:
         # object.__setattr__ because our own __setattr__ consults these tables
@@ -535,18 +169,19 @@ class Module(_ModuleRegistration, _ModuleTree, _ModuleModes, _ModuleState, _Modu
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
 
-    # ---- registration by assignment ------------------------------------------------------
+    # ---- registration: by assignment and by name -------------------------------------------
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A Parameter or Module value registers (replacing whatever held the name); None or
         # a Tensor assigned to a name already registered updates that entry in place.
-        tables = [self.__dict__.get(key) for key in ("_parameters", "_buffers", "_modules")]
-        parameters, buffers, modules = tables
+        parameters = self.__dict__.get("_parameters")
+        buffers = self.__dict__.get("_buffers")
+        modules = self.__dict__.get("_modules")
         if isinstance(value, (Parameter, Module)):
-            parameters, buffers, modules = self._tables()
+            parameters, _, modules = self._tables()
             if isinstance(value, Module):
                 self._check_not_cycle(name, value)
-            table = parameters if isinstance(value, Parameter) else modules
+            table: dict[str, Any] = parameters if isinstance(value, Parameter) else modules
             self._forget(name, table)
             table[name] = value
         elif parameters is not None and name in parameters:
@@ -583,7 +218,87 @@ class Module(_ModuleRegistration, _ModuleTree, _ModuleModes, _ModuleState, _Modu
                 return
         object.__delattr__(self, name)
 
-    # ---- calling -------------------------------------------------------------------------
+    def _tables(self) -> tuple[dict[str, Parameter | None], dict[str, Tensor | None], dict[str, Module | None]]:
+        """The three tables; a clear error if a subclass assigns before ``Module.__init__``."""
+        parameters = self.__dict__.get("_parameters")
+        buffers = self.__dict__.get("_buffers")
+        modules = self.__dict__.get("_modules")
+        if parameters is None or buffers is None or modules is None:
+            raise AttributeError(
+                f"cannot assign parameters, buffers or modules before Module.__init__() "
+                f"(call super().__init__() first in {type(self).__name__}.__init__)"
+            )
+        return parameters, buffers, modules
+
+    def _forget(self, name: str, keep: Mapping[str, object]) -> None:
+        """Drop ``name`` from the instance dict and the tables other than ``keep``.
+
+        ``name`` is about to be (re)registered in ``keep``; leaving it there keeps its place
+        in the registration order when a parameter or child is replaced.
+        """
+        self.__dict__.pop(name, None)
+        for table in self._tables():
+            if table is not keep:
+                table.pop(name, None)
+        self._non_persistent_buffers.discard(name)
+
+    def _check_not_cycle(self, name: str, module: Module) -> None:
+        """Refuse ``module`` as child ``name`` if it is ``self`` or contains it."""
+        for _, inner in module.named_modules():
+            if inner is self:
+                raise ValueError(
+                    f"cannot register {type(module).__name__} as child {name!r} of "
+                    f"{type(self).__name__}: it contains that module, which would make a cycle"
+                )
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` (a :class:`Parameter`, or ``None`` for an absent one) as ``name``."""
+        parameters, _, _ = self._tables()
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign {type(param).__name__} as parameter {name!r} "
+                "(tensorlib.nn.Parameter or None expected)"
+            )
+        _check_name(self, name, "parameter", parameters)
+        self._forget(name, parameters)
+        parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register ``tensor`` as a buffer: module state that is not a trained parameter.
+
+        A persistent buffer is saved in ``state_dict``; a non-persistent one (a cache, a
+        constant mask) is not. ``None`` registers an absent buffer.
+        """
+        _, buffers, _ = self._tables()
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign {type(tensor).__name__} as buffer {name!r} (Tensor or None expected)")
+        _check_name(self, name, "buffer", buffers)
+        self._forget(name, buffers)
+        buffers[name] = tensor
+        if not persistent:
+            self._non_persistent_buffers.add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register ``module`` as the child ``name``; same as ``setattr(self, name, module)``.
+
+        Raises:
+            ValueError: if ``module`` is this module or contains it: a module tree must
+                not have a cycle, or every walk over it would never end.
+        """
+        _, _, modules = self._tables()
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        _check_name(self, name, "module", modules)
+        if module is not None:
+            self._check_not_cycle(name, module)
+        self._forget(name, modules)
+        modules[name] = module
+
+    def register_module(self, name: str, module: Module | None) -> None:
+        """The same as :meth:`add_module` (PyTorch has both names)."""
+        self.add_module(name, module)
+
+    # ---- calling ---------------------------------------------------------------------------
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation; every subclass defines it. Call the module, not ``forward``."""
@@ -591,3 +306,263 @@ class Module(_ModuleRegistration, _ModuleTree, _ModuleModes, _ModuleState, _Modu
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
+
+    # ---- walking the tree ------------------------------------------------------------------
+
+    def named_modules(self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+        """Yield ``(dotted name, module)`` for this module (name ``prefix``) and every descendant.
+
+        Depth first, parents before children, children in registration order. A module
+        reached twice (shared between two parents) is yielded once, under its first name.
+        """
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:  # modules hash by identity
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, child in self._modules.items():
+            if child is not None:
+                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        """Yield this module and every descendant, each once (see :meth:`named_modules`)."""
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """Yield ``(name, child)`` for the direct children, each child once."""
+        seen: set[int] = set()
+        for name, child in self._modules.items():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                yield name, child
+
+    def children(self) -> Iterator[Module]:
+        """Yield the direct children, each once."""
+        for _, child in self.named_children():
+            yield child
+
+    def _named_members(self, members: Callable[[Module], Mapping[str, _T | None]], prefix: str, recurse: bool,
+                       remove_duplicate: bool) -> Iterator[tuple[str, _T]]:
+        """Yield ``(dotted name, tensor)`` for the tensors ``members(module)`` lists, over the tree."""
+        walk = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else iter([(prefix, self)])
+        seen: set[int] = set()
+        for module_prefix, module in walk:
+            for name, tensor in members(module).items():
+                if tensor is None:
+                    continue
+                if remove_duplicate:
+                    if id(tensor) in seen:
+                        continue
+                    seen.add(id(tensor))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), tensor
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """Yield ``(dotted name, parameter)`` over the tree, in registration order.
+
+        A parameter shared by two modules (weight tying) is yielded once, under the first
+        name the walk reaches, so an optimizer never updates it twice.
+        """
+        yield from self._named_members(_parameters_of, prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Yield every parameter of the tree once; what an optimizer is built from."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        """Yield ``(dotted name, buffer)`` over the tree, each buffer once."""
+        yield from self._named_members(_buffers_of, prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Yield every buffer of the tree once."""
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at the dotted path ``target`` (``""`` is this module)."""
+        module: Module = self
+        for part in target.split(".") if target else []:
+            child = module._modules.get(part)
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no child module {part!r} (looking up {target!r})")
+            module = child
+        return module
+
+    def apply(self, fn: Callable[[Module], object]) -> Module:
+        """Call ``fn`` on every descendant, children first, then on ``self``; returns ``self``.
+
+        The usual use is a custom initialisation: ``model.apply(init_weights)``.
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes, gradients and casts --------------------------------------------------------
+
+    def train(self, mode: bool = True) -> Module:
+        """Set ``training`` to ``mode`` on this module and every descendant; returns ``self``."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"training mode is expected to be a bool, got {mode!r}")
+        self.training = mode
+        for child in self.children():
+            child.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode: ``train(False)``. Dropout becomes the identity."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Switch gradient tracking of every parameter (``False`` freezes the module)."""
+        for param in self.parameters():
+            param.requires_grad = requires_grad
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients of every parameter.
+
+        With ``set_to_none=True`` (the default, as in PyTorch) each ``.grad`` becomes
+        ``None``, so the next backward pass writes it fresh instead of adding to zeros.
+        """
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                param.grad.zero_()
+
+    def to(self, *args: Any, device: Any = None, dtype: Any = None) -> Module:
+        """Cast every floating-point parameter and buffer to ``dtype``, in place; returns ``self``.
+
+        Takes PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
+        ``to(tensor)`` (that tensor's dtype) and the keywords ``device=`` and ``dtype=``.
+        The only device is the CPU, so ``to("cpu")`` changes nothing. The parameter
+        objects stay the same (only their data changes), so references held elsewhere (an
+        optimizer's) stay valid. Gradients are dropped, as their dtype would no longer
+        match; integer buffers keep their dtype.
+
+        Raises:
+            TypeError: for a dtype that is not floating point.
+            ValueError: for a device other than the CPU.
+        """
+        _, resolved = parse_to(*args, dtype=dtype, device=device)  # chapter 2's resolver, as Tensor.to's
+        if resolved is None:
+            return self
+        if resolved.kind != "f":  # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
+            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
+        return self._cast(resolved)
+
+    def _cast(self, dtype: np.dtype) -> Module:
+        """Cast every floating-point tensor of the tree to ``dtype`` in place, dropping gradients."""
+        with no_grad():
+            for module in self.modules():
+                for table in (module._parameters, module._buffers):
+                    for tensor in table.values():
+                        if tensor is not None and tensor.is_floating_point():
+                            tensor.data = tensor.numpy().astype(dtype)
+                            tensor.grad = None
+        return self
+
+    def cpu(self) -> Module:
+        """Return ``self``: tensorlib's parameters always live on the CPU."""
+        return self
+
+    def double(self) -> Module:
+        """Cast floating-point parameters and buffers to float64 (for gradient checks)."""
+        return self._cast(np.dtype(np.float64))
+
+    def float(self) -> Module:
+        """Cast floating-point parameters and buffers to float32, the default dtype."""
+        return self._cast(np.dtype(np.float32))
+
+    def half(self) -> Module:
+        """Cast floating-point parameters and buffers to float16 (half the memory; numpy computes it slowly)."""
+        return self._cast(np.dtype(np.float16))
+
+    # ---- state_dict ------------------------------------------------------------------------
+
+    def state_dict(self, destination: dict[str, Tensor] | None = None, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """Every parameter and persistent buffer of the tree, by dotted name, in order.
+
+        As in PyTorch the values are detached tensors that share memory with the module's
+        own (no copy is made): save them, or ``copy`` them, before training on. Tied
+        parameters appear under each of their names. ``keep_vars=True`` returns the
+        parameter objects themselves.
+        """
+        if destination is None:
+            destination = OrderedDict()
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers:
+                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination, prefix + name + ".", keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
+        """Copy ``state_dict``'s tensors into this module's parameters and buffers, in place.
+
+        Everything is validated before anything is copied, so a failed load leaves the
+        module unchanged. A value's shape must equal the target's (always an error, as in
+        PyTorch); values are cast to the target's dtype. With ``strict=True`` missing keys
+        (the module has, the dict lacks) and unexpected keys (the other way round) are an
+        error too; with ``strict=False`` they are returned.
+
+        Args:
+            state_dict: dotted name to Tensor, numpy array or any array-like with
+                ``__array__`` (a torch tensor), as :meth:`state_dict` gives.
+            strict: whether key mismatches raise.
+
+        Returns:
+            ``(missing_keys, unexpected_keys)``, a named tuple of two lists.
+
+        Raises:
+            TypeError: if a value is not a Tensor or a numeric array-like (named by its key
+                and its full type, e.g. ``list`` or ``torch.Tensor``).
+            RuntimeError: listing every missing and unexpected key (strict) and every
+                shape mismatch, all in one message.
+        """
+        targets = self.state_dict(keep_vars=True)  # name to the live tensor an entry is copied into
+        sources, missing, unexpected = _check_state(type(self).__name__, state_dict, targets, strict)
+        with no_grad():
+            for key, array in sources.items():
+                targets[key].copy_(array)  # casts to the target's dtype
+        return _IncompatibleKeys(missing, unexpected)
+
+    # ---- printing --------------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The layer's settings shown between the parentheses of its repr; override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            f"({name}): " + _indent_after_first_line(repr(child), 2) for name, child in self._modules.items()
+        ]
+        if not child_lines and len(extra_lines) <= 1:
+            return f"{type(self).__name__}({extra})"
+        body = "\n  ".join(extra_lines + child_lines)
+        return f"{type(self).__name__}(\n  {body}\n)"
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+
+def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:
+    """A module's own parameter table (what :meth:`Module.named_parameters` walks)."""
+    return module._parameters
+
+
+def _buffers_of(module: Module) -> Mapping[str, Tensor | None]:
+    """A module's own buffer table (what :meth:`Module.named_buffers` walks)."""
+    return module._buffers
