@@ -568,3 +568,23 @@ def test_packed_causal_attention_gradcheck_and_gpt_uses_it():
         names.add(type(node).__name__)
         stack.extend(t.grad_fn for t in (getattr(node, "inputs", None) or ()) if t is not None)
     assert "PackedCausalAttention" in names and "SoftmaxAttention" not in names
+
+
+
+def test_public_kernels_compute_one_attention():
+    # the GPT's block and decoder use these kernels; code writing attention of its own may too
+    import tensorlib.nn.functional.attention as attention
+    from tensorlib.nn.functional.attention import MaskedSoftmax, SoftmaxAttention, attention_arrays
+
+    assert {"attention_arrays", "SoftmaxAttention", "MaskedSoftmax", "PackedCausalAttention"} <= set(attention.__all__)
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 3, 5, 4)) for _ in range(3))
+    mask = np.where(np.tri(5, dtype=bool), 0.0, -np.inf)
+    mask[1] = -np.inf  # query 1 sees nothing: zeros
+    probs, out = attention_arrays(q, k, v, mask, 0.5)
+    fused = SoftmaxAttention.apply(tl.tensor(q), tl.tensor(k), tl.tensor(v), mask, scale=0.5)
+    np.testing.assert_array_equal(fused.numpy(), out)
+    np.testing.assert_allclose(out, reference_attention(q, k, v, mask, scale=0.5), rtol=1e-12, atol=1e-12)
+    weights = MaskedSoftmax.apply(tl.tensor(np.matmul(q * 0.5, np.swapaxes(k, -1, -2)) + mask)).numpy()
+    np.testing.assert_allclose(weights, probs, rtol=1e-12, atol=1e-15)
+    assert not probs[..., 1, :].any() and not out[..., 1, :].any()
