@@ -88,10 +88,10 @@ def test_gradcheck_with_bool_mask_and_broadcast_batch():
 
 
 def test_gradcheck_masked_softmax_function():
-    from tensorlib.nn.functional.attention import _MaskedSoftmax
+    from tensorlib.nn.functional.attention import MaskedSoftmax
 
     x = randn(3, 4, seed=1, requires_grad=True)
-    assert gradcheck(lambda x: _MaskedSoftmax.apply(x), (x,))
+    assert gradcheck(lambda x: MaskedSoftmax.apply(x), (x,))
 
 
 def test_gradcheck_with_dropout_fixed_mask():
@@ -504,7 +504,7 @@ def test_enable_gqa_parity(torch, is_causal):
 @pytest.mark.parametrize("masked", [False, True])
 def test_softmax_without_row_maxima_matches_the_shifted_one(dtype, size, tol, masked):
     # small scores (|s| < 60, float64 < 600) skip the row maxima; large ones take the shifted path: both are softmax
-    from tensorlib.nn.functional.attention import _attend
+    from tensorlib.nn.functional.attention import attention_arrays
 
     rng = np.random.default_rng(3)
     q, k, v = (rng.standard_normal((2, 3, 5, 4)).astype(dtype) for _ in range(3))
@@ -513,8 +513,8 @@ def test_softmax_without_row_maxima_matches_the_shifted_one(dtype, size, tol, ma
     if masked:
         mask[2] = -np.inf  # one fully masked row: zeros, not NaN
     reference = reference_attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), mask, scale=1.0)
-    fast = _attend(q, k, v, mask, 1.0, None, bool_mask=True)[1]
-    general = _attend(q, k, v, mask, 1.0, None, bool_mask=False)[1]
+    fast = attention_arrays(q, k, v, mask, 1.0, None, bool_mask=True)[1]
+    general = attention_arrays(q, k, v, mask, 1.0, None, bool_mask=False)[1]
     assert np.isfinite(fast).all()
     np.testing.assert_allclose(fast, general, rtol=tol * 10, atol=tol * 10)
     np.testing.assert_allclose(fast, reference, rtol=tol * 100, atol=tol * 100)
@@ -523,18 +523,18 @@ def test_softmax_without_row_maxima_matches_the_shifted_one(dtype, size, tol, ma
 
 
 def test_softmax_takes_the_shifted_path_when_scores_are_large():
-    from tensorlib.nn.functional.attention import _attend
+    from tensorlib.nn.functional.attention import attention_arrays
 
     q = np.array([[[100.0, 0.0], [-100.0, 0.0]]], dtype=np.float32)  # rows of scores ±100 and ±200: exp overflows unshifted
     k = np.array([[[1.0, 0.0], [2.0, 0.0]]], dtype=np.float32)
-    probs, _ = _attend(q, k, k, None, 1.0, None, bool_mask=True)
+    probs, _ = attention_arrays(q, k, k, None, 1.0, None, bool_mask=True)
     np.testing.assert_allclose(probs, [[[0.0, 1.0], [1.0, 0.0]]], atol=1e-30)
     assert np.isfinite(probs).all()
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-6), (np.float64, 1e-12)])
 def test_packed_causal_attention_equals_split_heads(dtype, tol):
-    from tensorlib.nn.functional.attention import _PackedCausalAttention
+    from tensorlib.nn.functional.attention import PackedCausalAttention
 
     batch, length, heads, width = 2, 7, 3, 12
     rng = np.random.default_rng(11)
@@ -544,7 +544,7 @@ def test_packed_causal_attention_equals_split_heads(dtype, tol):
     general = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(batch, length, width)
     general.backward(upstream)
     expected_grad, qkv.grad = qkv.grad.numpy().copy(), None
-    packed = _PackedCausalAttention.apply(qkv, heads=heads, scale=1 / np.sqrt(width // heads))
+    packed = PackedCausalAttention.apply(qkv, heads=heads, scale=1 / np.sqrt(width // heads))
     packed.backward(upstream)
     assert packed.shape == (batch, length, width) and packed.dtype == dtype and qkv.grad.dtype == dtype
     np.testing.assert_allclose(packed.numpy(), general.numpy(), rtol=tol, atol=tol)
@@ -553,10 +553,10 @@ def test_packed_causal_attention_equals_split_heads(dtype, tol):
 
 def test_packed_causal_attention_gradcheck_and_gpt_uses_it():
     from tensorlib.gpt import GPT, GPTConfig
-    from tensorlib.nn.functional.attention import _PackedCausalAttention
+    from tensorlib.nn.functional.attention import PackedCausalAttention
 
     qkv = randn(2, 4, 3 * 4, seed=2, requires_grad=True)
-    assert gradcheck(lambda t: _PackedCausalAttention.apply(t, heads=2, scale=0.7), (qkv,))
+    assert gradcheck(lambda t: PackedCausalAttention.apply(t, heads=2, scale=0.7), (qkv,))
     model = GPT(GPTConfig(block_size=8, vocab_size=5, n_layer=1, n_head=2, n_embd=4), generator=tl.Generator(0))
     logits, _ = model(tl.tensor([[1, 2, 3]]))
     names, seen, stack = set(), set(), [logits.grad_fn]
@@ -567,4 +567,24 @@ def test_packed_causal_attention_gradcheck_and_gpt_uses_it():
         seen.add(id(node))
         names.add(type(node).__name__)
         stack.extend(t.grad_fn for t in (getattr(node, "inputs", None) or ()) if t is not None)
-    assert "_PackedCausalAttention" in names and "_SoftmaxAttention" not in names
+    assert "PackedCausalAttention" in names and "SoftmaxAttention" not in names
+
+
+
+def test_public_kernels_compute_one_attention():
+    # the GPT's block and decoder use these kernels; code writing attention of its own may too
+    import tensorlib.nn.functional.attention as attention
+    from tensorlib.nn.functional.attention import MaskedSoftmax, SoftmaxAttention, attention_arrays
+
+    assert {"attention_arrays", "SoftmaxAttention", "MaskedSoftmax", "PackedCausalAttention"} <= set(attention.__all__)
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.standard_normal((2, 3, 5, 4)) for _ in range(3))
+    mask = np.where(np.tri(5, dtype=bool), 0.0, -np.inf)
+    mask[1] = -np.inf  # query 1 sees nothing: zeros
+    probs, out = attention_arrays(q, k, v, mask, 0.5)
+    fused = SoftmaxAttention.apply(tl.tensor(q), tl.tensor(k), tl.tensor(v), mask, scale=0.5)
+    np.testing.assert_array_equal(fused.numpy(), out)
+    np.testing.assert_allclose(out, reference_attention(q, k, v, mask, scale=0.5), rtol=1e-12, atol=1e-12)
+    weights = MaskedSoftmax.apply(tl.tensor(np.matmul(q * 0.5, np.swapaxes(k, -1, -2)) + mask)).numpy()
+    np.testing.assert_allclose(weights, probs, rtol=1e-12, atol=1e-15)
+    assert not probs[..., 1, :].any() and not out[..., 1, :].any()

@@ -3,14 +3,17 @@
 import csv
 import math
 import os
+import platform
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorlib as tl
 from tensorlib.gpt.data import load_corpus
-from tensorlib.gpt.perf import tune_malloc
 from tensorlib.gpt.train import (
     CHECKPOINT_FILE,
     LOG_COLUMNS,
@@ -184,9 +187,47 @@ def test_config_errors(changes, message):
         tiny(**changes)
 
 
-def test_tune_malloc_is_safe():
-    assert isinstance(tune_malloc(), bool)
-    assert tune_malloc() == tune_malloc()
+_MALLOC_PROBE = """
+import ctypes, sys
+from tensorlib.gpt.perf import tune_malloc
+
+class Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Mallinfo2
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+size = 8 * 2**20  # above glibc's default mmap threshold (128 KiB, dynamic up to 32 MiB), below the tuned one
+
+def mmapped_bytes_of_one_malloc():
+    before = libc.mallinfo2().hblkhd
+    assert libc.malloc(size)  # kept: freeing an mmapped block would raise glibc's dynamic threshold
+    return libc.mallinfo2().hblkhd - before
+
+untuned = mmapped_bytes_of_one_malloc()
+print(untuned, tune_malloc(), tune_malloc(), mmapped_bytes_of_one_malloc())
+"""
+
+
+def _glibc_with_mallinfo2() -> bool:
+    name, version = platform.libc_ver()
+    if not sys.platform.startswith("linux") or name != "glibc":
+        return False
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) >= (2, 33)  # mallinfo2 is glibc 2.33's
+
+
+@pytest.mark.skipif(not _glibc_with_mallinfo2(), reason="tune_malloc tunes glibc's malloc; mallinfo2 needs glibc >= 2.33 on Linux")
+def test_tune_malloc_raises_glibcs_mmap_threshold():
+    # in a fresh process: an 8 MiB malloc gets its own mmap before tune_malloc and comes from the heap after it
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-c", _MALLOC_PROBE], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    untuned, first, second, tuned = result.stdout.split()
+    assert int(untuned) >= 8 * 2**20  # glibc's default: a block this large is mmapped
+    assert (first, second) == ("True", "True")  # accepted, and a second call (as every fit makes) is accepted again
+    assert int(tuned) == 0  # tuned: served from the heap, no new mmap
 
 
 def test_tune_malloc_is_a_no_op_off_linux(monkeypatch):

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 43
+# %% book/08_gpt.ipynb, cell 46
 import argparse
 import os
 import sys
@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# %% book/08_gpt.ipynb, cell 44
+# %% book/08_gpt.ipynb, cell 47
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one ``error:`` line, exit status 2."""
 

@@ -39,8 +39,8 @@ from tensorlib.engine import Tensor, no_grad
 from tensorlib.nn import init
 from tensorlib.nn.functional import cross_entropy, dropout, gelu
 from tensorlib.nn.functional.attention import (
-    _attend,
-    _PackedCausalAttention,
+    PackedCausalAttention,
+    attention_arrays,
     causal_mask,
     scaled_dot_product_attention,
 )
@@ -147,7 +147,7 @@ class CausalSelfAttention(Module):
         batch, length, width = x.shape
         p = self.dropout if self.training else 0.0
         if cache is None and p == 0:  # training or scoring without dropout: one Function on the packed layout
-            y = _PackedCausalAttention.apply(self.c_attn(x), heads=self.n_head, scale=1.0 / math.sqrt(width // self.n_head))
+            y = PackedCausalAttention.apply(self.c_attn(x), heads=self.n_head, scale=1.0 / math.sqrt(width // self.n_head))
             return self.c_proj(y)
         heads = [part.reshape(batch, length, self.n_head, width // self.n_head).transpose(1, 2)
                  for part in self.c_attn(x).split(width, dim=2)]  # q, k, v: (B, h, T, d)
@@ -292,7 +292,7 @@ class GPT(Module):
         decoder = Decoder(self) if use_cache and decodes_fast(self) else None
         with no_grad():
             for length in range(idx.shape[1], total):
-                if decoder is not None and length > idx.shape[1]:  # one token through the array decoder (section 6.5)
+                if decoder is not None and cache is not None and length > idx.shape[1]:  # one token through the array decoder
                     last = decoder.step(tokens[:, length - 1], cache).astype(np.float64)
                 else:  # the prompt, or every step without a cache: the modules
                     feed = tokens[:, length - 1 : length] if use_cache and length > idx.shape[1] else tokens[:, :length]
@@ -354,7 +354,7 @@ class Decoder:
     ``Decoder(model).step(tokens, cache)`` returns the logits (B, V) of ``tokens`` (B,) at position
     ``cache.length`` and appends their keys and values to ``cache``: the same arithmetic as
     ``model(idx[:, None], cache=cache)``, with the same kernels (chapter 4's LayerNorm Function,
-    chapter 2's ``gelu``, :func:`~tensorlib.nn.functional.attention._attend`, the products of
+    chapter 2's ``gelu``, :func:`~tensorlib.nn.functional.attention.attention_arrays`, the products of
     ``Linear``). For a 4-block model that is 13 tensor operations (the LayerNorms and GELUs)
     and plain numpy calls instead of 89 tensor operations. The weights are looked up once, when
     the decoder is made: make a new one after replacing a parameter. Use it under ``no_grad``.
@@ -401,5 +401,5 @@ class Decoder:
         cache.values[:, :, position] = qkv[:, 2, :, 0]
         cache.length = position + 1
         keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, h, S, d) views
-        _, out = _attend(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, h, 1, d)
+        _, out = attention_arrays(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, h, 1, d)
         return out.reshape(batch, width)  # heads merged: [b, h·d + i] = out[b, h, 0, i]

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -151,38 +151,7 @@ def warmup_cosine(optimizer: AdamW, config: TrainConfig) -> SequentialLR | Cosin
     return SequentialLR(optimizer, [warmup, cosine], milestones=[config.warmup_steps])
 
 
-# %% book/08_gpt.ipynb, cell 28
-class _Checkpointing:
-    """Trainer mixin: what a checkpoint holds, and writing and reading it (chapter 7's ``tl.save``)."""
-
-    def state(self) -> dict[str, Any]:
-        """The whole run as nested dicts of tensors and plain values (what ``ckpt.safetensors`` holds)."""
-        return {"format": FORMAT, "config": asdict(self.config), "vocab": self.tokenizer.chars,
-                "corpus_sha256": self.corpus_sha256, "step": self.step,
-                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "scheduler": self.scheduler.state_dict(), "sampler": self.sampler.state_dict(),
-                "generator": self.generator.get_state()}
-
-    def save(self) -> Path:
-        """Write ``out/ckpt.safetensors`` (the run) and ``out/model.safetensors`` (weights only), atomically."""
-        self.out.mkdir(parents=True, exist_ok=True)
-        save(self.state(), self.out / CHECKPOINT_FILE)
-        meta = {"config": json.dumps(asdict(self.model.config)), "vocab": self.tokenizer.chars}
-        save_model(self.model, self.out / MODEL_FILE, metadata=meta)
-        return self.out / CHECKPOINT_FILE
-
-    def _restore(self, state: dict[str, Any], source: str) -> None:
-        try:
-            self.model.load_state_dict(state["model"])
-            self.optimizer.load_state_dict(state["optimizer"])
-            self.scheduler.load_state_dict(state["scheduler"])
-            self.sampler.load_state_dict(state["sampler"])
-            self.generator.set_state(state["generator"])
-        except (KeyError, ValueError, TypeError, RuntimeError) as error:
-            raise CheckpointError(f"{source}: the checkpoint does not fit this run: {error}") from None
-        self.step = int(state["step"])
-
-
+# %% book/08_gpt.ipynb, cell 29
 def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     """The contents of ``out/ckpt.safetensors`` (or of ``out`` if it is the file itself), checked.
 
@@ -209,55 +178,60 @@ def model_from_checkpoint(state: dict[str, Any]) -> tuple[GPT, CharTokenizer]:
     tokenizer = CharTokenizer(state["vocab"])
     model = GPT(config.model_config(tokenizer.vocab_size))
     model.load_state_dict(state["model"])
-    return model.eval(), tokenizer
+    model.eval()
+    return model, tokenizer
 
 
-# %% book/08_gpt.ipynb, cell 30
+# %% book/08_gpt.ipynb, cell 31
 def _progress_bar(enabled: bool, start: int, total: int) -> Any:
     """A tqdm bar from ``start`` to ``total``, or ``None`` if disabled or tqdm is not installed."""
     if not enabled:
         return None
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type hints
     except ImportError:  # tqdm is optional: numpy is tensorlib's only dependency
         return None
     return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, file=sys.stderr)
 
 
-class _Bookkeeping:
-    """Trainer mixin: the CSV log and the Ctrl-C handler."""
+def _open_log(path: Path, step: int) -> TextIO:
+    """The CSV log ``path`` opened for appending rows after ``step``, its header written.
 
-    def _open_log(self) -> Any:
-        """``out/log.csv`` for appending: rows after ``self.step`` (a run that went on past its last
-        checkpoint) are dropped, so a resumed run's log reads as if it had never stopped."""
-        path = self.out / LOG_FILE
-        rows = []
-        if path.is_file():
-            with open(path, newline="") as file:
-                rows = [row for row in csv.reader(file)][1:]
-            rows = [row for row in rows if row and int(row[0]) <= self.step]
-        self._log_file = open(path, "w", newline="")
-        writer = csv.writer(self._log_file)
-        writer.writerow(LOG_COLUMNS)
-        writer.writerows(rows)
-        return writer
-
-    def _catch_interrupt(self) -> Any:
-        """Turn the first SIGINT into ``stop_requested`` (finish the step, save, stop); returns the old handler."""
-        if threading.current_thread() is not threading.main_thread():
-            return None
-        previous = signal.getsignal(signal.SIGINT)
-
-        def handler(signum: int, frame: Any) -> None:
-            self.stop_requested = True
-            signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts at once
-
-        signal.signal(signal.SIGINT, handler)
-        return previous
+    Rows after ``step`` (a run that went on past its last checkpoint) are dropped, so a resumed
+    run's log reads as if it had never stopped. Returns the open file.
+    """
+    rows = []
+    if path.is_file():
+        with open(path, newline="") as file:
+            rows = [row for row in csv.reader(file)][1:]
+        rows = [row for row in rows if row and int(row[0]) <= step]
+    log_file = open(path, "w", newline="")
+    writer = csv.writer(log_file)
+    writer.writerow(LOG_COLUMNS)
+    writer.writerows(rows)
+    return log_file
 
 
-# %% book/08_gpt.ipynb, cell 32
-class Trainer(_Checkpointing, _Bookkeeping):
+def _catch_interrupt(request_stop: Callable[[], None]) -> Any:
+    """Make the first SIGINT (Ctrl-C) call ``request_stop()``; the second interrupts at once.
+
+    Returns the previous handler, to be restored, or ``None`` off the main thread (where Python
+    cannot install signal handlers, and nothing is changed).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: Any) -> None:
+        request_stop()
+        signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts at once
+
+    signal.signal(signal.SIGINT, handler)
+    return previous
+
+
+# %% book/08_gpt.ipynb, cell 35
+class Trainer:
     r"""Train a character-level :class:`GPT` on a text, with checkpoints in ``out``.
 
     ``Trainer(config, text, out)`` builds everything from ``config.seed``: the tokenizer (the
@@ -271,6 +245,8 @@ class Trainer(_Checkpointing, _Bookkeeping):
         out: the directory for ``ckpt.safetensors``, ``model.safetensors`` and ``log.csv``.
         tokenizer: a given vocabulary (default: the characters of ``text``).
     """
+
+    # ---- construction: a fresh run, or one read back from its checkpoint
 
     def __init__(self, config: TrainConfig, text: str, out: str | os.PathLike, tokenizer: CharTokenizer | None = None) -> None:
         self.config, self.out = config, Path(out)
@@ -308,6 +284,37 @@ class Trainer(_Checkpointing, _Bookkeeping):
         trainer._restore(state, os.fspath(out))
         return trainer
 
+    # ---- checkpoints: what the run is, writing it, reading it back
+
+    def state(self) -> dict[str, Any]:
+        """The whole run as nested dicts of tensors and plain values (what ``ckpt.safetensors`` holds)."""
+        return {"format": FORMAT, "config": asdict(self.config), "vocab": self.tokenizer.chars,
+                "corpus_sha256": self.corpus_sha256, "step": self.step,
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(), "sampler": self.sampler.state_dict(),
+                "generator": self.generator.get_state()}
+
+    def save(self) -> Path:
+        """Write ``out/ckpt.safetensors`` (the run) and ``out/model.safetensors`` (weights only), atomically."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        save(self.state(), self.out / CHECKPOINT_FILE)
+        meta = {"config": json.dumps(asdict(self.model.config)), "vocab": self.tokenizer.chars}
+        save_model(self.model, self.out / MODEL_FILE, metadata=meta)
+        return self.out / CHECKPOINT_FILE
+
+    def _restore(self, state: dict[str, Any], source: str) -> None:
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.scheduler.load_state_dict(state["scheduler"])
+            self.sampler.load_state_dict(state["sampler"])
+            self.generator.set_state(state["generator"])
+        except (KeyError, ValueError, TypeError, RuntimeError) as error:
+            raise CheckpointError(f"{source}: the checkpoint does not fit this run: {error}") from None
+        self.step = int(state["step"])
+
+    # ---- training
+
     def train_step(self) -> float:
         """One optimisation step on the next batch; returns the batch's loss (before the update)."""
         x, y = self.sampler.next()
@@ -341,9 +348,10 @@ class Trainer(_Checkpointing, _Bookkeeping):
         """
         tune_malloc()  # opt-in allocation tuning (tensorlib.gpt.perf): no-op outside glibc
         self.out.mkdir(parents=True, exist_ok=True)
-        log = self._open_log()
+        log_file = _open_log(self.out / LOG_FILE, self.step)
+        log = csv.writer(log_file)
         bar = _progress_bar(progress, self.step, self.config.max_steps)
-        previous = self._catch_interrupt()
+        previous = _catch_interrupt(self._request_stop)
         tokens, clock = self.config.batch_size * self.config.block_size, time.perf_counter()
         try:
             while self.step < self.config.max_steps and not self.stop_requested:
@@ -360,7 +368,7 @@ class Trainer(_Checkpointing, _Bookkeeping):
                 if callback is not None:
                     callback(self.step, loss)
                 if self.step % self.config.checkpoint_interval == 0 or last or self.stop_requested:
-                    self._log_file.flush()
+                    log_file.flush()
                     self.save()
                 clock = time.perf_counter()  # tokens per second count training only, not validation or saving
         finally:
@@ -368,13 +376,17 @@ class Trainer(_Checkpointing, _Bookkeeping):
                 signal.signal(signal.SIGINT, previous)
             if bar is not None:
                 bar.close()
-            self._log_file.close()
+            log_file.close()
         if self.stop_requested:
             raise KeyboardInterrupt(f"training interrupted at step {self.step}; checkpoint saved in {os.fspath(self.out)}")
         return self.out / CHECKPOINT_FILE
 
+    def _request_stop(self) -> None:
+        """What the first Ctrl-C does: ``fit`` finishes the current step, saves, and stops."""
+        self.stop_requested = True
 
-# %% book/08_gpt.ipynb, cell 40
+
+# %% book/08_gpt.ipynb, cell 43
 def sample(model: GPT, tokenizer: CharTokenizer, prompt: str = "\n", max_new_tokens: int = 200, temperature: float = 1.0,
            top_k: int | None = None, generator: Generator | None = None) -> str:
     r"""``prompt`` followed by ``max_new_tokens`` characters sampled from ``model``.

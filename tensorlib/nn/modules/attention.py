@@ -27,7 +27,7 @@ import numpy as np
 from tensorlib.engine import Tensor, as_device, matmul
 from tensorlib.nn import init
 from tensorlib.nn.functional import dropout, linear
-from tensorlib.nn.functional.attention import _MaskedSoftmax, scaled_dot_product_attention
+from tensorlib.nn.functional.attention import MaskedSoftmax, scaled_dot_product_attention
 from tensorlib.nn.modules import Linear, Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
@@ -154,7 +154,7 @@ class MultiheadAttention(Module):
         weights = None
         if need_weights:  # the composed path: the weights are an output too
             scores = matmul(q * (1.0 / math.sqrt(self.head_dim)), k.transpose(-2, -1))
-            weights = _MaskedSoftmax.apply(scores if mask is None else scores + mask)
+            weights = MaskedSoftmax.apply(scores if mask is None else scores + mask)
             weights = dropout(weights, p, training=True, generator=self.generator) if p > 0 else weights
             heads = matmul(weights, v)
             weights = weights.mean(dim=1) if average_attn_weights else weights

@@ -61,17 +61,15 @@ def _lstm_step(projected: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_
     return o * tanh(c), c
 
 
-class _UniformInit:
-    """``reset_parameters`` of the recurrent cells and layers: PyTorch's default init for all of them."""
-
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
-        bound = 1.0 / math.sqrt(self.hidden_size)
-        for param in self.parameters():
-            init.uniform_(param, -bound, bound, generator=generator)
+def _reset_uniform_(module: Module, hidden_size: int, generator: Generator | None) -> None:
+    r"""PyTorch's default initialisation of its recurrent cells and layers: every parameter of
+    ``module`` :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order."""
+    bound = 1.0 / math.sqrt(hidden_size)
+    for param in module.parameters():
+        init.uniform_(param, -bound, bound, generator=generator)
 
 
-class _RecurrentCell(_UniformInit, Module):
+class _RecurrentCell(Module):
     """What ``RNNCell`` and ``LSTMCell`` share: parameters ``weight_ih`` (G·H, in), ``weight_hh`` (G·H, H), two biases."""
 
     gates = 1
@@ -93,6 +91,10 @@ class _RecurrentCell(_UniformInit, Module):
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
         self.reset_parameters(generator)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
+        _reset_uniform_(self, self.hidden_size, generator)
 
     def _prepare(self, input: Tensor, hx: Tensor | None) -> tuple[Tensor, bool]:
         name = type(self).__name__
@@ -168,7 +170,7 @@ class LSTMCell(_RecurrentCell):
 
 
 # %% book/05_attention.ipynb, cell 9
-class _RecurrentLayers(_UniformInit, Module):
+class _RecurrentLayers(Module):
     """What ``RNN`` and ``LSTM`` share: per-layer parameters, shape handling, the time loop."""
 
     gates = 1
@@ -196,6 +198,10 @@ class _RecurrentLayers(_UniformInit, Module):
                 setattr(self, f"bias_ih_l{layer}", Parameter(np.empty(rows, dtype=dtype)))
                 setattr(self, f"bias_hh_l{layer}", Parameter(np.empty(rows, dtype=dtype)))
         self.reset_parameters(generator)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
+        _reset_uniform_(self, self.hidden_size, generator)
 
     def _layer(self, layer: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         if self.bias:
