@@ -32,7 +32,12 @@ import numpy as np
 
 from tensorlib.engine import Tensor, tensor
 from tensorlib.serialization.reader import CheckpointError
-from tensorlib.serialization.safetensors import _byte_bounds, _reject_constant, load_with_metadata, save_file
+from tensorlib.serialization.safetensors import (
+    _byte_bounds,
+    _reject_constant,
+    load_with_metadata,
+    save_file,
+)
 
 STRUCTURE_KEY = "tensorlib.structure"
 MAX_DEPTH = 64  # nesting a training checkpoint never reaches; deeper is refused both ways
