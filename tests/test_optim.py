@@ -487,7 +487,8 @@ def _chapter_exported_cells(chapter: str) -> list[str]:
 def chapter6():
     """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the notebook."""
     notebook = ModuleType("chapter6_replay")
-    saved = {name: sys.modules.get(name) for name in chapter_modules("06_optimizers")}
+    saved = {name: sys.modules.get(name) for name in [*chapter_modules("06_optimizers"), notebook.__name__]}
+    sys.modules[notebook.__name__] = notebook  # as __main__ is (dataclasses look their module up)
     point_modules_at_notebook("06_optimizers", notebook)
     try:
         yield notebook, _chapter_exported_cells("06_optimizers")
