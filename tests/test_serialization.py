@@ -421,12 +421,29 @@ def test_load_plain_safetensors_and_bad_structures(tmp_path):
             tl.load(tmp_path / "s.tl")
 
 
-def test_pickle_free():
-    import tensorlib.serialization as serialization
+def test_loaders_never_unpickle_or_evaluate(tmp_path):
+    """A pickle that runs code when unpickled, and Python code as a structure, are refused without running."""
+    import pickle
 
-    for module in (serialization.nested, serialization.safetensors, serialization.tlckpt, serialization.checkpoint):
-        source = open(module.__file__, encoding="utf-8").read()
-        assert "import pickle" not in source and "eval(" not in source
+    marker = tmp_path / "code ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.mkdir, (str(marker),))
+
+    data = pickle.dumps({"model": Payload(), "step": 1})
+    path = tmp_path / "evil.ckpt"
+    path.write_bytes(data)
+    for load in (tl.load, load_file, lambda f: load_checkpoint(f, nn.Linear(2, 2)), lambda f: st.load(f.read_bytes())):
+        with pytest.raises(CheckpointError):
+            load(path)
+    code = f"__import__('os').mkdir({str(marker)!r})"
+    save_file({"w": tl.ones(2)}, tmp_path / "code.tl", {"tensorlib.structure": code})
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        tl.load(tmp_path / "code.tl")
+    assert not marker.exists()
+    pickle.loads(data)  # the payload is live: unpickling it does run its code
+    assert marker.exists()
 
 
 # ---- atomic writes --------------------------------------------------------------------------------
