@@ -5,7 +5,7 @@ r"""Shape algebra for tensors: strides, broadcasting and its adjoint, axes, matm
 
 A tensor is a flat storage plus a shape, strides and an offset; the address of element
 :math:`(i_0, \dots, i_{d-1})` is :math:`o + \sum_k i_k s_k`. This module holds the shape
-rules that every later part of tensorlib relies on:
+rules that the rest of tensorlib relies on:
 
 - ``contiguous_strides`` and ``is_contiguous``: the row-major layout :math:`s_k = \prod_{j>k} n_j`.
 - ``broadcast_shapes``: "align right, a 1 stretches", with an error naming the clash.
@@ -58,8 +58,10 @@ def as_shape(shape: int | Sequence[int], what: str = "shape") -> tuple[int, ...]
         >>> as_shape(3), as_shape([2, np.int64(4)])
         ((3,), (2, 4))
     """
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        shape = (shape,)
+    if isinstance(shape, bool):
+        raise TypeError(f"{what} must be a sequence of ints, got {shape!r}")
+    if isinstance(shape, (int, np.integer)):
+        shape = (operator.index(shape),)
     try:
         entries = tuple(shape)
         sizes = tuple(operator.index(size) for size in entries)

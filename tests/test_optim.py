@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import copy
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
 import tensorlib as tl
 from tensorlib import optim
+from tensorlib._notebook import chapter_modules, point_modules_at_notebook
 
 
 def _params(seed: int = 0, shapes=((4, 3), (4,), (2, 4)), dtype=np.float32) -> list[tl.nn.Parameter]:
@@ -468,3 +473,83 @@ def test_public_surface():
     assert tl.nn.utils.clip_grad_norm_ is tl.nn.utils.clip_grad.clip_grad_norm_
     for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "decay_groups"):
         assert hasattr(tl.optim, name), name
+
+
+# -- chapter 6 replayed: an optimizer made early keeps working after every later cell -----------
+def _chapter_exported_cells(chapter: str) -> list[str]:
+    """The sources of the chapter's exported cells, in notebook order."""
+    notebook = json.loads((Path(__file__).resolve().parent.parent / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    sources = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    return [source for source in sources if source.startswith(("#| export", "#| default_exp"))]
+
+
+@pytest.fixture
+def chapter6():
+    """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the notebook."""
+    notebook = ModuleType("chapter6_replay")
+    saved = {name: sys.modules.get(name) for name in [*chapter_modules("06_optimizers"), notebook.__name__]}
+    sys.modules[notebook.__name__] = notebook  # as __main__ is (dataclasses look their module up)
+    point_modules_at_notebook("06_optimizers", notebook)
+    try:
+        yield notebook, _chapter_exported_cells("06_optimizers")
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def _run_cell(notebook, source: str) -> None:
+    exec(compile(source, f"<{notebook.__name__}>", "exec"), notebook.__dict__)
+
+
+def _steps(opt, params, seeds) -> list[np.ndarray]:
+    for seed in seeds:
+        _set_grads(params, seed)
+        opt.step()
+    return [p.data.copy() for p in params]
+
+
+def test_an_optimizer_made_early_in_chapter_6_keeps_working_after_every_later_cell(chapter6):
+    notebook, cells = chapter6
+    first_sgd = next(i for i, source in enumerate(cells) if "class SGD(" in source)
+    for source in cells[: first_sgd + 1]:
+        _run_cell(notebook, source)
+    early_params = _params(0)
+    early = notebook.SGD(early_params, lr=0.1, momentum=0.9, weight_decay=0.01)
+    _steps(early, early_params, [1])
+    for source in cells[first_sgd + 1 :]:
+        _run_cell(notebook, source)
+        _steps(early, early_params, [2])  # after every later cell, it still steps
+    late_params = _params(0)
+    late = notebook.SGD(late_params, lr=0.1, momentum=0.9, weight_decay=0.01)
+    assert type(late) is type(early) and isinstance(early, notebook.Optimizer)
+    _steps(late, late_params, [1] + [2] * (len(cells) - first_sgd - 1))
+    assert all(np.array_equal(a.data, b.data) for a, b in zip(early_params, late_params, strict=True))
+    # every capability the finished chapter gives an optimizer, the early one has
+    scheduler = notebook.StepLR(early, step_size=1, gamma=0.5)
+    scheduler.step()
+    assert early.param_groups[0]["lr"] == pytest.approx(0.05)
+    late.load_state_dict(early.state_dict())
+    assert _same(_snapshot(late), _snapshot(early))
+
+
+def test_rerunning_chapter_6_in_a_live_kernel_gives_working_optimizers(chapter6):
+    notebook, cells = chapter6
+    for source in cells:
+        _run_cell(notebook, source)
+    before_params = _params(0)
+    before = notebook.AdamW(before_params, lr=1e-2)
+    _steps(before, before_params, [1, 2])
+    for source in cells:  # the whole chapter again, in the same kernel
+        _run_cell(notebook, source)
+    after_params = _params(0)
+    after = notebook.AdamW(after_params, lr=1e-2)
+    assert isinstance(after, notebook.Optimizer)
+    _steps(after, after_params, [1, 2, 3])
+    _steps(before, before_params, [3])  # the optimizer made before the re-run still steps, the same way
+    assert all(np.array_equal(a.data, b.data) for a, b in zip(before_params, after_params, strict=True))
+    after.load_state_dict(before.state_dict())
+    assert _same(_snapshot(after), _snapshot(before))
+    notebook.CosineAnnealingLR(after, T_max=10).step()

@@ -6,12 +6,16 @@ import json
 import math
 import os
 import struct
+import sys
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
 import tensorlib as tl
 from tensorlib import nn
+from tensorlib._notebook import chapter_modules, point_modules_at_notebook
 from tensorlib.serialization import (
     CheckpointError,
     atomic_write,
@@ -417,12 +421,29 @@ def test_load_plain_safetensors_and_bad_structures(tmp_path):
             tl.load(tmp_path / "s.tl")
 
 
-def test_pickle_free():
-    import tensorlib.serialization as serialization
+def test_loaders_never_unpickle_or_evaluate(tmp_path):
+    """A pickle that runs code when unpickled, and Python code as a structure, are refused without running."""
+    import pickle
 
-    for module in (serialization.nested, serialization.safetensors, serialization.tlckpt, serialization.checkpoint):
-        source = open(module.__file__, encoding="utf-8").read()
-        assert "import pickle" not in source and "eval(" not in source
+    marker = tmp_path / "code ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.mkdir, (str(marker),))
+
+    data = pickle.dumps({"model": Payload(), "step": 1})
+    path = tmp_path / "evil.ckpt"
+    path.write_bytes(data)
+    for load in (tl.load, load_file, lambda f: load_checkpoint(f, nn.Linear(2, 2)), lambda f: st.load(f.read_bytes())):
+        with pytest.raises(CheckpointError):
+            load(path)
+    code = f"__import__('os').mkdir({str(marker)!r})"
+    save_file({"w": tl.ones(2)}, tmp_path / "code.tl", {"tensorlib.structure": code})
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        tl.load(tmp_path / "code.tl")
+    assert not marker.exists()
+    pickle.loads(data)  # the payload is live: unpickling it does run its code
+    assert marker.exists()
 
 
 # ---- atomic writes --------------------------------------------------------------------------------
@@ -513,3 +534,59 @@ def test_tied_gpt_head_round_trips_through_every_format(tmp_path):
         assert fresh.lm_head.weight is fresh.transformer.wte.weight
         out = fresh(ids)
         assert np.array_equal((out[0] if isinstance(out, tuple) else out).numpy(), expected)
+
+
+# -- chapter 7 replayed: objects made early keep working after every later cell ------------------
+def _chapter_exported_cells(chapter: str) -> list[str]:
+    """The sources of the chapter's exported cells, in notebook order."""
+    notebook = json.loads((Path(__file__).resolve().parent.parent / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    sources = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    return [source for source in sources if source.startswith(("#| export", "#| default_exp"))]
+
+
+@pytest.fixture
+def chapter7():
+    """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the notebook."""
+    notebook = ModuleType("chapter7_replay")
+    saved = {name: sys.modules.get(name) for name in [*chapter_modules("07_checkpointing"), notebook.__name__]}
+    sys.modules[notebook.__name__] = notebook  # as __main__ is (dataclasses look their module up)
+    point_modules_at_notebook("07_checkpointing", notebook)
+    try:
+        yield notebook, _chapter_exported_cells("07_checkpointing")
+    finally:
+        for name, module in saved.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+
+
+def test_objects_made_early_in_chapter_7_keep_working_after_every_later_cell(chapter7, tmp_path):
+    notebook, cells = chapter7
+    run = [False] * len(cells)
+
+    def run_until(name: str) -> None:
+        for index, source in enumerate(cells):
+            if not run[index]:
+                exec(compile(source, "<chapter7_replay>", "exec"), notebook.__dict__)
+                run[index] = True
+            if hasattr(notebook, name):
+                return
+
+    run_until("ByteReader")
+    reader = notebook.ByteReader(struct.pack("<I", 7) + b"abc", "early")
+    error_class = notebook.CheckpointError
+    run_until("TLCheckpoint")
+    early = notebook.TLCheckpoint({"w": np.arange(6, dtype=np.float32).reshape(2, 3)})
+    run_until("_no_such_name")  # every later cell
+    assert reader.u32("count") == 7 and bytes(reader.take(3, "tail")) == b"abc"
+    with pytest.raises(error_class, match="early: byte 7: tail needs 1 bytes"):
+        reader.take(1, "tail")
+    data = b"".join(bytes(chunk) for chunk in notebook.encode(early))
+    again = notebook.decode(data, "file")
+    assert isinstance(again, type(early)) and np.array_equal(again.parameters["w"], early.parameters["w"])
+    with pytest.raises(error_class):  # what the finished chapter raises, the early class catches
+        notebook.decode(data[:-1], "file")
+    path = tmp_path / "model.safetensors"
+    notebook.save_file({"w": tl.tensor(early.parameters["w"])}, path)
+    assert np.array_equal(notebook.load_file(path)["w"].numpy(), early.parameters["w"])

@@ -60,6 +60,11 @@ class LRScheduler:
     The constructor takes the first step (``last_epoch`` becomes 0), which sets the initial rate.
     """
 
+    optimizer: Optimizer
+    last_epoch: int
+    base_lrs: list[float]
+    _last_lr: list[float]
+    _step_count: int
     _is_initial = False  # True during the constructor's first step
     _get_lr_called_within_step = False
 
@@ -77,7 +82,7 @@ class LRScheduler:
                 if "initial_lr" not in group:
                     raise KeyError(f"param 'initial_lr' is not specified in param_groups[{index}] when resuming "
                                    "a scheduler with last_epoch >= 0 (load the optimizer's state dict first)")
-        self.base_lrs: list[float] = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._initial_step()
 
@@ -321,15 +326,19 @@ class CosineAnnealingLR(LRScheduler):
 
 
 # %% book/06_optimizers.ipynb, cell 67
-def _check_schedulers(owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer) -> None:
+def _check_schedulers(owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None) -> Optimizer:
+    """The optimizer every scheduler of ``schedulers`` steps (``optimizer``, or the first one's when ``None``)."""
     if len(schedulers) < 1:
         raise ValueError(f"{owner} expects at least one scheduler, but got no scheduler")
+    if optimizer is None:
+        optimizer = schedulers[0].optimizer
     for index, scheduler in enumerate(schedulers):
         if not isinstance(scheduler, LRScheduler):
             raise TypeError(f"{owner}: the scheduler at index {index} is a {type(scheduler).__name__}")
         if scheduler.optimizer is not optimizer:
             raise ValueError(f"{owner} expects all schedulers to belong to the same optimizer, but the scheduler "
                              f"{type(scheduler).__name__} at index {index} has another one")
+    return optimizer
 
 
 class SequentialLR(LRScheduler):
@@ -369,9 +378,7 @@ class SequentialLR(LRScheduler):
         self._last_lr = scheduler.get_last_lr()
 
     def state_dict(self) -> dict[str, Any]:
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
+        return _combined_state_dict(self)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         _load_combined(self, state_dict)
@@ -381,24 +388,30 @@ class ChainedScheduler(LRScheduler):
     r"""Step several schedulers together at every step; their (chainable) factors multiply."""
 
     def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
-        optimizer = optimizer or (schedulers[0].optimizer if schedulers else None)
-        _check_schedulers("ChainedScheduler", schedulers, optimizer)
+        self.optimizer = _check_schedulers("ChainedScheduler", schedulers, optimizer)
         self._schedulers = list(schedulers)
-        self.optimizer = optimizer
-        self._last_lr = _lrs(optimizer)
+        self._last_lr = _lrs(self.optimizer)
 
     def step(self) -> None:
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = _lrs(self.optimizer)
 
-    state_dict = SequentialLR.state_dict
+    def state_dict(self) -> dict[str, Any]:
+        return _combined_state_dict(self)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         _load_combined(self, state_dict)
 
 
-def _load_combined(owner: LRScheduler, state_dict: dict[str, Any]) -> None:
+def _combined_state_dict(owner: SequentialLR | ChainedScheduler) -> dict[str, Any]:
+    """A combinator's attributes (not the optimizer) and the state dict of each of its schedulers."""
+    state = {key: value for key, value in owner.__dict__.items() if key not in ("optimizer", "_schedulers")}
+    state["_schedulers"] = [scheduler.state_dict() for scheduler in owner._schedulers]
+    return state
+
+
+def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str, Any]) -> None:
     """Load a combinator and its schedulers, checking every part before changing any."""
     name = type(owner).__name__
     expected = set(owner.state_dict())

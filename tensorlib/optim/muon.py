@@ -126,7 +126,7 @@ class Muon(Optimizer):
             raise ValueError(f"Muon: adjust learning rate function {group['adjust_lr_fn']!r} is not supported "
                              "(expected None, 'original' or 'match_rms_adamw')")
         steps = group["ns_steps"]
-        if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or not 0 <= steps < 100:
+        if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or not 0 <= int(steps) < 100:
             raise ValueError(f"Muon: ns_steps must be an int in [0, 100), got {steps!r}")
         if not isinstance(group["ns_coefficients"], (tuple, list)) or len(group["ns_coefficients"]) != 3:
             raise ValueError(f"Muon: ns_coefficients must be 3 numbers, got {group['ns_coefficients']!r}")

@@ -48,7 +48,8 @@ def _check_number(value: Any, name: str, low: float = 0.0, high: float = math.in
     """A hyperparameter: a real number in ``[low, high]`` (``[low, high)`` with ``high_open``)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):  # a Tensor lr is not supported
         raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}")
-    inside = low <= value < high if high_open else low <= value <= high
+    number = float(value)
+    inside = low <= number < high if high_open else low <= number <= high
     if not inside:
         bracket = ")" if high_open else "]"
         raise ValueError(f"{owner}: invalid {name}: {value!r} (expected a value in [{low}, {high}{bracket})")
@@ -261,121 +262,47 @@ def _as_state_value(value: Any) -> Any:
     return value
 
 
-class _StateDictMixin:
-    """``state_dict`` and ``load_state_dict`` of :class:`Optimizer`: PyTorch's layout, validated loads."""
+def _is_index(value: Any) -> bool:
+    """Whether ``value`` is an int (Python or numpy) and not a bool: a parameter's number in a state dict."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
-    param_groups: list[dict[str, Any]]
-    state: dict[Tensor, dict[str, Any]]
 
-    def state_dict(self) -> dict[str, Any]:
-        """``{"state": {index: {name: Tensor}}, "param_groups": [{..., "params": [indices]}]}``, PyTorch's layout.
+def _checked_entry(where: str, required: tuple[str, ...], param: Tensor, entry: Mapping[str, Any]) -> dict[str, Any]:
+    """One parameter's saved state, validated against ``param`` and copied in its dtype (``step``: float32).
 
-        Parameters are numbered in group order from 0. The tensors are copies, so the dict is
-        a snapshot that later steps do not change.
-        """
-        numbering: dict[int, int] = {}
-        groups = []
-        for group in self.param_groups:
-            packed = {key: value for key, value in group.items() if key != "params"}
-            packed["params"] = []
-            for param in group["params"]:
-                numbering.setdefault(id(param), len(numbering))
-                packed["params"].append(numbering[id(param)])
-            groups.append(packed)
-        state = {numbering[id(param)]: {name: _as_state_value(value) for name, value in entry.items()}
-                 for param, entry in self.state.items() if entry and id(param) in numbering}
-        return {"state": state, "param_groups": groups}
-
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore a :meth:`state_dict`: hyperparameters per group and state per parameter, by position.
-
-        Everything is validated first (the two keys, the number of groups, the number of
-        parameters of each group, the state indices, each state tensor's shape and dtype, the
-        hyperparameters); on any mismatch a ``ValueError`` names it and nothing changes. Values
-        are copied, and cast to the parameter's dtype (``step`` stays float32), as in PyTorch.
-        """
-        owner = type(self).__name__
-        if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
-            keys = sorted(map(str, state_dict)) if isinstance(state_dict, Mapping) else type(state_dict).__name__
-            raise ValueError(f"{owner}.load_state_dict: expected a dict with keys 'state' and 'param_groups', got {keys}")
-        saved_groups, saved_state = state_dict["param_groups"], state_dict["state"]
-        if not isinstance(saved_groups, (list, tuple)) or not all(isinstance(g, Mapping) for g in saved_groups):
-            raise ValueError(f"{owner}.load_state_dict: 'param_groups' must be a list of dicts")
-        if len(saved_groups) != len(self.param_groups):
-            raise ValueError(f"{owner}.load_state_dict: loaded state dict has {len(saved_groups)} parameter groups, "
-                             f"the optimizer has {len(self.param_groups)}")
-        by_index: dict[int, Tensor] = {}
-        new_groups = []
-        for number, (saved, group) in enumerate(zip(saved_groups, self.param_groups, strict=True)):
-            indices = saved.get("params")
-            if not isinstance(indices, (list, tuple)) or len(indices) != len(group["params"]):
-                count = len(indices) if isinstance(indices, (list, tuple)) else repr(indices)
-                raise ValueError(f"{owner}.load_state_dict: loaded state dict contains a parameter group {number} "
-                                 f"with {count} parameters, the optimizer's group has {len(group['params'])}")
-            for index, param in zip(indices, group["params"], strict=True):
-                if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or int(index) in by_index:
-                    raise ValueError(f"{owner}.load_state_dict: parameter indices must be distinct ints, "
-                                     f"got {index!r} in group {number}")
-                by_index[int(index)] = param
-            new_group = {key: value for key, value in saved.items() if key != "params"}
-            for key, value in group.items():  # options the saved group lacks keep their current value
-                new_group.setdefault(key, value)
-            new_group = {"params": group["params"], **{k: v for k, v in new_group.items() if k != "params"}}
-            try:
-                self._check_group(new_group)
-            except (TypeError, ValueError) as error:
-                raise ValueError(f"{owner}.load_state_dict: parameter group {number}: {error}") from None
-            new_groups.append(new_group)
-        if not isinstance(saved_state, Mapping):
-            raise ValueError(f"{owner}.load_state_dict: 'state' must be a dict, got {type(saved_state).__name__}")
-        new_state: dict[Tensor, dict[str, Any]] = {}
-        for index, entry in saved_state.items():
-            if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or int(index) not in by_index:
-                raise ValueError(f"{owner}.load_state_dict: state for parameter {index!r}, which is in no group")
-            param = by_index[int(index)]
-            if not isinstance(entry, Mapping):
-                raise ValueError(f"{owner}.load_state_dict: state of parameter {index} must be a dict")
-            group = new_groups[next(i for i, g in enumerate(new_groups) if any(p is param for p in g["params"]))]
-            new_state[param] = self._checked_entry(group, param, int(index), entry)
-        self.param_groups[:] = new_groups
-        self.state.clear()
-        self.state.update(new_state)
-        self._buffers.clear()  # rebuilt at the next step, adopting the loaded state
-
-    def _checked_entry(self, group: dict[str, Any], param: Tensor, index: int, entry: Mapping[str, Any]) -> dict[str, Any]:
-        owner = type(self).__name__
-        where = f"{owner}.load_state_dict: state of parameter {index}"
-        required = (("step",) if self._has_step else ()) + self._state_names(group)
-        missing = [name for name in required if name not in entry]
-        if missing and entry:
-            raise ValueError(f"{where} lacks {missing} (has {sorted(entry)})")
-        checked: dict[str, Any] = {}
-        for name, value in entry.items():
-            if isinstance(value, (Tensor, np.ndarray)):
-                array = value.data if isinstance(value, Tensor) else value
-                if array.dtype.kind not in "fiu":
-                    raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
-                if name == "step":
-                    if array.size != 1:
-                        raise ValueError(f"{where}: 'step' must hold one number, got shape {array.shape}")
-                    checked[name] = Tensor(np.array(array.reshape(()), dtype=np.float32))
-                    continue
-                if array.shape != param.shape:
-                    raise ValueError(f"{where}: {name!r} has shape {array.shape}, the parameter's is {tuple(param.shape)}")
-                if array.dtype.kind != "f":
-                    raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
-                checked[name] = Tensor(array.astype(param.dtype, copy=True))
-            elif name == "step" and isinstance(value, numbers.Real) and not isinstance(value, bool):
-                checked[name] = Tensor(np.array(value, dtype=np.float32))
-            elif name in required:
-                raise ValueError(f"{where}: {name!r} must be a tensor, got {type(value).__name__}")
-            else:
-                checked[name] = value
-        return checked
+    ``required`` names the state tensors the optimizer keeps (an empty ``entry`` is a parameter
+    that has not been stepped yet); ``where`` starts every error message.
+    """
+    missing = [name for name in required if name not in entry]
+    if missing and entry:
+        raise ValueError(f"{where} lacks {missing} (has {sorted(entry)})")
+    checked: dict[str, Any] = {}
+    for name, value in entry.items():
+        if isinstance(value, (Tensor, np.ndarray)):
+            array = value.data if isinstance(value, Tensor) else value
+            if array.dtype.kind not in "fiu":
+                raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
+            if name == "step":
+                if array.size != 1:
+                    raise ValueError(f"{where}: 'step' must hold one number, got shape {array.shape}")
+                checked[name] = Tensor(np.array(array.reshape(()), dtype=np.float32))
+                continue
+            if array.shape != param.shape:
+                raise ValueError(f"{where}: {name!r} has shape {array.shape}, the parameter's is {tuple(param.shape)}")
+            if array.dtype.kind != "f":
+                raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
+            checked[name] = Tensor(array.astype(param.dtype, copy=True))
+        elif name == "step" and isinstance(value, numbers.Real) and not isinstance(value, bool):
+            checked[name] = Tensor(np.array(value, dtype=np.float32))
+        elif name in required:
+            raise ValueError(f"{where}: {name!r} must be a tensor, got {type(value).__name__}")
+        else:
+            checked[name] = value
+    return checked
 
 
 # %% book/06_optimizers.ipynb, cell 16
-class Optimizer(_StateDictMixin):
+class Optimizer:
     r"""Base class of the optimizers: parameter groups, per-parameter state, checkpoints.
 
     Args:
@@ -391,6 +318,7 @@ class Optimizer(_StateDictMixin):
     _has_step = True
     _flat = True  # False: the rule needs each parameter's own shape (Muon)
 
+    # -- construction and param groups -------------------------------------------------------
     def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
@@ -401,29 +329,13 @@ class Optimizer(_StateDictMixin):
         self.defaults = dict(defaults)
         self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)  # as PyTorch: opt.state[p] is {} before p's first step
         self.param_groups: list[dict[str, Any]] = []
-        self._buffers: dict[int, tuple[tuple, list[_FlatBuffer]]] = {}
-        groups = list(params)
-        if not groups:
+        self._buffers: dict[int, tuple[tuple[Any, ...], list[_FlatBuffer]]] = {}
+        entries: list[Any] = list(params)  # tensors or group dicts, checked by add_param_group
+        if not entries:
             raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(groups[0], Mapping):
-            groups = [{"params": groups}]
+        groups = entries if isinstance(entries[0], Mapping) else [{"params": entries}]
         for group in groups:
             self.add_param_group(group)
-
-    def _check_group(self, group: dict[str, Any]) -> None:
-        """Validate a group's hyperparameters (a subclass adds its own checks)."""
-        _check_number(group["lr"], "learning rate", owner=type(self).__name__)
-
-    def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
-        return ()
-
-    def _init_state(self, group: dict[str, Any], name: str, array: np.ndarray) -> None:
-        """Fill a fresh state array (zeros unless the rule says otherwise)."""
-        array[...] = 0
-
-    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                step: float, scratch: np.ndarray, first: bool) -> None:
-        raise NotImplementedError(f"{type(self).__name__} does not define its update rule (_update)")
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a group of parameters (``{"params": [...], "lr": ...}``); missing options come from ``defaults``.
@@ -453,8 +365,26 @@ class Optimizer(_StateDictMixin):
         self.param_groups.append(group)
         self._after_add(group)
 
+    # -- what a subclass defines -------------------------------------------------------------
+    def _check_group(self, group: dict[str, Any]) -> None:
+        """Validate a group's hyperparameters (a subclass adds its own checks)."""
+        _check_number(group["lr"], "learning rate", owner=type(self).__name__)
+
+    def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
+        """The names of the per-parameter state arrays, in PyTorch's order (none by default)."""
+        return ()
+
+    def _init_state(self, group: dict[str, Any], name: str, array: np.ndarray) -> None:
+        """Fill a fresh state array (zeros unless the rule says otherwise)."""
+        array[...] = 0
+
     def _after_add(self, group: dict[str, Any]) -> None:
         """Called once a group is in (Adagrad creates its state here, as PyTorch does)."""
+
+    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
+                step: float, scratch: np.ndarray, first: bool) -> None:
+        """The update rule: change ``param`` and ``state`` in place from ``grad`` (the ``step``-th step)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define its update rule (_update)")
 
     # -- the flat buffers --------------------------------------------------------------------
     def _group_of(self, param: Tensor) -> dict[str, Any]:
@@ -478,7 +408,7 @@ class Optimizer(_StateDictMixin):
         self._buffers[index] = (key, buffers)
         return buffers
 
-    # -- the public API ----------------------------------------------------------------------
+    # -- a training step ---------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient: set it to ``None`` (default, as in PyTorch 2) or to zeros."""
         for group in self.param_groups:
@@ -510,6 +440,98 @@ class Optimizer(_StateDictMixin):
                     buffer.step(self, group)
         return loss
 
+    # -- checkpoints -------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {index: {name: Tensor}}, "param_groups": [{..., "params": [indices]}]}``, PyTorch's layout.
+
+        Parameters are numbered in group order from 0. The tensors are copies, so the dict is
+        a snapshot that later steps do not change.
+        """
+        numbering: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {key: value for key, value in group.items() if key != "params"}
+            packed["params"] = []
+            for param in group["params"]:
+                numbering.setdefault(id(param), len(numbering))
+                packed["params"].append(numbering[id(param)])
+            groups.append(packed)
+        state = {numbering[id(param)]: {name: _as_state_value(value) for name, value in entry.items()}
+                 for param, entry in self.state.items() if entry and id(param) in numbering}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Restore a :meth:`state_dict`: hyperparameters per group and state per parameter, by position.
+
+        Everything is validated first (the two keys, the number of groups, the number of
+        parameters of each group, the state indices, each state tensor's shape and dtype, the
+        hyperparameters); on any mismatch a ``ValueError`` names it and nothing changes. Values
+        are copied, and cast to the parameter's dtype (``step`` stays float32), as in PyTorch.
+        """
+        owner = type(self).__name__
+        if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
+            keys = sorted(map(str, state_dict)) if isinstance(state_dict, Mapping) else type(state_dict).__name__
+            raise ValueError(f"{owner}.load_state_dict: expected a dict with keys 'state' and 'param_groups', got {keys}")
+        by_index: dict[int, Tensor] = {}
+        new_groups = self._loaded_groups(state_dict["param_groups"], by_index)
+        new_state = self._loaded_state(state_dict["state"], by_index, new_groups)
+        self.param_groups[:] = new_groups
+        self.state.clear()
+        self.state.update(new_state)
+        self._buffers.clear()  # rebuilt at the next step, adopting the loaded state
+
+    def _loaded_groups(self, saved_groups: Any, by_index: dict[int, Tensor]) -> list[dict[str, Any]]:
+        """The saved groups checked against ours, with our parameters; fills ``by_index`` (number to parameter)."""
+        owner = type(self).__name__
+        if not isinstance(saved_groups, (list, tuple)) or not all(isinstance(g, Mapping) for g in saved_groups):
+            raise ValueError(f"{owner}.load_state_dict: 'param_groups' must be a list of dicts")
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"{owner}.load_state_dict: loaded state dict has {len(saved_groups)} parameter groups, "
+                             f"the optimizer has {len(self.param_groups)}")
+        new_groups = []
+        for number, (saved, group) in enumerate(zip(saved_groups, self.param_groups, strict=True)):
+            indices = saved.get("params")
+            if not isinstance(indices, (list, tuple)) or len(indices) != len(group["params"]):
+                count = len(indices) if isinstance(indices, (list, tuple)) else repr(indices)
+                raise ValueError(f"{owner}.load_state_dict: loaded state dict contains a parameter group {number} "
+                                 f"with {count} parameters, the optimizer's group has {len(group['params'])}")
+            for index, param in zip(indices, group["params"], strict=True):
+                if not _is_index(index) or int(index) in by_index:
+                    raise ValueError(f"{owner}.load_state_dict: parameter indices must be distinct ints, "
+                                     f"got {index!r} in group {number}")
+                by_index[int(index)] = param
+            options = {key: value for key, value in saved.items() if key != "params"}
+            for key, value in group.items():  # options the saved group lacks keep their current value
+                if key != "params":
+                    options.setdefault(key, value)
+            new_group = {"params": group["params"], **options}
+            try:
+                self._check_group(new_group)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{owner}.load_state_dict: parameter group {number}: {error}") from None
+            new_groups.append(new_group)
+        return new_groups
+
+    def _loaded_state(self, saved_state: Any, by_index: dict[int, Tensor],
+                      new_groups: list[dict[str, Any]]) -> dict[Tensor, dict[str, Any]]:
+        """The saved per-parameter state, keyed by our parameters, each entry checked and copied."""
+        owner = type(self).__name__
+        if not isinstance(saved_state, Mapping):
+            raise ValueError(f"{owner}.load_state_dict: 'state' must be a dict, got {type(saved_state).__name__}")
+        new_state: dict[Tensor, dict[str, Any]] = {}
+        for index, entry in saved_state.items():
+            if not _is_index(index) or int(index) not in by_index:
+                raise ValueError(f"{owner}.load_state_dict: state for parameter {index!r}, which is in no group")
+            param = by_index[int(index)]
+            if not isinstance(entry, Mapping):
+                raise ValueError(f"{owner}.load_state_dict: state of parameter {index} must be a dict")
+            group = next(g for g in new_groups if any(p is param for p in g["params"]))
+            required = (("step",) if self._has_step else ()) + self._state_names(group)
+            where = f"{owner}.load_state_dict: state of parameter {index}"
+            new_state[param] = _checked_entry(where, required, param, entry)
+        return new_state
+
+    # -- printing ----------------------------------------------------------------------------
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for index, group in enumerate(self.param_groups):

@@ -13,7 +13,7 @@ with weight decay, negated with ``maximize``):
 
 (with :math:`\mu = 0`, simply :math:`\theta_t = \theta_{t-1} - \eta g_t`). On a quadratic with
 curvature :math:`h`, plain descent is stable for :math:`0 < \eta h < 2` and heavy-ball momentum
-for :math:`0 < \eta h < 2 + 2\mu`; the chapter derives both.
+for :math:`0 < \eta h < 2 + 2\mu` (the chapter "Optimizers" of the book derives both).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
     Returns the removed paths. :func:`atomic_write` calls it before each write.
     """
     path = Path(path)
-    removed = []
+    removed: list[Path] = []
     prefix = f".{path.name}{_TEMP_MARK}"
     try:
         candidates = [p for p in path.parent.iterdir() if p.name.startswith(prefix)]

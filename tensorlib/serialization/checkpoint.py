@@ -82,8 +82,8 @@ def _adamw_section(model_names: dict[int, str], parameters: dict[str, np.ndarray
         step = float(np.asarray(entry["step"].numpy() if isinstance(entry["step"], Tensor) else entry["step"]))
         if step != int(step) or step < 0:
             raise ValueError(f"AdamW step of {name!r} is {step}, not a count")
-        moments = [np.asarray(entry[key].numpy()).reshape(-1) for key in ("exp_avg", "exp_avg_sq")]
-        section.moments[name] = (int(step), *moments)
+        exp_avg, exp_avg_sq = (np.asarray(entry[key].numpy()).reshape(-1) for key in ("exp_avg", "exp_avg_sq"))
+        section.moments[name] = (int(step), exp_avg, exp_avg_sq)
     return section
 
 
@@ -184,17 +184,20 @@ def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | No
     with open(path, "rb") as file:
         checkpoint = decode(file.read(), source)
     parameters = _check_model(checkpoint, model, source)
-    optimizer_state = None
+    optimizer_state: dict[str, Any] = {}
     if optimizer is not None:
         if checkpoint.adamw is None:
             raise CheckpointError(f"{source}: an optimizer was given but the file has no AdamW section")
         names = {id(param): name for name, param in model.named_parameters()}
         optimizer_state = _optimizer_state(checkpoint.adamw, names, optimizer, source)
-    if generator is not None and checkpoint.rng is None:
-        raise CheckpointError(f"{source}: a generator was given but the file has no RNG section")
+    rng = b""
+    if generator is not None:
+        if checkpoint.rng is None:
+            raise CheckpointError(f"{source}: a generator was given but the file has no RNG section")
+        rng = checkpoint.rng
     # everything is validated: apply, and roll back if the optimizer still refuses
     before = {name: param.detach().numpy().copy() for name, param in model.named_parameters()}
-    optimizer_before = copy.deepcopy(optimizer.state_dict()) if optimizer is not None else None
+    optimizer_before = copy.deepcopy(optimizer.state_dict()) if optimizer is not None else {}
     try:
         with no_grad():
             for name, param in model.named_parameters():
@@ -209,5 +212,5 @@ def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | No
             optimizer.load_state_dict(optimizer_before)
         raise CheckpointError(f"{source}: loading failed and was rolled back: {error}") from error
     if generator is not None:
-        generator.set_state(from_numpy(np.frombuffer(checkpoint.rng, dtype=np.uint8).copy()))
+        generator.set_state(from_numpy(np.frombuffer(rng, dtype=np.uint8).copy()))
     return checkpoint

@@ -32,7 +32,12 @@ import numpy as np
 
 from tensorlib.engine import Tensor, tensor
 from tensorlib.serialization.reader import CheckpointError
-from tensorlib.serialization.safetensors import _byte_bounds, load_with_metadata, save_file
+from tensorlib.serialization.safetensors import (
+    _byte_bounds,
+    _reject_constant,
+    load_with_metadata,
+    save_file,
+)
 
 STRUCTURE_KEY = "tensorlib.structure"
 MAX_DEPTH = 64  # nesting a training checkpoint never reaches; deeper is refused both ways
@@ -111,10 +116,6 @@ def save(obj: Any, f: str | os.PathLike) -> None:
 
 
 # %% book/07_checkpointing.ipynb, cell 55
-def _reject_constant(token: str) -> None:
-    raise ValueError(f"{token} is not valid JSON")
-
-
 def _decode(node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0) -> Any:
     def fail(message: str) -> CheckpointError:
         return CheckpointError(f"{source}: structure: {message}")

@@ -34,7 +34,7 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
@@ -121,7 +121,7 @@ def _serialize(tensors: Mapping[str, Any], metadata: Mapping[str, str] | None) -
     yield len(text).to_bytes(8, "little") + text
     for name in order:
         array = np.ascontiguousarray(arrays[name]).astype(_NUMPY[dtype_name[name]], copy=False)
-        yield memoryview(array.reshape(-1)).cast("B") if array.size else b""
+        yield array.reshape(-1).data.cast("B") if array.size else b""
 
 
 def save(tensors: Mapping[str, Tensor], metadata: Mapping[str, str] | None = None) -> bytes:
@@ -152,8 +152,10 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result = dict(pairs)
     if len(result) != len(pairs):
         seen: set[str] = set()
-        duplicate = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise ValueError(f"duplicate key {duplicate!r}")
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
     return result
 
 
@@ -200,7 +202,7 @@ def _check_entry(name: str, entry: Any, source: str) -> tuple[np.dtype, tuple[in
     return np.dtype(_NUMPY[dtype]), tuple(shape), begin, end
 
 
-def _read(stream: BinaryIO, size: int, source: str) -> tuple[dict[str, Tensor], dict[str, str] | None]:
+def _read(stream: io.BufferedIOBase, size: int, source: str) -> tuple[dict[str, Tensor], dict[str, str] | None]:
     """Validate the whole header against ``size``, then read each tensor into its own array."""
     if size < 8:
         raise CheckpointError(f"{source}: byte 0: the file is {size} bytes, shorter than the 8-byte header length")
@@ -231,7 +233,7 @@ def _read(stream: BinaryIO, size: int, source: str) -> tuple[dict[str, Tensor], 
     arrays: dict[str, np.ndarray] = {}
     for name, (dtype, shape, _, end) in sorted(entries.items(), key=lambda item: item[1][2]):
         array = np.empty(shape, dtype=dtype)
-        if array.nbytes and stream.readinto(memoryview(array.reshape(-1)).cast("B")) != array.nbytes:
+        if array.nbytes and stream.readinto(array.reshape(-1).data.cast("B")) != array.nbytes:
             raise CheckpointError(f"{source}: tensor {name!r}: the file ended before byte {8 + length + end}")
         if dtype.kind == "b" and array.view(np.uint8).max(initial=0) > 1:
             raise CheckpointError(f"{source}: tensor {name!r}: a BOOL byte is neither 0 nor 1")

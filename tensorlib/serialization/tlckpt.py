@@ -100,7 +100,7 @@ def _float32(name: str, array: np.ndarray) -> memoryview:
         raise TypeError(f"TLCKPT stores float32 only; {name!r} is {array.dtype} (cast the model with .float() "
                         "or save it with safetensors, which keeps every dtype)")
     flat = np.ascontiguousarray(array).astype("<f4", copy=False).reshape(-1)
-    return memoryview(flat).cast("B")
+    return flat.data.cast("B")
 
 
 def encode(checkpoint: TLCheckpoint) -> Iterator[bytes | memoryview]:
@@ -162,7 +162,8 @@ def _read_adamw(reader: ByteReader, parameters: dict[str, np.ndarray]) -> AdamWS
     config = [reader.f32(what) for what in ("lr", "beta1", "beta2", "eps", "weight decay", "max_norm")]
     if not all(np.isfinite(config)):
         raise reader.error(f"the AdamW configuration {config} holds a non-finite value", start)
-    section = AdamWSection(*config)
+    lr, beta1, beta2, eps, weight_decay, max_norm = config
+    section = AdamWSection(lr, beta1, beta2, eps, weight_decay, max_norm)
     count_at = reader.offset
     count = reader.u32("AdamW parameter count")
     if count != len(parameters):
