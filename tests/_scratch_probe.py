@@ -182,7 +182,12 @@ def _module_backward(m: Any, peer: Any) -> Any:
 
 
 def _module_add_child(m: Any, peer: Any) -> Any:
+    import tensorlib
+
     m.child = _user()["Linear"](2, 3)
+    with tensorlib.no_grad():  # the same values in the early and the late module
+        for parameter in m.child.parameters():
+            parameter.fill_(0.5)
     return [[name for name, _ in m.named_children()], [tuple(p.shape) for p in m.parameters()], list(m.state_dict())]
 
 
