@@ -106,8 +106,8 @@ def _label(cell: Any) -> str:
     return (lines[0][:70] if lines else "").replace("`", "'")
 
 
-def probed_notebook(chapter: str) -> tuple[Any, dict[int, str]]:
-    """The chapter with the probe cells put in, and the chapter's code cells' labels by number (from 1)."""
+def probed_notebook(chapter: str) -> Any:
+    """The chapter with the probe cells put in (see the module docstring)."""
     original = nbformat.read(BOOK / f"{chapter}.ipynb", as_version=4)
     labels = {number: _label(cell) for number, cell in enumerate(original.cells, start=1) if cell.cell_type == "code"}
     setup = (
@@ -132,13 +132,14 @@ def probed_notebook(chapter: str) -> tuple[Any, dict[int, str]]:
         for index in indices:
             again = nbformat.from_dict(json.loads(json.dumps(original.cells[index])))
             again.metadata["tl_rerun_of"] = index + 1
-            cells += [again, nbformat.v4.new_code_cell(f"_tl_scratch_probe.after({index + 1}, rerun=True)")]
+            cells += [nbformat.v4.new_code_cell(f"_tl_scratch_probe.before({index + 1})"), again,
+                      nbformat.v4.new_code_cell(f"_tl_scratch_probe.after({index + 1}, rerun=True)")]
         cells.append(nbformat.v4.new_code_cell("_tl_scratch_probe.finish('rerun', rerun=True)"))
     cells.append(nbformat.v4.new_code_cell("_tl_scratch_probe.report()"))
     notebook = nbformat.v4.new_notebook()
     notebook.metadata = original.metadata
     notebook.cells = cells
-    return notebook, labels
+    return notebook
 
 
 def _errors(notebook: Any) -> dict[str, list[str]]:
@@ -157,7 +158,7 @@ def _errors(notebook: Any) -> dict[str, list[str]]:
 
 def run_probed(chapter: str, load_tool: Callable[[str], ModuleType]) -> dict[str, Any]:
     """Run the probed chapter in a fresh kernel started in book/; the probe's report and the cells' errors."""
-    notebook, _ = probed_notebook(chapter)
+    notebook = probed_notebook(chapter)
     path = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONPATH", path)  # the kernel imports this checkout's tensorlib, as the editable install does
