@@ -264,8 +264,8 @@ def _shown_members(cls: type, documented: set[type]) -> dict[str, Any]:
     """The public methods and properties a class's entry shows, in definition order.
 
     A member shows where it is defined, or on the first documented class that inherits it
-    from undocumented bases (mixins such as ``_ModuleTree`` or ``ReductionMixin``, which build
-    a class from pieces). A member that a documented base class has is left to that base.
+    from undocumented bases (a private base class). A member that a documented base class has
+    is left to that base.
     """
     owned_elsewhere: set[type] = {object}
     for base in cls.__mro__[1:]:

@@ -15,6 +15,14 @@ function. ``--stubs-fail`` runs every exercise notebook in a fresh kernel and ve
 that every check cell fails there: a check that passes on the stub cannot tell a right
 answer from none. (That every check passes on the solution is nbval's job.)
 
+The markers are nbgrader's, and a region becomes a stub at the BEGIN line's indentation as
+in nbgrader's ``generate_assignment`` (whose stub is ``# YOUR CODE HERE`` and
+``raise NotImplementedError``, and ``YOUR ANSWER HERE`` in markdown). Unlike nbgrader, no cell
+metadata, course folders or gradebook are needed, the markers must be written exactly as above,
+there are no hidden tests or grading, and ``--stubs-fail`` is ours. The tool is ours rather than
+nbgrader because the build runs offline and needs nothing beyond nbformat and a kernel (see
+CONTRIBUTING.md, "Where these conventions come from").
+
 Usage::
 
     python tools/exercises.py                 # write exercises/, remove stale exercise notebooks

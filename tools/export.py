@@ -15,6 +15,14 @@ Output depends only on the notebooks, so it is byte-identical on every run.
 
 Only ``__init__.py`` files (re-exports only) and ``py.typed`` are written by hand.
 
+The directives are nbdev's (``#| default_exp``, ``#| export``, ``#| export other.name``; nbdev
+also computes ``__all__`` and marks each cell's origin), with the same meaning. This tool knows
+only those two, takes the module docstring from the first exported cell, hoists
+``from __future__`` imports, refuses two notebooks claiming one module and has ``--check``;
+nbdev's other directives (``exporti``, ``exports``, ``hide``), its ``settings.ini`` and
+``_modidx.py`` and its docs are not used. It is ours rather than nbdev because the build runs
+offline and needs nothing beyond nbformat (see CONTRIBUTING.md, "Where these conventions come from").
+
 Usage::
 
     python tools/export.py            # write tensorlib/

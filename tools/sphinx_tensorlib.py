@@ -15,7 +15,11 @@ Loaded by ``book/_config.yml`` (``sphinx.local_extensions``). At build time it
 * links inline code that names a public tensorlib object (``tl.softmax``, ``F.cross_entropy``,
   ``nn.Linear``, ``Tensor.backward``, ``Linear``) to its reference entry;
 * puts a "Download this notebook" link at the top of every notebook page (chapters and
-  solutions), served from the site's ``_downloads/``.
+  solutions), served from the site's ``_downloads/``;
+* reads the docstrings' Google-style sections (``Args:``, ``Returns:``) with
+  ``sphinx.ext.napoleon``, which it loads as an extension; napoleon's own pass is switched off in
+  ``book/_config.yml`` (it would read a property's first line "Where the memory lives: ..." as a
+  type), and this extension applies napoleon's ``GoogleDocstring`` to every other docstring.
 """
 
 from __future__ import annotations
@@ -28,8 +32,6 @@ from typing import Any
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
-from sphinx.ext.napoleon import Config as NapoleonConfig
-from sphinx.ext.napoleon import _patch_python_domain
 from sphinx.ext.napoleon.docstring import GoogleDocstring
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
@@ -335,10 +337,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_css_file(CSS_FILE)
     app.add_transform(NotebookCells)
     app.add_transform(LinkPublicNames)
-    # napoleon's Google-style sections, applied by _clean_docstring (not to properties)
-    for name, (default, rebuild) in NapoleonConfig._config_values.items():
-        app.add_config_value(name, default, rebuild)
-    _patch_python_domain()
+    # napoleon, loaded as an ordinary extension: its napoleon_* settings and the Python domain's
+    # Google-style fields. book/_config.yml switches its own docstring pass off, because
+    # _clean_docstring applies napoleon's parser itself, to every docstring but a property's.
+    app.setup_extension("sphinx.ext.napoleon")
     app.connect("autodoc-process-docstring", _clean_docstring)
     app.connect("missing-reference", _resolve_public_names)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,133 @@
+"""Reductions as PyTorch computes them: sort and topk, max and min, float16 sums, integer sums, empty inputs.
+
+- A descending sort or topk reverses the order instead of negating the values, so it is right for
+  unsigned integers, the most negative integer and bools; NaN is the largest value.
+- float16 reductions accumulate in float32 (a mean over 70,000 halves has a gradient, a norm of
+  halves does not overflow).
+- ``max()`` and ``min()`` send the gradient to a NaN, ``amax`` at a NaN gives NaN everywhere, and a
+  constant's ``std`` has gradient 0.
+- Integer and bool sums are int64; reductions of empty tensors give PyTorch's shapes and errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _probe import NAN, assert_matches_pytorch, grad_of
+
+import tensorlib as tl
+
+
+# -- descending sort and topk: an order reversal, not a negation ----------------------------------------
+@pytest.mark.parametrize(
+    ("values", "dtype", "expected"),
+    [
+        ([0, 1, 2, 200], np.uint8, [200, 2, 1, 0]),
+        ([-128, 0, 5], np.int8, [5, 0, -128]),
+        ([-(2**63), 3, -1], np.int64, [3, -1, -(2**63)]),
+        ([False, True, False], np.bool_, [True, False, False]),
+        ([1.0, np.nan, 3.0], np.float32, [np.nan, 3.0, 1.0]),  # NaN is the largest, as in PyTorch
+    ],
+)
+def test_descending_sort(values, dtype, expected):
+    x = tl.tensor(np.array(values, dtype=dtype))
+    got, indices = x.sort(descending=True)
+    np.testing.assert_array_equal(got.numpy(), np.array(expected, dtype=dtype))
+    np.testing.assert_array_equal(x.numpy()[indices.numpy()], got.numpy())
+
+
+def test_topk_of_small_integers_and_ties():
+    assert tl.tensor(np.array([-128, 0, 5], dtype=np.int8)).topk(1).values.tolist() == [5]
+    assert tl.tensor(np.array([0, 1, 2, 200], dtype=np.uint8)).topk(2).values.tolist() == [200, 2]
+    assert tl.tensor([3.0, 1.0, 3.0]).topk(2).indices.tolist() == [0, 2]  # ties keep their order
+    assert tl.tensor([1.0, float("nan"), 3.0]).topk(1).indices.tolist() == [1]
+
+
+# -- float16 reductions accumulate in float32 --------------------------------------------------------
+def test_float16_mean_over_many_elements_has_a_gradient():
+    x = tl.ones(70000, dtype=tl.float16, requires_grad=True)
+    x.mean().backward()
+    assert x.grad.dtype == np.float16
+    np.testing.assert_allclose(x.grad.numpy()[:3].astype(np.float64), 1 / 70000, rtol=5e-3)
+    rows = tl.ones(2, 70000, dtype=tl.float16, requires_grad=True)
+    rows.mean(dim=1).sum().backward()
+    np.testing.assert_allclose(rows.grad.numpy()[0, :2].astype(np.float64), 1 / 70000, rtol=5e-3)
+
+
+def test_float16_var_and_norm_over_many_elements():
+    x = tl.tensor(np.tile(np.array([0.0, 2.0], dtype=np.float16), 35000), requires_grad=True)
+    var = x.var()
+    assert abs(float(var.item()) - 1.0) < 1e-2  # PyTorch: 1.0000
+    var.backward()
+    assert np.all(np.isfinite(x.grad.numpy())) and float(np.abs(x.grad.numpy()).max()) > 0
+    norm = tl.tensor(np.array([300.0, 300.0], dtype=np.float16)).norm()
+    assert abs(float(norm.item()) - 424.25) < 0.5  # PyTorch: 424.25, not inf
+
+
+# -- NaN and constants: PyTorch's gradients ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "fn", "values", "expected"),
+    [
+        ("max() sends the gradient to the NaN", lambda t: t.max(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+        ("min() sends the gradient to the NaN", lambda t: t.min(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+        ("amax() at a NaN: NaN everywhere", lambda t: t.amax(), [1.0, NAN, 3.0], [NAN, NAN, NAN]),
+        ("std of a constant: gradient 0", lambda t: t.std(), [2.0, 2.0, 2.0], [0.0, 0.0, 0.0]),
+    ],
+)
+def test_gradients_at_nan_and_constants_match_pytorch(name, fn, values, expected):
+    np.testing.assert_array_equal(grad_of(tl, values, fn).numpy(), np.array(expected), err_msg=name)
+
+
+def test_std_away_from_zero_is_unchanged():
+    x = tl.tensor(np.random.default_rng(3).normal(size=(3, 4)), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: t.std() + t.std(dim=1).sum(), (x,))
+
+
+# -- empty tensors ----------------------------------------------------------------------------------------
+def test_empty_tensors_reduce_like_pytorch():
+    values, indices = tl.zeros(0, 3).max(dim=1)
+    assert values.shape == (0,) and indices.shape == (0,)
+    assert tl.zeros(0, 3).amax(dim=1).shape == (0,)
+    with pytest.raises(IndexError, match="size 0"):
+        tl.zeros(0, 3).max(dim=0)
+    with pytest.raises(RuntimeError, match="empty dim"):
+        tl.zeros(0, 3).amax(dim=0)
+
+
+# -- integer and bool sums are int64 -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("values", "dtype", "dim", "expected"),
+    [([200, 200], np.uint8, None, 400), ([True, True, False], np.bool_, None, 2), ([[100, 100]], np.int8, 1, [200]),
+     ([[200], [200]], np.uint8, 0, [400]), ([7], np.int32, None, 7), ([2**31, 2**31], np.uint32, None, 2**32)],
+)
+def test_integer_and_bool_sums_are_int64(values, dtype, dim, expected):
+    total = tl.tensor(np.array(values, dtype=dtype)).sum(dim)
+    assert total.dtype == np.int64 and total.tolist() == expected
+
+
+PROBE = {
+    "float16 var": lambda lib: lib.tensor(np.tile(np.array([0.0, 2.0], np.float16), 35000)).var(),
+    "float16 mean gradient": lambda lib: grad_of(lib, np.ones(70000), lambda t: t.mean(), np.float16),
+    "float16 norm": lambda lib: lib.tensor(np.array([300.0, 300.0], np.float16)).norm(),
+    "min() gradient at NaN": lambda lib: grad_of(lib, [1.0, NAN, 3.0], lambda t: t.min()),
+    "max() gradient at NaN": lambda lib: grad_of(lib, [1.0, NAN, 3.0], lambda t: t.max()),
+    "amax() gradient at NaN": lambda lib: grad_of(lib, [1.0, NAN, 3.0], lambda t: t.amax()),
+    "std of a constant": lambda lib: grad_of(lib, [2.0, 2.0, 2.0], lambda t: t.std()),
+    "topk with NaN": lambda lib: lib.tensor([1.0, NAN, 3.0]).topk(1).indices,
+    "max(dim) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).max(dim=1).values,
+    "max(dim=0) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).max(dim=0).values,
+    "amax(dim) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).amax(dim=1),
+    "uint8 sort descending": lambda lib: lib.tensor(np.array([0, 1, 2, 200], np.uint8)).sort(descending=True).values,
+    "int8 topk": lambda lib: lib.tensor(np.array([-128, 0, 5], np.int8)).topk(1).values,
+    "bool sort descending": lambda lib: lib.tensor([False, True, False]).sort(descending=True).values,
+    "NaN sorts first descending": lambda lib: lib.tensor([1.0, NAN, 3.0]).sort(descending=True).indices,
+    "uint8 sum": lambda lib: lib.tensor(np.array([200, 200], np.uint8)).sum(),
+    "bool sum": lambda lib: lib.tensor([True, True]).sum(),
+    "int8 sum(dim)": lambda lib: lib.tensor(np.array([[100, 100]], np.int8)).sum(1),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", list(PROBE))
+def test_matches_pytorch(case):
+    assert_matches_pytorch(case, PROBE[case])
