@@ -348,7 +348,7 @@ class Tensor:
 
     @grad.setter
     def grad(self, grad: Tensor | None) -> None:
-        self._grad = _check_assigned_grad(self, grad)
+        self._grad = None if grad is None else _check_assigned_grad(self, grad)  # zero_grad: no call
 
     @property
     def requires_grad(self) -> builtins.bool:
