@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 49
+# %% book/02_autograd.ipynb, cell 51
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -121,7 +121,7 @@ def backward(
     run_backward(tensors, _root_grads(tensors, grad_tensors, "backward"), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 50
+# %% book/02_autograd.ipynb, cell 52
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt`` (a ``(y.numel(), x.numel())`` matrix),
     one backward pass per element of ``y`` with a one-hot :math:`\\bar y`, captured (no ``.grad`` touched)."""

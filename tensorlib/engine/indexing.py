@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 111
+# %% book/02_autograd.ipynb, cell 113
 import warnings
 from typing import Any
 

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 145
+# %% book/02_autograd.ipynb, cell 147
 from typing import Any
 
 import numpy as np

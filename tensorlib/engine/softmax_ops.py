@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 103
+# %% book/02_autograd.ipynb, cell 105
 import numpy as np
 
 from tensorlib.engine.function import Function

@@ -235,7 +235,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 28
+# %% book/02_autograd.ipynb, cell 30
 class Tensor:
     """An n-dimensional array that records the ops applied to it, for reverse-mode autograd.
 
@@ -348,7 +348,7 @@ class Tensor:
 
     @grad.setter
     def grad(self, grad: Tensor | None) -> None:
-        self._grad = _check_assigned_grad(self, grad)
+        self._grad = None if grad is None else _check_assigned_grad(self, grad)  # zero_grad: no call
 
     @property
     def requires_grad(self) -> builtins.bool:
@@ -385,11 +385,12 @@ class Tensor:
         """Accumulate :math:`\\partial(\\text{self} \\cdot \\text{gradient})/\\partial x` into ``x.grad`` of every leaf ``x``.
 
         ``gradient`` (the vector of the vector-Jacobian product, same shape as ``self``)
-        may be left out only when ``self`` has one element; it is then 1. Gradients
-        add up across calls until zeroed. The pass frees the arrays the graph saved (the
-        activations), so a second ``backward`` through it raises, as in PyTorch, unless
-        this one had ``retain_graph=True``. ``create_graph=True`` (differentiating the
-        backward pass) is not supported.
+        may be left out only when ``self`` has one element; it is then 1. With
+        ``retain_graph=True`` the graph can be used again; ``create_graph=True`` raises.
+        Gradients add up across calls until zeroed. The pass frees the arrays the graph
+        saved (the activations), so a second backward pass through the same graph
+        raises, as in PyTorch, unless the first one retained the graph; differentiating
+        the backward pass itself is not supported.
         """
         function.tensor_backward(self, gradient, retain_graph, create_graph)
 
@@ -974,7 +975,7 @@ class Tensor:
         return conversion.to(self, dtypes.bool_)
 
 
-# %% book/02_autograd.ipynb, cell 151
+# %% book/02_autograd.ipynb, cell 153
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

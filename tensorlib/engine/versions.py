@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 121
+# %% book/02_autograd.ipynb, cell 123
 from typing import TYPE_CHECKING
 
 from tensorlib.engine.tensor_type import Tensor

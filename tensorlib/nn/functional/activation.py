@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 154
+# %% book/02_autograd.ipynb, cell 156
 import math
 
 import numpy as np
