@@ -44,7 +44,7 @@ from tensorlib.nn.functional.attention import (
     causal_mask,
     scaled_dot_product_attention,
 )
-from tensorlib.nn.functional.layers import _LayerNorm
+from tensorlib.nn.functional.layers import LayerNormFunction
 from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, ModuleDict, ModuleList
 from tensorlib.random import Generator, multinomial
 
@@ -335,9 +335,9 @@ def _norm_arguments(norm: LayerNorm) -> tuple[Any, ...]:
 
 
 def _norm(x: np.ndarray, arguments: tuple[Any, ...]) -> np.ndarray:
-    """A LayerNorm on the rows of ``x``: chapter 4's ``_LayerNorm``, the module's own kernel, without re-checking."""
+    """A LayerNorm on the rows of ``x``: chapter 4's ``LayerNormFunction``, the module's own kernel, without re-checking."""
     weight, bias, shape, eps = arguments
-    return _LayerNorm.apply(Tensor(x), weight, bias, normalized_shape=shape, eps=eps).numpy()
+    return LayerNormFunction.apply(Tensor(x), weight, bias, normalized_shape=shape, eps=eps).numpy()
 
 
 def decodes_fast(model: GPT) -> bool:
