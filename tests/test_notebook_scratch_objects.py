@@ -4,7 +4,8 @@ A learner makes a tensor (or a module, a generator, an optimizer) in a scratch c
 chapter and reads on; whatever one made later can do, the early one must do too. That fails as
 soon as a cell re-creates a class under a name already in use (``types.new_class``, a second
 ``class Tensor``): the early object keeps the old class. Each chapter that defines classes is run
-here in a fresh kernel (started in ``book/``, importing this checkout's ``tensorlib``) with a probe
+here in a fresh kernel, started in a temporary folder holding only a copy of the notebook (as a
+notebook downloaded from the website runs; importing this checkout's ``tensorlib``), with a probe
 cell after every cell (``tests/_scratch_probe.py``), which
 
 - checks after every cell that no class the chapter exports (a top-level ``class X`` in an
@@ -27,6 +28,8 @@ import ast
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -157,12 +160,17 @@ def _errors(notebook: Any) -> dict[str, list[str]]:
 
 
 def run_probed(chapter: str, load_tool: Callable[[str], ModuleType]) -> dict[str, Any]:
-    """Run the probed chapter in a fresh kernel started in book/; the probe's report and the cells' errors."""
+    """Run the probed chapter as a downloaded notebook runs; the probe's report and the cells' errors.
+
+    The kernel starts in a fresh temporary folder that holds only a copy of the notebook (no
+    ``book/``, no ``data/`` beside it): a chapter must need nothing but the installed package.
+    """
     notebook = probed_notebook(chapter)
     path = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
-    with pytest.MonkeyPatch.context() as patch:
+    with tempfile.TemporaryDirectory(prefix=f"tl-{chapter}-") as folder, pytest.MonkeyPatch.context() as patch:
+        shutil.copy(BOOK / f"{chapter}.ipynb", folder)
         patch.setenv("PYTHONPATH", path)  # the kernel imports this checkout's tensorlib, as the editable install does
-        load_tool("notebooks").execute(notebook, BOOK, TIMEOUT, allow_errors=True, record_timing=False)
+        load_tool("notebooks").execute(notebook, Path(folder), TIMEOUT, allow_errors=True, record_timing=False)
     errors = _errors(notebook)
     for output in notebook.cells[-1].get("outputs", []):
         text = "".join(output.get("text", ""))
@@ -216,6 +224,10 @@ class _ChapterWithSectionRerun(_Chapter):
 
 
 _KIND_LABELS = {"tensor": "Tensor", "generator": "Generator", "module": "Module", "optimizer": "optimizer (SGD)"}
+
+
+class TestTensors(_Chapter):
+    chapter = "01_tensors"  # defines no class; run so that every chapter is shown to run from any folder
 
 
 class TestAutograd(_ChapterWithSectionRerun):
@@ -283,3 +295,15 @@ def test_the_probe_catches_a_re_created_class_and_a_stale_object(tmp_path, load_
     assert report["early"] == {"Tensor": 2}
     problems = "\n".join(report["problems"]["end"])
     assert "type(early) is not type(late)" in problems and "`x * x` fails on a Tensor made after cell 2" in problems
+
+
+def test_a_chapter_runs_in_a_folder_of_its_own(tmp_path, load_tool, monkeypatch):
+    """A toy chapter that reads a file lying beside it in book/ fails: the kernel does not start in book/."""
+    toy = nbformat.v4.new_notebook()
+    toy.cells = [nbformat.v4.new_code_cell("import os\nassert os.listdir('.') == ['99_toy.ipynb'], os.listdir('.')"),
+                 nbformat.v4.new_code_cell("open('beside.txt').read()")]
+    (tmp_path / "99_toy.ipynb").write_text(nbformat.writes(toy), encoding="utf-8")
+    (tmp_path / "beside.txt").write_text("only in book/", encoding="utf-8")
+    monkeypatch.setattr(f"{__name__}.BOOK", tmp_path)
+    report = run_probed("99_toy", load_tool)
+    assert len(report["errors"]["run"]) == 1 and "FileNotFoundError" in report["errors"]["run"][0], report["errors"]

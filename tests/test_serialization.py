@@ -590,3 +590,41 @@ def test_objects_made_early_in_chapter_7_keep_working_after_every_later_cell(cha
     path = tmp_path / "model.safetensors"
     notebook.save_file({"w": tl.tensor(early.parameters["w"])}, path)
     assert np.array_equal(notebook.load_file(path)["w"].numpy(), early.parameters["w"])
+
+
+# -- chapter 7 uses what it has written, not the installed package's copy ---------------------------
+_HIDE_THE_PACKAGE = '''
+import tensorlib.serialization as _tl_installed
+
+def _tl_not_yet(name):
+    raise AssertionError(f"the chapter used the installed package's tensorlib.serialization.{name} "
+                         "instead of its own definition (or one written before it)")
+
+for _tl_name in list(_tl_installed.__all__):
+    delattr(_tl_installed, _tl_name)
+_tl_installed.__getattr__ = _tl_not_yet
+del _tl_installed, _tl_name
+'''
+
+
+def test_chapter_7_runs_without_the_installed_serialization_names(load_tool, tmp_path, monkeypatch):
+    """Chapter 7, run where ``tl.serialization.<name>`` fails: no cell reaches the package's copy.
+
+    The chapter's own cells stand in for the package's modules (``point_modules_at_notebook``), so
+    ``from tensorlib.serialization import save_checkpoint`` after the cell that writes it finds the
+    notebook's function; ``tl.serialization.save_checkpoint`` would be the installed one. The
+    kernel starts in an empty folder, as a downloaded notebook runs. (Child processes the chapter
+    starts import the installed package, which is generated from the same cells.)
+    """
+    import nbformat
+
+    notebook = nbformat.read(Path(__file__).resolve().parent.parent / "book" / "07_checkpointing.ipynb", as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(_HIDE_THE_PACKAGE))
+    repo = str(Path(__file__).resolve().parent.parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    load_tool("notebooks").execute(notebook, tmp_path, 600, allow_errors=True, record_timing=False)
+    errors = [f"cell {number - 1}: {output.get('ename')}: {output.get('evalue')}"
+              for number, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+              and "raises-exception" not in cell.metadata.get("tags", [])
+              for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    assert errors == [], "chapter 7 fails when the installed package's serialization names are hidden:\n  " + "\n  ".join(errors)

@@ -218,6 +218,16 @@ def test_every_toc_entry_has_a_page(site: Path) -> None:
     assert built == solutions, f"solutions/ holds {solutions}, the site shows {built}"
 
 
+def test_the_notation_page_is_built_with_its_tables_and_links_every_chapter(site: Path) -> None:
+    page = site / "notation.html"
+    assert page.is_file(), "book/notation.md was not built (is it in _toc.yml?)"
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<tr") >= 30, "the notation page lost its tables of symbols"
+    chapters = sorted(p.stem for p in BOOK.glob("[0-9][0-9]_*.ipynb"))
+    linked = set(re.findall(r'href="(\d\d_\w+)\.html[#"]', html))
+    assert [name for name in chapters if name not in linked] == [], "the notation page does not link every chapter"
+
+
 def test_mathjax_is_published_locally(site: Path) -> None:
     assert (site / "mathjax" / "tex-chtml.js").is_file(), "MathJax was not copied into the site"
     assert (site / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").is_dir(), "no fonts"
