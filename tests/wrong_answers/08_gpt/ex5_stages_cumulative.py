@@ -1,6 +1,6 @@
 """08 exercise 5: times each stage together with the stages before it.
 
-Hint: seconds (time.perf_counter)
+Hint: given the previous stage's result
 """
 
 import time
