@@ -4,7 +4,6 @@ Hint: expected output 0xe220a8397b1dcdaf
 """
 
 def splitmix64_next(state):
-
     z = state
     state = (state + 0x9E3779B97F4A7C15) & MASK
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK

@@ -4,7 +4,6 @@ Hint: state and output must be in [0, 2**64)
 """
 
 def splitmix64_next(state):
-
     state = state + 0x9E3779B97F4A7C15
     z = state
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9

@@ -8,5 +8,4 @@ import numpy as np
 
 
 def relu_gain_estimate(scale, n=1_000_000, seed=0):
-
     return math.sqrt(2)

@@ -4,7 +4,6 @@ Hint: two distinct arrays with equal values are two parameters
 """
 
 def named_parameters(node, prefix=""):
-
     seen, result = [], []
 
     def walk(node, prefix):

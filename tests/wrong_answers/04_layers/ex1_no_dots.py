@@ -4,7 +4,6 @@ Hint: expected 7 names
 """
 
 def named_parameters(node, prefix=""):
-
     seen, result = set(), []
 
     def walk(node, prefix):

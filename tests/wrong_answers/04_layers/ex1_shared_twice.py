@@ -4,7 +4,6 @@ Hint: One object is one parameter
 """
 
 def named_parameters(node, prefix=""):
-
     result = []
     for name, array in node.get("params", {}).items():
         result.append((prefix + name, array))

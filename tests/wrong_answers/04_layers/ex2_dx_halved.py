@@ -4,6 +4,5 @@ Hint: dX for X(5, 3)
 """
 
 def linear_backward(x, weight, grad_out):
-
     rows_in, rows_out = x.reshape(-1, x.shape[-1]), grad_out.reshape(-1, grad_out.shape[-1])
     return grad_out @ weight * 0.5, rows_out.T @ rows_in, rows_out.sum(axis=0)

@@ -9,7 +9,6 @@ import numpy as np
 
 
 def locate_damage(data):
-
     def fits(at, size):
         return at + size <= len(data)
 

@@ -7,7 +7,6 @@ import math
 
 
 def safetensors_header(tensors):
-
     header, offset = {}, 0
     for name in sorted(tensors, key=lambda n: (-ITEMSIZE[tensors[n][0]], n)):
         dtype, shape = tensors[name]

@@ -7,7 +7,6 @@ import math
 
 
 def safetensors_header(tensors):
-
     header, offset = {}, 0
     for name in sorted(tensors):
         dtype, shape = tensors[name]

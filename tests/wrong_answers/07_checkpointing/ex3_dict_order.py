@@ -7,7 +7,6 @@ import math
 
 
 def safetensors_header(tensors):
-
     header, offset = {}, 0
     for name, (dtype, shape) in tensors.items():
         size = math.prod(shape) * ITEMSIZE[dtype]

@@ -7,7 +7,6 @@ import numpy as np
 
 
 def top_k_filter(logits, k):
-
     if k >= logits.shape[-1]:
         return logits
     kth = np.sort(logits, axis=-1)[:, -k][:, None]

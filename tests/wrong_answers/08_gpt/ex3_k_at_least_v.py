@@ -7,6 +7,5 @@ import numpy as np
 
 
 def top_k_filter(logits, k):
-
     kth = np.sort(logits, axis=-1)[:, -k][:, None]
     return np.where(logits < kth, -np.inf, logits)
