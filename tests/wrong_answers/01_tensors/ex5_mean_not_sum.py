@@ -1,0 +1,11 @@
+"""01 exercise 5: averages over the broadcast axes instead of summing.
+
+Hint: unbroadcast(grad, (3, 4))
+"""
+
+def unbroadcast(grad, shape):
+    shape = tuple(shape)
+    lead = grad.ndim - len(shape)
+    summed = grad.mean(axis=tuple(range(lead))) if lead else grad
+    stretched = tuple(k for k, n in enumerate(shape) if n == 1 and summed.shape[k] != 1)
+    return summed.mean(axis=stretched, keepdims=True) if stretched else summed

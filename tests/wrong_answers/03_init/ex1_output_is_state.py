@@ -1,0 +1,8 @@
+"""03 exercise 1: returns the new state as the output.
+
+Hint: expected output 0xe220a8397b1dcdaf
+"""
+
+def splitmix64_next(state):
+    state = (state + 0x9E3779B97F4A7C15) & MASK
+    return state, state

@@ -1,0 +1,13 @@
+"""03 exercise 3: takes the last two axes as (fan_out, fan_in).
+
+Hint: fans(16, 3, 5, 5)
+"""
+
+import math
+
+
+def fans(shape):
+    if len(shape) < 2:
+        raise ValueError(f"shape {shape} has no fans")
+    rest = math.prod(shape[:-2])
+    return shape[-1] * rest, shape[-2] * rest

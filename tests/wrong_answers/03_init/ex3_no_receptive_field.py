@@ -1,0 +1,9 @@
+"""03 exercise 3: ignores the receptive field of a convolution weight.
+
+Hint: fans(16, 3, 5, 5)
+"""
+
+def fans(shape):
+    if len(shape) < 2:
+        raise ValueError(f"shape {shape} has no fans")
+    return shape[1], shape[0]
