@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-import math
 import json
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -416,7 +416,7 @@ def test_warmup_cosine_with_one_warmup_step_starts_at_the_full_rate():
     assert rates[0] == 0.2 and rates[1] == 0.2 and rates[-1] < rates[1]
     opt = optim.SGD(_params(), lr=0.2)
     rates = [r[0] for r in _rates(optim.lr_scheduler.warmup_cosine(opt, warmup_steps=0, max_steps=5), opt, 5)]
-    assert rates[0] == 0.2 and all(a > b for a, b in zip(rates, rates[1:]))
+    assert rates[0] == 0.2 and all(a > b for a, b in zip(rates, rates[1:], strict=False))
 
 
 @pytest.mark.parametrize(("kwargs", "named"), [
