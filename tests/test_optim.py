@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -355,17 +356,85 @@ def test_sgd_momentum_buffer_starts_as_the_first_gradient():
     assert np.allclose(w.data, [0.95, -2.025])
 
 
-def test_decay_groups_puts_biases_norms_and_embeddings_in_the_no_decay_group():
+def test_decay_groups_decays_weight_matrices_and_embeddings_not_biases_or_norms():
     model = tl.nn.Sequential(tl.nn.Embedding(10, 4), tl.nn.LayerNorm(4), tl.nn.Linear(4, 10))
     decay, no_decay = optim.decay_groups(model, 0.1)
     assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
-    assert [id(p) for p in decay["params"]] == [id(model[2].weight)]
-    assert {id(p) for p in no_decay["params"]} == {id(model[0].weight), id(model[1].weight), id(model[1].bias),
-                                                   id(model[2].bias)}
+    assert [id(p) for p in decay["params"]] == [id(model[0].weight), id(model[2].weight)]
+    assert [id(p) for p in no_decay["params"]] == [id(model[1].weight), id(model[1].bias), id(model[2].bias)]
+    mingpt, rest = optim.decay_groups(model, 0.1, decay_types=(tl.nn.Linear, tl.nn.Conv2d))  # minGPT's choice
+    assert [id(p) for p in mingpt["params"]] == [id(model[2].weight)] and len(rest["params"]) == 4
     model[2].weight = model[0].weight  # tied output layer: goes by the embedding, its first owner
     decay, no_decay = optim.decay_groups(model, 0.1)
-    assert decay["params"] == [] and len(no_decay["params"]) == 4
+    assert [id(p) for p in decay["params"]] == [id(model[0].weight)] and len(no_decay["params"]) == 3
     optim.AdamW(optim.decay_groups(model, 0.1))  # usable as is
+
+
+def test_decay_groups_of_a_gpt_is_the_two_or_more_dimensions_rule():
+    from tensorlib.gpt.model import GPT, GPTConfig
+
+    for tie in (True, False):
+        gpt = GPT(GPTConfig(block_size=8, vocab_size=11, n_layer=2, n_head=2, n_embd=8, tie_weights=tie))
+        decay, no_decay = optim.decay_groups(gpt, 0.1)
+        assert [id(p) for p in decay["params"]] == [id(p) for p in gpt.parameters() if p.ndim >= 2]
+        assert [id(p) for p in no_decay["params"]] == [id(p) for p in gpt.parameters() if p.ndim < 2]
+
+
+# -- warmup_cosine ---------------------------------------------------------------------------------
+def _warmup_cosine_formula(step: int, warmup: int, total: int, lr: float, eta_min: float) -> float:
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    return eta_min + 0.5 * (lr - eta_min) * (1 + math.cos(math.pi * (step - warmup) / (total - warmup)))
+
+
+def _rates(scheduler, optimizer, steps: int) -> list[list[float]]:
+    rates = [scheduler.get_last_lr()]
+    for _ in range(steps - 1):
+        optimizer.step()
+        scheduler.step()
+        rates.append(scheduler.get_last_lr())
+    return rates
+
+
+@pytest.mark.parametrize(("warmup", "total"), [(0, 50), (1, 50), (2, 50), (10, 100), (49, 50), (0, 1), (1, 2), (3, 4)])
+def test_warmup_cosine_follows_its_formula_in_every_group(warmup, total):
+    params = _params()
+    opt = optim.AdamW([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}], lr=0.1)
+    scheduler = optim.warmup_cosine(opt, warmup, total, eta_min=1e-3)
+    rates = _rates(scheduler, opt, total)
+    for base, column in zip((0.1, 0.03), zip(*rates, strict=True), strict=True):
+        expected = [_warmup_cosine_formula(s, warmup, total, base, 1e-3) for s in range(total)]
+        assert np.allclose(column, expected, rtol=1e-12, atol=1e-15)
+        peak = max(warmup - 1, 0)
+        assert math.isclose(column[peak], base, rel_tol=1e-12) and max(column) <= base * (1 + 1e-12)
+    assert optim.warmup_cosine is optim.lr_scheduler.warmup_cosine
+
+
+def test_warmup_cosine_with_one_warmup_step_starts_at_the_full_rate():
+    opt = optim.SGD(_params(), lr=0.2)
+    rates = [r[0] for r in _rates(optim.lr_scheduler.warmup_cosine(opt, warmup_steps=1, max_steps=5), opt, 5)]
+    assert rates[0] == 0.2 and rates[1] == 0.2 and rates[-1] < rates[1]
+    opt = optim.SGD(_params(), lr=0.2)
+    rates = [r[0] for r in _rates(optim.lr_scheduler.warmup_cosine(opt, warmup_steps=0, max_steps=5), opt, 5)]
+    assert rates[0] == 0.2 and all(a > b for a, b in zip(rates, rates[1:], strict=False))
+
+
+@pytest.mark.parametrize(("kwargs", "named"), [
+    (dict(warmup_steps=-1, max_steps=10), "warmup_steps"),
+    (dict(warmup_steps=10, max_steps=10), "max_steps"),
+    (dict(warmup_steps=11, max_steps=10), "max_steps"),
+    (dict(warmup_steps=2.5, max_steps=10), "warmup_steps"),
+    (dict(warmup_steps=True, max_steps=10), "warmup_steps"),
+    (dict(warmup_steps=2, max_steps="10"), "max_steps"),
+    (dict(warmup_steps=2, max_steps=10, eta_min=-0.1), "eta_min"),
+    (dict(warmup_steps=2, max_steps=10, eta_min=float("nan")), "eta_min"),
+])
+def test_warmup_cosine_refuses_bad_arguments_naming_them(kwargs, named):
+    opt = optim.SGD(_params(), lr=0.1)
+    with pytest.raises(ValueError, match=named) as caught:
+        optim.warmup_cosine(opt, **kwargs)
+    assert repr(kwargs[named]) in str(caught.value)
+    assert opt.param_groups[0]["lr"] == 0.1 and "initial_lr" not in opt.param_groups[0]
 
 
 # -- clipping --------------------------------------------------------------------------------------

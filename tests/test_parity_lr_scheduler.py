@@ -137,3 +137,32 @@ def test_cosine_closed_form():
         scheduler.step()
         expected = 0.01 + 0.5 * (0.1 - 0.01) * (1 + math.cos(math.pi * t / 20))
         assert math.isclose(scheduler.get_last_lr()[0], expected, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def _torch_warmup_cosine(optimizer, warmup_steps: int, max_steps: int, eta_min: float = 0.0):
+    """The same composition of PyTorch's schedulers as tensorlib's ``warmup_cosine``."""
+    sched = torch.optim.lr_scheduler
+    cosine = sched.CosineAnnealingLR(optimizer, T_max=max_steps - warmup_steps, eta_min=eta_min)
+    if warmup_steps == 0:
+        return cosine
+    if warmup_steps == 1:
+        warmup = sched.LinearLR(optimizer, start_factor=1.0, end_factor=1.0, total_iters=1)
+    else:
+        warmup = sched.LinearLR(optimizer, start_factor=1.0 / warmup_steps, end_factor=1.0, total_iters=warmup_steps - 1)
+    return sched.SequentialLR(optimizer, [warmup, cosine], milestones=[warmup_steps])
+
+
+@pytest.mark.parametrize("kind", ["sgd", "adamw"])
+@pytest.mark.parametrize(("warmup", "total"), [(0, 100), (1, 100), (2, 100), (10, 100), (99, 100), (1, 2)])
+def test_warmup_cosine_equals_the_same_composition_in_torch(kind, warmup, total):
+    ours_opt, theirs_opt = _optimizers(kind)
+    ours = optim.warmup_cosine(ours_opt, warmup, total, eta_min=1e-4)
+    theirs = _torch_warmup_cosine(theirs_opt, warmup, total, eta_min=1e-4)
+    assert ours.get_last_lr() == theirs.get_last_lr()
+    for step in range(total - 1):
+        ours_opt.step()
+        theirs_opt.step()
+        ours.step()
+        theirs.step()
+        assert ours.get_last_lr() == theirs.get_last_lr(), f"step {step + 1}"
+    assert _plain(ours.state_dict()) == _plain(theirs.state_dict())

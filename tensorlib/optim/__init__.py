@@ -5,6 +5,7 @@ Written by hand, re-exports only.
 
 # Chapter 6, Optimizers (tensorlib.optim.*)
 from tensorlib.optim import lr_scheduler as lr_scheduler
+from tensorlib.optim.lr_scheduler import warmup_cosine as warmup_cosine
 from tensorlib.optim.adagrad import Adagrad as Adagrad
 from tensorlib.optim.adam import Adam as Adam
 from tensorlib.optim.adam import AdamW as AdamW

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 43
+# %% book/06_optimizers.ipynb, cell 49
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,7 +26,7 @@ from tensorlib.engine import Tensor
 from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number, _check_unsupported
 
 
-# %% book/06_optimizers.ipynb, cell 44
+# %% book/06_optimizers.ipynb, cell 50
 class Adagrad(Optimizer):
     r"""Adagrad (Duchi et al., 2011), as ``torch.optim.Adagrad``.
 

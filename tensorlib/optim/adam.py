@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 37
+# %% book/06_optimizers.ipynb, cell 43
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -42,7 +42,7 @@ from tensorlib.optim.optimizer import (
 )
 
 
-# %% book/06_optimizers.ipynb, cell 38
+# %% book/06_optimizers.ipynb, cell 44
 class Adam(Optimizer):
     r"""Adam (Kingma and Ba, 2015), as ``torch.optim.Adam``.
 

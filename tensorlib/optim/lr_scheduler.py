@@ -11,7 +11,8 @@ of numbers with PyTorch's keys (never a function: ``LambdaLR`` saves ``None`` fo
 
 Schedules: ``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``LinearLR``,
 ``CosineAnnealingLR``, ``OneCycleLR`` (which also cycles the momentum or :math:`\beta_1`), and
-the combinators ``SequentialLR`` (one schedule after another) and ``ChainedScheduler`` (all at once).
+the combinators ``SequentialLR`` (one schedule after another) and ``ChainedScheduler`` (all at once);
+``warmup_cosine`` builds the linear-warmup-then-cosine schedule of transformer training from them.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ __all__ = [
     'SequentialLR',
     'ChainedScheduler',
     'OneCycleLR',
+    'warmup_cosine',
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 63
+# %% book/06_optimizers.ipynb, cell 75
 import bisect
 import math
 import numbers
@@ -43,7 +45,7 @@ from typing import Any
 from tensorlib.optim.optimizer import Optimizer
 
 
-# %% book/06_optimizers.ipynb, cell 64
+# %% book/06_optimizers.ipynb, cell 76
 def _lrs(optimizer: Optimizer) -> list[float]:
     return [group["lr"] for group in optimizer.param_groups]
 
@@ -145,7 +147,7 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-# %% book/06_optimizers.ipynb, cell 65
+# %% book/06_optimizers.ipynb, cell 77
 def _check_positive_int(value: Any, name: str, owner: str) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
@@ -253,7 +255,7 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 66
+# %% book/06_optimizers.ipynb, cell 78
 class LinearLR(LRScheduler):
     r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps, then hold.
 
@@ -325,7 +327,7 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 67
+# %% book/06_optimizers.ipynb, cell 79
 def _check_schedulers(owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None) -> Optimizer:
     """The optimizer every scheduler of ``schedulers`` steps (``optimizer``, or the first one's when ``None``)."""
     if len(schedulers) < 1:
@@ -428,7 +430,7 @@ def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str,
         scheduler.load_state_dict(part)
 
 
-# %% book/06_optimizers.ipynb, cell 68
+# %% book/06_optimizers.ipynb, cell 80
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
@@ -537,3 +539,51 @@ class OneCycleLR(LRScheduler):
                     break
                 start_step = phase["end_step"]
         return lrs
+
+
+# %% book/06_optimizers.ipynb, cell 86
+def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
+                  eta_min: float = 0.0) -> SequentialLR | CosineAnnealingLR:
+    r"""Linear warmup to the optimizer's rate over ``warmup_steps``, then cosine decay to ``eta_min`` at ``max_steps``.
+
+    With :math:`\eta` each group's rate, :math:`W` = ``warmup_steps`` and :math:`S` = ``max_steps``,
+    the rate of step :math:`s = 0, 1, \dots, S-1` (the rate ``get_last_lr()`` reports after
+    :math:`s` calls of ``step()``) is
+
+    .. math::
+        \eta_s = \begin{cases} \eta\,(s + 1)/W & s < W, \\
+        \eta_{\min} + \tfrac12(\eta - \eta_{\min})\bigl(1 + \cos(\pi (s - W)/(S - W))\bigr) & s \ge W, \end{cases}
+
+    so the rate reaches :math:`\eta` at step :math:`W - 1`. Built from ``LinearLR`` (from
+    :math:`1/W` to 1 over :math:`W - 1` steps; a constant factor 1 for :math:`W = 1`),
+    ``CosineAnnealingLR`` (``T_max`` :math:`= S - W`) and ``SequentialLR`` (switching at :math:`W`);
+    for :math:`W = 0` it is the ``CosineAnnealingLR`` alone. Past step :math:`S - 1` the cosine
+    continues as PyTorch's does (it rises again).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        warmup_steps: :math:`W`, an int with ``0 <= warmup_steps < max_steps``.
+        max_steps: :math:`S`, the length of the run, an int.
+        eta_min: the rate the cosine ends at, a number ``>= 0`` (default 0).
+
+    Raises:
+        ValueError: for a count that is not an int in range, or a negative or non-numeric ``eta_min``,
+            naming the argument and its value.
+    """
+    for name, value in (("warmup_steps", warmup_steps), ("max_steps", max_steps)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise ValueError(f"warmup_cosine: {name} must be an int, got {value!r}")
+    if warmup_steps < 0:
+        raise ValueError(f"warmup_cosine: warmup_steps must be >= 0, got {warmup_steps!r}")
+    if max_steps <= warmup_steps:
+        raise ValueError(f"warmup_cosine: max_steps must exceed warmup_steps={warmup_steps!r}, got {max_steps!r}")
+    if isinstance(eta_min, bool) or not isinstance(eta_min, numbers.Real) or not eta_min >= 0:
+        raise ValueError(f"warmup_cosine: eta_min must be a number >= 0, got {eta_min!r}")
+    cosine = CosineAnnealingLR(optimizer, T_max=int(max_steps) - int(warmup_steps), eta_min=float(eta_min))
+    if warmup_steps == 0:
+        return cosine
+    if warmup_steps == 1:
+        warmup = LinearLR(optimizer, start_factor=1.0, end_factor=1.0, total_iters=1)
+    else:
+        warmup = LinearLR(optimizer, start_factor=1.0 / warmup_steps, end_factor=1.0, total_iters=int(warmup_steps) - 1)
+    return SequentialLR(optimizer, [warmup, cosine], milestones=[int(warmup_steps)])

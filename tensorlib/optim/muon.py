@@ -13,8 +13,10 @@ For a 2-D weight :math:`W \in \mathbb{R}^{A\times B}`, as ``torch.optim.Muon`` (
 
 where :math:`\mathrm{NS}_5` runs five steps of the quintic iteration
 :math:`X \leftarrow aX + (bXX^\top + c(XX^\top)^2)X` from :math:`X_0 = U/\max(\|U\|_F, \epsilon)`,
-which pushes every singular value of :math:`U` towards 1 (into roughly [0.5, 1.5]) while keeping
-its singular vectors, and :math:`s(A, B)` is :math:`\sqrt{\max(1, A/B)}` ("original") or
+which keeps the singular vectors of :math:`U` and maps each singular value :math:`\sigma`
+through the quintic five times: from :math:`\sigma \ge 1.6\cdot10^{-3}\,\|U\|_F` on, it ends in
+roughly [0.7, 1.2]; a smaller one is only multiplied by about :math:`a^5 \approx 485` (for
+:math:`\sigma = 10^{-3}\|U\|_F` it ends at 0.47), and :math:`s(A, B)` is :math:`\sqrt{\max(1, A/B)}` ("original") or
 :math:`0.2\sqrt{\max(A, B)}` ("match_rms_adamw"). PyTorch runs the iteration in bfloat16;
 numpy has no bfloat16, so tensorlib runs it in the parameter's dtype (float32).
 """
@@ -27,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 49
+# %% book/06_optimizers.ipynb, cell 59
 import math
 import numbers
 from collections.abc import Iterable
@@ -39,7 +41,7 @@ from tensorlib.engine import Tensor
 from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number
 
 
-# %% book/06_optimizers.ipynb, cell 50
+# %% book/06_optimizers.ipynb, cell 60
 def zeropower_via_newtonschulz(grad: Any, ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
                                ns_steps: int = 5, eps: float = 1e-7) -> Any:
     r"""Approximately orthogonalise a matrix: :math:`G = U\Sigma V^\top \mapsto U\Sigma' V^\top`, :math:`\Sigma' \approx I`.
@@ -85,7 +87,7 @@ def _adjust_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, ...]) -> f
     return lr
 
 
-# %% book/06_optimizers.ipynb, cell 51
+# %% book/06_optimizers.ipynb, cell 61
 class Muon(Optimizer):
     r"""Muon (Jordan et al., 2024) for 2-D weights, as ``torch.optim.Muon``.
 

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 12
+# %% book/06_optimizers.ipynb, cell 26
 import math
 import numbers
 from collections import defaultdict
@@ -40,9 +40,10 @@ from tensorlib.engine import Tensor, enable_grad, no_grad
 from tensorlib.nn.modules.conv import Conv2d
 from tensorlib.nn.modules.linear import Linear
 from tensorlib.nn.modules.module import Module
+from tensorlib.nn.modules.sparse import Embedding
 
 
-# %% book/06_optimizers.ipynb, cell 13
+# %% book/06_optimizers.ipynb, cell 27
 def _check_number(value: Any, name: str, low: float = 0.0, high: float = math.inf,
                    high_open: bool = False, owner: str = "optimizer") -> None:
     """A hyperparameter: a real number in ``[low, high]`` (``[low, high)`` with ``high_open``)."""
@@ -127,7 +128,7 @@ def _bump_version(tensor: Tensor) -> None:
         tensor[...] = tensor.data
 
 
-# %% book/06_optimizers.ipynb, cell 14
+# %% book/06_optimizers.ipynb, cell 28
 class _FlatBuffer:
     r"""The parameters of one group that share a dtype, end to end in one array, with their state.
 
@@ -252,7 +253,7 @@ class _FlatBuffer:
             _bump_version(self.params[index])
 
 
-# %% book/06_optimizers.ipynb, cell 15
+# %% book/06_optimizers.ipynb, cell 29
 def _as_state_value(value: Any) -> Any:
     """A saved state value as a Tensor copy (a Tensor or ndarray), or the value itself."""
     if isinstance(value, Tensor):
@@ -301,7 +302,7 @@ def _checked_entry(where: str, required: tuple[str, ...], param: Tensor, entry: 
     return checked
 
 
-# %% book/06_optimizers.ipynb, cell 16
+# %% book/06_optimizers.ipynb, cell 30
 class Optimizer:
     r"""Base class of the optimizers: parameter groups, per-parameter state, checkpoints.
 
@@ -540,23 +541,25 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-# %% book/06_optimizers.ipynb, cell 56
-def decay_groups(model: Module, weight_decay: float, decay_types: tuple[type, ...] = (Linear, Conv2d)) -> list[dict[str, Any]]:
+# %% book/06_optimizers.ipynb, cell 68
+def decay_groups(model: Module, weight_decay: float,
+                 decay_types: tuple[type, ...] = (Linear, Conv2d, Embedding)) -> list[dict[str, Any]]:
     r"""Two param groups: weight decay for the weight matrices, none for everything else.
 
-    Decay pulls weights towards zero. That is a sensible prior for the weight matrix of a
-    ``Linear`` or ``Conv2d`` layer, and the wrong one for a bias (it only shifts), the gain
-    of a LayerNorm or RMSNorm (pulled towards 0 instead of its natural value 1) or an embedding
-    table (rows of rare tokens would shrink just for being rare). This helper puts the
+    Decay pulls weights towards zero. That is a sensible prior for weight matrices (``Linear``,
+    ``Conv2d``, ``Embedding``) and the wrong one for a bias (it only shifts) or the gain of a
+    LayerNorm or RMSNorm (pulled towards 0 instead of its natural value 1). This helper puts the
     ``weight`` of every module of ``decay_types`` in the first group and every other parameter
-    in the second (with ``weight_decay=0.0``), the recipe of GPT-2 style training code. A tied
+    in the second (with ``weight_decay=0.0``). The default decays the embeddings too, as
+    nanoGPT does (for a GPT it is the same split as "two or more dimensions decay");
+    ``decay_types=(Linear, Conv2d)`` keeps them out, as minGPT does. A tied
     parameter (an output layer sharing the embedding matrix) goes by the first module that
     owns it, in ``named_modules`` order.
 
     Args:
         model: the module whose parameters are split.
         weight_decay: the decay of the first group.
-        decay_types: the module classes whose ``weight`` decays.
+        decay_types: the module classes whose ``weight`` decays (default ``Linear``, ``Conv2d``, ``Embedding``).
 
     Returns:
         ``[{"params": [...], "weight_decay": weight_decay}, {"params": [...], "weight_decay": 0.0}]``,

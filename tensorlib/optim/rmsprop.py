@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 41
+# %% book/06_optimizers.ipynb, cell 47
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,7 +26,7 @@ from tensorlib.engine import Tensor
 from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number, _check_unsupported
 
 
-# %% book/06_optimizers.ipynb, cell 42
+# %% book/06_optimizers.ipynb, cell 48
 class RMSprop(Optimizer):
     r"""RMSprop (Hinton, 2012), as ``torch.optim.RMSprop``.
 

@@ -12,8 +12,8 @@ with weight decay, negated with ``maximize``):
     \begin{cases} g_t + \mu b_t & \text{nesterov} \\ b_t & \text{otherwise} \end{cases}
 
 (with :math:`\mu = 0`, simply :math:`\theta_t = \theta_{t-1} - \eta g_t`). On a quadratic with
-curvature :math:`h`, plain descent is stable for :math:`0 < \eta h < 2` and heavy-ball momentum
-for :math:`0 < \eta h < 2 + 2\mu` (the chapter "Optimizers" of the book derives both).
+curvature :math:`a`, plain descent is stable for :math:`0 < \eta a < 2` and heavy-ball momentum
+for :math:`0 < \eta a < 2 + 2\mu` (the chapter "Optimizers" of the book derives both).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 18
+# %% book/06_optimizers.ipynb, cell 32
 from collections.abc import Iterable
 from typing import Any
 
@@ -33,7 +33,7 @@ from tensorlib.engine import Tensor
 from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number, _check_unsupported
 
 
-# %% book/06_optimizers.ipynb, cell 19
+# %% book/06_optimizers.ipynb, cell 33
 class SGD(Optimizer):
     r"""Stochastic gradient descent, optionally with momentum, as ``torch.optim.SGD``.
 
