@@ -95,7 +95,7 @@ class MultiheadAttention(Module):
             init.zeros_(self.out_proj.bias)
 
     def _project(self, x: Tensor, part: int) -> Tensor:
-        """Rows ``part`` (0 q, 1 k, 2 v) of the packed projection, then split into heads: (N, h, L, d)."""
+        """Rows ``part`` (0 q, 1 k, 2 v) of the packed projection, then split into heads: (B, h, T, d)."""
         size = self.embed_dim
         weight = self.in_proj_weight[part * size : (part + 1) * size]
         bias = None if self.in_proj_bias is None else self.in_proj_bias[part * size : (part + 1) * size]
@@ -103,7 +103,7 @@ class MultiheadAttention(Module):
         return linear(x, weight, bias).reshape(n, length, self.num_heads, self.head_dim).transpose(1, 2)
 
     def _mask(self, attn_mask: Any, key_padding_mask: Any, n: int, length: int, source: int, dtype: np.dtype) -> Any:
-        """Both masks merged into one additive mask broadcastable to (N, h, L, S), or ``None``."""
+        """Both masks merged into one additive mask broadcastable to (B, h, T_q, T_k), or ``None``."""
         total = None
         if attn_mask is not None:
             shape = tuple(np.shape(attn_mask))
@@ -125,14 +125,14 @@ class MultiheadAttention(Module):
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         r"""Attend from ``query`` to ``key``/``value``.
 
-        Shapes: query (L, N, E), key and value (S, N, E) ((N, ·, E) with ``batch_first``; or
-        unbatched (L, E), (S, E)). ``key_padding_mask`` (N, S) and ``attn_mask`` (L, S) or
-        (N·h, L, S): **bool True means the position is not allowed** (the opposite of
+        Shapes: query (T_q, B, C), key and value (T_k, B, C) ((B, ·, C) with ``batch_first``; or
+        unbatched (T_q, C), (T_k, C)). ``key_padding_mask`` (B, T_k) and ``attn_mask`` (T_q, T_k) or
+        (B·h, T_q, T_k): **bool True means the position is not allowed** (the opposite of
         ``scaled_dot_product_attention``), float values are added to the scores. ``is_causal``
         is only a hint that ``attn_mask`` is causal, as in PyTorch, and needs ``attn_mask``.
 
-        Returns ``(output, weights)``: output like ``query``; weights (N, L, S) averaged over the
-        heads (or (N, h, L, S) with ``average_attn_weights=False``), after dropout as in PyTorch,
+        Returns ``(output, weights)``: output like ``query``; weights (B, T_q, T_k) averaged over the
+        heads (or (B, h, T_q, T_k) with ``average_attn_weights=False``), after dropout as in PyTorch,
         or ``None`` when ``need_weights=False`` (the fused path, which saves less memory).
         """
         if is_causal and attn_mask is None:
