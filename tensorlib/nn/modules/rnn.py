@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 11
+# %% book/05_attention.ipynb, cell 15
 import math
 from typing import Any
 
@@ -37,7 +37,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 12
+# %% book/05_attention.ipynb, cell 16
 def _check_size(value: Any, name: str, owner: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{owner}: {name} must be an int >= {minimum}, got {value!r}")
@@ -169,7 +169,7 @@ class LSTMCell(_RecurrentCell):
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
-# %% book/05_attention.ipynb, cell 14
+# %% book/05_attention.ipynb, cell 18
 class _RecurrentLayers(Module):
     """What ``RNN`` and ``LSTM`` share: per-layer parameters, shape handling, the time loop."""
 
@@ -252,7 +252,7 @@ class _RecurrentLayers(Module):
         return text
 
 
-# %% book/05_attention.ipynb, cell 15
+# %% book/05_attention.ipynb, cell 19
 class RNN(_RecurrentLayers):
     r"""A multi-layer Elman RNN over a sequence, :math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`.
 
