@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 64
+# %% book/05_attention.ipynb, cell 81
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +49,7 @@ from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, Mod
 from tensorlib.random import Generator, multinomial
 
 
-# %% book/05_attention.ipynb, cell 65
+# %% book/05_attention.ipynb, cell 82
 @dataclass
 class GPTConfig:
     """The sizes of a :class:`GPT` (nanoGPT's names).
@@ -201,7 +201,7 @@ class PostNormBlock(Block):
         return self.ln_2(x + self.mlp(x))
 
 
-# %% book/05_attention.ipynb, cell 66
+# %% book/05_attention.ipynb, cell 83
 class GPT(Module):
     r"""A decoder-only transformer: embeddings, ``n_layer`` blocks, final LayerNorm, a linear head.
 
@@ -311,7 +311,7 @@ class GPT(Module):
         return Tensor(tokens)
 
 
-# %% book/05_attention.ipynb, cell 76
+# %% book/05_attention.ipynb, cell 93
 def _linear_arrays(layer: Linear) -> tuple[np.ndarray, np.ndarray | None]:
     r"""A Linear layer's :math:`W^\top` (a view) and bias, as arrays."""
     return layer.weight.numpy().T, None if layer.bias is None else layer.bias.numpy()

@@ -3,12 +3,13 @@
 
 r"""Softmax attention: the kernels, ``scaled_dot_product_attention``, masks, online softmax.
 
-.. math:: \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{E}} + M\Big) V
+.. math:: \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d}} + M\Big) V
 
-over the last two axes; every leading axis is a batch axis. The forward saves the
+over the last two axes (queries (*, T_q, d), keys (*, T_k, d), values (*, T_k, d_v)); every
+leading axis is a batch axis. A ``scale`` argument, when given, replaces :math:`1/\sqrt{d}`. The forward saves the
 probabilities :math:`P`, and the backward is the closed form derived in the chapter "Attention":
 :math:`\bar V = P^\top \bar O`, :math:`\bar S = P \odot (\bar O V^\top - \mathrm{rowsum}(P \odot \bar O V^\top))`,
-:math:`\bar Q = s \bar S K`, :math:`\bar K = s \bar S^\top Q`. The interface follows
+:math:`\bar Q = \bar S K/\sqrt{d}`, :math:`\bar K = \bar S^\top Q/\sqrt{d}`. The interface follows
 ``torch.nn.functional.scaled_dot_product_attention``: a bool mask is True where a query may
 attend, a float mask is added to the scores. A row whose keys are all masked gives zeros (no NaN).
 
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 19
+# %% book/05_attention.ipynb, cell 28
 import math
 from typing import Any
 
@@ -41,7 +42,7 @@ from tensorlib.engine import Function, Tensor
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 20
+# %% book/05_attention.ipynb, cell 29
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to ``grad.shape``."""
     if grad.shape == shape:
@@ -85,29 +86,31 @@ def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:
 
 def attention_arrays(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None,
                      scale: float = 1.0, keep: np.ndarray | None = None, bool_mask: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    r"""Softmax attention on numpy arrays, without a graph: :math:`P = \mathrm{softmax}(s\,QK^\top + M)`, :math:`O = (P \odot D)\,V`.
+    r"""Softmax attention on numpy arrays, without a graph: :math:`P = \mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M)`, :math:`O = (P \odot D)\,V`.
 
     The forward of :class:`SoftmaxAttention` and :class:`PackedCausalAttention`, and the
     attention of :class:`~tensorlib.gpt.model.Decoder`: all three compute the same numbers.
 
     Args:
-        q: the queries (*, L, E); ``k`` the keys (*, S, E); ``v`` the values (*, S, Ev): arrays
+        q: the queries (*, T_q, d); ``k`` the keys (*, T_k, d); ``v`` the values (*, T_k, d_v): arrays
             of one float dtype whose leading axes broadcast.
-        mask: :math:`M`, an additive float array broadcastable to (*, L, S), or ``None``.
-        scale: :math:`s`, multiplied into :math:`Q` (L·E numbers) rather than the scores.
+        mask: :math:`M`, an additive float array broadcastable to (*, T_q, T_k), or ``None``.
+        scale: the factor of the scores (:math:`1/\sqrt{d}` for standard attention), multiplied
+            into :math:`Q` (T_q·d numbers) rather than the scores (T_q·T_k).
         keep: :math:`D`, the dropout multiplier (0 or :math:`1/(1-p)` per probability,
-            broadcastable to (*, L, S)), or ``None`` for no dropout.
+            broadcastable to (*, T_q, T_k)), or ``None`` for no dropout.
         bool_mask: ``mask`` holds only 0 and :math:`-\infty` (it came from a bool mask, or is
             ``None``). Then, when every score lies in :math:`(-60, 60)` (float32; 600 for
             float64), the softmax skips the row maxima (two whole-array reductions replace a
             reduction per row and a subtraction), since :math:`e^{\pm 60}` is far inside
-            float32's range and :math:`e^{s}/\sum e^{s} = e^{s-m}/\sum e^{s-m}` for any :math:`m`.
+            float32's range (:math:`e^{60} \approx 1.14 \cdot 10^{26}`, :math:`e^{-60} \approx 8.8 \cdot 10^{-27}`)
+            and :math:`e^{z}/\sum e^{z} = e^{z-m}/\sum e^{z-m}` for any :math:`m`.
 
     Returns:
-        ``(P, O)``: the probabilities (*, L, S) and the output (*, L, Ev). A row whose keys are
+        ``(P, O)``: the probabilities (*, T_q, T_k) and the output (*, T_q, d_v). A row whose keys are
         all masked has probabilities and output zero (no NaN).
     """
-    scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (L·E numbers), not S (L·S)
+    scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (T_q·d numbers), not S (T_q·T_k)
     shift = True
     if bool_mask and scores.size:
         limit = 60.0 if scores.dtype.itemsize <= 4 else 600.0
@@ -122,7 +125,7 @@ def _score_grad(grad: np.ndarray, out: np.ndarray, v: np.ndarray, probs: np.ndar
     r"""The gradient of the scores, :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(P \odot \bar P))`, from :math:`\bar O`.
 
     :math:`\bar P = \bar O V^\top` (times the dropout multiplier ``keep``), and
-    :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`: L·Ev numbers, not L·S.
+    :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`: T_q·d_v numbers, not T_q·T_k.
     The backward of both :class:`SoftmaxAttention` and :class:`PackedCausalAttention`.
     """
     grad_s = np.matmul(grad, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
@@ -134,24 +137,24 @@ def _score_grad(grad: np.ndarray, out: np.ndarray, v: np.ndarray, probs: np.ndar
 
 
 class SoftmaxAttention(Function):
-    r"""The fused attention ``Function``: :math:`O = (\mathrm{softmax}(s\,QK^\top + M) \odot D)\,V` over the last two axes.
+    r"""The fused attention ``Function``: :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two axes.
 
     ``SoftmaxAttention.apply(q, k, v, mask, scale=1.0, keep=None, bool_mask=False)``: inputs
-    ``q`` (*, L, E), ``k`` (*, S, E), ``v`` (*, S, Ev) and ``mask`` :math:`M`, an additive
-    float array or Tensor broadcastable to (*, L, S), or ``None``; options ``scale`` :math:`s`,
+    ``q`` (*, T_q, d), ``k`` (*, T_k, d), ``v`` (*, T_k, d_v) and ``mask`` :math:`M`, an additive
+    float array or Tensor broadcastable to (*, T_q, T_k), or ``None``; options ``scale`` (the factor of the scores),
     ``keep`` :math:`D`, the dropout multiplier (0 or :math:`1/(1-p)` per probability) or
-    ``None``, and ``bool_mask`` (see :func:`attention_arrays`). Output (*, L, Ev). What
+    ``None``, and ``bool_mask`` (see :func:`attention_arrays`). Output (*, T_q, d_v). What
     :func:`scaled_dot_product_attention` runs after its checks.
 
     Saves :math:`Q, K, V`, :math:`P` and (a reference to) :math:`O`, not the scores. The
     backward is the closed form derived in the chapter "Attention": :math:`\bar V = (P \odot D)^\top \bar O`,
     :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(\bar O \odot O))` with
-    :math:`\bar P = (\bar O V^\top) \odot D`, :math:`\bar Q = s\,\bar S K`,
-    :math:`\bar K = s\,\bar S^\top Q`, :math:`\bar M = \bar S` (each summed over broadcast axes).
+    :math:`\bar P = (\bar O V^\top) \odot D`, :math:`\bar Q = \mathrm{scale}\cdot\bar S K`,
+    :math:`\bar K = \mathrm{scale}\cdot\bar S^\top Q`, :math:`\bar M = \bar S` (each summed over broadcast axes).
     """
 
     __slots__ = ("q", "k", "v", "probs", "out", "keep", "scale", "mask_shape")
-    # Q̄ = s S̄ K reads K, and S̄ reads V (P̄ = Ō Vᵀ) and O (the row sums); K̄ = s S̄ᵀ Q likewise;
+    # Q̄ = scale·S̄ K reads K, and S̄ reads V (P̄ = Ō Vᵀ) and O (the row sums); K̄ = scale·S̄ᵀ Q likewise;
     # V̄ = Pᵀ Ō reads only the saved P; M̄ = S̄ reads V and O
     reads = ((1, 2, "out"), (0, 2, "out"), (), (2, "out"))
 
@@ -173,9 +176,9 @@ class SoftmaxAttention(Function):
             grad_s = _score_grad(grad, self.out, self.v, probs, keep)
             scale = grad_s.dtype.type(self.scale)
             if need[0]:
-                grad_q = _unbroadcast(np.matmul(grad_s, self.k) * scale, self.q.shape)  # Q̄ = s S̄ K, scaled after the product
+                grad_q = _unbroadcast(np.matmul(grad_s, self.k) * scale, self.q.shape)  # Q̄ = scale·S̄ K, scaled after the product
             if need[1]:
-                grad_k = _unbroadcast(np.matmul(np.swapaxes(grad_s, -1, -2), self.q) * scale, self.k.shape)  # K̄ = s S̄ᵀ Q
+                grad_k = _unbroadcast(np.matmul(np.swapaxes(grad_s, -1, -2), self.q) * scale, self.k.shape)  # K̄ = scale·S̄ᵀ Q
             if need[3]:
                 grad_mask = _unbroadcast(grad_s, self.mask_shape)  # M̄ = S̄
         return grad_q, grad_k, grad_v, grad_mask
@@ -202,19 +205,19 @@ class MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 22
+# %% book/05_attention.ipynb, cell 37
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
-    r"""The additive top-left causal mask (L, L): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
+    r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
     return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
 
 
 class PackedCausalAttention(Function):
     r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
 
-    ``PackedCausalAttention.apply(qkv, heads=h, scale=s)``: input ``qkv`` (B, T, 3C), the
+    ``PackedCausalAttention.apply(qkv, heads=h, scale=1/sqrt(d))``: input ``qkv`` (B, T, 3C), the
     output of one projection, :math:`Q, K, V` side by side, each C = h·d wide with head
     :math:`i` at columns :math:`i d .. (i+1) d`. Per head,
-    :math:`O_i = \mathrm{softmax}(s\,Q_i K_i^\top + M)\,V_i` with the causal mask :math:`M`
+    :math:`O_i = \mathrm{softmax}(\mathrm{scale}\cdot Q_i K_i^\top + M)\,V_i` with the causal mask :math:`M`
     (0 where key :math:`j \le` query :math:`t`, else :math:`-\infty`); output (B, T, C), the
     heads merged back (head :math:`i` at columns :math:`i d .. (i+1) d`), ready for the output
     projection.
@@ -246,22 +249,22 @@ class PackedCausalAttention(Function):
         np.matmul(np.swapaxes(probs, -1, -2), grad_out, out=grad_v)  # V̄ = Pᵀ Ō
         grad_s = _score_grad(grad_out, self.out, v, probs)  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
         scale = grad_s.dtype.type(self.scale)
-        np.matmul(grad_s, k, out=grad_q)  # Q̄ = s S̄ K
+        np.matmul(grad_s, k, out=grad_q)  # Q̄ = scale·S̄ K
         grad_q *= scale
-        np.matmul(np.swapaxes(grad_s, -1, -2), q, out=grad_k)  # K̄ = s S̄ᵀ Q
+        np.matmul(np.swapaxes(grad_s, -1, -2), q, out=grad_k)  # K̄ = scale·S̄ᵀ Q
         grad_k *= scale
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 29
+# %% book/05_attention.ipynb, cell 40
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
-    r"""The bool causal mask (L, S), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
+    r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
 
     Query :math:`i` sits at absolute position ``offset + i`` of a sequence whose keys are at
-    positions :math:`0, \dots, S-1`. The default ``offset = S - L`` aligns the mask
+    positions :math:`0, \dots, T_k-1`. The default ``offset = T_k - T_q`` aligns the mask
     **bottom-right**: the last query sees every key, which is what decoding with a KV cache
-    needs (the L new queries follow S - L cached positions). ``offset=0`` aligns it top-left,
-    which is what PyTorch's ``is_causal=True`` does for any L and S (the same when L = S).
+    needs (the T_q new queries follow T_k - T_q cached positions). ``offset=0`` aligns it top-left,
+    which is what PyTorch's ``is_causal=True`` does for any T_q and T_k (the same when T_q = T_k).
     """
     for name, value in (("query_length", query_length), ("key_length", key_length)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
@@ -275,7 +278,7 @@ def _shape(tensor: Any) -> tuple[int, ...]:
 
 
 def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> tuple[int, ...]:
-    """Validate the shapes and dtypes of Q (*, L, E), K (*, S, E), V (*, S, Ev); return the batch shape."""
+    """Validate the shapes and dtypes of Q (*, T_q, d), K (*, T_k, d), V (*, T_k, d_v); return the batch shape."""
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         if not isinstance(tensor, Tensor):
             raise TypeError(f"scaled_dot_product_attention: {name} must be a Tensor, got {type(tensor).__name__}")
@@ -313,7 +316,7 @@ def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> 
 
 
 def _repeat_heads(query: Tensor, tensor: Tensor, name: str) -> Tensor:
-    """Repeat each head of ``tensor`` (dim -3) for its group of query heads: (*, Hk, S, E) -> (*, Hq, S, E)."""
+    """Repeat each head of ``tensor`` (dim -3) for its group of query heads: (*, Hk, T_k, d) -> (*, Hq, T_k, d)."""
     if query.ndim < 3 or tensor.ndim < 3:
         raise ValueError(f"scaled_dot_product_attention: enable_gqa needs a head dimension (-3) in query and {name}, got shapes {_shape(query)} and {_shape(tensor)}")
     heads, groups = query.shape[-3], tensor.shape[-3]
@@ -322,7 +325,7 @@ def _repeat_heads(query: Tensor, tensor: Tensor, name: str) -> Tensor:
     if heads == groups:
         return tensor
     shape = _shape(tensor)
-    repeated = tensor.unsqueeze(-3).expand(*shape[:-2], heads // groups, *shape[-2:])  # (*, Hk, g, S, E): a view
+    repeated = tensor.unsqueeze(-3).expand(*shape[:-2], heads // groups, *shape[-2:])  # (*, Hk, g, T_k, d): a view
     return repeated.reshape(*shape[:-3], heads, *shape[-2:])
 
 
@@ -338,26 +341,26 @@ def scaled_dot_product_attention(
     *,
     generator: Generator | None = None,
 ) -> Tensor:
-    r"""Softmax attention :math:`\mathrm{dropout}(\mathrm{softmax}(s\,QK^\top + M))\,V`, as PyTorch's function.
+    r"""Softmax attention :math:`\mathrm{dropout}(\mathrm{softmax}(QK^\top/\sqrt{d} + M))\,V`, as PyTorch's function.
 
     Args:
-        query: (*, L, E). Every leading dimension is a batch dimension (batch, heads, ...);
+        query: (*, T_q, d). Every leading dimension is a batch dimension (batch, heads, ...);
             the batch dimensions of ``query``, ``key`` and ``value`` broadcast.
-        key: (*, S, E).
-        value: (*, S, Ev).
-        attn_mask: broadcastable to (*, L, S). **bool: True means "may attend"** (False becomes
+        key: (*, T_k, d).
+        value: (*, T_k, d_v).
+        attn_mask: broadcastable to (*, T_q, T_k). **bool: True means "may attend"** (False becomes
             :math:`-\infty`); float: added to the scores (differentiable if it requires grad).
         dropout_p: dropout probability on the attention weights (default 0); pass 0 in eval.
-        is_causal: apply the top-left causal mask ``causal_mask(L, S, offset=0)``, as PyTorch;
-            for a KV cache (L < S) pass ``attn_mask=causal_mask(L, S)`` (bottom-right) instead.
-        scale: :math:`s`, default :math:`1/\sqrt{E}`.
+        is_causal: apply the top-left causal mask ``causal_mask(T_q, T_k, offset=0)``, as PyTorch;
+            for a KV cache (T_q < T_k) pass ``attn_mask=causal_mask(T_q, T_k)`` (bottom-right) instead.
+        scale: the factor of the scores, default :math:`1/\sqrt{d}`.
         enable_gqa: grouped-query attention: ``key`` and ``value`` may have fewer heads (dim -3)
             than ``query``, a divisor of its head count; each key/value head serves a group of
             consecutive query heads (as PyTorch, which repeats them with ``repeat_interleave``).
         generator: the :class:`~tensorlib.Generator` of the dropout masks (a tensorlib
             extension; the global generator if ``None``).
 
-    Returns: (*, L, Ev). A query row whose keys are all masked gets zeros (and zero gradients),
+    Returns: (*, T_q, d_v). A query row whose keys are all masked gets zeros (and zero gradients),
     so no NaN reaches other rows.
 
     Raises:
@@ -386,26 +389,26 @@ def scaled_dot_product_attention(
     return SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor))
 
 
-# %% book/05_attention.ipynb, cell 49
+# %% book/05_attention.ipynb, cell 62
 def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
                              scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).
 
     The recurrence behind FlashAttention (Milakov and Gimelshein, 2018; Dao et al., 2022): for
-    each block :math:`B` of ``block_size`` keys, with scores :math:`S_B = s\,QK_B^\top + M_B`,
+    each block :math:`B` of ``block_size`` keys, with scores :math:`S_B = QK_B^\top/\sqrt{d} + M_B`,
 
     .. math:: m' = \max(m, \max_B S_B),\quad \alpha = e^{m - m'},\quad P_B = e^{S_B - m'},\quad
               \ell' = \alpha \ell + \mathrm{rowsum}(P_B),\quad A' = \alpha A + P_B V_B,
 
-    and the output is :math:`A / \ell`. Only an (L, block_size) slice of scores exists at any
-    time, never the (L, S) matrix. A block whose keys are all masked for a row leaves that row
+    and the output is :math:`A / \ell`. Only a (T_q, block_size) slice of scores exists at any
+    time, never the (T_q, T_k) matrix. A block whose keys are all masked for a row leaves that row
     unchanged; a row masked everywhere gives zeros, as :func:`scaled_dot_product_attention`.
 
-    Args: ``query`` (*, L, E), ``key`` (*, S, E), ``value`` (*, S, Ev) (Tensors or arrays);
+    Args: ``query`` (*, T_q, d), ``key`` (*, T_k, d), ``value`` (*, T_k, d_v) (Tensors or arrays);
     ``attn_mask`` as for :func:`scaled_dot_product_attention` (bool True = attend, or float);
-    ``block_size`` keys per block; ``scale`` default :math:`1/\sqrt{E}`; ``is_causal`` the top-left
-    causal mask of :func:`scaled_dot_product_attention`, made block by block (an (L, S) mask would
-    cost the memory this function saves). Returns a Tensor (*, L, Ev).
+    ``block_size`` keys per block; ``scale`` default :math:`1/\sqrt{d}`; ``is_causal`` the top-left
+    causal mask of :func:`scaled_dot_product_attention`, made block by block (a (T_q, T_k) mask would
+    cost the memory this function saves). Returns a Tensor (*, T_q, d_v).
     This is a teaching function: it records no graph.
     """
     q, k, v = (np.asarray(x.numpy() if isinstance(x, Tensor) else x) for x in (query, key, value))
@@ -426,7 +429,7 @@ def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = 
     accumulator = np.zeros((*batch, q.shape[-2], v.shape[-1]), dtype=q.dtype)  # A
     for start in range(0, k.shape[-2], block_size):
         stop = start + block_size
-        scores = np.matmul(q * scale, np.swapaxes(k[..., start:stop, :], -1, -2))  # (*, L, B)
+        scores = np.matmul(q * scale, np.swapaxes(k[..., start:stop, :], -1, -2))  # (*, T_q, block)
         if mask is not None:
             scores = scores + mask[..., start:stop]
         if is_causal:  # key j is visible to query i when j <= i

@@ -3,8 +3,8 @@
 
 r"""``MultiheadAttention``, as ``torch.nn.MultiheadAttention``: packed input projection, heads, masks.
 
-The queries, keys and values are projected by one packed weight ``in_proj_weight`` (3E, E)
-(rows :math:`[W_q; W_k; W_v]`), split into ``num_heads`` heads of size E / num_heads, attended
+The queries, keys and values are projected by one packed weight ``in_proj_weight`` (3C, C)
+(rows :math:`[W_q; W_k; W_v]`), split into ``num_heads`` heads of size C / num_heads, attended
 with the fused softmax attention of :mod:`tensorlib.nn.functional.attention`, merged and
 projected by ``out_proj``. Beware the mask polarity: here a bool ``attn_mask`` or
 ``key_padding_mask`` is True where attention is **not allowed**, the opposite of
@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 55
+# %% book/05_attention.ipynb, cell 70
 import math
 from typing import Any
 
@@ -33,7 +33,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 56
+# %% book/05_attention.ipynb, cell 71
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True (blocked) becomes :math:`-\infty`, float is kept."""
     if not isinstance(mask, Tensor):
@@ -50,20 +50,20 @@ class MultiheadAttention(Module):
     :math:`\mathrm{head}_i = \mathrm{softmax}(Q_i K_i^\top / \sqrt{d} + M) V_i`, as ``torch.nn.MultiheadAttention``.
 
     Args:
-        embed_dim: :math:`E`, the model width.
-        num_heads: :math:`h`; must divide ``embed_dim``, each head has :math:`d = E/h` features.
+        embed_dim: :math:`C`, the model width.
+        num_heads: :math:`h`; must divide ``embed_dim``, each head has :math:`d = C/h` features.
         dropout: dropout probability on the attention weights in training (default 0).
         bias: whether the input and output projections have biases (default ``True``).
         add_bias_kv, add_zero_attn, kdim, vdim: only PyTorch's defaults (tensorlib does not
             implement the extra key/value row or other key widths).
-        batch_first: inputs and outputs as (N, L, E) instead of (L, N, E) (default ``False``).
+        batch_first: inputs and outputs as (B, T, C) instead of (T, B, C) (default ``False``).
         device, dtype: ``None``/``"cpu"`` and the float dtype (default float32).
         generator: the :class:`~tensorlib.Generator` for the initial values and dropout masks.
 
     Attributes:
-        in_proj_weight: (3E, E), the rows :math:`[W_q; W_k; W_v]` packed, ``xavier_uniform_``.
+        in_proj_weight: (3C, C), the rows :math:`[W_q; W_k; W_v]` packed, ``xavier_uniform_``.
         in_proj_bias: (3E,), zeros (``None`` without bias).
-        out_proj: ``Linear(E, E)`` with PyTorch's default weight and a zero bias.
+        out_proj: ``Linear(C, C)`` with PyTorch's default weight and a zero bias.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
@@ -95,7 +95,7 @@ class MultiheadAttention(Module):
             init.zeros_(self.out_proj.bias)
 
     def _project(self, x: Tensor, part: int) -> Tensor:
-        """Rows ``part`` (0 q, 1 k, 2 v) of the packed projection, then split into heads: (N, h, L, d)."""
+        """Rows ``part`` (0 q, 1 k, 2 v) of the packed projection, then split into heads: (B, h, T, d)."""
         size = self.embed_dim
         weight = self.in_proj_weight[part * size : (part + 1) * size]
         bias = None if self.in_proj_bias is None else self.in_proj_bias[part * size : (part + 1) * size]
@@ -103,7 +103,7 @@ class MultiheadAttention(Module):
         return linear(x, weight, bias).reshape(n, length, self.num_heads, self.head_dim).transpose(1, 2)
 
     def _mask(self, attn_mask: Any, key_padding_mask: Any, n: int, length: int, source: int, dtype: np.dtype) -> Any:
-        """Both masks merged into one additive mask broadcastable to (N, h, L, S), or ``None``."""
+        """Both masks merged into one additive mask broadcastable to (B, h, T_q, T_k), or ``None``."""
         total = None
         if attn_mask is not None:
             shape = tuple(np.shape(attn_mask))
@@ -125,14 +125,14 @@ class MultiheadAttention(Module):
                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
         r"""Attend from ``query`` to ``key``/``value``.
 
-        Shapes: query (L, N, E), key and value (S, N, E) ((N, ·, E) with ``batch_first``; or
-        unbatched (L, E), (S, E)). ``key_padding_mask`` (N, S) and ``attn_mask`` (L, S) or
-        (N·h, L, S): **bool True means the position is not allowed** (the opposite of
+        Shapes: query (T_q, B, C), key and value (T_k, B, C) ((B, ·, C) with ``batch_first``; or
+        unbatched (T_q, C), (T_k, C)). ``key_padding_mask`` (B, T_k) and ``attn_mask`` (T_q, T_k) or
+        (B·h, T_q, T_k): **bool True means the position is not allowed** (the opposite of
         ``scaled_dot_product_attention``), float values are added to the scores. ``is_causal``
         is only a hint that ``attn_mask`` is causal, as in PyTorch, and needs ``attn_mask``.
 
-        Returns ``(output, weights)``: output like ``query``; weights (N, L, S) averaged over the
-        heads (or (N, h, L, S) with ``average_attn_weights=False``), after dropout as in PyTorch,
+        Returns ``(output, weights)``: output like ``query``; weights (B, T_q, T_k) averaged over the
+        heads (or (B, h, T_q, T_k) with ``average_attn_weights=False``), after dropout as in PyTorch,
         or ``None`` when ``need_weights=False`` (the fused path, which saves less memory).
         """
         if is_causal and attn_mask is None:

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 6
+# %% book/05_attention.ipynb, cell 15
 import math
 from typing import Any
 
@@ -37,7 +37,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 7
+# %% book/05_attention.ipynb, cell 16
 def _check_size(value: Any, name: str, owner: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
         raise ValueError(f"{owner}: {name} must be an int >= {minimum}, got {value!r}")
@@ -53,7 +53,7 @@ def _rnn_step(projected: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor |
 def _lstm_step(projected: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Tensor | None) -> tuple[Tensor, Tensor]:
     r"""One LSTM step; the gates are stacked i, f, g, o along the last axis of ``projected``."""
     size = h.shape[-1]
-    gates = projected + linear(h, weight_hh, bias_hh)  # (N, 4H)
+    gates = projected + linear(h, weight_hh, bias_hh)  # (B, 4H)
     squashed = sigmoid(gates)  # i, f and o use the sigmoid; computing it on g too is cheaper than slicing first
     i, f, o = squashed[..., :size], squashed[..., size : 2 * size], squashed[..., 3 * size :]
     g = tanh(gates[..., 2 * size : 3 * size])
@@ -126,7 +126,7 @@ class RNNCell(_RecurrentCell):
         device, dtype: ``None``/``"cpu"`` and the float dtype (default float32).
         generator: the :class:`~tensorlib.Generator` for the initial values.
 
-    Shapes: input (N, in) or (in,), ``hx`` (N, H) or (H,) (zeros if ``None``); output like ``hx``.
+    Shapes: input (B, in) or (in,), ``hx`` (B, H) or (H,) (zeros if ``None``); output like ``hx``.
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
@@ -150,7 +150,7 @@ class LSTMCell(_RecurrentCell):
     Args: as :class:`RNNCell` without ``nonlinearity``. ``weight_ih`` is (4H, in), ``weight_hh``
     (4H, H), the biases (4H,), the four gates stacked in the order i, f, g, o.
 
-    Shapes: input (N, in) or (in,), ``hx`` a pair ``(h, c)`` of (N, H) or (H,) (zeros if ``None``);
+    Shapes: input (B, in) or (in,), ``hx`` a pair ``(h, c)`` of (B, H) or (H,) (zeros if ``None``);
     returns the pair ``(h', c')``.
     """
 
@@ -169,7 +169,7 @@ class LSTMCell(_RecurrentCell):
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
-# %% book/05_attention.ipynb, cell 9
+# %% book/05_attention.ipynb, cell 18
 class _RecurrentLayers(Module):
     """What ``RNN`` and ``LSTM`` share: per-layer parameters, shape handling, the time loop."""
 
@@ -210,7 +210,7 @@ class _RecurrentLayers(Module):
         return getattr(self, f"weight_ih_l{layer}"), getattr(self, f"weight_hh_l{layer}"), None, None
 
     def _time_major(self, input: Tensor) -> tuple[Tensor, bool]:
-        """The input as (L, N, in), and whether it had a batch dimension."""
+        """The input as (T, B, in), and whether it had a batch dimension."""
         if not isinstance(input, Tensor) or input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
             shape = tuple(input.shape) if isinstance(input, Tensor) else type(input).__name__
             layout = "(N, L, in)" if self.batch_first else "(L, N, in)"
@@ -220,7 +220,7 @@ class _RecurrentLayers(Module):
         return (input.transpose(0, 1) if self.batch_first else input), True
 
     def _initial(self, state: Tensor | None, batch: int, batched: bool, like: Tensor, what: str) -> list[Tensor]:
-        """Per-layer initial states (N, H) from ``state`` of shape (num_layers, N, H), or zeros."""
+        """Per-layer initial states (B, H) from ``state`` of shape (num_layers, B, H), or zeros."""
         if state is None:
             return [zeros(batch, self.hidden_size, dtype=like.dtype) for _ in range(self.num_layers)]
         expected = (self.num_layers, batch, self.hidden_size) if batched else (self.num_layers, self.hidden_size)
@@ -229,7 +229,7 @@ class _RecurrentLayers(Module):
         return [state[layer] if batched else state[layer].unsqueeze(0) for layer in range(self.num_layers)]
 
     def _output(self, output: Tensor, finals: list[Tensor], batched: bool) -> tuple[Tensor, Tensor]:
-        final = stack(finals, 0)  # (num_layers, N, H)
+        final = stack(finals, 0)  # (num_layers, B, H)
         if not batched:
             return output.squeeze(1), final.squeeze(1)
         return (output.transpose(0, 1) if self.batch_first else output), final
@@ -252,7 +252,7 @@ class _RecurrentLayers(Module):
         return text
 
 
-# %% book/05_attention.ipynb, cell 10
+# %% book/05_attention.ipynb, cell 19
 class RNN(_RecurrentLayers):
     r"""A multi-layer Elman RNN over a sequence, :math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`.
 
@@ -261,14 +261,14 @@ class RNN(_RecurrentLayers):
         num_layers: stacked layers (default 1); layer :math:`\ell > 0` reads layer :math:`\ell-1`'s states.
         nonlinearity: ``"tanh"`` (default) or ``"relu"``.
         bias: whether to learn ``bias_ih_l*`` and ``bias_hh_l*`` (default ``True``).
-        batch_first: input and output as (N, L, ·) instead of (L, N, ·) (default ``False``).
+        batch_first: input and output as (B, T, ·) instead of (T, B, ·) (default ``False``).
         dropout: dropout probability on the outputs of every layer but the last (default 0).
         bidirectional: only ``False`` (tensorlib has no bidirectional layers).
         device, dtype, generator: as for ``Linear``; ``generator`` also draws the dropout masks.
 
-    Shapes: input (L, N, in) (or (N, L, in) with ``batch_first``, or unbatched (L, in)); ``hx``
-    (num_layers, N, H) or ``None`` (zeros). Returns ``(output, h_n)``: output (L, N, H) (the
-    last layer's state at every step), ``h_n`` (num_layers, N, H) (every layer's last state).
+    Shapes: input (T, B, in) (or (B, T, in) with ``batch_first``, or unbatched (T, in)); ``hx``
+    (num_layers, B, H) or ``None`` (zeros). Returns ``(output, h_n)``: output (T, B, H) (the
+    last layer's state at every step), ``h_n`` (num_layers, B, H) (every layer's last state).
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
@@ -284,7 +284,7 @@ class RNN(_RecurrentLayers):
         states = self._initial(hx, x.shape[1], batched, x, "hx")
         for layer in range(self.num_layers):
             weight_ih, weight_hh, bias_ih, bias_hh = self._layer(layer)
-            projected = linear(x, weight_ih, bias_ih)  # every time step at once: (L, N, H)
+            projected = linear(x, weight_ih, bias_ih)  # every time step at once: (T, B, H)
             h, outputs = states[layer], []
             for t in range(x.shape[0]):
                 h = _rnn_step(projected[t], h, weight_hh, bias_hh, self.nonlinearity)
@@ -300,9 +300,9 @@ class LSTM(_RecurrentLayers):
     Args: as :class:`RNN` without ``nonlinearity``; ``weight_ih_l0`` is (4H, in), ``weight_hh_l*``
     (4H, H), the biases (4H,). ``proj_size`` is not supported.
 
-    Shapes: input as for :class:`RNN`; ``hx`` a pair ``(h_0, c_0)`` of (num_layers, N, H) or
-    ``None``. Returns ``(output, (h_n, c_n))``: output (L, N, H), ``h_n`` and ``c_n``
-    (num_layers, N, H).
+    Shapes: input as for :class:`RNN`; ``hx`` a pair ``(h_0, c_0)`` of (num_layers, B, H) or
+    ``None``. Returns ``(output, (h_n, c_n))``: output (T, B, H), ``h_n`` and ``c_n``
+    (num_layers, B, H).
     """
 
     gates = 4
@@ -319,7 +319,7 @@ class LSTM(_RecurrentLayers):
         cs = self._initial(c0, x.shape[1], batched, x, "c_0")
         for layer in range(self.num_layers):
             weight_ih, weight_hh, bias_ih, bias_hh = self._layer(layer)
-            projected = linear(x, weight_ih, bias_ih)  # (L, N, 4H)
+            projected = linear(x, weight_ih, bias_ih)  # (T, B, 4H)
             h, c, outputs = hs[layer], cs[layer], []
             for t in range(x.shape[0]):
                 h, c = _lstm_step(projected[t], h, c, weight_hh, bias_hh)
