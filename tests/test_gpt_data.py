@@ -35,7 +35,7 @@ def test_shipped_corpus_is_package_data():
     package = Path(tl.__file__).resolve().parent
     assert DEFAULT_CORPUS.is_relative_to(package) and DEFAULT_CORPUS.is_file()
     assert text_digest(load_corpus()) == text_digest(load_corpus(DEFAULT_CORPUS)) == CORPUS_SHA256
-    with (resources.files("tensorlib.gpt") / "runs" / "default" / "log.csv").open(encoding="utf-8") as f:
+    with (resources.files("tensorlib.gpt") / "long_run" / "log.csv").open(encoding="utf-8") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     assert [int(r["step"]) for r in rows] == list(range(250, 3001, 250))
     assert all(0 < float(r["val_loss"]) < math.log(len(set(load_corpus()))) for r in rows)

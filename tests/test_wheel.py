@@ -75,7 +75,7 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(repo_root: Path, tmp_path: P
     packaged = {name for name in names if name.endswith(".py")}
     assert packaged == _source_modules(repo_root / "tensorlib"), "the wheel must hold exactly the package's modules"
     assert "tensorlib/py.typed" in names
-    for data in ("gpt/corpus/pydoc_topics.txt", "gpt/corpus/LICENSE-PSF.txt", "gpt/runs/default/log.csv"):
+    for data in ("gpt/corpus/pydoc_topics.txt", "gpt/corpus/LICENSE-PSF.txt", "gpt/long_run/log.csv"):
         assert f"tensorlib/{data}" in names, f"the wheel lacks the package data tensorlib/{data}"
     assert not any(name.startswith(("tests/", "tools/", "book/", "solutions/", "benchmarks/")) for name in names)
 
