@@ -1,5 +1,10 @@
 """tensorlib.gpt.data: the corpus, CharTokenizer, train_val_split and BatchSampler (chapter 8)."""
 
+import csv
+import math
+from importlib import resources
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,6 +18,9 @@ from tensorlib.gpt.data import (
     train_val_split,
 )
 
+# SHA-256 of tensorlib/gpt/corpus/pydoc_topics.txt (CPython 3.11.7's pydoc topics, see LICENSE-PSF.txt there)
+CORPUS_SHA256 = "2a95af4ac93f5b719944030ce3769070ddf827d847cba42192afa8da989e5dc4"
+
 
 def test_shipped_corpus_and_licence():
     text = load_corpus()
@@ -20,6 +28,17 @@ def test_shipped_corpus_and_licence():
     assert "assert_stmt" in text
     licence = DEFAULT_CORPUS.parent / "LICENSE-PSF.txt"
     assert "PYTHON SOFTWARE FOUNDATION LICENSE VERSION 2" in licence.read_text(encoding="utf-8")
+
+
+def test_shipped_corpus_is_package_data():
+    # the corpus lives inside the package (so a plain `pip install` brings it), byte for byte the documented one
+    package = Path(tl.__file__).resolve().parent
+    assert DEFAULT_CORPUS.is_relative_to(package) and DEFAULT_CORPUS.is_file()
+    assert text_digest(load_corpus()) == text_digest(load_corpus(DEFAULT_CORPUS)) == CORPUS_SHA256
+    with (resources.files("tensorlib.gpt") / "long_run" / "log.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    assert [int(r["step"]) for r in rows] == list(range(250, 3001, 250))
+    assert all(0 < float(r["val_loss"]) < math.log(len(set(load_corpus()))) for r in rows)
 
 
 def test_load_corpus_errors(tmp_path):

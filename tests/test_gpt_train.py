@@ -66,6 +66,32 @@ def test_tiny_run_loss_falls_and_writes_files(tmp_path):
     assert all(float(r["tokens_per_s"]) > 0 for r in rows)
 
 
+def test_one_warmup_step_trains(tmp_path):
+    # warmup_steps=1 is a valid TrainConfig: the schedule must accept it and the trainer must run
+    trainer = Trainer(tiny(max_steps=3, warmup_steps=1), TEXT, tmp_path)
+    trainer.fit(progress=False)
+    assert trainer.step == 3
+    rates = [float(r["lr"]) for r in log_rows(tmp_path)]
+    assert len(rates) == 3 and all(math.isfinite(r) and 0 < r <= trainer.config.lr for r in rates), rates
+
+
+def test_trainer_leaves_the_allocator_alone(tmp_path, monkeypatch):
+    # tune_malloc is an opt-in for the process: the command line turns it on, the library class does not
+    import tensorlib.gpt.cli as cli
+    import tensorlib.gpt.perf as perf
+    calls = []
+    monkeypatch.setattr(perf, "tune_malloc", lambda *args: calls.append("perf") or True)
+    monkeypatch.setattr(cli, "tune_malloc", lambda *args: calls.append("cli") or True)
+    Trainer(tiny(max_steps=2, warmup_steps=0), TEXT, tmp_path / "lib").fit(progress=False)
+    assert calls == []
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    flags = ["--block-size", "16", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--batch-size", "4",
+             "--max-steps", "2", "--warmup-steps", "0", "--eval-batches", "1", "--chunk-size", "256", "--no-progress"]
+    assert cli.main(["train", "--data", str(corpus), "--out", str(tmp_path / "cli"), *flags]) == 0
+    assert calls == ["cli"]
+
+
 def test_resume_equals_uninterrupted_bitwise(tmp_path):
     config = tiny(dropout=0.1)  # dropout: the generator's state must be restored too
     straight = Trainer(config, TEXT, tmp_path / "straight")

@@ -75,6 +75,8 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(repo_root: Path, tmp_path: P
     packaged = {name for name in names if name.endswith(".py")}
     assert packaged == _source_modules(repo_root / "tensorlib"), "the wheel must hold exactly the package's modules"
     assert "tensorlib/py.typed" in names
+    for data in ("gpt/corpus/pydoc_topics.txt", "gpt/corpus/LICENSE-PSF.txt", "gpt/long_run/log.csv"):
+        assert f"tensorlib/{data}" in names, f"the wheel lacks the package data tensorlib/{data}"
     assert not any(name.startswith(("tests/", "tools/", "book/", "solutions/", "benchmarks/")) for name in names)
 
     venv = tmp_path / "venv"
@@ -96,3 +98,12 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(repo_root: Path, tmp_path: P
         if name != "tensorlib/__init__.py"
     )
     assert probe["modules"] == expected  # every module imports from the installed copy
+
+    # the shipped corpus is package data: a few training steps on it, from a directory outside the repository
+    run_dir = tmp_path / "elsewhere"
+    run_dir.mkdir()
+    flags = ["--max-steps", "3", "--warmup-steps", "0", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
+             "--block-size", "16", "--batch-size", "4", "--eval-batches", "1", "--no-progress"]
+    out = _run([str(python), "-m", "tensorlib.gpt", "train", "--out", "run", *flags], cwd=run_dir)
+    assert out.startswith("step 3: validation loss"), out
+    assert (run_dir / "run" / "ckpt.safetensors").is_file() and (run_dir / "run" / "log.csv").is_file()

@@ -8,7 +8,8 @@ r"""The command line: ``python -m tensorlib.gpt train ...`` and ``python -m tens
 ``sample --checkpoint DIR --prompt TEXT --temperature T --top-k K`` prints text from a trained
 model. Mistakes (a bad flag, a missing or damaged checkpoint, a corpus whose characters do
 not match the checkpoint's vocabulary) print one line starting with ``error:`` and exit with
-status 2; Ctrl-C during training saves a checkpoint and exits with status 130.
+status 2; Ctrl-C during training saves a checkpoint and exits with status 130. ``train``
+turns on :func:`~tensorlib.gpt.perf.tune_malloc` (glibc only) before training.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 46
+# %% book/08_gpt.ipynb, cell 56
 import argparse
 import os
 import sys
@@ -30,6 +31,7 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from tensorlib.gpt.data import DEFAULT_CORPUS, load_corpus
+from tensorlib.gpt.perf import tune_malloc
 from tensorlib.gpt.train import (
     CHECKPOINT_FILE,
     LOG_FILE,
@@ -102,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# %% book/08_gpt.ipynb, cell 47
+# %% book/08_gpt.ipynb, cell 57
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one ``error:`` line, exit status 2."""
 
@@ -129,6 +131,7 @@ def _train(args: argparse.Namespace) -> int:
         trainer = Trainer(config, text, out)
         print(f"training {sum(p.numel() for p in trainer.model.parameters()):,} parameters on {len(text):,} characters "
               f"({trainer.tokenizer.vocab_size} symbols) for {config.max_steps} steps into {os.fspath(out)}", file=sys.stderr)
+    tune_malloc()  # opt-in allocation tuning (tensorlib.gpt.perf): this process is ours; a no-op outside glibc
     try:
         path = trainer.fit(progress=not args.no_progress)
     except KeyboardInterrupt:

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 6
+# %% book/08_gpt.ipynb, cell 9
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
@@ -37,12 +37,12 @@ import tensorlib
 from tensorlib.engine import Tensor
 from tensorlib.random import Generator
 
-# the repository's data/ folder, next to the package folder (an editable install or a clone)
-DEFAULT_CORPUS = Path(tensorlib.__file__).resolve().parent.parent / "data" / "pydoc_topics.txt"
+# package data, installed with the package: tensorlib/gpt/corpus/ (its licence, LICENSE-PSF.txt, next to it)
+DEFAULT_CORPUS = Path(tensorlib.__file__).resolve().parent / "gpt" / "corpus" / "pydoc_topics.txt"
 
 
 def load_corpus(path: str | os.PathLike | None = None) -> str:
-    """The text of ``path`` (UTF-8); ``None`` means the shipped corpus, ``data/pydoc_topics.txt``.
+    """The text of ``path`` (UTF-8); ``None`` means the shipped corpus, :data:`DEFAULT_CORPUS`.
 
     The shipped corpus is the help text of the Python language reference (CPython's
     ``pydoc_data.topics``, PSF licence, about 465,000 characters over 103 symbols).
@@ -53,7 +53,7 @@ def load_corpus(path: str | os.PathLike | None = None) -> str:
     """
     source = Path(DEFAULT_CORPUS if path is None else path)
     if not source.is_file():
-        hint = " (the shipped corpus lives in the repository's data/ folder: pass --data FILE)" if path is None else ""
+        hint = " (the shipped corpus is package data: reinstall tensorlib, or pass --data FILE)" if path is None else ""
         raise FileNotFoundError(f"corpus file {os.fspath(source)!r} does not exist{hint}")
     try:
         text = source.read_text(encoding="utf-8")
@@ -69,7 +69,7 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# %% book/08_gpt.ipynb, cell 11
+# %% book/08_gpt.ipynb, cell 14
 class CharTokenizer:
     r"""One token per character: ``encode`` maps a string to ids, ``decode`` maps ids back.
 
@@ -140,7 +140,7 @@ class CharTokenizer:
         return f"CharTokenizer(vocab_size={self.vocab_size})"
 
 
-# %% book/08_gpt.ipynb, cell 15
+# %% book/08_gpt.ipynb, cell 18
 def train_val_split(ids: np.ndarray, val_fraction: float = 0.1, chunk_size: int = 2048, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     r"""Split ``ids`` into training and validation chunks by a seeded draw.
 
@@ -172,7 +172,7 @@ def train_val_split(ids: np.ndarray, val_fraction: float = 0.1, chunk_size: int 
     return chunks[~is_val].reshape(-1), chunks[is_val].reshape(-1)
 
 
-# %% book/08_gpt.ipynb, cell 16
+# %% book/08_gpt.ipynb, cell 19
 class BatchSampler:
     r"""Random windows of token ids: each call of :meth:`next` returns ``(x, y)``, two (B, T) int64 tensors.
 

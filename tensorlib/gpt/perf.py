@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 21
+# %% book/08_gpt.ipynb, cell 52
 import ctypes
 import ctypes.util
 import sys

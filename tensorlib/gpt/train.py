@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 23
+# %% book/08_gpt.ipynb, cell 25
 import csv
 import json
 import math
@@ -49,7 +49,6 @@ import numpy as np
 from tensorlib.engine import Tensor, no_grad
 from tensorlib.gpt.data import BatchSampler, CharTokenizer, text_digest, train_val_split
 from tensorlib.gpt.model import GPT, GPTConfig
-from tensorlib.gpt.perf import tune_malloc
 from tensorlib.nn.utils.clip_grad import clip_grad_norm_
 from tensorlib.optim.adam import AdamW
 from tensorlib.optim.lr_scheduler import CosineAnnealingLR, LinearLR, SequentialLR
@@ -151,7 +150,7 @@ def warmup_cosine(optimizer: AdamW, config: TrainConfig) -> SequentialLR | Cosin
     return SequentialLR(optimizer, [warmup, cosine], milestones=[config.warmup_steps])
 
 
-# %% book/08_gpt.ipynb, cell 29
+# %% book/08_gpt.ipynb, cell 31
 def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     """The contents of ``out/ckpt.safetensors`` (or of ``out`` if it is the file itself), checked.
 
@@ -182,7 +181,7 @@ def model_from_checkpoint(state: dict[str, Any]) -> tuple[GPT, CharTokenizer]:
     return model, tokenizer
 
 
-# %% book/08_gpt.ipynb, cell 31
+# %% book/08_gpt.ipynb, cell 33
 def _progress_bar(enabled: bool, start: int, total: int) -> Any:
     """A tqdm bar from ``start`` to ``total``, or ``None`` if disabled or tqdm is not installed."""
     if not enabled:
@@ -230,7 +229,7 @@ def _catch_interrupt(request_stop: Callable[[], None]) -> Any:
     return previous
 
 
-# %% book/08_gpt.ipynb, cell 35
+# %% book/08_gpt.ipynb, cell 37
 class Trainer:
     r"""Train a character-level :class:`GPT` on a text, with checkpoints in ``out``.
 
@@ -346,7 +345,6 @@ class Trainer:
         ``progress`` shows a tqdm bar (if tqdm is installed); ``callback(step, loss)`` runs
         after every step.
         """
-        tune_malloc()  # opt-in allocation tuning (tensorlib.gpt.perf): no-op outside glibc
         self.out.mkdir(parents=True, exist_ok=True)
         log_file = _open_log(self.out / LOG_FILE, self.step)
         log = csv.writer(log_file)
@@ -386,7 +384,7 @@ class Trainer:
         self.stop_requested = True
 
 
-# %% book/08_gpt.ipynb, cell 43
+# %% book/08_gpt.ipynb, cell 48
 def sample(model: GPT, tokenizer: CharTokenizer, prompt: str = "\n", max_new_tokens: int = 200, temperature: float = 1.0,
            top_k: int | None = None, generator: Generator | None = None) -> str:
     r"""``prompt`` followed by ``max_new_tokens`` characters sampled from ``model``.
