@@ -2,7 +2,7 @@
 
 The suite's GPT workload: vocabulary 65, context 64, width 128, 4 heads, 4 pre-norm blocks with
 a tanh-GELU 4x MLP, untied head (818,176 parameters), batch 16; one step is forward, cross-entropy,
-backward and AdamW. tensorlib's step is chapter 8's (``tune_malloc`` on, as the trainer does;
+backward and AdamW. tensorlib's step is chapter 8's (``tune_malloc`` on, as the command line does;
 the "untuned" row leaves glibc's defaults), PyTorch's is the same model written with
 ``torch.nn`` (tests/test_parity_gpt_train.py's twin, untied), and in plain numpy with a
 hand-written backward (checked against float64 finite differences) and AdamW in place: the

@@ -24,8 +24,8 @@ from tensorlib.gpt.train import (
     param_groups,
     read_checkpoint,
     sample,
-    warmup_cosine,
 )
+from tensorlib.optim.lr_scheduler import warmup_cosine
 from tensorlib.serialization import CheckpointError
 
 TEXT = load_corpus()[:40_000]
@@ -188,7 +188,7 @@ def test_schedule_and_groups():
     assert groups[1]["weight_decay"] == 0.0
     assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
     optimizer = tl.optim.AdamW(groups, lr=config.lr)
-    scheduler = warmup_cosine(optimizer, config)
+    scheduler = warmup_cosine(optimizer, config.warmup_steps, config.max_steps, eta_min=config.min_lr)
     lrs = []
     for _ in range(config.max_steps):
         lrs.append(scheduler.get_last_lr()[0])

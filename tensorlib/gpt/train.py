@@ -22,7 +22,6 @@ __all__ = [
     'FORMAT',
     'TrainConfig',
     'param_groups',
-    'warmup_cosine',
     'read_checkpoint',
     'model_from_checkpoint',
     'Trainer',
@@ -51,7 +50,7 @@ from tensorlib.gpt.data import BatchSampler, CharTokenizer, text_digest, train_v
 from tensorlib.gpt.model import GPT, GPTConfig
 from tensorlib.nn.utils.clip_grad import clip_grad_norm_
 from tensorlib.optim.adam import AdamW
-from tensorlib.optim.lr_scheduler import CosineAnnealingLR, LinearLR, SequentialLR
+from tensorlib.optim.lr_scheduler import warmup_cosine
 from tensorlib.random import Generator
 from tensorlib.serialization.nested import load, save
 from tensorlib.serialization.reader import CheckpointError
@@ -133,21 +132,6 @@ def param_groups(model: GPT, weight_decay: float) -> list[dict[str, Any]]:
     params = list(model.parameters())
     return [{"params": [p for p in params if p.ndim >= 2], "weight_decay": weight_decay},
             {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
-
-
-def warmup_cosine(optimizer: AdamW, config: TrainConfig) -> SequentialLR | CosineAnnealingLR:
-    r"""Linear warm-up from ``lr / warmup_steps`` to ``lr``, then a cosine decay to ``min_lr`` at ``max_steps``.
-
-    After step :math:`s` (counting from 0 at the start) the rate is
-    :math:`\eta_s = \eta\,(s + 1)/W` for :math:`s < W` and
-    :math:`\eta_{\min} + \tfrac12(\eta - \eta_{\min})(1 + \cos(\pi (s - W)/(S - W)))` after,
-    built from chapter 6's ``LinearLR``, ``CosineAnnealingLR`` and ``SequentialLR``.
-    """
-    cosine = CosineAnnealingLR(optimizer, T_max=config.max_steps - config.warmup_steps, eta_min=config.min_lr)
-    if config.warmup_steps == 0:
-        return cosine
-    warmup = LinearLR(optimizer, start_factor=1.0 / config.warmup_steps, end_factor=1.0, total_iters=config.warmup_steps - 1)
-    return SequentialLR(optimizer, [warmup, cosine], milestones=[config.warmup_steps])
 
 
 # %% book/08_gpt.ipynb, cell 31
@@ -256,7 +240,7 @@ class Trainer:
         self.model = GPT(config.model_config(self.tokenizer.vocab_size), self.generator)
         self.optimizer = AdamW(param_groups(self.model, config.weight_decay), lr=config.lr,
                                betas=(config.beta1, config.beta2), weight_decay=config.weight_decay)
-        self.scheduler = warmup_cosine(self.optimizer, config)
+        self.scheduler = warmup_cosine(self.optimizer, config.warmup_steps, config.max_steps, eta_min=config.min_lr)
         self.sampler = BatchSampler(train, config.batch_size, config.block_size, config.chunk_size, seed=config.seed + 1)
         self.val_data = val
         self.step = 0
