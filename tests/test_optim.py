@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import copy
-import json
 import math
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from _chapter_replay import replayed_chapter
 
 import tensorlib as tl
 from tensorlib import optim
-from tensorlib._notebook import chapter_modules, point_modules_at_notebook
 
 
 def _params(seed: int = 0, shapes=((4, 3), (4,), (2, 4)), dtype=np.float32) -> list[tl.nn.Parameter]:
@@ -545,28 +541,11 @@ def test_public_surface():
 
 
 # -- chapter 6 replayed: an optimizer made early keeps working after every later cell -----------
-def _chapter_exported_cells(chapter: str) -> list[str]:
-    """The sources of the chapter's exported cells, in notebook order."""
-    notebook = json.loads((Path(__file__).resolve().parent.parent / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
-    sources = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    return [source for source in sources if source.startswith(("#| export", "#| default_exp"))]
-
-
 @pytest.fixture
 def chapter6():
     """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the notebook."""
-    notebook = ModuleType("chapter6_replay")
-    saved = {name: sys.modules.get(name) for name in [*chapter_modules("06_optimizers"), notebook.__name__]}
-    sys.modules[notebook.__name__] = notebook  # as __main__ is (dataclasses look their module up)
-    point_modules_at_notebook("06_optimizers", notebook)
-    try:
-        yield notebook, _chapter_exported_cells("06_optimizers")
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+    with replayed_chapter("06_optimizers", "chapter6_replay") as replay:
+        yield replay
 
 
 def _run_cell(notebook, source: str) -> None:

@@ -6,16 +6,14 @@ import json
 import math
 import os
 import struct
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
+from _chapter_replay import replayed_chapter
 
 import tensorlib as tl
 from tensorlib import nn
-from tensorlib._notebook import chapter_modules, point_modules_at_notebook
 from tensorlib.serialization import (
     CheckpointError,
     atomic_write,
@@ -537,28 +535,11 @@ def test_tied_gpt_head_round_trips_through_every_format(tmp_path):
 
 
 # -- chapter 7 replayed: objects made early keep working after every later cell ------------------
-def _chapter_exported_cells(chapter: str) -> list[str]:
-    """The sources of the chapter's exported cells, in notebook order."""
-    notebook = json.loads((Path(__file__).resolve().parent.parent / "book" / f"{chapter}.ipynb").read_text(encoding="utf-8"))
-    sources = ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
-    return [source for source in sources if source.startswith(("#| export", "#| default_exp"))]
-
-
 @pytest.fixture
 def chapter7():
     """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the notebook."""
-    notebook = ModuleType("chapter7_replay")
-    saved = {name: sys.modules.get(name) for name in [*chapter_modules("07_checkpointing"), notebook.__name__]}
-    sys.modules[notebook.__name__] = notebook  # as __main__ is (dataclasses look their module up)
-    point_modules_at_notebook("07_checkpointing", notebook)
-    try:
-        yield notebook, _chapter_exported_cells("07_checkpointing")
-    finally:
-        for name, module in saved.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
+    with replayed_chapter("07_checkpointing", "chapter7_replay") as replay:
+        yield replay
 
 
 def test_objects_made_early_in_chapter_7_keep_working_after_every_later_cell(chapter7, tmp_path):
