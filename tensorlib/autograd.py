@@ -191,13 +191,7 @@ def gradcheck(
         False when ``raise_exception`` is False.
     """
     inputs = _as_tuple(inputs)
-    checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
-    if not checked:
-        raise ValueError("gradcheck: no input requires grad")
-    for i in checked:
-        if inputs[i].dtype != np.float64:
-            raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype}; central differences need float64 inputs")
-
+    checked = _checked_inputs(inputs)
     results = _as_tuple(fn(*inputs))
     worst: tuple[float, str] | None = None
     for out_index, y in enumerate(results):
@@ -214,21 +208,38 @@ def gradcheck(
             numeric = _numerical_jacobian(evaluate, x, y.numel(), eps)
             excess, j, k = _mismatch(analytic[slot], numeric, atol, rtol)
             if excess > 0 and (worst is None or excess > worst[0]):
-                a, n = analytic[slot][j, k], numeric[j, k]
-                element = tuple(int(v) for v in np.unravel_index(k, x.shape))
-                out_element = tuple(int(v) for v in np.unravel_index(j, y.shape))
-                worst = (excess, (
-                    f"Jacobian mismatch for output {out_index} with respect to input {i}: worst at input "
-                    f"element {element} (flat {k}) and output element {out_element}: analytic {a:.6g} "
-                    f"vs numerical {n:.6g} (|difference| {abs(a - n):.3g} > "
-                    f"atol + rtol * |numerical| = {atol + rtol * abs(n):.3g})"
-                ))
+                where = (out_index, i, j, k, y.shape, x.shape)
+                worst = (excess, _mismatch_message(where, analytic[slot][j, k], numeric[j, k], atol, rtol))
     if worst is not None:
         if raise_exception:
             raise GradcheckError(worst[1])
         return False
     return True
 
+
+def _checked_inputs(inputs: tuple[Any, ...]) -> list[int]:
+    """The indices of the inputs that require grad; raises unless there is one and each is float64."""
+    checked = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck: no input requires grad")
+    for i in checked:
+        if inputs[i].dtype != np.float64:
+            raise TypeError(f"gradcheck: input {i} is {inputs[i].dtype}; central differences need float64 inputs")
+    return checked
+
+
+def _mismatch_message(where: tuple[Any, ...], a: float, n: float, atol: float, rtol: float) -> str:
+    """What ``GradcheckError`` says of the worst element: ``where`` is (output, input, flat output
+    element, flat input element, output shape, input shape); ``a`` and ``n`` the analytic and numerical values."""
+    out_index, i, j, k, out_shape, in_shape = where
+    element = tuple(int(v) for v in np.unravel_index(k, in_shape))
+    out_element = tuple(int(v) for v in np.unravel_index(j, out_shape))
+    return (
+        f"Jacobian mismatch for output {out_index} with respect to input {i}: worst at input "
+        f"element {element} (flat {k}) and output element {out_element}: analytic {a:.6g} "
+        f"vs numerical {n:.6g} (|difference| {abs(a - n):.3g} > "
+        f"atol + rtol * |numerical| = {atol + rtol * abs(n):.3g})"
+    )
 
 class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""

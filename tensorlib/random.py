@@ -400,6 +400,8 @@ class Generator:
                 return order.astype(np.int64)
 
 
+# %% book/03_init.ipynb, cell 21
+# The process-wide generator and PyTorch's module-level functions over it (torch.manual_seed, ...).
 default_generator = Generator()
 
 
@@ -423,7 +425,7 @@ def set_rng_state(new_state: Tensor | np.ndarray) -> None:
     default_generator.set_state(new_state)
 
 
-# %% book/03_init.ipynb, cell 23
+# %% book/03_init.ipynb, cell 24
 def resolve_generator(generator: Generator | None) -> Generator:
     """The generator to draw from: ``generator``, or ``default_generator`` when it is None.
 
@@ -495,7 +497,7 @@ def _check_like(input: Tensor, name: str) -> None:
         raise TypeError(f"{name} expects a Tensor as input, got {type(input).__name__}")
 
 
-# %% book/03_init.ipynb, cell 24
+# %% book/03_init.ipynb, cell 25
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
          generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
          requires_grad: bool = False) -> Tensor:
@@ -599,7 +601,7 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     return Tensor(values)
 
 
-# %% book/03_init.ipynb, cell 28
+# %% book/03_init.ipynb, cell 29
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
     """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
     if not isinstance(input, Tensor):

@@ -13,7 +13,8 @@ docstring (taken from the start of the module's first exported cell), any
 the cells define) and one ``# %%`` marker per cell naming the notebook and cell.
 Output depends only on the notebooks, so it is byte-identical on every run.
 
-Only ``__init__.py`` files (re-exports only) and ``py.typed`` are written by hand; the data files\nthat ``pyproject.toml``'s ``[tool.setuptools.package-data]`` lists are not code and are left alone.
+Only ``__init__.py`` files (re-exports only) and ``py.typed`` are written by hand; the data files
+that ``pyproject.toml``'s ``[tool.setuptools.package-data]`` lists are not code and are left alone.
 
 The directives are nbdev's (``#| default_exp``, ``#| export``, ``#| export other.name``; nbdev
 also computes ``__all__`` and marks each cell's origin), with the same meaning. This tool knows

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 52
+# %% book/04_layers.ipynb, cell 53
 import math
 import operator
 from collections.abc import Sequence
@@ -118,7 +118,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 65
+# %% book/04_layers.ipynb, cell 66
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -180,7 +180,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     return _Embedding.apply(weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx)
 
 
-# %% book/04_layers.ipynb, cell 70
+# %% book/04_layers.ipynb, cell 71
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -213,7 +213,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 77
+# %% book/04_layers.ipynb, cell 78
 def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
@@ -358,7 +358,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 86
+# %% book/04_layers.ipynb, cell 87
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -394,7 +394,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 101
+# %% book/04_layers.ipynb, cell 102
 def _check_spatial(what: str, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int], sides: _Sides, dilation: tuple[int, int]) -> None:
     if len(shape) != 4:
         raise ValueError(f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}")
@@ -451,7 +451,7 @@ def _fold(patches: np.ndarray, padded_shape: tuple[int, ...], stride: tuple[int,
     return image
 
 
-# %% book/04_layers.ipynb, cell 102
+# %% book/04_layers.ipynb, cell 103
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -543,7 +543,7 @@ def conv2d(
     return _Conv2d.apply(input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups)
 
 
-# %% book/04_layers.ipynb, cell 103
+# %% book/04_layers.ipynb, cell 104
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -590,7 +590,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 112
+# %% book/04_layers.ipynb, cell 113
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -648,7 +648,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 115
+# %% book/04_layers.ipynb, cell 116
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 87
+# %% book/04_layers.ipynb, cell 88
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import dropout
 from tensorlib.nn.functional.utils import _check_probability
@@ -18,7 +18,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 88
+# %% book/04_layers.ipynb, cell 89
 class Dropout(Module):
     """During training, zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 

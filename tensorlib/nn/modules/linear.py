@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 55
+# %% book/04_layers.ipynb, cell 56
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 56
+# %% book/04_layers.ipynb, cell 57
 class Identity(Module):
     """Return the input unchanged; any constructor arguments are ignored (as in PyTorch)."""
 

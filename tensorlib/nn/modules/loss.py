@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 122
+# %% book/04_layers.ipynb, cell 123
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.loss import (
     _check_reduction,
@@ -27,7 +27,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 124
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 

@@ -558,6 +558,8 @@ class Module:
         return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
 
 
+# %% book/04_layers.ipynb, cell 25
+# A module's own parameter and buffer tables, as the walkers (named_parameters, named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:
     """A module's own parameter table (what :meth:`Module.named_parameters` walks)."""
     return module._parameters
