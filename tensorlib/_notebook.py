@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 23
+# %% book/02_autograd.ipynb, cell 24
 import sys
 from pathlib import Path
 from types import ModuleType

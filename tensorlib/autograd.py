@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 51
+# %% book/02_autograd.ipynb, cell 52
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -121,7 +121,7 @@ def backward(
     run_backward(tensors, _root_grads(tensors, grad_tensors, "backward"), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 52
+# %% book/02_autograd.ipynb, cell 53
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt`` (a ``(y.numel(), x.numel())`` matrix),
     one backward pass per element of ``y`` with a one-hot :math:`\\bar y`, captured (no ``.grad`` touched)."""
@@ -177,9 +177,9 @@ def gradcheck(
     grad, the analytic Jacobian (one backward pass per element of :math:`y`) is compared
     with the numerical one,
 
-    .. math:: \\frac{\\partial y_j}{\\partial x_i} \\approx \\frac{y_j(x + h e_i) - y_j(x - h e_i)}{2 h},
+    .. math:: \\frac{\\partial y_j}{\\partial x_i} \\approx \\frac{y_j(x + \\delta e_i) - y_j(x - \\delta e_i)}{2 \\delta},
 
-    with the step :math:`h` = ``eps``, element by element:
+    with the step :math:`\\delta` = ``eps``, element by element:
     :math:`|a - n| \\le \\text{atol} + \\text{rtol} \\, |n|`. Inputs that require grad must
     be float64; they are perturbed in place and restored. Their ``.grad`` is left as it was
     (the analytic Jacobian is captured from the engine, as ``grad`` does), so gradcheck can

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 57
+# %% book/02_autograd.ipynb, cell 58
 from typing import Any
 
 import numpy as np
@@ -57,7 +57,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 58
+# %% book/02_autograd.ipynb, cell 59
 def to(input: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """``input`` converted to ``dtype`` (``input`` itself if nothing changes); differentiable between float dtypes.
 

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 44
+# %% book/02_autograd.ipynb, cell 45
 from typing import Any
 
 import numpy as np
@@ -146,7 +146,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
     return out
 
 
-# %% book/02_autograd.ipynb, cell 45
+# %% book/02_autograd.ipynb, cell 46
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)

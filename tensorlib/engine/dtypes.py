@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 19
+# %% book/02_autograd.ipynb, cell 20
 import math
 from typing import Any
 
@@ -147,7 +147,7 @@ def _is_device(value: Any) -> bool:
     return isinstance(value, (str, device))
 
 
-# %% book/02_autograd.ipynb, cell 20
+# %% book/02_autograd.ipynb, cell 21
 def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device, np.dtype | None]:
     """Resolve PyTorch's ``to(...)`` arguments into ``(device, dtype)``; ``dtype`` is None when not given.
 

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 95
+# %% book/02_autograd.ipynb, cell 96
 from typing import Any
 
 import numpy as np
@@ -157,7 +157,7 @@ class Log1p(Function):
         return (grad / (1 + self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 97
+# %% book/02_autograd.ipynb, cell 98
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -242,7 +242,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 99
+# %% book/02_autograd.ipynb, cell 100
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     return Exp.apply(input)

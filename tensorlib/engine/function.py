@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 33
+# %% book/02_autograd.ipynb, cell 34
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, overload
@@ -138,7 +138,7 @@ class Function:
         return f"<{self.name()}>"
 
 
-# %% book/02_autograd.ipynb, cell 35
+# %% book/02_autograd.ipynb, cell 36
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -175,7 +175,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
         leaf._grad._data = total if total.dtype == leaf._data.dtype else total.astype(leaf._data.dtype)
 
 
-# %% book/02_autograd.ipynb, cell 38
+# %% book/02_autograd.ipynb, cell 39
 _retained: dict[Function, weakref.ref] = {}
 """The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
 
@@ -351,7 +351,7 @@ class _Join(Function):
     reads = ()
 
 
-# %% book/02_autograd.ipynb, cell 42
+# %% book/02_autograd.ipynb, cell 43
 def tensor_backward(
     tensor: Tensor, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None,
     create_graph: bool = False,

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 16
+# %% book/02_autograd.ipynb, cell 17
 import functools
 import threading
 from collections.abc import Callable

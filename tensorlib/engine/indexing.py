@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 113
+# %% book/02_autograd.ipynb, cell 114
 import warnings
 from typing import Any
 

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 147
+# %% book/02_autograd.ipynb, cell 148
 from typing import Any
 
 import numpy as np

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 116
+# %% book/02_autograd.ipynb, cell 117
 import math
 from collections.abc import Sequence
 

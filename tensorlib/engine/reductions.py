@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 74
+# %% book/02_autograd.ipynb, cell 75
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -148,7 +148,7 @@ class Std(Function):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
 
 
-# %% book/02_autograd.ipynb, cell 76
+# %% book/02_autograd.ipynb, cell 77
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
 
@@ -184,7 +184,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 77
+# %% book/02_autograd.ipynb, cell 78
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -251,7 +251,7 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = No
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 81
+# %% book/02_autograd.ipynb, cell 82
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -375,7 +375,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 82
+# %% book/02_autograd.ipynb, cell 83
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or elementwise with a tensor."""
     if isinstance(dim, Tensor):  # torch.max(a, b): the elementwise maximum

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 91
+# %% book/02_autograd.ipynb, cell 92
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,7 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 92
+# %% book/02_autograd.ipynb, cell 93
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """``value`` where ``mask`` (bool, broadcastable to ``input.shape``) is True, else ``input``."""
     mask = mask if isinstance(mask, Tensor) else _as_array(mask)  # a tensor: an input, version-checked

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 108
+# %% book/02_autograd.ipynb, cell 109
 import math
 import operator
 from typing import Any
@@ -133,7 +133,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 109
+# %% book/02_autograd.ipynb, cell 110
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(Reshape.apply(input, shape=_shape_args(shape if type(shape) is tuple else (shape,), "reshape: shape", infer=True)), input)

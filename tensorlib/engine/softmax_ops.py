@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 105
+# %% book/02_autograd.ipynb, cell 106
 import numpy as np
 
 from tensorlib.engine.function import Function

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 123
+# %% book/02_autograd.ipynb, cell 124
 from typing import TYPE_CHECKING
 
 from tensorlib.engine.tensor_type import Tensor

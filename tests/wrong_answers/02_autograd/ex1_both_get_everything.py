@@ -1,6 +1,6 @@
 """02 exercise 1: passes the whole upstream gradient to both branches.
 
-Hint: grad of a for where(cond(3, 4), a(3, 4), b(3, 4))
+Hint: is the whole grad_out: a receives it only where cond holds
 """
 
 def where_backward(cond, a, b, grad_out):

@@ -1,6 +1,6 @@
 """02 exercise 1: gives a the gradient where cond is False.
 
-Hint: grad of a for where(cond(3, 4), a(3, 4), b(3, 4))
+Hint: the mask is swapped
 """
 
 import numpy as np

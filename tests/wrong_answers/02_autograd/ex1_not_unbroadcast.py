@@ -1,6 +1,6 @@
 """02 exercise 1: returns the masked gradient without summing it to the shapes of a and b.
 
-Hint: grad of a for where(cond(3, 4), a(4,), b(3, 1))
+Hint: back to its operand's shape (tl.sum_to_shape)
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """02 exercise 2: divides by b instead of b**2 in grad_b.
 
-Hint: grad of b for a(3, 4) / b(3, 4)
+Hint: -a / b**2 (b squared)
 """
 
 def div_backward(a, b, grad_out):

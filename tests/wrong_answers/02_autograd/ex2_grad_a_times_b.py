@@ -1,6 +1,6 @@
 """02 exercise 2: multiplies by b instead of dividing in grad_a.
 
-Hint: grad of a for a(3, 4) / b(3, 4)
+Hint: (divide, not multiply)
 """
 
 def div_backward(a, b, grad_out):

@@ -1,6 +1,6 @@
 """02 exercise 2: does not sum the gradients to the input shapes.
 
-Hint: grad of b for a(3, 4) / b(4,)
+Hint: back to its operand's shape (tl.sum_to_shape)
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """02 exercise 3: forgets to sum the broadcast batch axes.
 
-Hint: grad of a for a(1, 3, 4) @ b(6, 4, 2)
+Hint: sum each gradient over the batch axes that broadcasting added or stretched
 """
 
 import numpy as np

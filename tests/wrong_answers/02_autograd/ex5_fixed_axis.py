@@ -1,6 +1,6 @@
 """02 exercise 5: sums over the last axis whatever dim is.
 
-Hint: softmax_backward for shape (3, 5), dim=0
+Hint: sums along the last axis: sum along dim
 """
 
 def softmax_backward(y, grad_y, dim=-1):

@@ -1,6 +1,6 @@
 """02 exercise 5: subtracts the sum of grad_y instead of the sum of grad_y * y.
 
-Hint: softmax_backward for shape (4,), dim=-1
+Hint: subtracts sum(grad_y): the inner product is sum(grad_y * y
 """
 
 def softmax_backward(y, grad_y, dim=-1):

@@ -1,6 +1,6 @@
 """02 exercise 6: takes log(sum(exp(x))) directly, which overflows at 1000.
 
-Hint: logsumexp of +-1000
+Hint: exp(1000) overflows
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """02 exercise 6: subtracts the max but forgets to add it back.
 
-Hint: logsumexp of moderate values
+Hint: is short by the max m
 """
 
 import numpy as np

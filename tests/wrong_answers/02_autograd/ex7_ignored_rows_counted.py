@@ -1,6 +1,6 @@
 """02 exercise 7: divides by N, counting the ignored rows.
 
-Hint: targets [   1 -100    0]
+Hint: the mean is over the 2 rows whose target is not ignore_index
 """
 
 import numpy as np

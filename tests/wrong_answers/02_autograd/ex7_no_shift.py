@@ -1,6 +1,6 @@
 """02 exercise 7: the softmax without the max shift, which overflows at extreme logits.
 
-Hint: at extreme logits
+Hint: exp(800) overflows; subtract each row's max
 """
 
 import numpy as np

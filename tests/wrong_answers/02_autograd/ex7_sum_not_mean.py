@@ -1,6 +1,6 @@
 """02 exercise 7: returns the gradient of the summed loss, not the mean.
 
-Hint: cross-entropy gradient, targets [0 2 1 2]
+Hint: is the gradient of the summed loss
 """
 
 import numpy as np

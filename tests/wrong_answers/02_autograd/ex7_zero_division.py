@@ -1,6 +1,6 @@
 """02 exercise 7: divides by the number of kept rows even when it is 0.
 
-Hint: every target ignored
+Hint: divide by max(kept, 1)
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """02 exercise 8: compares with atol only, so a 1% error in a large gradient passes.
 
-Hint: a 1% error must fail the check
+Hint: not with atol alone
 """
 
 import numpy as np

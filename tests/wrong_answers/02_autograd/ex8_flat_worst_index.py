@@ -1,6 +1,6 @@
 """02 exercise 8: returns the flat argmax instead of an index tuple.
 
-Hint: worst element: expected (0, 2)
+Hint: not a flat index
 """
 
 import numpy as np

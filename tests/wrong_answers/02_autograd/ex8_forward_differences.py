@@ -1,6 +1,6 @@
 """02 exercise 8: uses forward differences, off by eps on a quadratic.
 
-Hint: central differences with eps=1e-2
+Hint: forward differences (f(x + eps) - f(x)) / eps are off by eps
 """
 
 import numpy as np
