@@ -56,7 +56,7 @@ def _root_grads(outputs: tuple, grad_outputs: Any, what: str) -> list[np.ndarray
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {j} has shape {out.shape})")
             root_grads.append(np.ones(out.shape, dtype=out.dtype))
         else:
-            array = np.asarray(cot.data if isinstance(cot, Tensor) else cot, dtype=out.dtype)
+            array = np.asarray(cot._data if isinstance(cot, Tensor) else cot, dtype=out.dtype)
             if array.shape != out.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{j}] has shape {array.shape}, output {j} has shape {out.shape}")
             root_grads.append(array)

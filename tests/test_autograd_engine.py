@@ -71,7 +71,7 @@ def test_attributes():
     x = tl.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     assert x.shape == (2, 3) and isinstance(x.shape, tuple)
     assert x.ndim == 2
-    assert isinstance(x.data, np.ndarray) and isinstance(x.numpy(), np.ndarray)
+    assert isinstance(x.data, tl.Tensor) and isinstance(x.numpy(), np.ndarray)
     assert x.T.shape == (3, 2)
     np.testing.assert_array_equal(x.T.numpy(), np.arange(6.0).reshape(2, 3).T)
     assert x.grad is None and x.requires_grad and x.is_leaf and x.grad_fn is None
@@ -1012,17 +1012,54 @@ def test_autograd_grad_retain_graph_keeps_the_graph():
 def test_data_setter_unwraps_a_tensor_and_numpy_updates_work():
     p = tl.tensor([1.0, 2.0], requires_grad=True)
     (p * p).sum().backward()
-    p.data -= 0.5 * p.grad  # ndarray -= Tensor: numpy writes p.grad's values into the array
-    np.testing.assert_allclose(p.data, [0.0, 0.0])
-    assert type(p.data) is np.ndarray
-    p.data = p.data - 0.5 * p.grad  # ndarray - Tensor is a Tensor; the setter unwraps it
-    assert type(p.data) is np.ndarray
-    np.testing.assert_allclose(p.data, [-1.0, -2.0])
-    assert "tensor([-1., -2.]" in repr(p)
+    p.data -= 0.5 * p.grad  # in place on the shared storage, as in torch
+    np.testing.assert_allclose(p.numpy(), [0.0, 0.0])
+    assert type(p.data) is tl.Tensor
+    p.data = p.data - 0.5 * p.grad  # a new Tensor: its array becomes p's storage
+    np.testing.assert_allclose(p.numpy(), [-1.0, -2.0])
+    assert "tensor([-1., -2.]" in repr(p) and p.requires_grad and p.is_leaf
     p.data = np.zeros((3, 1), dtype=np.float64)  # any shape and dtype, as in torch
     assert p.shape == (3, 1) and p.dtype == tl.float64
     with pytest.raises(TypeError, match="ndarray or a Tensor"):
         p.data = [1.0, 2.0]
+
+
+def test_data_is_a_detached_tensor_sharing_storage_as_in_torch():
+    """torch: ``p.data`` is a Tensor without grad that shares p's storage; writes through it change p."""
+    p = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    d = p.data
+    assert isinstance(d, tl.Tensor) and not d.requires_grad and d.grad_fn is None and d.is_leaf
+    assert np.shares_memory(d.numpy(), p.numpy())
+    version = p._version
+    p.data.add_(tl.tensor([1.0, 1.0, 1.0]))  # in grad mode, on a leaf that requires grad: allowed through .data
+    np.testing.assert_array_equal(p.numpy(), [2.0, 3.0, 4.0])
+    p.data.copy_(tl.tensor([0.5, 0.5, 0.5]))
+    np.testing.assert_array_equal(p.numpy(), [0.5, 0.5, 0.5])
+    p.data.mul_(2.0)
+    np.testing.assert_array_equal(p.numpy(), [1.0, 1.0, 1.0])
+    assert p._version == version, "a change through .data is invisible to p's version counter, as in torch"
+    (p * p).sum().backward()
+    p.grad.data.zero_()
+    np.testing.assert_array_equal(p.grad.numpy(), [0.0, 0.0, 0.0])
+    p.data = tl.tensor([7.0, 8.0])  # assigning a Tensor: p now holds its values (any shape)
+    assert p.shape == (2,) and p.requires_grad and p.tolist() == [7.0, 8.0]
+    q = tl.tensor([1.0, 2.0], requires_grad=True)
+    y = q * 3
+    assert not y.data.requires_grad and y.data.grad_fn is None and np.shares_memory(y.data.numpy(), y.numpy())
+
+
+@pytest.mark.parity
+def test_data_matches_torch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        p = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        (p * p).sum().backward()
+        p.data.add_(p.grad, alpha=-0.25)
+        p.grad.data.zero_()
+        p.data.copy_(p.data * 2)
+        results.append((p.tolist(), p.grad.tolist(), p.data.requires_grad, p.requires_grad, p.is_leaf))
+    assert results[0] == results[1], results
 
 
 def test_numpy_ufuncs_on_tensors():

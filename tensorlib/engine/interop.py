@@ -41,7 +41,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> An
     """``Tensor.__array_ufunc__``: numpy meets a Tensor.
 
     ``array * t`` is ``t.__rmul__(array)`` (a recorded Tensor op); ``array -= t`` (numpy writing
-    into an array, ``out=``) uses ``t``'s values, so ``p.data -= lr * p.grad`` works; any other
+    into an array, ``out=``) uses ``t``'s values, so ``array -= lr * p.grad`` works; any other
     ufunc on a Tensor raises.
     """
     out = kwargs.get("out")

@@ -240,8 +240,8 @@ class Tensor:
     """An n-dimensional array that records the ops applied to it, for reverse-mode autograd.
 
     Attributes:
-        data: the values, a numpy ndarray (shared, not copied: write into it only under
-            ``no_grad``, as optimizers and initializers do).
+        data: a detached Tensor sharing this tensor's values, as ``torch.Tensor.data``
+            (``numpy()`` gives the ndarray itself).
         grad: the accumulated gradient :math:`\\partial L / \\partial x` (a Tensor of the
             same shape and dtype), filled by ``backward`` on leaves that require grad.
         requires_grad: whether ops on this tensor are recorded.
@@ -286,14 +286,17 @@ class Tensor:
 
     # --- storage and shape ---------------------------------------------------------------------------
     @property
-    def data(self) -> np.ndarray:
-        """The values, the ndarray itself (not a Tensor, unlike torch's ``.data``).
+    def data(self) -> Tensor:
+        """A detached Tensor sharing this tensor's values, as ``torch.Tensor.data``.
 
-        Assigning replaces the array (any shape or dtype, as in torch); a Tensor assigned is
-        unwrapped, so ``p.data = p.data - lr * p.grad`` stores an array. The engine reads the
-        slot ``_data`` directly: a property costs ~50 ns a read, on every op.
+        ``p.data.add_(x)``, ``p.data.copy_(x)`` and ``p.data -= x`` change ``p``'s values in
+        place, outside the graph and unseen by ``p``'s version counter (the new Tensor has a
+        counter of its own), as in PyTorch. Assigning ``p.data = v`` (a Tensor or an ndarray,
+        any shape or dtype) makes ``v``'s array the storage of ``p``. ``numpy()`` returns the
+        ndarray itself; the engine reads the slot ``_data`` directly (a property costs ~50 ns
+        a read, on every op).
         """
-        return self._data
+        return _wrap(self._data, None)
 
     @data.setter
     def data(self, value: Any) -> None:
