@@ -31,7 +31,7 @@ SECOND_BACKWARD = (
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
 )
-_GRAPH_SLOTS = ("inputs", "needs_input_grad", "saved")  # every node's: the graph itself, not saved values
+_GRAPH_SLOTS = ("inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable")  # the graph, not saved arrays
 
 _value_slots: dict[type, tuple[tuple[str, ...], bool]] = {}  # op class -> where its nodes keep values
 

@@ -25,6 +25,7 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 34
+import inspect
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, overload
@@ -32,7 +33,7 @@ from typing import Any, overload
 import numpy as np
 
 from tensorlib.engine import freeing, versions
-from tensorlib.engine.grad_mode import _threads_without_grad, is_grad_enabled
+from tensorlib.engine.grad_mode import _threads_without_grad, is_grad_enabled, no_grad
 from tensorlib.engine.tensor_type import Tensor, _as_array, _wrap
 
 _in_place_changes = 0  # a clock: the number of in-place changes made to any tensor so far
@@ -54,6 +55,16 @@ def _saves(op: type[Function]) -> tuple[bool, bool]:
     saves = (op.reads is None or any(k != "out" for k in read), "out" in read)
     _what_is_read[op] = saves
     return saves
+
+
+_tensor_protocol: dict[type, bool] = {}  # op class -> whether it follows torch's ctx protocol (static forward)
+
+
+def _uses_ctx(op: type) -> bool:
+    """Whether ``op`` defines torch's ``@staticmethod forward(ctx, ...)`` (remembered per class)."""
+    uses = isinstance(inspect.getattr_static(op, "forward"), staticmethod)
+    _tensor_protocol[op] = uses
+    return uses
 
 
 class Function:
@@ -80,13 +91,20 @@ class Function:
     ``"out"``; ``None``, the default, for all inputs), and a recorded node keeps in the slot
     ``saved`` the tuple ``(clock, inputs or None, the output's version counter or None)``,
     which ``run_backward`` compares with the tensors' counters before it starts.
+
+    PyTorch's protocol for custom ops works too (``torch.autograd.Function``): a subclass with
+    ``@staticmethod forward(ctx, *args)`` and ``@staticmethod backward(ctx, *grads)`` works on
+    Tensors, its instance is the ``ctx`` (``ctx.save_for_backward``, ``ctx.saved_tensors``,
+    ``ctx.needs_input_grad``, ``ctx.mark_non_differentiable``), and ``MyFn.apply(*args)`` runs it.
     """
 
-    __slots__ = ("inputs", "needs_input_grad", "saved")
+    __slots__ = ("inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable")
     reads: tuple[tuple[int | str, ...], ...] | None = None
     inputs: tuple[Tensor | None, ...]
     needs_input_grad: tuple[bool, ...]
     saved: tuple[int, tuple[Any, ...] | None, list[int] | None] | None
+    _to_save: tuple[tuple[Tensor | None, int], ...]  # a ctx's saved tensors and their versions (torch's protocol)
+    _non_differentiable: tuple[Tensor, ...]
 
     def forward(self, *args: Any, **options: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
@@ -97,6 +115,9 @@ class Function:
     @classmethod
     def apply(cls, *inputs: Any, **options: Any) -> Tensor:
         """Run ``forward`` on the inputs' arrays; record the node as the result's ``grad_fn`` if a gradient is wanted."""
+        uses_ctx = _tensor_protocol.get(cls)
+        if uses_ctx or (uses_ctx is None and _uses_ctx(cls)):  # torch's protocol: forward(ctx, *tensors)
+            return _apply_with_ctx(cls, inputs, options)
         node = object.__new__(cls)
         arrays = []
         record = False
@@ -129,6 +150,19 @@ class Function:
             node.saved = (_in_place_changes, inputs if saves_inputs else None, counter)
             return result
         return _wrap(out, None)
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """In ``forward(ctx, ...)``: keep ``tensors`` for ``backward`` (torch's protocol); their versions are checked."""
+        self._to_save = tuple((t, t._version if t is not None else 0) for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        """In ``backward(ctx, ...)``: the tensors ``forward`` saved, after a check that none was changed in place."""
+        return _saved_tensors(self)
+
+    def mark_non_differentiable(self, *outputs: Tensor) -> None:
+        """In ``forward(ctx, ...)``: these outputs get no gradient (``requires_grad`` False), as in torch."""
+        self._non_differentiable = outputs
 
     def name(self) -> str:
         """The node's name as PyTorch prints it: ``MulBackward`` for the op ``Mul``."""
@@ -384,3 +418,65 @@ def tensor_backward(
                 f"shape of {tensor._data.shape}"
             )
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
+
+
+# %% book/02_autograd.ipynb, cell 151
+class _CustomBackward(Function):
+    """The node of an op written in torch's protocol: its backward calls ``op.backward(ctx, grad)`` on Tensors."""
+
+    __slots__ = ("ctx",)
+    ctx: Function
+    reads = ()  # what the op's backward reads is checked by ``ctx.saved_tensors``
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        ctx = self.ctx
+        op_backward: Callable[..., Any] = type(ctx).backward
+        with no_grad():
+            grads = op_backward(ctx, _wrap(grad, None))
+        if type(grads) is not tuple:
+            grads = (grads,)
+        return tuple(
+            g._data if isinstance(g, Tensor) else None if g is None else np.asarray(g, dtype=grad.dtype) for g in grads
+        )
+
+    def name(self) -> str:
+        return type(self.ctx).__name__ + "Backward"
+
+
+def _apply_with_ctx(op: type[Function], inputs: tuple[Any, ...], options: dict[str, Any]) -> Tensor:
+    """``op.apply(*inputs)`` for torch's protocol: ``op.forward(ctx, *inputs)`` on Tensors, not recorded inside.
+
+    The result's node (when an input requires grad, in grad mode) is a :class:`_CustomBackward`
+    holding ``ctx``; arguments that are not Tensors get no gradient.
+    """
+    ctx = object.__new__(op)
+    ctx._to_save, ctx._non_differentiable = (), ()
+    needs = tuple(isinstance(x, Tensor) and x._requires_grad for x in inputs)
+    ctx.needs_input_grad = needs
+    with no_grad():
+        out = op.forward(ctx, *inputs, **options)
+    if not isinstance(out, Tensor):
+        raise TypeError(
+            f"{op.__name__}.forward must return a Tensor (a custom op has one output here), got {type(out).__name__}"
+        )
+    if not (any(needs) and is_grad_enabled()) or any(out is t for t in ctx._non_differentiable):
+        return _wrap(out._data, None)
+    node = object.__new__(_CustomBackward)
+    node.ctx = ctx
+    node.inputs = tuple(x if wanted else None for x, wanted in zip(inputs, needs, strict=True))
+    node.needs_input_grad = needs
+    node.saved = (_in_place_changes, None, None)
+    return _wrap(out._data, node)
+
+
+def _saved_tensors(ctx: Function) -> tuple[Tensor | None, ...]:
+    """``ctx.saved_tensors``: what ``forward`` saved, if none of it was changed in place since (torch's check)."""
+    saved = getattr(ctx, "_to_save", ())
+    for tensor, version in saved:
+        if tensor is not None and tensor._version != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"a tensor of shape {list(tensor.shape)} saved by {type(ctx).__name__}.forward is at version "
+                f"{tensor._version}; expected version {version} instead"
+            )
+    return tuple(tensor for tensor, _ in saved)
