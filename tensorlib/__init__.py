@@ -25,6 +25,9 @@ from tensorlib.engine import (
     set_grad_enabled, sigmoid, sin, softmax, sort, split, sqrt, square, squeeze, stack, std, sub, sum,
     tanh, Tensor, tensor, topk, transpose, tril, triu, uint8, unsqueeze, var, where, zeros, zeros_like,
 )
+from tensorlib.engine import (
+    bfloat16, flip, get_default_device, inference_mode, is_floating_point, mm, narrow, roll, set_default_device,
+)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)

@@ -41,6 +41,12 @@ from tensorlib.engine.shape_ops import (
 )
 from tensorlib.engine.indexing import Gather, Index, gather
 from tensorlib.engine.joining import Cat, Stack, cat, chunk, concat, split, stack
+from tensorlib.engine.grad_mode import inference_mode
+from tensorlib.engine.dtypes import bfloat16, get_default_device, set_default_device
+from tensorlib.engine.creation import is_floating_point
+from tensorlib.engine.matmul_ops import mm
+from tensorlib.engine.shape_ops import Flip, Roll, flip, roll
+from tensorlib.engine.indexing import narrow
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
@@ -65,4 +71,6 @@ __all__ = [
     "transpose", "unsqueeze",
     "Gather", "Index", "gather",
     "Cat", "Stack", "cat", "chunk", "concat", "split", "stack",
+    "inference_mode", "bfloat16", "get_default_device", "set_default_device", "is_floating_point", "mm",
+    "Flip", "Roll", "flip", "roll", "narrow",
 ]

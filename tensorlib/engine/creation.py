@@ -24,6 +24,7 @@ __all__ = [
     'linspace',
     'eye',
     'is_tensor',
+    'is_floating_point',
     'numel',
 ]
 
@@ -150,6 +151,11 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """Whether ``input``'s dtype is a floating point dtype (float16, float32, float64)."""
+    return input._data.dtype.kind == "f"
 
 
 def numel(input: Tensor) -> int:

@@ -24,10 +24,13 @@ __all__ = [
     'long',
     'uint8',
     'bool_',
+    'bfloat16',
     'inf',
     'nan',
     'device',
     'as_device',
+    'set_default_device',
+    'get_default_device',
     'cuda',
     'parse_to',
 ]
@@ -52,6 +55,39 @@ uint8 = np.dtype(np.uint8)
 bool_ = np.dtype(np.bool_)  # exported as tensorlib.bool (a name that would shadow the builtin here)
 
 _DEFAULT_FLOAT = float32
+
+
+class _MissingDtype:
+    """A PyTorch dtype numpy has not (``bfloat16``): the name exists, and using it raises ``TypeError``.
+
+    Its queries answer as PyTorch's do (``is_floating_point``, ``itemsize``), so code that only
+    inspects dtypes runs; numpy reads a dtype-like object's ``dtype`` attribute, which raises, so
+    ``tensor(..., dtype=bfloat16)``, ``t.to(bfloat16)`` and ``np.dtype(bfloat16)`` all give the message.
+    """
+
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed")
+    name: str
+    itemsize: int
+    is_floating_point: bool
+    is_complex: bool
+    is_signed: bool
+
+    def __init__(self, name: str, itemsize: int) -> None:
+        self.name, self.itemsize = name, itemsize
+        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
+
+    @property
+    def dtype(self) -> np.dtype:
+        raise TypeError(
+            f"tensorlib has no {self.name}: numpy, which holds tensorlib's values, has no {self.name} dtype; "
+            "use float16 (also 2 bytes, a narrower range) or float32"
+        )
+
+    def __repr__(self) -> str:
+        return f"tensorlib.{self.name}"
+
+
+bfloat16 = _MissingDtype("bfloat16", 2)
 inf = math.inf
 nan = math.nan
 
@@ -117,6 +153,22 @@ def as_device(value: str | device | None) -> device:
     raise TypeError(f"device must be None, a string such as 'cpu' or a tensorlib.device, got {type(value).__name__}")
 
 
+def set_default_device(device: str | device | None) -> None:
+    """Like ``torch.set_default_device``: the CPU (``"cpu"``, ``device("cpu")`` or ``None``) is accepted.
+
+    tensorlib's only device is already the default, so nothing changes.
+
+    Raises:
+        ValueError: for any device other than the CPU.
+    """
+    as_device(device)
+
+
+def get_default_device() -> device:
+    """The device new tensors are made on: always the CPU, as ``torch.get_default_device()`` on a CPU build."""
+    return _CPU
+
+
 class _Cuda:
     """``tensorlib.cuda``: the CUDA queries of ``torch.cuda``, answered for a CPU-only library.
 
@@ -175,6 +227,8 @@ def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device,
     try:
         resolved = np.dtype(dtype)
     except TypeError:
+        if isinstance(dtype, _MissingDtype):
+            raise  # its own message: which dtype numpy lacks, and what to use instead
         raise TypeError(f"dtype must be a tensorlib dtype ({_SUPPORTED}), got {dtype!r}") from None
     if resolved.kind not in "biuf":  # str, object, complex, datetime, bytes: numpy has them, tensorlib's ops do not
         raise TypeError(f"unsupported dtype {resolved}: tensorlib supports bool, integer and floating point dtypes ({_SUPPORTED})")

@@ -16,6 +16,7 @@ __all__ = [
     'no_grad',
     'enable_grad',
     'set_grad_enabled',
+    'inference_mode',
 ]
 
 
@@ -150,3 +151,35 @@ class set_grad_enabled(_GradMode):
     def __call__(self, function: Callable) -> Callable:
         _set_grad_mode(self._previous)  # used as a decorator: undo the call's immediate effect
         return super().__call__(function)
+
+
+class inference_mode(_GradMode):
+    """Context manager (or decorator) for inference, like ``torch.inference_mode``: no graph is recorded.
+
+    ``inference_mode()`` (or ``inference_mode(True)``) acts as :class:`no_grad`, and
+    ``inference_mode(False)`` changes nothing. PyTorch also marks the tensors made inside as
+    inference tensors (no version counter, refused by autograd later); here they are ordinary
+    tensors that do not require grad. Used bare (``@inference_mode``) it decorates too.
+    """
+
+    mode = False
+    enabled: bool
+
+    def __new__(cls, mode: Any = True) -> Any:
+        instance = object.__new__(cls)
+        instance.enabled = True if callable(mode) else bool(mode)
+        return instance(mode) if callable(mode) else instance
+
+    def __init__(self, mode: Any = True) -> None:  # __new__ has read mode
+        pass
+
+    def __enter__(self) -> None:
+        if self.enabled:
+            super().__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.enabled:
+            super().__exit__(*exc_info)
+
+    def _fresh(self) -> _GradMode:
+        return inference_mode(self.enabled)

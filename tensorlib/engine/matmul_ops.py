@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     'MatMul',
     'matmul',
+    'mm',
     'bmm',
     'outer',
 ]
@@ -81,6 +82,19 @@ def matmul(input: Any, other: Any) -> Tensor:
         _matmul_operand(input)
         _matmul_operand(other)
     return MatMul.apply(input, other)
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """The product of an ``(n, m)`` and an ``(m, p)`` matrix: ``(n, p)``; no broadcasting, as ``torch.mm``."""
+    for name, t in (("self", input), ("mat2", mat2)):
+        if not isinstance(t, Tensor) or t._data.ndim != 2:
+            raise RuntimeError(f"mm: {name} must be a matrix, got shape {getattr(t, 'shape', None)}")
+    if input._data.shape[1] != mat2._data.shape[0]:
+        raise RuntimeError(
+            f"mm: mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x{input.shape[1]} and "
+            f"{mat2.shape[0]}x{mat2.shape[1]})"
+        )
+    return MatMul.apply(input, mat2)
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:

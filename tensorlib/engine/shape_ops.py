@@ -14,6 +14,8 @@ from __future__ import annotations
 __all__ = [
     'Reshape',
     'Permute',
+    'Flip',
+    'Roll',
     'Expand',
     'Repeat',
     'reshape',
@@ -22,6 +24,8 @@ __all__ = [
     'unsqueeze',
     'squeeze',
     'permute',
+    'flip',
+    'roll',
     'transpose',
     'matrix_transpose',
     'reverse_dims',
@@ -103,6 +107,35 @@ class Permute(Function):
         return (np.transpose(grad, np.argsort(self.dims)),)
 
 
+class Flip(Function):
+    """The order of the elements along ``dims`` reversed; :math:`\bar x` is :math:`\bar y` flipped back."""
+
+    __slots__ = ("dims",)
+    reads = ()
+
+    def forward(self, x: np.ndarray, dims: tuple[int, ...]) -> np.ndarray:
+        self.dims = dims
+        return np.flip(x, dims).copy()  # a copy, as torch.flip (numpy's flip is a view with negative strides)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (np.flip(grad, self.dims),)
+
+
+class Roll(Function):
+    """Elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened tensor); :math:`\bar x` rolls back."""
+
+    __slots__ = ("shifts", "dims")
+    reads = ()
+
+    def forward(self, x: np.ndarray, shifts: tuple[int, ...], dims: tuple[int, ...] | None) -> np.ndarray:
+        self.shifts, self.dims = shifts, dims
+        return np.roll(x, shifts[0] if dims is None else shifts, axis=dims)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        back = tuple(-s for s in self.shifts)
+        return (np.roll(grad, back[0] if self.dims is None else back, axis=self.dims),)
+
+
 class Expand(Function):
     """Broadcast to ``shape`` without copying; :math:`\\bar x = \\text{sum\\_to\\_shape}(\\bar y)`."""
 
@@ -182,6 +215,40 @@ def permute(input: Tensor, dims: Any) -> Tensor:
     if sorted(normal) != list(range(ndim)):
         raise ValueError(f"permute: {dims} is not a permutation of the dims of a {ndim}-d tensor")
     return _view_of(Permute.apply(input, dims=normal), input)
+
+
+def _dims_tuple(dims: Any) -> tuple[int, ...]:
+    """``dims`` given as one int, a sequence, or unpacked (``t.flip(0, 1)``, ``t.flip([0, 1])``) as a tuple of ints."""
+    while isinstance(dims, (tuple, list)) and len(dims) == 1 and not isinstance(dims[0], (int, np.integer)):
+        dims = dims[0]
+    return tuple(operator.index(d) for d in ((dims,) if isinstance(dims, (int, np.integer)) else dims))
+
+
+def flip(input: Tensor, dims: Any) -> Tensor:
+    """``input`` with the order of its elements reversed along each of ``dims`` (a copy, as ``torch.flip``)."""
+    wanted = _dims_tuple(dims)
+    ndim = input._data.ndim
+    normal = tuple(normalize_axis(d, ndim or 1) for d in wanted)
+    if len(set(normal)) != len(normal):
+        raise RuntimeError(f"flip: dims {list(wanted)} has a dim more than once")
+    return Flip.apply(input, dims=normal if ndim else ())
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    """``input`` shifted cyclically by ``shifts`` along ``dims``; with ``dims=None``, over the flattened tensor.
+
+    ``shifts`` and ``dims`` are ints or sequences of equal length (one shift per dim), as in ``torch.roll``.
+    """
+    shift = _dims_tuple(shifts)
+    if dims is None:
+        if len(shift) != 1:
+            raise RuntimeError(f"roll: with dims=None, shifts must be one int, got {list(shift)}")
+        return Roll.apply(input, shifts=shift, dims=None)
+    axes = _dims_tuple(dims)
+    if len(axes) != len(shift):
+        raise RuntimeError(f"roll: shifts and dimensions must align: shifts {len(shift)}, dims {len(axes)}")
+    normal = tuple(normalize_axis(d, input._data.ndim or 1) for d in axes)
+    return Roll.apply(input, shifts=shift, dims=normal)
 
 
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:

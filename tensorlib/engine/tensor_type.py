@@ -333,6 +333,10 @@ class Tensor:
         """The number of elements."""
         return self._data.size
 
+    def nelement(self) -> builtins.int:
+        """The number of elements (``numel``'s other name, as in torch)."""
+        return self._data.size
+
     def __len__(self) -> builtins.int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -739,6 +743,10 @@ class Tensor:
         """The matrix product ``self @ other``."""
         return matmul_ops.matmul(self, other)
 
+    def mm(self, mat2: Tensor) -> Tensor:
+        """The product of two matrices, ``(n, m) @ (m, p)``, without broadcasting."""
+        return matmul_ops.mm(self, mat2)
+
     def bmm(self, mat2: Tensor) -> Tensor:
         """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors: ``(b, n, p)``."""
         return matmul_ops.bmm(self, mat2)
@@ -855,6 +863,14 @@ class Tensor:
         """Dims ``dim0`` and ``dim1`` swapped."""
         return shape_ops.transpose(self, dim0, dim1)
 
+    def flip(self, *dims: Any) -> Tensor:
+        """The elements in reverse order along ``dims`` (``t.flip(0)``, ``t.flip([0, 1])`` or ``t.flip(0, 1)``)."""
+        return shape_ops.flip(self, dims)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """The elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened tensor)."""
+        return shape_ops.roll(self, shifts, dims)
+
     def swapaxes(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         """``transpose``, by numpy's name."""
         return shape_ops.transpose(self, dim0, dim1)
@@ -888,6 +904,10 @@ class Tensor:
     # --- indexing (indexing) -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Tensor:
         return indexing.getitem(self, key)
+
+    def narrow(self, dim: builtins.int, start: Any, length: builtins.int) -> Tensor:
+        """The view of ``length`` elements along ``dim`` from ``start``."""
+        return indexing.narrow(self, dim, start, length)
 
     def gather(self, dim: builtins.int, index: Tensor) -> Tensor:
         """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output has its shape)."""
@@ -965,6 +985,10 @@ class Tensor:
 
     # --- the dtype conversions named after Python's types, last: in this class body their names are
     # the methods, so the annotations above say builtins.float, builtins.int, builtins.bool -----------
+    def bfloat16(self) -> Tensor:
+        """Raises ``TypeError``: numpy has no bfloat16 (use ``half()`` or ``float()``)."""
+        return conversion.to(self, dtypes.bfloat16)
+
     def float(self) -> Tensor:
         """This tensor as float32."""
         return conversion.to(self, dtypes.float32)
