@@ -108,7 +108,7 @@ class Permute(Function):
 
 
 class Flip(Function):
-    """The order of the elements along ``dims`` reversed; :math:`\bar x` is :math:`\bar y` flipped back."""
+    """The order of the elements along ``dims`` reversed; :math:`\\bar x` is :math:`\\bar y` flipped back."""
 
     __slots__ = ("dims",)
     reads = ()
@@ -122,7 +122,7 @@ class Flip(Function):
 
 
 class Roll(Function):
-    """Elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened tensor); :math:`\bar x` rolls back."""
+    """Elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened tensor); :math:`\\bar x` rolls back."""
 
     __slots__ = ("shifts", "dims")
     reads = ()
