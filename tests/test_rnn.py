@@ -189,3 +189,42 @@ def test_parity_cells(torch, kind):
     ref_params = dict(ref.named_parameters())
     for name, p in ours.named_parameters():
         np.testing.assert_allclose(p.grad.numpy(), ref_params[name].grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------- issue 21: empty sequences, dropout with one layer
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM"])
+@pytest.mark.parametrize("batch_first, shape", [(False, (0, 2, 3)), (True, (2, 0, 3)), (False, (0, 3))])
+def test_sequence_length_zero_is_refused_as_pytorch(kind, batch_first, shape):
+    """PyTorch 2.13: RuntimeError "Expected sequence length to be larger than 0 in RNN"."""
+    layer = getattr(nn, kind)(3, 5, batch_first=batch_first)
+    with pytest.raises(RuntimeError, match="sequence length to be larger than 0"):
+        layer(tl.zeros(*shape))
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM"])
+def test_dropout_with_one_layer_warns_as_pytorch(kind):
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1, but got dropout=0.5 and num_layers=1"):
+        getattr(nn, kind)(3, 5, dropout=0.5)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(nn, kind)(3, 5, num_layers=2, dropout=0.5)
+        getattr(nn, kind)(3, 5)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kind", ["RNN", "LSTM"])
+def test_empty_sequence_and_dropout_warning_parity(torch, kind):
+    import warnings
+
+    with pytest.raises(RuntimeError, match="sequence length to be larger than 0") as theirs:
+        getattr(torch.nn, kind)(3, 5)(torch.zeros(0, 2, 3))
+    assert type(theirs.value) is RuntimeError
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        getattr(torch.nn, kind)(3, 5, dropout=0.5)
+        getattr(nn, kind)(3, 5, dropout=0.5)
+    assert len(caught) == 2 and str(caught[0].message) == str(caught[1].message)

@@ -24,6 +24,7 @@ __all__ = [
 
 # %% book/05_attention.ipynb, cell 15
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -186,6 +187,9 @@ class _RecurrentLayers(Module):
         self.input_size = _check_size(input_size, "input_size", owner, minimum=0)
         self.hidden_size = _check_size(hidden_size, "hidden_size", owner)
         self.num_layers = _check_size(num_layers, "num_layers", owner)
+        if dropout > 0 and self.num_layers == 1:  # PyTorch's warning, word for word
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                          f"num_layers greater than 1, but got dropout={dropout} and num_layers={self.num_layers}", UserWarning, stacklevel=3)
         self.bias, self.batch_first, self.dropout, self.bidirectional = bool(bias), bool(batch_first), float(dropout), False
         self.generator = generator  # also the dropout generator
         dtype = _parameter_dtype(dtype, device)
@@ -215,6 +219,9 @@ class _RecurrentLayers(Module):
             shape = tuple(input.shape) if isinstance(input, Tensor) else type(input).__name__
             layout = "(N, L, in)" if self.batch_first else "(L, N, in)"
             raise ValueError(f"{type(self).__name__}: expected input of shape {layout} or (L, in) with in={self.input_size}, got {shape}")
+        length = input.shape[1] if input.ndim == 3 and self.batch_first else input.shape[0]
+        if length == 0:
+            raise RuntimeError(f"{type(self).__name__}: expected sequence length to be larger than 0 (as PyTorch), got input of shape {tuple(input.shape)}")
         if input.ndim == 2:
             return input.unsqueeze(1), False
         return (input.transpose(0, 1) if self.batch_first else input), True
