@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 81
+# %% book/05_attention.ipynb, cell 84
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +49,7 @@ from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, Mod
 from tensorlib.random import Generator, multinomial
 
 
-# %% book/05_attention.ipynb, cell 82
+# %% book/05_attention.ipynb, cell 85
 @dataclass
 class GPTConfig:
     """The sizes of a :class:`GPT` (nanoGPT's names).
@@ -201,7 +201,7 @@ class PostNormBlock(Block):
         return self.ln_2(x + self.mlp(x))
 
 
-# %% book/05_attention.ipynb, cell 83
+# %% book/05_attention.ipynb, cell 86
 def _check_generate(idx: Any, max_new_tokens: Any, temperature: Any, top_k: Any) -> None:
     """Refuse ``GPT.generate`` arguments that would otherwise fail deep inside numpy, naming the argument."""
     if not isinstance(idx, Tensor) or idx.ndim != 2 or idx.dtype.kind not in "iu":
@@ -327,7 +327,7 @@ class GPT(Module):
         return Tensor(tokens)
 
 
-# %% book/05_attention.ipynb, cell 93
+# %% book/05_attention.ipynb, cell 96
 def _linear_arrays(layer: Linear) -> tuple[np.ndarray, np.ndarray | None]:
     r"""A Linear layer's :math:`W^\top` (a view) and bias, as arrays."""
     return layer.weight.numpy().T, None if layer.bias is None else layer.bias.numpy()

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 28
+# %% book/05_attention.ipynb, cell 31
 import math
 from typing import Any
 
@@ -42,7 +42,7 @@ from tensorlib.engine import Function, Tensor
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 29
+# %% book/05_attention.ipynb, cell 32
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to ``grad.shape``."""
     if grad.shape == shape:
@@ -212,7 +212,7 @@ class MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 37
+# %% book/05_attention.ipynb, cell 40
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
     return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
@@ -263,7 +263,7 @@ class PackedCausalAttention(Function):
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 40
+# %% book/05_attention.ipynb, cell 43
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
 
@@ -396,7 +396,7 @@ def scaled_dot_product_attention(
     return SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor))
 
 
-# %% book/05_attention.ipynb, cell 62
+# %% book/05_attention.ipynb, cell 65
 def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
                              scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 70
+# %% book/05_attention.ipynb, cell 73
 import math
 from typing import Any
 
@@ -33,7 +33,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 71
+# %% book/05_attention.ipynb, cell 74
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True (blocked) becomes :math:`-\infty`, float is kept."""
     if not isinstance(mask, Tensor):
