@@ -1,4 +1,4 @@
-"""Chapter 5: RNNCell, LSTMCell, RNN, LSTM and init_forget_bias_ (tensorlib.nn.modules.rnn)."""
+"""Chapter 5: RNNCell, LSTMCell, GRUCell, RNN, LSTM, GRU and init_forget_bias_ (tensorlib.nn.modules.rnn)."""
 
 from __future__ import annotations
 
