@@ -16,7 +16,6 @@ Built from the chapter's :class:`~tensorlib.nn.MultiheadAttention` and chapter 4
 from __future__ import annotations
 
 __all__ = [
-    'generate_square_subsequent_mask',
     'TransformerEncoderLayer',
     'TransformerDecoderLayer',
     'TransformerEncoder',
@@ -32,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor
+from tensorlib.engine import Tensor, as_device
 from tensorlib.nn import init
 from tensorlib.nn.functional import gelu, relu
 from tensorlib.nn.modules import Dropout, LayerNorm, Linear, Module, ModuleList
@@ -65,12 +64,9 @@ def _clones(layer: Module, count: int, owner: str) -> ModuleList:
     return ModuleList(copies)
 
 
-def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
-    r"""The float causal mask (sz, sz) of ``torch.nn.Transformer``: :math:`-\infty` where key :math:`j >` query :math:`i`, else 0.
-
-    Added to the scores (a float mask), so it means the same to every layer here; ``dtype``
-    defaults to float32.
-    """
+def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+    r"""The float causal mask (sz, sz): :math:`-\infty` where key :math:`j >` query :math:`i`, else 0 (float32 by default)."""
+    as_device(device)
     if isinstance(sz, bool) or not isinstance(sz, (int, np.integer)) or sz < 0:
         raise ValueError(f"generate_square_subsequent_mask: sz must be an int >= 0, got {sz!r}")
     return Tensor(np.triu(np.full((int(sz), int(sz)), -np.inf, dtype=np.dtype(np.float32 if dtype is None else dtype)), 1))
@@ -87,7 +83,8 @@ class TransformerEncoderLayer(Module):
     dropout on both branches' outputs (``dropout1``, ``dropout2``).
 
     Args:
-        d_model: :math:`C`, the model width. nhead: :math:`n_h`, must divide ``d_model``.
+        d_model: :math:`C`, the model width.
+        nhead: :math:`n_h`, the number of heads; must divide ``d_model``.
         dim_feedforward: the hidden width of the feed-forward network (default 2048).
         dropout: the dropout probability everywhere, attention weights included (default 0.1).
         activation: ``"relu"``, ``"gelu"`` or a callable (default :func:`~tensorlib.nn.functional.relu`).
@@ -201,7 +198,8 @@ class TransformerEncoder(Module):
 
     Args:
         encoder_layer: a :class:`TransformerEncoderLayer`, deep-copied ``num_layers`` times into ``layers``.
-        num_layers: how many. norm: a final module (a ``LayerNorm`` for pre-norm stacks), or ``None``.
+        num_layers: how many.
+        norm: a final module (a ``LayerNorm`` for pre-norm stacks), or ``None``.
         enable_nested_tensor, mask_check: accepted for PyTorch's sake; tensorlib has no nested
             tensors, so the padded positions are computed like any other.
 
@@ -256,11 +254,21 @@ class Transformer(Module):
     ``xavier_uniform_``, as PyTorch does.
 
     Args:
-        d_model (512), nhead (8), num_encoder_layers (6), num_decoder_layers (6),
-        dim_feedforward (2048), dropout (0.1), activation (relu), custom_encoder, custom_decoder
-        (modules used instead of the built ones), layer_norm_eps (1e-5), batch_first (``False``),
-        norm_first (``False``), bias (``True``), device, dtype: PyTorch's, with its defaults;
-        generator: tensorlib's, for the initial values and dropout masks.
+        d_model: :math:`C` (default 512).
+        nhead: :math:`n_h` (default 8).
+        num_encoder_layers: encoder layers (default 6).
+        num_decoder_layers: decoder layers (default 6).
+        dim_feedforward: the feed-forward width (default 2048).
+        dropout: the dropout probability (default 0.1).
+        activation: ``"relu"``, ``"gelu"`` or a callable (default ReLU).
+        custom_encoder: a module used instead of the built encoder (default ``None``).
+        custom_decoder: a module used instead of the built decoder (default ``None``).
+        layer_norm_eps: the LayerNorms' :math:`\epsilon` (default 1e-5).
+        batch_first: (B, T, C) instead of (T, B, C) (default ``False``).
+        norm_first: pre-norm layers (default ``False``).
+        bias: biases everywhere (default ``True``).
+        device, dtype: ``None``/``"cpu"`` and the float dtype (default float32).
+        generator: the :class:`~tensorlib.Generator` of the initial values and dropout masks (tensorlib).
 
     ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
     tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
@@ -304,4 +312,11 @@ class Transformer(Module):
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
                             memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
 
-    generate_square_subsequent_mask = staticmethod(generate_square_subsequent_mask)
+    @staticmethod
+    def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> Tensor:
+        r"""The float causal mask (sz, sz) for ``tgt_mask``: :math:`-\infty` where key :math:`j >` query :math:`i`, else 0.
+
+        Added to the scores (a float mask), so it means the same to every layer here; ``dtype``
+        defaults to float32, ``device`` must be ``None`` or ``"cpu"``.
+        """
+        return _generate_square_subsequent_mask(sz, device=device, dtype=dtype)
