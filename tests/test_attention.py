@@ -588,3 +588,62 @@ def test_public_kernels_compute_one_attention():
     weights = MaskedSoftmax.apply(tl.tensor(np.matmul(q * 0.5, np.swapaxes(k, -1, -2)) + mask)).numpy()
     np.testing.assert_allclose(weights, probs, rtol=1e-12, atol=1e-15)
     assert not probs[..., 1, :].any() and not out[..., 1, :].any()
+
+
+# ----------------------------------------------------------------------------- issue 21: half precision, no keys
+
+
+def test_float16_attention_does_not_overflow():
+    """Scores of 36 overflow e^s in float16 (max 65504 = e^11.1): the softmax must shift (PyTorch: 3.0)."""
+    q = (tl.ones(1, 4, 16) * 3).to(tl.float16)
+    out = F.scaled_dot_product_attention(q, q, q)
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out.numpy(), np.full((1, 4, 16), 3.0, dtype=np.float16))
+    causal = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    np.testing.assert_array_equal(causal.numpy(), np.full((1, 4, 16), 3.0, dtype=np.float16))
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_float16_multihead_attention_is_finite_and_close_to_float32(need_weights):
+    mha = nn.MultiheadAttention(16, 2, generator=tl.Generator(0))
+    with tl.no_grad():
+        mha.in_proj_weight.mul_(6.0)  # scores of order 100: far past float16's e^11
+    x = tl.randn(5, 2, 16, generator=tl.Generator(1))
+    expected, _ = mha(x, x, x, need_weights=need_weights)
+    mha.half()
+    got, _ = mha(x.to(tl.float16), x.to(tl.float16), x.to(tl.float16), need_weights=need_weights)
+    assert got.dtype == np.float16 and np.isfinite(got.numpy()).all()
+    np.testing.assert_allclose(got.numpy().astype(np.float32), expected.numpy(), rtol=0.05, atol=0.05)
+
+
+def test_attention_with_no_keys_gives_zeros_and_zero_gradients():
+    """PyTorch 2.13: query (2, 3, 4) with key and value (2, 0, 4) gives zeros (2, 3, 4); every gradient is zero."""
+    q = tl.randn(2, 3, 4, generator=tl.Generator(0), dtype=tl.float64, requires_grad=True)
+    k = tl.zeros(2, 0, 4, dtype=tl.float64, requires_grad=True)
+    v = tl.zeros(2, 0, 5, dtype=tl.float64, requires_grad=True)
+    out = F.scaled_dot_product_attention(q, k, v)
+    assert tuple(out.shape) == (2, 3, 5)
+    np.testing.assert_array_equal(out.numpy(), 0.0)
+    out.sum().backward()
+    np.testing.assert_array_equal(q.grad.numpy(), 0.0)
+    assert tuple(k.grad.shape) == (2, 0, 4) and tuple(v.grad.shape) == (2, 0, 5)
+    masked = F.scaled_dot_product_attention(q, k, v, attn_mask=tl.ones(3, 0, dtype=tl.bool))
+    np.testing.assert_array_equal(masked.numpy(), 0.0)
+
+
+@pytest.mark.parity
+def test_float16_and_no_keys_parity(torch):
+    q = np.full((1, 4, 16), 3.0, dtype=np.float16)
+    ours = F.scaled_dot_product_attention(tl.tensor(q), tl.tensor(q), tl.tensor(q)).numpy()
+    theirs = torch.nn.functional.scaled_dot_product_attention(*(_t(torch, q) for _ in range(3))).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+    q = np.random.default_rng(0).standard_normal((2, 3, 4))
+    empty = np.zeros((2, 0, 4))
+    tq, tk, tv = _t(torch, q, True), _t(torch, empty, True), _t(torch, empty, True)
+    expected = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv)
+    expected.sum().backward()
+    lq, lk, lv = tl.tensor(q, requires_grad=True), tl.tensor(empty, requires_grad=True), tl.tensor(empty, requires_grad=True)
+    got = F.scaled_dot_product_attention(lq, lk, lv)
+    got.sum().backward()
+    np.testing.assert_array_equal(got.numpy(), expected.detach().numpy())
+    np.testing.assert_array_equal(lq.grad.numpy(), tq.grad.numpy())

@@ -273,3 +273,45 @@ def test_decoder_only_for_plain_models_without_dropout():
         pass
 
     assert not decodes_fast(Custom(small(), generator=tl.Generator(0)))
+
+
+# ----------------------------------------------------------------------------- issue 21: half precision, generate's arguments
+
+
+def test_half_precision_logits_finite_and_close_to_float32():
+    model = GPT(small(n_embd=16), generator=tl.Generator(0))
+    with tl.no_grad():
+        for block in model.transformer.h:
+            block.attn.c_attn.weight.mul_(20.0)  # scores far past float16's e^11 = 65504
+    idx = ids(2, 12)
+    expected, _ = model(idx)
+    model.half()
+    got, _ = model(idx)
+    assert got.dtype == np.float16 and np.isfinite(got.numpy()).all()
+    np.testing.assert_allclose(got.numpy().astype(np.float32), expected.numpy(), rtol=0.05, atol=0.05)
+    tokens = model.generate(ids(1, 3), 5, temperature=0).numpy()  # the cache and the array decoder in float16
+    assert tokens.shape == (1, 8)
+
+
+@pytest.mark.parametrize("args, kwargs, match", [
+    ((ids(1, 3), -1), {}, "max_new_tokens must be an int >= 0, got -1"),
+    ((ids(1, 3), 2.0), {}, "max_new_tokens must be an int >= 0"),
+    ((tl.zeros(1, 0, dtype=tl.int64), 3), {}, "idx must hold at least one sequence of at least one token"),
+    ((tl.zeros(0, 3, dtype=tl.int64), 3), {}, "idx must hold at least one sequence"),
+    ((ids(1, 3)[0], 3), {}, r"idx must be an integer tensor of shape \(B, T\)"),
+    ((tl.zeros(1, 3), 3), {}, "idx must be an integer tensor"),
+    ((ids(1, 3), 3), {"top_k": 2.5}, "top_k must be an int >= 1 or None, got 2.5"),
+    ((ids(1, 3), 3), {"top_k": 0}, "top_k must be an int >= 1 or None, got 0"),
+    ((ids(1, 3), 3), {"temperature": float("nan")}, "temperature must be a finite number >= 0, got nan"),
+    ((ids(1, 3), 3), {"temperature": -1.0}, "temperature must be a finite number >= 0"),
+])
+def test_generate_refuses_bad_arguments_naming_them(args, kwargs, match):
+    model = GPT(small(), generator=tl.Generator(0))
+    with pytest.raises(ValueError, match=match):
+        model.generate(*args, **kwargs)
+
+
+def test_generate_zero_new_tokens_returns_the_prompt():
+    model = GPT(small(), generator=tl.Generator(0))
+    prompt = ids(2, 3)
+    np.testing.assert_array_equal(model.generate(prompt, 0).numpy(), prompt.numpy())

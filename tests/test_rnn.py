@@ -1,4 +1,4 @@
-"""Chapter 5: RNNCell, LSTMCell, RNN, LSTM and init_forget_bias_ (tensorlib.nn.modules.rnn)."""
+"""Chapter 5: RNNCell, LSTMCell, GRUCell, RNN, LSTM, GRU and init_forget_bias_ (tensorlib.nn.modules.rnn)."""
 
 from __future__ import annotations
 
@@ -189,3 +189,120 @@ def test_parity_cells(torch, kind):
     ref_params = dict(ref.named_parameters())
     for name, p in ours.named_parameters():
         np.testing.assert_allclose(p.grad.numpy(), ref_params[name].grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+# ----------------------------------------------------------------------------- issue 21: empty sequences, dropout with one layer
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("batch_first, shape", [(False, (0, 2, 3)), (True, (2, 0, 3)), (False, (0, 3))])
+def test_sequence_length_zero_is_refused_as_pytorch(kind, batch_first, shape):
+    """PyTorch 2.13: RuntimeError "Expected sequence length to be larger than 0 in RNN"."""
+    layer = getattr(nn, kind)(3, 5, batch_first=batch_first)
+    with pytest.raises(RuntimeError, match="sequence length to be larger than 0"):
+        layer(tl.zeros(*shape))
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_dropout_with_one_layer_warns_as_pytorch(kind):
+    with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1, but got dropout=0.5 and num_layers=1"):
+        getattr(nn, kind)(3, 5, dropout=0.5)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(nn, kind)(3, 5, num_layers=2, dropout=0.5)
+        getattr(nn, kind)(3, 5)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_empty_sequence_and_dropout_warning_parity(torch, kind):
+    import warnings
+
+    with pytest.raises(RuntimeError, match="sequence length to be larger than 0") as theirs:
+        getattr(torch.nn, kind)(3, 5)(torch.zeros(0, 2, 3))
+    assert type(theirs.value) is RuntimeError
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        getattr(torch.nn, kind)(3, 5, dropout=0.5)
+        getattr(nn, kind)(3, 5, dropout=0.5)
+    assert len(caught) == 2 and str(caught[0].message) == str(caught[1].message)
+
+
+# ----------------------------------------------------------------------------- GRU (issue 22); parity in test_parity_gru.py
+
+
+def gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
+    """PyTorch's GRU equations: gates r, z, n; b_hn inside r * (...)."""
+    size = h.shape[-1]
+    a, b = x @ w_ih.T + b_ih, h @ w_hh.T + b_hh
+    r, z = sigmoid(a[:, :size] + b[:, :size]), sigmoid(a[:, size : 2 * size] + b[:, size : 2 * size])
+    n = np.tanh(a[:, 2 * size :] + r * b[:, 2 * size :])
+    return (1 - z) * n + z * h
+
+
+def test_gru_parameters_and_hand_written_step():
+    gru = nn.GRU(3, 4, num_layers=2, generator=tl.Generator(0))
+    assert [(n, tuple(p.shape)) for n, p in gru.named_parameters()] == [
+        ("weight_ih_l0", (12, 3)), ("weight_hh_l0", (12, 4)), ("bias_ih_l0", (12,)), ("bias_hh_l0", (12,)),
+        ("weight_ih_l1", (12, 4)), ("weight_hh_l1", (12, 4)), ("bias_ih_l1", (12,)), ("bias_hh_l1", (12,))]
+    assert all(np.abs(p.numpy()).max() <= 0.5 for p in gru.parameters())  # U(-1/sqrt(H), 1/sqrt(H))
+    cell = nn.GRUCell(3, 4, dtype=tl.float64, generator=tl.Generator(1))
+    x, h = randn(5, 3, seed=2), randn(5, 4, seed=3)
+    expected = gru_step(x.numpy(), h.numpy(), *(p.numpy() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)))
+    np.testing.assert_allclose(cell(x, h).numpy(), expected, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(cell(x[0], h[0]).numpy(), expected[0], rtol=1e-14, atol=1e-15)  # unbatched
+    np.testing.assert_allclose(cell(x).numpy(), gru_step(x.numpy(), np.zeros((5, 4)), *(p.numpy() for p in (
+        cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh))), rtol=1e-14, atol=1e-15)  # hx=None is zeros
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_gru_equals_cell_loop_and_layouts(batch_first):
+    gru = nn.GRU(3, 4, num_layers=2, batch_first=batch_first, dtype=tl.float64, generator=tl.Generator(0))
+    cells = [nn.GRUCell(3 if layer == 0 else 4, 4, dtype=tl.float64) for layer in range(2)]
+    state = gru.state_dict()
+    for layer, cell in enumerate(cells):
+        cell.load_state_dict({n[: -len(f"_l{layer}")]: v for n, v in state.items() if n.endswith(f"_l{layer}")})
+    x = randn(6, 2, 3, seed=1)
+    h0 = randn(2, 2, 4, seed=2)
+    out, h_n = gru(x.transpose(0, 1) if batch_first else x, h0)
+    out = out.transpose(0, 1) if batch_first else out
+    hs = [h0[0], h0[1]]
+    for t in range(6):
+        hs[0] = cells[0](x[t], hs[0])
+        hs[1] = cells[1](hs[0], hs[1])
+        np.testing.assert_allclose(out.numpy()[t], hs[1].numpy(), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(h_n.numpy(), np.stack([h.numpy() for h in hs]), rtol=1e-13, atol=1e-15)
+    unbatched, h_unbatched = gru(x[:, 0] if not batch_first else x[:, 0], h0[:, 0])
+    np.testing.assert_allclose(unbatched.numpy(), out.numpy()[:, 0], rtol=1e-13, atol=1e-15)
+    assert tuple(h_unbatched.shape) == (2, 4)
+
+
+def test_gru_gradcheck_and_dropout_between_layers():
+    gru = nn.GRU(2, 3, num_layers=2, dtype=tl.float64, generator=tl.Generator(0))
+    x, h0 = randn(3, 2, 2, seed=1, requires_grad=True), randn(2, 2, 3, seed=2, requires_grad=True)
+    assert gradcheck(lambda s, h, *params: gru(s, h)[0] + 0 * gru(s, h)[1].sum(), (x, h0, *gru.parameters()))
+    cell = nn.GRUCell(2, 3, dtype=tl.float64, generator=tl.Generator(3))
+    assert gradcheck(lambda s, h, *params: cell(s[0], h[0]), (x, h0, *cell.parameters()))
+    noisy = nn.GRU(2, 3, num_layers=2, dropout=0.5, generator=tl.Generator(4))
+    x32 = tl.randn(4, 2, 2, generator=tl.Generator(5))
+    assert not np.allclose(noisy(x32)[0].numpy(), noisy.eval()(x32)[0].numpy())
+
+
+def test_flatten_parameters_is_a_no_op():
+    for layer in (nn.RNN(2, 3), nn.LSTM(2, 3), nn.GRU(2, 3)):
+        before = {n: p.numpy().copy() for n, p in layer.named_parameters()}
+        assert layer.flatten_parameters() is None
+        assert all(np.array_equal(before[n], p.numpy()) for n, p in layer.named_parameters())
+
+
+def test_gru_bad_arguments():
+    with pytest.raises(ValueError, match="bidirectional"):
+        nn.GRU(3, 4, bidirectional=True)
+    with pytest.raises(ValueError, match="expected input of shape"):
+        nn.GRU(3, 4)(tl.zeros(5, 2, 2))
+    with pytest.raises(ValueError, match=r"expected hx of shape \(1, 2, 4\)"):
+        nn.GRU(3, 4)(tl.zeros(5, 2, 3), tl.zeros(2, 2, 4))
+    with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
+        nn.GRUCell(3, 0)

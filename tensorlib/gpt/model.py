@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 81
+# %% book/05_attention.ipynb, cell 84
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +49,7 @@ from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, Mod
 from tensorlib.random import Generator, multinomial
 
 
-# %% book/05_attention.ipynb, cell 82
+# %% book/05_attention.ipynb, cell 85
 @dataclass
 class GPTConfig:
     """The sizes of a :class:`GPT` (nanoGPT's names).
@@ -150,12 +150,12 @@ class CausalSelfAttention(Module):
             y = PackedCausalAttention.apply(self.c_attn(x), heads=self.n_head, scale=1.0 / math.sqrt(width // self.n_head))
             return self.c_proj(y)
         heads = [part.reshape(batch, length, self.n_head, width // self.n_head).transpose(1, 2)
-                 for part in self.c_attn(x).split(width, dim=2)]  # q, k, v: (B, h, T, d)
+                 for part in self.c_attn(x).split(width, dim=2)]  # q, k, v: (B, n_h, T, d)
         q, k, v = heads
         if cache is None:
             y = scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True, generator=self.generator)
         else:
-            k, v = cache.append(k, v)  # every position so far: (B, h, S, d)
+            k, v = cache.append(k, v)  # every position so far: (B, n_h, T_k, d)
             y = scaled_dot_product_attention(q, k, v, attn_mask=causal_mask(length, k.shape[2]), dropout_p=p, generator=self.generator)
         y = self.c_proj(y.transpose(1, 2).reshape(batch, length, width))
         return dropout(y, p, training=True, generator=self.generator) if p > 0 else y
@@ -201,7 +201,22 @@ class PostNormBlock(Block):
         return self.ln_2(x + self.mlp(x))
 
 
-# %% book/05_attention.ipynb, cell 83
+# %% book/05_attention.ipynb, cell 86
+def _check_generate(idx: Any, max_new_tokens: Any, temperature: Any, top_k: Any) -> None:
+    """Refuse ``GPT.generate`` arguments that would otherwise fail deep inside numpy, naming the argument."""
+    if not isinstance(idx, Tensor) or idx.ndim != 2 or idx.dtype.kind not in "iu":
+        what = f"{idx.dtype} tensor of shape {tuple(idx.shape)}" if isinstance(idx, Tensor) else type(idx).__name__
+        raise ValueError(f"GPT.generate: idx must be an integer tensor of shape (B, T), got a {what}")
+    if idx.shape[0] == 0 or idx.shape[1] == 0:
+        raise ValueError(f"GPT.generate: idx must hold at least one sequence of at least one token (the prompt), got shape {tuple(idx.shape)}")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+        raise ValueError(f"GPT.generate: max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.number)) or not math.isfinite(temperature) or temperature < 0:
+        raise ValueError(f"GPT.generate: temperature must be a finite number >= 0, got {temperature!r}")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1):
+        raise ValueError(f"GPT.generate: top_k must be an int >= 1 or None, got {top_k!r}")
+
+
 class GPT(Module):
     r"""A decoder-only transformer: embeddings, ``n_layer`` blocks, final LayerNorm, a linear head.
 
@@ -279,13 +294,14 @@ class GPT(Module):
         ``no_grad``; call ``eval()`` first if the model has dropout.
 
         Raises:
-            ValueError: if T + max_new_tokens exceeds ``block_size`` (checked before any work).
+            ValueError: if T + max_new_tokens exceeds ``block_size``, or an argument is out of its
+                domain (an empty prompt, ``max_new_tokens < 0``, a negative or non-finite
+                ``temperature``, a ``top_k`` that is not an int >= 1): checked before any work.
         """
+        _check_generate(idx, max_new_tokens, temperature, top_k)
         total = idx.shape[1] + max_new_tokens
         if total > self.config.block_size:
             raise ValueError(f"GPT.generate: {idx.shape[1]} prompt + {max_new_tokens} new tokens = {total} positions exceed block_size={self.config.block_size}")
-        if temperature < 0 or (top_k is not None and top_k < 1):
-            raise ValueError(f"GPT.generate: need temperature >= 0 and top_k >= 1 or None, got {temperature!r}, {top_k!r}")
         tokens = np.empty((idx.shape[0], total), dtype=np.int64)  # the prompt, then one column per step
         tokens[:, : idx.shape[1]] = idx.numpy()
         cache = KVCache(self.config, tokens.shape[0], self.lm_head.weight.dtype) if use_cache else None
@@ -311,7 +327,7 @@ class GPT(Module):
         return Tensor(tokens)
 
 
-# %% book/05_attention.ipynb, cell 93
+# %% book/05_attention.ipynb, cell 96
 def _linear_arrays(layer: Linear) -> tuple[np.ndarray, np.ndarray | None]:
     r"""A Linear layer's :math:`W^\top` (a view) and bias, as arrays."""
     return layer.weight.numpy().T, None if layer.bias is None else layer.bias.numpy()
@@ -395,11 +411,11 @@ class Decoder:
         The new query sees every cached position and itself, so no mask is needed.
         """
         batch, width = x.shape
-        qkv = _rows(x, c_attn).reshape(batch, 3, heads, 1, width // heads)  # [b, j, h, 0, :]: q, k, v of head h
+        qkv = _rows(x, c_attn).reshape(batch, 3, heads, 1, width // heads)  # [b, j, n, 0, :]: q, k, v of head n
         position = cache.length
         cache.keys[:, :, position] = qkv[:, 1, :, 0]
         cache.values[:, :, position] = qkv[:, 2, :, 0]
         cache.length = position + 1
-        keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, h, S, d) views
-        _, out = attention_arrays(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, h, 1, d)
-        return out.reshape(batch, width)  # heads merged: [b, h·d + i] = out[b, h, 0, i]
+        keys, values = cache.keys[:, :, : position + 1], cache.values[:, :, : position + 1]  # (B, n_h, T_k, d) views
+        _, out = attention_arrays(qkv[:, 0], keys, values, scale=1.0 / math.sqrt(width // heads), bool_mask=True)  # (B, n_h, 1, d)
+        return out.reshape(batch, width)  # heads merged: [b, n·d + i] = out[b, n, 0, i]

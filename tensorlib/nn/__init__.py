@@ -40,12 +40,19 @@ from tensorlib.nn.modules import Softmax as Softmax
 from tensorlib.nn.modules import Tanh as Tanh
 from tensorlib.nn.parameter import Parameter as Parameter
 
-# Chapter 5, Attention: recurrent layers and multi-head attention (tensorlib.nn.modules.rnn, .attention)
+# Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers (tensorlib.nn.modules.rnn, .attention, .transformer)
+from tensorlib.nn.modules import GRU as GRU
 from tensorlib.nn.modules import LSTM as LSTM
+from tensorlib.nn.modules import GRUCell as GRUCell
 from tensorlib.nn.modules import LSTMCell as LSTMCell
 from tensorlib.nn.modules import MultiheadAttention as MultiheadAttention
 from tensorlib.nn.modules import RNN as RNN
 from tensorlib.nn.modules import RNNCell as RNNCell
+from tensorlib.nn.modules import Transformer as Transformer
+from tensorlib.nn.modules import TransformerDecoder as TransformerDecoder
+from tensorlib.nn.modules import TransformerDecoderLayer as TransformerDecoderLayer
+from tensorlib.nn.modules import TransformerEncoder as TransformerEncoder
+from tensorlib.nn.modules import TransformerEncoderLayer as TransformerEncoderLayer
 from tensorlib.nn.modules import init_forget_bias_ as init_forget_bias_
 
 # Chapter 6, Optimizers: gradient clipping (tensorlib.nn.utils)

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 28
+# %% book/05_attention.ipynb, cell 31
 import math
 from typing import Any
 
@@ -42,7 +42,7 @@ from tensorlib.engine import Function, Tensor
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 29
+# %% book/05_attention.ipynb, cell 32
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to ``grad.shape``."""
     if grad.shape == shape:
@@ -62,6 +62,11 @@ def _row_sums(x: np.ndarray) -> np.ndarray:
     return np.matmul(x, np.ones((x.shape[-1], 1), dtype=x.dtype))
 
 
+_UNSHIFTED_LIMIT = {4: 60.0, 8: 600.0}
+"""The score bound below which :func:`attention_arrays` may skip the row maxima, by itemsize: float32
+and float64. float16 has none: its largest number, 65504, is about :math:`e^{11.1}`."""
+
+
 def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:
     r"""Softmax over the last axis, **in place**; a row that is all :math:`-\infty` becomes zeros.
 
@@ -72,6 +77,8 @@ def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:
     (see :func:`attention_arrays`): :math:`e^s` then neither overflows nor underflows, and
     :math:`e^{s}/\sum e^{s} = e^{s-m}/\sum e^{s-m}` for any :math:`m`.
     """
+    if scores.shape[-1] == 0:  # no keys: nothing to normalise (the output of attention is then zeros)
+        return scores
     if shift:
         peak = scores.max(axis=-1, keepdims=True)
         if not np.isfinite(peak).all():
@@ -101,19 +108,19 @@ def attention_arrays(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarr
             broadcastable to (*, T_q, T_k)), or ``None`` for no dropout.
         bool_mask: ``mask`` holds only 0 and :math:`-\infty` (it came from a bool mask, or is
             ``None``). Then, when every score lies in :math:`(-60, 60)` (float32; 600 for
-            float64), the softmax skips the row maxima (two whole-array reductions replace a
+            float64; never for float16, whose exponential overflows above about 11), the softmax skips the row maxima (two whole-array reductions replace a
             reduction per row and a subtraction), since :math:`e^{\pm 60}` is far inside
             float32's range (:math:`e^{60} \approx 1.14 \cdot 10^{26}`, :math:`e^{-60} \approx 8.8 \cdot 10^{-27}`)
             and :math:`e^{z}/\sum e^{z} = e^{z-m}/\sum e^{z-m}` for any :math:`m`.
 
     Returns:
         ``(P, O)``: the probabilities (*, T_q, T_k) and the output (*, T_q, d_v). A row whose keys are
-        all masked has probabilities and output zero (no NaN).
+        all masked has probabilities and output zero (no NaN); with no keys (T_k = 0) the output is zeros.
     """
     scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (T_q·d numbers), not S (T_q·T_k)
     shift = True
-    if bool_mask and scores.size:
-        limit = 60.0 if scores.dtype.itemsize <= 4 else 600.0
+    limit = _UNSHIFTED_LIMIT.get(scores.dtype.itemsize)  # None (always shift) for float16
+    if bool_mask and scores.size and limit is not None:
         shift = not (-limit < scores.min() and scores.max() < limit)  # a NaN fails both: the general path
     if mask is not None:
         scores = np.add(scores, mask, out=scores) if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape else scores + mask
@@ -205,7 +212,7 @@ class MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 37
+# %% book/05_attention.ipynb, cell 40
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
     return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
@@ -214,8 +221,8 @@ def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
 class PackedCausalAttention(Function):
     r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
 
-    ``PackedCausalAttention.apply(qkv, heads=h, scale=1/sqrt(d))``: input ``qkv`` (B, T, 3C), the
-    output of one projection, :math:`Q, K, V` side by side, each C = h·d wide with head
+    ``PackedCausalAttention.apply(qkv, heads=n_h, scale=1/sqrt(d))``: input ``qkv`` (B, T, 3C), the
+    output of one projection, :math:`Q, K, V` side by side, each C = n_h·d wide with head
     :math:`i` at columns :math:`i d .. (i+1) d`. Per head,
     :math:`O_i = \mathrm{softmax}(\mathrm{scale}\cdot Q_i K_i^\top + M)\,V_i` with the causal mask :math:`M`
     (0 where key :math:`j \le` query :math:`t`, else :math:`-\infty`); output (B, T, C), the
@@ -234,7 +241,7 @@ class PackedCausalAttention(Function):
 
     def forward(self, qkv: np.ndarray, heads: int = 1, scale: float = 1.0) -> np.ndarray:
         batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
-        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)  # views (B, h, T, d)
+        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)  # views (B, n_h, T, d)
         self.qkv, self.heads, self.scale = qkv, heads, scale
         self.probs, self.out = attention_arrays(q, k, v, _causal_mask_array(length, qkv.dtype), scale, None, bool_mask=True)
         return self.out.transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, h, d) merged: one copy
@@ -243,7 +250,7 @@ class PackedCausalAttention(Function):
         qkv, probs, heads = self.qkv, self.probs, self.heads
         batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)
-        grad_out = np.ascontiguousarray(grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3))  # Ō (B, h, T, d)
+        grad_out = np.ascontiguousarray(grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3))  # Ō (B, n_h, T, d)
         grad_qkv = np.empty((batch, length, 3, heads, width // heads), dtype=qkv.dtype)
         grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
         np.matmul(np.swapaxes(probs, -1, -2), grad_out, out=grad_v)  # V̄ = Pᵀ Ō
@@ -256,7 +263,7 @@ class PackedCausalAttention(Function):
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 40
+# %% book/05_attention.ipynb, cell 43
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
 
@@ -289,9 +296,9 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> tuple[int, ...]:
     if not query.dtype == key.dtype == value.dtype:
         raise TypeError(f"scaled_dot_product_attention: query, key and value must have one dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
     if query.shape[-1] != key.shape[-1]:
-        raise ValueError(f"scaled_dot_product_attention: query and key need the same feature size E, got query {_shape(query)} and key {_shape(key)}")
+        raise ValueError(f"scaled_dot_product_attention: query and key need the same feature size d, got query {_shape(query)} and key {_shape(key)}")
     if key.shape[-2] != value.shape[-2]:
-        raise ValueError(f"scaled_dot_product_attention: key and value need the same length S, got key {_shape(key)} and value {_shape(value)}")
+        raise ValueError(f"scaled_dot_product_attention: key and value need the same length T_k, got key {_shape(key)} and value {_shape(value)}")
     try:
         return np.broadcast_shapes(_shape(query)[:-2], _shape(key)[:-2], _shape(value)[:-2])
     except ValueError:
@@ -307,7 +314,7 @@ def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> 
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {_shape(attn_mask)} does not broadcast to the scores' shape {target} (*, L, S)")
+        raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {_shape(attn_mask)} does not broadcast to the scores' shape {target} (*, T_q, T_k)")
     if attn_mask.dtype == np.bool_:
         return np.where(attn_mask.numpy(), dtype.type(0), dtype.type(-np.inf))
     if attn_mask.dtype != dtype:
@@ -361,7 +368,7 @@ def scaled_dot_product_attention(
             extension; the global generator if ``None``).
 
     Returns: (*, T_q, d_v). A query row whose keys are all masked gets zeros (and zero gradients),
-    so no NaN reaches other rows.
+    so no NaN reaches other rows; with no keys at all (T_k = 0) the output is zeros, as PyTorch's.
 
     Raises:
         ValueError: ``is_causal`` with an ``attn_mask``; shapes that do not fit; ``dropout_p``
@@ -389,7 +396,7 @@ def scaled_dot_product_attention(
     return SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor))
 
 
-# %% book/05_attention.ipynb, cell 62
+# %% book/05_attention.ipynb, cell 65
 def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
                              scale: float | None = None, is_causal: bool = False) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).

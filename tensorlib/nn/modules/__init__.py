@@ -46,14 +46,29 @@ __all__ = [
     "Softmax",
     "Tanh",
     # Chapter 5
+    "GRU",
+    "GRUCell",
     "LSTM",
     "LSTMCell",
     "MultiheadAttention",
     "RNN",
     "RNNCell",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
     "init_forget_bias_",
 ]
 
-# Chapter 5, Attention: recurrent layers and multi-head attention (nn.modules.rnn, nn.modules.attention)
+# Chapter 5, Attention: recurrent layers, multi-head attention and PyTorch's Transformer layers
+# (nn.modules.rnn, nn.modules.attention, nn.modules.transformer)
 from tensorlib.nn.modules.attention import MultiheadAttention
-from tensorlib.nn.modules.rnn import LSTM, RNN, LSTMCell, RNNCell, init_forget_bias_
+from tensorlib.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell, init_forget_bias_
+from tensorlib.nn.modules.transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)

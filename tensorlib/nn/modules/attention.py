@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 70
+# %% book/05_attention.ipynb, cell 73
 import math
 from typing import Any
 
@@ -33,7 +33,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 71
+# %% book/05_attention.ipynb, cell 74
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True (blocked) becomes :math:`-\infty`, float is kept."""
     if not isinstance(mask, Tensor):
@@ -51,7 +51,7 @@ class MultiheadAttention(Module):
 
     Args:
         embed_dim: :math:`C`, the model width.
-        num_heads: :math:`h`; must divide ``embed_dim``, each head has :math:`d = C/h` features.
+        num_heads: :math:`n_h`; must divide ``embed_dim``, each head has :math:`d = C/n_h` features.
         dropout: dropout probability on the attention weights in training (default 0).
         bias: whether the input and output projections have biases (default ``True``).
         add_bias_kv, add_zero_attn, kdim, vdim: only PyTorch's defaults (tensorlib does not
@@ -95,7 +95,7 @@ class MultiheadAttention(Module):
             init.zeros_(self.out_proj.bias)
 
     def _project(self, x: Tensor, part: int) -> Tensor:
-        """Rows ``part`` (0 q, 1 k, 2 v) of the packed projection, then split into heads: (B, h, T, d)."""
+        """Rows ``part`` (0 q, 1 k, 2 v) of the packed projection, then split into heads: (B, n_h, T, d)."""
         size = self.embed_dim
         weight = self.in_proj_weight[part * size : (part + 1) * size]
         bias = None if self.in_proj_bias is None else self.in_proj_bias[part * size : (part + 1) * size]
@@ -103,7 +103,7 @@ class MultiheadAttention(Module):
         return linear(x, weight, bias).reshape(n, length, self.num_heads, self.head_dim).transpose(1, 2)
 
     def _mask(self, attn_mask: Any, key_padding_mask: Any, n: int, length: int, source: int, dtype: np.dtype) -> Any:
-        """Both masks merged into one additive mask broadcastable to (B, h, T_q, T_k), or ``None``."""
+        """Both masks merged into one additive mask broadcastable to (B, n_h, T_q, T_k), or ``None``."""
         total = None
         if attn_mask is not None:
             shape = tuple(np.shape(attn_mask))
@@ -132,7 +132,7 @@ class MultiheadAttention(Module):
         is only a hint that ``attn_mask`` is causal, as in PyTorch, and needs ``attn_mask``.
 
         Returns ``(output, weights)``: output like ``query``; weights (B, T_q, T_k) averaged over the
-        heads (or (B, h, T_q, T_k) with ``average_attn_weights=False``), after dropout as in PyTorch,
+        heads (or (B, n_h, T_q, T_k) with ``average_attn_weights=False``), after dropout as in PyTorch,
         or ``None`` when ``need_weights=False`` (the fused path, which saves less memory).
         """
         if is_causal and attn_mask is None:

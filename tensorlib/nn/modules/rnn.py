@@ -19,11 +19,14 @@ __all__ = [
     'RNN',
     'LSTM',
     'init_forget_bias_',
+    'GRUCell',
+    'GRU',
 ]
 
 
 # %% book/05_attention.ipynb, cell 15
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -186,6 +189,9 @@ class _RecurrentLayers(Module):
         self.input_size = _check_size(input_size, "input_size", owner, minimum=0)
         self.hidden_size = _check_size(hidden_size, "hidden_size", owner)
         self.num_layers = _check_size(num_layers, "num_layers", owner)
+        if dropout > 0 and self.num_layers == 1:  # PyTorch's warning, word for word
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
+                          f"num_layers greater than 1, but got dropout={dropout} and num_layers={self.num_layers}", UserWarning, stacklevel=3)
         self.bias, self.batch_first, self.dropout, self.bidirectional = bool(bias), bool(batch_first), float(dropout), False
         self.generator = generator  # also the dropout generator
         dtype = _parameter_dtype(dtype, device)
@@ -203,6 +209,9 @@ class _RecurrentLayers(Module):
         r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
         _reset_uniform_(self, self.hidden_size, generator)
 
+    def flatten_parameters(self) -> None:
+        """Does nothing: PyTorch packs the weights into one buffer for cuDNN here; tensorlib has no cuDNN."""
+
     def _layer(self, layer: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         if self.bias:
             return (getattr(self, f"weight_ih_l{layer}"), getattr(self, f"weight_hh_l{layer}"),
@@ -215,6 +224,9 @@ class _RecurrentLayers(Module):
             shape = tuple(input.shape) if isinstance(input, Tensor) else type(input).__name__
             layout = "(N, L, in)" if self.batch_first else "(L, N, in)"
             raise ValueError(f"{type(self).__name__}: expected input of shape {layout} or (L, in) with in={self.input_size}, got {shape}")
+        length = input.shape[1] if input.ndim == 3 and self.batch_first else input.shape[0]
+        if length == 0:
+            raise RuntimeError(f"{type(self).__name__}: expected sequence length to be larger than 0 (as PyTorch), got input of shape {tuple(input.shape)}")
         if input.ndim == 2:
             return input.unsqueeze(1), False
         return (input.transpose(0, 1) if self.batch_first else input), True
@@ -352,3 +364,74 @@ def init_forget_bias_(module: Module, value: float = 1.0) -> Module:
     if not found:
         raise ValueError(f"init_forget_bias_: {type(module).__name__} contains no LSTM or LSTMCell with biases")
     return module
+
+
+# %% book/05_attention.ipynb, cell 26
+def _gru_step(projected: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None) -> Tensor:
+    r"""One GRU step; the gates are stacked r, z, n along the last axis of ``projected`` (:math:`x W_{ih}^\top + b_{ih}`).
+
+    :math:`r, z = \sigma(\cdot)`, :math:`n = \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn}))`,
+    :math:`h' = (1 - z) \odot n + z \odot h`, computed as :math:`n + z \odot (h - n)`.
+    """
+    size = h.shape[-1]
+    hidden = linear(h, weight_hh, bias_hh)  # (B, 3H): h W_hh^T + b_hh, all three gates
+    rz = sigmoid(projected[..., : 2 * size] + hidden[..., : 2 * size])
+    r, z = rz[..., :size], rz[..., size:]
+    n = tanh(projected[..., 2 * size :] + r * hidden[..., 2 * size :])  # b_hn stays inside r * (...)
+    return n + z * (h - n)
+
+
+class GRUCell(_RecurrentCell):
+    r"""One GRU step (Cho et al., 2014), as ``torch.nn.GRUCell``:
+    :math:`r = \sigma(x W_{ir}^\top + b_{ir} + h W_{hr}^\top + b_{hr})`, :math:`z` likewise,
+    :math:`n = \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn}))`, :math:`h' = (1 - z) \odot n + z \odot h`.
+
+    Args: as :class:`RNNCell` without ``nonlinearity``. ``weight_ih`` is (3H, in), rows
+    :math:`[W_{ir}; W_{iz}; W_{in}]`, ``weight_hh`` (3H, H), the biases (3H,), in the order r, z, n.
+
+    Shapes: input (B, in) or (in,), ``hx`` (B, H) or (H,) (zeros if ``None``); output like ``hx``.
+    """
+
+    gates = 3
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None, *, generator: Generator | None = None) -> None:
+        super().__init__(input_size, hidden_size, bias, device, dtype, generator)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, batched = self._prepare(input, hx)
+        h = self._state(hx, x.shape[0], input, batched, "hx")
+        h = _gru_step(linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+
+class GRU(_RecurrentLayers):
+    r"""A multi-layer GRU over a sequence (gates r, z, n; see :class:`GRUCell`), as ``torch.nn.GRU``.
+
+    Args: as :class:`RNN` without ``nonlinearity``; ``weight_ih_l0`` is (3H, in), ``weight_hh_l*``
+    (3H, H), the biases (3H,), rows in the order r, z, n.
+
+    Shapes: input as for :class:`RNN`; ``hx`` (num_layers, B, H) or ``None`` (zeros). Returns
+    ``(output, h_n)``: output (T, B, H), ``h_n`` (num_layers, B, H).
+    """
+
+    gates = 3
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device: Any = None, dtype: Any = None, *, generator: Generator | None = None) -> None:
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype, generator)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        x, batched = self._time_major(input)
+        states = self._initial(hx, x.shape[1], batched, x, "hx")
+        for layer in range(self.num_layers):
+            weight_ih, weight_hh, bias_ih, bias_hh = self._layer(layer)
+            projected = linear(x, weight_ih, bias_ih)  # every time step at once: (T, B, 3H)
+            h, outputs = states[layer], []
+            for t in range(x.shape[0]):
+                h = _gru_step(projected[t], h, weight_hh, bias_hh)
+                outputs.append(h)
+            states[layer] = h
+            x = self._between_layers(stack(outputs, 0), layer)
+        return self._output(x, states, batched)

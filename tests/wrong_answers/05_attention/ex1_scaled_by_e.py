@@ -1,4 +1,4 @@
-"""05 exercise 1: the scores are divided by E instead of sqrt(E).
+"""05 exercise 1: the scores are divided by d instead of sqrt(d).
 
 Hint: row 0 (scores (1, 0, 1)/√2)
 """

@@ -1,4 +1,4 @@
-"""05 exercise 1: the weights come out (S, L): the product is k @ q.T.
+"""05 exercise 1: the weights come out (T_k, T_q): the product is k @ q.T.
 
 Hint: expected a (3, 3) matrix
 """

@@ -1,6 +1,6 @@
-"""05 exercise 1: the scores are not divided by sqrt(E).
+"""05 exercise 1: the scores are not divided by sqrt(d).
 
-Hint: divide the scores by sqrt(E)
+Hint: divide the scores by sqrt(d)
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """05 exercise 2: a query may not attend its own position (j < i instead of j <= i).
 
-Hint: with L = S the mask is the lower triangle
+Hint: with T_q = T_k the mask is the lower triangle
 """
 
 import numpy as np

@@ -7,8 +7,8 @@ import numpy as np
 
 
 def attention_backward(q, k, v, grad_out, scale):
-    s = scale * q @ k.T
-    p = np.exp(s - s.max(axis=1, keepdims=True))
+    scores = scale * q @ k.T
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     dp = grad_out @ v.T
     ds = p * (dp - (p * dp).sum(axis=1, keepdims=True))
