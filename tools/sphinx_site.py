@@ -10,11 +10,14 @@ Loaded by ``book/_config.yml`` (``sphinx.local_extensions``), with ``tools/stati
 * switches on the theme's search-as-you-type, so results appear while typing;
 * keeps MathJax off pages without a formula (Sphinx loads it on a page whose toctree includes
   one, such as the Solutions and Reference landing pages);
-* after the build: removes the search index's ``<script>`` from every page but the search page,
+* after the build: removes the search index's ``<script>`` from every page but the search page
+  and Font Awesome's 1.5 MB script from every page (the theme's CSS draws the icons with the web font),
   gives the exercise and solution notebooks download names of their own
   (``01_tensors_exercises.ipynb``, ``01_tensors_solutions.ipynb``; a chapter stays
   ``01_tensors.ipynb``), so a browser does not rename the second and third, and publishes the
-  favicon at ``/favicon.ico`` as well (browsers ask for it there).
+  favicon at ``/favicon.ico`` as well (browsers ask for it there);
+* in the one-page book (singlehtml, ``make book-print``): gives the sidebar its title (the theme
+  showed "None") and hides the search box, which has no search page to go to there.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ SITE_JS = "tensorlib-site.js"
 FAVICON = STATIC / "favicon.ico"
 MATHJAX_ENTRY = "tex-chtml.js"  # tools/build_book.py
 SEARCH_INDEX_SCRIPT = re.compile(r'\s*<script src="(?:\.\./)*searchindex\.js"></script>')
+# Font Awesome's SVG framework (1.5 MB) on every page: the theme's stylesheet already draws the same
+# icons from Font Awesome's web font, so the script only repeated them.
+FONTAWESOME_SCRIPT = re.compile(r'\s*<script defer src="(?:\.\./)*_static/scripts/fontawesome\.js[^"]*"></script>')
 ALIASES_JS = "tensorlib-aliases.js"  # written into _static/ after the build
 # The book's import aliases: "tl.save" names tensorlib.save, whose reference entry is the
 # canonical tensorlib.serialization.nested.save. The search ranks that entry first.
@@ -70,6 +76,14 @@ def _mathjax_only_with_math(
     body = context.get("body") or ""
     if scripts and 'class="math' not in body:
         scripts[:] = [script for script in scripts if not _is_mathjax(script)]
+
+
+def _single_page_title(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """The one-page book's sidebar title: the theme shows ``docstitle``, which singlehtml leaves None."""
+    if app.builder.name == "singlehtml" and not context.get("docstitle"):
+        context["docstitle"] = app.config.html_title or app.config.project
 
 
 def download_name(source: str) -> str:
@@ -132,11 +146,24 @@ def _finish(app: Sphinx, exception: Exception | None) -> None:
             text = text.replace(old, new)
         if page.relative_to(outdir).as_posix() != "search.html":
             text = SEARCH_INDEX_SCRIPT.sub("", text)
+        text = FONTAWESOME_SCRIPT.sub("", text)
         if text != original:
             page.write_text(text, encoding="utf-8")
     if FAVICON.is_file():
         shutil.copyfile(FAVICON, outdir / "favicon.ico")
-    _write_aliases(outdir)
+    if app.builder.name == "singlehtml":
+        _no_search_box(outdir)
+    else:
+        _write_aliases(outdir)
+
+
+def _no_search_box(outdir: Path) -> None:
+    """The one-page book has no search page, so its search box (a 404) is hidden."""
+    style = "<style>.search-button, .search-button-field, #pst-search-dialog { display: none !important; }</style>"
+    for page in outdir.glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if style not in text and "</head>" in text:
+            page.write_text(text.replace("</head>", style + "\n</head>", 1), encoding="utf-8")
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -144,5 +171,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", _add_static)
     app.add_js_file(SITE_JS, priority=300)
     app.connect("html-page-context", _mathjax_only_with_math, priority=900)
+    app.connect("html-page-context", _single_page_title)
     app.connect("build-finished", _finish)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
