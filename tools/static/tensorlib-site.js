@@ -98,9 +98,9 @@ var Scorer = {
   partialTerm: 2,
 };
 
-/* 5. Snippets: the text of a result's page without its formulas' TeX, the download line, export
- * labels or the "copy" buttons; a formula shows as the text MathJax would read aloud is not
- * available here, so it becomes "…". */
+/* 5. Snippets: the text of a result's page without its formulas' TeX source (a snippet is plain
+ * text, so a formula shows as "…"), the download line, the export labels, the navigation and the
+ * contents lists. */
 document.addEventListener("DOMContentLoaded", () => {
   if (typeof Search === "undefined") return;
   const query = Search.query;
