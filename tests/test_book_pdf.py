@@ -41,10 +41,18 @@ def test_words_off_page_finds_a_word_past_the_edge() -> None:
     assert len(found) == 1 and "'outside'" in found[0], found
 
 
+def test_a_line_wrapped_across_a_page_break_is_whole() -> None:
+    across = "result = some_function(first_argument, second_argument, third_argument) + another_call(x,\n  41 / 700\n\f\n y, z)  # a comment"
+    assert check_pdf.missing_lines([LONG], across) == []
+
+
 def test_pages_ending_with_a_heading() -> None:
     pages = ["text\n3. Broadcasting and its adjoint\n  12 / 700\n", "a paragraph ends here.\n  13 / 700\n"]
-    found = check_pdf.pages_ending_with_a_heading(pages, ["3. Broadcasting and its adjoint", "Summary"])
+    titles = ["3. Broadcasting and its adjoint", "Summary"] + [f"{k}. Section {k}" for k in range(1, 8)]
+    found = check_pdf.pages_ending_with_a_heading(pages, titles)
     assert found == ["page 1 ends with the heading '3. Broadcasting and its adjoint'"]
+    contents = "\n".join(titles[2:]) + "\n3. Broadcasting and its adjoint\n 1 / 700"
+    assert check_pdf.pages_ending_with_a_heading([contents], titles) == []
 
 
 def test_the_notebook_readers() -> None:

@@ -766,7 +766,7 @@ def _browser_page(chromium: Path, width: int, remote: list[str]) -> Iterator[Any
 
 
 @pytest.mark.parametrize("width", [PHONE, TABLET])
-def test_the_menu_buttons_open_the_navigation_and_a_chapter(browsed: Browsed, chromium: Path, server: str, width: int) -> None:
+def test_the_menu_buttons_open_the_navigation_and_a_chapter(chromium: Path, server: str, width: int) -> None:
     """Tap ☰: the navigation opens; tap a chapter in it: the chapter opens. Tap "contents": the page's sections."""
     remote: list[str] = []
     with _browser_page(chromium, width, remote) as page:
@@ -781,7 +781,7 @@ def test_the_menu_buttons_open_the_navigation_and_a_chapter(browsed: Browsed, ch
         assert chapter.is_visible(), "the open navigation does not show chapter 3"
         chapter.tap()
         page.wait_for_url("**/03_init.html*")
-        assert page.locator("h1").first.text_content().strip().startswith("3. Initialization")
+        assert "Initialization" in page.locator("h1").first.text_content()
 
         page.locator(".secondary-toggle:visible").tap()
         page.wait_for_function("() => document.getElementById('pst-secondary-sidebar-modal').open")
@@ -791,7 +791,7 @@ def test_the_menu_buttons_open_the_navigation_and_a_chapter(browsed: Browsed, ch
 
 
 @pytest.mark.parametrize("width", [PHONE, TABLET, DESKTOP])
-def test_each_width_shows_one_search_box(browsed: Browsed, chromium: Path, server: str, width: int) -> None:
+def test_each_width_shows_one_search_box(chromium: Path, server: str, width: int) -> None:
     remote: list[str] = []
     with _browser_page(chromium, width, remote) as page:
         for name in ("intro.html", "02_autograd.html", "reference/04_layers.html"):
@@ -799,7 +799,7 @@ def test_each_width_shows_one_search_box(browsed: Browsed, chromium: Path, serve
             assert page.evaluate(VISIBLE_SEARCH_BOXES_JS) == 1, f"{name} at {width} px: not exactly one search box"
 
 
-def test_code_fits_100_columns_and_outputs_wrap_on_a_desktop(browsed: Browsed, chromium: Path, server: str) -> None:
+def test_code_fits_100_columns_and_outputs_wrap_on_a_desktop(chromium: Path, server: str) -> None:
     remote: list[str] = []
     with _browser_page(chromium, DESKTOP, remote) as page:
         for name in ("02_autograd.html", "05_attention.html"):
@@ -813,7 +813,7 @@ PHONE_PAGES = ["intro.html", "notation.html", "01_tensors.html", "02_autograd.ht
                "08_gpt.html", "solutions/05_attention.html", "reference/00_packages.html", "reference/04_layers.html"]
 
 
-def test_nothing_widens_a_phone_page(browsed: Browsed, chromium: Path, server: str) -> None:
+def test_nothing_widens_a_phone_page(chromium: Path, server: str) -> None:
     """Long inline code and math, tables and reference headings stay within 390 px (or scroll in their box)."""
     problems = []
     remote: list[str] = []
@@ -832,7 +832,7 @@ def test_nothing_widens_a_phone_page(browsed: Browsed, chromium: Path, server: s
     assert problems == [] and remote == [], "\n".join(problems + remote)
 
 
-def test_search_ranks_the_entry_a_name_names_and_shows_no_tex(browsed: Browsed, chromium: Path, server: str) -> None:
+def test_search_ranks_the_entry_a_name_names_and_shows_no_tex(chromium: Path, server: str) -> None:
     """Typing "tl.save" lists tensorlib.save's reference entry in the top five, while typing."""
     import tensorlib
 
@@ -859,7 +859,7 @@ def test_search_ranks_the_entry_a_name_names_and_shows_no_tex(browsed: Browsed, 
     assert remote == [], remote
 
 
-def test_pages_load_mathjax_only_with_math_and_the_favicon_is_served(site: Path, browsed: Browsed) -> None:
+def test_pages_load_mathjax_only_with_math_and_the_favicon_is_served(site: Path) -> None:
     def scripts(name: str) -> str:
         return " ".join(re.findall(r"<script[^>]*>", (site / name).read_text()))
 

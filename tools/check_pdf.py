@@ -105,9 +105,14 @@ def figures(notebook: dict) -> int:
     )
 
 
+def without_footers(text: str) -> str:
+    """``text`` without the page numbers, so a line wrapped across a page break reads whole."""
+    return "\n".join(line for line in text.splitlines() if not FOOTER_LINE.match(line.strip()))
+
+
 def missing_lines(lines: list[str], text: str) -> list[str]:
-    """The lines of ``lines`` that do not occur in ``text`` (whitespace ignored)."""
-    flat = squash(text)
+    """The lines of ``lines`` that do not occur in ``text`` (whitespace and page numbers ignored)."""
+    flat = squash(without_footers(text))
     return [line for line in lines if squash(line) not in flat]
 
 
@@ -130,12 +135,15 @@ def words_off_page(bbox_html: str, slack: float = 0.5) -> list[str]:
 
 
 def pages_ending_with_a_heading(page_texts: list[str], titles: list[str]) -> list[str]:
-    """Pages whose last line (before the page number) is one of ``titles``."""
+    """Pages whose last line (before the page number) is one of ``titles``.
+
+    Pages of the table of contents (more than five lines that are headings) are not counted.
+    """
     wanted = {squash(title).lower() for title in titles if len(squash(title)) > 3}
     found = []
     for number, text in enumerate(page_texts, start=1):
         lines = [line.strip() for line in text.splitlines() if line.strip() and not FOOTER_LINE.match(line.strip())]
-        if not lines:
+        if not lines or sum(squash(line).lower() in wanted for line in lines) > 5:
             continue
         tails = {squash(lines[-1]).lower(), squash(" ".join(lines[-2:])).lower()}
         hit = tails & wanted

@@ -51,6 +51,9 @@ FOOTER = (
 # group headings. Sphinx's singlehtml marks each document with <span id="document-NAME">.
 CONTENTS_JS = """(title) => {
   document.title = title;
+  // the book theme's own print contents (chapters only) would come first and repeat this one
+  const themeContents = document.getElementById('jb-print-docs-body');
+  if (themeContents) themeContents.remove();
   const main = document.querySelector('article.bd-article') || document.querySelector('[role=main]');
   const nav = document.createElement('nav');
   nav.className = 'tl-print-toc';
