@@ -39,7 +39,8 @@ book: install
 	$(PY) tools/build_book.py
 
 # The printable book: every chapter, the solutions and the reference on one self-contained page,
-# book/_build/singlehtml/index.html (math and figures included; print it to PDF from a browser).
+# book/_build/singlehtml/intro.html, printed offline by headless Chromium (/usr/bin/chromium) to
+# book/_build/tensorlib.pdf and checked by tools/check_pdf.py (needs poppler-utils).
 book-print: install
 	$(PY) tools/build_book.py --print
 
@@ -53,8 +54,9 @@ test: install
 	$(PY) -m pytest $(NBVAL) book solutions --ignore=book/solutions --ignore=book/_build -n 2 --dist loadscope
 	$(PY) tools/exercises.py --stubs-fail
 
+# make lab LAB_ARGS=--allow-root as root (JupyterLab refuses root otherwise); LAB_ARGS="--no-browser --port 8899"
 lab: install exercises
-	$(VENV)/bin/jupyter lab exercises
+	$(VENV)/bin/jupyter lab exercises $(LAB_ARGS)
 
 bench: install
 	$(PY) benchmarks/run.py

@@ -5,8 +5,8 @@
 
 Chapter 3 of the book. The generator is splitmix64 (Steele, Lea and Flood, 2014), as in the
 TensorLib C library: the state ``s`` is one 64-bit integer, each draw adds
-``gamma = 0x9E3779B97F4A7C15`` modulo 2**64 and returns a mixed copy. Because the state after
-``n`` draws is ``s + n * gamma``, a block of draws is computed as one numpy ``uint64`` array
+``G = 0x9E3779B97F4A7C15`` modulo 2**64 and returns a mixed copy. Because the state after
+``n`` draws is ``s + n * G``, a block of draws is computed as one numpy ``uint64`` array
 operation. The same seed gives the same numbers on every machine: raw draws, uniforms,
 integers, permutations and Bernoulli masks are exact integer and float arithmetic, bit for bit;
 normals go through ``log`` and ``cos``, which libraries compute to within about an ulp, so a
@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 18
+# %% book/03_init.ipynb, cell 19
 import functools
 import math
 import operator
@@ -62,7 +62,7 @@ import numpy as np
 from tensorlib.engine import Tensor, as_device, device, parse_to, tensor
 from tensorlib.shape import as_shape
 
-_GAMMA = 0x9E3779B97F4A7C15  # odd, close to 2**64 / golden ratio
+_INCREMENT = 0x9E3779B97F4A7C15  # G: odd, close to 2**64 / golden ratio
 _MIX_1 = 0xBF58476D1CE4E5B9
 _MIX_2 = 0x94D049BB133111EB
 _MASK_64 = (1 << 64) - 1
@@ -71,24 +71,24 @@ _STATE_BYTES = 16
 _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 _NAMES_A_DEVICE = (str, device)  # what torch.Generator takes first, instead of a seed
 # numpy scalars made once: np.uint64(...) at every call costs more than a small draw itself
-_GAMMA_U64, _MIX_1_U64, _MIX_2_U64 = np.uint64(_GAMMA), np.uint64(_MIX_1), np.uint64(_MIX_2)
+_INCREMENT_U64, _MIX_1_U64, _MIX_2_U64 = np.uint64(_INCREMENT), np.uint64(_MIX_1), np.uint64(_MIX_2)
 _SHIFT = {k: np.uint64(k) for k in (11, 27, 30, 31, 40, 53)}
 DEFAULT_SEED = 67280421310721  # the initial seed of a fresh torch.Generator()
 _DeviceArg = str | device | None  # what a device= argument may be (as_device checks it)
 
 
-# %% book/03_init.ipynb, cell 19
+# %% book/03_init.ipynb, cell 20
 def _splitmix64_block(state: int, n: int) -> np.ndarray:
     """The next ``n`` outputs after ``state`` as a uint64 array of shape (n,); state untouched.
 
-    Output i (counting from 1) is mix(state + i * gamma mod 2**64). numpy wraps uint64 array
+    Output i (counting from 1) is mix(state + i * G mod 2**64). numpy wraps uint64 array
     arithmetic modulo 2**64 without warnings, which is the arithmetic we want.
     """
     out = np.empty(n, dtype=np.uint64)
     for start in range(0, n, _BLOCK):
         z = out[start : start + _BLOCK]
         z[:] = np.arange(start + 1, start + 1 + z.size, dtype=np.uint64)
-        z *= _GAMMA_U64
+        z *= _INCREMENT_U64
         z += np.uint64(state)
         z ^= z >> _SHIFT[30]
         z *= _MIX_1_U64
@@ -141,12 +141,12 @@ def _float_dtype(dtype: object) -> np.dtype:
     return resolved
 
 
-# %% book/03_init.ipynb, cell 20
+# %% book/03_init.ipynb, cell 21
 class Generator:
     """A splitmix64 pseudo-random number generator with a 64-bit state.
 
     ``Generator(seed)`` starts the state at ``seed`` (an int in [-2**63, 2**64); negative
-    seeds are taken modulo 2**64). Each draw adds ``gamma = 0x9E3779B97F4A7C15`` to the state
+    seeds are taken modulo 2**64). Each draw adds ``G = 0x9E3779B97F4A7C15`` to the state
     and returns mix(state), where mix is splitmix64's xor-shift-multiply bijection. The period
     is 2**64 and the outputs are exactly equidistributed over it.
 
@@ -241,7 +241,7 @@ class Generator:
         """``next_u64`` without checking ``n``: the sampling methods call this with a valid size."""
         with self._lock:  # read and advance the state as one step: threads never share a block
             state = self._state
-            self._state = (state + n * _GAMMA) & _MASK_64
+            self._state = (state + n * _INCREMENT) & _MASK_64
         return _splitmix64_block(state, n)
 
     def __getstate__(self) -> dict:
@@ -364,7 +364,7 @@ class Generator:
                 kept = np.flatnonzero(block < np.uint64(limit))[:missing]
                 out[filled : filled + kept.size] = block[kept] % np.uint64(bound)
                 used = int(kept[-1]) + 1 if kept.size == missing else block.size
-                self._state = (self._state + used * _GAMMA) & _MASK_64
+                self._state = (self._state + used * _INCREMENT) & _MASK_64
                 filled += kept.size
         return out
 
@@ -400,7 +400,7 @@ class Generator:
                 return order.astype(np.int64)
 
 
-# %% book/03_init.ipynb, cell 21
+# %% book/03_init.ipynb, cell 22
 # The process-wide generator and PyTorch's module-level functions over it (torch.manual_seed, ...).
 default_generator = Generator()
 
@@ -425,7 +425,7 @@ def set_rng_state(new_state: Tensor | np.ndarray) -> None:
     default_generator.set_state(new_state)
 
 
-# %% book/03_init.ipynb, cell 24
+# %% book/03_init.ipynb, cell 25
 def resolve_generator(generator: Generator | None) -> Generator:
     """The generator to draw from: ``generator``, or ``default_generator`` when it is None.
 
@@ -497,7 +497,7 @@ def _check_like(input: Tensor, name: str) -> None:
         raise TypeError(f"{name} expects a Tensor as input, got {type(input).__name__}")
 
 
-# %% book/03_init.ipynb, cell 25
+# %% book/03_init.ipynb, cell 26
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
          generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
          requires_grad: bool = False) -> Tensor:
@@ -601,7 +601,7 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     return Tensor(values)
 
 
-# %% book/03_init.ipynb, cell 29
+# %% book/03_init.ipynb, cell 30
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
     """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
     if not isinstance(input, Tensor):

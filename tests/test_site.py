@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -505,6 +506,7 @@ def test_every_image_has_alt_text(browsed: Browsed) -> None:
 
 sys.path.insert(0, str(ROOT / "tools"))
 import api_reference  # noqa: E402
+import sphinx_site  # noqa: E402
 
 EXPORT_DIRECTIVE_IN_CODE = re.compile(r"<pre><span></span>(<span[^>]*>)?#\|")
 
@@ -628,11 +630,28 @@ def test_every_notebook_page_offers_its_notebook_for_download(browsed: Browsed, 
             with page.expect_download() as info:
                 link.click()
             download = info.value
-            if download.suggested_filename != notebook.name:
-                problems.append(f"{name}: downloads {download.suggested_filename}, not {notebook.name}")
+            expected = sphinx_site.download_name(str(notebook.relative_to(ROOT)))
+            if download.suggested_filename != expected:
+                problems.append(f"{name}: downloads {download.suggested_filename}, not {expected}")
             if Path(download.path()).read_bytes() != notebook.read_bytes():
                 problems.append(f"{name}: the downloaded notebook differs from {notebook.relative_to(ROOT)}")
+            if name.startswith("solutions/"):
+                continue
+            exercises = ROOT / "exercises" / notebook.name
+            link = page.locator(f'a[download][href$="/{notebook.stem}_exercises.ipynb"]')
+            if link.count() != 1:
+                problems.append(f"{name}: {link.count()} links to its exercises as {notebook.stem}_exercises.ipynb")
+                continue
+            with page.expect_download() as info:
+                link.click()
+            download = info.value
+            if download.suggested_filename != f"{notebook.stem}_exercises.ipynb":
+                problems.append(f"{name}: the exercises download as {download.suggested_filename}")
+            if Path(download.path()).read_bytes() != exercises.read_bytes():
+                problems.append(f"{name}: the downloaded exercises differ from exercises/{notebook.name}")
         browser.close()
+    names = [sphinx_site.download_name(f"{folder}/01_tensors.ipynb") for folder in ("book", "../exercises", "solutions")]
+    assert len(set(names)) == 3, f"chapter, exercises and solutions download under the same name: {names}"
     assert problems == [] and remote == [], "\n".join(problems + remote)
 
 
@@ -640,10 +659,14 @@ def test_every_notebook_page_offers_its_notebook_for_download(browsed: Browsed, 
 def test_printable_book_is_one_page_with_math_and_figures(
     tmp_path_factory: pytest.TempPathFactory, chromium: Path
 ) -> None:
-    """`make book-print`: every page on one HTML page (Sphinx's singlehtml builder)."""
+    """`make book-print`: every page on one HTML page (Sphinx's singlehtml builder), printed to a PDF.
+
+    The build prints the PDF with Chromium and checks it with tools/check_pdf.py (every chapter,
+    every code line in the text, nothing off the page, figures, math, no page ending on a heading).
+    """
     out = tmp_path_factory.mktemp("print")
     command = [sys.executable, str(ROOT / "tools" / "build_book.py"), "--print", "--path-output", str(out)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=900)
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=2400)
     log = ANSI_COLOUR.sub("", result.stdout + result.stderr)
     warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
     assert result.returncode == 0 and warnings == [], "\n".join(warnings or log.splitlines()[-30:])
@@ -657,6 +680,17 @@ def test_printable_book_is_one_page_with_math_and_figures(
     tensor_entry = f"{tensorlib.Tensor.__module__}.{tensorlib.Tensor.__qualname__}"
     assert 'id="document-reference/04_layers"' in html and f'id="{tensor_entry}"' in html
     assert remote_references(html) == [], remote_references(html)[:5]
+    assert '<p class="title logo__title">None</p>' not in html, "the sidebar title reads None"
+    assert re.search(r"<style>[^<]*\.search-button[^<]*display: none", html), "the one-page book shows a dead search box"
+    import check_pdf
+
+    pdf = out / "_build" / "tensorlib.pdf"
+    assert pdf.is_file(), "make book-print wrote no PDF"
+    if not check_pdf.missing_tools():
+        report = check_pdf.check(pdf)
+        print(f"the PDF: {report.pages} pages, {report.megabytes} MB, {report.code_lines} code lines, {report.images} images")
+        assert report.problems == [], "\n".join(report.problems[:30])
+        assert len(report.chapters) == 8 and report.pages > 300 and report.math_fonts > 0
     sync_api = pytest.importorskip("playwright.sync_api")
     handler = functools.partial(_QuietHandler, directory=str(folder))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -679,3 +713,162 @@ def test_printable_book_is_one_page_with_math_and_figures(
     assert remote == [], remote[:5]
     assert math["typeset"] > 100 and not math["errors"], f"MathJax: {math['typeset']} typeset, errors {math['errors'][:3]}"
     assert images["count"] >= 5 and images["broken"] == [], f"figures: {images}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Every screen: a phone (390 px), a tablet (900 px) and a desktop (1280 px), in Chromium.
+
+PHONE, TABLET, DESKTOP = 390, 900, 1280
+VISIBLE_SEARCH_BOXES_JS = """() => [...document.querySelectorAll(
+    '.search-button-field, .search-button__button, form.bd-search input[name=q]')]
+  .filter(el => el.checkVisibility({visibilityProperty: true}) && !el.closest('dialog:not([open])'))
+  .length"""
+# How many columns of code fit in a code cell: its inner width over the width of one character.
+CODE_COLUMNS_JS = """() => {
+  const pre = document.querySelector('div.cell_input div.highlight pre');
+  const probe = document.createElement('span');
+  probe.textContent = 'x'.repeat(100);
+  pre.appendChild(probe);
+  const column = probe.getBoundingClientRect().width / 100;
+  probe.remove();
+  const style = getComputedStyle(pre);
+  return (pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)) / column;
+}"""
+OUTPUTS_THAT_SCROLL_JS = """() => [...document.querySelectorAll('div.cell_output pre')]
+  .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 60))"""
+CUT_HEADINGS_JS = """() => [...document.querySelectorAll('.bd-article h1, .bd-article h2, .bd-article h3, dl.py > dt')]
+  .filter(el => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > window.innerWidth + 1)
+  .map(el => el.textContent.slice(0, 60))"""
+
+
+@contextmanager
+def _browser_page(chromium: Path, width: int, remote: list[str]) -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": width, "height": 800}, has_touch=True, service_workers="block")
+
+        def route(route_: Any, request: Any) -> None:
+            host = urlsplit(request.url).hostname or ""
+            if request.url.startswith(("data:", "blob:", "about:")) or host in LOCAL_HOSTS:
+                route_.continue_()
+            else:
+                remote.append(request.url)
+                route_.abort()
+
+        context.route("**/*", route)
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        try:
+            yield page
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("width", [PHONE, TABLET])
+def test_the_menu_buttons_open_the_navigation_and_a_chapter(chromium: Path, server: str, width: int) -> None:
+    """Tap ☰: the navigation opens; tap a chapter in it: the chapter opens. Tap "contents": the page's sections."""
+    remote: list[str] = []
+    with _browser_page(chromium, width, remote) as page:
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(server + "02_autograd.html", wait_until="load")
+        assert page.locator(".primary-toggle:visible").count() == 1, "no single visible ☰ button"
+        page.locator(".primary-toggle:visible").tap()
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        page.wait_for_function("() => document.getElementById('pst-primary-sidebar-modal').open")
+        chapter = dialog.locator("a.reference", has_text="Initialization").first
+        assert chapter.is_visible(), "the open navigation does not show chapter 3"
+        chapter.tap()
+        page.wait_for_url("**/03_init.html*")
+        assert "Initialization" in page.locator("h1").first.text_content()
+
+        page.locator(".secondary-toggle:visible").tap()
+        page.wait_for_function("() => document.getElementById('pst-secondary-sidebar-modal').open")
+        sections = page.locator("#pst-secondary-sidebar-modal a.nav-link")
+        assert sections.count() > 10 and sections.first.is_visible(), "the contents button shows no sections"
+    assert errors == [] and remote == [], f"errors {errors}, remote requests {remote}"
+
+
+@pytest.mark.parametrize("width", [PHONE, TABLET, DESKTOP])
+def test_each_width_shows_one_search_box(chromium: Path, server: str, width: int) -> None:
+    remote: list[str] = []
+    with _browser_page(chromium, width, remote) as page:
+        for name in ("intro.html", "02_autograd.html", "reference/04_layers.html"):
+            page.goto(server + name, wait_until="load")
+            assert page.evaluate(VISIBLE_SEARCH_BOXES_JS) == 1, f"{name} at {width} px: not exactly one search box"
+
+
+def test_code_fits_100_columns_and_outputs_wrap_on_a_desktop(chromium: Path, server: str) -> None:
+    remote: list[str] = []
+    with _browser_page(chromium, DESKTOP, remote) as page:
+        for name in ("02_autograd.html", "05_attention.html"):
+            page.goto(server + name, wait_until="load")
+            columns = page.evaluate(CODE_COLUMNS_JS)
+            assert columns >= 100, f"{name} at {DESKTOP} px: code cells show {columns:.0f} columns, not 100"
+            assert page.evaluate(OUTPUTS_THAT_SCROLL_JS) == [], f"{name}: outputs that scroll sideways"
+
+
+PHONE_PAGES = ["intro.html", "notation.html", "01_tensors.html", "02_autograd.html", "05_attention.html",
+               "08_gpt.html", "solutions/05_attention.html", "reference/00_packages.html", "reference/04_layers.html"]
+
+
+def test_nothing_widens_a_phone_page(chromium: Path, server: str) -> None:
+    """Long inline code and math, tables and reference headings stay within 390 px (or scroll in their box)."""
+    problems = []
+    remote: list[str] = []
+    with _browser_page(chromium, PHONE, remote) as page:
+        for name in PHONE_PAGES:
+            page.goto(server + name, wait_until="load")
+            if page.evaluate("() => !!window.MathJax"):
+                page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+                page.evaluate("() => MathJax.startup.promise.then(() => true)")
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            if width > PHONE:
+                problems.append(f"{name}: the page is {width} px wide on a {PHONE} px screen")
+            cut = page.evaluate(CUT_HEADINGS_JS)
+            if cut:
+                problems.append(f"{name}: headings cut off: {cut[:3]}")
+    assert problems == [] and remote == [], "\n".join(problems + remote)
+
+
+def test_search_ranks_the_entry_a_name_names_and_shows_no_tex(chromium: Path, server: str) -> None:
+    """Typing "tl.save" lists tensorlib.save's reference entry in the top five, while typing."""
+    import tensorlib
+
+    entry = f"{tensorlib.save.__module__}.{tensorlib.save.__qualname__}"
+    remote: list[str] = []
+    with _browser_page(chromium, DESKTOP, remote) as page:
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(server + "intro.html", wait_until="load")
+        assert not any(url.endswith("searchindex.js") for url in requests), "the search index loads with the page"
+        page.locator("button.search-button__button:visible").first.click()
+        field = page.locator('#pst-search-dialog input[name="q"]')
+        field.press_sequentially("tl.save", delay=20)
+        page.wait_for_function("() => document.querySelectorAll('#pst-search-dialog ul.search li').length >= 5")
+        hrefs = page.evaluate("() => [...document.querySelectorAll('#pst-search-dialog ul.search li a')].map(a => a.href)")
+        assert any(href.endswith(f"#{entry}") for href in hrefs[:5]), f"{entry} is not in the top five: {hrefs[:5]}"
+
+        page.goto(server + "search.html?q=bias+correction", wait_until="load")
+        page.wait_for_function("() => [...document.querySelectorAll('#search-results p.context')].length >= 3")
+        page.wait_for_timeout(500)
+        snippets = page.evaluate("() => [...document.querySelectorAll('#search-results p.context')].map(p => p.textContent)")
+    raw = [snippet for snippet in snippets if RAW_TEX.search(snippet)]
+    assert raw == [], f"search snippets with raw TeX: {raw[:3]}"
+    assert remote == [], remote
+
+
+def test_pages_load_mathjax_only_with_math_and_the_favicon_is_served(site: Path) -> None:
+    def scripts(name: str) -> str:
+        return " ".join(re.findall(r"<script[^>]*>", (site / name).read_text()))
+
+    assert "tex-chtml.js" in scripts("01_tensors.html")
+    for name in ("reference.html", "solutions.html", "reference/00_packages.html"):
+        assert "tex-chtml.js" not in scripts(name) and "MathJax" not in (site / name).read_text().split("</head>")[0], \
+            f"{name} has no formula but loads MathJax"
+    for name in ("01_tensors.html", "reference/04_layers.html"):
+        assert "searchindex.js" not in scripts(name) and "fontawesome.js" not in scripts(name), name
+    assert "searchindex.js" in scripts("search.html")
+    assert (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00", "/favicon.ico is not an icon"
+    assert re.search(r'<link rel="icon" href="_static/favicon\.ico"', (site / "intro.html").read_text())

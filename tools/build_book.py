@@ -15,8 +15,12 @@ Usage::
     python tools/build_book.py                      # book/ -> book/_build/html
     python tools/build_book.py --path-output DIR    # -> DIR/_build/html
     python tools/build_book.py --mathjax-only       # only refresh book/_mathjax/
-    python tools/build_book.py --print              # the whole book as one page:
-                                                    # book/_build/singlehtml/index.html
+    python tools/build_book.py --print              # the whole book as one page,
+                                                    # book/_build/singlehtml/intro.html, printed
+                                                    # to book/_build/tensorlib.pdf
+
+The PDF is printed by headless Chromium (``tools/print_book.py``, Debian's ``/usr/bin/chromium``)
+and checked by ``tools/check_pdf.py`` when poppler-utils is installed.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ MATHJAX_ENTRY = "tex-chtml.js"
 # latest.js reloads MathJax from a CDN; node-main.js is for Node.js. Neither may be published.
 MATHJAX_SKIP = ("latest.js", "node-main.js")
 BUILD_FLAGS = ["-W", "-n", "--keep-going", "--all"]
+PDF_NAME = "tensorlib.pdf"  # next to the singlehtml folder: book/_build/tensorlib.pdf
 
 
 def mathjax_source() -> Path:
@@ -115,14 +120,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--book", type=Path, default=BOOK, help="book source folder")
     parser.add_argument("--path-output", type=Path, help="write DIR/_build/html instead")
     parser.add_argument("--mathjax-only", action="store_true", help="only copy MathJax")
-    parser.add_argument("--print", action="store_true", help="build the one-page printable book (singlehtml)")
+    parser.add_argument("--print", action="store_true", help="build the one-page book and print it to PDF")
+    parser.add_argument("--no-pdf", action="store_true", help="with --print: the one-page book only")
     args = parser.parse_args(argv)
     if args.mathjax_only:
         print(f"MathJax copied to {install_mathjax(args.book)}")
         return 0
     html = build(args.book, args.path_output, "singlehtml" if args.print else "html")
     print(f"site built in {html}")
+    if args.print and not args.no_pdf:
+        print_pdf(html, html.parent / PDF_NAME)
     return 0
+
+
+def print_pdf(folder: Path, pdf: Path) -> None:
+    """Print the one-page book to ``pdf`` and check it (tools/print_book.py, tools/check_pdf.py)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import check_pdf
+    import print_book
+
+    found = print_book.print_pdf(folder, pdf)
+    print(f"PDF written to {pdf} ({pdf.stat().st_size / 1e6:.1f} MB in {found['seconds']} s)")
+    if check_pdf.missing_tools():
+        print("not checked: install poppler-utils for tools/check_pdf.py")
+        return
+    report = check_pdf.check(pdf)
+    print(f"{report.pages} pages; {len(report.problems)} problems")
+    if report.problems:
+        raise SystemExit("the PDF has problems:\n" + "\n".join(report.problems[:40]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """01 exercise 1: computes column-major strides (the first axis has stride 1).
 
-Hint: row_major_strides((2, 3), itemsize=1)
+Hint: are column-major strides
 """
 
 def row_major_strides(shape, itemsize=1):

@@ -1,6 +1,6 @@
 """01 exercise 1: gives the strides in elements, not bytes.
 
-Hint: byte strides of a float32 tensor of shape (2, 3, 4)
+Hint: counts elements; these strides are in bytes
 """
 
 def strides_by_hand():

@@ -1,6 +1,6 @@
 """01 exercise 1: gives the size-1 axis a stride of 0.
 
-Hint: byte strides of a float64 tensor of shape (5, 1, 3)
+Hint: a size-1 axis still has a stride
 """
 
 def strides_by_hand():

@@ -1,6 +1,6 @@
 """01 exercise 1: gives the 0-d tensor a stride.
 
-Hint: byte strides of a float16 tensor of shape ()
+Hint: a 0-d tensor has no axes, so it has no strides
 """
 
 def strides_by_hand():

@@ -1,6 +1,6 @@
 """01 exercise 2: never raises IndexError.
 
-Hint: should raise IndexError
+Hint: is out of range for its axis
 """
 
 def element_address(index, shape, strides, offset=0):

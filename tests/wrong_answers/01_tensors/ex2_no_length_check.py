@@ -1,6 +1,6 @@
 """01 exercise 2: lets zip drop the missing indices instead of raising ValueError.
 
-Hint: should raise ValueError
+Hint: zip silently drops the missing axis
 """
 
 def element_address(index, shape, strides, offset=0):

@@ -1,6 +1,6 @@
 """01 exercise 2: forgets the view's offset.
 
-Hint: for base[1:, ::2]
+Hint: misses the offset 6
 """
 
 def element_address(index, shape, strides, offset=0):

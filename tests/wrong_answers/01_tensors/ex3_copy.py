@@ -1,6 +1,6 @@
 """01 exercise 3: returns a transposed copy.
 
-Hint: strides of transpose_view
+Hint: is a copy, not a view
 """
 
 import numpy as np

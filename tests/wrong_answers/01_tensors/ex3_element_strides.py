@@ -1,6 +1,6 @@
 """01 exercise 3: passes strides in elements to as_strided, which wants bytes.
 
-Hint: values of transpose_view
+Hint: count elements, but as_strided takes bytes
 """
 
 def transpose_view(a, dim0, dim1):

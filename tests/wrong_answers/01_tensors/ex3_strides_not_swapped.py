@@ -1,6 +1,6 @@
 """01 exercise 3: swaps the shape but not the strides.
 
-Hint: values of transpose_view
+Hint: the shape is swapped but the strides are not
 """
 
 def transpose_view(a, dim0, dim1):

@@ -1,6 +1,6 @@
 """01 exercise 4: takes the larger size on every axis, so 0 against 1 gives 1.
 
-Hint: broadcast_two((), (0,))
+Hint: a size 1 stretches to the other size, even to 0
 """
 
 def broadcast_two(x_shape, y_shape):

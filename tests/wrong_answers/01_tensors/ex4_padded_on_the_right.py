@@ -1,6 +1,6 @@
 """01 exercise 4: pads the shorter shape with 1s on the right.
 
-Hint: broadcast_two((0,), (0, 1))
+Hint: pad the shorter shape with 1s on the left
 """
 
 def broadcast_two(x_shape, y_shape):

@@ -1,6 +1,6 @@
 """01 exercise 5: sums the leading axes but not the stretched size-1 axes.
 
-Hint: shape of unbroadcast(grad of shape (2, 3, 4), (1, 4))
+Hint: sum also over the axes where shape has a 1
 """
 
 def unbroadcast(grad, shape):

@@ -1,6 +1,6 @@
 """01 exercise 5: averages over the broadcast axes instead of summing.
 
-Hint: unbroadcast(grad, (3, 4))
+Hint: not their mean
 """
 
 def unbroadcast(grad, shape):

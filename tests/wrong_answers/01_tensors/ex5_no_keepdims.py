@@ -1,6 +1,6 @@
 """01 exercise 5: sums the stretched axes without keeping them.
 
-Hint: shape of unbroadcast(grad of shape (2, 3, 4), (1, 4))
+Hint: must stay in the result as size 1
 """
 
 def unbroadcast(grad, shape):

@@ -1,6 +1,6 @@
 """01 exercise 6: answers whether the view is contiguous.
 
-Hint: splitting the first axis of a transpose is a view
+Hint: a view that is not contiguous can still reshape without a copy
 """
 
 import numpy as np

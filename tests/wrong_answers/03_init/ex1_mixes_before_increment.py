@@ -1,6 +1,6 @@
 """03 exercise 1: mixes the old state instead of the incremented one.
 
-Hint: expected output 0xe220a8397b1dcdaf
+Hint: the output mixes the old state
 """
 
 def splitmix64_next(state):

@@ -1,6 +1,6 @@
 """03 exercise 1: returns the new state as the output.
 
-Hint: expected output 0xe220a8397b1dcdaf
+Hint: the output is the new state itself
 """
 
 def splitmix64_next(state):

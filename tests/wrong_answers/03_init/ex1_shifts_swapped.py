@@ -1,6 +1,6 @@
 """03 exercise 1: uses the shifts 27 and 30 in the wrong order.
 
-Hint: expected output 0xe220a8397b1dcdaf
+Hint: check the mixer's shifts
 """
 
 def splitmix64_next(state):

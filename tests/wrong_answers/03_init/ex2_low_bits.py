@@ -1,6 +1,6 @@
 """03 exercise 2: takes the low 24 bits instead of the top 24.
 
-Hint: seed 0: expected
+Hint: come from the low 24 bits
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """03 exercise 3: takes the last two axes as (fan_out, fan_in).
 
-Hint: fans(16, 3, 5, 5)
+Hint: a weight is (out, in, *kernel): fan_in = shape[1] * r
 """
 
 import math

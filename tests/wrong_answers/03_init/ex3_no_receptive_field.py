@@ -1,6 +1,6 @@
 """03 exercise 3: ignores the receptive field of a convolution weight.
 
-Hint: fans(16, 3, 5, 5)
+Hint: the receptive field is missing
 """
 
 def fans(shape):

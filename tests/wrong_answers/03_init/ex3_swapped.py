@@ -1,6 +1,6 @@
 """03 exercise 3: returns (fan_out, fan_in).
 
-Hint: fans(3, 4): expected (fan_in, fan_out) = (4, 3)
+Hint: fan_in and fan_out are swapped
 """
 
 import math

@@ -1,6 +1,6 @@
 """03 exercise 4: ignores the gain in the Kaiming bound.
 
-Hint: PyTorch's default Linear bound 1/16
+Hint: the gain is ignored
 """
 
 import math

@@ -1,6 +1,6 @@
 """03 exercise 4: multiplies by the gain squared.
 
-Hint: xavier_bound(784, 10, 1.6667)
+Hint: multiplies by the gain squared
 """
 
 import math

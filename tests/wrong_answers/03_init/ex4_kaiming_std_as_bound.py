@@ -1,6 +1,6 @@
 """03 exercise 4: uses the standard deviation gain / sqrt(fan) as the bound.
 
-Hint: PyTorch's default Linear bound 1/16
+Hint: that is the standard deviation
 """
 
 import math

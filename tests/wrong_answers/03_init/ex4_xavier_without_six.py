@@ -1,6 +1,6 @@
 """03 exercise 4: uses the standard deviation sqrt(2 / (fan_in + fan_out)) as the bound.
 
-Hint: xavier_bound(256, 128, 1.0000)
+Hint: that is the standard deviation
 """
 
 import math

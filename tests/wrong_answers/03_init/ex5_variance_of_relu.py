@@ -1,6 +1,6 @@
 """03 exercise 5: divides by Var(relu(x)) instead of E[relu(x)^2].
 
-Hint: expected about sqrt(2) = 1.4142
+Hint: that divides by Var(relu(x))
 """
 
 import math
