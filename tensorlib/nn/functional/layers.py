@@ -236,17 +236,17 @@ class LayerNormFunction(Function):
 
     ``LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=eps)`` normalises
     ``input`` of shape ``(*, *shape)`` over its trailing ``shape`` dimensions and returns a tensor
-    of the same shape; ``weight`` (:math:`\gamma`) and ``bias`` (:math:`\beta`) have shape
+    of the same shape; ``weight`` (:math:`w`) and ``bias`` (:math:`b`) have shape
     ``shape`` or are ``None``. Row by row, with :math:`\mu` the mean and :math:`\sigma^2` the
     biased variance of the row (computed in two passes, so no cancellation):
 
     .. math::
 
-        \hat x = (x - \mu) / \sqrt{\sigma^2 + \varepsilon}, \qquad y = \gamma \odot \hat x + \beta.
+        \hat x = (x - \mu) / \sqrt{\sigma^2 + \varepsilon}, \qquad y = w \odot \hat x + b.
 
-    The backward is the closed form, with :math:`g = \gamma \odot \bar y` and means over the row:
+    The backward is the closed form, with :math:`g = w \odot \bar y` and means over the row:
     :math:`\bar x = (g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x)) / \sqrt{\sigma^2 + \varepsilon}`,
-    :math:`\bar\gamma = \sum_{rows} \bar y \odot \hat x`, :math:`\bar\beta = \sum_{rows} \bar y`.
+    :math:`\bar w = \sum_{rows} \bar y \odot \hat x`, :math:`\bar b = \sum_{rows} \bar y`.
 
     It does not check its arguments (a Tensor input, floating dtypes that agree, the trailing
     shape, a positive width): :func:`layer_norm` is the checked entry point. Call ``apply``
@@ -254,7 +254,7 @@ class LayerNormFunction(Function):
     """
 
     __slots__ = ("x_hat", "rstd", "weight", "shape")
-    reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, γ
+    reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, w
 
     def name(self) -> str:
         """``LayerNormBackward``: the node is named after the op (PyTorch's is ``NativeLayerNormBackward0``)."""
@@ -293,7 +293,7 @@ class _RMSNorm(Function):
     """RMS normalisation over the trailing axes (no centring, no shift)."""
 
     __slots__ = ("x_hat", "rrms", "weight", "axes", "batch_axes")
-    reads = ((1,), ())  # as in LayerNorm: x̄ reads γ, γ̄ reads the saved copy x̂
+    reads = ((1,), ())  # as in LayerNorm: x̄ reads w, w̄ reads the saved copy x̂
 
     def forward(self, x: np.ndarray, weight: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-6) -> np.ndarray:
         self.axes, self.batch_axes = _normalized_axes(x.ndim, normalized_shape)
@@ -331,9 +331,9 @@ def layer_norm(
 ) -> Tensor:
     """Layer normalisation over the trailing ``normalized_shape`` dimensions.
 
-    :math:`y = \\gamma\\,(x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + \\beta` with the mean and the
+    :math:`y = w\\,(x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b` with the mean and the
     biased variance over those dimensions. Shapes: ``input`` (*, *normalized_shape);
-    ``weight`` (:math:`\\gamma`) and ``bias`` (:math:`\\beta`) normalized_shape or None;
+    ``weight`` (:math:`w`) and ``bias`` (:math:`b`) normalized_shape or None;
     result like ``input``.
     """
     _check_tensor(input, "layer_norm")
@@ -345,7 +345,7 @@ def layer_norm(
 def rms_norm(
     input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:
-    """RMS normalisation :math:`y = \\gamma\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the trailing dimensions.
+    """RMS normalisation :math:`y = w\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the trailing dimensions.
 
     ``eps=None`` means the machine epsilon of the input's dtype, as in PyTorch. Shapes:
     ``input`` (*, *normalized_shape); ``weight`` normalized_shape or None; result like ``input``.
