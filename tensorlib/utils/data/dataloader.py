@@ -154,8 +154,10 @@ class DataLoader:
         collate_fn: merges a list of samples into a batch (default :func:`default_collate`).
         pin_memory: accepted and ignored (there is no accelerator memory to pin for).
         drop_last: drop the last batch when it is shorter than ``batch_size`` (default ``False``).
-        timeout, worker_init_fn, multiprocessing_context, prefetch_factor, persistent_workers,
-            pin_memory_device, in_order: PyTorch's worker options, accepted at their defaults.
+        timeout: must be non-negative; there is no worker to wait for.
+        worker_init_fn, multiprocessing_context, prefetch_factor, persistent_workers: PyTorch's
+            options for worker processes, accepted at their defaults (None, None, None, False).
+        pin_memory_device, in_order: accepted and ignored.
         generator: the generator of ``RandomSampler`` when ``shuffle=True``.
 
     ``len(loader)`` is the number of batches per epoch. Iterating again starts a new epoch (with

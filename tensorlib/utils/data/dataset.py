@@ -12,7 +12,6 @@ dataset into random non-overlapping subsets.
 from __future__ import annotations
 
 __all__ = [
-    'T_co',
     'Dataset',
     'IterableDataset',
     'TensorDataset',
@@ -29,10 +28,10 @@ from typing import Any, Generic, TypeVar
 from tensorlib.engine import Tensor
 from tensorlib.random import Generator, default_generator, resolve_generator
 
-T_co = TypeVar("T_co", covariant=True)
+_T_co = TypeVar("_T_co", covariant=True)
 
 
-class Dataset(Generic[T_co]):
+class Dataset(Generic[_T_co]):
     """A map-style dataset: subclasses define ``__getitem__(index)`` and usually ``__len__``.
 
     ``DataLoader`` asks a map-style dataset for samples by integer index, in the order its
@@ -40,18 +39,18 @@ class Dataset(Generic[T_co]):
     length), and ``dataset_a + dataset_b`` is not supported.
     """
 
-    def __getitem__(self, index: Any) -> T_co:
+    def __getitem__(self, index: Any) -> _T_co:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
 
-class IterableDataset(Dataset[T_co]):
+class IterableDataset(Dataset[_T_co]):
     """An iterable-style dataset: subclasses define ``__iter__``, which yields the samples in order.
 
     ``DataLoader`` batches consecutive samples of such a dataset; it takes no sampler and no
     ``shuffle`` (the dataset decides the order).
     """
 
-    def __iter__(self) -> Iterator[T_co]:
+    def __iter__(self) -> Iterator[_T_co]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
 
 
@@ -81,7 +80,7 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
         return int(self.tensors[0].shape[0])
 
 
-class Subset(Dataset[T_co]):
+class Subset(Dataset[_T_co]):
     """The dataset ``dataset`` seen through ``indices``: ``subset[i]`` is ``dataset[indices[i]]``.
 
     Args:
@@ -89,13 +88,13 @@ class Subset(Dataset[T_co]):
         indices: the indices of ``dataset`` this subset holds, in order.
     """
 
-    dataset: Dataset[T_co]
+    dataset: Dataset[_T_co]
     indices: Sequence[int]
 
-    def __init__(self, dataset: Dataset[T_co], indices: Sequence[int]) -> None:
+    def __init__(self, dataset: Dataset[_T_co], indices: Sequence[int]) -> None:
         self.dataset, self.indices = dataset, indices
 
-    def __getitem__(self, index: int | list[int]) -> T_co:
+    def __getitem__(self, index: int | list[int]) -> _T_co:
         if isinstance(index, list):  # a dataset may take a list of indices at once
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
@@ -127,8 +126,8 @@ def _split_lengths(total: int, lengths: Sequence[int | float]) -> list[int]:
 
 
 def random_split(
-    dataset: Dataset[T_co], lengths: Sequence[int | float], generator: Generator | None = default_generator
-) -> list[Subset[T_co]]:
+    dataset: Dataset[_T_co], lengths: Sequence[int | float], generator: Generator | None = default_generator
+) -> list[Subset[_T_co]]:
     """Split ``dataset`` into random, non-overlapping subsets of the given lengths.
 
     Args:

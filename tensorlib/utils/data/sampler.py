@@ -11,7 +11,6 @@ of ``batch_size`` (the minibatches), the last one shorter unless ``drop_last``.
 from __future__ import annotations
 
 __all__ = [
-    'T_co',
     'Sampler',
     'SequentialSampler',
     'RandomSampler',
@@ -26,13 +25,13 @@ from typing import Generic, TypeVar
 
 from tensorlib.random import Generator, default_generator, resolve_generator
 
-T_co = TypeVar("T_co", covariant=True)
+_T_co = TypeVar("_T_co", covariant=True)
 
 
-class Sampler(Generic[T_co]):
+class Sampler(Generic[_T_co]):
     """Base class of samplers: subclasses define ``__iter__`` (the indices) and usually ``__len__``."""
 
-    def __iter__(self) -> Iterator[T_co]:
+    def __iter__(self) -> Iterator[_T_co]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
 
 
