@@ -14,12 +14,17 @@ from tensorlib.nn import modules as modules
 from tensorlib.nn.modules import GELU as GELU
 from tensorlib.nn.modules import MLP as MLP
 from tensorlib.nn.modules import AvgPool2d as AvgPool2d
+from tensorlib.nn.modules import BatchNorm1d as BatchNorm1d
+from tensorlib.nn.modules import BatchNorm2d as BatchNorm2d
+from tensorlib.nn.modules import BCELoss as BCELoss
 from tensorlib.nn.modules import BCEWithLogitsLoss as BCEWithLogitsLoss
 from tensorlib.nn.modules import Conv2d as Conv2d
 from tensorlib.nn.modules import CrossEntropyLoss as CrossEntropyLoss
 from tensorlib.nn.modules import Dropout as Dropout
+from tensorlib.nn.modules import Dropout2d as Dropout2d
 from tensorlib.nn.modules import Embedding as Embedding
 from tensorlib.nn.modules import Flatten as Flatten
+from tensorlib.nn.modules import HuberLoss as HuberLoss
 from tensorlib.nn.modules import Identity as Identity
 from tensorlib.nn.modules import LayerNorm as LayerNorm
 from tensorlib.nn.modules import Linear as Linear
@@ -36,6 +41,7 @@ from tensorlib.nn.modules import RMSNorm as RMSNorm
 from tensorlib.nn.modules import Sequential as Sequential
 from tensorlib.nn.modules import Sigmoid as Sigmoid
 from tensorlib.nn.modules import SiLU as SiLU
+from tensorlib.nn.modules import SmoothL1Loss as SmoothL1Loss
 from tensorlib.nn.modules import Softmax as Softmax
 from tensorlib.nn.modules import Tanh as Tanh
 from tensorlib.nn.parameter import Parameter as Parameter

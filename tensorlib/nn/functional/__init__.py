@@ -16,10 +16,13 @@ from tensorlib.nn.functional.loss import (
 # layer_norm that a fused layer may call directly (nn.functional.layers)
 # isort: split
 from tensorlib.nn.functional.layers import (
+    BatchNormFunction,
     LayerNormFunction,
     avg_pool2d,
+    batch_norm,
     conv2d,
     dropout,
+    dropout2d,
     embedding,
     layer_norm,
     linear,
@@ -29,6 +32,7 @@ from tensorlib.nn.functional.layers import (
     rms_norm,
     unfold,
 )
+from tensorlib.nn.functional.elementwise_loss import binary_cross_entropy, huber_loss, smooth_l1_loss
 
 __all__ = [
     "binary_cross_entropy_with_logits",
@@ -43,17 +47,23 @@ __all__ = [
     "softmax",
     "tanh",
     # Chapter 4
+    "BatchNormFunction",
     "LayerNormFunction",
     "avg_pool2d",
+    "batch_norm",
+    "binary_cross_entropy",
     "conv2d",
     "dropout",
+    "dropout2d",
     "embedding",
+    "huber_loss",
     "layer_norm",
     "linear",
     "max_pool2d",
     "one_hot",
     "pad",
     "rms_norm",
+    "smooth_l1_loss",
     "unfold",
     # Chapter 5
     "causal_mask",

@@ -2,7 +2,7 @@
 # edit the notebook and run `make export`.
 
 """Functional forms of the layers: ``linear``, ``embedding``, ``one_hot``, ``layer_norm``,
-``rms_norm``, ``dropout``, ``conv2d``, ``unfold``, ``pad``, ``max_pool2d`` and ``avg_pool2d``.
+``rms_norm``, ``batch_norm``, ``dropout``, ``dropout2d``, ``conv2d``, ``unfold``, ``pad``, ``max_pool2d`` and ``avg_pool2d``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -21,7 +21,10 @@ __all__ = [
     'LayerNormFunction',
     'layer_norm',
     'rms_norm',
+    'BatchNormFunction',
+    'batch_norm',
     'dropout',
+    'dropout2d',
     'conv2d',
     'unfold',
     'pad',
@@ -39,7 +42,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tensorlib.engine import Function, Tensor
+from tensorlib.engine import Function, Tensor, no_grad
 from tensorlib.nn.functional.utils import (
     _check_padding_idx,
     _check_probability,
@@ -118,7 +121,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 66
+# %% book/04_layers.ipynb, cell 68
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -180,7 +183,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     return _Embedding.apply(weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx)
 
 
-# %% book/04_layers.ipynb, cell 71
+# %% book/04_layers.ipynb, cell 73
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -213,7 +216,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 78
+# %% book/04_layers.ipynb, cell 80
 def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
@@ -236,17 +239,17 @@ class LayerNormFunction(Function):
 
     ``LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=eps)`` normalises
     ``input`` of shape ``(*, *shape)`` over its trailing ``shape`` dimensions and returns a tensor
-    of the same shape; ``weight`` (:math:`\gamma`) and ``bias`` (:math:`\beta`) have shape
+    of the same shape; ``weight`` (:math:`w`) and ``bias`` (:math:`b`) have shape
     ``shape`` or are ``None``. Row by row, with :math:`\mu` the mean and :math:`\sigma^2` the
     biased variance of the row (computed in two passes, so no cancellation):
 
     .. math::
 
-        \hat x = (x - \mu) / \sqrt{\sigma^2 + \varepsilon}, \qquad y = \gamma \odot \hat x + \beta.
+        \hat x = (x - \mu) / \sqrt{\sigma^2 + \varepsilon}, \qquad y = w \odot \hat x + b.
 
-    The backward is the closed form, with :math:`g = \gamma \odot \bar y` and means over the row:
+    The backward is the closed form, with :math:`g = w \odot \bar y` and means over the row:
     :math:`\bar x = (g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x)) / \sqrt{\sigma^2 + \varepsilon}`,
-    :math:`\bar\gamma = \sum_{rows} \bar y \odot \hat x`, :math:`\bar\beta = \sum_{rows} \bar y`.
+    :math:`\bar w = \sum_{rows} \bar y \odot \hat x`, :math:`\bar b = \sum_{rows} \bar y`.
 
     It does not check its arguments (a Tensor input, floating dtypes that agree, the trailing
     shape, a positive width): :func:`layer_norm` is the checked entry point. Call ``apply``
@@ -254,7 +257,7 @@ class LayerNormFunction(Function):
     """
 
     __slots__ = ("x_hat", "rstd", "weight", "shape")
-    reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, γ
+    reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, w
 
     def name(self) -> str:
         """``LayerNormBackward``: the node is named after the op (PyTorch's is ``NativeLayerNormBackward0``)."""
@@ -293,7 +296,7 @@ class _RMSNorm(Function):
     """RMS normalisation over the trailing axes (no centring, no shift)."""
 
     __slots__ = ("x_hat", "rrms", "weight", "axes", "batch_axes")
-    reads = ((1,), ())  # as in LayerNorm: x̄ reads γ, γ̄ reads the saved copy x̂
+    reads = ((1,), ())  # as in LayerNorm: x̄ reads w, w̄ reads the saved copy x̂
 
     def forward(self, x: np.ndarray, weight: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-6) -> np.ndarray:
         self.axes, self.batch_axes = _normalized_axes(x.ndim, normalized_shape)
@@ -331,9 +334,9 @@ def layer_norm(
 ) -> Tensor:
     """Layer normalisation over the trailing ``normalized_shape`` dimensions.
 
-    :math:`y = \\gamma\\,(x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + \\beta` with the mean and the
+    :math:`y = w\\,(x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b` with the mean and the
     biased variance over those dimensions. Shapes: ``input`` (*, *normalized_shape);
-    ``weight`` (:math:`\\gamma`) and ``bias`` (:math:`\\beta`) normalized_shape or None;
+    ``weight`` (:math:`w`) and ``bias`` (:math:`b`) normalized_shape or None;
     result like ``input``.
     """
     _check_tensor(input, "layer_norm")
@@ -345,7 +348,7 @@ def layer_norm(
 def rms_norm(
     input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None, eps: float | None = None
 ) -> Tensor:
-    """RMS normalisation :math:`y = \\gamma\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the trailing dimensions.
+    """RMS normalisation :math:`y = w\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the trailing dimensions.
 
     ``eps=None`` means the machine epsilon of the input's dtype, as in PyTorch. Shapes:
     ``input`` (*, *normalized_shape); ``weight`` normalized_shape or None; result like ``input``.
@@ -358,7 +361,126 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 87
+# %% book/04_layers.ipynb, cell 89
+class BatchNormFunction(Function):
+    r"""Batch normalisation as one autograd ``Function``: the kernel of :func:`batch_norm` and ``BatchNorm1d/2d``.
+
+    ``BatchNormFunction.apply(input, weight, bias, mean=mean, var=var, eps=eps, training=training)``
+    normalises ``input`` of shape ``(N, C, *)`` channel by channel with the given statistics
+    (arrays of shape ``(C,)``: the batch's mean and biased variance when ``training``, the running
+    estimates otherwise); ``weight`` (:math:`w`) and ``bias`` (:math:`b`) have shape ``(C,)`` or are
+    ``None``. Over the :math:`M = N \cdot \prod *` values of a channel, with :math:`r = 1/\sqrt{\sigma^2 + \varepsilon}`:
+
+    .. math::
+
+        \hat x = (x - \mu)\, r, \qquad y = w \odot \hat x + b.
+
+    The backward, with :math:`g = w \odot \bar y` and means over the channel's :math:`M` values:
+    when ``training``, :math:`\mu` and :math:`\sigma^2` are functions of the batch, so
+    :math:`\bar x = r\,(g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x))` (LayerNorm's
+    projection, over a channel instead of a row); in evaluation they are constants and
+    :math:`\bar x = r\, g`. Always :math:`\bar w = \sum \bar y \odot \hat x` and :math:`\bar b = \sum \bar y`
+    over the channel.
+
+    It does not check its arguments: :func:`batch_norm` is the checked entry point.
+    """
+
+    __slots__ = ("x_hat", "rstd", "weight", "training")
+    reads = ((1,), (), ())  # x̂ and r are made in forward: only x̄ reads an input, w
+
+    def name(self) -> str:
+        """``BatchNormBackward`` (PyTorch's node is ``NativeBatchNormBackward0``)."""
+        return "BatchNormBackward"
+
+    def forward(self, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray | None = None,
+                var: np.ndarray | None = None, eps: float = 1e-5, training: bool = True) -> np.ndarray:
+        per_channel = (1, -1) + (1,) * (x.ndim - 2)  # (C,) arrays broadcast over N and the spatial axes
+        rstd = (1.0 / np.sqrt(np.asarray(var) + eps)).astype(x.dtype).reshape(per_channel)
+        x_hat = (x - np.asarray(mean, dtype=x.dtype).reshape(per_channel)) * rstd
+        self.x_hat, self.rstd, self.weight, self.training = x_hat, rstd, weight, training
+        y = x_hat if weight is None else x_hat * weight.reshape(per_channel)
+        return y if bias is None else y + bias.reshape(per_channel)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        x_hat, rstd = self.x_hat, self.rstd
+        axes = (0,) + tuple(range(2, grad.ndim))  # every axis but the channel's
+        g = grad if self.weight is None else grad * self.weight.reshape(rstd.shape)
+        grad_x = None
+        if self.needs_input_grad[0]:
+            if self.training:  # r (g - mean(g) - x̂ mean(g x̂)) over each channel
+                grad_x = g - g.mean(axis=axes, keepdims=True)
+                grad_x -= x_hat * (g * x_hat).mean(axis=axes, keepdims=True)
+                grad_x *= rstd
+            else:  # the running statistics are constants
+                grad_x = g * rstd
+        grad_weight = (grad * x_hat).sum(axis=axes) if self.needs_input_grad[1] else None
+        grad_bias = grad.sum(axis=axes) if self.needs_input_grad[2] else None
+        return grad_x, grad_weight, grad_bias
+
+
+# %% book/04_layers.ipynb, cell 90
+def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
+    """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
+    _check_tensor(input, "batch_norm")
+    _check_floating("batch_norm", input)
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of shape (N, C, *), got shape {_shape_text(input)}")
+    channels = int(input.shape[1])
+    for label, tensor in per_channel.items():
+        if tensor is not None and tuple(tensor.shape) != (channels,):
+            raise ValueError(f"batch_norm: {label} must have shape ({channels},), one value per channel, got {_shape_text(tensor)}")
+    return channels
+
+
+def _update_running(running: Tensor | None, batch_value: np.ndarray, momentum: float) -> None:
+    """running ← (1 - momentum) · running + momentum · batch_value, in place (a version change, as in PyTorch)."""
+    if running is not None:
+        with no_grad():
+            running.mul_(1.0 - momentum).add_(Tensor(batch_value.astype(running.dtype)), alpha=momentum)
+
+
+def batch_norm(
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    r"""Batch normalisation of ``input`` (N, C, *) channel by channel: :math:`y = w (x - \mu)/\sqrt{\sigma^2+\varepsilon} + b`.
+
+    When ``training``, :math:`\mu` and :math:`\sigma^2` are the mean and the biased variance of
+    each channel over the batch (and the spatial axes), and the running estimates, if given, are
+    updated in place: ``running_mean`` ← (1 - momentum) · running_mean + momentum · :math:`\mu`, and
+    ``running_var`` the same with the *unbiased* variance :math:`\sigma^2 M/(M-1)` (M values per
+    channel). Otherwise the running estimates are the statistics. Shapes: ``running_mean``,
+    ``running_var``, ``weight`` and ``bias`` (C,) or None; result like ``input``.
+
+    Raises:
+        ValueError: a channel has a single value while ``training``, or a running estimate is
+            missing while not ``training``.
+    """
+    _check_batch_norm(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
+    _check_same_dtype("batch_norm", input, weight=weight, bias=bias)
+    if not training:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
+        mean, var = running_mean._data, running_var._data
+    else:
+        x = input._data
+        count = x.size // max(int(input.shape[1]), 1)
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {_shape_text(input)}")
+        axes = (0,) + tuple(range(2, x.ndim))
+        mean, var = x.mean(axis=axes), x.var(axis=axes)  # two passes: var is computed from the centred values
+        _update_running(running_mean, mean, momentum)
+        _update_running(running_var, var * (count / (count - 1)), momentum)
+    return BatchNormFunction.apply(input, weight, bias, mean=mean, var=var, eps=float(eps), training=bool(training))
+
+
+# %% book/04_layers.ipynb, cell 98
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -394,7 +516,32 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 102
+# %% book/04_layers.ipynb, cell 100
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None) -> Tensor:
+    """Channel dropout: zero each whole channel with probability ``p``, scale the rest by ``1/(1-p)``.
+
+    ``input`` is (N, C, H, W) or (N, C, L) (as PyTorch, a 3-D input is read as a batch of 1-D
+    channels); one keep decision per (sample, channel), shared by all its positions, drawn from
+    ``generator`` (the global generator if ``None``). Returns ``input`` itself when not
+    ``training`` or when ``p == 0``.
+
+    Raises:
+        ValueError: if ``p`` is not in [0, 1) or the input is not 3-D or 4-D.
+    """
+    _check_tensor(input, "dropout2d")
+    p = _check_probability(p, "dropout2d")
+    if input.ndim not in (3, 4):
+        raise ValueError(f"dropout2d: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape {_shape_text(input)}")
+    if not training or p == 0.0:
+        return input
+    _check_floating("dropout2d", input)
+    dtype = input.dtype
+    keep = resolve_generator(generator).bernoulli(1.0 - p, tuple(input.shape[:2]), dtype=dtype)
+    mask = np.broadcast_to((keep / dtype.type(1.0 - p)).reshape(keep.shape + (1,) * (input.ndim - 2)), input.shape)
+    return _Dropout.apply(input, mask)
+
+
+# %% book/04_layers.ipynb, cell 117
 def _check_spatial(what: str, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int], sides: _Sides, dilation: tuple[int, int]) -> None:
     if len(shape) != 4:
         raise ValueError(f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}")
@@ -451,7 +598,7 @@ def _fold(patches: np.ndarray, padded_shape: tuple[int, ...], stride: tuple[int,
     return image
 
 
-# %% book/04_layers.ipynb, cell 103
+# %% book/04_layers.ipynb, cell 118
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -543,7 +690,7 @@ def conv2d(
     return _Conv2d.apply(input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups)
 
 
-# %% book/04_layers.ipynb, cell 104
+# %% book/04_layers.ipynb, cell 119
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -590,7 +737,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 113
+# %% book/04_layers.ipynb, cell 128
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -648,7 +795,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 116
+# %% book/04_layers.ipynb, cell 131
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

@@ -5,12 +5,21 @@ book/04_layers.ipynb.
 """
 
 from tensorlib.nn.modules.activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tensorlib.nn.modules.container import ModuleDict, ModuleList, Sequential
 from tensorlib.nn.modules.conv import Conv2d
-from tensorlib.nn.modules.dropout import Dropout
+from tensorlib.nn.modules.dropout import Dropout, Dropout2d
 from tensorlib.nn.modules.flatten import Flatten
-from tensorlib.nn.modules.linear import Identity, Linear
-from tensorlib.nn.modules.loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from tensorlib.nn.modules.linear import Identity, Linear, NonDynamicallyQuantizableLinear
+from tensorlib.nn.modules.loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.normalization import LayerNorm, RMSNorm
@@ -19,13 +28,18 @@ from tensorlib.nn.modules.sparse import Embedding, PositionalEmbedding
 
 __all__ = [
     "AvgPool2d",
+    "BCELoss",
     "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
     "Conv2d",
     "CrossEntropyLoss",
     "Dropout",
+    "Dropout2d",
     "Embedding",
     "Flatten",
     "GELU",
+    "HuberLoss",
     "Identity",
     "LayerNorm",
     "Linear",
@@ -37,10 +51,12 @@ __all__ = [
     "ModuleDict",
     "ModuleList",
     "NLLLoss",
+    "NonDynamicallyQuantizableLinear",
     "PositionalEmbedding",
     "RMSNorm",
     "ReLU",
     "Sequential",
+    "SmoothL1Loss",
     "SiLU",
     "Sigmoid",
     "Softmax",

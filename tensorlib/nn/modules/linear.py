@@ -8,6 +8,7 @@ from __future__ import annotations
 __all__ = [
     'Identity',
     'Linear',
+    'NonDynamicallyQuantizableLinear',
 ]
 
 
@@ -88,3 +89,13 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+# %% book/04_layers.ipynb, cell 59
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under PyTorch's other name, with the same arguments and behaviour.
+
+    PyTorch's ``MultiheadAttention`` uses it for its output projection, to keep dynamic
+    quantisation (which tensorlib does not have) away from that layer; programs and checkpoints
+    name it, so it exists here too.
+    """

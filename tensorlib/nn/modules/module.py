@@ -464,7 +464,7 @@ class Module:
                 for table in (module._parameters, module._buffers):
                     for tensor in table.values():
                         if tensor is not None and tensor.is_floating_point():
-                            tensor.data = tensor.numpy().astype(dtype)
+                            tensor.data = Tensor(tensor.numpy().astype(dtype))  # a Tensor: what .data takes whether it returns an array or a Tensor
                             tensor.grad = None
         return self
 

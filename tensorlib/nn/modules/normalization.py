@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 79
+# %% book/04_layers.ipynb, cell 81
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,15 +24,15 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 80
+# %% book/04_layers.ipynb, cell 82
 class LayerNorm(Module):
-    """Layer normalisation :math:`y = \\gamma (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + \\beta`.
+    """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
     Args:
         normalized_shape: the trailing dimensions to normalise over (an int means the last one).
         eps: :math:`\\varepsilon`, added to the variance (default 1e-5).
-        elementwise_affine: whether to learn :math:`\\gamma` (init 1) and :math:`\\beta` (init 0).
-        bias: whether to learn :math:`\\beta` when ``elementwise_affine`` (default ``True``).
+        elementwise_affine: whether to learn :math:`w` (init 1) and :math:`b` (init 0).
+        bias: whether to learn :math:`b` when ``elementwise_affine`` (default ``True``).
         device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameters (default float32).
 
@@ -72,12 +72,12 @@ class LayerNorm(Module):
 
 
 class RMSNorm(Module):
-    """RMS normalisation :math:`y = \\gamma\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}`.
+    """RMS normalisation :math:`y = w\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}`.
 
     Args:
         normalized_shape: the trailing dimensions to normalise over (an int means the last one).
         eps: :math:`\\varepsilon`; ``None`` (default) means the machine epsilon of the input's dtype.
-        elementwise_affine: whether to learn :math:`\\gamma` (init 1).
+        elementwise_affine: whether to learn :math:`w` (init 1).
         device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameter (default float32).
 

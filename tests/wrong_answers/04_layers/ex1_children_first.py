@@ -1,6 +1,6 @@
 """04 exercise 1: lists the children's parameters before the node's own.
 
-Hint: expected 7 names
+Hint: a node's own parameters come first
 """
 
 def named_parameters(node, prefix=""):

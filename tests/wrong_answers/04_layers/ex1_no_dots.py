@@ -1,6 +1,6 @@
 """04 exercise 1: joins names without the dots.
 
-Hint: expected 7 names
+Hint: join a child's prefix and a name with '.'
 """
 
 def named_parameters(node, prefix=""):

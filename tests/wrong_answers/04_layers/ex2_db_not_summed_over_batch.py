@@ -1,6 +1,6 @@
 """04 exercise 2: sums db over the last batch axis only.
 
-Hint: db for X(2, 3, 4)
+Hint: sum the upstream gradient over every batch dimension
 """
 
 def linear_backward(x, weight, grad_out):

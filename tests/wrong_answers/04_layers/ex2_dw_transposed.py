@@ -1,6 +1,6 @@
 """04 exercise 2: returns dW with the shape of W transposed.
 
-Hint: dW for X(5, 3)
+Hint: dW has the shape of W transposed
 """
 
 def linear_backward(x, weight, grad_out):

@@ -1,6 +1,6 @@
 """04 exercise 2: averages instead of summing over the output features in dX (a stray factor 1/2 for these shapes).
 
-Hint: dX for X(5, 3)
+Hint: dX = G W sums over the output features
 """
 
 def linear_backward(x, weight, grad_out):

@@ -1,6 +1,6 @@
 """04 exercise 3: sums grad_out for dw, forgetting the factor x_hat.
 
-Hint: dw for shape (4, 5)
+Hint: dw is the sum of grad_out * x_hat
 """
 
 import numpy as np

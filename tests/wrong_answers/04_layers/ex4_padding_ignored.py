@@ -1,6 +1,6 @@
 """04 exercise 4: does not pad the image.
 
-Hint: expected cols of shape
+Hint: The image is not padded
 """
 
 import numpy as np

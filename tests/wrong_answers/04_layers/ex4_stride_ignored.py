@@ -1,6 +1,6 @@
 """04 exercise 4: takes every position, ignoring the stride.
 
-Hint: expected cols of shape
+Hint: The stride is ignored
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """04 exercise 5: divides with / and returns a float.
 
-Hint: expected an int
+Hint: use floor division //
 """
 
 import math

@@ -1,6 +1,6 @@
 """04 exercise 6: divides by p instead of 1 - p.
 
-Hint: p=0.2 (scale 1/0.8, not 0.8 or 1/0.2)
+Hint: divides the kept entries by p
 """
 
 import numpy as np

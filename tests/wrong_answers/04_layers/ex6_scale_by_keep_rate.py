@@ -1,6 +1,6 @@
 """04 exercise 6: multiplies by 1 - p instead of dividing.
 
-Hint: p=0.5
+Hint: multiplies the kept entries by 1 - p
 """
 
 import numpy as np

@@ -1,6 +1,6 @@
 """04 exercise 6: drops without rescaling the kept entries.
 
-Hint: p=0.5
+Hint: the kept entries are not rescaled
 """
 
 import numpy as np
