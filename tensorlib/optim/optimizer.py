@@ -257,11 +257,13 @@ class _FlatBuffer:
 
 # %% book/06_optimizers.ipynb, cell 29
 def _as_state_value(value: Any) -> Any:
-    """A saved state value as a Tensor copy (a Tensor or ndarray), or the value itself."""
+    """A saved state value as a Tensor copy (a Tensor or ndarray; a list of them, element by element), or the value."""
     if isinstance(value, Tensor):
-        return Tensor(value.data.copy())
+        return Tensor(value._data.copy())
     if isinstance(value, np.ndarray):
         return Tensor(value.copy())
+    if isinstance(value, list):  # LBFGS keeps lists of tensors
+        return [_as_state_value(v) for v in value]
     return value
 
 
@@ -543,7 +545,7 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-# %% book/06_optimizers.ipynb, cell 68
+# %% book/06_optimizers.ipynb, cell 81
 def decay_groups(model: Module, weight_decay: float,
                  decay_types: tuple[type, ...] = (Linear, Conv2d, Embedding)) -> list[dict[str, Any]]:
     r"""Two param groups: weight decay for the weight matrices, none for everything else.
