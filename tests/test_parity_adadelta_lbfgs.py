@@ -163,7 +163,7 @@ def test_lbfgs_matches_torch(options, problem):
         assert len(log_ours) == len(log_theirs), f"step {step}: {len(log_ours)} evaluations, torch {len(log_theirs)}"
         # float64 rounding (tanh, matmul) differs in the last bits and grows over ~80 evaluations
         np.testing.assert_allclose(log_ours, log_theirs, rtol=1e-6, atol=1e-12)
-        np.testing.assert_allclose(float(got), float(expected), rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(float(got), expected.item(), rtol=1e-6, atol=1e-12)
         _close(ours, theirs, f"step {step}", rtol=1e-6, atol=1e-9)
         state, ref_state = opt.state[ours[0]], ref.state[theirs[0]]
         assert (state["n_iter"], state["func_evals"]) == (ref_state["n_iter"], ref_state["func_evals"])

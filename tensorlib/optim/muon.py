@@ -61,7 +61,7 @@ def zeropower_via_newtonschulz(grad: Any, ns_coefficients: tuple[float, float, f
     """
     if ns_steps >= 100:
         raise ValueError("Number of steps must be less than 100 for computational efficiency")
-    array = grad.data if isinstance(grad, Tensor) else np.asarray(grad)
+    array = grad._data if isinstance(grad, Tensor) else np.asarray(grad)
     if array.ndim != 2:
         raise ValueError(f"Input tensor gradient must be a 2D matrix, got shape {array.shape}")
     if len(ns_coefficients) != 3:

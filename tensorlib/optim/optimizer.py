@@ -117,7 +117,7 @@ def _checked_params(params: Any, owner: str) -> list[Tensor]:
 
 
 def _bump_version(tensor: Tensor) -> None:
-    """Count one in-place change of ``tensor`` (its values were rewritten through ``.data``).
+    """Count one in-place change of ``tensor`` (its values were rewritten in its array by numpy).
 
     An empty-slice assignment writes nothing but goes through ``Tensor.__setitem__``, the public
     in-place path, which raises the version counter: a graph that saved this parameter before
@@ -126,7 +126,7 @@ def _bump_version(tensor: Tensor) -> None:
     if tensor.ndim:
         tensor[0:0] = 0.0
     else:
-        tensor[...] = tensor.data
+        tensor[...] = tensor._data
 
 
 # %% book/06_optimizers.ipynb, cell 28
@@ -194,7 +194,7 @@ class _FlatBuffer:
         group = optimizer._group_of(self.params[index])
         for name in self.names:
             if name in entry:
-                views[name][...] = np.asarray(entry[name].data if isinstance(entry[name], Tensor) else entry[name]).reshape(-1)
+                views[name][...] = np.asarray(entry[name]._data if isinstance(entry[name], Tensor) else entry[name]).reshape(-1)
             else:
                 optimizer._init_state(group, name, views[name])
         if self.with_step and "step" in entry:
@@ -284,7 +284,7 @@ def _checked_entry(where: str, required: tuple[str, ...], param: Tensor, entry: 
     checked: dict[str, Any] = {}
     for name, value in entry.items():
         if isinstance(value, (Tensor, np.ndarray)):
-            array = value.data if isinstance(value, Tensor) else value
+            array = value._data if isinstance(value, Tensor) else value
             if array.dtype.kind not in "fiu":
                 raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
             if name == "step":
@@ -422,7 +422,7 @@ class Optimizer:
                     if set_to_none:
                         param.grad = None
                     else:
-                        param.grad.data[...] = 0
+                        param.grad._data[...] = 0
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns ``closure()`` when one is given.
