@@ -6,13 +6,13 @@ r"""``LBFGS``: limited-memory BFGS, a quasi-Newton method that estimates curvatu
 As ``torch.optim.LBFGS``. With the flat gradient :math:`g_k` and the last :math:`m` pairs
 :math:`s_i = \theta_{i+1} - \theta_i`, :math:`y_i = g_{i+1} - g_i`, the direction
 :math:`d_k = -H_k g_k` applies the BFGS inverse-Hessian estimate :math:`H_k` without forming it,
-by the two-loop recursion (:math:`\rho_i = 1/y_i^\top s_i`, :math:`H^0 = \gamma I`,
-:math:`\gamma = s^\top y / y^\top y` of the newest pair):
+by the two-loop recursion (:math:`\omega_i = 1/y_i^\top s_i`, :math:`H^0 = \nu I`,
+:math:`\nu = s^\top y / y^\top y` of the newest pair):
 
 .. math::
-    q \leftarrow -g_k;\quad \text{for } i = k-1, \dots, k-m:\ \alpha_i = \rho_i s_i^\top q,\ q \leftarrow q - \alpha_i y_i;
+    q \leftarrow -g_k;\quad \text{for } i = k-1, \dots, k-m:\ \xi_i = \omega_i s_i^\top q,\ q \leftarrow q - \xi_i y_i;
 
-    r \leftarrow \gamma q;\quad \text{for } i = k-m, \dots, k-1:\ \beta_i = \rho_i y_i^\top r,\ r \leftarrow r + (\alpha_i - \beta_i) s_i;
+    r \leftarrow \nu q;\quad \text{for } i = k-m, \dots, k-1:\ \zeta_i = \omega_i y_i^\top r,\ r \leftarrow r + (\xi_i - \zeta_i) s_i;
     \quad d_k = r.
 
 The step along :math:`d_k` is the learning rate, or with ``line_search_fn="strong_wolfe"`` a step
