@@ -241,6 +241,10 @@ def test_lbfgs_refusals():
         optim.LBFGS([param], line_search_fn="armijo")
     with pytest.raises(ValueError, match="learning rate"):
         optim.LBFGS([param], lr=-1.0)
+    two = optim.LBFGS([param])
+    two.add_param_group({"params": [tl.nn.Parameter(tl.zeros(1))]})
+    with pytest.raises(ValueError, match="parameter groups"):
+        two.step(lambda: tl.zeros(()))
     opt = optim.LBFGS([param])
     bad = {"state": {0: {"d": tl.zeros(3), "n_iter": 1}}, "param_groups": opt.state_dict()["param_groups"]}
     with pytest.raises(ValueError, match="'d' must be a vector of 2"):

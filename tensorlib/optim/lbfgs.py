@@ -5,8 +5,8 @@ r"""``LBFGS``: limited-memory BFGS, a quasi-Newton method that estimates curvatu
 
 As ``torch.optim.LBFGS``. With the flat gradient :math:`g_k` and the last :math:`m` pairs
 :math:`s_i = \theta_{i+1} - \theta_i`, :math:`y_i = g_{i+1} - g_i`, the direction
-:math:`d_k = -H_k g_k` applies the BFGS inverse-Hessian estimate :math:`H_k` without forming it,
-by the two-loop recursion (:math:`\omega_i = 1/y_i^\top s_i`, :math:`H^0 = \nu I`,
+:math:`d_k = -\tilde H_k g_k` applies the BFGS inverse-Hessian estimate :math:`\tilde H_k` without forming it,
+by the two-loop recursion (:math:`\omega_i = 1/y_i^\top s_i`, :math:`\tilde H^0 = \nu I`,
 :math:`\nu = s^\top y / y^\top y` of the newest pair):
 
 .. math::
@@ -282,7 +282,7 @@ class LBFGS(Optimizer):
 
     # -- the direction: the two-loop recursion -----------------------------------------------
     def _direction(self, state: dict[str, Any], flat_grad: np.ndarray, history_size: int) -> np.ndarray:
-        r"""Store the newest pair :math:`(s, y)` if :math:`y^\top s > 10^{-10}`, then :math:`d = -H g` by two loops."""
+        r"""Store the newest pair :math:`(s, y)` if :math:`y^\top s > 10^{-10}`, then :math:`d = -\tilde H g` by two loops."""
         y = flat_grad - state["prev_flat_grad"]
         s = state["d"] * state["t"]
         ys = np.dot(y, s)
@@ -314,6 +314,8 @@ class LBFGS(Optimizer):
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` re-evaluates the loss and its gradients."""
         if closure is None:
             raise RuntimeError("LBFGS.step needs a closure that re-evaluates the model and returns the loss")
+        if len(self.param_groups) != 1:  # add_param_group can add a second one
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         group = self.param_groups[0]
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
