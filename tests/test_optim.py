@@ -33,7 +33,7 @@ def _run(opt, params, steps, start=0):
 def _snapshot(opt):
     sd = opt.state_dict()
     return {"groups": copy.deepcopy(sd["param_groups"]),
-            "state": {i: {k: v.data.copy() for k, v in e.items()} for i, e in sd["state"].items()}}
+            "state": {i: {k: v.numpy().copy() for k, v in e.items()} for i, e in sd["state"].items()}}
 
 
 def _same(a, b) -> bool:
@@ -107,18 +107,20 @@ def test_param_group_keys_order_and_repr():
 
 
 # -- stepping ---------------------------------------------------------------------------------
-def test_parameters_keep_their_objects_and_share_one_flat_buffer():
+def test_parameters_keep_their_objects_and_storage_and_the_state_shares_one_flat_buffer():
     model = tl.nn.Sequential(tl.nn.Linear(3, 4), tl.nn.ReLU(), tl.nn.Linear(4, 2))
     params = list(model.parameters())
+    arrays = [p.numpy() for p in params]
     opt = optim.AdamW(model.parameters(), lr=0.1)
     loss = model(tl.ones(5, 3)).sum()
     loss.backward()
-    before = [p.data.copy() for p in params]
+    before = [p.numpy().copy() for p in params]
     opt.step()
     assert all(a is b for a, b in zip(params, model.parameters(), strict=True))
-    bases = {id(p.data.base) for p in params}
-    assert len(bases) == 1 and next(iter(bases)) is not None  # every .data a view into one array
-    assert all(not np.array_equal(p.data, b) for p, b in zip(params, before, strict=True))
+    assert all(a is p.numpy() for a, p in zip(arrays, params, strict=True))  # storage never moves
+    bases = {id(opt.state[p]["exp_avg"].numpy().base) for p in params}
+    assert len(bases) == 1 and opt.state[params[0]]["exp_avg"].numpy().base is not None  # one flat state array
+    assert all(not np.array_equal(p.numpy(), b) for p, b in zip(params, before, strict=True))
     state = opt.state[params[0]]
     assert list(state) == ["step", "exp_avg", "exp_avg_sq"] and state["step"].item() == 1.0
 
@@ -142,7 +144,7 @@ def test_model_load_state_dict_after_optimizer_writes_into_the_buffer():
     model.load_state_dict(target)
     model(tl.ones(1, 3)).sum().backward()
     opt.step()  # lr 0: the loaded values survive a step
-    assert all(np.all(p.data == 3.0) for p in model.parameters())
+    assert all(np.all(p.numpy() == 3.0) for p in model.parameters())
 
 
 def test_replacing_data_or_dtype_rebuilds_the_buffers_and_keeps_state():
@@ -150,7 +152,7 @@ def test_replacing_data_or_dtype_rebuilds_the_buffers_and_keeps_state():
     opt = optim.AdamW(model.parameters(), lr=0.1)
     model(tl.ones(1, 3)).sum().backward()
     opt.step()
-    exp_avg = opt.state[model.weight]["exp_avg"].data.copy()
+    exp_avg = opt.state[model.weight]["exp_avg"].numpy().copy()
     model.double()
     model.zero_grad()
     model(tl.ones(1, 3, dtype=tl.float64)).sum().backward()
@@ -158,7 +160,7 @@ def test_replacing_data_or_dtype_rebuilds_the_buffers_and_keeps_state():
     state = opt.state[model.weight]
     assert model.weight.dtype == np.float64 and state["exp_avg"].dtype == np.float64
     assert state["step"].item() == 2.0
-    np.testing.assert_allclose(state["exp_avg"].data, 0.9 * exp_avg + 0.1 * model.weight.grad.data, rtol=1e-6)
+    np.testing.assert_allclose(state["exp_avg"].numpy(), 0.9 * exp_avg + 0.1 * model.weight.grad.numpy(), rtol=1e-6)
 
 
 def test_parameters_without_gradient_are_skipped():
@@ -166,9 +168,9 @@ def test_parameters_without_gradient_are_skipped():
     opt = optim.AdamW(params, lr=0.1)
     _set_grads(params, 0)
     params[1].grad = None
-    before = params[1].data.copy()
+    before = params[1].numpy().copy()
     opt.step()
-    assert params[1] not in opt.state and np.array_equal(params[1].data, before)
+    assert params[1] not in opt.state and np.array_equal(params[1].numpy(), before)
     assert sorted(opt.state_dict()["state"]) == [0, 2]
     _set_grads(params, 1)
     opt.step()  # steps now differ (2, 1, 2): the per-parameter path
@@ -180,7 +182,7 @@ def test_zero_grad_and_closure():
     opt = optim.AdamW(params)
     _set_grads(params, 0)
     opt.zero_grad(set_to_none=False)
-    assert all(np.all(p.grad.data == 0) for p in params)
+    assert all(np.all(p.grad.numpy() == 0) for p in params)
     opt.zero_grad()
     assert all(p.grad is None for p in params)
     calls = []
@@ -202,20 +204,20 @@ def test_state_dict_round_trip_is_identical_to_an_uninterrupted_run(name):
     params = _params()
     opt = make(params)
     _run(opt, params, 10)
-    reference = [p.data.copy() for p in params]
+    reference = [p.numpy().copy() for p in params]
 
     params = _params()
     opt = make(params)
     _run(opt, params, 5)
     saved = opt.state_dict()
-    values = [p.data.copy() for p in params]
+    values = [p.numpy().copy() for p in params]
     _run(opt, params, 3, start=5)  # saving mid-run is a snapshot: these steps do not change it
     fresh_params = [tl.nn.Parameter(tl.tensor(v)) for v in values]
     fresh = make(fresh_params)
     fresh.load_state_dict(saved)
     _run(fresh, fresh_params, 5, start=5)
     for a, b in zip(fresh_params, reference, strict=True):
-        assert np.array_equal(a.data, b)
+        assert np.array_equal(a.numpy(), b)
 
 
 def test_state_dict_is_a_copy():
@@ -223,9 +225,9 @@ def test_state_dict_is_a_copy():
     opt = optim.AdamW(params)
     _run(opt, params, 2)
     saved = opt.state_dict()
-    exp_avg = saved["state"][0]["exp_avg"].data.copy()
+    exp_avg = saved["state"][0]["exp_avg"].numpy().copy()
     _run(opt, params, 1, start=2)
-    assert np.array_equal(saved["state"][0]["exp_avg"].data, exp_avg)
+    assert np.array_equal(saved["state"][0]["exp_avg"].numpy(), exp_avg)
     assert saved["state"][0]["step"].item() == 2.0 and saved["state"][0]["step"].dtype == np.float32
     saved["param_groups"][0]["lr"] = 123.0
     assert opt.param_groups[0]["lr"] != 123.0
@@ -286,7 +288,7 @@ def test_load_state_dict_casts_to_the_parameter_dtype():
     opt = optim.AdamW(params)
     _run(opt, params, 2)
     sd = opt.state_dict()
-    sd["state"][0]["exp_avg"] = tl.tensor(sd["state"][0]["exp_avg"].data.astype(np.float64))
+    sd["state"][0]["exp_avg"] = tl.tensor(sd["state"][0]["exp_avg"].numpy().astype(np.float64))
     opt.load_state_dict(sd)
     assert opt.state[params[0]]["exp_avg"].dtype == np.float32
     _run(opt, params, 1, start=2)
@@ -331,16 +333,16 @@ def test_every_optimizer_round_trips_its_state_dict():
         params = _params()
         opt = make(params)
         _run(opt, params, 8)
-        reference = [p.data.copy() for p in params]
+        reference = [p.numpy().copy() for p in params]
         params = _params()
         opt = make(params)
         _run(opt, params, 4)
-        saved, values = opt.state_dict(), [p.data.copy() for p in params]
+        saved, values = opt.state_dict(), [p.numpy().copy() for p in params]
         fresh_params = [tl.nn.Parameter(tl.tensor(v)) for v in values]
         fresh = make(fresh_params)
         fresh.load_state_dict(saved)
         _run(fresh, fresh_params, 4, start=4)
-        assert all(np.array_equal(a.data, b) for a, b in zip(fresh_params, reference, strict=True)), type(opt).__name__
+        assert all(np.array_equal(a.numpy(), b) for a, b in zip(fresh_params, reference, strict=True)), type(opt).__name__
 
 
 def test_sgd_momentum_buffer_starts_as_the_first_gradient():
@@ -348,8 +350,8 @@ def test_sgd_momentum_buffer_starts_as_the_first_gradient():
     opt = optim.SGD([w], lr=0.1, momentum=0.9)
     w.grad = tl.tensor([0.5, 0.25])
     opt.step()
-    assert opt.state[w]["momentum_buffer"].data.tolist() == [0.5, 0.25]
-    assert np.allclose(w.data, [0.95, -2.025])
+    assert opt.state[w]["momentum_buffer"].numpy().tolist() == [0.5, 0.25]
+    assert np.allclose(w.numpy(), [0.95, -2.025])
 
 
 def test_decay_groups_decays_weight_matrices_and_embeddings_not_biases_or_norms():
@@ -439,9 +441,9 @@ def test_clip_grad_norm_returns_the_norm_before_clipping_and_scales_once():
     a.grad, b.grad = tl.tensor([3.0, 0.0]), tl.tensor([4.0])
     total = tl.nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
     assert abs(total.item() - 5.0) < 1e-6
-    assert np.allclose(a.grad.data, [0.6, 0.0], atol=1e-6) and np.allclose(b.grad.data, [0.8], atol=1e-6)
+    assert np.allclose(a.grad.numpy(), [0.6, 0.0], atol=1e-6) and np.allclose(b.grad.numpy(), [0.8], atol=1e-6)
     total = tl.nn.utils.clip_grad_norm_([a, b], max_norm=10.0)  # below the limit: unchanged
-    assert np.allclose(a.grad.data, [0.6, 0.0], atol=1e-6)
+    assert np.allclose(a.grad.numpy(), [0.6, 0.0], atol=1e-6)
     assert tl.nn.utils.clip_grad_norm_([tl.nn.Parameter(tl.zeros(2))], 1.0).item() == 0.0  # no gradients
 
 
@@ -450,7 +452,7 @@ def test_clip_grad_norm_nonfinite():
     a.grad = tl.tensor([float("nan"), 1.0])
     with pytest.raises(RuntimeError, match="non-finite"):
         tl.nn.utils.clip_grad_norm_(a, 1.0, error_if_nonfinite=True)
-    assert a.grad.data[1] == 1.0  # nothing scaled
+    assert a.grad.numpy()[1] == 1.0  # nothing scaled
     with pytest.raises(ValueError, match="norm_type"):
         tl.nn.utils.clip_grad_norm_(a, 1.0, norm_type=-1)
 
@@ -459,7 +461,7 @@ def test_clip_grad_value():
     a = tl.nn.Parameter(tl.zeros(3))
     a.grad = tl.tensor([-2.0, 0.5, 3.0])
     tl.nn.utils.clip_grad_value_([a], 1.0)
-    assert a.grad.data.tolist() == [-1.0, 0.5, 1.0]
+    assert a.grad.numpy().tolist() == [-1.0, 0.5, 1.0]
     with pytest.raises(ValueError, match="clip_value"):
         tl.nn.utils.clip_grad_value_([a], -1.0)
 
@@ -512,11 +514,11 @@ def test_a_gradient_of_the_wrong_shape_changes_nothing():
     _set_grads(first + second, 0)
     with pytest.raises(RuntimeError, match=r"gradient of size \[3, 3\] to a tensor of size \[2, 4\]"):
         second[0].grad = tl.zeros(3, 3)  # refused at assignment, as in PyTorch
-    second[0].grad.data = np.zeros((3, 3), np.float32)  # .data takes any shape: the step still checks
-    before = [p.data.copy() for p in first + second]
+    second[0].grad.data = tl.zeros(3, 3)  # .data takes any shape: the step still checks
+    before = [p.numpy().copy() for p in first + second]
     with pytest.raises(RuntimeError, match=r"gradient of shape \(3, 3\) for a parameter of shape \(2, 4\)"):
         opt.step()
-    assert all(np.array_equal(p.data, b) for p, b in zip(first + second, before, strict=True)) and not opt.state
+    assert all(np.array_equal(p.numpy(), b) for p, b in zip(first + second, before, strict=True)) and not opt.state
 
 
 def test_tensor_learning_rate_is_refused():
@@ -556,7 +558,7 @@ def _steps(opt, params, seeds) -> list[np.ndarray]:
     for seed in seeds:
         _set_grads(params, seed)
         opt.step()
-    return [p.data.copy() for p in params]
+    return [p.numpy().copy() for p in params]
 
 
 def test_an_optimizer_made_early_in_chapter_6_keeps_working_after_every_later_cell(chapter6):
@@ -574,7 +576,7 @@ def test_an_optimizer_made_early_in_chapter_6_keeps_working_after_every_later_ce
     late = notebook.SGD(late_params, lr=0.1, momentum=0.9, weight_decay=0.01)
     assert type(late) is type(early) and isinstance(early, notebook.Optimizer)
     _steps(late, late_params, [1] + [2] * (len(cells) - first_sgd - 1))
-    assert all(np.array_equal(a.data, b.data) for a, b in zip(early_params, late_params, strict=True))
+    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(early_params, late_params, strict=True))
     # every capability the finished chapter gives an optimizer, the early one has
     scheduler = notebook.StepLR(early, step_size=1, gamma=0.5)
     scheduler.step()
@@ -597,7 +599,7 @@ def test_rerunning_chapter_6_in_a_live_kernel_gives_working_optimizers(chapter6)
     assert isinstance(after, notebook.Optimizer)
     _steps(after, after_params, [1, 2, 3])
     _steps(before, before_params, [3])  # the optimizer made before the re-run still steps, the same way
-    assert all(np.array_equal(a.data, b.data) for a, b in zip(before_params, after_params, strict=True))
+    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(before_params, after_params, strict=True))
     after.load_state_dict(before.state_dict())
     assert _same(_snapshot(after), _snapshot(before))
     notebook.CosineAnnealingLR(after, T_max=10).step()

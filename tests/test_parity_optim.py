@@ -54,7 +54,7 @@ def run_pair(make_ours, make_theirs, *, steps: int = STEPS, dtype=np.float32, ch
         opt_ours.step()
         opt_theirs.step()
         for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
-            np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=rtol, atol=atol,
+            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=rtol, atol=atol,
                                        err_msg=f"parameter {index} after step {step + 1}")
         if check_state:
             sd_ours, sd_theirs = opt_ours.state_dict(), opt_theirs.state_dict()
@@ -64,7 +64,7 @@ def run_pair(make_ours, make_theirs, *, steps: int = STEPS, dtype=np.float32, ch
                 for name, value in entry.items():
                     ours_value = sd_ours["state"][index][name]
                     assert isinstance(ours_value, tl.Tensor)
-                    np.testing.assert_allclose(ours_value.data, value.numpy(), rtol=rtol, atol=atol,
+                    np.testing.assert_allclose(ours_value.numpy(), value.numpy(), rtol=rtol, atol=atol,
                                                err_msg=f"state {name} of parameter {index} after step {step + 1}")
     return opt_ours, opt_theirs
 
@@ -105,7 +105,7 @@ def test_state_dict_loads_into_torch_and_back():
     """Our state_dict, converted tensor by tensor, is a valid torch state_dict (and the reverse)."""
     ours, theirs = run_pair(lambda p: optim.AdamW(p, lr=0.05), lambda p: torch.optim.AdamW(p, lr=0.05), steps=5)
     converted = ours.state_dict()
-    converted["state"] = {i: {k: torch.tensor(v.data) for k, v in e.items()} for i, e in converted["state"].items()}
+    converted["state"] = {i: {k: torch.tensor(v.numpy()) for k, v in e.items()} for i, e in converted["state"].items()}
     fresh = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(s)) for s in SHAPES], lr=0.05)
     fresh.load_state_dict(converted)
     assert fresh.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
@@ -156,7 +156,7 @@ def test_adagrad_state_exists_from_construction_like_torch():
     theirs = torch.optim.Adagrad([torch.nn.Parameter(torch.zeros(2))], initial_accumulator_value=0.5)
     a, b = ours.state_dict(), theirs.state_dict()
     assert list(a["state"][0]) == list(b["state"][0]) == ["step", "sum"]
-    assert a["state"][0]["step"].item() == 0.0 and np.all(a["state"][0]["sum"].data == 0.5)
+    assert a["state"][0]["step"].item() == 0.0 and np.all(a["state"][0]["sum"].numpy() == 0.5)
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon"])
@@ -185,7 +185,7 @@ def test_params_without_grad_and_mixed_steps_match_torch():
         opt_ours.step()
         opt_theirs.step()
         for a, b in zip(ours, theirs, strict=True):
-            np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
     steps = [opt_ours.state[p]["step"].item() for p in ours]
     assert steps == [opt_theirs.state[p]["step"].item() for p in theirs] and len(set(steps)) > 1
 
@@ -222,7 +222,7 @@ def _muon_pair(options, patch_float32, monkeypatch, steps=STEPS, rtol=1e-4, atol
         opt_ours.step()
         opt_theirs.step()
         for a, b in zip(ours, theirs, strict=True):
-            np.testing.assert_allclose(a.data, b.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"step {step + 1}")
+            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"step {step + 1}")
     return opt_ours, opt_theirs
 
 
@@ -236,7 +236,7 @@ def test_muon_matches_torch_with_float32_orthogonalisation(options, monkeypatch)
     ours, theirs = _muon_pair(options, True, monkeypatch)
     a, b = ours.state_dict(), theirs.state_dict()
     assert a["param_groups"] == b["param_groups"] and list(a["state"][0]) == list(b["state"][0]) == ["momentum_buffer"]
-    np.testing.assert_allclose(a["state"][1]["momentum_buffer"].data, b["state"][1]["momentum_buffer"].numpy(),
+    np.testing.assert_allclose(a["state"][1]["momentum_buffer"].numpy(), b["state"][1]["momentum_buffer"].numpy(),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -274,7 +274,7 @@ def test_clip_grad_norm_matches_torch(norm_type, max_norm):
     assert total_ours.dtype == np.float32 and total_ours.shape == ()
     np.testing.assert_allclose(total_ours.item(), total_theirs.item(), rtol=1e-6)
     for a, b in zip(ours, theirs, strict=True):
-        np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_clip_grad_value_matches_torch():
@@ -283,4 +283,4 @@ def test_clip_grad_value_matches_torch():
     a.grad, b.grad = tl.tensor(g), torch.tensor(g)
     tl.nn.utils.clip_grad_value_(a, 0.5)
     torch.nn.utils.clip_grad_value_(b, 0.5)
-    np.testing.assert_array_equal(a.grad.data, b.grad.numpy())
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())

@@ -6,9 +6,11 @@ Written by hand, re-exports only.
 # Chapter 6, Optimizers (tensorlib.optim.*)
 from tensorlib.optim import lr_scheduler as lr_scheduler
 from tensorlib.optim.lr_scheduler import warmup_cosine as warmup_cosine
+from tensorlib.optim.adadelta import Adadelta as Adadelta
 from tensorlib.optim.adagrad import Adagrad as Adagrad
 from tensorlib.optim.adam import Adam as Adam
 from tensorlib.optim.adam import AdamW as AdamW
+from tensorlib.optim.lbfgs import LBFGS as LBFGS
 from tensorlib.optim.muon import Muon as Muon
 from tensorlib.optim.optimizer import Optimizer as Optimizer
 from tensorlib.optim.optimizer import decay_groups as decay_groups

@@ -13,10 +13,11 @@ parameter that has a gradient; ``zero_grad()`` forgets the gradients; ``state_di
      "param_groups": [{"lr": 0.001, ..., "params": [0, 1, 2]}]}
 
 Updates run over flat buffers: the parameters of a group that share a dtype are laid end to
-end in one preallocated array (each parameter's ``.data`` becomes a view into it), and so is
-each state tensor and the gathered gradient, so an update rule is a handful of in-place numpy
-passes over all parameters at once, with no allocation per step (PyTorch's "foreach" and
-"fused" paths do the same with multi-tensor kernels). See the chapter "Optimizers" of the book.
+end in one preallocated working array (their values are copied in and back at each step, so
+the parameters keep their own storage, as in PyTorch), and so is each state tensor and the
+gathered gradient, so an update rule is a handful of in-place numpy passes over all parameters
+at once, with no allocation per step (PyTorch's "foreach" and "fused" paths do the same with
+multi-tensor kernels). See the chapter "Optimizers" of the book.
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def _checked_params(params: Any, owner: str) -> list[Tensor]:
 
 
 def _bump_version(tensor: Tensor) -> None:
-    """Count one in-place change of ``tensor`` (its values were rewritten through ``.data``).
+    """Count one in-place change of ``tensor`` (its values were rewritten in its array by numpy).
 
     An empty-slice assignment writes nothing but goes through ``Tensor.__setitem__``, the public
     in-place path, which raises the version counter: a graph that saved this parameter before
@@ -125,20 +126,22 @@ def _bump_version(tensor: Tensor) -> None:
     if tensor.ndim:
         tensor[0:0] = 0.0
     else:
-        tensor[...] = tensor.data
+        tensor[...] = tensor._data
 
 
 # %% book/06_optimizers.ipynb, cell 28
 class _FlatBuffer:
-    r"""The parameters of one group that share a dtype, end to end in one array, with their state.
+    r"""The parameters of one group that share a dtype, end to end in one working array, with their state.
 
-    After construction each parameter's ``.data`` is a view into ``param`` (a flat array of
-    all the values), and each state tensor the optimizer keeps for it (``exp_avg``, ...) is a
-    :class:`Tensor` whose data is a view into the flat array ``state[name]``. ``grad`` receives
-    the gradients (one copy per parameter per step) and ``scratch`` holds temporaries, so an
-    update is a fixed number of in-place passes over ``param``, ``grad`` and the state arrays,
-    with no allocation. Per-parameter step counts live in ``steps`` (float32, as PyTorch's
-    ``step`` tensors); the ``"step"`` state tensors are 0-d views into it.
+    The parameters keep their own storage (a state dict, a ``from_numpy`` array or a
+    ``.numpy()`` view taken earlier goes on following them, as in PyTorch): each step copies
+    their values into ``param`` (a flat array of all the values) and the results back, one copy
+    each way per parameter. Each state tensor the optimizer keeps (``exp_avg``, ...) is a
+    :class:`Tensor` whose data is a view into the flat array ``state[name]``, which the optimizer
+    owns. ``grad`` receives the gradients (one copy per parameter per step) and ``scratch`` holds
+    temporaries, so an update is a fixed number of in-place passes over ``param``, ``grad`` and
+    the state arrays, with no allocation. Per-parameter step counts live in ``steps`` (float32,
+    as PyTorch's ``step`` tensors); the ``"step"`` state tensors are 0-d views into it.
     """
 
     def __init__(self, optimizer: Optimizer, params: list[Tensor], names: tuple[str, ...]) -> None:
@@ -157,11 +160,8 @@ class _FlatBuffer:
         self.steps = np.zeros(len(params), np.float32)
         self.views = []
         self.grad_views = []
-        for param, where in zip(params, self.slices, strict=True):
-            view = self.param[where].reshape(param.shape)
-            view[...] = param.data
-            param.data = view  # the public setter: the Parameter object stays, its array moves here
-            self.views.append(view)
+        for param, where in zip(params, self.slices, strict=True):  # the parameters' own arrays stay where they are
+            self.views.append(self.param[where].reshape(param.shape))
             self.grad_views.append(self.grad[where].reshape(param.shape))
         self.initialized = [False] * len(params)
         for index, param in enumerate(params):
@@ -194,7 +194,7 @@ class _FlatBuffer:
         group = optimizer._group_of(self.params[index])
         for name in self.names:
             if name in entry:
-                views[name][...] = np.asarray(entry[name].data if isinstance(entry[name], Tensor) else entry[name]).reshape(-1)
+                views[name][...] = np.asarray(entry[name]._data if isinstance(entry[name], Tensor) else entry[name]).reshape(-1)
             else:
                 optimizer._init_state(group, name, views[name])
         if self.with_step and "step" in entry:
@@ -203,24 +203,25 @@ class _FlatBuffer:
         self._bind(optimizer, index)
 
     def valid(self, optimizer: Optimizer) -> bool:
-        """Whether every parameter and state tensor still lives in these arrays (nobody replaced one)."""
+        """Whether every parameter still fits its slice and every state tensor lives in these arrays."""
         for index, param in enumerate(self.params):
-            if param.data is not self.views[index]:
+            if param._data.shape != self.views[index].shape or param._data.dtype != self.param.dtype:
                 return False
             if self.initialized[index] and self.names:
                 entry = optimizer.state.get(param)
-                if not entry or any(name not in entry or entry[name].data.base is not self.state[name] for name in self.names):
+                if not entry or any(name not in entry or entry[name]._data.base is not self.state[name] for name in self.names):
                     return False
         return True
 
     def step(self, optimizer: Optimizer, group: dict[str, Any]) -> None:
-        """Gather the gradients and apply the rule: once over everything, or per parameter."""
+        """Gather the values and gradients, apply the rule (once over everything, or per parameter), write back."""
         present = []
         for index, param in enumerate(self.params):
             grad = param.grad
             if grad is None:
                 continue
-            np.copyto(self.grad_views[index], grad.data, casting="same_kind")
+            np.copyto(self.grad_views[index], grad._data, casting="same_kind")
+            np.copyto(self.views[index], param._data)
             present.append(index)
         if not present:
             return
@@ -249,17 +250,20 @@ class _FlatBuffer:
                 optimizer._update(group, self.param[where].reshape(shape), self.grad[where].reshape(shape),
                                   {name: flat[where].reshape(shape) for name, flat in self.state.items()},
                                   float(steps[index]), self.scratch[where].reshape(shape), first)
-        for index in present:
+        for index in present:  # the new values into the parameters' own storage
+            np.copyto(self.params[index]._data, self.views[index])
             _bump_version(self.params[index])
 
 
 # %% book/06_optimizers.ipynb, cell 29
 def _as_state_value(value: Any) -> Any:
-    """A saved state value as a Tensor copy (a Tensor or ndarray), or the value itself."""
+    """A saved state value as a Tensor copy (a Tensor or ndarray; a list of them, element by element), or the value."""
     if isinstance(value, Tensor):
-        return Tensor(value.data.copy())
+        return Tensor(value._data.copy())
     if isinstance(value, np.ndarray):
         return Tensor(value.copy())
+    if isinstance(value, list):  # LBFGS keeps lists of tensors
+        return [_as_state_value(v) for v in value]
     return value
 
 
@@ -280,7 +284,7 @@ def _checked_entry(where: str, required: tuple[str, ...], param: Tensor, entry: 
     checked: dict[str, Any] = {}
     for name, value in entry.items():
         if isinstance(value, (Tensor, np.ndarray)):
-            array = value.data if isinstance(value, Tensor) else value
+            array = value._data if isinstance(value, Tensor) else value
             if array.dtype.kind not in "fiu":
                 raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
             if name == "step":
@@ -418,7 +422,7 @@ class Optimizer:
                     if set_to_none:
                         param.grad = None
                     else:
-                        param.grad.data[...] = 0
+                        param.grad._data[...] = 0
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns ``closure()`` when one is given.
@@ -541,7 +545,7 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-# %% book/06_optimizers.ipynb, cell 68
+# %% book/06_optimizers.ipynb, cell 81
 def decay_groups(model: Module, weight_decay: float,
                  decay_types: tuple[type, ...] = (Linear, Conv2d, Embedding)) -> list[dict[str, Any]]:
     r"""Two param groups: weight decay for the weight matrices, none for everything else.

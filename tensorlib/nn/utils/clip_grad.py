@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 71
+# %% book/06_optimizers.ipynb, cell 84
 import math
 from collections.abc import Iterable
 
@@ -26,7 +26,7 @@ import numpy as np
 from tensorlib.engine import Tensor, no_grad
 
 
-# %% book/06_optimizers.ipynb, cell 72
+# %% book/06_optimizers.ipynb, cell 85
 def _grads(parameters: Tensor | Iterable[Tensor], owner: str) -> list[Tensor]:
     if isinstance(parameters, Tensor):
         parameters = [parameters]
@@ -52,7 +52,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
             the gradients are then scaled by nan, as in PyTorch).
 
     Returns:
-        the total norm of the gradients *before* clipping, a 0-d tensor of their dtype.
+        the total norm of the gradients *before* clipping, a 0-d tensor of their dtype. The sums
+        behind it accumulate in float32 at least (float64 for other ``norm_type``), so float16
+        gradients whose squares overflow float16 still give a finite norm, as in PyTorch.
 
     Every gradient is multiplied by :math:`\min(1, \text{max\_norm}/(\text{norm} + 10^{-6}))`.
     """
@@ -63,7 +65,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     if not grads:
         return Tensor(np.array(0.0, dtype=np.float32))
     dtype = grads[0].dtype
-    flat = [np.abs(g.data.reshape(-1)) for g in grads]
+    # sums accumulate in at least float32: float16 squares overflow past 256 (PyTorch accumulates in float32 too)
+    flat = [np.abs(g._data.reshape(-1)).astype(np.promote_types(g.dtype, np.float32), copy=False) for g in grads]
     with np.errstate(over="ignore", invalid="ignore"):
         if norm_type == math.inf:
             total = max(float(f.max()) if f.size else 0.0 for f in flat)
