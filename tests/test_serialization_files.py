@@ -26,9 +26,9 @@ from tensorlib.serialization import (
     load_file,
     save_checkpoint,
     save_file,
+    tlckpt,
 )
 from tensorlib.serialization import safetensors as st
-from tensorlib.serialization import tlckpt
 
 
 def _model():

@@ -163,6 +163,24 @@ _UNSUPPORTED = {"BFloat16Storage": "bfloat16 has no numpy dtype, so tensorlib ca
                 "tensors with .float() in PyTorch before saving)"}
 
 
+def _resolve_global(module: str, name: str, source: str) -> Any:
+    """What the global ``module.name`` of a weights-only pickle resolves to; refuses all others."""
+    allowed: dict[tuple[str, str], Callable[..., Any]] = {
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor, ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+        ("collections", "OrderedDict"): _ordered_dict, ("_codecs", "encode"): _encode}
+    if (module, name) in allowed:
+        return _Global(f"{module}.{name}", allowed[module, name])
+    if module == "torch" and name in STORAGE_DTYPES:
+        return _StorageType(name, STORAGE_DTYPES[name])
+    if module == "torch" and name in _UNSUPPORTED:
+        raise CheckpointError(f"{source}: {name}: {_UNSUPPORTED[name]}")
+    raise CheckpointError(
+        f"{source}: data.pkl asks for the global {module}.{name}, which a weights-only load refuses: "
+        "unpickling an arbitrary global can run any code, so tensorlib reads only tensors, Parameters, "
+        "storages, OrderedDict and plain containers, numbers and strings (as torch.load(weights_only=True))")
+
+
 class PickleReader(pickle.Unpickler):
     """An unpickler that allows only what a weights-only checkpoint holds, as ``weights_only=True``.
 
@@ -184,20 +202,7 @@ class PickleReader(pickle.Unpickler):
         self.storages: dict[str, _Storage] = {}
 
     def find_class(self, module: str, name: str) -> Any:
-        allowed: dict[tuple[str, str], Callable[..., Any]] = {("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-                   ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-                   ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-                   ("collections", "OrderedDict"): _ordered_dict, ("_codecs", "encode"): _encode}
-        if (module, name) in allowed:
-            return _Global(f"{module}.{name}", allowed[module, name])
-        if module == "torch" and name in STORAGE_DTYPES:
-            return _StorageType(name, STORAGE_DTYPES[name])
-        if module == "torch" and name in _UNSUPPORTED:
-            raise CheckpointError(f"{self.source}: {name}: {_UNSUPPORTED[name]}")
-        raise CheckpointError(
-            f"{self.source}: data.pkl asks for the global {module}.{name}, which a weights-only load refuses: "
-            "unpickling an arbitrary global can run any code, so tensorlib reads only tensors, Parameters, "
-            "storages, OrderedDict and plain containers, numbers and strings (as torch.load(weights_only=True))")
+        return _resolve_global(module, name, self.source)
 
     def persistent_load(self, pid: Any) -> _Storage:
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _StorageType)
@@ -216,9 +221,12 @@ class PickleReader(pickle.Unpickler):
 
 
 def _check_opcodes(data: bytes, source: str) -> None:
-    """Refuse a pickle that uses an opcode outside :data:`_OPCODES` or a memo index past its end."""
+    """Refuse a pickle that uses an opcode outside :data:`_OPCODES`, a global outside the allow-list or a memo index past its end."""
     try:
         for opcode, arg, position in pickletools.genops(data):
+            if opcode.name == "GLOBAL" and " " in str(arg):  # refused by name, before an opcode uses it
+                module, name = str(arg).split(" ", 1)
+                _resolve_global(module, name, source)
             if opcode.name not in _OPCODES:
                 raise CheckpointError(f"{source}: data.pkl byte {position}: pickle opcode {opcode.name} is not allowed "
                                       "in a weights-only checkpoint")
