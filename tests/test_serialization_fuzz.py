@@ -223,9 +223,12 @@ def _hostile_header(data: bytes, rng) -> bytes:
         return _raw(header, body, raw)
     if choice == 3:  # a dtype string that does not exist
         entry["dtype"] = str(rng.choice(["F128", "Q8", "f4", "float32", "F 32", "I3", "\u0000", "F32\n", "BF8"]))
-    elif choice == 4:  # a shape whose product overflows, or too many dimensions
+    elif choice == 4 and rng.random() < 0.5:  # a shape whose product overflows, or too many dimensions
         entry["shape"] = [list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 65,
                                             [2**32, 2**32], [2**64 - 1], [2**21] * 3)][rng.integers(8)]
+    elif choice == 4:  # an extra tensor of no bytes, so the offsets still tile, whose shape cannot exist
+        shape = [list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 64 + [0])][rng.integers(5)]
+        header["empty'"] = {"dtype": str(rng.choice(["F32", "U8", "F64"])), "shape": shape, "data_offsets": [0, 0]}
     elif choice == 5 and len(names) >= 2:  # two tensors whose bytes overlap (sizes kept right)
         other = header[names[(names.index(name) + 1) % len(names)]]
         begin, end = other["data_offsets"]

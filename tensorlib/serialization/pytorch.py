@@ -230,9 +230,9 @@ def _check_opcodes(data: bytes, source: str) -> None:
             if opcode.name not in _OPCODES:
                 raise CheckpointError(f"{source}: data.pkl byte {position}: pickle opcode {opcode.name} is not allowed "
                                       "in a weights-only checkpoint")
-            if "PUT" in opcode.name or "GET" in opcode.name:
-                if not isinstance(arg, int) or arg > len(data):
-                    raise CheckpointError(f"{source}: data.pkl byte {position}: memo index {arg} past the pickle's size")
+            if "PUT" in opcode.name or "GET" in opcode.name or opcode.name == "FRAME":
+                if not isinstance(arg, int) or arg > len(data):  # the unpickler would allocate this much first
+                    raise CheckpointError(f"{source}: data.pkl byte {position}: {opcode.name} {arg} past the pickle's size")
     except CheckpointError:
         raise
     except Exception as error:  # pickletools raises ValueError and others on damaged bytes
