@@ -151,6 +151,16 @@ def test_damaged_archives(mutate, message):
         _load(mutate(blob))
 
 
+def test_a_stored_size_past_the_file_is_refused_before_it_is_read(tmp_path):
+    # found by the fuzzer: one flipped bit in the central directory made zipfile read 128 MiB at once
+    blob = bytearray(_archive(_dict({"w": _tensor("0")}), {"0": SIX}))
+    entry = blob.rfind(b"PK\x01\x02", 0, blob.rfind(b"archive/data/0") + 1)
+    blob[entry + 20: entry + 24] = struct.pack("<I", 2**27 + 24)  # compressed size of data/0
+    (tmp_path / "m.pt").write_bytes(bytes(blob))
+    with pytest.raises(CheckpointError, match="member 'archive/data/0' claims 24 bytes .134217752 stored."):
+        tl.load(tmp_path / "m.pt")
+
+
 def test_compressed_members_and_torchscript_archives_are_refused():
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:

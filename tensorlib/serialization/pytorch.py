@@ -320,8 +320,10 @@ def _members(archive: zipfile.ZipFile, size: int, source: str) -> tuple[str, dic
     for name, info in members.items():
         if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 1:
             raise CheckpointError(f"{source}: member {name!r} is compressed or encrypted; torch.save stores members as they are")
-        if info.file_size > size or info.header_offset + info.file_size > size:
-            raise CheckpointError(f"{source}: member {name!r} claims {info.file_size} bytes, past the file's {size}")
+        # a stored member's two sizes agree, and both end inside the file (zipfile would read that much)
+        if info.compress_size != info.file_size or info.header_offset + info.compress_size > size:
+            raise CheckpointError(f"{source}: member {name!r} claims {info.file_size} bytes ({info.compress_size} "
+                                  f"stored) from byte {info.header_offset}, past the file's {size}")
     return prefix, members
 
 
