@@ -1,10 +1,19 @@
-"""Fuzzing the readers: mutated TLCKPT and safetensors files raise CheckpointError and change nothing.
+"""Fuzzing the readers: mutated TLCKPT, safetensors and torch.save files raise CheckpointError and change nothing.
 
 ``make test`` runs a few hundred mutants per format; ``make fuzz`` runs 10,000 per format
 (``TENSORLIB_FUZZ_N=10000``) and prints the counts. Every mutant is loaded through the public
 API into a live model (and optimizer and generator); the only exception allowed out is
 ``CheckpointError``, after which every parameter, optimizer state tensor and generator state
-must be exactly as before. A load that takes more than 10 s counts as a hang.
+must be exactly as before. A load that takes more than 10 s counts as a hang, and one that
+allocates more than ``MEMORY_BOUND`` bytes (traced by ``tracemalloc``) as unbounded memory.
+
+Besides byte flips, truncations, extensions and splices, the mutations write header lengths
+past the end of the file, duplicate JSON keys, non-UTF-8 headers, NaN, huge and negative
+offsets, dtype strings that do not exist, shapes whose product overflows or with 65 dimensions,
+overlapping tensors and zero-size tensors; a ``torch.save`` archive (written by PyTorch, so that
+format is fuzzed only where torch is installed) gets damaged pickles (edited integers, globals
+outside the allow-list, forbidden opcodes), short or long storages, dropped or compressed
+members, and is re-zipped so that its CRCs are right again.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import os
 import signal
 import struct
 import sys
+import tracemalloc
 from collections import Counter
 from pathlib import Path
 
@@ -32,6 +42,7 @@ from tensorlib.serialization import (
 
 N = int(os.environ.get("TENSORLIB_FUZZ_N", "300"))
 HANG_SECONDS = 10
+MEMORY_BOUND = 64 * 2**20  # bytes a reader may allocate for one mutant of a few kilobytes
 EDGE_U32 = [0, 1, 2, 3, 4, 7, 8, 255, 2**16, 2**31 - 1, 2**31, 2**32 - 1]
 EDGE_U64 = EDGE_U32 + [2**32, 2**60, 2**63, 2**64 - 1]
 
@@ -126,9 +137,20 @@ def _common_mutation(data: bytes, rng) -> bytes:
     return data[:cut] + data[cut + span:] if rng.random() < 0.5 else data[:cut] + data[cut: cut + span] + data[cut:]
 
 
+def _hostile_record(data: bytes, names, rng) -> bytes:
+    """Replace the first parameter record by one whose shape cannot exist (65 dims, an overflowing product)."""
+    dims = [[1] * 65, [0] * 65, [0, 2**32 - 1, 2**32 - 1, 2**32 - 1], [2**31, 2**31, 0], [2**32 - 1] * 3][rng.integers(5)]
+    count = int(np.prod(dims, dtype=object)) % 2**64
+    name_at, length = names[0]
+    record = struct.pack("<I", length) + data[name_at: name_at + length] + struct.pack(f"<I{len(dims)}IQ", len(dims), *dims, count)
+    return data[:20] + record + data[names[1][0] - 4:]
+
+
 def _tlckpt_mutation(data: bytes, fields, names, rng) -> bytes:
     if rng.random() < 0.4:
         return _common_mutation(data, rng)
+    if rng.random() < 0.1:
+        return _hostile_record(data, names, rng)
     out = bytearray(data)
     if rng.random() < 0.75:  # edit a length, count, dim or step
         offset, size = fields[rng.integers(len(fields))]
@@ -174,9 +196,63 @@ def _mutate_entry(entry, rng):
     return entry
 
 
+def _raw(header: dict, body: bytes, raw: bytes | None = None) -> bytes:
+    raw = json.dumps(header).encode() if raw is None else raw
+    return len(raw).to_bytes(8, "little") + raw + body
+
+
+def _hostile_header(data: bytes, rng) -> bytes:
+    """Issue 21's strategies: lengths past the end, non-UTF-8, bad offsets, dtypes and shapes, overlaps, zero sizes."""
+    n = int.from_bytes(data[:8], "little")
+    header, body = json.loads(data[8: 8 + n]), data[8 + n:]
+    names = [k for k in header if k != "__metadata__"]
+    name = names[rng.integers(len(names))]
+    entry = header[name]
+    choice = rng.integers(9)
+    if choice == 0:  # a header length just past the end of the file, or far past it
+        return (n + len(body) + int(rng.choice([1, 2, 8, 4096, 2**40]))).to_bytes(8, "little") + data[8:]
+    if choice == 1:  # bytes that are not UTF-8 inside a string of the header
+        raw = bytearray(data[8: 8 + n])
+        at = raw.find(name.encode()) if rng.random() < 0.5 else raw.find(b"F32")
+        raw[max(at, 1)] = int(rng.choice([0x80, 0xC0, 0xFF, 0xED]))
+        return _raw(header, body, bytes(raw))
+    if choice == 2:  # NaN, infinite, huge, negative or fractional offsets, spelled as JSON allows or not
+        token = str(rng.choice(["NaN", "Infinity", "-Infinity", "1e400", "-8", "18446744073709551616", "2.5", "1e3"]))
+        raw = json.dumps(header).encode().replace(json.dumps(entry["data_offsets"]).encode(),
+                                                  f'[{entry["data_offsets"][0]}, {token}]'.encode(), 1)
+        return _raw(header, body, raw)
+    if choice == 3:  # a dtype string that does not exist
+        entry["dtype"] = str(rng.choice(["F128", "Q8", "f4", "float32", "F 32", "I3", "\u0000", "F32\n", "BF8"]))
+    elif choice == 4 and rng.random() < 0.5:  # a shape whose product overflows, or too many dimensions
+        entry["shape"] = [list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 65,
+                                            [2**32, 2**32], [2**64 - 1], [2**21] * 3)][rng.integers(8)]
+    elif choice == 4:  # an extra tensor of no bytes, so the offsets still tile, whose shape cannot exist
+        shape = [list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 64 + [0])][rng.integers(5)]
+        header["empty'"] = {"dtype": str(rng.choice(["F32", "U8", "F64"])), "shape": shape, "data_offsets": [0, 0]}
+    elif choice == 5 and len(names) >= 2:  # two tensors whose bytes overlap (sizes kept right)
+        other = header[names[(names.index(name) + 1) % len(names)]]
+        begin, end = other["data_offsets"]
+        shift = int(rng.integers(0, max(end - begin, 1)))
+        size = entry["data_offsets"][1] - entry["data_offsets"][0]
+        entry["data_offsets"] = [begin + shift, begin + shift + size]
+    elif choice == 6:  # a zero-size tensor, placed anywhere
+        at = int(rng.integers(0, len(body) + 2))
+        entry.update(shape=[0, int(rng.integers(1, 5))], data_offsets=[at, at])
+    elif choice == 7:  # a duplicate key inside one entry
+        raw = json.dumps(header).encode().replace(b'"dtype": ', b'"dtype": "I64", "dtype": ', 1)
+        return _raw(header, body, raw)
+    else:  # every tensor made empty, so only the header counts
+        for other in names:
+            header[other].update(shape=[0], data_offsets=[0, 0])
+        return _raw(header, b"")
+    return _raw(header, body)
+
+
 def _safetensors_mutation(data: bytes, rng) -> bytes:
     if rng.random() < 0.4:
         return _common_mutation(data, rng)
+    if rng.random() < 0.4:
+        return _hostile_header(data, rng)
     n = int.from_bytes(data[:8], "little")
     header, body = json.loads(data[8: 8 + n]), data[8 + n:]
     names = [k for k in header if k != "__metadata__"]
@@ -222,6 +298,89 @@ def _safetensors_mutation(data: bytes, rng) -> bytes:
     return len(raw).to_bytes(8, "little") + raw + body
 
 
+# ---- torch.save zip archives (PyTorch's own format, read by tl.load) -----------------------------
+
+def _torch_base(model, optimizer, generator) -> bytes:
+    torch = pytest.importorskip("torch")
+    import io
+
+    def convert(value):
+        if isinstance(value, tl.Tensor):
+            return torch.from_numpy(value.numpy().copy())
+        if isinstance(value, dict):
+            return {k: convert(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(convert(v) for v in value)
+        return value
+
+    weight = torch.arange(12.0).reshape(3, 4)
+    obj = {"model": convert(model.state_dict()), "optimizer": convert(optimizer.state_dict()), "step": 3,
+           "views": [weight, weight.t(), weight[1:, ::2]], "ints": torch.arange(5), "mask": torch.tensor([True, False]),
+           "half": torch.ones(2, dtype=torch.float16), "p": torch.nn.Parameter(torch.ones(2)), "note": "ünï"}
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    return buffer.getvalue()
+
+
+def _mutate_pickle(data: bytes, rng) -> bytes:
+    choice = rng.integers(4)
+    if choice == 0:  # a small integer argument (BININT1: offsets, sizes, strides, numels) edited
+        spots = [i for i in range(len(data) - 1) if data[i] == ord("K")]
+        out = bytearray(data)
+        at = spots[rng.integers(len(spots))] + 1
+        out[at] = int(rng.choice([0, 1, 2, 3, 4, 5, 11, 12, 13, 255]))
+        return bytes(out)
+    if choice == 1:  # a global replaced by one the allow-list lacks, or by a storage type of another size
+        old = bytes(rng.choice([b"torch._utils\n_rebuild_tensor_v2\n", b"torch\nFloatStorage\n", b"collections\nOrderedDict\n"]))
+        new = bytes(rng.choice([b"os\nsystem\n", b"builtins\neval\n", b"torch\nDoubleStorage\n", b"torch\nBFloat16Storage\n",
+                                b"torch._utils\n_rebuild_parameter\n", b"torch\nBoolStorage\n"]))
+        return data.replace(old, new, 1 + int(rng.integers(3)))
+    if choice == 2:  # an opcode byte replaced (INST, OBJ, NEWOBJ, EXT1, a memo index, a huge length, ...)
+        out = bytearray(data)
+        at = int(rng.integers(2, len(out)))
+        out[at: at + 5] = bytes([int(rng.choice(list(b"iobc\x81\x82\x92\x93rjhqQPUX\x8d\x8e\x96\x94\x95")))]) + rng.bytes(4)
+        return bytes(out)
+    return _common_mutation(data, rng)
+
+
+def _torch_mutation(data: bytes, rng) -> bytes:
+    """Damage the archive itself, or one member and re-zip it so the CRCs are right again."""
+    import io
+    import zipfile
+
+    if rng.random() < 0.3:
+        return _common_mutation(data, rng)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    names = sorted(members)
+    pickled = next(name for name in names if name.endswith("data.pkl"))
+    choice = rng.integers(5)
+    if choice <= 1:
+        members[pickled] = _mutate_pickle(members[pickled], rng)
+    elif choice == 2:  # a storage shortened, lengthened or emptied
+        name = str(rng.choice([n for n in names if "/data/" in n]))
+        members[name] = members[name][: int(rng.integers(len(members[name]) + 1))] + rng.bytes(int(rng.integers(3)) * 4)
+    elif choice == 3:  # a member dropped, or byteorder junk
+        if rng.random() < 0.5:
+            del members[str(rng.choice(names))]
+        else:
+            members[pickled.replace("data.pkl", "byteorder")] = bytes(rng.choice([b"big", b"middle", b"", b"little\n"]))
+    else:  # a member compressed, or the pickle duplicated under another folder
+        method = zipfile.ZIP_DEFLATED if rng.random() < 0.5 else zipfile.ZIP_STORED
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as archive:
+            for name, raw in members.items():
+                archive.writestr(name, raw, compress_type=method if name == pickled else zipfile.ZIP_STORED)
+            if method == zipfile.ZIP_STORED:
+                archive.writestr("other/data.pkl", members[pickled])
+        return out.getvalue()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, raw in members.items():
+            archive.writestr(name, raw)
+    return out.getvalue()
+
+
 # ---- the harness --------------------------------------------------------------------------------
 
 def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
@@ -233,26 +392,34 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
         save_checkpoint(base_path, model, optimizer, generator)
     elif kind == "safetensors":
         save_model(model, base_path, metadata={"epoch": "3"})
-    else:
+    elif kind == "tl.save":
         tl.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": [generator.get_state()],
                  "step": 3, "note": "ünï"}, base_path)
+    else:
+        base_path.write_bytes(_torch_base(model, optimizer, generator))
     base = base_path.read_bytes()
+    mutate = {"tlckpt": lambda: _tlckpt_mutation(base, fields, names, rng), "safetensors": lambda: _safetensors_mutation(base, rng),
+              "tl.save": lambda: _safetensors_mutation(base, rng), "torch.save": lambda: _torch_mutation(base, rng)}[kind]
     fields, names = _tlckpt_fields(base) if kind == "tlckpt" else (None, None)
     snapshot = _snapshot(model, optimizer, generator)
     outcomes: Counter = Counter()
     path = directory / f"mutant-{kind}"
     previous = signal.signal(signal.SIGALRM, _on_alarm)
+    tracing = tracemalloc.is_tracing()
+    tracemalloc.start()
     try:
         for i in range(count):
-            mutant = _tlckpt_mutation(base, fields, names, rng) if kind == "tlckpt" else _safetensors_mutation(base, rng)
+            mutant = mutate()
             path.write_bytes(mutant)
             signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
             try:
                 if kind == "tlckpt":
                     load_checkpoint(path, model, optimizer, generator)
                 elif kind == "safetensors":
                     load_model(model, path)
-                else:
+                else:  # tl.save and torch.save files both load through tl.load
                     tl.load(path)
                 outcomes["loaded"] += 1
                 _restore(snapshot, model, optimizer, generator)
@@ -269,16 +436,23 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
                 raise AssertionError(f"{kind} mutant {i} raised {type(error).__name__}: {error}") from error
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+            peak = tracemalloc.get_traced_memory()[1] - before
+            if peak > MEMORY_BOUND:
+                (directory / f"memory-{kind}-{i}").write_bytes(mutant)
+                raise AssertionError(f"{kind} mutant {i} ({len(mutant)} bytes) made the reader allocate {peak} bytes")
+            outcomes["peak bytes"] = max(outcomes["peak bytes"], peak)
     finally:
         signal.signal(signal.SIGALRM, previous)
+        if not tracing:
+            tracemalloc.stop()
     return outcomes
 
 
-@pytest.mark.parametrize("kind", ["tlckpt", "safetensors", "tl.save"])
+@pytest.mark.parametrize("kind", ["tlckpt", "safetensors", "tl.save", "torch.save"])
 def test_fuzz(kind, tmp_path):
-    outcomes = fuzz(kind, N, tmp_path, seed={"tlckpt": 1, "safetensors": 2, "tl.save": 3}[kind])
+    outcomes = fuzz(kind, N, tmp_path, seed={"tlckpt": 1, "safetensors": 2, "tl.save": 3, "torch.save": 4}[kind])
     print(f"\nfuzz {kind}: {N} mutants: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
-    assert sum(outcomes.values()) == N
+    assert outcomes["loaded"] + outcomes["rejected (CheckpointError)"] == N
     assert outcomes["rejected (CheckpointError)"] > N // 2  # the mutations do hit the validation
 
 
@@ -287,5 +461,5 @@ if __name__ == "__main__":  # python tests/test_serialization_fuzz.py 10000
 
     count = int(sys.argv[1]) if len(sys.argv) > 1 else N
     with tempfile.TemporaryDirectory() as scratch:
-        for kind in ("tlckpt", "safetensors", "tl.save"):
+        for kind in ("tlckpt", "safetensors", "tl.save", "torch.save"):
             print(kind, count, dict(fuzz(kind, count, Path(scratch))))

@@ -4,7 +4,7 @@ Written by hand, re-exports only: each name lives in a module generated from
 book/07_checkpointing.ipynb.
 """
 
-from tensorlib.serialization import atomic, checkpoint, nested, reader, safetensors, tlckpt
+from tensorlib.serialization import atomic, checkpoint, nested, pytorch, reader, safetensors, tlckpt
 from tensorlib.serialization.atomic import atomic_write
 from tensorlib.serialization.checkpoint import load_checkpoint, save_checkpoint
 from tensorlib.serialization.nested import load, save
@@ -21,6 +21,7 @@ __all__ = [
     "load_file",
     "load_model",
     "nested",
+    "pytorch",
     "reader",
     "safetensors",
     "save",

@@ -20,16 +20,17 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 30
+# %% book/07_checkpointing.ipynb, cell 33
 import os
 import secrets
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 _TEMP_MARK = ".tmp-"
 
 
-# %% book/07_checkpointing.ipynb, cell 31
+# %% book/07_checkpointing.ipynb, cell 34
 def _temporary_name(path: Path) -> Path:
     """``.<name>.tmp-<pid>-<random>`` beside ``path``: hidden, unique, and naming its writer."""
     return path.with_name(f".{path.name}{_TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
@@ -81,6 +82,16 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def _keep_permissions(path: Path, fd: int) -> None:
+    """Give the new file ``fd`` the permission bits of the file it will replace, if there is one."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return  # a new file: 0o666 less the umask, from os.open
+    if stat.S_ISREG(mode) and hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(mode))
+
+
 def atomic_write(path: str | os.PathLike, chunks: Iterable[bytes | bytearray | memoryview], durable: bool = True) -> None:
     """Replace the file ``path`` by the concatenation of ``chunks``, atomically.
 
@@ -88,20 +99,23 @@ def atomic_write(path: str | os.PathLike, chunks: Iterable[bytes | bytearray | m
     the old file or the complete new one, never a mixture or a truncated file. With
     ``durable=True`` (the default) both the data and the rename are flushed with ``fsync``, so they
     also survive a power cut; ``durable=False`` skips the two ``fsync`` calls (faster, for
-    tests and scratch files). The new file gets the permissions ``open(path, "w")`` would
-    give (``0o666`` less the umask). If writing fails, the temporary file is removed, the
-    exception propagates and ``path`` is untouched.
+    tests and scratch files). A ``path`` that is a symbolic link is followed: its target is
+    replaced and the link kept (as ``open(path, "w")`` and ``torch.save`` do). A file that is
+    replaced keeps its permission bits; a new one gets the permissions ``open(path, "w")``
+    would give (``0o666`` less the umask). If writing fails, the temporary file is removed,
+    the exception propagates and ``path`` is untouched.
 
     Args:
         path: the file to create or replace.
         chunks: the bytes, in pieces (so a large checkpoint is never joined into one buffer).
         durable: whether to ``fsync`` the file and its directory.
     """
-    path = Path(path)
+    path = Path(os.path.realpath(path))  # through symbolic links: replace the target, keep the link
     remove_stale_temporaries(path)
     temporary = _temporary_name(path)
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
+        _keep_permissions(path, fd)
         with open(fd, "wb", closefd=True) as file:
             for chunk in chunks:
                 file.write(chunk)

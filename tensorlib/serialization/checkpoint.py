@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 35
+# %% book/07_checkpointing.ipynb, cell 38
 import copy
 import os
 from typing import Any
@@ -37,11 +37,11 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.optim.adam import Adam
 from tensorlib.random import Generator
 from tensorlib.serialization.atomic import atomic_write
-from tensorlib.serialization.reader import CheckpointError
+from tensorlib.serialization.reader import CheckpointError, open_regular_file, read_exactly
 from tensorlib.serialization.tlckpt import AdamWSection, TLCheckpoint, decode, encode
 
 
-# %% book/07_checkpointing.ipynb, cell 36
+# %% book/07_checkpointing.ipynb, cell 39
 def _optimizer_parameters(optimizer: Adam) -> list[Tensor]:
     """The optimizer's parameters in state_dict index order (its groups, concatenated)."""
     return [param for group in optimizer.param_groups for param in group["params"]]
@@ -124,7 +124,7 @@ def _closest(live: Any, stored: float) -> float:
     return live if float(np.float32(live)) == stored else stored
 
 
-# %% book/07_checkpointing.ipynb, cell 37
+# %% book/07_checkpointing.ipynb, cell 40
 def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | None = None, generator: Generator | None = None) -> None:
     """Write ``model``'s parameters (and AdamW and generator state) to ``path`` as TLCKPT v1, atomically.
 
@@ -178,11 +178,13 @@ def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | No
         the decoded :class:`~tensorlib.serialization.tlckpt.TLCheckpoint`.
 
     Raises:
-        CheckpointError: for a bad file or one that does not fit; nothing has changed.
+        CheckpointError: for a bad file, one that does not fit, or a path that is not a regular
+            file (refused before it is opened); nothing has changed.
     """
     source = os.fspath(path)
-    with open(path, "rb") as file:
-        checkpoint = decode(file.read(), source)
+    file, size = open_regular_file(path)
+    with file:
+        checkpoint = decode(read_exactly(file, size, source), source)
     parameters = _check_model(checkpoint, model, source)
     optimizer_state: dict[str, Any] = {}
     if optimizer is not None:

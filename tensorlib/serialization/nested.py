@@ -3,12 +3,14 @@
 
 r"""``tensorlib.save`` / ``tensorlib.load``: nested containers of tensors, without pickle.
 
-``save(obj, path)`` accepts what a training checkpoint holds: dicts (keys ``str`` or ``int``),
+``save(obj, f)`` accepts what a training checkpoint holds: dicts (keys ``str`` or ``int``),
 lists and tuples, nested to any reasonable depth, whose leaves are tensors, ``None``, bools,
 ints, floats and strings. The tensors go into a safetensors file (one entry per distinct
 tensor, named by its path in the structure, such as ``model.fc.weight``) and the structure
 goes into the file's metadata as JSON, so the file opens with any safetensors reader and
 no code ever runs on load. Anything else is refused with a ``TypeError`` that names its path.
+``f`` is a path or a binary file object. ``load`` also reads PyTorch's own ``torch.save`` files
+(:mod:`tensorlib.serialization.pytorch`), weights only.
 See the chapter "Checkpointing" of the book.
 """
 
@@ -22,28 +24,34 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 53
+# %% book/07_checkpointing.ipynb, cell 65
+import io
 import json
 import math
 import os
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
-from tensorlib.engine import Tensor, tensor
-from tensorlib.serialization.reader import CheckpointError
+from tensorlib.engine import Tensor, from_numpy, tensor
+from tensorlib.serialization.pytorch import ZIP_MAGIC, check_map_location, map_storage, read_pt
+from tensorlib.serialization.reader import CheckpointError, open_regular_file
 from tensorlib.serialization.safetensors import (
     _byte_bounds,
+    _read,
     _reject_constant,
-    load_with_metadata,
+    _serialize,
     save_file,
 )
 
 STRUCTURE_KEY = "tensorlib.structure"
 MAX_DEPTH = 64  # nesting a training checkpoint never reaches; deeper is refused both ways
+# pickle protocol 2, then the 10-byte magic number that opens torch.save files before PyTorch 1.6
+_LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
+_RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 54
+# %% book/07_checkpointing.ipynb, cell 66
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -56,7 +64,7 @@ class _Encoder:
         key = (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
         if key not in self.names:
             name = path or "tensor"
-            while name in self.tensors:
+            while name in self.tensors or name == _RESERVED:  # a dict key "__metadata__" is escaped
                 name += "'"
             self.tensors[name] = value.detach()
             self.names[key] = name
@@ -93,12 +101,14 @@ class _Encoder:
         )
 
 
-def save(obj: Any, f: str | os.PathLike) -> None:
-    """Save ``obj`` (nested dicts, lists, tuples of tensors and plain values) to the file ``f``.
+def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
+    """Save ``obj`` (nested dicts, lists, tuples of tensors and plain values) to ``f``.
 
     Like ``torch.save`` for a checkpoint dict, without pickle: the result is a safetensors
-    file whose metadata holds the structure. The write is atomic. Two entries holding the
-    same tensor (tied weights) are stored once and load as one tensor.
+    file whose metadata holds the structure. ``f`` is a path (written atomically, see
+    :func:`~tensorlib.serialization.atomic.atomic_write`) or a binary file object, seekable or
+    not, written from its current position. Two entries holding the same tensor (tied
+    weights) are stored once and load as one tensor.
 
     Raises:
         TypeError: for a value of any other type, naming its path (``optimizer.state.0.foo``).
@@ -112,10 +122,17 @@ def save(obj: Any, f: str | os.PathLike) -> None:
         if value.numpy().size and low < reach:
             encoder.tensors[name] = tensor(value.numpy().copy())
         reach = max(reach, high)
-    save_file(encoder.tensors, f, {"format": "tensorlib", STRUCTURE_KEY: json.dumps(structure, allow_nan=False)})
+    metadata = {"format": "tensorlib", STRUCTURE_KEY: json.dumps(structure, allow_nan=False)}
+    if isinstance(f, (str, os.PathLike)):
+        save_file(encoder.tensors, f, metadata)
+        return
+    if not hasattr(f, "write") or isinstance(f, io.TextIOBase):
+        raise TypeError(f"f must be a path or a binary file object (open(..., 'wb'), io.BytesIO), got {type(f).__name__}")
+    for chunk in _serialize(encoder.tensors, metadata):
+        f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 55
+# %% book/07_checkpointing.ipynb, cell 67
 def _decode(node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0) -> Any:
     def fail(message: str) -> CheckpointError:
         return CheckpointError(f"{source}: structure: {message}")
@@ -150,18 +167,75 @@ def _decode(node: Any, tensors: dict[str, Tensor], used: set[str], source: str, 
     raise fail(f"unknown node {str(node)[:80]}")
 
 
-def load(f: str | os.PathLike) -> Any:
-    """Load what :func:`save` wrote: the same nesting of dicts, lists, tuples, values and tensors.
+def _open(f: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, int, str]:
+    """``(stream, bytes it holds from its position, name for messages)`` of a path or file object."""
+    if isinstance(f, (str, os.PathLike)):
+        stream, size = open_regular_file(f)
+        return stream, size, os.fspath(f)
+    if not hasattr(f, "read") or isinstance(f, io.TextIOBase):
+        raise TypeError(f"f must be a path or a binary file object (open(..., 'rb'), io.BytesIO), got {type(f).__name__}")
+    source = str(getattr(f, "name", f"<{type(f).__name__}>"))
+    if getattr(f, "seekable", lambda: False)():
+        start = f.tell()
+        size = f.seek(0, os.SEEK_END) - start
+        f.seek(start)
+        return f, size, source
+    data = f.read()  # a pipe or socket: its size is known only at its end
+    return io.BytesIO(data), len(data), source
 
-    A safetensors file written by another program (no tensorlib structure in its metadata)
-    loads as a dict of name to tensor. The whole file is read and validated before the
-    object is returned, and nothing in it is ever executed.
+
+def _is_torch_archive(stream: BinaryIO, source: str) -> bool:
+    """Whether ``stream`` holds a torch.save zip archive (by its first bytes; the position is kept)."""
+    start = stream.tell()
+    magic = stream.read(4)
+    stream.seek(start)
+    if magic == _LEGACY_TORCH_MAGIC:
+        raise CheckpointError(f"{source}: is a torch.save file of the legacy format (before PyTorch 1.6, not a zip), "
+                              "a bare pickle that tensorlib does not read; load and re-save it with a recent "
+                              "torch.save, or save its state dict with safetensors")
+    return magic == ZIP_MAGIC
+
+
+def _placed(tensors: dict[str, Tensor], map_location: Any, source: str) -> dict[str, Tensor]:
+    """Apply a callable ``map_location`` to each tensor of a safetensors file (saved on the CPU)."""
+    if not callable(map_location):
+        return tensors
+    return {name: from_numpy(map_storage(map_location, value.numpy().reshape(-1), "cpu", source).reshape(value.shape))
+            for name, value in tensors.items()}
+
+
+def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, *, weights_only: bool = True) -> Any:
+    """Load what :func:`save` (or ``torch.save``) wrote: the same nesting of containers, values and tensors.
+
+    ``f`` is a path or a binary file object (read from its position). A file of
+    :func:`save` loads as it was saved; a safetensors file written by another program (no
+    tensorlib structure in its metadata) as a dict of name to tensor; a ``torch.save`` archive
+    (the zip format of PyTorch 1.6 and later) as ``torch.load(f, weights_only=True)`` loads it
+    (see :func:`~tensorlib.serialization.pytorch.read_pt`). Nothing in a file is ever executed:
+    there is no pickle of arbitrary objects, so ``weights_only=False`` loads the same way, and a
+    file that needs another global is refused, saying which.
+
+    Args:
+        f: the file.
+        map_location: where storages go, as in ``torch.load``: ``None``, ``"cpu"``, a device, a
+            dict of saved location to ``"cpu"`` or a callable ``(storage, location)``; tensorlib
+            has only the CPU, so any other device is an error.
+        weights_only: accepted for ``torch.load``'s signature; loading is always weights only.
 
     Raises:
-        CheckpointError: for a bad file or structure, naming what was wrong.
+        CheckpointError: for a bad file or structure, or a path that is not a regular file.
+        ValueError: for a ``map_location`` naming another device than the CPU.
     """
-    source = os.fspath(f)
-    tensors, metadata = load_with_metadata(f)
+    check_map_location(map_location)
+    stream, size, source = _open(f)
+    try:
+        if _is_torch_archive(stream, source):
+            return read_pt(stream, size, source, map_location)
+        tensors, metadata = _read(stream, size, source)
+    finally:
+        if stream is not f:
+            stream.close()
+    tensors = _placed(tensors, map_location, source)
     if not metadata or STRUCTURE_KEY not in metadata:
         return tensors
     try:

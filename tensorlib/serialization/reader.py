@@ -8,7 +8,9 @@ which never reads past the end of its buffer and checks every length and count a
 bytes that are left *before* anything is allocated. Whatever is wrong with a file (a
 truncation, a flipped bit, a count of :math:`2^{60}` elements, a name of :math:`2^{32}` bytes),
 the reader raises one exception type, :class:`CheckpointError`, whose message names the
-file, the byte offset and the field. See the chapter "Checkpointing" of the book.
+file, the byte offset and the field. :func:`open_regular_file` refuses anything that is not a
+regular file (a directory, a FIFO, ``/dev/zero``) before opening it, :func:`read_exactly` never
+reads more than the file's size, and :func:`shape_error` says why a shape cannot be an array. See the chapter "Checkpointing" of the book.
 """
 
 from __future__ import annotations
@@ -16,11 +18,19 @@ from __future__ import annotations
 __all__ = [
     'CheckpointError',
     'ByteReader',
+    'MAX_NDIM',
+    'shape_error',
+    'open_regular_file',
+    'read_exactly',
 ]
 
 
 # %% book/07_checkpointing.ipynb, cell 12
+import os
+import stat
 import struct
+from collections.abc import Sequence
+from typing import BinaryIO
 
 import numpy as np
 
@@ -116,3 +126,69 @@ class ByteReader:
         """Raise unless every byte has been read: trailing bytes mean a damaged or foreign file."""
         if self.remaining:
             raise self.error(f"{self.remaining} unexpected trailing bytes after the last section")
+
+
+# %% book/07_checkpointing.ipynb, cell 16
+MAX_NDIM = 64  # the most dimensions an array can have (numpy's and PyTorch's limit)
+_MAX_BYTES = 2**63 - 1  # the most bytes an array can span (numpy's signed 64-bit sizes)
+
+
+def shape_error(shape: Sequence[int], itemsize: int) -> str | None:
+    """Why an array of ``shape`` with ``itemsize``-byte elements cannot exist, or ``None``.
+
+    An array has at most :data:`MAX_NDIM` dimensions, and the product of its nonzero
+    dimensions times ``itemsize`` must fit in a signed 64-bit byte count, even when another
+    dimension is 0: ``[0, 2**63]`` holds no element and still cannot be made.
+    """
+    if len(shape) > MAX_NDIM:
+        return f"{len(shape)} dimensions, more than the {MAX_NDIM} an array can have"
+    span = itemsize
+    for size in shape:
+        span *= max(size, 1)
+        if span > _MAX_BYTES:
+            return f"shape {list(shape)} overflows: its nonzero dimensions times {itemsize} bytes pass 2**63 - 1"
+    return None
+
+
+_KINDS = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
+
+
+def _not_regular(mode: int, source: str) -> CheckpointError:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return CheckpointError(f"{source}: is {kind}, not a regular file; a checkpoint is read from a regular file only")
+
+
+def open_regular_file(path: str | os.PathLike) -> tuple[BinaryIO, int]:
+    """Open ``path`` for reading if it is a regular file: ``(file, size in bytes)``.
+
+    A reader must never hang or read without end: ``/dev/zero`` never ends and opening a FIFO
+    that has no writer blocks. So ``path`` is checked with ``os.stat`` *before* it is opened,
+    opened with ``O_NONBLOCK`` (a FIFO swapped in meanwhile cannot block the open) and checked
+    again on the open file. Read at most ``size`` bytes from it (:func:`read_exactly`).
+
+    Raises:
+        CheckpointError: naming ``path`` and what it is (a directory, a FIFO, a device, ...).
+        OSError: if ``path`` does not exist or cannot be read.
+    """
+    source = os.fspath(path)
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise _not_regular(mode, source)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(info.st_mode, source)
+        return open(fd, "rb"), info.st_size
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_exactly(file: BinaryIO, size: int, source: str) -> bytes:
+    """The next ``size`` bytes of ``file``, never more; raises if the file ends first."""
+    data = file.read(size)
+    if len(data) != size:
+        raise CheckpointError(f"{source}: the file ended after {len(data)} of the {size} bytes expected (it changed while read?)")
+    return data

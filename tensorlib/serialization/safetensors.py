@@ -28,20 +28,20 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 43
+# %% book/07_checkpointing.ipynb, cell 46
 import io
 import json
 import math
 import os
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from tensorlib.engine import Tensor, from_numpy
 from tensorlib.nn.modules.module import Module
 from tensorlib.serialization.atomic import atomic_write
-from tensorlib.serialization.reader import CheckpointError
+from tensorlib.serialization.reader import CheckpointError, open_regular_file, shape_error
 
 # dtype names of the format, in the order of the reference implementation's Dtype enum (its
 # writer sorts tensors by this rank, descending, then by name, so that data stays aligned)
@@ -53,7 +53,7 @@ _NAMES = {np.dtype(code).newbyteorder("="): name for name, code in _NUMPY.items(
 MAX_HEADER_SIZE = 100_000_000  # bytes of JSON; the reference reader's limit
 
 
-# %% book/07_checkpointing.ipynb, cell 44
+# %% book/07_checkpointing.ipynb, cell 47
 def _byte_bounds(array: np.ndarray) -> tuple[int, int]:
     """The first and one-past-last byte addresses ``array`` can touch (numpy's ``byte_bounds``)."""
     low = high = array.__array_interface__["data"][0]
@@ -80,8 +80,11 @@ def _check_inputs(tensors: Mapping[str, Any], metadata: Mapping[str, str] | None
         raise TypeError(f"expected a dict of name to tensor, got {type(tensors).__name__}")
     arrays = {}
     for name, value in tensors.items():
-        if not isinstance(name, str) or name == "__metadata__":
-            raise ValueError(f"tensor names must be strings other than '__metadata__', got {name!r}")
+        if not isinstance(name, str):
+            raise ValueError(f"tensor names must be strings, got {name!r}")
+        if name == "__metadata__":
+            raise ValueError("'__metadata__' is reserved by safetensors: it is the header's key for the file's "
+                             "string metadata, so no tensor can have that name (tl.save escapes it)")
         array = _as_array(name, value)
         if array.dtype.newbyteorder("=") not in _NAMES:
             raise TypeError(f"tensor {name!r}: dtype {array.dtype} has no safetensors name")
@@ -133,7 +136,8 @@ def save(tensors: Mapping[str, Tensor], metadata: Mapping[str, str] | None = Non
 
     Raises:
         TypeError: for a value that is not a tensor, a dtype the format lacks, or bad metadata.
-        ValueError: for a name ``"__metadata__"`` or two tensors that share memory.
+        ValueError: for the name ``"__metadata__"`` (the format's key for metadata) or two tensors
+            that share memory.
     """
     return b"".join(bytes(chunk) for chunk in _serialize(tensors, metadata))
 
@@ -143,7 +147,7 @@ def save_file(tensors: Mapping[str, Tensor], filename: str | os.PathLike, metada
     atomic_write(filename, _serialize(tensors, metadata))
 
 
-# %% book/07_checkpointing.ipynb, cell 47
+# %% book/07_checkpointing.ipynb, cell 50
 def _reject_constant(token: str) -> None:
     raise ValueError(f"{token} is not valid JSON")
 
@@ -195,6 +199,9 @@ def _check_entry(name: str, entry: Any, source: str) -> tuple[np.dtype, tuple[in
         raise fail(f"shape must be a list of integers >= 0, got {shape!r}")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_index(n) for n in offsets)):
         raise fail(f"data_offsets must be [begin, end] with integers >= 0, got {offsets!r}")
+    problem = shape_error(shape, np.dtype(_NUMPY[dtype]).itemsize)
+    if problem:
+        raise fail(f"shape: {problem}")
     begin, end = offsets
     nbytes = math.prod(shape) * np.dtype(_NUMPY[dtype]).itemsize
     if end < begin or end - begin != nbytes:
@@ -202,7 +209,7 @@ def _check_entry(name: str, entry: Any, source: str) -> tuple[np.dtype, tuple[in
     return np.dtype(_NUMPY[dtype]), tuple(shape), begin, end
 
 
-def _read(stream: io.BufferedIOBase, size: int, source: str) -> tuple[dict[str, Tensor], dict[str, str] | None]:
+def _read(stream: BinaryIO, size: int, source: str) -> tuple[dict[str, Tensor], dict[str, str] | None]:
     """Validate the whole header against ``size``, then read each tensor into its own array."""
     if size < 8:
         raise CheckpointError(f"{source}: byte 0: the file is {size} bytes, shorter than the 8-byte header length")
@@ -233,7 +240,7 @@ def _read(stream: io.BufferedIOBase, size: int, source: str) -> tuple[dict[str, 
     arrays: dict[str, np.ndarray] = {}
     for name, (dtype, shape, _, end) in sorted(entries.items(), key=lambda item: item[1][2]):
         array = np.empty(shape, dtype=dtype)
-        if array.nbytes and stream.readinto(array.reshape(-1).data.cast("B")) != array.nbytes:
+        if array.nbytes and stream.readinto(array.reshape(-1).data.cast("B")) != array.nbytes:  # type: ignore[attr-defined]  # every binary file has readinto; typing's BinaryIO omits it
             raise CheckpointError(f"{source}: tensor {name!r}: the file ended before byte {8 + length + end}")
         if dtype.kind == "b" and array.view(np.uint8).max(initial=0) > 1:
             raise CheckpointError(f"{source}: tensor {name!r}: a BOOL byte is neither 0 nor 1")
@@ -253,8 +260,9 @@ def load(data: bytes) -> dict[str, Tensor]:
 
 def load_with_metadata(filename: str | os.PathLike) -> tuple[dict[str, Tensor], dict[str, str] | None]:
     """``(tensors, metadata)`` of a safetensors file; ``metadata`` is ``None`` when it has none."""
-    with open(filename, "rb") as stream:
-        return _read(stream, os.fstat(stream.fileno()).st_size, os.fspath(filename))
+    stream, size = open_regular_file(filename)
+    with stream:
+        return _read(stream, size, os.fspath(filename))
 
 
 def load_file(filename: str | os.PathLike) -> dict[str, Tensor]:
@@ -264,12 +272,12 @@ def load_file(filename: str | os.PathLike) -> dict[str, Tensor]:
     each tensor is read straight into its own array, so loading holds no second copy.
 
     Raises:
-        CheckpointError: if the file is not a valid safetensors file.
+        CheckpointError: if the file is not a valid safetensors file, or not a regular file.
     """
     return load_with_metadata(filename)[0]
 
 
-# %% book/07_checkpointing.ipynb, cell 50
+# %% book/07_checkpointing.ipynb, cell 53
 def _tied_groups(state: Mapping[str, Tensor]) -> dict[str, list[str]]:
     """Kept name to the other names of the same storage (tied weights), in state_dict order."""
     groups: dict[tuple, list[str]] = {}

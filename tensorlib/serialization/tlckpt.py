@@ -41,14 +41,14 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 21
+# %% book/07_checkpointing.ipynb, cell 24
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from tensorlib.serialization.reader import ByteReader
+from tensorlib.serialization.reader import MAX_NDIM, ByteReader, shape_error
 
 MAGIC = b"TLCKPT\0\0"
 LEGACY_MAGIC = b"TLWEIGHT"
@@ -58,7 +58,7 @@ FLAG_RNG = 1 << 1
 RNG_STATE_BYTES = 16
 
 
-# %% book/07_checkpointing.ipynb, cell 22
+# %% book/07_checkpointing.ipynb, cell 25
 @dataclass
 class AdamWSection:
     """The AdamW section: the configuration and, per parameter name, ``(step, m, v)`` (flat float32)."""
@@ -133,7 +133,7 @@ def encode(checkpoint: TLCheckpoint) -> Iterator[bytes | memoryview]:
         yield bytes(checkpoint.rng)
 
 
-# %% book/07_checkpointing.ipynb, cell 23
+# %% book/07_checkpointing.ipynb, cell 26
 def _finite(reader: ByteReader, values: np.ndarray, what: str, start: int) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
@@ -145,9 +145,13 @@ def _read_parameter(reader: ByteReader) -> tuple[str, np.ndarray]:
     start = reader.offset
     name = reader.string("parameter name")
     ndim = reader.u32(f"ndim of {name!r}")
-    if ndim > reader.remaining // 4:
-        raise reader.error(f"parameter {name!r} claims {ndim} dimensions, more than the file can hold", start)
+    if ndim > reader.remaining // 4 or ndim > MAX_NDIM:
+        raise reader.error(f"parameter {name!r} claims {ndim} dimensions, more than the file can hold "
+                           f"or the {MAX_NDIM} an array can have", start)
     dims = [reader.u32(f"dimension {i} of {name!r}") for i in range(ndim)]
+    problem = shape_error(dims, 4)
+    if problem:
+        raise reader.error(f"parameter {name!r}: {problem}", start)
     count_at = reader.offset
     count = reader.u64(f"element count of {name!r}")
     if count != int(np.prod(dims, dtype=object)):
