@@ -596,12 +596,13 @@ def _selected() -> list[str]:
 
 
 def second_core_probe() -> float:
-    """The speed-up of one 1024x1024 sgemm from 1 to 2 OpenBLAS threads right now (best of 5 each, in a
-    fresh process): about 1.9 on an idle 2-core machine, about 1 when other jobs hold the second core,
-    in which case every 2-thread figure measures the load, not the libraries."""
+    """The speed-up of one 1024x1024 sgemm from 1 to 2 OpenBLAS threads right now (best of 10 each, alternating,
+    in a fresh process): about 1.9 on an idle 2-core machine, about 1 when other jobs hold the second core,
+    in which case every 2-thread figure measures the load, not the libraries; above 2.2 (impossible on 2
+    cores) every 1-thread run was descheduled: the machine is overloaded."""
     code = ("import time, numpy as np\nfrom threadpoolctl import threadpool_limits\n"
             "a = np.ones((1024, 1024), np.float32)\nbest = {}\n"
-            "for n in (1, 2, 1, 2, 1, 2, 1, 2, 1, 2):\n    with threadpool_limits(n):\n        t = time.perf_counter(); a @ a\n"
+            "for n in (1, 2) * 10:\n    with threadpool_limits(n):\n        t = time.perf_counter(); a @ a\n"
             "        best[n] = min(best.get(n, 1e9), time.perf_counter() - t)\nprint(best[1] / best[2])")
     env = {**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
     try:
@@ -685,7 +686,8 @@ def report(rows: list[dict]) -> str:
     probe = next((r["second_core_probe"] for r in rows if r.get("second_core_probe")), None)
     if probe and probe[0] is not None:
         out.append(f"second-core probe (sgemm 1024, 1 -> 2 threads, before/after): x{probe[0]} / x{probe[1]}"
-                   + ("  (below 1.6: the second core was busy, 2-thread figures measure the load)" if min(probe) < 1.6 else ""))
+                   + ("  (below 1.6: the second core was busy, 2-thread figures measure the load)" if min(probe) < 1.6 else
+                      "  (above 2.2: the 1-thread runs were descheduled, the machine is overloaded)" if max(probe) > 2.2 else ""))
     untuned = [f"{r['name']}: {_fmt(r['tensorlib_untuned'])}" for r in rows if r.get("tensorlib_untuned")]
     if untuned:
         out.append("tensorlib without tune_malloc: " + "; ".join(untuned))
