@@ -58,8 +58,9 @@ test: install
 lab: install exercises
 	$(VENV)/bin/jupyter lab exercises $(LAB_ARGS)
 
+# make bench BENCH_ARGS='--only gpt' (or --quick: same format, rough figures); output format in benchmarks/README.md
 bench: install
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf book/_build book/_mathjax book/reference build dist .bench .pytest_cache .hypothesis .ruff_cache *.egg-info

@@ -6,6 +6,7 @@ A row is a plain dict: ``name`` plus the seconds per call of each implementation
 
 from __future__ import annotations
 
+import os
 import timeit
 from collections.abc import Callable
 
@@ -16,8 +17,9 @@ try:  # torch is optional: the torch column stays empty without it
 except ImportError:  # pragma: no cover - depends on the environment
     torch = None
 
-REPEAT = 5
-TARGET_SECONDS = 0.05
+QUICK = os.environ.get("BENCH_QUICK") == "1"  # run.py --quick: rough figures, for tests
+REPEAT = 1 if QUICK else 5
+TARGET_SECONDS = 0.005 if QUICK else 0.05
 
 
 def best_of(fn: Callable[[], object] | None, repeat: int = REPEAT, target: float = TARGET_SECONDS) -> float | None:

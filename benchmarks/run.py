@@ -5,25 +5,32 @@ time per call of tensorlib, of a bare numpy implementation and of torch (when in
 measured in this process, and the ratios tensorlib/numpy and tensorlib/torch. The rows are
 also written to ``.bench/results.json`` with the thread settings and library versions.
 
+A module may define ``report(rows) -> str`` to print its own table (bench_gpt.py does). The
+header names the CPU (``/proc/cpuinfo``), the core count and numpy's BLAS (threadpoolctl).
+``--quick`` (``BENCH_QUICK=1``) times less, for tests: the format stays, the figures are rough.
+
 Usage::
 
-    python benchmarks/run.py [--only autograd] [--json PATH]
+    python benchmarks/run.py [--only autograd] [--json PATH] [--quick]
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 # Threads are pinned before numpy or torch load: one core each, so ratios compare algorithms,
 # not thread pools (the Makefile exports the same variables).
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+if "--quick" in sys.argv[1:]:  # before the modules read it
+    os.environ["BENCH_QUICK"] = "1"
+
 import argparse  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -63,6 +70,25 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def cpu_model() -> str | None:
+    """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor() or None."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+    except OSError:
+        return platform.processor() or None
+
+
+def numpy_blas() -> list[dict]:
+    """numpy's BLAS as threadpoolctl reports it: internal_api, version, num_threads, architecture."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - depends on the environment
+        return []
+    return [{k: d.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
+            for d in threadpool_info() if d.get("user_api") == "blas"]
+
+
 def environment() -> dict:
     import numpy
 
@@ -70,6 +96,10 @@ def environment() -> dict:
         "python": platform.python_version(),
         "numpy": numpy.__version__,
         "machine": platform.machine(),
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "numpy_blas": numpy_blas(),
+        "quick": os.environ.get("BENCH_QUICK") == "1",
         "threads": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
     }
     try:
@@ -86,18 +116,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run only the bench_*.py modules whose name contains this")
     parser.add_argument("--json", type=Path, default=ROOT / ".bench" / "results.json")
+    parser.add_argument("--quick", action="store_true", help="time less (for tests): same format, rough figures")
     args = parser.parse_args(argv)
 
     env = environment()
     threads = ", ".join(f"{k}={v}" for k, v in env["threads"].items())
-    print(f"numpy {env['numpy']}, torch {env['torch'] or 'not installed'}; {threads}; times are best of 5, per call")
+    blas = ", ".join(f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in env["numpy_blas"]) or "unknown"
+    print(f"CPU: {env['cpu']}, {env['cores']} cores; numpy {env['numpy']} on {blas}; torch {env['torch'] or 'not installed'}")
+    print(f"{threads}; times are best of {5 if not env['quick'] else 1}, per call{' (quick mode)' if env['quick'] else ''}")
     results: dict[str, list[dict]] = {}
     for name in discover(args.only):
         module = importlib.import_module(name)
         rows = module.run()
         results[name] = rows
         print(f"\n{name}: {(module.__doc__ or '').strip().splitlines()[0]}")
-        print(table(rows))
+        print(module.report(rows) if hasattr(module, "report") else table(rows))
 
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"environment": env, "results": results}, indent=2) + "\n")
