@@ -40,4 +40,9 @@ from tensorlib import optim
 from tensorlib import serialization
 from tensorlib.serialization import load, save
 
+# Chapter 8, A GPT end to end: what PyTorch programs import at the top for GPUs and many processes,
+# answered for one CPU process (tl.backends, tl.accelerator, tl.amp, tl.distributed, tl.onnx; also
+# tensorlib.nn.parallel, tensorlib.utils.tensorboard); tensorlib.run_as_torch runs PyTorch programs
+from tensorlib import accelerator, amp, backends, distributed, onnx
+
 __version__ = "0.1.0"
