@@ -36,11 +36,19 @@ from tensorlib.random import (
     rand, rand_like, randint, randint_like, randn, randn_like, randperm, set_rng_state,
 )
 
+# Chapter 4, Layers: tl.utils.data (datasets, samplers, DataLoader), as torch.utils.data
+from tensorlib import utils
+
 # Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
 from tensorlib import optim
 
 # Chapter 7, Checkpointing: tl.save/tl.load without pickle; formats in tl.serialization
 from tensorlib import serialization
 from tensorlib.serialization import load, save
+
+# Chapter 8, A GPT end to end: what PyTorch programs import at the top for GPUs and many processes,
+# answered for one CPU process (tl.backends, tl.accelerator, tl.amp, tl.distributed, tl.onnx; also
+# tensorlib.nn.parallel, tensorlib.utils.tensorboard); tensorlib.run_as_torch runs PyTorch programs
+from tensorlib import accelerator, amp, backends, distributed, onnx
 
 __version__ = "0.1.0"

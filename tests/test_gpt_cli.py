@@ -1,6 +1,7 @@
 """The command line `python -m tensorlib.gpt` (tensorlib.gpt.cli, chapter 8)."""
 
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import fields
@@ -8,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+import tensorlib as tl
 from tensorlib.gpt.cli import main
 from tensorlib.gpt.data import load_corpus
-from tensorlib.gpt.train import TrainConfig
+from tensorlib.gpt.train import TrainConfig, read_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--max-steps", "12", "--warmup-steps", "2", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
@@ -73,14 +75,24 @@ def test_resume_continues_and_checks_flags(corpus, trained, tmp_path, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["train", "--out", "{trained}"], "already holds a checkpoint: pass --resume"),
-    (["train", "--out", "{tmp}/x", "--n-head", "3"], "n_embd (128) must be divisible by n_head (3)"),
-    (["train", "--out", "{tmp}/x", "--max-steps", "10"], "warmup_steps must be in [0, max_steps=10)"),
+    (["train", "--out", "{tmp}/x", "--n-head", "3"], "--n-embd (128) must be divisible by --n-head (3)"),
+    (["train", "--out", "{tmp}/x", "--max-steps", "10", "--warmup-steps", "10"],
+     "--warmup-steps must be in [0, --max-steps=10), got 10: pass a smaller --warmup-steps"),
+    (["train", "--out", "{tmp}/x", "--lr", "0"], "--lr must be a number in (0.0, inf), got 0.0"),
+    (["train", "--out", "{tmp}/x", "--block-size", "0"], "--block-size must be an int >= 1, got 0"),
+    (["train", "--out", "{tmp}/x", "--block-size", "512", "--chunk-size", "256"],
+     "--chunk-size (256) must be at least --block-size + 1 (513)"),
+    (["train", "--out", "{tmp}/x", "--batch-size", "100000000"], "GiB of memory (--batch-size 100000000"),
     (["train", "--data", "{tmp}/missing.txt", "--out", "{tmp}/x"], "missing.txt' does not exist"),
+    (["train", "--data", "{tmp}", "--out", "{tmp}/x"], "is a directory, not a text file"),
+    (["train", "--out", "{tmp}/damaged.safetensors"], "is a file, not a directory"),
+    (["sample", "--checkpoint", "{trained}", "--temperature", "nan"], "--temperature must be a finite number >= 0, got nan"),
+    (["sample", "--checkpoint", "{trained}", "--temperature", "inf"], "--temperature must be a finite number >= 0, got inf"),
     (["train", "--out", "{tmp}/empty", "--resume"], "no checkpoint at"),
     (["sample", "--checkpoint", "{tmp}/nothing"], "no checkpoint at"),
     (["sample", "--checkpoint", "{trained}", "--prompt", "ünïcode"], "vocabulary mismatch: the prompt has characters"),
     (["sample", "--checkpoint", "{trained}", "--top-k", "0"], "--top-k must be >= 1"),
-    (["sample", "--checkpoint", "{trained}", "--temperature", "-1"], "--temperature must be >= 0"),
+    (["sample", "--checkpoint", "{trained}", "--temperature", "-1"], "--temperature must be a finite number >= 0"),
     (["sample", "--checkpoint", "{damaged}"], "damaged.safetensors"),
 ])
 def test_clear_errors(args, message, trained, tmp_path, capsys):
@@ -108,3 +120,158 @@ def test_bad_flags_exit_2(capsys):
     assert "unrecognized arguments: --no-such-flag" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["fly"])
+
+
+def test_short_runs_train_with_the_default_warmup(corpus, tmp_path, capsys):
+    # the default warm-up (100 steps) scales down with --max-steps: max_steps // 30, at most 100
+    tiny = TINY[4:]  # no --max-steps, no --warmup-steps
+    assert "--warmup-steps" not in tiny and "--max-steps" not in tiny
+    assert main(["train", "--data", str(corpus), "--out", str(tmp_path / "r"), *tiny, "--max-steps", "20"]) == 0, capsys.readouterr().err
+    assert read_checkpoint(tmp_path / "r")["config"]["warmup_steps"] == 0
+    assert main(["train", "--data", str(corpus), "--out", str(tmp_path / "r2"), *tiny, "--max-steps", "90"]) == 0
+    assert read_checkpoint(tmp_path / "r2")["config"]["warmup_steps"] == 3
+    assert main(["train", "--data", str(corpus), "--out", str(tmp_path / "r2"), "--resume", "--no-progress"]) == 0  # nothing differs
+
+
+def _damage(state, how):
+    if how == "unknown config key":
+        state["config"]["bogus"] = 1
+    elif how == "missing config key":
+        del state["config"]["n_layer"]
+    elif how == "config not a dict":
+        state["config"] = [1, 2]
+    elif how == "invalid config value":
+        state["config"]["n_head"] = 3
+    elif how == "vocabulary not a string":
+        state["vocab"] = 5
+    elif how == "vocabulary a list":
+        state["vocab"] = list(state["vocab"])
+    elif how == "vocabulary with duplicates":
+        state["vocab"] = state["vocab"][:-1] + state["vocab"][0]
+    elif how == "width disagrees with the weights":
+        state["config"]["n_embd"] = 32
+    elif how == "layers disagree with the weights":
+        state["config"]["n_layer"] = 2
+    elif how == "a weight missing":
+        del state["model"][sorted(state["model"])[0]]
+    elif how == "a weight extra":
+        state["model"]["extra.weight"] = tl.zeros(2)
+    elif how == "no weights":
+        del state["model"]
+    elif how == "weights not a dict":
+        state["model"] = 3
+    elif how == "step not an int":
+        state["step"] = "7"
+    elif how == "missing corpus digest":
+        del state["corpus_sha256"]
+    elif how == "missing optimizer":
+        del state["optimizer"]
+    elif how == "optimizer state damaged":
+        state["optimizer"]["param_groups"] = []
+    elif how == "wrong format":
+        state["format"] = "other/1"
+    return state
+
+
+DAMAGES = ["unknown config key", "missing config key", "config not a dict", "invalid config value",
+           "vocabulary not a string", "vocabulary a list", "vocabulary with duplicates",
+           "width disagrees with the weights", "layers disagree with the weights", "a weight missing", "a weight extra",
+           "no weights", "weights not a dict", "step not an int", "missing corpus digest", "missing optimizer",
+           "optimizer state damaged", "wrong format"]
+ONLY_RESUME_NEEDS = {"missing corpus digest", "missing optimizer", "optimizer state damaged"}
+
+
+def one_error_line(capsys):
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("how", DAMAGES)
+def test_damaged_checkpoints_give_one_error_line(how, corpus, trained, tmp_path, capsys):
+    state = _damage(tl.load(trained / "ckpt.safetensors"), how)
+    tl.save(state, tmp_path / "ckpt.safetensors")
+    capsys.readouterr()
+    status = main(["sample", "--checkpoint", str(tmp_path), "--max-new-tokens", "3"])
+    if how in ONLY_RESUME_NEEDS:  # sampling reads only the configuration, the vocabulary and the weights
+        assert status == 0
+        capsys.readouterr()
+    else:
+        assert status == 2
+        one_error_line(capsys)
+    assert main(["train", "--data", str(corpus), "--out", str(tmp_path), "--resume", "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    if "digest" in how:
+        assert "corpus_sha256" in line
+
+
+def test_bad_paths_give_one_error_line(corpus, trained, tmp_path, capsys):
+    (tmp_path / "a_file.txt").write_text("x")
+    (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00\x81" * 100)
+    (tmp_path / "dir_ckpt" / "ckpt.safetensors").mkdir(parents=True)
+    (tmp_path / "empty.safetensors").write_bytes(b"")
+    os.mkfifo(tmp_path / "fifo")
+    cases = [
+        ["train", "--data", str(tmp_path), "--out", str(tmp_path / "x")],
+        ["train", "--data", str(tmp_path / "binary.txt"), "--out", str(tmp_path / "x")],
+        ["train", "--data", str(tmp_path / "fifo"), "--out", str(tmp_path / "x")],
+        ["train", "--data", str(tmp_path / "a_file.txt"), "--out", str(tmp_path / "x")],  # one distinct character
+        ["train", "--data", str(corpus), "--out", str(tmp_path / "a_file.txt")],
+        ["train", "--data", str(corpus), "--out", str(tmp_path / "a_file.txt" / "sub"), *TINY],
+        ["train", "--data", str(corpus), "--out", str(tmp_path / "nothing"), "--resume"],
+        ["train", "--data", str(corpus), "--out", str(tmp_path / "dir_ckpt"), "--resume"],
+        ["sample", "--checkpoint", str(tmp_path / "dir_ckpt")],
+        ["sample", "--checkpoint", str(tmp_path / "empty.safetensors")],
+        ["sample", "--checkpoint", str(tmp_path / "fifo")],
+        ["sample", "--checkpoint", "/dev/null"],
+        ["sample", "--checkpoint", str(corpus)],
+    ]
+    for args in cases:
+        assert main(args) == 2, args
+        one_error_line(capsys)
+
+
+DRIVER = """
+import sys
+from tensorlib.gpt import cli, train
+
+step, request_stop = train.Trainer.train_step, train.Trainer._request_stop
+
+
+def train_step(self):
+    loss = step(self)
+    if self.step == 7:
+        print("at step 7", flush=True)
+        sys.stdin.readline()  # wait here for the parent's two Ctrl-C (it never writes)
+    return loss
+
+
+def first_ctrl_c(self):
+    request_stop(self)
+    print("first Ctrl-C seen", flush=True)
+
+
+train.Trainer.train_step, train.Trainer._request_stop = train_step, first_ctrl_c
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_two_ctrl_c_report_the_checkpoint_really_saved(corpus, tmp_path):
+    # checkpoints every 5 steps; two Ctrl-C at step 7: the second stops at once, before step 7 is saved
+    (tmp_path / "driver.py").write_text(DRIVER)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = ["train", "--data", str(corpus), "--out", str(tmp_path / "r"), *TINY, "--checkpoint-interval", "5"]
+    child = subprocess.Popen([sys.executable, str(tmp_path / "driver.py"), *args], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline() == "at step 7\n"  # the handshake: the child is inside step 7
+        child.send_signal(signal.SIGINT)
+        assert child.stdout.readline() == "first Ctrl-C seen\n"
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert child.returncode == 130, err
+    assert "interrupted at step 7: the last checkpoint, of step 5, is in" in err and "Traceback" not in err, err
+    assert read_checkpoint(tmp_path / "r")["step"] == 5

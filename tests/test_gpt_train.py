@@ -260,3 +260,58 @@ def test_tune_malloc_is_a_no_op_off_linux(monkeypatch):
     import tensorlib.gpt.perf as perf
     monkeypatch.setattr(perf.sys, "platform", "darwin")
     assert perf.tune_malloc() is False
+
+
+def test_memory_check_refuses_runs_that_cannot_fit(tmp_path):
+    from tensorlib.gpt.train import check_memory, memory_estimate
+    small = memory_estimate(tiny(), 90)
+    assert memory_estimate(tiny(batch_size=8), 90) > small  # grows with every size
+    assert memory_estimate(tiny(block_size=32), 90) > small and memory_estimate(tiny(n_layer=2), 90) > small
+    huge = tiny(batch_size=100_000_000)
+    assert memory_estimate(huge, 90) > 2**40  # terabytes
+    with pytest.raises(ValueError, match=r"needs about [\d,.]+ GiB of memory \(batch_size 100000000.*GiB available"):
+        Trainer(huge, TEXT, tmp_path)
+    assert not (tmp_path / CHECKPOINT_FILE).exists()
+    check_memory(tiny(), 90, available=small)  # exactly enough is enough
+    with pytest.raises(ValueError, match="more than the 0.0 GiB available"):
+        check_memory(tiny(), 90, available=small - 1)
+
+
+class FakeBar:
+    """Records what the trainer shows, standing in for tqdm."""
+
+    shown: list = []
+
+    def __init__(self, **kwargs):
+        self.n = kwargs["initial"]
+
+    def update(self, n=1):
+        self.n += n
+
+    def set_postfix(self, refresh=True, **figures):
+        FakeBar.shown.append((self.n, figures))
+
+    def close(self):
+        pass
+
+
+def test_the_bar_shows_the_last_validation_loss(tmp_path, monkeypatch):
+    fake = type(sys)("tqdm")
+    fake.tqdm = FakeBar
+    monkeypatch.setitem(sys.modules, "tqdm", fake)
+    FakeBar.shown = []
+    Trainer(tiny(max_steps=25), TEXT, tmp_path).fit(progress=True)
+    vals = {step: figures["val"] for step, figures in FakeBar.shown}
+    assert [vals[s] for s in range(1, 10)] == ["-"] * 9  # no validation yet
+    assert vals[10] != "-" and all(vals[s] == vals[10] for s in range(10, 20))  # kept until the next one
+    assert vals[20] != vals[10] and float(vals[25]) > 0
+
+
+def test_a_plain_progress_line_without_tqdm(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm now raises ImportError
+    Trainer(tiny(max_steps=40), TEXT, tmp_path).fit(progress=True)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
+    assert [line.split(":")[0] for line in lines] == [f"step {s}/40" for s in range(2, 41, 2)]  # every 5%
+    assert "val=-" in lines[0] and "val=-" not in lines[4] and "loss=" in lines[-1] and "tok_s=" in lines[-1]
+    Trainer(tiny(max_steps=40), TEXT, tmp_path / "quiet").fit(progress=False)
+    assert "step " not in capsys.readouterr().err

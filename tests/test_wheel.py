@@ -107,3 +107,11 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(repo_root: Path, tmp_path: P
     out = _run([str(python), "-m", "tensorlib.gpt", "train", "--out", "run", *flags], cwd=run_dir)
     assert out.startswith("step 3: validation loss"), out
     assert (run_dir / "run" / "ckpt.safetensors").is_file() and (run_dir / "run" / "log.csv").is_file()
+
+    # tqdm is the `train` extra, not installed here: the trainer prints a plain progress line instead
+    assert any(r.startswith("tqdm") and 'extra == "train"' in r for r in probe["requires"])
+    done = subprocess.run([str(python), "-m", "tensorlib.gpt", "train", "--out", "run2", *flags[:-1]], cwd=run_dir,
+                          env=_clean_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert [line.split(":")[0] for line in done.stderr.splitlines() if line.startswith("step ")] == ["step 1/3", "step 2/3", "step 3/3"]
+    assert "val=" in done.stderr and "tok_s=" in done.stderr

@@ -24,7 +24,9 @@ __all__ = [
 
 # %% book/08_gpt.ipynb, cell 56
 import argparse
+import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, fields
@@ -37,6 +39,7 @@ from tensorlib.gpt.train import (
     LOG_FILE,
     TrainConfig,
     Trainer,
+    default_warmup_steps,
     model_from_checkpoint,
     read_checkpoint,
     sample,
@@ -72,6 +75,17 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _default_text(name: str, default: object) -> str:
+    return "max-steps // 30, at most 100" if name == "warmup_steps" else str(default)
+
+
+def _with_flags(message: str) -> str:
+    """A :class:`TrainConfig` message with its field names written as the flags the user typed."""
+    names = sorted((field.name for field in fields(TrainConfig)), key=len, reverse=True)
+    message = message.replace("TrainConfig: ", "")
+    return re.sub(r"\b(" + "|".join(names) + r")\b", lambda match: _flag(match.group(1)), message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m tensorlib.gpt``: subcommands ``train`` and ``sample``."""
     parser = argparse.ArgumentParser(prog="python -m tensorlib.gpt", description="Train a character-level GPT "
@@ -90,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     for field in fields(TrainConfig):
         default = getattr(defaults, field.name)
         train.add_argument(_flag(field.name), type=type(default), default=None, metavar=type(default).__name__.upper(),
-                           help=f"{HELP[field.name]} (default {default})")
+                           help=f"{HELP[field.name]} (default {_default_text(field.name, default)})")
     train.set_defaults(handler=_train)
     samp = commands.add_parser("sample", help="print text sampled from a trained model",
                                description="Print PROMPT followed by characters sampled from the model saved in --checkpoint.")
@@ -109,10 +123,28 @@ class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one ``error:`` line, exit status 2."""
 
 
+def _new_trainer(given: dict[str, object], text: str, out: Path) -> Trainer:
+    """A fresh run's :class:`Trainer`: the warm-up scaled to ``--max-steps`` unless given, and the
+    configuration's and the memory check's messages naming flags, not fields."""
+    if (out / CHECKPOINT_FILE).exists():
+        raise UsageError(f"{os.fspath(out)} already holds a checkpoint: pass --resume to continue it, or choose another --out")
+    if "warmup_steps" not in given:
+        max_steps = given.get("max_steps", TrainConfig.max_steps)
+        given = {**given, "warmup_steps": default_warmup_steps(max_steps) if isinstance(max_steps, int) else TrainConfig.warmup_steps}
+    try:
+        config = TrainConfig(**given)  # type: ignore[arg-type]  # argparse gave each flag its field's type
+        return Trainer(config, text, out)
+    except ValueError as error:
+        raise UsageError(_with_flags(str(error))) from None
+
+
 def _train(args: argparse.Namespace) -> int:
     given = {field.name: getattr(args, field.name) for field in fields(TrainConfig) if getattr(args, field.name) is not None}
-    text = load_corpus(args.data)
     out = Path(args.out)
+    existing = next(path for path in (out, *out.parents) if path.exists())
+    if not existing.is_dir():
+        raise UsageError(f"--out {os.fspath(out)}: {os.fspath(existing)} is a file, not a directory (--out is created if it does not exist)")
+    text = load_corpus(args.data)
     if args.resume:
         trainer = Trainer.resume(out, text)
         stored = asdict(trainer.config)
@@ -122,20 +154,16 @@ def _train(args: argparse.Namespace) -> int:
                 f"{_flag(name)} {value} differs from the checkpoint's {stored[name]}" for name, value in changed.items()))
         print(f"resuming {os.fspath(out)} at step {trainer.step} of {trainer.config.max_steps}", file=sys.stderr)
     else:
-        if (out / CHECKPOINT_FILE).exists():
-            raise UsageError(f"{os.fspath(out)} already holds a checkpoint: pass --resume to continue it, or choose another --out")
-        try:
-            config = TrainConfig(**given)
-        except ValueError as error:
-            raise UsageError(str(error).replace("TrainConfig: ", "")) from None
-        trainer = Trainer(config, text, out)
+        trainer = _new_trainer(given, text, out)
         print(f"training {sum(p.numel() for p in trainer.model.parameters()):,} parameters on {len(text):,} characters "
-              f"({trainer.tokenizer.vocab_size} symbols) for {config.max_steps} steps into {os.fspath(out)}", file=sys.stderr)
+              f"({trainer.tokenizer.vocab_size} symbols) for {trainer.config.max_steps} steps into {os.fspath(out)}", file=sys.stderr)
     tune_malloc()  # opt-in allocation tuning (tensorlib.gpt.perf): this process is ours; a no-op outside glibc
     try:
         path = trainer.fit(progress=not args.no_progress)
     except KeyboardInterrupt:
-        print(f"interrupted: checkpoint of step {trainer.step} saved in {os.fspath(out)}; continue with --resume", file=sys.stderr)
+        saved = ("nothing saved yet (no checkpoint was written before the interruption)" if trainer.saved_step is None
+                 else f"the last checkpoint, of step {trainer.saved_step}, is in {os.fspath(out)}; continue with --resume")
+        print(f"interrupted at step {trainer.step}: {saved}", file=sys.stderr)
         return 130
     print(f"step {trainer.step}: validation loss {trainer.evaluate():.4f}; checkpoint {os.fspath(path)}, log {os.fspath(out / LOG_FILE)}")
     return 0
@@ -144,8 +172,8 @@ def _train(args: argparse.Namespace) -> int:
 def _sample(args: argparse.Namespace) -> int:
     if args.max_new_tokens < 0:
         raise UsageError(f"--max-new-tokens must be >= 0, got {args.max_new_tokens}")
-    if args.temperature < 0:
-        raise UsageError(f"--temperature must be >= 0, got {args.temperature}")
+    if not 0 <= args.temperature < math.inf:  # NaN fails this too
+        raise UsageError(f"--temperature must be a finite number >= 0, got {args.temperature}")
     if args.top_k is not None and args.top_k < 1:
         raise UsageError(f"--top-k must be >= 1, got {args.top_k}")
     model, tokenizer = model_from_checkpoint(read_checkpoint(args.checkpoint))
@@ -160,11 +188,13 @@ def _sample(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
-    argparse itself exits with status 2 for unknown or malformed flags (and 0 for ``--help``).
+    Every mistake (a flag, a path, a damaged checkpoint, a file system error) prints one line,
+    ``error: ...``, and returns 2; argparse itself exits with status 2 for unknown or malformed
+    flags (and 0 for ``--help``).
     """
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (UsageError, FileNotFoundError, CheckpointError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+    except (UsageError, OSError, CheckpointError, ValueError) as error:  # OSError: missing, directory, permission, disk full
+        print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2

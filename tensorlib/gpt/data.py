@@ -49,9 +49,14 @@ def load_corpus(path: str | os.PathLike | None = None) -> str:
 
     Raises:
         FileNotFoundError: if the file does not exist (the message names it).
-        ValueError: if the file is not UTF-8 text or holds fewer than two distinct characters.
+        IsADirectoryError: if ``path`` is a directory.
+        ValueError: if the file is not a regular file, not UTF-8 text or holds fewer than two distinct characters.
     """
     source = Path(DEFAULT_CORPUS if path is None else path)
+    if source.is_dir():
+        raise IsADirectoryError(f"corpus file {os.fspath(source)!r} is a directory, not a text file")
+    if source.exists() and not source.is_file():
+        raise ValueError(f"corpus file {os.fspath(source)!r} is not a regular file")
     if not source.is_file():
         hint = " (the shipped corpus is package data: reinstall tensorlib, or pass --data FILE)" if path is None else ""
         raise FileNotFoundError(f"corpus file {os.fspath(source)!r} does not exist{hint}")

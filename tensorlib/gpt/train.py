@@ -21,9 +21,14 @@ __all__ = [
     'LOG_COLUMNS',
     'FORMAT',
     'TrainConfig',
+    'default_warmup_steps',
+    'memory_estimate',
+    'available_memory',
+    'check_memory',
     'param_groups',
     'read_checkpoint',
     'model_from_checkpoint',
+    'PlainProgress',
     'Trainer',
     'sample',
 ]
@@ -39,7 +44,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -112,7 +117,8 @@ class TrainConfig:
             if not isinstance(value, (int, float)) or not low <= value < high or (name in ("lr", "val_fraction") and value == 0):
                 raise ValueError(f"TrainConfig: {name} must be a number in {'(' if name in ('lr', 'val_fraction') else '['}{low}, {high}), got {value!r}")
         if self.warmup_steps < 0 or self.warmup_steps >= self.max_steps:
-            raise ValueError(f"TrainConfig: warmup_steps must be in [0, max_steps={self.max_steps}), got {self.warmup_steps}")
+            raise ValueError(f"TrainConfig: warmup_steps must be in [0, max_steps={self.max_steps}), got {self.warmup_steps}: "
+                             "pass a smaller warmup_steps or a larger max_steps")
         if self.min_lr > self.lr:
             raise ValueError(f"TrainConfig: min_lr ({self.min_lr}) must not exceed lr ({self.lr})")
         if self.n_embd % self.n_head:
@@ -124,6 +130,58 @@ class TrainConfig:
         """The :class:`GPTConfig` of this run for a vocabulary of ``vocab_size``."""
         return GPTConfig(block_size=self.block_size, vocab_size=vocab_size, n_layer=self.n_layer,
                          n_head=self.n_head, n_embd=self.n_embd, dropout=self.dropout)
+
+
+def default_warmup_steps(max_steps: int) -> int:
+    """The command line's warm-up when ``--warmup-steps`` is not given: ``max_steps // 30``, at
+    most 100 (100 for the default 3,000 steps), so that a short run (``--max-steps 20``) trains."""
+    return min(TrainConfig.warmup_steps, max_steps // 30)
+
+
+def memory_estimate(config: TrainConfig, vocab_size: int) -> int:
+    r"""The bytes a training step of ``config`` needs, roughly (float32, 4 bytes a number).
+
+    Parameters :math:`P = VC + TC + n_{\text{layer}}(12C^2 + 13C) + 2C` (tied head), held four
+    times (weights, gradients, AdamW's two moments); activations kept for the backward pass,
+    per block about :math:`16\,BTC` for the projections, MLP and norms plus :math:`2\,B n_h T^2`
+    for the scores and attention weights; and :math:`3\,BTV` for the logits, their softmax
+    and gradient. A lower bound of what the process allocates, good to a factor of about two.
+    """
+    B, T, C, L, V = config.batch_size, config.block_size, config.n_embd, config.n_layer, vocab_size
+    params = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
+    activations = L * (16 * B * T * C + 2 * B * config.n_head * T * T) + 3 * B * T * V
+    return 4 * (4 * params + activations)
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation: Linux's ``MemAvailable``, else the free
+    physical pages, else a generous bound of 1 TiB where the system does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return 2**40
+
+
+def check_memory(config: TrainConfig, vocab_size: int, available: int | None = None) -> None:
+    """Refuse, before allocating anything, a run whose :func:`memory_estimate` exceeds
+    ``available`` (default :func:`available_memory`).
+
+    Raises:
+        ValueError: naming both figures and the fields that set them.
+    """
+    needed = memory_estimate(config, vocab_size)
+    available = available_memory() if available is None else available
+    if needed > available:
+        raise ValueError(f"TrainConfig: this run needs about {needed / 2**30:,.1f} GiB of memory (batch_size {config.batch_size}, "
+                         f"block_size {config.block_size}, n_embd {config.n_embd}, n_layer {config.n_layer}), more than the "
+                         f"{available / 2**30:,.1f} GiB available: lower batch_size, block_size, n_embd or n_layer")
 
 
 def param_groups(model: GPT, weight_decay: float) -> list[dict[str, Any]]:
@@ -138,6 +196,10 @@ def param_groups(model: GPT, weight_decay: float) -> list[dict[str, Any]]:
 def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     """The contents of ``out/ckpt.safetensors`` (or of ``out`` if it is the file itself), checked.
 
+    Checks what sampling needs: the format tag, a configuration :class:`TrainConfig` accepts
+    (no unknown or missing field), a vocabulary that is a string of distinct characters, the
+    step and the model's weights.
+
     Raises:
         FileNotFoundError: if there is no checkpoint there.
         CheckpointError: if the file is damaged or is not a tensorlib.gpt checkpoint.
@@ -147,33 +209,93 @@ def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {os.fspath(path)!r} (train one with `python -m tensorlib.gpt train --out DIR`)")
     state = load(path)  # raises CheckpointError for damaged bytes
+    where = os.fspath(path)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise CheckpointError(f"{os.fspath(path)}: not a tensorlib.gpt checkpoint (format {FORMAT!r} expected)")
+        raise CheckpointError(f"{where}: not a tensorlib.gpt checkpoint (format {FORMAT!r} expected)")
     missing = [key for key in ("config", "vocab", "model", "step") if key not in state]
     if missing:
-        raise CheckpointError(f"{os.fspath(path)}: the checkpoint lacks {missing}")
+        raise CheckpointError(f"{where}: the checkpoint lacks {missing}")
+    _checked_config(state["config"], where)
+    vocab, step = state["vocab"], state["step"]
+    if not isinstance(vocab, str) or len(set(vocab)) != len(vocab) or len(vocab) < 2:
+        raise CheckpointError(f"{where}: the checkpoint's vocabulary must be a string of distinct characters, got {vocab!r:.60}")
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise CheckpointError(f"{where}: the checkpoint's step must be an int >= 0, got {step!r:.60}")
+    if not isinstance(state["model"], dict):
+        raise CheckpointError(f"{where}: the checkpoint's model must be a state dict, got {type(state['model']).__name__}")
     return state
 
 
+def _checked_config(config: Any, where: str) -> TrainConfig:
+    """The :class:`TrainConfig` a checkpoint stores, or a :class:`CheckpointError` naming the file and the field."""
+    names = {field.name for field in fields(TrainConfig)}
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{where}: the checkpoint's config must be a dict, got {type(config).__name__}")
+    unknown, absent = sorted(set(config) - names), sorted(names - set(config))
+    if unknown or absent:
+        raise CheckpointError(f"{where}: the checkpoint's config does not match this tensorlib's TrainConfig"
+                              + (f"; unknown fields {unknown}" if unknown else "") + (f"; missing fields {absent}" if absent else ""))
+    try:
+        return TrainConfig(**config)
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"{where}: the checkpoint's config is invalid: {error}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    """``error``'s message on one line (``load_state_dict`` lists its mismatches one per line)."""
+    return " ".join(str(error).split())
+
+
 def model_from_checkpoint(state: dict[str, Any]) -> tuple[GPT, CharTokenizer]:
-    """The trained :class:`GPT` (in eval mode) and its :class:`CharTokenizer` from :func:`read_checkpoint`'s result."""
-    config = TrainConfig(**state["config"])
+    """The trained :class:`GPT` (in eval mode) and its :class:`CharTokenizer` from :func:`read_checkpoint`'s result.
+
+    Raises:
+        CheckpointError: if the weights do not fit the configuration (missing, unexpected or
+            wrongly shaped tensors).
+    """
+    config = _checked_config(state["config"], "checkpoint")
     tokenizer = CharTokenizer(state["vocab"])
     model = GPT(config.model_config(tokenizer.vocab_size))
-    model.load_state_dict(state["model"])
+    try:
+        model.load_state_dict(state["model"])
+    except (KeyError, ValueError, TypeError, RuntimeError) as error:
+        raise CheckpointError(f"the checkpoint's weights do not fit its configuration: {_one_line(error)}") from None
     model.eval()
     return model, tokenizer
 
 
 # %% book/08_gpt.ipynb, cell 33
+class PlainProgress:
+    """The progress report where tqdm is not installed: a line on stderr about every 5% of the
+    run (and at its end), ``step N/TOTAL: loss=... val=... tok_s=...``, with tqdm's
+    ``update`` / ``set_postfix`` / ``close`` methods, so the trainer uses either."""
+
+    def __init__(self, start: int, total: int, file: TextIO | None = None) -> None:
+        self.n, self.total, self.file = start, total, file
+        self.every = max(1, total // 20)
+
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` more steps done."""
+        self.n += n
+
+    def set_postfix(self, refresh: bool = True, **figures: str) -> None:
+        """Print the figures if this step is a reporting step (every ``total // 20`` and the last)."""
+        if self.n % self.every == 0 or self.n == self.total:
+            figures_text = " ".join(f"{name}={value}" for name, value in figures.items())
+            print(f"step {self.n}/{self.total}: {figures_text}", file=self.file or sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Nothing to release (tqdm's bar clears its line here)."""
+
+
 def _progress_bar(enabled: bool, start: int, total: int) -> Any:
-    """A tqdm bar from ``start`` to ``total``, or ``None`` if disabled or tqdm is not installed."""
+    """A tqdm bar from ``start`` to ``total``; a :class:`PlainProgress` if tqdm is not installed; ``None`` if disabled."""
     if not enabled:
         return None
     try:
         from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type hints
-    except ImportError:  # tqdm is optional: numpy is tensorlib's only dependency
-        return None
+    except ImportError:  # tqdm is the `train` extra (pip install tensorlib[train]); numpy is the only hard dependency
+        return PlainProgress(start, total)
     return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, file=sys.stderr)
 
 
@@ -206,8 +328,8 @@ def _catch_interrupt(request_stop: Callable[[], None]) -> Any:
     previous = signal.getsignal(signal.SIGINT)
 
     def handler(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts at once, even during request_stop
         request_stop()
-        signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts at once
 
     signal.signal(signal.SIGINT, handler)
     return previous
@@ -234,6 +356,7 @@ class Trainer:
     def __init__(self, config: TrainConfig, text: str, out: str | os.PathLike, tokenizer: CharTokenizer | None = None) -> None:
         self.config, self.out = config, Path(out)
         self.tokenizer = tokenizer if tokenizer is not None else CharTokenizer.from_text(text)
+        check_memory(config, self.tokenizer.vocab_size)  # refuse a run that cannot fit before allocating it
         self.corpus_sha256 = text_digest(text)
         train, val = train_val_split(self.tokenizer.encode(text), config.val_fraction, config.chunk_size, config.seed)
         self.generator = Generator(config.seed)  # the initial weights, then dropout masks
@@ -244,6 +367,7 @@ class Trainer:
         self.sampler = BatchSampler(train, config.batch_size, config.block_size, config.chunk_size, seed=config.seed + 1)
         self.val_data = val
         self.step = 0
+        self.saved_step: int | None = None  # the step of the last checkpoint written (or read back)
         self.stop_requested = False
 
     @classmethod
@@ -255,6 +379,9 @@ class Trainer:
             ValueError: if ``text``'s characters or bytes are not those of the checkpoint's corpus.
         """
         state = read_checkpoint(out)
+        missing = [key for key in ("corpus_sha256", "optimizer", "scheduler", "sampler", "generator") if key not in state]
+        if missing:
+            raise CheckpointError(f"{os.fspath(out)}: the checkpoint lacks {missing}, which resuming needs")
         tokenizer = CharTokenizer(state["vocab"])
         if CharTokenizer.from_text(text) != tokenizer:
             new = set(text) - set(tokenizer.chars)
@@ -263,7 +390,7 @@ class Trainer:
         if text_digest(text) != state["corpus_sha256"]:
             raise ValueError("the corpus is not the one the checkpoint was trained on (its SHA-256 differs): "
                              "resume with the same --data")
-        trainer = cls(TrainConfig(**state["config"]), text, out, tokenizer)
+        trainer = cls(_checked_config(state["config"], os.fspath(out)), text, out, tokenizer)
         trainer._restore(state, os.fspath(out))
         return trainer
 
@@ -283,6 +410,7 @@ class Trainer:
         save(self.state(), self.out / CHECKPOINT_FILE)
         meta = {"config": json.dumps(asdict(self.model.config)), "vocab": self.tokenizer.chars}
         save_model(self.model, self.out / MODEL_FILE, metadata=meta)
+        self.saved_step = self.step
         return self.out / CHECKPOINT_FILE
 
     def _restore(self, state: dict[str, Any], source: str) -> None:
@@ -293,8 +421,8 @@ class Trainer:
             self.sampler.load_state_dict(state["sampler"])
             self.generator.set_state(state["generator"])
         except (KeyError, ValueError, TypeError, RuntimeError) as error:
-            raise CheckpointError(f"{source}: the checkpoint does not fit this run: {error}") from None
-        self.step = int(state["step"])
+            raise CheckpointError(f"{source}: the checkpoint does not fit this run: {_one_line(error)}") from None
+        self.step = self.saved_step = state["step"]
 
     # ---- training
 
@@ -326,8 +454,9 @@ class Trainer:
         Appends a row per step to ``out/log.csv`` (the validation loss on evaluation steps),
         saves every ``checkpoint_interval`` steps and at the end. Ctrl-C (SIGINT) finishes the
         current step, saves, and raises ``KeyboardInterrupt``; a second Ctrl-C stops at once.
-        ``progress`` shows a tqdm bar (if tqdm is installed); ``callback(step, loss)`` runs
-        after every step.
+        ``progress`` shows a tqdm bar with the loss, the last validation loss and the speed (or,
+        where tqdm is not installed, prints the same figures as a line about every 5% of the
+        run); ``callback(step, loss)`` runs after every step.
         """
         self.out.mkdir(parents=True, exist_ok=True)
         log_file = _open_log(self.out / LOG_FILE, self.step)
@@ -335,6 +464,7 @@ class Trainer:
         bar = _progress_bar(progress, self.step, self.config.max_steps)
         previous = _catch_interrupt(self._request_stop)
         tokens, clock = self.config.batch_size * self.config.block_size, time.perf_counter()
+        last_val = "-"  # the bar shows the latest validation loss until the next one
         try:
             while self.step < self.config.max_steps and not self.stop_requested:
                 lr = self.scheduler.get_last_lr()[0]
@@ -344,9 +474,10 @@ class Trainer:
                 last = self.step == self.config.max_steps
                 val = self.evaluate() if self.step % self.config.eval_interval == 0 or last else None
                 log.writerow([self.step, f"{loss:.6f}", "" if val is None else f"{val:.6f}", f"{lr:.6e}", f"{speed:.1f}"])
+                last_val = last_val if val is None else f"{val:.4f}"
                 if bar is not None:
                     bar.update(1)
-                    bar.set_postfix(loss=f"{loss:.4f}", val="-" if val is None else f"{val:.4f}", tok_s=f"{speed:.0f}", refresh=False)
+                    bar.set_postfix(loss=f"{loss:.4f}", val=last_val, tok_s=f"{speed:.0f}", refresh=False)
                 if callback is not None:
                     callback(self.step, loss)
                 if self.step % self.config.checkpoint_interval == 0 or last or self.stop_requested:
@@ -384,12 +515,12 @@ def sample(model: GPT, tokenizer: CharTokenizer, prompt: str = "\n", max_new_tok
         generator: the source of the draws (seed it to reproduce a text).
 
     Raises:
-        ValueError: for an empty prompt, a character outside the vocabulary, a negative
-            temperature or ``top_k < 1``.
+        ValueError: for an empty prompt, a character outside the vocabulary, a temperature
+            that is negative or not finite, or ``top_k < 1``.
     """
     if not prompt:
         raise ValueError("sample: the prompt must hold at least one character")
-    if temperature < 0 or (top_k is not None and top_k < 1) or max_new_tokens < 0:
+    if not 0 <= temperature < math.inf or (top_k is not None and top_k < 1) or max_new_tokens < 0:  # NaN fails too
         raise ValueError(f"sample: need temperature >= 0, top_k >= 1 or None and max_new_tokens >= 0, "
                          f"got {temperature!r}, {top_k!r}, {max_new_tokens!r}")
     ids = tokenizer.encode(prompt)  # raises for characters outside the vocabulary
