@@ -46,7 +46,7 @@ class MatmulFlags:
 
 
 class CudaBackend:
-    """``torch.backends.cuda``: no CUDA build (:meth:`is_built` is False); ``matmul``'s flags are kept, not used."""
+    """``torch.backends.cuda``: no CUDA build (``is_built()`` is False); ``matmul``'s flags are kept, not used."""
 
     def __init__(self) -> None:
         self.matmul = MatmulFlags()
@@ -58,7 +58,7 @@ class CudaBackend:
 
 class CudnnBackend:
     """``torch.backends.cudnn``: PyTorch's default flags (``allow_tf32=True``, ``benchmark=False``,
-    ``deterministic=False``, ``enabled=True``), kept and ignored; :meth:`is_available` is False."""
+    ``deterministic=False``, ``enabled=True``), kept and ignored; ``is_available()`` is False."""
 
     def __init__(self) -> None:
         self.allow_tf32 = True
