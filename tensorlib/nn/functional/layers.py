@@ -257,7 +257,7 @@ def _layer_norm_rows(rows: np.ndarray, rstd: np.ndarray, weight: np.ndarray | No
 
 
 def _layer_norm_grad_rows(rows: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, out: np.ndarray) -> None:
-    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with g = γ ⊙ Ȳ, row by row."""
+    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with g = w ⊙ Ȳ, row by row."""
     g = rows if weight is None else rows * weight
     np.subtract(g, _row_means(g)[:, None], out=out)
     out -= x_hat * _row_means(g * x_hat)[:, None]
