@@ -36,6 +36,7 @@ from tensorlib.engine.elementwise import (
     relu, sigmoid, sin, sqrt, tanh,
 )
 from tensorlib.engine.softmax_ops import LogSoftmax, Softmax, log_softmax, softmax
+from tensorlib.engine.parallel import get_num_threads, parallel_for, set_num_threads
 from tensorlib.engine.shape_ops import (
     Expand, Permute, Repeat, Reshape, expand, flatten, permute, repeat, reshape, squeeze, transpose, unsqueeze,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "amax", "amin", "argmax", "argmin", "cumsum", "max", "maximum", "mean", "min", "minimum", "norm", "sort", "std",
     "sum", "topk", "var",
     "MatMul", "bmm", "matmul", "outer",
+    "get_num_threads", "parallel_for", "set_num_threads",
     "MaskedFill", "Where", "masked_fill", "tril", "triu", "where",
     "Abs", "Clamp", "Cos", "Exp", "Log", "Log1p", "Relu", "Sigmoid", "Sin", "Sqrt", "Tanh", "abs", "clamp", "cos",
     "exp", "log", "log1p", "relu", "sigmoid", "sin", "sqrt", "tanh",

@@ -41,15 +41,21 @@ class Softmax(Function):
         if x.size == 0:  # nothing to normalise (an empty dim, or empty rows): an empty result, as in torch
             self.out = np.empty_like(x)
             return self.out
-        exps = np.exp(x - x.max(axis=axis, keepdims=True))
-        self.out = exps / exps.sum(axis=axis, keepdims=True)
-        return self.out
+        out = np.subtract(x, x.max(axis=axis, keepdims=True))  # one buffer: x - m, then e^(x - m), then y
+        np.exp(out, out=out)
+        out /= out.sum(axis=axis, keepdims=True)
+        self.out = out
+        return out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         out = self.out
         if out.ndim == 0:
             return (np.zeros_like(grad),)
-        return (out * (grad - (grad * out).sum(axis=self.axis, keepdims=True)),)
+        grad_x = np.multiply(grad, out)  # one buffer: ȳ ⊙ y, then ȳ - ⟨ȳ, y⟩, then times y
+        total = grad_x.sum(axis=self.axis, keepdims=True)
+        np.subtract(grad, total, out=grad_x)
+        grad_x *= out
+        return (grad_x,)
 
 
 def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import Tensor
+from tensorlib.engine.parallel import parallel_for
 from tensorlib.optim.optimizer import (
     Optimizer,
     _check_betas,
@@ -90,6 +91,16 @@ class Adam(Optimizer):
 
     def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
                 step: float, scratch: np.ndarray, first: bool) -> None:
+        if param.ndim != 1:  # one parameter in its own shape: one call
+            self._update_chunk(group, param, grad, state, step, scratch)
+            return
+        parallel_for(lambda start, stop: self._update_chunk(group, param[start:stop], grad[start:stop],
+                                                            {name: value[start:stop] for name, value in state.items()},
+                                                            step, scratch[start:stop]), param.size)  # elementwise: chunks on both cores
+
+    def _update_chunk(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
+                      step: float, scratch: np.ndarray) -> None:
+        """Adam's rule on ``param`` (all of it, or a chunk of the flat parameters): every line is elementwise."""
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]

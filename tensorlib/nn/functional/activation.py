@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 160
+# %% book/02_autograd.ipynb, cell 165
 import math
 
 import numpy as np
@@ -26,6 +26,7 @@ from tensorlib.engine.elementwise import sigmoid as sigmoid
 from tensorlib.engine.elementwise import sigmoid_array
 from tensorlib.engine.elementwise import tanh as tanh
 from tensorlib.engine.function import Function
+from tensorlib.engine.parallel import parallel_for
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.softmax_ops import log_softmax as log_softmax
 from tensorlib.engine.softmax_ops import softmax as softmax
@@ -52,6 +53,36 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * (1 - poly * np.exp(-z * z))
 
 
+def _gelu_tanh_forward(x: np.ndarray, cdf: np.ndarray, y: np.ndarray) -> None:
+    """Rows ``x`` of the tanh-GELU into ``cdf`` (:math:`\\tfrac12 (1 + \\tanh u)`) and ``y`` (:math:`x` times it), in place."""
+    # one buffer, updated in place: u = x (sqrt(2/pi) + sqrt(2/pi) 0.044715 x*x), then (1 + tanh u) / 2
+    # (x*x, not x**2 or x**3: numpy's float32 power takes a slow path; factored, one pass fewer)
+    np.multiply(x, x, out=cdf)
+    cdf *= _SQRT_2_OVER_PI * _GELU_TANH_COEFF
+    cdf += _SQRT_2_OVER_PI
+    cdf *= x
+    np.tanh(cdf, out=cdf)
+    cdf += 1
+    cdf *= 0.5
+    np.multiply(x, cdf, out=y)
+
+
+def _gelu_tanh_backward(x: np.ndarray, cdf: np.ndarray, grad: np.ndarray, t: np.ndarray, du: np.ndarray) -> None:
+    """:math:`\\bar x` of the tanh-GELU into ``du``: cdf + x (1 - t^2) du/2 with t = tanh u = 2 cdf - 1 (``t`` is scratch)."""
+    np.multiply(cdf, 2, out=t)
+    t -= 1
+    t *= t
+    np.subtract(1, t, out=t)  # 1 - t^2
+    np.multiply(x, x, out=du)
+    du *= 3 * _GELU_TANH_COEFF
+    du += 1
+    du *= 0.5 * _SQRT_2_OVER_PI  # du/2
+    du *= t
+    du *= x
+    du += cdf
+    du *= grad
+
+
 class _Gelu(Function):
     """:math:`y = x \\, \\Phi(x)` (exact) or :math:`\\tfrac12 x (1 + \\tanh u)`, :math:`u = \\sqrt{2/\\pi}(x + 0.044715 x^3)` (``"tanh"``).
 
@@ -65,38 +96,24 @@ class _Gelu(Function):
     def forward(self, x: np.ndarray, approximate: str) -> np.ndarray:
         x = floating_array(x)
         self.x, self.approximate = x, approximate
-        if approximate == "tanh":
-            # one buffer, updated in place: u = x (sqrt(2/pi) + sqrt(2/pi) 0.044715 x*x), then (1 + tanh u) / 2
-            # (x*x, not x**2 or x**3: numpy's float32 power takes a slow path; factored, one pass fewer)
-            cdf = np.multiply(x, x, out=np.empty_like(x))  # an array even for 0-d x
-            cdf *= _SQRT_2_OVER_PI * _GELU_TANH_COEFF
-            cdf += _SQRT_2_OVER_PI
-            cdf *= x
-            np.tanh(cdf, out=cdf)
-            cdf += 1
-            cdf *= 0.5
-            self.cdf = cdf
-        else:
-            self.cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
+        if approximate == "tanh":  # chunks of the flat array, on both cores when it is large
+            flat = np.ascontiguousarray(x).reshape(-1)  # a view of a contiguous x; an array even for 0-d x
+            cdf, y = np.empty_like(flat), np.empty_like(flat)
+            parallel_for(lambda start, stop: _gelu_tanh_forward(flat[start:stop], cdf[start:stop], y[start:stop]), flat.size)
+            self.cdf = cdf.reshape(x.shape)
+            return y.reshape(x.shape)
+        self.cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
         return x * self.cdf
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         x, cdf = self.x, self.cdf
-        if self.approximate == "tanh":
-            # cdf + x (1 - t^2) du/2 with t = tanh u = 2 cdf - 1, in two buffers
-            t = np.multiply(cdf, 2, out=np.empty_like(cdf))
-            t -= 1
-            t *= t
-            np.subtract(1, t, out=t)  # 1 - t^2
-            du = np.multiply(x, x, out=np.empty_like(x))
-            du *= 3 * _GELU_TANH_COEFF
-            du += 1
-            du *= 0.5 * _SQRT_2_OVER_PI  # du/2
-            du *= t
-            du *= x
-            du += cdf
-            du *= grad
-            return (du,)
+        if self.approximate == "tanh":  # in two buffers, chunk by chunk
+            flat_x, flat_cdf = np.ascontiguousarray(x).reshape(-1), cdf.reshape(-1)
+            flat_grad = np.ascontiguousarray(np.broadcast_to(grad, cdf.shape)).reshape(-1)
+            t, du = np.empty_like(flat_cdf), np.empty_like(flat_cdf)
+            parallel_for(lambda start, stop: _gelu_tanh_backward(flat_x[start:stop], flat_cdf[start:stop], flat_grad[start:stop],
+                                                                 t[start:stop], du[start:stop]), flat_cdf.size)
+            return (du.reshape(cdf.shape),)
         pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
         return (grad * (cdf + x * pdf),)
 

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import Function, Tensor
+from tensorlib.engine.parallel import parallel_for
 from tensorlib.random import Generator, resolve_generator
 
 
@@ -95,8 +96,8 @@ def attention_arrays(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarr
                      scale: float = 1.0, keep: np.ndarray | None = None, bool_mask: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Softmax attention on numpy arrays, without a graph: :math:`P = \mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M)`, :math:`O = (P \odot D)\,V`.
 
-    The forward of :class:`SoftmaxAttention` and :class:`PackedCausalAttention`, and the
-    attention of :class:`~tensorlib.gpt.model.Decoder`: all three compute the same numbers.
+    The forward of :class:`SoftmaxAttention` and the attention of :class:`~tensorlib.gpt.model.Decoder`;
+    :class:`PackedCausalAttention` makes the same calls sequence by sequence: all three compute the same numbers.
 
     Args:
         q: the queries (*, T_q, d); ``k`` the keys (*, T_k, d); ``v`` the values (*, T_k, d_v): arrays
@@ -243,23 +244,47 @@ class PackedCausalAttention(Function):
         batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)  # views (B, n_h, T, d)
         self.qkv, self.heads, self.scale = qkv, heads, scale
-        self.probs, self.out = attention_arrays(q, k, v, _causal_mask_array(length, qkv.dtype), scale, None, bool_mask=True)
-        return self.out.transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, h, d) merged: one copy
+        scores = np.empty((batch, heads, length, length), qkv.dtype)
+        out = np.empty((batch, heads, length, width // heads), qkv.dtype)
+        low, high = np.empty(batch, qkv.dtype), np.empty(batch, qkv.dtype)
+        factor, mask = qkv.dtype.type(scale), _causal_mask_array(length, qkv.dtype)
+
+        def products(start: int, stop: int) -> None:  # S = scale·Q Kᵀ and its extremes, sequence by sequence
+            part = np.matmul(q[start:stop] * factor, np.swapaxes(k[start:stop], -1, -2), out=scores[start:stop])
+            if part.size:  # (no extremes of T = 0 keys)
+                low[start:stop], high[start:stop] = part.min(axis=(1, 2, 3)), part.max(axis=(1, 2, 3))
+
+        def weights(start: int, stop: int) -> None:  # P = softmax(S + M), O = P V
+            part = np.add(scores[start:stop], mask, out=scores[start:stop])
+            np.matmul(_softmax_rows_(part, shift=shift), v[start:stop], out=out[start:stop])
+
+        cost = heads * length * length
+        parallel_for(products, batch, cost=cost, align=1)
+        limit = _UNSHIFTED_LIMIT.get(scores.dtype.itemsize)  # None (always shift) for float16
+        shift = not (scores.size and limit is not None and -limit < low.min() and high.max() < limit)  # one decision, as attention_arrays's
+        parallel_for(weights, batch, cost=cost, align=1)
+        self.probs, self.out = scores, out
+        return out.transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, h, d) merged: one copy
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         qkv, probs, heads = self.qkv, self.probs, self.heads
         batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)
-        grad_out = np.ascontiguousarray(grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3))  # Ō (B, n_h, T, d)
+        grad_heads = grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3)  # Ō (B, n_h, T, d), a view
         grad_qkv = np.empty((batch, length, 3, heads, width // heads), dtype=qkv.dtype)
         grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
-        np.matmul(np.swapaxes(probs, -1, -2), grad_out, out=grad_v)  # V̄ = Pᵀ Ō
-        grad_s = _score_grad(grad_out, self.out, v, probs)  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
-        scale = grad_s.dtype.type(self.scale)
-        np.matmul(grad_s, k, out=grad_q)  # Q̄ = scale·S̄ K
-        grad_q *= scale
-        np.matmul(np.swapaxes(grad_s, -1, -2), q, out=grad_k)  # K̄ = scale·S̄ᵀ Q
-        grad_k *= scale
+        scale = probs.dtype.type(self.scale)
+
+        def sequences(start: int, stop: int) -> None:
+            grad_out, p = np.ascontiguousarray(grad_heads[start:stop]), probs[start:stop]
+            np.matmul(np.swapaxes(p, -1, -2), grad_out, out=grad_v[start:stop])  # V̄ = Pᵀ Ō
+            grad_s = _score_grad(grad_out, self.out[start:stop], v[start:stop], p)  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+            np.matmul(grad_s, k[start:stop], out=grad_q[start:stop])  # Q̄ = scale·S̄ K
+            grad_q[start:stop] *= scale
+            np.matmul(np.swapaxes(grad_s, -1, -2), q[start:stop], out=grad_k[start:stop])  # K̄ = scale·S̄ᵀ Q
+            grad_k[start:stop] *= scale
+
+        parallel_for(sequences, batch, cost=heads * length * length, align=1)  # the sequences are independent
         return (grad_qkv.reshape(qkv.shape),)
 
 

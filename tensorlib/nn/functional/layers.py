@@ -43,6 +43,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor, no_grad
+from tensorlib.engine.parallel import get_num_threads, parallel_for
 from tensorlib.nn.functional.utils import (
     _check_padding_idx,
     _check_probability,
@@ -234,6 +235,35 @@ def _row_means(rows: np.ndarray) -> np.ndarray:
     return rows @ np.full(rows.shape[1], 1 / max(rows.shape[1], 1), dtype=rows.dtype)
 
 
+def _layer_norm_rows(rows: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
+                     centred: np.ndarray | None = None, y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """LayerNorm of ``rows`` (M, width): (x̂, y), with 1/σ into ``rstd`` (M,).
+
+    x̂ and y go into ``centred`` and ``y`` when given (a chunk of preallocated outputs), else into
+    arrays the ufuncs allocate (one call over all rows: faster than writing into fresh buffers).
+    """
+    mean = _row_means(rows)[:, None]
+    x_hat = rows - mean if centred is None else np.subtract(rows, mean, out=centred)
+    rstd[:] = 1.0 / np.sqrt(_row_means(x_hat * x_hat) + eps)  # two-pass variance: no cancellation
+    x_hat *= rstd[:, None]  # now x̂
+    result = x_hat
+    if weight is not None:
+        result = x_hat * weight if y is None else np.multiply(x_hat, weight, out=y)
+    if bias is not None and result is x_hat:
+        result = x_hat + bias if y is None else np.add(x_hat, bias, out=y)
+    elif bias is not None:
+        result += bias
+    return x_hat, result
+
+
+def _layer_norm_grad_rows(rows: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, out: np.ndarray) -> None:
+    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with g = w ⊙ Ȳ, row by row."""
+    g = rows if weight is None else rows * weight
+    np.subtract(g, _row_means(g)[:, None], out=out)
+    out -= x_hat * _row_means(g * x_hat)[:, None]
+    out *= rstd[:, None]
+
+
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of :func:`layer_norm` and ``LayerNorm``.
 
@@ -268,25 +298,28 @@ class LayerNormFunction(Function):
     ) -> np.ndarray:
         self.shape = tuple(normalized_shape)
         rows = x.reshape(-1, math.prod(self.shape))  # (M, width): each row is normalised (width >= 1)
-        centred = rows - _row_means(rows)[:, None]
-        rstd = 1.0 / np.sqrt(_row_means(centred * centred) + eps)  # two-pass variance: no cancellation
-        centred *= rstd[:, None]  # now x̂
+        rstd = np.empty(rows.shape[0], rows.dtype)
+        w, b = (None if p is None else p.reshape(-1) for p in (weight, bias))
+        if get_num_threads() == 1:
+            centred, y = _layer_norm_rows(rows, rstd, w, b, eps)
+        else:  # rows are independent: chunks of rows on every thread, into preallocated outputs
+            centred = np.empty(rows.shape, rows.dtype)
+            y = centred if w is None and b is None else np.empty_like(centred)
+            parallel_for(lambda start, stop: _layer_norm_rows(rows[start:stop], rstd[start:stop], w, b, eps, centred[start:stop], y[start:stop]),
+                         rows.shape[0], cost=rows.shape[1])
         self.x_hat, self.rstd, self.weight = centred, rstd, weight
-        y = centred if weight is None else centred * weight.reshape(-1)
-        if bias is not None:
-            y = y + bias.reshape(-1) if y is centred else np.add(y, bias.reshape(-1), out=y)
         return y.reshape(x.shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         x_hat, rstd = self.x_hat, self.rstd
-        rows = grad.reshape(x_hat.shape)
-        g = rows if self.weight is None else rows * self.weight.reshape(-1)
+        rows: np.ndarray = grad.reshape(x_hat.shape)  # (M, width), as x̂
+        weight = None if self.weight is None else self.weight.reshape(-1)
         grad_x = None
-        if self.needs_input_grad[0]:  # 1/σ (g - mean(g) - x̂ mean(g x̂)), row by row
-            grad_x = g - _row_means(g)[:, None]
-            grad_x -= x_hat * _row_means(g * x_hat)[:, None]
-            grad_x *= rstd[:, None]
-            grad_x = grad_x.reshape(grad.shape)
+        if self.needs_input_grad[0]:  # 1/σ (g - mean(g) - x̂ mean(g x̂)), row by row: chunks of rows
+            out = np.empty(rows.shape, rows.dtype if weight is None else np.result_type(rows, weight))
+            parallel_for(lambda start, stop: _layer_norm_grad_rows(rows[start:stop], x_hat[start:stop], rstd[start:stop], weight, out[start:stop]),
+                         len(rows), cost=rows.shape[-1])
+            grad_x = out.reshape(grad.shape)
         grad_weight = (rows * x_hat).sum(axis=0).reshape(self.shape) if self.needs_input_grad[1] else None
         grad_bias = rows.sum(axis=0).reshape(self.shape) if self.needs_input_grad[2] else None
         return grad_x, grad_weight, grad_bias

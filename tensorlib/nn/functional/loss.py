@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 165
+# %% book/02_autograd.ipynb, cell 170
 from typing import overload
 
 import numpy as np
@@ -134,7 +134,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 166
+# %% book/02_autograd.ipynb, cell 171
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood: :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
 
@@ -242,7 +242,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 167
+# %% book/02_autograd.ipynb, cell 172
 @overload
 def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
 @overload

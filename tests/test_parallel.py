@@ -1,0 +1,139 @@
+"""tensorlib.engine.parallel (change 1 of /tmp/work/perf/PLAN.md) and the kernels that use it (changes 2-5).
+
+For the integrator: copy to tests/test_parallel.py after applying apply_1..apply_5. Each kernel is run with the
+pool forced on (min_elements 1, 1 to 3 threads) and must give the same bits as one thread, forward and backward.
+Before the change these tests fail at the import of tensorlib.engine.parallel.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.engine import parallel
+from tensorlib.nn import functional as F
+from tensorlib.nn.functional.attention import PackedCausalAttention
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    """Every parallel_for call splits, whatever its size; the thread count is restored afterwards."""
+    monkeypatch.setitem(parallel.parallel_for.__kwdefaults__, "min_elements", 1)
+    previous = parallel.get_num_threads()
+    yield parallel.set_num_threads
+    parallel.set_num_threads(previous)
+
+
+def _bits(arrays):
+    return [np.ascontiguousarray(a).view(np.uint8).tobytes() for a in arrays]
+
+
+def _run(fn, pool, threads):
+    pool(threads)
+    return _bits(fn())
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 17, 1000, 4099])
+def test_chunks_cover_the_range_once(pool, n):
+    pool(3)
+    hits = np.zeros(n, int)
+
+    def mark(start, stop):
+        assert start % 16 == 0 or start == 0
+        hits[start:stop] += 1
+
+    parallel.parallel_for(mark, n)
+    assert (hits == 1).all()
+
+
+def test_an_error_in_a_chunk_is_raised_in_the_caller(pool):
+    pool(2)
+
+    def fail(start, stop):
+        if start > 0:
+            raise ValueError("chunk failed")
+
+    with pytest.raises(ValueError, match="chunk failed"):
+        parallel.parallel_for(fail, 1024)
+
+
+def test_workers_use_the_callers_errstate(pool):
+    pool(2)
+    x = np.full(1024, 1e30, np.float32)
+    x[:512] = 1  # only the second chunk, run by a worker thread, overflows
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        parallel.parallel_for(lambda start, stop: x[start:stop] * x[start:stop], x.size)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True])
+def test_set_num_threads_rejects_non_positive_ints(bad):
+    with pytest.raises(ValueError, match="int >= 1"):
+        parallel.set_num_threads(bad)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_its_own_workers(pool):
+    pool(2)
+    x = np.ones(4096, np.float32)
+    parallel.parallel_for(lambda start, stop: np.tanh(x[start:stop]), x.size)  # the parent's workers exist
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        parallel.parallel_for(lambda start, stop: np.tanh(x[start:stop]), x.size)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert status == 0
+
+
+def _gelu(x, g):
+    t = tl.tensor(x, requires_grad=True)
+    y = F.gelu(t, approximate="tanh")
+    y.backward(tl.tensor(g))
+    return y.numpy(), t.grad.numpy()
+
+
+def _layer_norm(x, g):
+    t = tl.tensor(x, requires_grad=True)
+    ln = tl.nn.LayerNorm(x.shape[-1])
+    ln = ln.double() if x.dtype == np.float64 else ln
+    with tl.no_grad():
+        ln.weight.copy_(tl.tensor(np.linspace(0.5, 1.5, x.shape[-1], dtype=x.dtype)))
+        ln.bias.copy_(tl.tensor(np.linspace(-1, 1, x.shape[-1], dtype=x.dtype)))
+    y = ln(t)
+    y.backward(tl.tensor(g))
+    return y.numpy(), t.grad.numpy(), ln.weight.grad.numpy(), ln.bias.grad.numpy()
+
+
+def _attention(x, g):
+    t = tl.tensor(x, requires_grad=True)
+    y = PackedCausalAttention.apply(t, heads=2, scale=0.25)
+    y.backward(tl.tensor(g[..., : x.shape[-1] // 3]))
+    return y.numpy(), t.grad.numpy()
+
+
+@pytest.mark.parametrize("kernel, shape", [(_gelu, (37, 50)), (_layer_norm, (5, 37, 24)), (_attention, (7, 13, 48))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kernels_give_the_same_bits_at_any_thread_count(pool, kernel, shape, dtype):
+    rng = np.random.default_rng(0)
+    x, g = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    one = _run(lambda: kernel(x, g), pool, 1)
+    for threads in (2, 3):
+        assert _run(lambda: kernel(x, g), pool, threads) == one, f"{kernel.__name__} at {threads} threads"
+
+
+def test_adamw_steps_give_the_same_bits_at_any_thread_count(pool):
+    def train():
+        gen = tl.Generator(0)
+        model = tl.nn.Sequential(tl.nn.Linear(16, 40, generator=gen), tl.nn.ReLU(), tl.nn.Linear(40, 3, generator=gen))
+        opt = tl.optim.AdamW(model.parameters(), lr=1e-2, amsgrad=True)
+        x = tl.tensor(np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32))
+        for _ in range(3):
+            opt.zero_grad()
+            model(x).square().mean().backward()
+            opt.step()
+        return [p.detach().numpy() for p in model.parameters()]
+
+    one = _run(train, pool, 1)
+    assert _run(train, pool, 2) == one and _run(train, pool, 3) == one
