@@ -39,7 +39,7 @@ floor_divide remainder bitwise_not bitwise_and bitwise_or bitwise_xor std amax a
 
 # The modules in the order the package imports them: each may import only the ones before it.
 PACKAGE_ORDER = [
-    "grad_mode", "dtypes", "tensor_type", "versions", "freeing", "function", "creation", "promotion", "conversion",
+    "parallel", "grad_mode", "dtypes", "tensor_type", "versions", "freeing", "function", "creation", "promotion", "conversion",
     "arithmetic", "reductions", "matmul_ops", "selection", "elementwise", "softmax_ops", "shape_ops", "indexing",
     "joining", "inplace", "retain_grad", "interop",
 ]
