@@ -122,7 +122,7 @@ def _strong_wolfe(evaluate: _Evaluate, t: Any, d: np.ndarray, f: float, g: np.nd
     return bracket_f[low], bracket_g[low], bracket[low], evals
 
 
-# %% book/06_optimizers.ipynb, cell 63
+# %% book/06_optimizers.ipynb, cell 64
 _COUNTS = ("func_evals", "n_iter")
 _VECTORS = ("d", "prev_flat_grad")
 _SCALARS = ("t", "H_diag", "prev_loss")
@@ -188,6 +188,7 @@ def _checked_lbfgs_entry(where: str, entry: Mapping[str, Any], numel: int, dtype
     return checked
 
 
+# %% book/06_optimizers.ipynb, cell 66
 class LBFGS(Optimizer):
     r"""L-BFGS (Liu and Nocedal, 1989), as ``torch.optim.LBFGS``: one ``step(closure)`` runs up to ``max_iter`` iterations.
 

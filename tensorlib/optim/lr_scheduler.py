@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 88
+# %% book/06_optimizers.ipynb, cell 91
 import bisect
 import math
 import numbers
@@ -45,7 +45,7 @@ from typing import Any
 from tensorlib.optim.optimizer import Optimizer
 
 
-# %% book/06_optimizers.ipynb, cell 89
+# %% book/06_optimizers.ipynb, cell 92
 def _lrs(optimizer: Optimizer) -> list[float]:
     return [group["lr"] for group in optimizer.param_groups]
 
@@ -147,7 +147,7 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-# %% book/06_optimizers.ipynb, cell 90
+# %% book/06_optimizers.ipynb, cell 93
 def _check_positive_int(value: Any, name: str, owner: str) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
@@ -255,7 +255,7 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 91
+# %% book/06_optimizers.ipynb, cell 94
 class LinearLR(LRScheduler):
     r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps, then hold.
 
@@ -327,7 +327,7 @@ class CosineAnnealingLR(LRScheduler):
                 for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 92
+# %% book/06_optimizers.ipynb, cell 95
 def _check_schedulers(owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None) -> Optimizer:
     """The optimizer every scheduler of ``schedulers`` steps (``optimizer``, or the first one's when ``None``)."""
     if len(schedulers) < 1:
@@ -430,7 +430,7 @@ def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str,
         scheduler.load_state_dict(part)
 
 
-# %% book/06_optimizers.ipynb, cell 93
+# %% book/06_optimizers.ipynb, cell 96
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
@@ -541,7 +541,7 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
-# %% book/06_optimizers.ipynb, cell 99
+# %% book/06_optimizers.ipynb, cell 102
 def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
                   eta_min: float = 0.0) -> SequentialLR | CosineAnnealingLR:
     r"""Linear warmup to the optimizer's rate over ``warmup_steps``, then cosine decay to ``eta_min`` at ``max_steps``.

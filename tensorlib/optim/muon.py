@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 72
+# %% book/06_optimizers.ipynb, cell 75
 import math
 import numbers
 from collections.abc import Iterable
@@ -41,7 +41,7 @@ from tensorlib.engine import Tensor
 from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number
 
 
-# %% book/06_optimizers.ipynb, cell 73
+# %% book/06_optimizers.ipynb, cell 76
 def zeropower_via_newtonschulz(grad: Any, ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
                                ns_steps: int = 5, eps: float = 1e-7) -> Any:
     r"""Approximately orthogonalise a matrix: :math:`G = U\Sigma V^\top \mapsto U\Sigma' V^\top`, :math:`\Sigma' \approx I`.
@@ -87,7 +87,7 @@ def _adjust_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, ...]) -> f
     return lr
 
 
-# %% book/06_optimizers.ipynb, cell 74
+# %% book/06_optimizers.ipynb, cell 77
 class Muon(Optimizer):
     r"""Muon (Jordan et al., 2024) for 2-D weights, as ``torch.optim.Muon``.
 

@@ -545,7 +545,7 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-# %% book/06_optimizers.ipynb, cell 81
+# %% book/06_optimizers.ipynb, cell 84
 def decay_groups(model: Module, weight_decay: float,
                  decay_types: tuple[type, ...] = (Linear, Conv2d, Embedding)) -> list[dict[str, Any]]:
     r"""Two param groups: weight decay for the weight matrices, none for everything else.
