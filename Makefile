@@ -48,7 +48,7 @@ test: install
 	$(PY) tools/export.py --check
 	$(PY) tools/hygiene.py book solutions
 	$(PY) tools/exercises.py --check
-	$(PY) -m ruff check tensorlib tools tests benchmarks
+	$(PY) -m ruff check tensorlib tools tests benchmarks book solutions
 	$(PY) -m mypy
 	$(PY) -m pytest tests -n 2 --dist loadscope
 	$(PY) -m pytest $(NBVAL) book solutions --ignore=book/solutions --ignore=book/_build -n 2 --dist loadscope
