@@ -35,10 +35,19 @@ class autocast:
     manager and decorator. Disabled (``enabled=False``, or ``device_type="cuda"``, with a warning
     as PyTorch gives without a GPU) it changes nothing; enabled on the CPU it raises."""
 
-    def __init__(self, device_type: str = "cuda", dtype: Any = None, enabled: bool = True, cache_enabled: bool | None = None) -> None:
+    def __init__(
+        self,
+        device_type: str = "cuda",
+        dtype: Any = None,
+        enabled: bool = True,
+        cache_enabled: bool | None = None,
+    ) -> None:
         self.device_type, self.dtype = device_type, dtype
         if enabled and device_type != "cpu":
-            warnings.warn("CUDA is not available (tensorlib runs on the CPU). Disabling autocast.", stacklevel=2)
+            warnings.warn(
+                "CUDA is not available (tensorlib runs on the CPU). Disabling autocast.",
+                stacklevel=2,
+            )
             enabled = False
         if enabled:
             raise single_process_error("torch.amp.autocast(device_type='cpu', enabled=True)")
@@ -58,14 +67,26 @@ class GradScaler:
     """``torch.amp.GradScaler(device="cuda", init_scale=2.**16, growth_factor=2., backoff_factor=.5,
     growth_interval=2000, enabled=True)``, disabled: without CUDA PyTorch warns and disables a CUDA
     scaler, and so does tensorlib; a scaler enabled on the CPU raises. Disabled, every method is
-    PyTorch's disabled behaviour: ``scale`` returns its argument, ``step`` calls ``optimizer.step()``,
+    PyTorch's disabled behaviour: ``scale`` returns its argument, ``step`` calls
+    ``optimizer.step()``,
     ``get_scale`` is 1.0 and ``state_dict`` is empty."""
 
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
-                 backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        device: str = "cuda",
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+        enabled: bool = True,
+    ) -> None:
         if enabled and device != "cpu":
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available (tensorlib runs on the CPU). "
-                          "Disabling.", stacklevel=2)
+            warnings.warn(
+                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available (tensorlib runs "
+                "on the CPU). "
+                "Disabling.",
+                stacklevel=2,
+            )
             enabled = False
         if enabled:
             raise single_process_error("torch.amp.GradScaler(device='cpu', enabled=True)")
@@ -98,4 +119,5 @@ class GradScaler:
         return {}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Accept a disabled scaler's (empty) state; a saved enabled scaler's state is ignored, as there is no scale."""
+        """Accept a disabled scaler's (empty) state; a saved enabled scaler's state is ignored, as
+        there is no scale."""

@@ -28,16 +28,20 @@ __all__ = [
 
 # %% book/08_gpt.ipynb, cell 72
 def single_process_error(feature: str) -> RuntimeError:
-    """The error a stand-in raises when ``feature`` (for example ``"torch.distributed.init_process_group"``)
+    """The error a stand-in raises when ``feature`` (for example
+    ``"torch.distributed.init_process_group"``)
     is used: tensorlib runs in one CPU process, and the way out is PyTorch itself."""
-    return RuntimeError(f"{feature}: tensorlib runs in one CPU process, with no GPU, no distributed backend and "
-                        "no mixed precision; run the program on PyTorch (chapter 8's bridge: the trainer's "
-                        "model.safetensors loads into torch.nn, and `python -m tensorlib.run_as_torch` runs "
-                        "PyTorch programs on tensorlib up to the first such call)")
+    return RuntimeError(
+        f"{feature}: tensorlib runs in one CPU process, with no GPU, no distributed backend and "
+        "no mixed precision; run the program on PyTorch (chapter 8's bridge: the trainer's "
+        "model.safetensors loads into torch.nn, and `python -m tensorlib.run_as_torch` runs "
+        "PyTorch programs on tensorlib up to the first such call)"
+    )
 
 
 class MatmulFlags:
-    """``torch.backends.cuda.matmul``: flags of GPU matrix products, accepted and ignored on a CPU."""
+    """``torch.backends.cuda.matmul``: flags of GPU matrix products, accepted and ignored on a
+    CPU."""
 
     def __init__(self) -> None:
         self.allow_tf32 = False
@@ -46,7 +50,8 @@ class MatmulFlags:
 
 
 class CudaBackend:
-    """``torch.backends.cuda``: no CUDA build (``is_built()`` is False); ``matmul``'s flags are kept, not used."""
+    """``torch.backends.cuda``: no CUDA build (``is_built()`` is False); ``matmul``'s flags are
+    kept, not used."""
 
     def __init__(self) -> None:
         self.matmul = MatmulFlags()

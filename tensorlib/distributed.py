@@ -33,18 +33,22 @@ from typing import Any
 
 from tensorlib.backends import single_process_error
 
-_NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call init_process_group "
-                    "(tensorlib runs in one process and never has one)")
+_NOT_INITIALIZED = (
+    "Default process group has not been initialized, please make sure to call init_process_group "
+    "(tensorlib runs in one process and never has one)"
+)
 
 
 class ReduceOp:
-    """The reduction names of collective operations (``ReduceOp.SUM``, ...), for programs that name them."""
+    """The reduction names of collective operations (``ReduceOp.SUM``, ...), for programs that name
+    them."""
 
     SUM, PRODUCT, MIN, MAX, AVG = "sum", "product", "min", "max", "avg"
 
 
 def is_available() -> bool:
-    """False: tensorlib has no distributed backend (PyTorch's answer where it is built without one)."""
+    """False: tensorlib has no distributed backend (PyTorch's answer where it is built without
+    one)."""
     return False
 
 
@@ -63,8 +67,14 @@ def get_world_size(group: Any = None) -> int:
     raise ValueError(_NOT_INITIALIZED)
 
 
-def init_process_group(backend: str | None = None, init_method: str | None = None, timeout: Any = None,
-                       world_size: int = -1, rank: int = -1, **kwargs: Any) -> None:
+def init_process_group(
+    backend: str | None = None,
+    init_method: str | None = None,
+    timeout: Any = None,
+    world_size: int = -1,
+    rank: int = -1,
+    **kwargs: Any,
+) -> None:
     """Raises: tensorlib cannot join a process group."""
     raise single_process_error("torch.distributed.init_process_group")
 
@@ -79,11 +89,15 @@ def barrier(group: Any = None, async_op: bool = False, **kwargs: Any) -> None:
     raise single_process_error("torch.distributed.barrier")
 
 
-def all_reduce(tensor: Any, op: Any = ReduceOp.SUM, group: Any = None, async_op: bool = False) -> None:
+def all_reduce(
+    tensor: Any, op: Any = ReduceOp.SUM, group: Any = None, async_op: bool = False
+) -> None:
     """Raises: a collective operation needs a process group."""
     raise single_process_error("torch.distributed.all_reduce")
 
 
-def broadcast(tensor: Any, src: int | None = None, group: Any = None, async_op: bool = False, **kwargs: Any) -> None:
+def broadcast(
+    tensor: Any, src: int | None = None, group: Any = None, async_op: bool = False, **kwargs: Any
+) -> None:
     """Raises: a collective operation needs a process group."""
     raise single_process_error("torch.distributed.broadcast")

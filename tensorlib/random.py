@@ -133,11 +133,15 @@ def _float_dtype(dtype: object) -> np.dtype:
     if dtype is None:  # the common case, answered without building a dtype
         return _FLOAT_DTYPES[1]
     try:
-        _, resolved = parse_to(dtype=dtype)  # chapter 2's one resolver: refuses str, object, complex, ...
+        # chapter 2's one resolver: refuses str, object, complex, ...
+        _, resolved = parse_to(dtype=dtype)
     except TypeError:
         resolved = None
     if resolved is None or resolved not in _FLOAT_DTYPES:
-        raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {dtype if resolved is None else resolved}")
+        raise TypeError(
+            "expected a floating dtype (float16, float32 or float64), got "
+            f"{dtype if resolved is None else resolved}"
+        )
     return resolved
 
 
@@ -440,7 +444,8 @@ def resolve_generator(generator: Generator | None) -> Generator:
 
 
 def _size_args(name: str, sizes: tuple, size: int | Sequence[int] | None) -> tuple[int, ...]:
-    """PyTorch's size convention: ``f(2, 3)``, ``f((2, 3))`` and ``f(size=(2, 3))`` all mean (2, 3)."""
+    """PyTorch's size convention: ``f(2, 3)``, ``f((2, 3))`` and ``f(size=(2, 3))`` all mean (2,
+    3)."""
     if size is not None:
         if sizes:
             raise TypeError(f"{name} got a size both positionally {sizes} and as size={size!r}")
@@ -473,7 +478,9 @@ def _sample_dtype(dtype: object, default: np.dtype, requires_grad: bool, name: s
         raise TypeError(f"{name}: {error}") from None
     resolved = default if parsed is None else parsed
     if requires_grad and resolved.kind != "f":
-        raise TypeError(f"{name}: only floating-point tensors can require gradients, got {resolved}")
+        raise TypeError(
+            f"{name}: only floating-point tensors can require gradients, got {resolved}"
+        )
     return resolved
 
 
@@ -622,8 +629,10 @@ def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.nda
     bad = ~(np.isfinite(weights) & (weights >= 0))
     if bad.any():
         row, column = np.argwhere(bad)[0]
-        raise ValueError(f"multinomial: weights must be finite and >= 0, got {weights[row, column]:g} "
-                         f"at row {row}, category {column}")
+        raise ValueError(
+            f"multinomial: weights must be finite and >= 0, got {weights[row, column]:g} "
+            f"at row {row}, category {column}"
+        )
     with np.errstate(over="ignore"):  # an overflowing sum is reported below
         totals = weights.sum(axis=1)
     if np.any(totals <= 0):

@@ -43,7 +43,10 @@ from typing import Any
 ALIASES: dict[str, tuple[str, ...]] = {
     "torch": ("tensorlib",),
     "torch.cuda.amp": ("tensorlib.amp",),
-    "torch.nn.modules.activation": ("tensorlib.nn.modules.activation", "tensorlib.nn.modules.attention"),
+    "torch.nn.modules.activation": (
+        "tensorlib.nn.modules.activation",
+        "tensorlib.nn.modules.attention",
+    ),
 }
 
 
@@ -57,7 +60,8 @@ class MissingTorchName(AttributeError):
 
 def resolve(target: str) -> Any:
     """The tensorlib object a dotted name denotes: the module ``target`` if there is one, else an
-    attribute of its parent (``"tensorlib.cuda"`` is tensorlib's ``cuda`` object); ``None`` if neither."""
+    attribute of its parent (``"tensorlib.cuda"`` is tensorlib's ``cuda`` object); ``None`` if
+    neither."""
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as error:
@@ -89,19 +93,26 @@ class TorchModule(types.ModuleType):
             raise AttributeError(attribute)
         submodule = f"{self.__name__}.{attribute}"
         if any(name == submodule or name.startswith(submodule + ".") for name in ALIASES):
-            return importlib.import_module(submodule)  # torch.cuda: an object here, and the parent of torch.cuda.amp
+            # torch.cuda: an object here, and the parent of torch.cuda.amp
+            return importlib.import_module(submodule)
         for target in self.__dict__["_targets"]:
             if hasattr(target, attribute):
                 value = getattr(target, attribute)
-                return importlib.import_module(submodule) if isinstance(value, types.ModuleType) else value
-        if tensorlib_targets(submodule):  # a tensorlib module not yet imported (tensorlib.nn.parallel)
+                return (
+                    importlib.import_module(submodule)
+                    if isinstance(value, types.ModuleType)
+                    else value
+                )
+        # a tensorlib module not yet imported (tensorlib.nn.parallel)
+        if tensorlib_targets(submodule):
             return importlib.import_module(submodule)
         raise MissingTorchName(submodule)
 
     def __setattr__(self, attribute: str, value: Any) -> None:
         owner = next((t for t in self.__dict__["_targets"] if hasattr(t, attribute)), None)
         if owner is None or isinstance(value, types.ModuleType) or attribute.startswith("__"):
-            super().__setattr__(attribute, value)  # the import system binds submodules and dunders here
+            # the import system binds submodules and dunders here
+            super().__setattr__(attribute, value)
         else:
             setattr(owner, attribute, value)
 
@@ -109,7 +120,9 @@ class TorchModule(types.ModuleType):
 class TorchFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """The ``sys.meta_path`` finder and loader of ``torch`` names (see the module's docstring)."""
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         if not tensorlib_targets(fullname):
@@ -130,7 +143,9 @@ def install() -> TorchFinder:
         RuntimeError: if PyTorch itself is already imported here.
     """
     if "torch" in sys.modules and not isinstance(sys.modules["torch"], TorchModule):
-        raise RuntimeError("PyTorch is already imported in this process: tensorlib cannot stand in for it")
+        raise RuntimeError(
+            "PyTorch is already imported in this process: tensorlib cannot stand in for it"
+        )
     finder = next((f for f in sys.meta_path if isinstance(f, TorchFinder)), None)
     if finder is None:
         finder = TorchFinder()
@@ -139,18 +154,22 @@ def install() -> TorchFinder:
 
 
 def _missing_name(error: BaseException) -> str | None:
-    """The torch name behind ``error``, if it is one tensorlib lacks; ``None`` for the program's own errors."""
+    """The torch name behind ``error``, if it is one tensorlib lacks; ``None`` for the program's own
+    errors."""
     if isinstance(error, MissingTorchName):
         return error.torch_name
     if isinstance(error, ModuleNotFoundError) and (error.name or "").split(".")[0] == "torch":
         return error.name
-    if isinstance(error, ImportError) and (error.name or "").split(".")[0] == "torch":  # from torch.x import y
+    # from torch.x import y
+    if isinstance(error, ImportError) and (error.name or "").split(".")[0] == "torch":
         name = str(error).split("'")[1] if str(error).count("'") >= 2 else "?"
         return f"{error.name}.{name}"
-    if isinstance(error, AttributeError) and getattr(error, "name", None):  # a tensorlib object lacks a method
+    # a tensorlib object lacks a method
+    if isinstance(error, AttributeError) and getattr(error, "name", None):
         owner = type(getattr(error, "obj", None))
         if owner.__module__.split(".")[0] == "tensorlib":
-            return f"torch.{'Tensor' if owner.__name__ == 'Tensor' else owner.__qualname__}.{error.name}"
+            owner_name = "Tensor" if owner.__name__ == "Tensor" else owner.__qualname__
+            return f"torch.{owner_name}.{error.name}"
     return None
 
 
@@ -159,8 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     to tensorlib. Returns the script's exit status, or 2 for a missing script or torch name."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        print("usage: python -m tensorlib.run_as_torch script.py [args ...]\n"
-              "Run a PyTorch program with `import torch` resolving to tensorlib.", file=sys.stderr if not argv else sys.stdout)
+        print(
+            "usage: python -m tensorlib.run_as_torch script.py [args ...]\n"
+            "Run a PyTorch program with `import torch` resolving to tensorlib.",
+            file=sys.stderr if not argv else sys.stdout,
+        )
         return 2 if not argv else 0
     script = Path(argv[0])
     if not script.is_file():
@@ -168,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     install()
     sys.argv = [argv[0], *argv[1:]]
-    sys.path.insert(0, str(script.resolve().parent))  # as `python script.py` puts the script's directory first
+    # as `python script.py` puts the script's directory first
+    sys.path.insert(0, str(script.resolve().parent))
     try:
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as exit_:
@@ -177,8 +200,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = _missing_name(error)
         if name is None:
             raise
-        frames = [frame for frame in traceback.extract_tb(error.__traceback__) if Path(frame.filename) == script.resolve()
-                  or frame.filename == str(script)]
+        frames = [
+            frame
+            for frame in traceback.extract_tb(error.__traceback__)
+            if Path(frame.filename) == script.resolve() or frame.filename == str(script)
+        ]
         where = f", line {frames[-1].lineno}" if frames else ""
         print(f"error: {argv[0]}{where}: tensorlib has no {name}", file=sys.stderr)
         return 2

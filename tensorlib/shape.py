@@ -226,7 +226,9 @@ def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
             f"cannot sum an array of shape {array.shape} to shape {target}: "
             f"{target} does not broadcast to {array.shape}"
         )
-    stretched = tuple(lead + k for k, n in enumerate(target) if n == 1 and array.shape[lead + k] != 1)
+    stretched = tuple(
+        lead + k for k, n in enumerate(target) if n == 1 and array.shape[lead + k] != 1
+    )
     return array.sum(axis=tuple(range(lead)) + stretched, keepdims=True).reshape(target)
 
 
@@ -258,7 +260,8 @@ def normalize_axis(axis: int, ndim: int) -> int:
     span = max(ndim, 1)  # a 0-d tensor wraps axes like a 1-d one, as in PyTorch
     if not -span <= axis < span:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-span}, {span - 1}], but got {axis})"
+            f"Dimension out of range (expected to be in range of [{-span}, {span - 1}], but got "
+            f"{axis})"
         )
     return axis % span
 
@@ -325,12 +328,16 @@ def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     k_a, k_b = a[-1], (b[-2] if len(b) >= 2 else b[0])
     if k_a != k_b:
         first = "the length of the 1-D first" if len(a) == 1 else "the last dim of the first"
-        second = "the length of the 1-D second" if len(b) == 1 else "the second-to-last of the second"
+        second = (
+            "the length of the 1-D second" if len(b) == 1 else "the second-to-last of the second"
+        )
         raise ValueError(
             f"matmul: shapes {a} and {b} do not match: {first} ({k_a}) must equal {second} ({k_b})"
         )
     try:
         batch = broadcast_shapes(a[:-2], b[:-2])
     except ValueError as error:
-        raise ValueError(f"matmul: shapes {a} and {b} do not match in their batch dims: {error}") from None
+        raise ValueError(
+            f"matmul: shapes {a} and {b} do not match in their batch dims: {error}"
+        ) from None
     return batch + a[-2:-1] + (b[-1:] if len(b) >= 2 else ())

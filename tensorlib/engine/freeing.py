@@ -26,23 +26,32 @@ if TYPE_CHECKING:
     from tensorlib.engine.function import Function
 
 SECOND_BACKWARD = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
 )
-_GRAPH_SLOTS = ("inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable")  # the graph, not saved arrays
+# the graph, not saved arrays
+_GRAPH_SLOTS = ("inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable")
 
-_value_slots: dict[type, tuple[tuple[str, ...], bool]] = {}  # op class -> where its nodes keep values
+# op class -> where its nodes keep values
+_value_slots: dict[type, tuple[tuple[str, ...], bool]] = {}
 
 
 def _declared_slots(op: type) -> tuple[tuple[str, ...], bool]:
-    """The ``__slots__`` names an op class and its bases declare for values, and whether its nodes have a ``__dict__``."""
+    """The ``__slots__`` names an op class and its bases declare for values, and whether its nodes
+    have a ``__dict__``."""
     names: list[str] = []
     for klass in op.__mro__:
         slots = klass.__dict__.get("__slots__", ())
-        names.extend(name for name in ((slots,) if isinstance(slots, str) else slots) if name not in _GRAPH_SLOTS)
-    keeps_dict = any("__dict__" in klass.__dict__ for klass in op.__mro__)  # no __slots__: a custom op
+        names.extend(
+            name
+            for name in ((slots,) if isinstance(slots, str) else slots)
+            if name not in _GRAPH_SLOTS
+        )
+    # no __slots__: a custom op
+    keeps_dict = any("__dict__" in klass.__dict__ for klass in op.__mro__)
     _value_slots[op] = (tuple(names), keeps_dict)
     return _value_slots[op]
 

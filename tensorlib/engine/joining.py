@@ -33,7 +33,8 @@ from tensorlib.shape import normalize_axis
 
 
 class Cat(Function):
-    """Inputs joined along ``axis``; :math:`\\bar x_i` is the slice of :math:`\\bar y` where :math:`x_i` went."""
+    """Inputs joined along ``axis``; :math:`\\bar x_i` is the slice of :math:`\\bar y` where
+    :math:`x_i` went."""
 
     __slots__ = ("axis", "offsets")
     reads = ()
@@ -48,7 +49,8 @@ class Cat(Function):
 
 
 class Stack(Function):
-    """Inputs stacked along a new ``axis``; :math:`\\bar x_i` is :math:`\\bar y` at position ``i`` of that axis."""
+    """Inputs stacked along a new ``axis``; :math:`\\bar x_i` is :math:`\\bar y` at position ``i``
+    of that axis."""
 
     __slots__ = ("axis", "count")
     reads = ()
@@ -77,13 +79,23 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     ndim = tensors[0].ndim
     for i, t in enumerate(tensors):
         if t.ndim == 0:
-            raise ValueError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; use stack")
+            raise ValueError(
+                f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated; use stack"
+            )
         if t.ndim != ndim:
-            raise ValueError(f"cat: tensor 0 has {ndim} dims but tensor {i} has {t.ndim} (shapes {tensors[0].shape} and {t.shape})")
+            raise ValueError(
+                f"cat: tensor 0 has {ndim} dims but tensor {i} has {t.ndim} (shapes "
+                f"{tensors[0].shape} and {t.shape})"
+            )
     axis = normalize_axis(dim, ndim)
     for i, t in enumerate(tensors):
-        if t.shape[:axis] + t.shape[axis + 1 :] != tensors[0].shape[:axis] + tensors[0].shape[axis + 1 :]:
-            raise ValueError(f"cat: sizes must match except in dim {dim}; got shapes {tensors[0].shape} and {t.shape} (tensor {i})")
+        if t.shape[:axis] + t.shape[axis + 1 :] != (
+            tensors[0].shape[:axis] + tensors[0].shape[axis + 1 :]
+        ):
+            raise ValueError(
+                f"cat: sizes must match except in dim {dim}; got shapes {tensors[0].shape} and "
+                f"{t.shape} (tensor {i})"
+            )
     return Cat.apply(*_promote_all(tensors), axis=axis)
 
 
@@ -95,11 +107,16 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     tensors = _tensors(tensors, "stack")
     for i, t in enumerate(tensors):
         if t.shape != tensors[0].shape:
-            raise ValueError(f"stack expects each tensor to be equal size, but got {tensors[0].shape} at entry 0 and {t.shape} at entry {i}")
+            raise ValueError(
+                f"stack expects each tensor to be equal size, but got {tensors[0].shape} at entry "
+                f"0 and {t.shape} at entry {i}"
+            )
     return Stack.apply(*_promote_all(tensors), axis=normalize_axis(dim, tensors[0].ndim + 1))
 
 
-def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
+def split(
+    tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
+) -> tuple[Tensor, ...]:
     """Pieces of ``tensor`` along ``dim``: of size ``split_size`` each (the last may be smaller),
     or of the given section sizes (which must add up to the dim's size)."""
     axis = normalize_axis(dim, tensor.ndim)
@@ -108,11 +125,16 @@ def split(tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int 
         step = int(split_size_or_sections)
         if step <= 0:
             raise ValueError(f"split: split_size must be positive, got {step}")
-        sections = [step if start + step <= size else size - start for start in range(0, size, step)] or [0]
+        sections = [
+            step if start + step <= size else size - start for start in range(0, size, step)
+        ] or [0]
     else:
         sections = [int(s) for s in split_size_or_sections]
         if math.fsum(sections) != size:
-            raise ValueError(f"split: sections {sections} add up to {math.fsum(sections):.0f}, but dim {dim} has size {size}")
+            raise ValueError(
+                f"split: sections {sections} add up to {math.fsum(sections):.0f}, but dim {dim} "
+                f"has size {size}"
+            )
     pieces, start = [], 0
     lead = (slice(None),) * axis
     for length in sections:

@@ -26,13 +26,15 @@ from tensorlib.engine.tensor_type import Tensor
 
 
 def retain(tensor: Tensor) -> None:
-    """``tensor.retain_grad()``: keep this non-leaf's gradient in ``.grad`` after backward (leaves always do)."""
+    """``tensor.retain_grad()``: keep this non-leaf's gradient in ``.grad`` after backward (leaves
+    always do)."""
     if not tensor._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     node = tensor.grad_fn
     if node is not None:
 
-        def forget(_: weakref.ref, node: Function = node) -> None:  # the tensor is gone: so is its entry
+        # the tensor is gone: so is its entry
+        def forget(_: weakref.ref, node: Function = node) -> None:
             _retained.pop(node, None)
 
         _retained[node] = weakref.ref(tensor, forget)
@@ -45,7 +47,8 @@ def retains(tensor: Tensor) -> bool:
 
 
 def detach_(tensor: Tensor) -> Tensor:
-    """``tensor.detach_()``: make it a leaf outside the graph, in place (no grad_fn, no requires_grad)."""
+    """``tensor.detach_()``: make it a leaf outside the graph, in place (no grad_fn, no
+    requires_grad)."""
     if tensor.grad_fn is not None:
         _retained.pop(tensor.grad_fn, None)
     tensor.grad_fn = None

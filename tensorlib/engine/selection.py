@@ -33,7 +33,8 @@ from tensorlib.shape import broadcast_shapes
 
 
 class Where(Function):
-    """:math:`y = c \\, ? \\, a : b`; :math:`\\bar a = \\text{sum\\_to}([c] \\bar y)`, :math:`\\bar b = \\text{sum\\_to}([\\lnot c] \\bar y)`."""
+    """:math:`y = c \\, ? \\, a : b`; :math:`\\bar a = \\text{sum\\_to}([c] \\bar y)`,
+    :math:`\\bar b = \\text{sum\\_to}([\\lnot c] \\bar y)`."""
 
     __slots__ = ("condition", "a_shape", "b_shape")
     reads = ((), (0,), (0,))  # the condition is input 0
@@ -53,7 +54,8 @@ class Where(Function):
 
 
 class MaskedFill(Function):
-    """``value`` where ``mask`` is True, else ``x``; :math:`\\bar x = [\\lnot \\text{mask}] \\bar y`."""
+    """``value`` where ``mask`` is True, else ``x``;
+    :math:`\\bar x = [\\lnot \\text{mask}] \\bar y`."""
 
     __slots__ = ("mask",)
     reads = ((1,), ())  # x's gradient reads the mask (input 1)
@@ -62,7 +64,10 @@ class MaskedFill(Function):
         if mask.dtype != np.bool_:
             raise TypeError(f"masked_fill expects a bool mask, got dtype {mask.dtype}")
         if broadcast_shapes(mask.shape, x.shape) != x.shape:
-            raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's shape {x.shape}")
+            raise ValueError(
+                f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's shape "
+                f"{x.shape}"
+            )
         self.mask = mask
         return np.where(mask, np.asarray(value, dtype=x.dtype), x)
 
@@ -81,18 +86,21 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
 # %% book/02_autograd.ipynb, cell 93
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """``value`` where ``mask`` (bool, broadcastable to ``input.shape``) is True, else ``input``."""
-    mask = mask if isinstance(mask, Tensor) else _as_array(mask)  # a tensor: an input, version-checked
+    # a tensor: an input, version-checked
+    mask = mask if isinstance(mask, Tensor) else _as_array(mask)
     return MaskedFill.apply(input, mask, value=_scalar_operand(value, "masked_fill"))
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The lower triangle of the last two dims of ``input`` (elements above ``diagonal`` set to 0)."""
+    """The lower triangle of the last two dims of ``input`` (elements above ``diagonal`` set to
+    0)."""
     rows, cols = _matrix_dims(input, "tril")
     return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), input, 0)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle of the last two dims of ``input`` (elements below ``diagonal`` set to 0)."""
+    """The upper triangle of the last two dims of ``input`` (elements below ``diagonal`` set to
+    0)."""
     rows, cols = _matrix_dims(input, "triu")
     return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), input, 0)
 
@@ -102,9 +110,12 @@ def where(condition: Tensor, input: Any, other: Any) -> Tensor:
     mask = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if mask.dtype != np.bool_:
         raise TypeError(f"where expects a bool condition, got dtype {mask.dtype}")
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: torch's dtypes
+    # two numbers: torch's dtypes
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         _check_operand(input, "where")
         _check_operand(other, "where")
         dtype = _result_dtype(input, other)
         return _wrap(np.where(mask, np.asarray(input, dtype), np.asarray(other, dtype)), None)
-    return Where.apply(condition if isinstance(condition, Tensor) else mask, *_promote(input, other))
+    return Where.apply(
+        condition if isinstance(condition, Tensor) else mask, *_promote(input, other)
+    )

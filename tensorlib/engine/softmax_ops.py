@@ -27,7 +27,8 @@ from tensorlib.shape import normalize_axis
 
 
 class Softmax(Function):
-    """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`); :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`."""
+    """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`);
+    :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`."""
 
     __slots__ = ("out", "axis")
     reads = (("out",),)
@@ -38,10 +39,12 @@ class Softmax(Function):
         if x.ndim == 0:
             self.out = np.ones_like(x)
             return self.out
-        if x.size == 0:  # nothing to normalise (an empty dim, or empty rows): an empty result, as in torch
+        # nothing to normalise (an empty dim, or empty rows): an empty result, as in torch
+        if x.size == 0:
             self.out = np.empty_like(x)
             return self.out
-        out = np.subtract(x, x.max(axis=axis, keepdims=True))  # one buffer: x - m, then e^(x - m), then y
+        # one buffer: x - m, then e^(x - m), then y
+        out = np.subtract(x, x.max(axis=axis, keepdims=True))
         np.exp(out, out=out)
         out /= out.sum(axis=axis, keepdims=True)
         self.out = out
@@ -59,7 +62,8 @@ class Softmax(Function):
 
 
 def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
-    """Log-softmax of an ndarray along ``axis``: :math:`x - m - \\log \\sum e^{x - m}` with :math:`m = \\max x`, so no term overflows.
+    """Log-softmax of an ndarray along ``axis``: :math:`x - m - \\log \\sum e^{x - m}` with
+    :math:`m = \\max x`, so no term overflows.
 
     For the ``forward`` of a custom :class:`Function` (``LogSoftmax`` and ``cross_entropy`` use it).
     """
@@ -68,7 +72,8 @@ def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 class LogSoftmax(Function):
-    """:math:`y = x - m - \\log \\sum e^{x - m}` along ``axis``; :math:`\\bar x = \\bar y - e^{y} \\sum \\bar y`."""
+    """:math:`y = x - m - \\log \\sum e^{x - m}` along ``axis``;
+    :math:`\\bar x = \\bar y - e^{y} \\sum \\bar y`."""
 
     __slots__ = ("out", "axis")
     reads = (("out",),)
@@ -92,7 +97,8 @@ class LogSoftmax(Function):
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
-    r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed stably (shifted by the max).
+    r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed stably (shifted by the
+    max).
 
     Also ``tensorlib.nn.functional.softmax``.
     """
@@ -100,7 +106,8 @@ def softmax(input: Tensor, dim: int) -> Tensor:
 
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:
-    r"""Log-softmax along ``dim``: :math:`x_i - \log \sum_j e^{x_j}` (the log-sum-exp trick keeps it finite).
+    r"""Log-softmax along ``dim``: :math:`x_i - \log \sum_j e^{x_j}` (the log-sum-exp trick keeps it
+    finite).
 
     Also ``tensorlib.nn.functional.log_softmax``.
     """

@@ -46,9 +46,11 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
         array = data._data
     elif isinstance(data, np.ndarray):
         array = data
-        if not array.dtype.isnative:  # as torch.from_numpy: no silent byte swap (from_numpy shares memory)
+        # as torch.from_numpy: no silent byte swap (from_numpy shares memory)
+        if not array.dtype.isnative:
             raise ValueError(
-                "given numpy array has byte order different from the native byte order: convert it first, "
+                "given numpy array has byte order different from the native byte order: convert it "
+                "first, "
                 "array.astype(array.dtype.newbyteorder('='))"
             )
     else:
@@ -56,14 +58,19 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
             array = np.asarray(data)
         except ValueError:  # numpy's "inhomogeneous shape" message does not say what to fix
             raise ValueError(
-                f"can't make a tensor from ragged nested sequences {_preview(data)}: every row must have "
+                f"can't make a tensor from ragged nested sequences {_preview(data)}: every row "
+                "must have "
                 "the same length (and every element be a number)"
             ) from None
         if dtype is None and array.dtype == np.float64 and not isinstance(data, np.floating):
             array = array.astype(_DEFAULT_FLOAT)
         if array.dtype.kind in "Ou" and array.dtype.itemsize == 8 and _beyond_int64(data):
-            if dtype is None or np.dtype(dtype).kind != "f":  # torch: as floats they are fine, as int64 not
-                raise ValueError(f"Overflow when unpacking long long: {_preview(data)} holds an integer outside int64")
+            # torch: as floats they are fine, as int64 not
+            if dtype is None or np.dtype(dtype).kind != "f":
+                raise ValueError(
+                    f"Overflow when unpacking long long: {_preview(data)} holds an integer outside "
+                    "int64"
+                )
             array = np.asarray(data, dtype=np.float64)
     if array.dtype.kind not in "biuf":
         raise TypeError(
@@ -76,7 +83,8 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
 
 
 def _beyond_int64(data: Any) -> bool:
-    """Whether nested lists of numbers hold a Python int outside int64, which torch refuses to store."""
+    """Whether nested lists of numbers hold a Python int outside int64, which torch refuses to
+    store."""
     if isinstance(data, (list, tuple)):
         return any(_beyond_int64(item) for item in data)
     return isinstance(data, int) and not -(2**63) <= data < 2**63
@@ -88,8 +96,8 @@ def _preview(data: Any) -> str:
 
 
 # %% book/02_autograd.ipynb, cell 28
-# The helpers of the class and of every op: making results, the autograd fields' checks, argument parsing
-# shared by methods, the repr.
+# The helpers of the class and of every op: making results, the autograd fields' checks, argument
+# parsing shared by methods, the repr.
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
     """A plain Tensor around ``array`` (no copy, no checks): how ops make their results."""
     tensor = object.__new__(Tensor)
@@ -103,17 +111,22 @@ def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
 
 def _check_can_require_grad(array: np.ndarray) -> None:
     if array.dtype.kind != "f":
-        raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {array.dtype}")
+        raise RuntimeError(
+            f"only Tensors of floating point dtype can require gradients, got {array.dtype}"
+        )
 
 
 def _set_requires_grad(tensor: Tensor, requires_grad: bool) -> Tensor:
-    """``requires_grad_``: leaves only (on a non-leaf, ``True`` is a no-op, as in torch); floating point only."""
+    """``requires_grad_``: leaves only (on a non-leaf, ``True`` is a no-op, as in torch); floating
+    point only."""
     if tensor.grad_fn is not None:
         if requires_grad:
             return tensor
         raise RuntimeError(
-            "you can only change requires_grad flags of leaf variables. If you want to use a computed "
-            "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            "you can only change requires_grad flags of leaf variables. If you want to use a "
+            "computed "
+            "variable in a subgraph that doesn't require differentiation use var_no_grad = "
+            "var.detach()."
         )
     if requires_grad:
         _check_can_require_grad(tensor._data)
@@ -122,7 +135,8 @@ def _set_requires_grad(tensor: Tensor, requires_grad: bool) -> Tensor:
 
 
 def _check_leaf(tensor: Tensor) -> None:
-    """Assigning ``requires_grad`` is for leaves only, as in torch (even assigning the value it has)."""
+    """Assigning ``requires_grad`` is for leaves only, as in torch (even assigning the value it
+    has)."""
     if tensor.grad_fn is not None:
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables (this tensor was made by "
@@ -131,11 +145,15 @@ def _check_leaf(tensor: Tensor) -> None:
 
 
 def _check_assigned_grad(tensor: Tensor, grad: Any) -> Tensor | None:
-    """What PyTorch checks on ``x.grad = g``: ``g`` is None or a Tensor other than ``x``, of ``x``'s dtype and shape."""
+    """What PyTorch checks on ``x.grad = g``: ``g`` is None or a Tensor other than ``x``, of ``x``'s
+    dtype and shape."""
     if grad is None:
         return None
     if not isinstance(grad, Tensor):
-        raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(grad).__name__}")
+        raise TypeError(
+            "assigned grad expected to be a Tensor or None but got grad of type "
+            f"{type(grad).__name__}"
+        )
     if grad is tensor:
         raise RuntimeError("can't assign Variable as its own grad")
     if grad._data.dtype != tensor._data.dtype:
@@ -159,14 +177,16 @@ def _detach(tensor: Tensor) -> Tensor:
 
 
 def _array_of(tensor: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-    """``np.asarray(t)`` (numpy's ``__array__`` protocol): the values, converted or copied only if asked."""
+    """``np.asarray(t)`` (numpy's ``__array__`` protocol): the values, converted or copied only if
+    asked."""
     if dtype is not None and np.dtype(dtype) != tensor._data.dtype:
         return tensor._data.astype(dtype)
     return tensor._data.copy() if copy else tensor._data
 
 
 def _shared_versions(tensor: Tensor) -> list[int]:
-    """The version counter of ``tensor``, created on demand so that an alias (``detach``) can share it."""
+    """The version counter of ``tensor``, created on demand so that an alias (``detach``) can share
+    it."""
     if tensor._versions is None:
         tensor._versions = [0, 0]
     return tensor._versions
@@ -176,7 +196,9 @@ def _scalar_operand(value: Any, op: str) -> Any:
     """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take."""
     if isinstance(value, Tensor):
         if value._data.size != 1:
-            raise ValueError(f"{op}: the value must be a number or a one-element tensor, got shape {value.shape}")
+            raise ValueError(
+                f"{op}: the value must be a number or a one-element tensor, got shape {value.shape}"
+            )
         return value._data.item()
     if not isinstance(value, (int, float, np.number, np.bool_)):
         raise TypeError(f"{op}: the value must be a number, got {type(value).__name__}")
@@ -184,7 +206,8 @@ def _scalar_operand(value: Any, op: str) -> Any:
 
 
 def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> tuple[Any, bool]:
-    """Accept PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims``; ``dim=()`` means all dims, as in torch."""
+    """Accept PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims``; ``dim=()`` means all
+    dims, as in torch."""
     if axis is not None:
         if dim is not None:
             raise TypeError("got both dim and axis; pass one")
@@ -194,8 +217,11 @@ def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> t
     return dim, keepdim if keepdims is None else bool(keepdims)
 
 
-def _shape_args(shape: tuple[Any, ...], what: str = "shape", infer: bool = False) -> tuple[int, ...]:
-    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``; checked by chapter 1's ``as_shape``.
+def _shape_args(
+    shape: tuple[Any, ...], what: str = "shape", infer: bool = False
+) -> tuple[int, ...]:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``; checked by chapter 1's
+    ``as_shape``.
 
     With ``infer``, a size may be -1 (reshape's "whatever is left", expand's "keep this dim").
     """
@@ -220,7 +246,9 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     options: dict[str, Any] = {"separator": ", ", "prefix": prefix}
     if array.dtype.kind == "f":
         finite = array[np.isfinite(array)]
-        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)) and float(np.abs(finite).max()) < 1e8)
+        integral = finite.size == 0 or bool(
+            np.all(finite == np.round(finite)) and float(np.abs(finite).max()) < 1e8
+        )
         options.update(precision=4, floatmode="maxprec" if integral else "fixed")
     body = np.array2string(array, **options)
     extras = []
@@ -267,12 +295,14 @@ class Tensor:
     _grad: Tensor | None
     _requires_grad: builtins.bool
     grad_fn: Function | None
-    _versions: list[builtins.int] | None  # [version, clock at the last change], shared by aliases; None: never changed
+    # [version, clock at the last change], shared by aliases; None: never changed
+    _versions: list[builtins.int] | None
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> None:
         if isinstance(dtype, (builtins.int, np.integer)) and not isinstance(dtype, builtins.bool):
             raise TypeError(
-                f"Tensor({data!r}, {dtype!r}): tensorlib.Tensor(data) wraps data and takes no sizes; "
+                f"Tensor({data!r}, {dtype!r}): tensorlib.Tensor(data) wraps data and takes no "
+                "sizes; "
                 "use tensorlib.empty(...) or tensorlib.zeros(...) for a tensor of a given shape, "
                 "tensorlib.tensor(data) for a copy of data"
             )
@@ -280,11 +310,16 @@ class Tensor:
         self._grad = None
         self.grad_fn = None
         self._requires_grad = False
-        self._versions = _shared_versions(data) if isinstance(data, Tensor) and self._data is data._data else None
+        self._versions = (
+            _shared_versions(data)
+            if isinstance(data, Tensor) and self._data is data._data
+            else None
+        )
         if requires_grad:
             _set_requires_grad(self, True)
 
-    # --- storage and shape ---------------------------------------------------------------------------
+    # --- storage and shape
+    # ---------------------------------------------------------------------------
     @property
     def data(self) -> Tensor:
         """A detached Tensor sharing this tensor's values, as ``torch.Tensor.data``.
@@ -323,7 +358,11 @@ class Tensor:
 
     def size(self, dim: builtins.int | None = None) -> Any:
         """The shape, or with ``dim`` the size of that dim."""
-        return self._data.shape if dim is None else self._data.shape[normalize_axis(dim, self._data.ndim)]
+        return (
+            self._data.shape
+            if dim is None
+            else self._data.shape[normalize_axis(dim, self._data.ndim)]
+        )
 
     def dim(self) -> builtins.int:
         """The number of dims (``ndim``)."""
@@ -342,10 +381,12 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    # --- autograd fields -----------------------------------------------------------------------------
+    # --- autograd fields
+    # -----------------------------------------------------------------------------
     @property
     def grad(self) -> Tensor | None:
-        """The accumulated gradient :math:`\\partial L / \\partial x`, a Tensor of this tensor's shape and dtype, or None.
+        """The accumulated gradient :math:`\\partial L / \\partial x`, a Tensor of this tensor's
+        shape and dtype, or None.
 
         Assigning checks what PyTorch checks: None or a Tensor of the same shape and dtype
         (``x.grad = 5`` raises ``TypeError`` at once, a (3, 3) gradient for a (3,) tensor
@@ -355,7 +396,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, grad: Tensor | None) -> None:
-        self._grad = None if grad is None else _check_assigned_grad(self, grad)  # zero_grad: no call
+        # zero_grad: no call
+        self._grad = None if grad is None else _check_assigned_grad(self, grad)
 
     @property
     def requires_grad(self) -> builtins.bool:
@@ -386,10 +428,13 @@ class Tensor:
         return _detach(self)
 
     def backward(
-        self, gradient: Tensor | np.ndarray | None = None, retain_graph: builtins.bool | None = None,
+        self,
+        gradient: Tensor | np.ndarray | None = None,
+        retain_graph: builtins.bool | None = None,
         create_graph: builtins.bool = False,
     ) -> None:
-        """Accumulate :math:`\\partial(\\text{self} \\cdot \\text{gradient})/\\partial x` into ``x.grad`` of every leaf ``x``.
+        """Accumulate :math:`\\partial(\\text{self} \\cdot \\text{gradient})/\\partial x` into
+        ``x.grad`` of every leaf ``x``.
 
         ``gradient`` (the vector of the vector-Jacobian product, same shape as ``self``)
         may be left out only when ``self`` has one element; it is then 1. With
@@ -414,7 +459,8 @@ class Tensor:
         """Make ``self`` a leaf outside the graph, in place (no grad_fn, no requires_grad)."""
         return retain_grad.detach_(self)
 
-    # --- Python values and repr ----------------------------------------------------------------------
+    # --- Python values and repr
+    # ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The underlying ndarray (shared memory, like ``torch.Tensor.numpy``)."""
         return self._data
@@ -422,7 +468,9 @@ class Tensor:
     def item(self) -> builtins.float | builtins.int | builtins.bool:
         """The value of a one-element tensor as a Python number."""
         if self._data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
         return self._data.item()
 
     def tolist(self) -> Any:
@@ -437,7 +485,9 @@ class Tensor:
 
     def __bool__(self) -> builtins.bool:
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {self._data.size} values is ambiguous")
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} values is ambiguous"
+            )
         return builtins.bool(self._data.item())
 
     def __index__(self) -> builtins.int:
@@ -445,7 +495,8 @@ class Tensor:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return builtins.int(self._data.item())
 
-    __hash__ = object.__hash__  # tensors are hashed by identity, as in PyTorch (defining __eq__ would drop it)
+    # tensors are hashed by identity, as in PyTorch (defining __eq__ would drop it)
+    __hash__ = object.__hash__
 
     def __iter__(self) -> Iterator[Tensor]:
         return (self[i] for i in range(len(self)))
@@ -454,27 +505,46 @@ class Tensor:
         return _format_tensor(self, "tensor")
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"``: a 0-d tensor formats as its value; others only with an empty spec, as in torch."""
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its value; others only with an empty spec, as
+        in torch."""
         if self._data.ndim == 0:
             return format(self._data.item(), spec)
         if spec:
-            raise TypeError("unsupported format string passed to Tensor.__format__ (only 0-d tensors take a format spec)")
+            raise TypeError(
+                "unsupported format string passed to Tensor.__format__ (only 0-d tensors take a "
+                "format spec)"
+            )
         return repr(self)
 
-    # --- creation (creation) -------------------------------------------------------------------------
-    def new_tensor(self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
-        """A new tensor with a copy of ``data``, of this tensor's dtype unless ``dtype`` is given."""
-        return creation.tensor(data, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
+    # --- creation (creation)
+    # -------------------------------------------------------------------------
+    def new_tensor(
+        self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False
+    ) -> Tensor:
+        """A new tensor with a copy of ``data``, of this tensor's dtype unless ``dtype`` is
+        given."""
+        return creation.tensor(
+            data, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+        )
 
-    def new_zeros(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    def new_zeros(
+        self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False
+    ) -> Tensor:
         """Zeros of ``size``, of this tensor's dtype unless ``dtype`` is given."""
-        return creation.zeros(*size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
+        return creation.zeros(
+            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+        )
 
-    def new_ones(self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> Tensor:
+    def new_ones(
+        self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False
+    ) -> Tensor:
         """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
-        return creation.ones(*size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad)
+        return creation.ones(
+            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+        )
 
-    # --- dtype and device conversion (conversion) ----------------------------------------------------
+    # --- dtype and device conversion (conversion)
+    # ----------------------------------------------------
     @property
     def device(self) -> dtypes.device:
         """Where the memory lives: always the CPU (``str(t.device) == "cpu"``)."""
@@ -490,11 +560,13 @@ class Tensor:
         return self
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
-        """This tensor converted to ``dtype`` (``self`` if nothing changes); differentiable (see ``conversion.to``)."""
+        """This tensor converted to ``dtype`` (``self`` if nothing changes); differentiable (see
+        ``conversion.to``)."""
         return conversion.to(self, *args, dtype=dtype, device=device)
 
     def type(self, dtype: Any) -> Tensor:
-        """This tensor converted to ``dtype`` (same as ``to(dtype=...)``; a string names a dtype here, not a device)."""
+        """This tensor converted to ``dtype`` (same as ``to(dtype=...)``; a string names a dtype
+        here, not a device)."""
         return conversion.to(self, dtype=dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
@@ -529,7 +601,8 @@ class Tensor:
         """Whether the memory is row-major contiguous."""
         return builtins.bool(self._data.flags.c_contiguous)
 
-    # --- arithmetic (arithmetic) ---------------------------------------------------------------------
+    # --- arithmetic (arithmetic)
+    # ---------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
         return arithmetic.add(self, other)
 
@@ -598,7 +671,8 @@ class Tensor:
         """``1 / sqrt(x)``."""
         return arithmetic.rsqrt(self)
 
-    # --- comparison, logic and integer division (arithmetic): no gradient ----------------------------
+    # --- comparison, logic and integer division (arithmetic): no gradient
+    # ----------------------------
     def __floordiv__(self, other: Any) -> Tensor:
         return arithmetic.floor_divide(self, other)
 
@@ -655,8 +729,15 @@ class Tensor:
         """Whether some element is nonzero (over ``dim``, or all dims), a bool tensor."""
         return arithmetic.any_nonzero(self, dim, keepdim)
 
-    def allclose(self, other: Tensor, rtol: builtins.float = 1e-05, atol: builtins.float = 1e-08, equal_nan: builtins.bool = False) -> builtins.bool:
-        """Whether :math:`|x - y| \\le atol + rtol\\,|y|` everywhere (shapes broadcast), like ``torch.allclose``."""
+    def allclose(
+        self,
+        other: Tensor,
+        rtol: builtins.float = 1e-05,
+        atol: builtins.float = 1e-08,
+        equal_nan: builtins.bool = False,
+    ) -> builtins.bool:
+        """Whether :math:`|x - y| \\le atol + rtol\\,|y|` everywhere (shapes broadcast), like
+        ``torch.allclose``."""
         return arithmetic.allclose(self, other, rtol, atol, equal_nan)
 
     def __invert__(self) -> Tensor:
@@ -671,68 +752,157 @@ class Tensor:
     def __xor__(self, other: Any) -> Tensor:
         return arithmetic.bitwise_xor(self, other)
 
-    # --- reductions (reductions) ---------------------------------------------------------------------
-    def sum(self, dim: Any = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Tensor:
+    # --- reductions (reductions)
+    # ---------------------------------------------------------------------
+    def sum(
+        self,
+        dim: Any = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Tensor:
         """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
         return reductions.sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def mean(self, dim: Any = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Tensor:
+    def mean(
+        self,
+        dim: Any = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Tensor:
         """Mean over ``dim`` (an int, a tuple, or None for all dims)."""
         return reductions.mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
     def var(
-        self, dim: Any = None, unbiased: builtins.bool | None = None, keepdim: builtins.bool = False, *,
-        correction: builtins.float | None = None, axis: Any = None, keepdims: builtins.bool | None = None,
+        self,
+        dim: Any = None,
+        unbiased: builtins.bool | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        correction: builtins.float | None = None,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
     ) -> Tensor:
-        """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1, unbiased)."""
-        return reductions.var(self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims)
+        """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1,
+        unbiased)."""
+        return reductions.var(
+            self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims
+        )
 
-    def std(self, dim: Any = None, unbiased: builtins.bool | None = None, keepdim: builtins.bool = False, *, correction: builtins.float | None = None) -> Tensor:
-        """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as ``var``)."""
+    def std(
+        self,
+        dim: Any = None,
+        unbiased: builtins.bool | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        correction: builtins.float | None = None,
+    ) -> Tensor:
+        """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as
+        ``var``)."""
         return reductions.std(self, dim, unbiased, keepdim, correction=correction)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
-        """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or ``p=1``."""
+        """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or
+        ``p=1``."""
         return reductions.norm(self, p, dim, keepdim)
 
     def cumsum(self, dim: builtins.int) -> Tensor:
         """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""
         return reductions.cumsum(self, dim)
 
-    # --- extrema and sorting (reductions) ------------------------------------------------------------
-    def max(self, dim: Any = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Any:
-        """The largest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first)."""
+    # --- extrema and sorting (reductions)
+    # ------------------------------------------------------------
+    def max(
+        self,
+        dim: Any = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Any:
+        """The largest value; with ``dim``, ``(values, indices)`` along that dim (ties: the
+        first)."""
         return reductions.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def min(self, dim: Any = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Any:
-        """The smallest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first)."""
+    def min(
+        self,
+        dim: Any = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Any:
+        """The smallest value; with ``dim``, ``(values, indices)`` along that dim (ties: the
+        first)."""
         return reductions.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def amax(self, dim: Any = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Tensor:
+    def amax(
+        self,
+        dim: Any = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Tensor:
         """Max over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
         return reductions.amax(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def amin(self, dim: Any = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Tensor:
+    def amin(
+        self,
+        dim: Any = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Tensor:
         """Min over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
         return reductions.amin(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def argmax(self, dim: builtins.int | None = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Tensor:
-        """Index of the largest value (of the flattened tensor when ``dim`` is None); ties: the first."""
+    def argmax(
+        self,
+        dim: builtins.int | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Tensor:
+        """Index of the largest value (of the flattened tensor when ``dim`` is None); ties: the
+        first."""
         return reductions.argmax(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def argmin(self, dim: builtins.int | None = None, keepdim: builtins.bool = False, *, axis: Any = None, keepdims: builtins.bool | None = None) -> Tensor:
-        """Index of the smallest value (of the flattened tensor when ``dim`` is None); ties: the first."""
+    def argmin(
+        self,
+        dim: builtins.int | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        axis: Any = None,
+        keepdims: builtins.bool | None = None,
+    ) -> Tensor:
+        """Index of the smallest value (of the flattened tensor when ``dim`` is None); ties: the
+        first."""
         return reductions.argmin(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
     def sort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> _ValuesIndices:
-        """``(values, indices)`` sorted along ``dim``; ties keep their order. Gradients flow to the values."""
+        """``(values, indices)`` sorted along ``dim``; ties keep their order. Gradients flow to the
+        values."""
         return reductions.sort(self, dim, descending)
 
-    def topk(self, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True, sorted: builtins.bool = True) -> _ValuesIndices:
-        """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices, in order."""
+    def topk(
+        self,
+        k: builtins.int,
+        dim: builtins.int = -1,
+        largest: builtins.bool = True,
+        sorted: builtins.bool = True,
+    ) -> _ValuesIndices:
+        """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices,
+        in order."""
         return reductions.topk(self, k, dim, largest, sorted)
 
-    # --- matrix products (matmul_ops) ----------------------------------------------------------------
+    # --- matrix products (matmul_ops)
+    # ----------------------------------------------------------------
     def __matmul__(self, other: Any) -> Tensor:
         return matmul_ops.matmul(self, other)
 
@@ -755,9 +925,11 @@ class Tensor:
         """The outer product of two 1-D tensors: ``out[i, j] = self[i] * vec2[j]``."""
         return matmul_ops.outer(self, vec2)
 
-    # --- choosing elements (selection) ---------------------------------------------------------------
+    # --- choosing elements (selection)
+    # ---------------------------------------------------------------
     def masked_fill(self, mask: Tensor | np.ndarray, value: Any) -> Tensor:
-        """``value`` where ``mask`` (bool, broadcastable to ``self.shape``) is True, else ``self``."""
+        """``value`` where ``mask`` (bool, broadcastable to ``self.shape``) is True, else
+        ``self``."""
         return selection.masked_fill(self, mask, value)
 
     def tril(self, diagonal: builtins.int = 0) -> Tensor:
@@ -768,7 +940,8 @@ class Tensor:
         """The upper triangle of the last two dims (elements below ``diagonal`` set to 0)."""
         return selection.triu(self, diagonal)
 
-    # --- elementwise functions (elementwise) ---------------------------------------------------------
+    # --- elementwise functions (elementwise)
+    # ---------------------------------------------------------
     def exp(self) -> Tensor:
         """Elementwise :math:`e^x`."""
         return elementwise.exp(self)
@@ -810,14 +983,16 @@ class Tensor:
         return elementwise.relu(self)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
-        """Values limited to ``[min, max]``; either bound may be left out, or be a tensor (broadcast)."""
+        """Values limited to ``[min, max]``; either bound may be left out, or be a tensor
+        (broadcast)."""
         return elementwise.clamp(self, min, max)
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
         """``clamp``, by numpy's name."""
         return elementwise.clamp(self, min, max)
 
-    # --- softmax (softmax_ops) -----------------------------------------------------------------------
+    # --- softmax (softmax_ops)
+    # -----------------------------------------------------------------------
     def softmax(self, dim: builtins.int) -> Tensor:
         """Softmax along ``dim``, shifted by the max for stability."""
         return softmax_ops.softmax(self, dim)
@@ -826,13 +1001,15 @@ class Tensor:
         """Log-softmax along ``dim``, by the log-sum-exp trick."""
         return softmax_ops.log_softmax(self, dim)
 
-    # --- shape (shape_ops): views share the version counter ------------------------------------------
+    # --- shape (shape_ops): views share the version counter
+    # ------------------------------------------
     def reshape(self, *shape: Any) -> Tensor:
         """The same values in a new shape (one size may be -1: inferred)."""
         return shape_ops.reshape(self, shape)
 
     def view(self, *shape: Any) -> Tensor:
-        """The same memory in a new shape (one size may be -1); raises where ``reshape`` would have to copy."""
+        """The same memory in a new shape (one size may be -1); raises where ``reshape`` would have
+        to copy."""
         return shape_ops.view(self, shape)
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -864,11 +1041,13 @@ class Tensor:
         return shape_ops.transpose(self, dim0, dim1)
 
     def flip(self, *dims: Any) -> Tensor:
-        """The elements in reverse order along ``dims`` (``t.flip(0)``, ``t.flip([0, 1])`` or ``t.flip(0, 1)``)."""
+        """The elements in reverse order along ``dims`` (``t.flip(0)``, ``t.flip([0, 1])`` or
+        ``t.flip(0, 1)``)."""
         return shape_ops.flip(self, dims)
 
     def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        """The elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened tensor)."""
+        """The elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened
+        tensor)."""
         return shape_ops.roll(self, shifts, dims)
 
     def swapaxes(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
@@ -898,10 +1077,12 @@ class Tensor:
         return shape_ops.expand(self, other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
-        """The tensor tiled ``sizes[d]`` times along each dim (extra leading sizes add dims), like ``np.tile``."""
+        """The tensor tiled ``sizes[d]`` times along each dim (extra leading sizes add dims), like
+        ``np.tile``."""
         return shape_ops.repeat(self, sizes)
 
-    # --- indexing (indexing) -------------------------------------------------------------------------
+    # --- indexing (indexing)
+    # -------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Tensor:
         return indexing.getitem(self, key)
 
@@ -910,11 +1091,15 @@ class Tensor:
         return indexing.narrow(self, dim, start, length)
 
     def gather(self, dim: builtins.int, index: Tensor) -> Tensor:
-        """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output has its shape)."""
+        """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output
+        has its shape)."""
         return indexing.gather(self, dim, index)
 
-    # --- splitting (joining) -------------------------------------------------------------------------
-    def split(self, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> tuple[Tensor, ...]:
+    # --- splitting (joining)
+    # -------------------------------------------------------------------------
+    def split(
+        self, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0
+    ) -> tuple[Tensor, ...]:
         """Pieces along ``dim`` of ``split_size`` each, or of the given section sizes."""
         return joining.split(self, split_size_or_sections, dim)
 
@@ -922,7 +1107,8 @@ class Tensor:
         """``chunks`` pieces of (nearly) equal size along ``dim``."""
         return joining.chunk(self, chunks, dim)
 
-    # --- in place (inplace): outside the graph, counted by the version counter -----------------------
+    # --- in place (inplace): outside the graph, counted by the version counter
+    # -----------------------
     def __setitem__(self, key: Any, value: Any) -> None:
         """In-place assignment (outside the graph, e.g. under ``no_grad``)."""
         inplace.setitem(self, key, value)
@@ -932,15 +1118,18 @@ class Tensor:
         return inplace.zero_(self)
 
     def fill_(self, value: Any) -> Tensor:
-        """Set every element to ``value`` (a number or a one-element tensor), in place; returns ``self``."""
+        """Set every element to ``value`` (a number or a one-element tensor), in place; returns
+        ``self``."""
         return inplace.fill_(self, value)
 
     def masked_fill_(self, mask: Tensor | np.ndarray, value: Any) -> Tensor:
-        """Set the elements where ``mask`` (bool, broadcastable to ``self.shape``) is True to ``value``, in place."""
+        """Set the elements where ``mask`` (bool, broadcastable to ``self.shape``) is True to
+        ``value``, in place."""
         return inplace.masked_fill_(self, mask, value)
 
     def copy_(self, src: Any) -> Tensor:
-        """Copy ``src`` (broadcastable to ``self.shape``) into ``self``, in place; returns ``self``."""
+        """Copy ``src`` (broadcastable to ``self.shape``) into ``self``, in place; returns
+        ``self``."""
         return inplace.copy_(self, src)
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
@@ -975,16 +1164,19 @@ class Tensor:
     def __itruediv__(self, other: Any) -> Tensor:
         return inplace.div_(self, other)
 
-    # --- numpy interop (interop) ---------------------------------------------------------------------
+    # --- numpy interop (interop)
+    # ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        """numpy meets a Tensor: ``array * t`` is a recorded op, ``array -= t`` reads ``t``'s values; others raise."""
+        """numpy meets a Tensor: ``array * t`` is a recorded op, ``array -= t`` reads ``t``'s
+        values; others raise."""
         return interop.array_ufunc(ufunc, method, *inputs, **kwargs)
 
     def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> np.ndarray:
         return _array_of(self, dtype, copy)
 
     # --- the dtype conversions named after Python's types, last: in this class body their names are
-    # the methods, so the annotations above say builtins.float, builtins.int, builtins.bool -----------
+    # the methods, so the annotations above say builtins.float, builtins.int, builtins.bool
+    # -----------
     def bfloat16(self) -> Tensor:
         """Raises ``TypeError``: numpy has no bfloat16 (use ``half()`` or ``float()``)."""
         return conversion.to(self, dtypes.bfloat16)

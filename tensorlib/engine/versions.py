@@ -7,7 +7,8 @@ Every in-place change advances a clock (``tensorlib.engine.function.count_in_pla
 called by ``tensorlib.engine.inplace``) and stamps the changed tensor's counter with it. A
 recorded op's node keeps the values its backward reads (``Function.reads``) and the clock at
 that moment (``Function.saved``); before a pass, ``run_backward`` asks :func:`check_node` about
-every node made before the last in-place change, so a gradient is never computed from changed values.
+every node made before the last in-place change, so a gradient is never computed from changed
+values.
 """
 
 from __future__ import annotations
@@ -27,12 +28,16 @@ if TYPE_CHECKING:
 
 
 def _values_read(node: Function) -> set[int | str]:
-    """What the gradients ``node`` must compute read: input indices and ``"out"`` (see ``Function.reads``)."""
+    """What the gradients ``node`` must compute read: input indices and ``"out"`` (see
+    ``Function.reads``)."""
     inputs = (node.saved[1] if node.saved is not None else None) or ()
     if node.reads is None:
         return set(range(len(inputs)))
     return {  # Index takes a variable number of inputs: only those it got
-        k for need, per_input in zip(node.needs_input_grad, node.reads) if need for k in per_input  # noqa: B905
+        k
+        for need, per_input in zip(node.needs_input_grad, node.reads)  # noqa: B905
+        if need
+        for k in per_input
         if k == "out" or (isinstance(k, int) and k < len(inputs))
     }
 
@@ -40,7 +45,8 @@ def _values_read(node: Function) -> set[int | str]:
 def check_node(node: Function) -> None:
     """Raise if a value ``node``'s backward reads was changed in place after the node ran.
 
-    ``node.saved`` is ``(clock when the node ran, its inputs or None, its output's counter or None)``;
+    ``node.saved`` is ``(clock when the node ran, its inputs or None, its output's counter or
+    None)``;
     a counter is ``[version, clock at the last change]``.
     """
     if node.saved is None:  # freed: a pass through it raises anyway
@@ -52,11 +58,18 @@ def check_node(node: Function) -> None:
         else:
             x = inputs[k] if inputs is not None and isinstance(k, int) else None
             versions = x._versions if isinstance(x, Tensor) else None
-            what, was = f"a tensor of shape {x._data.shape if isinstance(x, Tensor) else ()} (its input {k})", ""
+            what, was = (
+                f"a tensor of shape {x._data.shape if isinstance(x, Tensor) else ()} (its input "
+                f"{k})",
+                "",
+            )
         if versions is not None and versions[1] > changes_seen:
             raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: {what} saved for the backward of {node.name()} was modified in place after "
-                f"it was used (its version is now {versions[0]}{was}; the version counts every in-place "
+                "one of the variables needed for gradient computation has been modified by an "
+                "inplace "
+                f"operation: {what} saved for the backward of {node.name()} was modified in place "
+                "after "
+                f"it was used (its version is now {versions[0]}{was}; the version counts every "
+                "in-place "
                 "change). Change it after backward(), or give the op a clone()"
             )

@@ -110,21 +110,43 @@ class TrainConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"TrainConfig: {name} must be an int >= 1, got {value!r}")
-        for name, low, high in (("lr", 0.0, math.inf), ("min_lr", 0.0, math.inf), ("weight_decay", 0.0, math.inf),
-                                ("grad_clip", 0.0, math.inf), ("beta1", 0.0, 1.0), ("beta2", 0.0, 1.0),
-                                ("dropout", 0.0, 1.0), ("val_fraction", 0.0, 1.0)):
+        for name, low, high in (
+            ("lr", 0.0, math.inf),
+            ("min_lr", 0.0, math.inf),
+            ("weight_decay", 0.0, math.inf),
+            ("grad_clip", 0.0, math.inf),
+            ("beta1", 0.0, 1.0),
+            ("beta2", 0.0, 1.0),
+            ("dropout", 0.0, 1.0),
+            ("val_fraction", 0.0, 1.0),
+        ):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not low <= value < high or (name in ("lr", "val_fraction") and value == 0):
-                raise ValueError(f"TrainConfig: {name} must be a number in {'(' if name in ('lr', 'val_fraction') else '['}{low}, {high}), got {value!r}")
+            if (
+                not isinstance(value, (int, float))
+                or not low <= value < high
+                or (name in ("lr", "val_fraction") and value == 0)
+            ):
+                raise ValueError(
+                    f"TrainConfig: {name} must be a number in "
+                    f"{'(' if name in ('lr', 'val_fraction') else '['}{low}, {high}), got {value!r}"
+                )
         if self.warmup_steps < 0 or self.warmup_steps >= self.max_steps:
-            raise ValueError(f"TrainConfig: warmup_steps must be in [0, max_steps={self.max_steps}), got {self.warmup_steps}: "
-                             "pass a smaller warmup_steps or a larger max_steps")
+            raise ValueError(
+                f"TrainConfig: warmup_steps must be in [0, max_steps={self.max_steps}), got "
+                f"{self.warmup_steps}: "
+                "pass a smaller warmup_steps or a larger max_steps"
+            )
         if self.min_lr > self.lr:
             raise ValueError(f"TrainConfig: min_lr ({self.min_lr}) must not exceed lr ({self.lr})")
         if self.n_embd % self.n_head:
-            raise ValueError(f"TrainConfig: n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})")
+            raise ValueError(
+                f"TrainConfig: n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})"
+            )
         if self.chunk_size < self.block_size + 1:
-            raise ValueError(f"TrainConfig: chunk_size ({self.chunk_size}) must be at least block_size + 1 ({self.block_size + 1})")
+            raise ValueError(
+                f"TrainConfig: chunk_size ({self.chunk_size}) must be at least block_size + 1 "
+                f"({self.block_size + 1})"
+            )
 
     def model_config(self, vocab_size: int) -> GPTConfig:
         """The :class:`GPTConfig` of this run for a vocabulary of ``vocab_size``."""
@@ -179,9 +201,14 @@ def check_memory(config: TrainConfig, vocab_size: int, available: int | None = N
     needed = memory_estimate(config, vocab_size)
     available = available_memory() if available is None else available
     if needed > available:
-        raise ValueError(f"TrainConfig: this run needs about {needed / 2**30:,.1f} GiB of memory (batch_size {config.batch_size}, "
-                         f"block_size {config.block_size}, n_embd {config.n_embd}, n_layer {config.n_layer}), more than the "
-                         f"{available / 2**30:,.1f} GiB available: lower batch_size, block_size, n_embd or n_layer")
+        raise ValueError(
+            f"TrainConfig: this run needs about {needed / 2**30:,.1f} GiB of memory (batch_size "
+            f"{config.batch_size}, "
+            f"block_size {config.block_size}, n_embd {config.n_embd}, n_layer {config.n_layer}), "
+            "more than the "
+            f"{available / 2**30:,.1f} GiB available: lower batch_size, block_size, n_embd or "
+            "n_layer"
+        )
 
 
 def param_groups(model: GPT, weight_decay: float) -> list[dict[str, Any]]:
@@ -207,34 +234,53 @@ def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     path = Path(out)
     path = path / CHECKPOINT_FILE if path.is_dir() else path
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {os.fspath(path)!r} (train one with `python -m tensorlib.gpt train --out DIR`)")
+        raise FileNotFoundError(
+            f"no checkpoint at {os.fspath(path)!r} (train one with `python -m tensorlib.gpt train "
+            "--out DIR`)"
+        )
     state = load(path)  # raises CheckpointError for damaged bytes
     where = os.fspath(path)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise CheckpointError(f"{where}: not a tensorlib.gpt checkpoint (format {FORMAT!r} expected)")
+        raise CheckpointError(
+            f"{where}: not a tensorlib.gpt checkpoint (format {FORMAT!r} expected)"
+        )
     missing = [key for key in ("config", "vocab", "model", "step") if key not in state]
     if missing:
         raise CheckpointError(f"{where}: the checkpoint lacks {missing}")
     _checked_config(state["config"], where)
     vocab, step = state["vocab"], state["step"]
     if not isinstance(vocab, str) or len(set(vocab)) != len(vocab) or len(vocab) < 2:
-        raise CheckpointError(f"{where}: the checkpoint's vocabulary must be a string of distinct characters, got {vocab!r:.60}")
+        raise CheckpointError(
+            f"{where}: the checkpoint's vocabulary must be a string of distinct characters, got "
+            f"{vocab!r:.60}"
+        )
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise CheckpointError(f"{where}: the checkpoint's step must be an int >= 0, got {step!r:.60}")
+        raise CheckpointError(
+            f"{where}: the checkpoint's step must be an int >= 0, got {step!r:.60}"
+        )
     if not isinstance(state["model"], dict):
-        raise CheckpointError(f"{where}: the checkpoint's model must be a state dict, got {type(state['model']).__name__}")
+        raise CheckpointError(
+            f"{where}: the checkpoint's model must be a state dict, got "
+            f"{type(state['model']).__name__}"
+        )
     return state
 
 
 def _checked_config(config: Any, where: str) -> TrainConfig:
-    """The :class:`TrainConfig` a checkpoint stores, or a :class:`CheckpointError` naming the file and the field."""
+    """The :class:`TrainConfig` a checkpoint stores, or a :class:`CheckpointError` naming the file
+    and the field."""
     names = {field.name for field in fields(TrainConfig)}
     if not isinstance(config, dict):
-        raise CheckpointError(f"{where}: the checkpoint's config must be a dict, got {type(config).__name__}")
+        raise CheckpointError(
+            f"{where}: the checkpoint's config must be a dict, got {type(config).__name__}"
+        )
     unknown, absent = sorted(set(config) - names), sorted(names - set(config))
     if unknown or absent:
-        raise CheckpointError(f"{where}: the checkpoint's config does not match this tensorlib's TrainConfig"
-                              + (f"; unknown fields {unknown}" if unknown else "") + (f"; missing fields {absent}" if absent else ""))
+        raise CheckpointError(
+            f"{where}: the checkpoint's config does not match this tensorlib's TrainConfig"
+            + (f"; unknown fields {unknown}" if unknown else "")
+            + (f"; missing fields {absent}" if absent else "")
+        )
     try:
         return TrainConfig(**config)
     except (TypeError, ValueError) as error:
@@ -247,7 +293,8 @@ def _one_line(error: BaseException) -> str:
 
 
 def model_from_checkpoint(state: dict[str, Any]) -> tuple[GPT, CharTokenizer]:
-    """The trained :class:`GPT` (in eval mode) and its :class:`CharTokenizer` from :func:`read_checkpoint`'s result.
+    """The trained :class:`GPT` (in eval mode) and its :class:`CharTokenizer` from
+    :func:`read_checkpoint`'s result.
 
     Raises:
         CheckpointError: if the weights do not fit the configuration (missing, unexpected or
@@ -259,7 +306,9 @@ def model_from_checkpoint(state: dict[str, Any]) -> tuple[GPT, CharTokenizer]:
     try:
         model.load_state_dict(state["model"])
     except (KeyError, ValueError, TypeError, RuntimeError) as error:
-        raise CheckpointError(f"the checkpoint's weights do not fit its configuration: {_one_line(error)}") from None
+        raise CheckpointError(
+            f"the checkpoint's weights do not fit its configuration: {_one_line(error)}"
+        ) from None
     model.eval()
     return model, tokenizer
 
@@ -279,22 +328,29 @@ class PlainProgress:
         self.n += n
 
     def set_postfix(self, refresh: bool = True, **figures: str) -> None:
-        """Print the figures if this step is a reporting step (every ``total // 20`` and the last)."""
+        """Print the figures if this step is a reporting step (every ``total // 20`` and the
+        last)."""
         if self.n % self.every == 0 or self.n == self.total:
             figures_text = " ".join(f"{name}={value}" for name, value in figures.items())
-            print(f"step {self.n}/{self.total}: {figures_text}", file=self.file or sys.stderr, flush=True)
+            print(
+                f"step {self.n}/{self.total}: {figures_text}",
+                file=self.file or sys.stderr,
+                flush=True,
+            )
 
     def close(self) -> None:
         """Nothing to release (tqdm's bar clears its line here)."""
 
 
 def _progress_bar(enabled: bool, start: int, total: int) -> Any:
-    """A tqdm bar from ``start`` to ``total``; a :class:`PlainProgress` if tqdm is not installed; ``None`` if disabled."""
+    """A tqdm bar from ``start`` to ``total``; a :class:`PlainProgress` if tqdm is not installed;
+    ``None`` if disabled."""
     if not enabled:
         return None
     try:
         from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no type hints
-    except ImportError:  # tqdm is the `train` extra (pip install tensorlib[train]); numpy is the only hard dependency
+    # tqdm is the `train` extra (pip install tensorlib[train]); numpy is the only hard dependency
+    except ImportError:
         return PlainProgress(start, total)
     return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, file=sys.stderr)
 
@@ -328,7 +384,8 @@ def _catch_interrupt(request_stop: Callable[[], None]) -> Any:
     previous = signal.getsignal(signal.SIGINT)
 
     def handler(signum: int, frame: Any) -> None:
-        signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts at once, even during request_stop
+        # a second Ctrl-C interrupts at once, even during request_stop
+        signal.signal(signal.SIGINT, previous)
         request_stop()
 
     signal.signal(signal.SIGINT, handler)
@@ -353,18 +410,31 @@ class Trainer:
 
     # ---- construction: a fresh run, or one read back from its checkpoint
 
-    def __init__(self, config: TrainConfig, text: str, out: str | os.PathLike, tokenizer: CharTokenizer | None = None) -> None:
+    def __init__(
+        self,
+        config: TrainConfig,
+        text: str,
+        out: str | os.PathLike,
+        tokenizer: CharTokenizer | None = None,
+    ) -> None:
         self.config, self.out = config, Path(out)
         self.tokenizer = tokenizer if tokenizer is not None else CharTokenizer.from_text(text)
-        check_memory(config, self.tokenizer.vocab_size)  # refuse a run that cannot fit before allocating it
+        # refuse a run that cannot fit before allocating it
+        check_memory(config, self.tokenizer.vocab_size)
         self.corpus_sha256 = text_digest(text)
-        train, val = train_val_split(self.tokenizer.encode(text), config.val_fraction, config.chunk_size, config.seed)
+        train, val = train_val_split(
+            self.tokenizer.encode(text), config.val_fraction, config.chunk_size, config.seed
+        )
         self.generator = Generator(config.seed)  # the initial weights, then dropout masks
         self.model = GPT(config.model_config(self.tokenizer.vocab_size), self.generator)
         self.optimizer = AdamW(param_groups(self.model, config.weight_decay), lr=config.lr,
                                betas=(config.beta1, config.beta2), weight_decay=config.weight_decay)
-        self.scheduler = warmup_cosine(self.optimizer, config.warmup_steps, config.max_steps, eta_min=config.min_lr)
-        self.sampler = BatchSampler(train, config.batch_size, config.block_size, config.chunk_size, seed=config.seed + 1)
+        self.scheduler = warmup_cosine(
+            self.optimizer, config.warmup_steps, config.max_steps, eta_min=config.min_lr
+        )
+        self.sampler = BatchSampler(
+            train, config.batch_size, config.block_size, config.chunk_size, seed=config.seed + 1
+        )
         self.val_data = val
         self.step = 0
         self.saved_step: int | None = None  # the step of the last checkpoint written (or read back)
@@ -372,24 +442,37 @@ class Trainer:
 
     @classmethod
     def resume(cls, out: str | os.PathLike, text: str) -> Trainer:
-        """The trainer saved in ``out``, ready to continue on ``text`` (the corpus it was trained on).
+        """The trainer saved in ``out``, ready to continue on ``text`` (the corpus it was trained
+        on).
 
         Raises:
             FileNotFoundError, CheckpointError: no checkpoint, or a damaged one.
             ValueError: if ``text``'s characters or bytes are not those of the checkpoint's corpus.
         """
         state = read_checkpoint(out)
-        missing = [key for key in ("corpus_sha256", "optimizer", "scheduler", "sampler", "generator") if key not in state]
+        missing = [
+            key
+            for key in ("corpus_sha256", "optimizer", "scheduler", "sampler", "generator")
+            if key not in state
+        ]
         if missing:
-            raise CheckpointError(f"{os.fspath(out)}: the checkpoint lacks {missing}, which resuming needs")
+            raise CheckpointError(
+                f"{os.fspath(out)}: the checkpoint lacks {missing}, which resuming needs"
+            )
         tokenizer = CharTokenizer(state["vocab"])
         if CharTokenizer.from_text(text) != tokenizer:
             new = set(text) - set(tokenizer.chars)
-            raise ValueError(f"vocabulary mismatch: the corpus has {len(set(text))} distinct characters, the checkpoint's "
-                             f"vocabulary {tokenizer.vocab_size}" + (f" (not in it: {''.join(sorted(new))[:20]!r})" if new else ""))
+            raise ValueError(
+                f"vocabulary mismatch: the corpus has {len(set(text))} distinct characters, the "
+                "checkpoint's "
+                f"vocabulary {tokenizer.vocab_size}"
+                + (f" (not in it: {''.join(sorted(new))[:20]!r})" if new else "")
+            )
         if text_digest(text) != state["corpus_sha256"]:
-            raise ValueError("the corpus is not the one the checkpoint was trained on (its SHA-256 differs): "
-                             "resume with the same --data")
+            raise ValueError(
+                "the corpus is not the one the checkpoint was trained on (its SHA-256 differs): "
+                "resume with the same --data"
+            )
         trainer = cls(_checked_config(state["config"], os.fspath(out)), text, out, tokenizer)
         trainer._restore(state, os.fspath(out))
         return trainer
@@ -397,7 +480,8 @@ class Trainer:
     # ---- checkpoints: what the run is, writing it, reading it back
 
     def state(self) -> dict[str, Any]:
-        """The whole run as nested dicts of tensors and plain values (what ``ckpt.safetensors`` holds)."""
+        """The whole run as nested dicts of tensors and plain values (what ``ckpt.safetensors``
+        holds)."""
         return {"format": FORMAT, "config": asdict(self.config), "vocab": self.tokenizer.chars,
                 "corpus_sha256": self.corpus_sha256, "step": self.step,
                 "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
@@ -405,7 +489,8 @@ class Trainer:
                 "generator": self.generator.get_state()}
 
     def save(self) -> Path:
-        """Write ``out/ckpt.safetensors`` (the run) and ``out/model.safetensors`` (weights only), atomically."""
+        """Write ``out/ckpt.safetensors`` (the run) and ``out/model.safetensors`` (weights only),
+        atomically."""
         self.out.mkdir(parents=True, exist_ok=True)
         save(self.state(), self.out / CHECKPOINT_FILE)
         meta = {"config": json.dumps(asdict(self.model.config)), "vocab": self.tokenizer.chars}
@@ -421,7 +506,9 @@ class Trainer:
             self.sampler.load_state_dict(state["sampler"])
             self.generator.set_state(state["generator"])
         except (KeyError, ValueError, TypeError, RuntimeError) as error:
-            raise CheckpointError(f"{source}: the checkpoint does not fit this run: {_one_line(error)}") from None
+            raise CheckpointError(
+                f"{source}: the checkpoint does not fit this run: {_one_line(error)}"
+            ) from None
         self.step = self.saved_step = state["step"]
 
     # ---- training
@@ -441,14 +528,24 @@ class Trainer:
 
     def evaluate(self) -> float:
         """Mean loss over ``eval_batches`` validation batches, the same batches at every call."""
-        sampler = BatchSampler(self.val_data, self.config.batch_size, self.config.block_size, self.config.chunk_size, seed=0)
+        sampler = BatchSampler(
+            self.val_data,
+            self.config.batch_size,
+            self.config.block_size,
+            self.config.chunk_size,
+            seed=0,
+        )
         self.model.eval()
         with no_grad():
-            losses = [self.model(*sampler.next())[1].item() for _ in range(self.config.eval_batches)]
+            losses = [
+                self.model(*sampler.next())[1].item() for _ in range(self.config.eval_batches)
+            ]
         self.model.train()
         return float(np.mean(losses))
 
-    def fit(self, progress: bool = True, callback: Callable[[int, float], None] | None = None) -> Path:
+    def fit(
+        self, progress: bool = True, callback: Callable[[int, float], None] | None = None
+    ) -> Path:
         """Train from ``self.step`` to ``config.max_steps``; returns the checkpoint's path.
 
         Appends a row per step to ``out/log.csv`` (the validation loss on evaluation steps),
@@ -472,18 +569,31 @@ class Trainer:
                 now = time.perf_counter()
                 speed, clock = tokens / max(now - clock, 1e-9), now
                 last = self.step == self.config.max_steps
-                val = self.evaluate() if self.step % self.config.eval_interval == 0 or last else None
-                log.writerow([self.step, f"{loss:.6f}", "" if val is None else f"{val:.6f}", f"{lr:.6e}", f"{speed:.1f}"])
+                val = (
+                    self.evaluate() if self.step % self.config.eval_interval == 0 or last else None
+                )
+                log.writerow(
+                    [
+                        self.step,
+                        f"{loss:.6f}",
+                        "" if val is None else f"{val:.6f}",
+                        f"{lr:.6e}",
+                        f"{speed:.1f}",
+                    ]
+                )
                 last_val = last_val if val is None else f"{val:.4f}"
                 if bar is not None:
                     bar.update(1)
-                    bar.set_postfix(loss=f"{loss:.4f}", val=last_val, tok_s=f"{speed:.0f}", refresh=False)
+                    bar.set_postfix(
+                        loss=f"{loss:.4f}", val=last_val, tok_s=f"{speed:.0f}", refresh=False
+                    )
                 if callback is not None:
                     callback(self.step, loss)
                 if self.step % self.config.checkpoint_interval == 0 or last or self.stop_requested:
                     log_file.flush()
                     self.save()
-                clock = time.perf_counter()  # tokens per second count training only, not validation or saving
+                # tokens per second count training only, not validation or saving
+                clock = time.perf_counter()
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
@@ -491,7 +601,10 @@ class Trainer:
                 bar.close()
             log_file.close()
         if self.stop_requested:
-            raise KeyboardInterrupt(f"training interrupted at step {self.step}; checkpoint saved in {os.fspath(self.out)}")
+            raise KeyboardInterrupt(
+                f"training interrupted at step {self.step}; checkpoint saved in "
+                f"{os.fspath(self.out)}"
+            )
         return self.out / CHECKPOINT_FILE
 
     def _request_stop(self) -> None:
@@ -500,8 +613,15 @@ class Trainer:
 
 
 # %% book/08_gpt.ipynb, cell 48
-def sample(model: GPT, tokenizer: CharTokenizer, prompt: str = "\n", max_new_tokens: int = 200, temperature: float = 1.0,
-           top_k: int | None = None, generator: Generator | None = None) -> str:
+def sample(
+    model: GPT,
+    tokenizer: CharTokenizer,
+    prompt: str = "\n",
+    max_new_tokens: int = 200,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: Generator | None = None,
+) -> str:
     r"""``prompt`` followed by ``max_new_tokens`` characters sampled from ``model``.
 
     Decodes with chapter 5's :meth:`GPT.generate` and its KV cache. A text longer than the
@@ -520,9 +640,12 @@ def sample(model: GPT, tokenizer: CharTokenizer, prompt: str = "\n", max_new_tok
     """
     if not prompt:
         raise ValueError("sample: the prompt must hold at least one character")
-    if not 0 <= temperature < math.inf or (top_k is not None and top_k < 1) or max_new_tokens < 0:  # NaN fails too
-        raise ValueError(f"sample: need temperature >= 0, top_k >= 1 or None and max_new_tokens >= 0, "
-                         f"got {temperature!r}, {top_k!r}, {max_new_tokens!r}")
+    # NaN fails too
+    if not 0 <= temperature < math.inf or (top_k is not None and top_k < 1) or max_new_tokens < 0:
+        raise ValueError(
+            f"sample: need temperature >= 0, top_k >= 1 or None and max_new_tokens >= 0, "
+            f"got {temperature!r}, {top_k!r}, {max_new_tokens!r}"
+        )
     ids = tokenizer.encode(prompt)  # raises for characters outside the vocabulary
     block = model.config.block_size
     keep = max(block // 2, 1)
@@ -533,7 +656,13 @@ def sample(model: GPT, tokenizer: CharTokenizer, prompt: str = "\n", max_new_tok
         while remaining > 0:
             context = ids[-keep:] if len(ids) >= block else ids
             steps = min(remaining, block - len(context))
-            out = model.generate(Tensor(context[None, :]), steps, temperature=temperature, top_k=top_k, generator=generator)
+            out = model.generate(
+                Tensor(context[None, :]),
+                steps,
+                temperature=temperature,
+                top_k=top_k,
+                generator=generator,
+            )
             ids = np.concatenate([ids, out.numpy()[0, len(context):]])
             remaining -= steps
     finally:

@@ -37,9 +37,12 @@ class Adadelta(Optimizer):
 
     Args:
         params: tensors or param groups.
-        lr: :math:`\eta`, a factor on the step :math:`\Delta_t` (default 1.0: Zeiler's rule has none).
-        rho: :math:`\rho`, the decay of the running averages of :math:`g^2` and :math:`\Delta^2` (default 0.9).
-        eps: :math:`\epsilon`, inside both square roots (default 1e-6); it sets the size of the first steps.
+        lr: :math:`\eta`, a factor on the step :math:`\Delta_t` (default 1.0: Zeiler's rule has
+        none).
+        rho: :math:`\rho`, the decay of the running averages of :math:`g^2` and :math:`\Delta^2`
+        (default 0.9).
+        eps: :math:`\epsilon`, inside both square roots (default 1e-6); it sets the size of the
+        first steps.
         weight_decay: adds :math:`\lambda\theta` to the gradient (default 0).
         foreach, maximize, capturable, differentiable: as in :class:`~tensorlib.optim.Adam`.
 
@@ -47,9 +50,19 @@ class Adadelta(Optimizer):
     :math:`u`, each with the parameter's shape, starting at zero.
     """
 
-    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1.0, rho: float = 0.9,
-                 eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
-                 capturable: bool = False, maximize: bool = False, differentiable: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Tensor] | Iterable[dict[str, Any]],
+        lr: float = 1.0,
+        rho: float = 0.9,
+        eps: float = 1e-6,
+        weight_decay: float = 0,
+        foreach: bool | None = None,
+        *,
+        capturable: bool = False,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)
         _check_number(lr, "learning rate", owner="Adadelta")
@@ -66,8 +79,16 @@ class Adadelta(Optimizer):
     def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("square_avg", "acc_delta")
 
-    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                step: float, scratch: np.ndarray, first: bool) -> None:
+    def _update(
+        self,
+        group: dict[str, Any],
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, np.ndarray],
+        step: float,
+        scratch: np.ndarray,
+        first: bool,
+    ) -> None:
         rho, eps = group["rho"], group["eps"]
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         if group["maximize"]:

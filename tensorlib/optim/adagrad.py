@@ -42,10 +42,20 @@ class Adagrad(Optimizer):
     State per parameter, created by the constructor: ``step`` and ``sum``.
     """
 
-    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1e-2, lr_decay: float = 0,
-                 weight_decay: float = 0, initial_accumulator_value: float = 0, eps: float = 1e-10,
-                 foreach: bool | None = None, *, maximize: bool = False, differentiable: bool = False,
-                 fused: bool | None = None) -> None:
+    def __init__(
+        self,
+        params: Iterable[Tensor] | Iterable[dict[str, Any]],
+        lr: float = 1e-2,
+        lr_decay: float = 0,
+        weight_decay: float = 0,
+        initial_accumulator_value: float = 0,
+        eps: float = 1e-10,
+        foreach: bool | None = None,
+        *,
+        maximize: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
@@ -53,9 +63,13 @@ class Adagrad(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        for name, label in (("lr", "learning rate"), ("lr_decay", "lr_decay value"),
-                            ("weight_decay", "weight_decay value"),
-                            ("initial_accumulator_value", "initial_accumulator_value"), ("eps", "epsilon value")):
+        for name, label in (
+            ("lr", "learning rate"),
+            ("lr_decay", "lr_decay value"),
+            ("weight_decay", "weight_decay value"),
+            ("initial_accumulator_value", "initial_accumulator_value"),
+            ("eps", "epsilon value"),
+        ):
             _check_number(group[name], label, owner="Adagrad")
         _check_flag(group["maximize"], "maximize", "Adagrad")
         _check_unsupported(group, "Adagrad")
@@ -75,8 +89,16 @@ class Adagrad(Optimizer):
                         self._init_state(group, name, view)
                     buffer._bind(self, index)
 
-    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                step: float, scratch: np.ndarray, first: bool) -> None:
+    def _update(
+        self,
+        group: dict[str, Any],
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, np.ndarray],
+        step: float,
+        scratch: np.ndarray,
+        first: bool,
+    ) -> None:
         if group["maximize"]:
             np.negative(grad, out=grad)
         if group["weight_decay"] != 0:

@@ -8,7 +8,8 @@ With gradient :math:`g_t` at step :math:`t` (counted from 1):
 .. math::
     m_t = \beta_1 m_{t-1} + (1-\beta_1) g_t, \qquad v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2,
 
-    \theta_t = \theta_{t-1} - \eta\, \frac{m_t / (1-\beta_1^t)}{\sqrt{v_t / (1-\beta_2^t)} + \epsilon}.
+    \theta_t = \theta_{t-1} - \eta\,
+        \frac{m_t / (1-\beta_1^t)}{\sqrt{v_t / (1-\beta_2^t)} + \epsilon}.
 
 The divisions by :math:`1-\beta^t` undo the bias of moments that start at zero. ``Adam`` adds
 weight decay to the gradient (:math:`g_t + \lambda\theta`, an L2 penalty, which the division by
@@ -50,7 +51,8 @@ class Adam(Optimizer):
     Args:
         params: tensors or param groups.
         lr: learning rate :math:`\eta` (default 1e-3).
-        betas: :math:`(\beta_1, \beta_2)`, the decay rates of the two moment averages (default (0.9, 0.999)).
+        betas: :math:`(\beta_1, \beta_2)`, the decay rates of the two moment averages (default (0.9,
+        0.999)).
         eps: :math:`\epsilon`, added to the denominator (default 1e-8).
         weight_decay: :math:`\lambda` (default 0): added to the gradient as :math:`\lambda\theta`
             (L2), or, with ``decoupled_weight_decay=True``, applied as AdamW's
@@ -64,14 +66,35 @@ class Adam(Optimizer):
     and ``max_exp_avg_sq`` with ``amsgrad``; each with the parameter's shape.
     """
 
-    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1e-3,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
-                 amsgrad: bool = False, *, foreach: bool | None = None, maximize: bool = False,
-                 capturable: bool = False, differentiable: bool = False, fused: bool | None = None,
-                 decoupled_weight_decay: bool = False) -> None:
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                        maximize=maximize, foreach=foreach, capturable=capturable,
-                        differentiable=differentiable, fused=fused, decoupled_weight_decay=decoupled_weight_decay)
+    def __init__(
+        self,
+        params: Iterable[Tensor] | Iterable[dict[str, Any]],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        amsgrad: bool = False,
+        *,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        defaults = dict(
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+            amsgrad=amsgrad,
+            maximize=maximize,
+            foreach=foreach,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=decoupled_weight_decay,
+        )
         owner = type(self).__name__
         _check_number(lr, "learning rate", owner=owner)  # before the params, as PyTorch
         super().__init__(params, defaults)
@@ -87,20 +110,48 @@ class Adam(Optimizer):
         _check_unsupported(group, owner)
 
     def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
-        return ("exp_avg", "exp_avg_sq", "max_exp_avg_sq") if group["amsgrad"] else ("exp_avg", "exp_avg_sq")
+        return (
+            ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+            if group["amsgrad"]
+            else ("exp_avg", "exp_avg_sq")
+        )
 
-    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                step: float, scratch: np.ndarray, first: bool) -> None:
+    def _update(
+        self,
+        group: dict[str, Any],
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, np.ndarray],
+        step: float,
+        scratch: np.ndarray,
+        first: bool,
+    ) -> None:
         if param.ndim != 1:  # one parameter in its own shape: one call
             self._update_chunk(group, param, grad, state, step, scratch)
             return
-        parallel_for(lambda start, stop: self._update_chunk(group, param[start:stop], grad[start:stop],
-                                                            {name: value[start:stop] for name, value in state.items()},
-                                                            step, scratch[start:stop]), param.size)  # elementwise: chunks on both cores
+        parallel_for(
+            lambda start, stop: self._update_chunk(
+                group,
+                param[start:stop],
+                grad[start:stop],
+                {name: value[start:stop] for name, value in state.items()},
+                step,
+                scratch[start:stop],
+            ),
+            param.size,
+        )  # elementwise: chunks on both cores
 
-    def _update_chunk(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                      step: float, scratch: np.ndarray) -> None:
-        """Adam's rule on ``param`` (all of it, or a chunk of the flat parameters): every line is elementwise."""
+    def _update_chunk(
+        self,
+        group: dict[str, Any],
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, np.ndarray],
+        step: float,
+        scratch: np.ndarray,
+    ) -> None:
+        """Adam's rule on ``param`` (all of it, or a chunk of the flat parameters): every line is
+        elementwise."""
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
@@ -133,22 +184,46 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    r"""AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay, as ``torch.optim.AdamW``.
+    r"""AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay, as
+    ``torch.optim.AdamW``.
 
     Same arguments as :class:`Adam` except ``weight_decay`` defaults to 1e-2 and is applied as
     :math:`\theta \leftarrow \theta(1-\eta\lambda)` before the Adam step, outside the moments.
     """
 
-    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1e-3,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
-                 amsgrad: bool = False, *, maximize: bool = False, foreach: bool | None = None,
-                 capturable: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
-                         capturable=capturable, differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
+    def __init__(
+        self,
+        params: Iterable[Tensor] | Iterable[dict[str, Any]],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
+    ) -> None:
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            foreach=foreach,
+            maximize=maximize,
+            capturable=capturable,
+            differentiable=differentiable,
+            fused=fused,
+            decoupled_weight_decay=True,
+        )
 
     def load_state_dict(self, state_dict: Any) -> None:
-        """As :meth:`Optimizer.load_state_dict`; the groups keep ``decoupled_weight_decay=True``, as in PyTorch."""
+        """As :meth:`Optimizer.load_state_dict`; the groups keep ``decoupled_weight_decay=True``, as
+        in PyTorch."""
         super().load_state_dict(state_dict)
         for group in self.param_groups:
             group["decoupled_weight_decay"] = True

@@ -11,7 +11,8 @@ of numbers with PyTorch's keys (never a function: ``LambdaLR`` saves ``None`` fo
 
 Schedules: ``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``LinearLR``,
 ``CosineAnnealingLR``, ``OneCycleLR`` (which also cycles the momentum or :math:`\beta_1`), and
-the combinators ``SequentialLR`` (one schedule after another) and ``ChainedScheduler`` (all at once);
+the combinators ``SequentialLR`` (one schedule after another) and ``ChainedScheduler`` (all at
+once);
 ``warmup_cosine`` builds the linear-warmup-then-cosine schedule of transformer training from them.
 """
 
@@ -73,7 +74,11 @@ class LRScheduler:
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-        if isinstance(last_epoch, bool) or not isinstance(last_epoch, numbers.Integral) or last_epoch < -1:
+        if (
+            isinstance(last_epoch, bool)
+            or not isinstance(last_epoch, numbers.Integral)
+            or last_epoch < -1
+        ):
             raise ValueError(f"last_epoch must be an int >= -1, got {last_epoch!r}")
         self.optimizer = optimizer
         if last_epoch == -1:
@@ -82,8 +87,11 @@ class LRScheduler:
         else:
             for index, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{index}] when resuming "
-                                   "a scheduler with last_epoch >= 0 (load the optimizer's state dict first)")
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{index}] when "
+                        "resuming "
+                        "a scheduler with last_epoch >= 0 (load the optimizer's state dict first)"
+                    )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         self._initial_step()
@@ -102,8 +110,12 @@ class LRScheduler:
 
     def _check_called_within_step(self) -> None:
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use "
+                "`get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def get_last_lr(self) -> list[float]:
         """The learning rates set by the last :meth:`step`, one per param group."""
@@ -131,7 +143,8 @@ class LRScheduler:
         self._last_lr = _lrs(self.optimizer)
 
     def state_dict(self) -> dict[str, Any]:
-        """Every attribute except the optimizer: numbers, lists and dicts of numbers (PyTorch's keys)."""
+        """Every attribute except the optimizer: numbers, lists and dicts of numbers (PyTorch's
+        keys)."""
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -139,11 +152,17 @@ class LRScheduler:
         expected = set(self.state_dict())
         if not isinstance(state_dict, dict) or set(state_dict) != expected:
             got = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__
-            raise ValueError(f"{type(self).__name__}.load_state_dict: expected the keys {sorted(expected)}, got {got}")
+            raise ValueError(
+                f"{type(self).__name__}.load_state_dict: expected the keys {sorted(expected)}, got "
+                f"{got}"
+            )
         for key in ("base_lrs", "_last_lr"):
             if key in state_dict and len(state_dict[key]) != len(self.optimizer.param_groups):
-                raise ValueError(f"{type(self).__name__}.load_state_dict: {key} has {len(state_dict[key])} entries, "
-                                 f"the optimizer has {len(self.optimizer.param_groups)} param groups")
+                raise ValueError(
+                    f"{type(self).__name__}.load_state_dict: {key} has {len(state_dict[key])} "
+                    "entries, "
+                    f"the optimizer has {len(self.optimizer.param_groups)} param groups"
+                )
         self.__dict__.update(state_dict)
 
 
@@ -160,12 +179,18 @@ class LambdaLR(LRScheduler):
     ``__dict__`` of a callable object, as PyTorch does.
     """
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+    ) -> None:
         self.optimizer = optimizer
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -174,7 +199,11 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "lr_lambdas")}
+        state = {
+            key: value
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "lr_lambdas")
+        }
         state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
                                for fn in self.lr_lambdas]
         return state
@@ -183,11 +212,16 @@ class LambdaLR(LRScheduler):
         state = dict(state_dict)
         lambdas = state.pop("lr_lambdas", None)
         if not isinstance(lambdas, list) or len(lambdas) != len(self.lr_lambdas):
-            raise ValueError(f"LambdaLR.load_state_dict: expected lr_lambdas, a list of {len(self.lr_lambdas)} entries")
+            raise ValueError(
+                f"LambdaLR.load_state_dict: expected lr_lambdas, a list of {len(self.lr_lambdas)} "
+                "entries"
+            )
         expected = set(self.state_dict()) - {"lr_lambdas"}
         if set(state) != expected:
-            raise ValueError(f"LambdaLR.load_state_dict: expected the keys {sorted(expected | {'lr_lambdas'})}, "
-                             f"got {sorted(state_dict)}")
+            raise ValueError(
+                f"LambdaLR.load_state_dict: expected the keys {sorted(expected | {'lr_lambdas'})}, "
+                f"got {sorted(state_dict)}"
+            )
         self.__dict__.update(state)
         for fn, saved in zip(self.lr_lambdas, lambdas, strict=True):
             if saved is not None:
@@ -195,13 +229,19 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         self._check_called_within_step()
-        return [base_lr * fn(self.last_epoch) for fn, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)]
+        return [
+            base_lr * fn(self.last_epoch)
+            for fn, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)
+        ]
 
 
 class StepLR(LRScheduler):
-    r"""Multiply the rate by ``gamma`` every ``step_size`` steps: :math:`\eta_t = \eta_0\gamma^{\lfloor t/s\rfloor}`."""
+    r"""Multiply the rate by ``gamma`` every ``step_size`` steps:
+    :math:`\eta_t = \eta_0\gamma^{\lfloor t/s\rfloor}`."""
 
-    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         _check_positive_int(step_size, "step_size", "StepLR")
         self.step_size = step_size
         self.gamma = gamma
@@ -214,11 +254,14 @@ class StepLR(LRScheduler):
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list[float]:
-        return [base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs]
+        return [
+            base_lr * self.gamma ** (self.last_epoch // self.step_size) for base_lr in self.base_lrs
+        ]
 
 
 class MultiStepLR(LRScheduler):
-    r"""Multiply the rate by ``gamma`` at each milestone: :math:`\eta_t = \eta_0\gamma^{\#\{m \le t\}}`."""
+    r"""Multiply the rate by ``gamma`` at each milestone:
+    :math:`\eta_t = \eta_0\gamma^{\#\{m \le t\}}`."""
 
     def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
@@ -235,7 +278,10 @@ class MultiStepLR(LRScheduler):
 
     def _get_closed_form_lr(self) -> list[float]:
         milestones = sorted(self.milestones.elements())
-        return [base_lr * self.gamma ** bisect.bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+        return [
+            base_lr * self.gamma ** bisect.bisect_right(milestones, self.last_epoch)
+            for base_lr in self.base_lrs
+        ]
 
 
 class ExponentialLR(LRScheduler):
@@ -257,7 +303,8 @@ class ExponentialLR(LRScheduler):
 
 # %% book/06_optimizers.ipynb, cell 94
 class LinearLR(LRScheduler):
-    r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps, then hold.
+    r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps,
+    then hold.
 
     :math:`\eta_t = \eta_0\,(f_s + (f_e - f_s)\min(t, T)/T)`: with ``start_factor`` small and
     ``end_factor=1`` this is a linear warmup. Chainable form: each step multiplies the current
@@ -268,10 +315,15 @@ class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1, "
-                             f"got {start_factor}")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to "
+                "1, "
+                f"got {start_factor}"
+            )
         if end_factor > 1.0 or end_factor < 0:
-            raise ValueError(f"Ending multiplicative factor expected to be between 0 and 1, got {end_factor}")
+            raise ValueError(
+                f"Ending multiplicative factor expected to be between 0 and 1, got {end_factor}"
+            )
         _check_positive_int(total_iters, "total_iters", "LinearLR")
         self.start_factor = start_factor
         self.end_factor = end_factor
@@ -285,7 +337,9 @@ class LinearLR(LRScheduler):
         if self._is_initial or self.last_epoch > self.total_iters:
             return _lrs(self.optimizer)
         change = self.end_factor - self.start_factor
-        ratio = 1.0 + change / (self.total_iters * self.start_factor + (self.last_epoch - 1) * change)
+        ratio = 1.0 + change / (
+            self.total_iters * self.start_factor + (self.last_epoch - 1) * change
+        )
         return [group["lr"] * ratio for group in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self) -> list[float]:
@@ -297,12 +351,15 @@ class LinearLR(LRScheduler):
 class CosineAnnealingLR(LRScheduler):
     r"""Half a cosine from the initial rate down to ``eta_min`` over ``T_max`` steps.
 
-    :math:`\eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t/T_{max}))`, computed in
+    :math:`\eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t/T_{max}))`, computed
+    in
     PyTorch's chainable form (the ratio of consecutive cosine factors applied to the current
     rate); past ``T_max`` it rises again (the cosine continues; it is not clamped).
     """
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
+    def __init__(
+        self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
         _check_positive_int(T_max, "T_max", "CosineAnnealingLR")
         self.T_max = T_max
         self.eta_min = eta_min
@@ -313,50 +370,82 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return _lrs(self.optimizer)
         if self._step_count == 1 and self.last_epoch > 0:  # resumed: the closed form
-            return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
-                    for base_lr in self.base_lrs]
-        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:  # the trough: the ratio would be 0/0
-            return [group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-                    for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups, strict=True)]
+            return [
+                self.eta_min
+                + (base_lr - self.eta_min)
+                * (1 + math.cos(self.last_epoch * math.pi / self.T_max))
+                / 2
+                for base_lr in self.base_lrs
+            ]
+        # the trough: the ratio would be 0/0
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            return [
+                group["lr"] + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for base_lr, group in zip(self.base_lrs, self.optimizer.param_groups, strict=True)
+            ]
         ratio = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / (
             1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
-        return [ratio * (group["lr"] - self.eta_min) + self.eta_min for group in self.optimizer.param_groups]
+        return [
+            ratio * (group["lr"] - self.eta_min) + self.eta_min
+            for group in self.optimizer.param_groups
+        ]
 
     def _get_closed_form_lr(self) -> list[float]:
-        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base_lr in self.base_lrs]
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base_lr in self.base_lrs
+        ]
 
 
 # %% book/06_optimizers.ipynb, cell 95
-def _check_schedulers(owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None) -> Optimizer:
-    """The optimizer every scheduler of ``schedulers`` steps (``optimizer``, or the first one's when ``None``)."""
+def _check_schedulers(
+    owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None
+) -> Optimizer:
+    """The optimizer every scheduler of ``schedulers`` steps (``optimizer``, or the first one's when
+    ``None``)."""
     if len(schedulers) < 1:
         raise ValueError(f"{owner} expects at least one scheduler, but got no scheduler")
     if optimizer is None:
         optimizer = schedulers[0].optimizer
     for index, scheduler in enumerate(schedulers):
         if not isinstance(scheduler, LRScheduler):
-            raise TypeError(f"{owner}: the scheduler at index {index} is a {type(scheduler).__name__}")
+            raise TypeError(
+                f"{owner}: the scheduler at index {index} is a {type(scheduler).__name__}"
+            )
         if scheduler.optimizer is not optimizer:
-            raise ValueError(f"{owner} expects all schedulers to belong to the same optimizer, but the scheduler "
-                             f"{type(scheduler).__name__} at index {index} has another one")
+            raise ValueError(
+                f"{owner} expects all schedulers to belong to the same optimizer, but the "
+                "scheduler "
+                f"{type(scheduler).__name__} at index {index} has another one"
+            )
     return optimizer
 
 
 class SequentialLR(LRScheduler):
-    r"""Run ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]`` (restarted at its epoch 0), ...
+    r"""Run ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]`` (restarted at its
+    epoch 0), ...
 
     ``SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=w), CosineAnnealingLR(opt, T - w)], [w])``
     is linear warmup over ``w`` steps followed by cosine decay.
     """
 
-    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
-                 last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        schedulers: Sequence[LRScheduler],
+        milestones: Sequence[int],
+        last_epoch: int = -1,
+    ) -> None:
         _check_schedulers("SequentialLR", schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
-                             f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
-                             f"number of milestones to be equal to {len(milestones)}")
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more than "
+                "the "
+                f"number of milestone points, but got number of schedulers {len(schedulers)} and "
+                "the "
+                f"number of milestones to be equal to {len(milestones)}"
+            )
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
@@ -389,7 +478,9 @@ class SequentialLR(LRScheduler):
 class ChainedScheduler(LRScheduler):
     r"""Step several schedulers together at every step; their (chainable) factors multiply."""
 
-    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
+    ) -> None:
         self.optimizer = _check_schedulers("ChainedScheduler", schedulers, optimizer)
         self._schedulers = list(schedulers)
         self._last_lr = _lrs(self.optimizer)
@@ -407,8 +498,13 @@ class ChainedScheduler(LRScheduler):
 
 
 def _combined_state_dict(owner: SequentialLR | ChainedScheduler) -> dict[str, Any]:
-    """A combinator's attributes (not the optimizer) and the state dict of each of its schedulers."""
-    state = {key: value for key, value in owner.__dict__.items() if key not in ("optimizer", "_schedulers")}
+    """A combinator's attributes (not the optimizer) and the state dict of each of its
+    schedulers."""
+    state = {
+        key: value
+        for key, value in owner.__dict__.items()
+        if key not in ("optimizer", "_schedulers")
+    }
     state["_schedulers"] = [scheduler.state_dict() for scheduler in owner._schedulers]
     return state
 
@@ -421,10 +517,15 @@ def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str,
         raise ValueError(f"{name}.load_state_dict: expected the keys {sorted(expected)}")
     parts = state_dict["_schedulers"]
     if not isinstance(parts, list) or len(parts) != len(owner._schedulers):
-        raise ValueError(f"{name}.load_state_dict: expected {len(owner._schedulers)} scheduler states")
+        raise ValueError(
+            f"{name}.load_state_dict: expected {len(owner._schedulers)} scheduler states"
+        )
     for scheduler, part in zip(owner._schedulers, parts, strict=True):
         if not isinstance(part, dict) or set(part) != set(scheduler.state_dict()):
-            raise ValueError(f"{name}.load_state_dict: the state of a {type(scheduler).__name__} has the wrong keys")
+            raise ValueError(
+                f"{name}.load_state_dict: the state of a {type(scheduler).__name__} has the wrong "
+                "keys"
+            )
     owner.__dict__.update({key: value for key, value in state_dict.items() if key != "_schedulers"})
     for scheduler, part in zip(owner._schedulers, parts, strict=True):
         scheduler.load_state_dict(part)
@@ -434,33 +535,51 @@ def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str,
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
-            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, got {len(value)}")
+            raise ValueError(
+                f"expected {len(optimizer.param_groups)} values for {name}, got {len(value)}"
+            )
         return list(value)
     return [value] * len(optimizer.param_groups)
 
 
-def _phase(end_step: float, start_lr: str, end_lr: str, start_momentum: str, end_momentum: str) -> dict[str, Any]:
+def _phase(
+    end_step: float, start_lr: str, end_lr: str, start_momentum: str, end_momentum: str
+) -> dict[str, Any]:
     """One phase of the 1cycle policy: where it ends and which group entries it goes between."""
     return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr,
             "start_momentum": start_momentum, "end_momentum": end_momentum}
 
 
 class OneCycleLR(LRScheduler):
-    r"""The 1cycle policy (Smith and Topin, 2018): warm up to ``max_lr``, then anneal far below the start.
+    r"""The 1cycle policy (Smith and Topin, 2018): warm up to ``max_lr``, then anneal far below the
+    start.
 
     The rate goes from ``max_lr / div_factor`` up to ``max_lr`` over the first ``pct_start`` of
     ``total_steps``, then down to ``initial_lr / final_div_factor``, along half cosines
     (``anneal_strategy="cos"``) or straight lines (``"linear"``); ``three_phase`` comes back
     down symmetrically before the final annealing. With ``cycle_momentum`` the momentum (or
     Adam's :math:`\beta_1`) moves the opposite way, between ``max_momentum`` and ``base_momentum``.
-    Give ``total_steps``, or ``epochs`` and ``steps_per_epoch``. Stepping past ``total_steps`` raises.
+    Give ``total_steps``, or ``epochs`` and ``steps_per_epoch``. Stepping past ``total_steps``
+    raises.
     """
 
-    def __init__(self, optimizer: Optimizer, max_lr: float | list[float], total_steps: int | None = None,
-                 epochs: int | None = None, steps_per_epoch: int | None = None, pct_start: float = 0.3,
-                 anneal_strategy: str = "cos", cycle_momentum: bool = True, base_momentum: float | list[float] = 0.85,
-                 max_momentum: float | list[float] = 0.95, div_factor: float = 25.0, final_div_factor: float = 1e4,
-                 three_phase: bool = False, last_epoch: int = -1) -> None:
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        max_lr: float | list[float],
+        total_steps: int | None = None,
+        epochs: int | None = None,
+        steps_per_epoch: int | None = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.85,
+        max_momentum: float | list[float] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -476,13 +595,23 @@ class OneCycleLR(LRScheduler):
         if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start!r}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy!r}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy!r}"
+            )
         warm = float(pct_start * self.total_steps) - 1
         if three_phase:
             self._schedule_phases = [
                 _phase(warm, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                _phase(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
-                _phase(self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+                _phase(
+                    float(2 * pct_start * self.total_steps) - 2,
+                    "max_lr",
+                    "initial_lr",
+                    "base_momentum",
+                    "max_momentum",
+                ),
+                _phase(
+                    self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"
+                ),
             ]
         else:
             self._schedule_phases = [
@@ -494,7 +623,9 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
             self.use_beta1 = "betas" in optimizer.defaults
             max_momentums = _per_group("max_momentum", optimizer, max_momentum)
             base_momentums = _per_group("base_momentum", optimizer, base_momentum)
@@ -521,7 +652,10 @@ class OneCycleLR(LRScheduler):
         self._check_called_within_step()
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps is {self.total_steps}")
+            raise ValueError(
+                f"Tried to step {step} times. The specified number of total steps is "
+                f"{self.total_steps}"
+            )
         lrs = []
         for group in self.optimizer.param_groups:
             start_step = 0.0
@@ -531,7 +665,9 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start_step) / (end_step - start_step)
                     lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
                     if self.cycle_momentum:
-                        momentum = self._anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
+                        momentum = self._anneal(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                        )
                         if self.use_beta1:
                             group["betas"] = (momentum, *group["betas"][1:])
                         else:
@@ -544,7 +680,8 @@ class OneCycleLR(LRScheduler):
 # %% book/06_optimizers.ipynb, cell 102
 def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
                   eta_min: float = 0.0) -> SequentialLR | CosineAnnealingLR:
-    r"""Linear warmup to the optimizer's rate over ``warmup_steps``, then cosine decay to ``eta_min`` at ``max_steps``.
+    r"""Linear warmup to the optimizer's rate over ``warmup_steps``, then cosine decay to
+    ``eta_min`` at ``max_steps``.
 
     With :math:`\eta` each group's rate, :math:`W` = ``warmup_steps`` and :math:`S` = ``max_steps``,
     the rate of step :math:`s = 0, 1, \dots, S-1` (the rate ``get_last_lr()`` reports after
@@ -552,7 +689,8 @@ def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
 
     .. math::
         \eta_s = \begin{cases} \eta\,(s + 1)/W & s < W, \\
-        \eta_{\min} + \tfrac12(\eta - \eta_{\min})\bigl(1 + \cos(\pi (s - W)/(S - W))\bigr) & s \ge W, \end{cases}
+        \eta_{\min} + \tfrac12(\eta - \eta_{\min})\bigl(1 + \cos(\pi (s - W)/(S - W))\bigr)
+        & s \ge W, \end{cases}
 
     so the rate reaches :math:`\eta` at step :math:`W - 1`. Built from ``LinearLR`` (from
     :math:`1/W` to 1 over :math:`W - 1` steps; a constant factor 1 for :math:`W = 1`),
@@ -567,7 +705,8 @@ def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
         eta_min: the rate the cosine ends at, a number ``>= 0`` (default 0).
 
     Raises:
-        ValueError: for a count that is not an int in range, or a negative or non-numeric ``eta_min``,
+        ValueError: for a count that is not an int in range, or a negative or non-numeric
+        ``eta_min``,
             naming the argument and its value.
     """
     for name, value in (("warmup_steps", warmup_steps), ("max_steps", max_steps)):
@@ -576,14 +715,23 @@ def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
     if warmup_steps < 0:
         raise ValueError(f"warmup_cosine: warmup_steps must be >= 0, got {warmup_steps!r}")
     if max_steps <= warmup_steps:
-        raise ValueError(f"warmup_cosine: max_steps must exceed warmup_steps={warmup_steps!r}, got {max_steps!r}")
+        raise ValueError(
+            f"warmup_cosine: max_steps must exceed warmup_steps={warmup_steps!r}, got {max_steps!r}"
+        )
     if isinstance(eta_min, bool) or not isinstance(eta_min, numbers.Real) or not eta_min >= 0:
         raise ValueError(f"warmup_cosine: eta_min must be a number >= 0, got {eta_min!r}")
-    cosine = CosineAnnealingLR(optimizer, T_max=int(max_steps) - int(warmup_steps), eta_min=float(eta_min))
+    cosine = CosineAnnealingLR(
+        optimizer, T_max=int(max_steps) - int(warmup_steps), eta_min=float(eta_min)
+    )
     if warmup_steps == 0:
         return cosine
     if warmup_steps == 1:
         warmup = LinearLR(optimizer, start_factor=1.0, end_factor=1.0, total_iters=1)
     else:
-        warmup = LinearLR(optimizer, start_factor=1.0 / warmup_steps, end_factor=1.0, total_iters=int(warmup_steps) - 1)
+        warmup = LinearLR(
+            optimizer,
+            start_factor=1.0 / warmup_steps,
+            end_factor=1.0,
+            total_iters=int(warmup_steps) - 1,
+        )
     return SequentialLR(optimizer, [warmup, cosine], milestones=[int(warmup_steps)])

@@ -7,7 +7,8 @@ For a 2-D weight :math:`W \in \mathbb{R}^{A\times B}`, as ``torch.optim.Muon`` (
 
 .. math::
     B_t = \mu B_{t-1} + (1-\mu) G_t, \qquad
-    U_t = \begin{cases} (1-\mu) G_t + \mu B_t & \text{nesterov} \\ B_t & \text{otherwise} \end{cases},
+    U_t = \begin{cases} (1-\mu) G_t + \mu B_t & \text{nesterov} \\
+                          B_t & \text{otherwise} \end{cases},
 
     W_t = W_{t-1}(1 - \eta\lambda) - \eta\, s(A, B)\, \mathrm{NS}_5(U_t),
 
@@ -16,7 +17,8 @@ where :math:`\mathrm{NS}_5` runs five steps of the quintic iteration
 which keeps the singular vectors of :math:`U` and maps each singular value :math:`\sigma`
 through the quintic five times: from :math:`\sigma \ge 1.6\cdot10^{-3}\,\|U\|_F` on, it ends in
 roughly [0.7, 1.2]; a smaller one is only multiplied by about :math:`a^5 \approx 485` (for
-:math:`\sigma = 10^{-3}\|U\|_F` it ends at 0.47), and :math:`s(A, B)` is :math:`\sqrt{\max(1, A/B)}` ("original") or
+:math:`\sigma = 10^{-3}\|U\|_F` it ends at 0.47), and :math:`s(A, B)` is :math:`\sqrt{\max(1, A/B)}`
+("original") or
 :math:`0.2\sqrt{\max(A, B)}` ("match_rms_adamw"). PyTorch runs the iteration in bfloat16;
 numpy has no bfloat16, so tensorlib runs it in the parameter's dtype (float32).
 """
@@ -42,13 +44,19 @@ from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number
 
 
 # %% book/06_optimizers.ipynb, cell 76
-def zeropower_via_newtonschulz(grad: Any, ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
-                               ns_steps: int = 5, eps: float = 1e-7) -> Any:
-    r"""Approximately orthogonalise a matrix: :math:`G = U\Sigma V^\top \mapsto U\Sigma' V^\top`, :math:`\Sigma' \approx I`.
+def zeropower_via_newtonschulz(
+    grad: Any,
+    ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
+    ns_steps: int = 5,
+    eps: float = 1e-7,
+) -> Any:
+    r"""Approximately orthogonalise a matrix: :math:`G = U\Sigma V^\top \mapsto U\Sigma' V^\top`,
+    :math:`\Sigma' \approx I`.
 
     Args:
         grad: an ``(A, B)`` ndarray or Tensor.
-        ns_coefficients: :math:`(a, b, c)` of the quintic :math:`p(\sigma) = a\sigma + b\sigma^3 + c\sigma^5`
+        ns_coefficients: :math:`(a, b, c)` of the quintic
+        :math:`p(\sigma) = a\sigma + b\sigma^3 + c\sigma^5`
             applied to every singular value at each step.
         ns_steps: the number of iterations (< 100).
         eps: the floor of the Frobenius norm that first scales the singular values into [0, 1].
@@ -65,7 +73,9 @@ def zeropower_via_newtonschulz(grad: Any, ns_coefficients: tuple[float, float, f
     if array.ndim != 2:
         raise ValueError(f"Input tensor gradient must be a 2D matrix, got shape {array.shape}")
     if len(ns_coefficients) != 3:
-        raise ValueError(f"Coefficients must be a tuple of exactly 3 values, got {ns_coefficients!r}")
+        raise ValueError(
+            f"Coefficients must be a tuple of exactly 3 values, got {ns_coefficients!r}"
+        )
     a, b, c = ns_coefficients
     tall = array.shape[0] > array.shape[1]
     x = array.T if tall else array
@@ -101,7 +111,8 @@ class Muon(Optimizer):
         ns_coefficients: :math:`(a, b, c)` (default (3.4445, -4.7750, 2.0315)).
         eps: norm floor (default 1e-7).
         ns_steps: Newton-Schulz iterations (default 5).
-        adjust_lr_fn: ``None`` or ``"original"`` (:math:`\sqrt{\max(1, A/B)}`), or ``"match_rms_adamw"``
+        adjust_lr_fn: ``None`` or ``"original"`` (:math:`\sqrt{\max(1, A/B)}`), or
+        ``"match_rms_adamw"``
             (:math:`0.2\sqrt{\max(A, B)}`).
 
     State per parameter: ``momentum_buffer``; no step count.
@@ -110,38 +121,79 @@ class Muon(Optimizer):
     _has_step = False
     _flat = False  # Newton-Schulz needs each matrix whole
 
-    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1e-3,
-                 weight_decay: float = 0.1, momentum: float = 0.95, nesterov: bool = True,
-                 ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315), eps: float = 1e-7,
-                 ns_steps: int = 5, adjust_lr_fn: str | None = None) -> None:
-        defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
-                        ns_coefficients=ns_coefficients, eps=eps, ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn)
+    def __init__(
+        self,
+        params: Iterable[Tensor] | Iterable[dict[str, Any]],
+        lr: float = 1e-3,
+        weight_decay: float = 0.1,
+        momentum: float = 0.95,
+        nesterov: bool = True,
+        ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
+        eps: float = 1e-7,
+        ns_steps: int = 5,
+        adjust_lr_fn: str | None = None,
+    ) -> None:
+        defaults = dict(
+            lr=lr,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            nesterov=nesterov,
+            ns_coefficients=ns_coefficients,
+            eps=eps,
+            ns_steps=ns_steps,
+            adjust_lr_fn=adjust_lr_fn,
+        )
         _check_number(lr, "learning rate", owner="Muon")
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        for name, label in (("lr", "learning rate"), ("momentum", "momentum"), ("weight_decay", "weight decay"),
-                            ("eps", "epsilon value")):
+        for name, label in (
+            ("lr", "learning rate"),
+            ("momentum", "momentum"),
+            ("weight_decay", "weight decay"),
+            ("eps", "epsilon value"),
+        ):
             _check_number(group[name], label, owner="Muon")
         _check_flag(group["nesterov"], "nesterov", "Muon")
         if group["adjust_lr_fn"] not in (None, "original", "match_rms_adamw"):
-            raise ValueError(f"Muon: adjust learning rate function {group['adjust_lr_fn']!r} is not supported "
-                             "(expected None, 'original' or 'match_rms_adamw')")
+            raise ValueError(
+                f"Muon: adjust learning rate function {group['adjust_lr_fn']!r} is not supported "
+                "(expected None, 'original' or 'match_rms_adamw')"
+            )
         steps = group["ns_steps"]
-        if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or not 0 <= int(steps) < 100:
+        if (
+            isinstance(steps, bool)
+            or not isinstance(steps, numbers.Integral)
+            or not 0 <= int(steps) < 100
+        ):
             raise ValueError(f"Muon: ns_steps must be an int in [0, 100), got {steps!r}")
-        if not isinstance(group["ns_coefficients"], (tuple, list)) or len(group["ns_coefficients"]) != 3:
-            raise ValueError(f"Muon: ns_coefficients must be 3 numbers, got {group['ns_coefficients']!r}")
+        if (
+            not isinstance(group["ns_coefficients"], (tuple, list))
+            or len(group["ns_coefficients"]) != 3
+        ):
+            raise ValueError(
+                f"Muon: ns_coefficients must be 3 numbers, got {group['ns_coefficients']!r}"
+            )
         for param in group["params"]:
             if param.ndim != 2:
-                raise ValueError("Muon only supports 2D parameters whereas we found a parameter with size: "
-                                 f"{tuple(param.shape)}; optimize it with AdamW in a second optimizer")
+                raise ValueError(
+                    "Muon only supports 2D parameters whereas we found a parameter with size: "
+                    f"{tuple(param.shape)}; optimize it with AdamW in a second optimizer"
+                )
 
     def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
         return ("momentum_buffer",)
 
-    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                step: float, scratch: np.ndarray, first: bool) -> None:
+    def _update(
+        self,
+        group: dict[str, Any],
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, np.ndarray],
+        step: float,
+        scratch: np.ndarray,
+        first: bool,
+    ) -> None:
         lr, momentum = group["lr"], group["momentum"]
         buffer = state["momentum_buffer"]
         np.subtract(grad, buffer, out=scratch)  # B ← B + (1-μ)(G - B), torch's lerp_
@@ -153,7 +205,9 @@ class Muon(Optimizer):
             scratch += grad
         else:
             scratch[...] = buffer
-        update = zeropower_via_newtonschulz(scratch, group["ns_coefficients"], group["ns_steps"], group["eps"])
+        update = zeropower_via_newtonschulz(
+            scratch, group["ns_coefficients"], group["ns_steps"], group["eps"]
+        )
         param *= 1 - lr * group["weight_decay"]  # decoupled decay
         np.multiply(update, -_adjust_lr(lr, group["adjust_lr_fn"], param.shape), out=scratch)
         param += scratch

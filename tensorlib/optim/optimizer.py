@@ -48,13 +48,18 @@ from tensorlib.nn.modules.sparse import Embedding
 def _check_number(value: Any, name: str, low: float = 0.0, high: float = math.inf,
                    high_open: bool = False, owner: str = "optimizer") -> None:
     """A hyperparameter: a real number in ``[low, high]`` (``[low, high)`` with ``high_open``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):  # a Tensor lr is not supported
-        raise TypeError(f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}")
+    # a Tensor lr is not supported
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{owner}: {name} must be a real number, got {type(value).__name__} {value!r}"
+        )
     number = float(value)
     inside = low <= number < high if high_open else low <= number <= high
     if not inside:
         bracket = ")" if high_open else "]"
-        raise ValueError(f"{owner}: invalid {name}: {value!r} (expected a value in [{low}, {high}{bracket})")
+        raise ValueError(
+            f"{owner}: invalid {name}: {value!r} (expected a value in [{low}, {high}{bracket})"
+        )
 
 
 def _check_betas(betas: Any, owner: str) -> None:
@@ -62,7 +67,9 @@ def _check_betas(betas: Any, owner: str) -> None:
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
         raise TypeError(f"{owner}: betas must be a pair (beta1, beta2), got {betas!r}")
     for index, beta in enumerate(betas):
-        _check_number(beta, f"beta parameter at index {index}", 0.0, 1.0, high_open=True, owner=owner)
+        _check_number(
+            beta, f"beta parameter at index {index}", 0.0, 1.0, high_open=True, owner=owner
+        )
 
 
 def _check_flag(value: Any, name: str, owner: str) -> None:
@@ -71,18 +78,22 @@ def _check_flag(value: Any, name: str, owner: str) -> None:
 
 
 def _check_unsupported(group: Mapping[str, Any], owner: str) -> None:
-    """PyTorch's device options: accepted with their default (off) values, for the same state_dict keys."""
+    """PyTorch's device options: accepted with their default (off) values, for the same state_dict
+    keys."""
     for name in ("capturable", "differentiable"):
         if group.get(name, False):
-            raise ValueError(f"{owner}: {name}=True is not supported (tensorlib runs on the CPU, without "
-                             "graph capture or differentiable optimizer steps)")
+            raise ValueError(
+                f"{owner}: {name}=True is not supported (tensorlib runs on the CPU, without "
+                "graph capture or differentiable optimizer steps)"
+            )
     for name in ("foreach", "fused"):
         if group.get(name) not in (None, True, False):
             raise TypeError(f"{owner}: {name} must be None or a bool, got {group.get(name)!r}")
 
 
 class _RequiredParameter:
-    """The default of a hyperparameter every group must set (PyTorch's ``optim.optimizer.required``)."""
+    """The default of a hyperparameter every group must set (PyTorch's
+    ``optim.optimizer.required``)."""
 
     def __repr__(self) -> str:
         return "<required parameter>"
@@ -96,20 +107,28 @@ def _checked_params(params: Any, owner: str) -> list[Tensor]:
     if isinstance(params, Tensor):
         return [params]
     if isinstance(params, (set, frozenset)):
-        raise TypeError(f"{owner}: optimizer parameters need to be organized in ordered collections, but "
-                        "the ordering of tensors in sets will change between runs; use a list instead")
+        raise TypeError(
+            f"{owner}: optimizer parameters need to be organized in ordered collections, but "
+            "the ordering of tensors in sets will change between runs; use a list instead"
+        )
     params = list(params)
     seen: set[int] = set()
     for position, param in enumerate(params):
         if not isinstance(param, Tensor):
-            raise TypeError(f"{owner} can only optimize Tensors, but parameter {position} of the group "
-                            f"is a {type(param).__name__}")
+            raise TypeError(
+                f"{owner} can only optimize Tensors, but parameter {position} of the group "
+                f"is a {type(param).__name__}"
+            )
         if not param.is_leaf:
-            raise ValueError(f"{owner} can't optimize a non-leaf Tensor (parameter {position} of the group "
-                             "was made by an op); optimize the leaf, or detach() it into a new one")
+            raise ValueError(
+                f"{owner} can't optimize a non-leaf Tensor (parameter {position} of the group "
+                "was made by an op); optimize the leaf, or detach() it into a new one"
+            )
         if param.dtype.kind != "f":
-            raise TypeError(f"{owner} can only optimize floating point tensors, but parameter {position} "
-                            f"of the group has dtype {param.dtype}")
+            raise TypeError(
+                f"{owner} can only optimize floating point tensors, but parameter {position} "
+                f"of the group has dtype {param.dtype}"
+            )
         if id(param) in seen:
             raise ValueError(f"{owner}: parameter {position} of the group appears twice in it")
         seen.add(id(param))
@@ -131,7 +150,8 @@ def _bump_version(tensor: Tensor) -> None:
 
 # %% book/06_optimizers.ipynb, cell 28
 class _FlatBuffer:
-    r"""The parameters of one group that share a dtype, end to end in one working array, with their state.
+    r"""The parameters of one group that share a dtype, end to end in one working array, with their
+    state.
 
     The parameters keep their own storage (a state dict, a ``from_numpy`` array or a
     ``.numpy()`` view taken earlier goes on following them, as in PyTorch): each step copies
@@ -160,7 +180,8 @@ class _FlatBuffer:
         self.steps = np.zeros(len(params), np.float32)
         self.views = []
         self.grad_views = []
-        for param, where in zip(params, self.slices, strict=True):  # the parameters' own arrays stay where they are
+        # the parameters' own arrays stay where they are
+        for param, where in zip(params, self.slices, strict=True):
             self.views.append(self.param[where].reshape(param.shape))
             self.grad_views.append(self.grad[where].reshape(param.shape))
         self.initialized = [False] * len(params)
@@ -194,7 +215,9 @@ class _FlatBuffer:
         group = optimizer._group_of(self.params[index])
         for name in self.names:
             if name in entry:
-                views[name][...] = np.asarray(entry[name]._data if isinstance(entry[name], Tensor) else entry[name]).reshape(-1)
+                views[name][...] = np.asarray(
+                    entry[name]._data if isinstance(entry[name], Tensor) else entry[name]
+                ).reshape(-1)
             else:
                 optimizer._init_state(group, name, views[name])
         if self.with_step and "step" in entry:
@@ -203,18 +226,26 @@ class _FlatBuffer:
         self._bind(optimizer, index)
 
     def valid(self, optimizer: Optimizer) -> bool:
-        """Whether every parameter still fits its slice and every state tensor lives in these arrays."""
+        """Whether every parameter still fits its slice and every state tensor lives in these
+        arrays."""
         for index, param in enumerate(self.params):
-            if param._data.shape != self.views[index].shape or param._data.dtype != self.param.dtype:
+            if (
+                param._data.shape != self.views[index].shape
+                or param._data.dtype != self.param.dtype
+            ):
                 return False
             if self.initialized[index] and self.names:
                 entry = optimizer.state.get(param)
-                if not entry or any(name not in entry or entry[name]._data.base is not self.state[name] for name in self.names):
+                if not entry or any(
+                    name not in entry or entry[name]._data.base is not self.state[name]
+                    for name in self.names
+                ):
                     return False
         return True
 
     def step(self, optimizer: Optimizer, group: dict[str, Any]) -> None:
-        """Gather the values and gradients, apply the rule (once over everything, or per parameter), write back."""
+        """Gather the values and gradients, apply the rule (once over everything, or per parameter),
+        write back."""
         present = []
         for index, param in enumerate(self.params):
             grad = param.grad
@@ -226,8 +257,11 @@ class _FlatBuffer:
         if not present:
             return
         steps = self.steps
-        uniform = len(present) == len(self.params) and (
-            all(self.initialized) or not any(self.initialized)) and (not self.with_step or steps.min() == steps.max())
+        uniform = (
+            len(present) == len(self.params)
+            and (all(self.initialized) or not any(self.initialized))
+            and (not self.with_step or steps.min() == steps.max())
+        )
         if uniform and optimizer._flat:
             first = not self.initialized[0]
             if first:
@@ -236,7 +270,9 @@ class _FlatBuffer:
                 for index in range(len(self.params)):
                     self._bind(optimizer, index)
             steps += 1
-            optimizer._update(group, self.param, self.grad, self.state, float(steps[0]), self.scratch, first)
+            optimizer._update(
+                group, self.param, self.grad, self.state, float(steps[0]), self.scratch, first
+            )
         else:
             for index in present:
                 first = not self.initialized[index]
@@ -247,9 +283,15 @@ class _FlatBuffer:
                     self._bind(optimizer, index)
                 steps[index] += 1
                 shape = self.params[index].shape if not optimizer._flat else (-1,)
-                optimizer._update(group, self.param[where].reshape(shape), self.grad[where].reshape(shape),
-                                  {name: flat[where].reshape(shape) for name, flat in self.state.items()},
-                                  float(steps[index]), self.scratch[where].reshape(shape), first)
+                optimizer._update(
+                    group,
+                    self.param[where].reshape(shape),
+                    self.grad[where].reshape(shape),
+                    {name: flat[where].reshape(shape) for name, flat in self.state.items()},
+                    float(steps[index]),
+                    self.scratch[where].reshape(shape),
+                    first,
+                )
         for index in present:  # the new values into the parameters' own storage
             np.copyto(self.params[index]._data, self.views[index])
             _bump_version(self.params[index])
@@ -257,7 +299,8 @@ class _FlatBuffer:
 
 # %% book/06_optimizers.ipynb, cell 29
 def _as_state_value(value: Any) -> Any:
-    """A saved state value as a Tensor copy (a Tensor or ndarray; a list of them, element by element), or the value."""
+    """A saved state value as a Tensor copy (a Tensor or ndarray; a list of them, element by
+    element), or the value."""
     if isinstance(value, Tensor):
         return Tensor(value._data.copy())
     if isinstance(value, np.ndarray):
@@ -268,12 +311,16 @@ def _as_state_value(value: Any) -> Any:
 
 
 def _is_index(value: Any) -> bool:
-    """Whether ``value`` is an int (Python or numpy) and not a bool: a parameter's number in a state dict."""
+    """Whether ``value`` is an int (Python or numpy) and not a bool: a parameter's number in a state
+    dict."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _checked_entry(where: str, required: tuple[str, ...], param: Tensor, entry: Mapping[str, Any]) -> dict[str, Any]:
-    """One parameter's saved state, validated against ``param`` and copied in its dtype (``step``: float32).
+def _checked_entry(
+    where: str, required: tuple[str, ...], param: Tensor, entry: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One parameter's saved state, validated against ``param`` and copied in its dtype (``step``:
+    float32).
 
     ``required`` names the state tensors the optimizer keeps (an empty ``entry`` is a parameter
     that has not been stepped yet); ``where`` starts every error message.
@@ -286,16 +333,24 @@ def _checked_entry(where: str, required: tuple[str, ...], param: Tensor, entry: 
         if isinstance(value, (Tensor, np.ndarray)):
             array = value._data if isinstance(value, Tensor) else value
             if array.dtype.kind not in "fiu":
-                raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
+                raise ValueError(
+                    f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor"
+                )
             if name == "step":
                 if array.size != 1:
-                    raise ValueError(f"{where}: 'step' must hold one number, got shape {array.shape}")
+                    raise ValueError(
+                        f"{where}: 'step' must hold one number, got shape {array.shape}"
+                    )
                 checked[name] = Tensor(np.array(array.reshape(()), dtype=np.float32))
                 continue
             if array.shape != param.shape:
-                raise ValueError(f"{where}: {name!r} has shape {array.shape}, the parameter's is {tuple(param.shape)}")
+                raise ValueError(
+                    f"{where}: {name!r} has shape {array.shape}, the parameter's is "
+                    f"{tuple(param.shape)}"
+                )
             if array.dtype.kind != "f":
-                raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor")
+                raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating "
+                                 "tensor")
             checked[name] = Tensor(array.astype(param.dtype, copy=True))
         elif name == "step" and isinstance(value, numbers.Real) and not isinstance(value, bool):
             checked[name] = Tensor(np.array(value, dtype=np.float32))
@@ -324,15 +379,22 @@ class Optimizer:
     _flat = True  # False: the rule needs each parameter's own shape (Muon)
 
     # -- construction and param groups -------------------------------------------------------
-    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], defaults: dict[str, Any]) -> None:
+    def __init__(
+        self, params: Iterable[Tensor] | Iterable[dict[str, Any]], defaults: dict[str, Any]
+    ) -> None:
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            "but got a Tensor")
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                "but got a Tensor"
+            )
         if isinstance(params, Mapping):
-            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                            "but got a dict (pass a list of param groups: [dict(params=...)])")
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                "but got a dict (pass a list of param groups: [dict(params=...)])"
+            )
         self.defaults = dict(defaults)
-        self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)  # as PyTorch: opt.state[p] is {} before p's first step
+        # as PyTorch: opt.state[p] is {} before p's first step
+        self.state: dict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         self._buffers: dict[int, tuple[tuple[Any, ...], list[_FlatBuffer]]] = {}
         entries: list[Any] = list(params)  # tensors or group dicts, checked by add_param_group
@@ -343,28 +405,37 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Add a group of parameters (``{"params": [...], "lr": ...}``); missing options come from ``defaults``.
+        """Add a group of parameters (``{"params": [...], "lr": ...}``); missing options come from
+        ``defaults``.
 
         Raises before changing anything if a parameter is not a floating leaf tensor, appears
         twice, is already in another group, or if an option is invalid or required but missing.
         """
         owner = type(self).__name__
         if not isinstance(param_group, Mapping):
-            raise TypeError(f"{owner}: a param group must be a dict, got {type(param_group).__name__}")
+            raise TypeError(
+                f"{owner}: a param group must be a dict, got {type(param_group).__name__}"
+            )
         if "params" not in param_group:
-            raise ValueError(f"{owner}: a param group needs a 'params' entry, got keys {sorted(param_group)}")
+            raise ValueError(
+                f"{owner}: a param group needs a 'params' entry, got keys {sorted(param_group)}"
+            )
         params = _checked_params(param_group["params"], owner)
         seen = {id(p) for p in params}
         for index, other in enumerate(self.param_groups):
             if any(id(p) in seen for p in other["params"]):
-                raise ValueError(f"{owner}: some parameters appear in more than one parameter group "
-                                 f"(already in group {index})")
+                raise ValueError(
+                    f"{owner}: some parameters appear in more than one parameter group "
+                    f"(already in group {index})"
+                )
         group = {key: value for key, value in param_group.items() if key != "params"}
         group = {"params": params, **group}
         for name, default in self.defaults.items():
             if default is _REQUIRED and name not in group:
-                raise ValueError(f"{owner}: parameter group didn't specify a value of required optimization "
-                                 f"parameter {name}")
+                raise ValueError(
+                    f"{owner}: parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
             group.setdefault(name, default)
         self._check_group(group)
         self.param_groups.append(group)
@@ -386,10 +457,21 @@ class Optimizer:
     def _after_add(self, group: dict[str, Any]) -> None:
         """Called once a group is in (Adagrad creates its state here, as PyTorch does)."""
 
-    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                step: float, scratch: np.ndarray, first: bool) -> None:
-        """The update rule: change ``param`` and ``state`` in place from ``grad`` (the ``step``-th step)."""
-        raise NotImplementedError(f"{type(self).__name__} does not define its update rule (_update)")
+    def _update(
+        self,
+        group: dict[str, Any],
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, np.ndarray],
+        step: float,
+        scratch: np.ndarray,
+        first: bool,
+    ) -> None:
+        """The update rule: change ``param`` and ``state`` in place from ``grad`` (the ``step``-th
+        step)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} does not define its update rule (_update)"
+        )
 
     # -- the flat buffers --------------------------------------------------------------------
     def _group_of(self, param: Tensor) -> dict[str, Any]:
@@ -404,7 +486,11 @@ class Optimizer:
         names = self._state_names(group)
         key = (names, tuple(map(id, group["params"])))
         cached = self._buffers.get(index)
-        if cached is not None and cached[0] == key and all(buffer.valid(self) for buffer in cached[1]):
+        if (
+            cached is not None
+            and cached[0] == key
+            and all(buffer.valid(self) for buffer in cached[1])
+        ):
             return cached[1]
         by_dtype: dict[np.dtype, list[Tensor]] = {}
         for param in group["params"]:
@@ -415,7 +501,8 @@ class Optimizer:
 
     # -- a training step ---------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget every parameter's gradient: set it to ``None`` (default, as in PyTorch 2) or to zeros."""
+        """Forget every parameter's gradient: set it to ``None`` (default, as in PyTorch 2) or to
+        zeros."""
         for group in self.param_groups:
             for param in group["params"]:
                 if param.grad is not None:
@@ -437,8 +524,11 @@ class Optimizer:
         for group in self.param_groups:  # every gradient checked before any parameter changes
             for param in group["params"]:
                 if param.grad is not None and param.grad.shape != param.shape:
-                    raise RuntimeError(f"{type(self).__name__}.step: a gradient of shape {tuple(param.grad.shape)} "
-                                       f"for a parameter of shape {tuple(param.shape)}")
+                    raise RuntimeError(
+                        f"{type(self).__name__}.step: a gradient of shape "
+                        f"{tuple(param.grad.shape)} "
+                        f"for a parameter of shape {tuple(param.shape)}"
+                    )
         with no_grad():
             for index, group in enumerate(self.param_groups):
                 for buffer in self._buffers_of(index):
@@ -447,7 +537,8 @@ class Optimizer:
 
     # -- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """``{"state": {index: {name: Tensor}}, "param_groups": [{..., "params": [indices]}]}``, PyTorch's layout.
+        """``{"state": {index: {name: Tensor}}, "param_groups": [{..., "params": [indices]}]}``,
+        PyTorch's layout.
 
         Parameters are numbered in group order from 0. The tensors are copies, so the dict is
         a snapshot that later steps do not change.
@@ -461,12 +552,16 @@ class Optimizer:
                 numbering.setdefault(id(param), len(numbering))
                 packed["params"].append(numbering[id(param)])
             groups.append(packed)
-        state = {numbering[id(param)]: {name: _as_state_value(value) for name, value in entry.items()}
-                 for param, entry in self.state.items() if entry and id(param) in numbering}
+        state = {
+            numbering[id(param)]: {name: _as_state_value(value) for name, value in entry.items()}
+            for param, entry in self.state.items()
+            if entry and id(param) in numbering
+        }
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore a :meth:`state_dict`: hyperparameters per group and state per parameter, by position.
+        """Restore a :meth:`state_dict`: hyperparameters per group and state per parameter, by
+        position.
 
         Everything is validated first (the two keys, the number of groups, the number of
         parameters of each group, the state indices, each state tensor's shape and dtype, the
@@ -475,8 +570,15 @@ class Optimizer:
         """
         owner = type(self).__name__
         if not isinstance(state_dict, Mapping) or set(state_dict) != {"state", "param_groups"}:
-            keys = sorted(map(str, state_dict)) if isinstance(state_dict, Mapping) else type(state_dict).__name__
-            raise ValueError(f"{owner}.load_state_dict: expected a dict with keys 'state' and 'param_groups', got {keys}")
+            keys = (
+                sorted(map(str, state_dict))
+                if isinstance(state_dict, Mapping)
+                else type(state_dict).__name__
+            )
+            raise ValueError(
+                f"{owner}.load_state_dict: expected a dict with keys 'state' and 'param_groups', "
+                f"got {keys}"
+            )
         by_index: dict[int, Tensor] = {}
         new_groups = self._loaded_groups(state_dict["param_groups"], by_index)
         new_state = self._loaded_state(state_dict["state"], by_index, new_groups)
@@ -485,35 +587,51 @@ class Optimizer:
         self.state.update(new_state)
         self._buffers.clear()  # rebuilt at the next step, adopting the loaded state
 
-    def _loaded_groups(self, saved_groups: Any, by_index: dict[int, Tensor]) -> list[dict[str, Any]]:
-        """The saved groups checked against ours, with our parameters; fills ``by_index`` (number to parameter)."""
+    def _loaded_groups(
+        self, saved_groups: Any, by_index: dict[int, Tensor]
+    ) -> list[dict[str, Any]]:
+        """The saved groups checked against ours, with our parameters; fills ``by_index`` (number to
+        parameter)."""
         owner = type(self).__name__
-        if not isinstance(saved_groups, (list, tuple)) or not all(isinstance(g, Mapping) for g in saved_groups):
+        if not isinstance(saved_groups, (list, tuple)) or not all(
+            isinstance(g, Mapping) for g in saved_groups
+        ):
             raise ValueError(f"{owner}.load_state_dict: 'param_groups' must be a list of dicts")
         if len(saved_groups) != len(self.param_groups):
-            raise ValueError(f"{owner}.load_state_dict: loaded state dict has {len(saved_groups)} parameter groups, "
-                             f"the optimizer has {len(self.param_groups)}")
+            raise ValueError(
+                f"{owner}.load_state_dict: loaded state dict has {len(saved_groups)} parameter "
+                "groups, "
+                f"the optimizer has {len(self.param_groups)}"
+            )
         new_groups = []
         for number, (saved, group) in enumerate(zip(saved_groups, self.param_groups, strict=True)):
             indices = saved.get("params")
             if not isinstance(indices, (list, tuple)) or len(indices) != len(group["params"]):
                 count = len(indices) if isinstance(indices, (list, tuple)) else repr(indices)
-                raise ValueError(f"{owner}.load_state_dict: loaded state dict contains a parameter group {number} "
-                                 f"with {count} parameters, the optimizer's group has {len(group['params'])}")
+                raise ValueError(
+                    f"{owner}.load_state_dict: loaded state dict contains a parameter group "
+                    f"{number} "
+                    f"with {count} parameters, the optimizer's group has {len(group['params'])}"
+                )
             for index, param in zip(indices, group["params"], strict=True):
                 if not _is_index(index) or int(index) in by_index:
-                    raise ValueError(f"{owner}.load_state_dict: parameter indices must be distinct ints, "
-                                     f"got {index!r} in group {number}")
+                    raise ValueError(
+                        f"{owner}.load_state_dict: parameter indices must be distinct ints, "
+                        f"got {index!r} in group {number}"
+                    )
                 by_index[int(index)] = param
             options = {key: value for key, value in saved.items() if key != "params"}
-            for key, value in group.items():  # options the saved group lacks keep their current value
+            # options the saved group lacks keep their current value
+            for key, value in group.items():
                 if key != "params":
                     options.setdefault(key, value)
             new_group = {"params": group["params"], **options}
             try:
                 self._check_group(new_group)
             except (TypeError, ValueError) as error:
-                raise ValueError(f"{owner}.load_state_dict: parameter group {number}: {error}") from None
+                raise ValueError(
+                    f"{owner}.load_state_dict: parameter group {number}: {error}"
+                ) from None
             new_groups.append(new_group)
         return new_groups
 
@@ -522,14 +640,20 @@ class Optimizer:
         """The saved per-parameter state, keyed by our parameters, each entry checked and copied."""
         owner = type(self).__name__
         if not isinstance(saved_state, Mapping):
-            raise ValueError(f"{owner}.load_state_dict: 'state' must be a dict, got {type(saved_state).__name__}")
+            raise ValueError(
+                f"{owner}.load_state_dict: 'state' must be a dict, got {type(saved_state).__name__}"
+            )
         new_state: dict[Tensor, dict[str, Any]] = {}
         for index, entry in saved_state.items():
             if not _is_index(index) or int(index) not in by_index:
-                raise ValueError(f"{owner}.load_state_dict: state for parameter {index!r}, which is in no group")
+                raise ValueError(
+                    f"{owner}.load_state_dict: state for parameter {index!r}, which is in no group"
+                )
             param = by_index[int(index)]
             if not isinstance(entry, Mapping):
-                raise ValueError(f"{owner}.load_state_dict: state of parameter {index} must be a dict")
+                raise ValueError(
+                    f"{owner}.load_state_dict: state of parameter {index} must be a dict"
+                )
             group = next(g for g in new_groups if any(p is param for p in g["params"]))
             required = (("step",) if self._has_step else ()) + self._state_names(group)
             where = f"{owner}.load_state_dict: state of parameter {index}"
@@ -546,8 +670,9 @@ class Optimizer:
 
 
 # %% book/06_optimizers.ipynb, cell 84
-def decay_groups(model: Module, weight_decay: float,
-                 decay_types: tuple[type, ...] = (Linear, Conv2d, Embedding)) -> list[dict[str, Any]]:
+def decay_groups(
+    model: Module, weight_decay: float, decay_types: tuple[type, ...] = (Linear, Conv2d, Embedding)
+) -> list[dict[str, Any]]:
     r"""Two param groups: weight decay for the weight matrices, none for everything else.
 
     Decay pulls weights towards zero. That is a sensible prior for weight matrices (``Linear``,
@@ -563,10 +688,12 @@ def decay_groups(model: Module, weight_decay: float,
     Args:
         model: the module whose parameters are split.
         weight_decay: the decay of the first group.
-        decay_types: the module classes whose ``weight`` decays (default ``Linear``, ``Conv2d``, ``Embedding``).
+        decay_types: the module classes whose ``weight`` decays (default ``Linear``, ``Conv2d``,
+        ``Embedding``).
 
     Returns:
-        ``[{"params": [...], "weight_decay": weight_decay}, {"params": [...], "weight_decay": 0.0}]``,
+        ``[{"params": [...], "weight_decay": weight_decay}, {"params": [...], "weight_decay":
+        0.0}]``,
         each list in ``model.parameters()`` order, ready for any optimizer.
     """
     owner: dict[int, bool] = {}

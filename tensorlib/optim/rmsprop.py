@@ -44,10 +44,20 @@ class RMSprop(Optimizer):
     ``grad_avg`` (centered).
     """
 
-    def __init__(self, params: Iterable[Tensor] | Iterable[dict[str, Any]], lr: float = 1e-2, alpha: float = 0.99,
-                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0, centered: bool = False,
-                 capturable: bool = False, foreach: bool | None = None, maximize: bool = False,
-                 differentiable: bool = False) -> None:
+    def __init__(
+        self,
+        params: Iterable[Tensor] | Iterable[dict[str, Any]],
+        lr: float = 1e-2,
+        alpha: float = 0.99,
+        eps: float = 1e-8,
+        weight_decay: float = 0,
+        momentum: float = 0,
+        centered: bool = False,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        maximize: bool = False,
+        differentiable: bool = False,
+    ) -> None:
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
                         weight_decay=weight_decay, capturable=capturable, foreach=foreach,
                         maximize=maximize, differentiable=differentiable)
@@ -55,8 +65,13 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        for name, label in (("lr", "learning rate"), ("eps", "epsilon value"), ("momentum", "momentum value"),
-                            ("weight_decay", "weight_decay value"), ("alpha", "alpha value")):
+        for name, label in (
+            ("lr", "learning rate"),
+            ("eps", "epsilon value"),
+            ("momentum", "momentum value"),
+            ("weight_decay", "weight_decay value"),
+            ("alpha", "alpha value"),
+        ):
             _check_number(group[name], label, owner="RMSprop")
         _check_flag(group["centered"], "centered", "RMSprop")
         _check_flag(group["maximize"], "maximize", "RMSprop")
@@ -66,8 +81,16 @@ class RMSprop(Optimizer):
         return (("square_avg",) + (("momentum_buffer",) if group["momentum"] > 0 else ())
                 + (("grad_avg",) if group["centered"] else ()))
 
-    def _update(self, group: dict[str, Any], param: np.ndarray, grad: np.ndarray, state: dict[str, np.ndarray],
-                step: float, scratch: np.ndarray, first: bool) -> None:
+    def _update(
+        self,
+        group: dict[str, Any],
+        param: np.ndarray,
+        grad: np.ndarray,
+        state: dict[str, np.ndarray],
+        step: float,
+        scratch: np.ndarray,
+        first: bool,
+    ) -> None:
         alpha, eps, lr = group["alpha"], group["eps"], group["lr"]
         if group["maximize"]:
             np.negative(grad, out=grad)

@@ -72,7 +72,8 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
 
 
 def _fsync_directory(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (POSIX); a no-op where directories cannot be opened."""
+    """Make a rename in ``directory`` durable (POSIX); a no-op where directories cannot be
+    opened."""
     if os.name != "posix":
         return
     fd = os.open(directory, os.O_RDONLY)
@@ -92,7 +93,9 @@ def _keep_permissions(path: Path, fd: int) -> None:
         os.fchmod(fd, stat.S_IMODE(mode))
 
 
-def atomic_write(path: str | os.PathLike, chunks: Iterable[bytes | bytearray | memoryview], durable: bool = True) -> None:
+def atomic_write(
+    path: str | os.PathLike, chunks: Iterable[bytes | bytearray | memoryview], durable: bool = True
+) -> None:
     """Replace the file ``path`` by the concatenation of ``chunks``, atomically.
 
     Readers, and a process that crashes or is killed at any moment (even SIGKILL), see either
@@ -113,7 +116,9 @@ def atomic_write(path: str | os.PathLike, chunks: Iterable[bytes | bytearray | m
     path = Path(os.path.realpath(path))  # through symbolic links: replace the target, keep the link
     remove_stale_temporaries(path)
     temporary = _temporary_name(path)
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    fd = os.open(
+        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666
+    )
     try:
         _keep_permissions(path, fd)
         with open(fd, "wb", closefd=True) as file:

@@ -12,7 +12,8 @@ then is anything changed; if the last step fails, everything is rolled back. A b
 raises :class:`~tensorlib.serialization.reader.CheckpointError` and changes nothing.
 
 The optimizer, a :class:`tensorlib.optim.AdamW`, is read and restored through its
-``state_dict``, whose layout is ``torch.optim.AdamW``'s: ``{"state": {index: {"step", "exp_avg", "exp_avg_sq"}},
+``state_dict``, whose layout is ``torch.optim.AdamW``'s: ``{"state": {index: {"step", "exp_avg",
+"exp_avg_sq"}},
 "param_groups": [{"lr", "betas", "eps", "weight_decay", ..., "params": [index, ...]}]}``.
 See the chapter "Checkpointing" of the book.
 """
@@ -50,20 +51,31 @@ def _optimizer_parameters(optimizer: Adam) -> list[Tensor]:
 def _adamw_config(optimizer: Any) -> dict[str, Any]:
     """The one AdamW configuration TLCKPT can hold; refuses what it cannot."""
     groups = optimizer.state_dict()["param_groups"] if isinstance(optimizer, Adam) else []
-    if not groups or not all(group.get("decoupled_weight_decay") or group["weight_decay"] == 0 for group in groups):
+    if not groups or not all(
+        group.get("decoupled_weight_decay") or group["weight_decay"] == 0 for group in groups
+    ):
         raise TypeError(f"TLCKPT holds AdamW state only, got {type(optimizer).__name__} "
                         "(save other optimizers with tl.save(optimizer.state_dict(), path))")
-    configs = {(float(g["lr"]), *map(float, g["betas"]), float(g["eps"]), float(g["weight_decay"])) for g in groups}
+    configs = {
+        (float(g["lr"]), *map(float, g["betas"]), float(g["eps"]), float(g["weight_decay"]))
+        for g in groups
+    }
     if len(configs) > 1:
-        raise ValueError("TLCKPT holds one AdamW configuration; the parameter groups differ in lr, betas, eps or weight_decay")
+        raise ValueError(
+            "TLCKPT holds one AdamW configuration; the parameter groups differ in lr, betas, eps "
+            "or weight_decay"
+        )
     for option in ("amsgrad", "maximize"):
         if any(group.get(option) for group in groups):
             raise ValueError(f"TLCKPT cannot hold AdamW with {option}=True")
     return groups[0]
 
 
-def _adamw_section(model_names: dict[int, str], parameters: dict[str, np.ndarray], optimizer: Adam) -> AdamWSection:
-    """Build the AdamW section from ``optimizer.state_dict()``; parameters without state get step 0."""
+def _adamw_section(
+    model_names: dict[int, str], parameters: dict[str, np.ndarray], optimizer: Adam
+) -> AdamWSection:
+    """Build the AdamW section from ``optimizer.state_dict()``; parameters without state get step
+    0."""
     group = _adamw_config(optimizer)
     state = optimizer.state_dict()["state"]
     section = AdamWSection(float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]),
@@ -71,7 +83,10 @@ def _adamw_section(model_names: dict[int, str], parameters: dict[str, np.ndarray
     by_name = {}
     for index, param in enumerate(_optimizer_parameters(optimizer)):
         if id(param) not in model_names:
-            raise ValueError(f"optimizer parameter {index} (shape {tuple(param.shape)}) is not a parameter of the model")
+            raise ValueError(
+                f"optimizer parameter {index} (shape {tuple(param.shape)}) is not a parameter of "
+                "the model"
+            )
         by_name[model_names[id(param)]] = state.get(index)
     for name, values in parameters.items():
         entry = by_name.get(name)
@@ -79,15 +94,23 @@ def _adamw_section(model_names: dict[int, str], parameters: dict[str, np.ndarray
             zeros = np.zeros(values.size, np.float32)
             section.moments[name] = (0, zeros, zeros)
             continue
-        step = float(np.asarray(entry["step"].numpy() if isinstance(entry["step"], Tensor) else entry["step"]))
+        step = float(
+            np.asarray(
+                entry["step"].numpy() if isinstance(entry["step"], Tensor) else entry["step"]
+            )
+        )
         if step != int(step) or step < 0:
             raise ValueError(f"AdamW step of {name!r} is {step}, not a count")
-        exp_avg, exp_avg_sq = (np.asarray(entry[key].numpy()).reshape(-1) for key in ("exp_avg", "exp_avg_sq"))
+        exp_avg, exp_avg_sq = (
+            np.asarray(entry[key].numpy()).reshape(-1) for key in ("exp_avg", "exp_avg_sq")
+        )
         section.moments[name] = (int(step), exp_avg, exp_avg_sq)
     return section
 
 
-def _optimizer_state(section: AdamWSection, model_names: dict[int, str], optimizer: Adam, source: str) -> dict[str, Any]:
+def _optimizer_state(
+    section: AdamWSection, model_names: dict[int, str], optimizer: Adam, source: str
+) -> dict[str, Any]:
     """The ``state_dict`` to load into ``optimizer`` from the file's AdamW section."""
     try:
         _adamw_config(optimizer)
@@ -98,7 +121,9 @@ def _optimizer_state(section: AdamWSection, model_names: dict[int, str], optimiz
     for index, param in enumerate(_optimizer_parameters(optimizer)):
         name = model_names.get(id(param))
         if name is None:
-            raise CheckpointError(f"{source}: optimizer parameter {index} is not a parameter of the model")
+            raise CheckpointError(
+                f"{source}: optimizer parameter {index} is not a parameter of the model"
+            )
         step, m, v = section.moments[name]
         if step == 0 and not m.any() and not v.any():
             continue  # the parameter was never stepped: no state, as in PyTorch
@@ -112,9 +137,16 @@ def _optimizer_state(section: AdamWSection, model_names: dict[int, str], optimiz
     for group in groups:
         # the file holds float32; a live value that rounds to the stored one is kept, so a
         # checkpoint of an unchanged configuration does not perturb lr = 1e-3 to 0.0010000000475
-        beta1, beta2 = (_closest(live, stored) for live, stored in zip(group["betas"], (section.beta1, section.beta2), strict=True))
-        group.update(lr=_closest(group["lr"], section.lr), betas=(beta1, beta2), eps=_closest(group["eps"], section.eps),
-                     weight_decay=_closest(group["weight_decay"], section.weight_decay))
+        beta1, beta2 = (
+            _closest(live, stored)
+            for live, stored in zip(group["betas"], (section.beta1, section.beta2), strict=True)
+        )
+        group.update(
+            lr=_closest(group["lr"], section.lr),
+            betas=(beta1, beta2),
+            eps=_closest(group["eps"], section.eps),
+            weight_decay=_closest(group["weight_decay"], section.weight_decay),
+        )
     return {"state": state, "param_groups": groups}
 
 
@@ -125,14 +157,21 @@ def _closest(live: Any, stored: float) -> float:
 
 
 # %% book/07_checkpointing.ipynb, cell 40
-def save_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | None = None, generator: Generator | None = None) -> None:
-    """Write ``model``'s parameters (and AdamW and generator state) to ``path`` as TLCKPT v1, atomically.
+def save_checkpoint(
+    path: str | os.PathLike,
+    model: Module,
+    optimizer: Adam | None = None,
+    generator: Generator | None = None,
+) -> None:
+    """Write ``model``'s parameters (and AdamW and generator state) to ``path`` as TLCKPT v1,
+    atomically.
 
     Parameters are saved under their ``named_parameters()`` names (a tied parameter once);
     buffers are not part of TLCKPT v1 (save them with :func:`tensorlib.save`).
 
     Args:
-        path: the file to create or replace (see :func:`~tensorlib.serialization.atomic.atomic_write`).
+        path: the file to create or replace (see
+        :func:`~tensorlib.serialization.atomic.atomic_write`).
         model: the module; every parameter must be float32, the format's only dtype.
         optimizer: an AdamW optimizer over parameters of ``model`` (one configuration), or ``None``.
         generator: a :class:`~tensorlib.Generator` whose state is saved, or ``None``.
@@ -160,13 +199,21 @@ def _check_model(checkpoint: TLCheckpoint, model: Module, source: str) -> dict[s
                               f"missing from the file {missing}, not in the model {unexpected}")
     for name, values in checkpoint.parameters.items():
         if values.shape != tuple(live[name].shape):
-            raise CheckpointError(f"{source}: parameter {name!r} has shape {values.shape} in the file, "
-                                  f"{tuple(live[name].shape)} in the model")
+            raise CheckpointError(
+                f"{source}: parameter {name!r} has shape {values.shape} in the file, "
+                f"{tuple(live[name].shape)} in the model"
+            )
     return checkpoint.parameters
 
 
-def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | None = None, generator: Generator | None = None) -> TLCheckpoint:
-    """Load a TLCKPT v1 (or legacy TLWEIGHT) file into ``model``, ``optimizer`` and ``generator``: all or nothing.
+def load_checkpoint(
+    path: str | os.PathLike,
+    model: Module,
+    optimizer: Adam | None = None,
+    generator: Generator | None = None,
+) -> TLCheckpoint:
+    """Load a TLCKPT v1 (or legacy TLWEIGHT) file into ``model``, ``optimizer`` and ``generator``:
+    all or nothing.
 
     The file must name exactly the model's parameters, with the same shapes. An optimizer
     or generator passed in needs its section in the file; a section that is present but
@@ -189,13 +236,17 @@ def load_checkpoint(path: str | os.PathLike, model: Module, optimizer: Adam | No
     optimizer_state: dict[str, Any] = {}
     if optimizer is not None:
         if checkpoint.adamw is None:
-            raise CheckpointError(f"{source}: an optimizer was given but the file has no AdamW section")
+            raise CheckpointError(
+                f"{source}: an optimizer was given but the file has no AdamW section"
+            )
         names = {id(param): name for name, param in model.named_parameters()}
         optimizer_state = _optimizer_state(checkpoint.adamw, names, optimizer, source)
     rng = b""
     if generator is not None:
         if checkpoint.rng is None:
-            raise CheckpointError(f"{source}: a generator was given but the file has no RNG section")
+            raise CheckpointError(
+                f"{source}: a generator was given but the file has no RNG section"
+            )
         rng = checkpoint.rng
     # everything is validated: apply, and roll back if the optimizer still refuses
     before = {name: param.detach().numpy().copy() for name, param in model.named_parameters()}

@@ -57,7 +57,8 @@ class _Encoder:
 
     def __init__(self) -> None:
         self.tensors: dict[str, Tensor] = {}
-        self.names: dict[tuple, str] = {}  # storage identity -> name, so a shared tensor is stored once
+        # storage identity -> name, so a shared tensor is stored once
+        self.names: dict[tuple, str] = {}
 
     def tensor_name(self, value: Tensor, path: str) -> str:
         array = value.detach().numpy()
@@ -88,16 +89,29 @@ class _Encoder:
             items = []
             for key, item in value.items():
                 if isinstance(key, bool) or not isinstance(key, (str, int)):
-                    raise TypeError(f"{path or 'the object'}: dict keys must be str or int, got {type(key).__name__} {key!r}")
-                items.append([key, self.encode(item, f"{path}.{key}" if path else str(key), depth + 1)])
+                    raise TypeError(
+                        f"{path or 'the object'}: dict keys must be str or int, got "
+                        f"{type(key).__name__} {key!r}"
+                    )
+                items.append(
+                    [key, self.encode(item, f"{path}.{key}" if path else str(key), depth + 1)]
+                )
             return {"dict": items}
         if isinstance(value, (list, tuple)):
             kind = "list" if isinstance(value, list) else "tuple"
-            return {kind: [self.encode(item, f"{path}.{i}" if path else str(i), depth + 1) for i, item in enumerate(value)]}
+            return {
+                kind: [
+                    self.encode(item, f"{path}.{i}" if path else str(i), depth + 1)
+                    for i, item in enumerate(value)
+                ]
+            }
         raise TypeError(
-            f"{path or 'the object'}: cannot save a {type(value).__module__}.{type(value).__qualname__}; "
-            "tensorlib.save takes tensors, None, bool, int, float, str and dicts, lists and tuples of them "
-            "(wrap an ndarray with tl.from_numpy; save a module's or optimizer's state_dict(), not the object)"
+            f"{path or 'the object'}: cannot save a "
+            f"{type(value).__module__}.{type(value).__qualname__}; "
+            "tensorlib.save takes tensors, None, bool, int, float, str and dicts, lists and tuples "
+            "of them "
+            "(wrap an ndarray with tl.from_numpy; save a module's or optimizer's state_dict(), not "
+            "the object)"
         )
 
 
@@ -117,7 +131,9 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
     structure = encoder.encode(obj, "")
     # tensors that overlap without being the same view (a slice of another) are stored as copies
     reach = 0
-    for name, value in sorted(encoder.tensors.items(), key=lambda item: _byte_bounds(item[1].numpy())[0]):
+    for name, value in sorted(
+        encoder.tensors.items(), key=lambda item: _byte_bounds(item[1].numpy())[0]
+    ):
         low, high = _byte_bounds(value.numpy())
         if value.numpy().size and low < reach:
             encoder.tensors[name] = tensor(value.numpy().copy())
@@ -127,13 +143,18 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         save_file(encoder.tensors, f, metadata)
         return
     if not hasattr(f, "write") or isinstance(f, io.TextIOBase):
-        raise TypeError(f"f must be a path or a binary file object (open(..., 'wb'), io.BytesIO), got {type(f).__name__}")
+        raise TypeError(
+            "f must be a path or a binary file object (open(..., 'wb'), io.BytesIO), got "
+            f"{type(f).__name__}"
+        )
     for chunk in _serialize(encoder.tensors, metadata):
         f.write(chunk)
 
 
 # %% book/07_checkpointing.ipynb, cell 67
-def _decode(node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0) -> Any:
+def _decode(
+    node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
+) -> Any:
     def fail(message: str) -> CheckpointError:
         return CheckpointError(f"{source}: structure: {message}")
 
@@ -168,12 +189,16 @@ def _decode(node: Any, tensors: dict[str, Tensor], used: set[str], source: str, 
 
 
 def _open(f: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, int, str]:
-    """``(stream, bytes it holds from its position, name for messages)`` of a path or file object."""
+    """``(stream, bytes it holds from its position, name for messages)`` of a path or file
+    object."""
     if isinstance(f, (str, os.PathLike)):
         stream, size = open_regular_file(f)
         return stream, size, os.fspath(f)
     if not hasattr(f, "read") or isinstance(f, io.TextIOBase):
-        raise TypeError(f"f must be a path or a binary file object (open(..., 'rb'), io.BytesIO), got {type(f).__name__}")
+        raise TypeError(
+            "f must be a path or a binary file object (open(..., 'rb'), io.BytesIO), got "
+            f"{type(f).__name__}"
+        )
     source = str(getattr(f, "name", f"<{type(f).__name__}>"))
     if getattr(f, "seekable", lambda: False)():
         start = f.tell()
@@ -185,14 +210,17 @@ def _open(f: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, int, str]:
 
 
 def _is_torch_archive(stream: BinaryIO, source: str) -> bool:
-    """Whether ``stream`` holds a torch.save zip archive (by its first bytes; the position is kept)."""
+    """Whether ``stream`` holds a torch.save zip archive (by its first bytes; the position is
+    kept)."""
     start = stream.tell()
     magic = stream.read(4)
     stream.seek(start)
     if magic == _LEGACY_TORCH_MAGIC:
-        raise CheckpointError(f"{source}: is a torch.save file of the legacy format (before PyTorch 1.6, not a zip), "
-                              "a bare pickle that tensorlib does not read; load and re-save it with a recent "
-                              "torch.save, or save its state dict with safetensors")
+        raise CheckpointError(
+            f"{source}: is a torch.save file of the legacy format (before PyTorch 1.6, not a zip), "
+            "a bare pickle that tensorlib does not read; load and re-save it with a recent "
+            "torch.save, or save its state dict with safetensors"
+        )
     return magic == ZIP_MAGIC
 
 
@@ -200,12 +228,19 @@ def _placed(tensors: dict[str, Tensor], map_location: Any, source: str) -> dict[
     """Apply a callable ``map_location`` to each tensor of a safetensors file (saved on the CPU)."""
     if not callable(map_location):
         return tensors
-    return {name: from_numpy(map_storage(map_location, value.numpy().reshape(-1), "cpu", source).reshape(value.shape))
-            for name, value in tensors.items()}
+    return {
+        name: from_numpy(
+            map_storage(map_location, value.numpy().reshape(-1), "cpu", source).reshape(value.shape)
+        )
+        for name, value in tensors.items()
+    }
 
 
-def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, *, weights_only: bool = True) -> Any:
-    """Load what :func:`save` (or ``torch.save``) wrote: the same nesting of containers, values and tensors.
+def load(
+    f: str | os.PathLike | BinaryIO, map_location: Any = None, *, weights_only: bool = True
+) -> Any:
+    """Load what :func:`save` (or ``torch.save``) wrote: the same nesting of containers, values and
+    tensors.
 
     ``f`` is a path or a binary file object (read from its position). A file of
     :func:`save` loads as it was saved; a safetensors file written by another program (no
@@ -246,5 +281,7 @@ def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, *, weights_o
     obj = _decode(structure, tensors, used, source)
     unused = [name for name in tensors if name not in used]
     if unused:
-        raise CheckpointError(f"{source}: the file holds tensors the structure never uses: {unused[:5]}")
+        raise CheckpointError(
+            f"{source}: the file holds tensors the structure never uses: {unused[:5]}"
+        )
     return obj

@@ -52,16 +52,26 @@ from tensorlib.serialization.reader import MAX_NDIM, CheckpointError, shape_erro
 
 ZIP_MAGIC = b"PK\x03\x04"
 # storage types by name, as PyTorch pickles them, and their element types
-STORAGE_DTYPES = {"FloatStorage": "f4", "DoubleStorage": "f8", "HalfStorage": "f2", "LongStorage": "i8",
-                  "IntStorage": "i4", "ShortStorage": "i2", "CharStorage": "i1", "ByteStorage": "u1",
-                  "BoolStorage": "b1"}
+STORAGE_DTYPES = {
+    "FloatStorage": "f4",
+    "DoubleStorage": "f8",
+    "HalfStorage": "f2",
+    "LongStorage": "i8",
+    "IntStorage": "i4",
+    "ShortStorage": "i2",
+    "CharStorage": "i1",
+    "ByteStorage": "u1",
+    "BoolStorage": "b1",
+}
 # the pickle opcodes of plain data, containers, globals and calls (what torch.save emits); no
 # INST/OBJ/NEWOBJ (they call classes), no EXT codes, no out-of-band buffers
 _OPCODES = frozenset(
-    "PROTO FRAME STOP MARK POP POP_MARK DUP EMPTY_DICT EMPTY_LIST EMPTY_TUPLE TUPLE TUPLE1 TUPLE2 TUPLE3 "
-    "LIST DICT APPEND APPENDS SETITEM SETITEMS BINPUT LONG_BINPUT MEMOIZE BINGET LONG_BINGET GLOBAL STACK_GLOBAL "
-    "REDUCE BUILD BINPERSID NONE NEWTRUE NEWFALSE BININT BININT1 BININT2 LONG1 BINFLOAT BINUNICODE "
-    "SHORT_BINUNICODE BINUNICODE8 BINBYTES SHORT_BINBYTES BINBYTES8 SHORT_BINSTRING BINSTRING".split())
+    "PROTO FRAME STOP MARK POP POP_MARK DUP EMPTY_DICT EMPTY_LIST EMPTY_TUPLE TUPLE TUPLE1 "
+    "TUPLE2 TUPLE3 LIST DICT APPEND APPENDS SETITEM SETITEMS BINPUT LONG_BINPUT MEMOIZE "
+    "BINGET LONG_BINGET GLOBAL STACK_GLOBAL REDUCE BUILD BINPERSID NONE NEWTRUE NEWFALSE "
+    "BININT BININT1 BININT2 LONG1 BINFLOAT BINUNICODE SHORT_BINUNICODE BINUNICODE8 "
+    "BINBYTES SHORT_BINBYTES BINBYTES8 SHORT_BINSTRING BINSTRING".split()
+)
 MAX_PICKLE_BYTES = 100_000_000  # bytes of data.pkl (the tensors live outside it)
 _MAX_DEPTH = 64  # nesting a checkpoint never reaches; deeper is refused
 
@@ -105,19 +115,34 @@ def _is_int(value: Any) -> bool:
 
 def _no_hooks(hooks: Any, what: str) -> None:
     if not (hooks is None or (isinstance(hooks, dict) and not hooks)):
-        raise CheckpointError(f"{what}: backward hooks or extra state {str(hooks)[:60]} cannot be loaded (they are code)")
+        raise CheckpointError(
+            f"{what}: backward hooks or extra state {str(hooks)[:60]} cannot be loaded (they are "
+            "code)"
+        )
 
 
 def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, requires_grad: Any = False,
                     hooks: Any = None, metadata: Any = None) -> _Rebuilt:
-    """``torch._utils._rebuild_tensor_v2``: a strided view of ``storage``, every index checked first."""
+    """``torch._utils._rebuild_tensor_v2``: a strided view of ``storage``, every index checked
+    first."""
     if not isinstance(storage, _Storage):
-        raise CheckpointError(f"a tensor's storage must be a storage record, got {type(storage).__name__}")
+        raise CheckpointError(
+            f"a tensor's storage must be a storage record, got {type(storage).__name__}"
+        )
     what = f"a tensor of storage {storage.key!r}"
-    if not (isinstance(size, tuple) and isinstance(stride, tuple) and len(size) == len(stride) <= MAX_NDIM
-            and all(_is_int(n) and n >= 0 for n in size + stride) and _is_int(offset) and offset >= 0):
-        raise CheckpointError(f"{what}: size {str(size)[:80]}, stride {str(stride)[:80]} and offset {offset!r} must be "
-                              f"tuples of at most {MAX_NDIM} integers >= 0 of one length and an integer >= 0")
+    if not (
+        isinstance(size, tuple)
+        and isinstance(stride, tuple)
+        and len(size) == len(stride) <= MAX_NDIM
+        and all(_is_int(n) and n >= 0 for n in size + stride)
+        and _is_int(offset)
+        and offset >= 0
+    ):
+        raise CheckpointError(
+            f"{what}: size {str(size)[:80]}, stride {str(stride)[:80]} and offset {offset!r} must "
+            "be "
+            f"tuples of at most {MAX_NDIM} integers >= 0 of one length and an integer >= 0"
+        )
     problem = shape_error(size, storage.array.itemsize)
     if problem:
         raise CheckpointError(f"{what}: {problem}")
@@ -129,17 +154,24 @@ def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, requires_
         return _Rebuilt(np.empty(size, storage.array.dtype), requires_grad, False)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride, strict=True))
     if last >= storage.array.size:
-        raise CheckpointError(f"{what}: size {size}, stride {stride} and offset {offset} reach element {last}, "
-                              f"past the storage's {storage.array.size}")
+        raise CheckpointError(
+            f"{what}: size {size}, stride {stride} and offset {offset} reach element {last}, "
+            f"past the storage's {storage.array.size}"
+        )
     itemsize = storage.array.itemsize
-    view = np.lib.stride_tricks.as_strided(storage.array[offset:], size, tuple(s * itemsize for s in stride))
+    view = np.lib.stride_tricks.as_strided(
+        storage.array[offset:], size, tuple(s * itemsize for s in stride)
+    )
     return _Rebuilt(view, requires_grad, False)
 
 
 def _rebuild_parameter(data: Any, requires_grad: Any, hooks: Any, state: Any = None) -> _Rebuilt:
     """``torch._utils._rebuild_parameter`` (and ``_with_state``, with no state): a Parameter."""
     if not isinstance(data, _Rebuilt) or not isinstance(requires_grad, bool):
-        raise CheckpointError(f"a Parameter must wrap a tensor and a bool, got {type(data).__name__}, {requires_grad!r}")
+        raise CheckpointError(
+            f"a Parameter must wrap a tensor and a bool, got {type(data).__name__}, "
+            f"{requires_grad!r}"
+        )
     _no_hooks(hooks, "a Parameter")
     _no_hooks(state, "a Parameter")
     return _Rebuilt(data.array, requires_grad, True)
@@ -148,27 +180,36 @@ def _rebuild_parameter(data: Any, requires_grad: Any, hooks: Any, state: Any = N
 def _encode(text: Any, encoding: Any = "utf-8") -> bytes:
     """``_codecs.encode``, which pickle protocol 2 uses to rebuild ``bytes``: text only."""
     if not (isinstance(text, str) and encoding in ("latin1", "latin-1")):
-        raise CheckpointError(f"_codecs.encode is allowed only to rebuild bytes from latin1 text, got {encoding!r}")
+        raise CheckpointError(
+            f"_codecs.encode is allowed only to rebuild bytes from latin1 text, got {encoding!r}"
+        )
     return text.encode("latin1")
 
 
 def _ordered_dict(*args: Any) -> collections.OrderedDict:
     if args:
-        raise CheckpointError("collections.OrderedDict is rebuilt empty, then filled; got arguments")
+        raise CheckpointError(
+            "collections.OrderedDict is rebuilt empty, then filled; got arguments"
+        )
     return collections.OrderedDict()
 
 
 # %% book/07_checkpointing.ipynb, cell 58
-_UNSUPPORTED = {"BFloat16Storage": "bfloat16 has no numpy dtype, so tensorlib cannot hold it (convert the "
-                "tensors with .float() in PyTorch before saving)"}
+_UNSUPPORTED = {
+    "BFloat16Storage": "bfloat16 has no numpy dtype, so tensorlib cannot hold it (convert the "
+    "tensors with .float() in PyTorch before saving)"
+}
 
 
 def _resolve_global(module: str, name: str, source: str) -> Any:
     """What the global ``module.name`` of a weights-only pickle resolves to; refuses all others."""
     allowed: dict[tuple[str, str], Callable[..., Any]] = {
-        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor, ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-        ("collections", "OrderedDict"): _ordered_dict, ("_codecs", "encode"): _encode}
+        ("collections", "OrderedDict"): _ordered_dict,
+        ("_codecs", "encode"): _encode,
+    }
     if (module, name) in allowed:
         return _Global(f"{module}.{name}", allowed[module, name])
     if module == "torch" and name in STORAGE_DTYPES:
@@ -176,9 +217,13 @@ def _resolve_global(module: str, name: str, source: str) -> Any:
     if module == "torch" and name in _UNSUPPORTED:
         raise CheckpointError(f"{source}: {name}: {_UNSUPPORTED[name]}")
     raise CheckpointError(
-        f"{source}: data.pkl asks for the global {module}.{name}, which a weights-only load refuses: "
-        "unpickling an arbitrary global can run any code, so tensorlib reads only tensors, Parameters, "
-        "storages, OrderedDict and plain containers, numbers and strings (as torch.load(weights_only=True))")
+        f"{source}: data.pkl asks for the global {module}.{name}, which a weights-only load "
+        "refuses: "
+        "unpickling an arbitrary global can run any code, so tensorlib reads only tensors, "
+        "Parameters, "
+        "storages, OrderedDict and plain containers, numbers and strings (as "
+        "torch.load(weights_only=True))"
+    )
 
 
 class PickleReader(pickle.Unpickler):
@@ -195,7 +240,9 @@ class PickleReader(pickle.Unpickler):
         source: the file's name for error messages.
     """
 
-    def __init__(self, data: bytes, read_storage: Callable[[str, str, str, int], np.ndarray], source: str) -> None:
+    def __init__(
+        self, data: bytes, read_storage: Callable[[str, str, str, int], np.ndarray], source: str
+    ) -> None:
         super().__init__(io.BytesIO(data))
         self.read_storage = read_storage
         self.source = source
@@ -205,15 +252,27 @@ class PickleReader(pickle.Unpickler):
         return _resolve_global(module, name, self.source)
 
     def persistent_load(self, pid: Any) -> _Storage:
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], _StorageType)
-                and isinstance(pid[2], str) and isinstance(pid[3], str) and _is_int(pid[4]) and pid[4] >= 0):
-            raise CheckpointError(f"{self.source}: a persistent id must be ('storage', type, key, location, numel), "
-                                  f"got {str(pid)[:80]}")
+        if not (
+            isinstance(pid, tuple)
+            and len(pid) == 5
+            and pid[0] == "storage"
+            and isinstance(pid[1], _StorageType)
+            and isinstance(pid[2], str)
+            and isinstance(pid[3], str)
+            and _is_int(pid[4])
+            and pid[4] >= 0
+        ):
+            raise CheckpointError(
+                f"{self.source}: a persistent id must be ('storage', type, key, location, numel), "
+                f"got {str(pid)[:80]}"
+            )
         _, kind, key, location, numel = pid
         if key in self.storages:
             storage = self.storages[key]
             if storage.array.dtype.str[1:] != kind.dtype or storage.array.size != numel:
-                raise CheckpointError(f"{self.source}: storage {key!r} is named twice with different types or sizes")
+                raise CheckpointError(
+                    f"{self.source}: storage {key!r} is named twice with different types or sizes"
+                )
             return storage
         storage = _Storage(key, self.read_storage(key, kind.dtype, location, numel))
         self.storages[key] = storage
@@ -221,18 +280,27 @@ class PickleReader(pickle.Unpickler):
 
 
 def _check_opcodes(data: bytes, source: str) -> None:
-    """Refuse a pickle that uses an opcode outside :data:`_OPCODES`, a global outside the allow-list or a memo index past its end."""
+    """Refuse a pickle that uses an opcode outside :data:`_OPCODES`, a global outside the allow-list
+    or a memo index past its end."""
     try:
         for opcode, arg, position in pickletools.genops(data):
-            if opcode.name == "GLOBAL" and " " in str(arg):  # refused by name, before an opcode uses it
+            # refused by name, before an opcode uses it
+            if opcode.name == "GLOBAL" and " " in str(arg):
                 module, name = str(arg).split(" ", 1)
                 _resolve_global(module, name, source)
             if opcode.name not in _OPCODES:
-                raise CheckpointError(f"{source}: data.pkl byte {position}: pickle opcode {opcode.name} is not allowed "
-                                      "in a weights-only checkpoint")
+                raise CheckpointError(
+                    f"{source}: data.pkl byte {position}: pickle opcode {opcode.name} is not "
+                    "allowed "
+                    "in a weights-only checkpoint"
+                )
             if "PUT" in opcode.name or "GET" in opcode.name or opcode.name == "FRAME":
-                if not isinstance(arg, int) or arg > len(data):  # the unpickler would allocate this much first
-                    raise CheckpointError(f"{source}: data.pkl byte {position}: {opcode.name} {arg} past the pickle's size")
+                # the unpickler would allocate this much first
+                if not isinstance(arg, int) or arg > len(data):
+                    raise CheckpointError(
+                        f"{source}: data.pkl byte {position}: {opcode.name} {arg} past the "
+                        "pickle's size"
+                    )
     except CheckpointError:
         raise
     except Exception as error:  # pickletools raises ValueError and others on damaged bytes
@@ -259,26 +327,45 @@ def check_map_location(map_location: Any) -> None:
     elif isinstance(map_location, str) or hasattr(map_location, "type"):
         targets = [map_location]
     else:
-        raise TypeError(f"map_location must be None, a device, a str, a dict or a callable, got {type(map_location).__name__}")
+        raise TypeError(
+            "map_location must be None, a device, a str, a dict or a callable, got "
+            f"{type(map_location).__name__}"
+        )
     for target in targets:
         if not _is_cpu(target):
-            raise ValueError(f"map_location={map_location!r} names {target!r}: tensorlib runs on the CPU only "
-                             "(map_location='cpu' loads a checkpoint saved on any device)")
+            raise ValueError(
+                f"map_location={map_location!r} names {target!r}: tensorlib runs on the CPU only "
+                "(map_location='cpu' loads a checkpoint saved on any device)"
+            )
 
 
 def map_storage(map_location: Any, array: np.ndarray, location: str, source: str) -> np.ndarray:
-    """Place one storage saved at ``location`` as ``map_location`` says (see :func:`check_map_location`)."""
+    """Place one storage saved at ``location`` as ``map_location`` says (see
+    :func:`check_map_location`)."""
     if callable(map_location):
         placed = map_location(from_numpy(array), location)
         if placed is None:
             return map_storage(None, array, location, source)
-        if not (isinstance(placed, Tensor) and placed.dtype == array.dtype and placed.numel() == array.size):
-            raise CheckpointError(f"{source}: map_location returned {type(placed).__name__}, not the storage it was given")
+        if not (
+            isinstance(placed, Tensor)
+            and placed.dtype == array.dtype
+            and placed.numel() == array.size
+        ):
+            raise CheckpointError(
+                f"{source}: map_location returned {type(placed).__name__}, not the storage it was "
+                "given"
+            )
         return placed.detach().numpy().reshape(-1)
-    target = map_location.get(location, location) if isinstance(map_location, dict) else map_location or location
+    target = (
+        map_location.get(location, location)
+        if isinstance(map_location, dict)
+        else map_location or location
+    )
     if not _is_cpu(target):
-        raise CheckpointError(f"{source}: a storage was saved on {location!r}, and tensorlib runs on the CPU only: "
-                              "pass map_location='cpu'")
+        raise CheckpointError(
+            f"{source}: a storage was saved on {location!r}, and tensorlib runs on the CPU only: "
+            "pass map_location='cpu'"
+        )
     return array
 
 
@@ -287,47 +374,70 @@ def _convert(node: Any, done: dict[int, Any], path: tuple[int, ...], source: str
     if id(node) in done:
         return done[id(node)]
     if id(node) in path or len(path) > _MAX_DEPTH:
-        raise CheckpointError(f"{source}: data.pkl holds a container that contains itself or nests past {_MAX_DEPTH} levels")
+        raise CheckpointError(
+            f"{source}: data.pkl holds a container that contains itself or nests past {_MAX_DEPTH} "
+            "levels"
+        )
     inner = (*path, id(node))
     if isinstance(node, _Rebuilt):
         value = from_numpy(node.array)
-        result: Any = Parameter(value, requires_grad=node.requires_grad) if node.parameter else value
+        result: Any = (
+            Parameter(value, requires_grad=node.requires_grad) if node.parameter else value
+        )
         if node.requires_grad and not node.parameter:
             result.requires_grad_(True)
     elif node is None or isinstance(node, (bool, int, float, complex, str, bytes)):
         return node
     elif type(node) in (dict, collections.OrderedDict):
-        result = type(node)((key, _convert(value, done, inner, source)) for key, value in node.items())
+        result = type(node)(
+            (key, _convert(value, done, inner, source)) for key, value in node.items()
+        )
     elif type(node) in (list, tuple):
         result = type(node)(_convert(item, done, inner, source) for item in node)
     else:
-        raise CheckpointError(f"{source}: data.pkl holds a {type(node).__name__.lstrip('_')} object where a tensor, "
-                              "container, number or string belongs")
+        raise CheckpointError(
+            f"{source}: data.pkl holds a {type(node).__name__.lstrip('_')} object where a tensor, "
+            "container, number or string belongs"
+        )
     done[id(node)] = result
     return result
 
 
 # %% book/07_checkpointing.ipynb, cell 60
-def _members(archive: zipfile.ZipFile, size: int, source: str) -> tuple[str, dict[str, zipfile.ZipInfo]]:
+def _members(
+    archive: zipfile.ZipFile, size: int, source: str
+) -> tuple[str, dict[str, zipfile.ZipInfo]]:
     """The archive's folder name and its members, each stored uncompressed and within the file."""
     members = {info.filename: info for info in archive.infolist()}
     pickles = [name for name in members if name.endswith("/data.pkl") and name.count("/") == 1]
     if len(pickles) != 1:
         if any(name.endswith("/constants.pkl") for name in members):
-            raise CheckpointError(f"{source}: is a TorchScript archive (torch.jit.save), not a torch.save file")
-        raise CheckpointError(f"{source}: a torch.save archive holds one <name>/data.pkl, this one {len(pickles)}")
+            raise CheckpointError(
+                f"{source}: is a TorchScript archive (torch.jit.save), not a torch.save file"
+            )
+        raise CheckpointError(
+            f"{source}: a torch.save archive holds one <name>/data.pkl, this one {len(pickles)}"
+        )
     prefix = pickles[0][: -len("/data.pkl")]
     for name, info in members.items():
         if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 1:
-            raise CheckpointError(f"{source}: member {name!r} is compressed or encrypted; torch.save stores members as they are")
-        # a stored member's two sizes agree, and both end inside the file (zipfile would read that much)
+            raise CheckpointError(
+                f"{source}: member {name!r} is compressed or encrypted; torch.save stores members "
+                "as they are"
+            )
+        # a stored member's two sizes agree, and both end inside the file (zipfile would read that
+        # much)
         if info.compress_size != info.file_size or info.header_offset + info.compress_size > size:
-            raise CheckpointError(f"{source}: member {name!r} claims {info.file_size} bytes ({info.compress_size} "
-                                  f"stored) from byte {info.header_offset}, past the file's {size}")
+            raise CheckpointError(
+                f"{source}: member {name!r} claims {info.file_size} bytes ({info.compress_size} "
+                f"stored) from byte {info.header_offset}, past the file's {size}"
+            )
     return prefix, members
 
 
-def _byteorder(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], prefix: str, source: str) -> str:
+def _byteorder(
+    archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], prefix: str, source: str
+) -> str:
     name = f"{prefix}/byteorder"
     if name not in members:
         return "<"
@@ -337,16 +447,24 @@ def _byteorder(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], pr
     return "<" if order == b"little" else ">"
 
 
-def _storage_reader(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], prefix: str, order: str,
-                    map_location: Any, source: str) -> Callable[[str, str, str, int], np.ndarray]:
+def _storage_reader(
+    archive: zipfile.ZipFile,
+    members: dict[str, zipfile.ZipInfo],
+    prefix: str,
+    order: str,
+    map_location: Any,
+    source: str,
+) -> Callable[[str, str, str, int], np.ndarray]:
     def read_storage(key: str, code: str, location: str, numel: int) -> np.ndarray:
         dtype = np.dtype(order + code) if code not in ("b1", "u1", "i1") else np.dtype(code)
         info = members.get(f"{prefix}/data/{key}")
         if info is None:
             raise CheckpointError(f"{source}: storage {key!r} has no member {prefix}/data/{key}")
         if info.file_size != numel * dtype.itemsize:
-            raise CheckpointError(f"{source}: storage {key!r} holds {info.file_size} bytes, but {numel} elements of "
-                                  f"{dtype.name} need {numel * dtype.itemsize}")
+            raise CheckpointError(
+                f"{source}: storage {key!r} holds {info.file_size} bytes, but {numel} elements of "
+                f"{dtype.name} need {numel * dtype.itemsize}"
+            )
         array = np.frombuffer(archive.read(info), dtype=dtype).astype(dtype.newbyteorder("="))
         if dtype.kind == "b" and array.view(np.uint8).max(initial=0) > 1:
             raise CheckpointError(f"{source}: storage {key!r}: a bool byte is neither 0 nor 1")
@@ -371,12 +489,19 @@ def read_pt(file: BinaryIO, size: int, source: str, map_location: Any = None) ->
             order = _byteorder(archive, members, prefix, source)
             info = members[f"{prefix}/data.pkl"]
             if info.file_size > MAX_PICKLE_BYTES:
-                raise CheckpointError(f"{source}: data.pkl is {info.file_size} bytes, more than {MAX_PICKLE_BYTES}")
+                raise CheckpointError(
+                    f"{source}: data.pkl is {info.file_size} bytes, more than {MAX_PICKLE_BYTES}"
+                )
             data = archive.read(info)
             _check_opcodes(data, source)
-            reader = PickleReader(data, _storage_reader(archive, members, prefix, order, map_location, source), source)
+            reader = PickleReader(
+                data, _storage_reader(archive, members, prefix, order, map_location, source), source
+            )
             return _convert(reader.load(), {}, (), source)
     except CheckpointError:
         raise
-    except Exception as error:  # zipfile, zlib, pickle and struct each raise their own types on damaged bytes
-        raise CheckpointError(f"{source}: not a valid torch.save archive: {type(error).__name__}: {error}") from None
+    # zipfile, zlib, pickle and struct each raise their own types on damaged bytes
+    except Exception as error:
+        raise CheckpointError(
+            f"{source}: not a valid torch.save archive: {type(error).__name__}: {error}"
+        ) from None

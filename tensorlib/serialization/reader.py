@@ -10,7 +10,8 @@ truncation, a flipped bit, a count of :math:`2^{60}` elements, a name of :math:`
 the reader raises one exception type, :class:`CheckpointError`, whose message names the
 file, the byte offset and the field. :func:`open_regular_file` refuses anything that is not a
 regular file (a directory, a FIFO, ``/dev/zero``) before opening it, :func:`read_exactly` never
-reads more than the file's size, and :func:`shape_error` says why a shape cannot be an array. See the chapter "Checkpointing" of the book.
+reads more than the file's size, and :func:`shape_error` says why a shape cannot be an array. See
+the chapter "Checkpointing" of the book.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ class ByteReader:
     def take(self, size: int, what: str) -> memoryview:
         """The next ``size`` bytes; raises if fewer are left (a truncated file)."""
         if size > self.remaining:
-            raise self.error(f"{what} needs {size} bytes but only {self.remaining} are left (truncated file?)")
+            raise self.error(
+                f"{what} needs {size} bytes but only {self.remaining} are left (truncated file?)"
+            )
         view = self.data[self.offset : self.offset + size]
         self.offset += size
         return view
@@ -105,7 +108,8 @@ class ByteReader:
         itemsize = np.dtype(dtype).itemsize
         if count > self.remaining // itemsize:
             raise self.error(
-                f"{what} claims {count} elements ({count * itemsize} bytes) but only {self.remaining} bytes "
+                f"{what} claims {count} elements ({count * itemsize} bytes) but only "
+                f"{self.remaining} bytes "
                 "are left (truncated file?)"
             )
         return np.frombuffer(self.take(count * itemsize, what), dtype=dtype)
@@ -115,12 +119,16 @@ class ByteReader:
         start = self.offset
         length = self.u32(f"length of {what}")
         if length > self.remaining:
-            raise self.error(f"{what} is {length} bytes long but only {self.remaining} bytes are left", start)
+            raise self.error(
+                f"{what} is {length} bytes long but only {self.remaining} bytes are left", start
+            )
         raw = self.take(length, what)
         try:
             return str(raw, "utf-8")
         except UnicodeDecodeError as error:
-            raise self.error(f"{what} is not valid UTF-8 ({error.reason} at its byte {error.start})", start) from None
+            raise self.error(
+                f"{what} is not valid UTF-8 ({error.reason} at its byte {error.start})", start
+            ) from None
 
     def expect_end(self) -> None:
         """Raise unless every byte has been read: trailing bytes mean a damaged or foreign file."""
@@ -146,17 +154,25 @@ def shape_error(shape: Sequence[int], itemsize: int) -> str | None:
     for size in shape:
         span *= max(size, 1)
         if span > _MAX_BYTES:
-            return f"shape {list(shape)} overflows: its nonzero dimensions times {itemsize} bytes pass 2**63 - 1"
+            return (f"shape {list(shape)} overflows: its nonzero dimensions times {itemsize} bytes "
+                    "pass 2**63 - 1")
     return None
 
 
-_KINDS = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
+_KINDS = [
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+]
 
 
 def _not_regular(mode: int, source: str) -> CheckpointError:
     kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    return CheckpointError(f"{source}: is {kind}, not a regular file; a checkpoint is read from a regular file only")
+    return CheckpointError(
+        f"{source}: is {kind}, not a regular file; a checkpoint is read from a regular file only"
+    )
 
 
 def open_regular_file(path: str | os.PathLike) -> tuple[BinaryIO, int]:
@@ -190,5 +206,8 @@ def read_exactly(file: BinaryIO, size: int, source: str) -> bytes:
     """The next ``size`` bytes of ``file``, never more; raises if the file ends first."""
     data = file.read(size)
     if len(data) != size:
-        raise CheckpointError(f"{source}: the file ended after {len(data)} of the {size} bytes expected (it changed while read?)")
+        raise CheckpointError(
+            f"{source}: the file ended after {len(data)} of the {size} bytes expected (it changed "
+            "while read?)"
+        )
     return data

@@ -61,7 +61,8 @@ RNG_STATE_BYTES = 16
 # %% book/07_checkpointing.ipynb, cell 25
 @dataclass
 class AdamWSection:
-    """The AdamW section: the configuration and, per parameter name, ``(step, m, v)`` (flat float32)."""
+    """The AdamW section: the configuration and, per parameter name, ``(step, m, v)`` (flat
+    float32)."""
 
     lr: float
     beta1: float
@@ -97,8 +98,10 @@ def _string(text: str) -> bytes:
 def _float32(name: str, array: np.ndarray) -> memoryview:
     """The little-endian float32 bytes of ``array`` (no copy for a contiguous float32 array)."""
     if array.dtype != np.float32:
-        raise TypeError(f"TLCKPT stores float32 only; {name!r} is {array.dtype} (cast the model with .float() "
-                        "or save it with safetensors, which keeps every dtype)")
+        raise TypeError(
+            f"TLCKPT stores float32 only; {name!r} is {array.dtype} (cast the model with .float() "
+            "or save it with safetensors, which keeps every dtype)"
+        )
     flat = np.ascontiguousarray(array).astype("<f4", copy=False).reshape(-1)
     return flat.data.cast("B")
 
@@ -111,7 +114,9 @@ def encode(checkpoint: TLCheckpoint) -> Iterator[bytes | memoryview]:
         ValueError: if an AdamW entry names no parameter of the file or has the wrong size,
             or the RNG state is not 16 bytes.
     """
-    flags = (FLAG_ADAMW if checkpoint.adamw is not None else 0) | (FLAG_RNG if checkpoint.rng is not None else 0)
+    flags = (FLAG_ADAMW if checkpoint.adamw is not None else 0) | (
+        FLAG_RNG if checkpoint.rng is not None else 0
+    )
     yield MAGIC + struct.pack("<III", VERSION, flags, len(checkpoint.parameters))
     for name, array in checkpoint.parameters.items():
         yield _string(name) + struct.pack(f"<I{array.ndim}IQ", array.ndim, *array.shape, array.size)
@@ -123,13 +128,17 @@ def encode(checkpoint: TLCheckpoint) -> Iterator[bytes | memoryview]:
         for name, (step, m, v) in adamw.moments.items():
             size = checkpoint.parameters[name].size if name in checkpoint.parameters else None
             if size is None or m.size != size or v.size != size:
-                raise ValueError(f"AdamW state {name!r} must name a parameter of the file and match its size")
+                raise ValueError(
+                    f"AdamW state {name!r} must name a parameter of the file and match its size"
+                )
             yield _string(name) + struct.pack("<QQ", step, size)
             yield _float32(f"exp_avg of {name}", m)
             yield _float32(f"exp_avg_sq of {name}", v)
     if checkpoint.rng is not None:
         if len(checkpoint.rng) != RNG_STATE_BYTES:
-            raise ValueError(f"the RNG state must be {RNG_STATE_BYTES} bytes, got {len(checkpoint.rng)}")
+            raise ValueError(
+                f"the RNG state must be {RNG_STATE_BYTES} bytes, got {len(checkpoint.rng)}"
+            )
         yield bytes(checkpoint.rng)
 
 
@@ -137,7 +146,9 @@ def encode(checkpoint: TLCheckpoint) -> Iterator[bytes | memoryview]:
 def _finite(reader: ByteReader, values: np.ndarray, what: str, start: int) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(values))
     if bad.size:
-        raise reader.error(f"{what} holds a non-finite value ({values[bad[0]]}) at element {bad[0]}", start)
+        raise reader.error(
+            f"{what} holds a non-finite value ({values[bad[0]]}) at element {bad[0]}", start
+        )
     return values
 
 
@@ -146,8 +157,11 @@ def _read_parameter(reader: ByteReader) -> tuple[str, np.ndarray]:
     name = reader.string("parameter name")
     ndim = reader.u32(f"ndim of {name!r}")
     if ndim > reader.remaining // 4 or ndim > MAX_NDIM:
-        raise reader.error(f"parameter {name!r} claims {ndim} dimensions, more than the file can hold "
-                           f"or the {MAX_NDIM} an array can have", start)
+        raise reader.error(
+            f"parameter {name!r} claims {ndim} dimensions, more than the file can hold "
+            f"or the {MAX_NDIM} an array can have",
+            start,
+        )
     dims = [reader.u32(f"dimension {i} of {name!r}") for i in range(ndim)]
     problem = shape_error(dims, 4)
     if problem:
@@ -155,7 +169,10 @@ def _read_parameter(reader: ByteReader) -> tuple[str, np.ndarray]:
     count_at = reader.offset
     count = reader.u64(f"element count of {name!r}")
     if count != int(np.prod(dims, dtype=object)):
-        raise reader.error(f"parameter {name!r}: element count {count} is not the product of its dims {dims}", count_at)
+        raise reader.error(
+            f"parameter {name!r}: element count {count} is not the product of its dims {dims}",
+            count_at,
+        )
     values_at = reader.offset
     values = reader.array(count, "<f4", f"values of {name!r}")
     return name, _finite(reader, values, f"parameter {name!r}", values_at).reshape(dims)
@@ -163,7 +180,9 @@ def _read_parameter(reader: ByteReader) -> tuple[str, np.ndarray]:
 
 def _read_adamw(reader: ByteReader, parameters: dict[str, np.ndarray]) -> AdamWSection:
     start = reader.offset
-    config = [reader.f32(what) for what in ("lr", "beta1", "beta2", "eps", "weight decay", "max_norm")]
+    config = [
+        reader.f32(what) for what in ("lr", "beta1", "beta2", "eps", "weight decay", "max_norm")
+    ]
     if not all(np.isfinite(config)):
         raise reader.error(f"the AdamW configuration {config} holds a non-finite value", start)
     lr, beta1, beta2, eps, weight_decay, max_norm = config
@@ -171,23 +190,42 @@ def _read_adamw(reader: ByteReader, parameters: dict[str, np.ndarray]) -> AdamWS
     count_at = reader.offset
     count = reader.u32("AdamW parameter count")
     if count != len(parameters):
-        raise reader.error(f"the AdamW section has {count} entries but the file has {len(parameters)} parameters", count_at)
+        raise reader.error(
+            f"the AdamW section has {count} entries but the file has {len(parameters)} parameters",
+            count_at,
+        )
     for _ in range(count):
         entry_at = reader.offset
         name = reader.string("AdamW parameter name")
         if name not in parameters:
-            raise reader.error(f"AdamW state for {name!r}, which is not a parameter of the file", entry_at)
+            raise reader.error(
+                f"AdamW state for {name!r}, which is not a parameter of the file", entry_at
+            )
         if name in section.moments:
             raise reader.error(f"a second AdamW entry for {name!r}", entry_at)
         step = reader.u64(f"AdamW step of {name!r}")
         size_at = reader.offset
         size = reader.u64(f"AdamW element count of {name!r}")
         if size != parameters[name].size:
-            raise reader.error(f"AdamW state of {name!r} has {size} elements, the parameter {parameters[name].size}", size_at)
+            raise reader.error(
+                f"AdamW state of {name!r} has {size} elements, the parameter "
+                f"{parameters[name].size}",
+                size_at,
+            )
         m_at = reader.offset
-        m = _finite(reader, reader.array(size, "<f4", f"first moments of {name!r}"), f"first moments of {name!r}", m_at)
+        m = _finite(
+            reader,
+            reader.array(size, "<f4", f"first moments of {name!r}"),
+            f"first moments of {name!r}",
+            m_at,
+        )
         v_at = reader.offset
-        v = _finite(reader, reader.array(size, "<f4", f"second moments of {name!r}"), f"second moments of {name!r}", v_at)
+        v = _finite(
+            reader,
+            reader.array(size, "<f4", f"second moments of {name!r}"),
+            f"second moments of {name!r}",
+            v_at,
+        )
         if (v < 0).any():
             raise reader.error(f"second moments of {name!r} hold a negative value", v_at)
         section.moments[name] = (step, m, v)
@@ -206,11 +244,15 @@ def decode(data: bytes | bytearray | memoryview, source: str = "<bytes>") -> TLC
     reader = ByteReader(data, source)
     magic = bytes(reader.take(8, "magic"))
     if magic not in (MAGIC, LEGACY_MAGIC):
-        raise reader.error(f"magic {magic!r} is neither {MAGIC!r} (TLCKPT) nor {LEGACY_MAGIC!r} (TLWEIGHT)", 0)
+        raise reader.error(
+            f"magic {magic!r} is neither {MAGIC!r} (TLCKPT) nor {LEGACY_MAGIC!r} (TLWEIGHT)", 0
+        )
     legacy = magic == LEGACY_MAGIC
     version = reader.u32("version")
     if version != VERSION:
-        raise reader.error(f"version {version} is not supported (this reader knows version {VERSION})", 8)
+        raise reader.error(
+            f"version {version} is not supported (this reader knows version {VERSION})", 8
+        )
     flags = 0 if legacy else reader.u32("flags")
     if flags & ~(FLAG_ADAMW | FLAG_RNG):
         raise reader.error(f"unknown flag bits {flags:#x} (known: 0x1 AdamW, 0x2 RNG)", 12)
@@ -218,7 +260,9 @@ def decode(data: bytes | bytearray | memoryview, source: str = "<bytes>") -> TLC
     count = reader.u32("parameter count")
     # the smallest record (empty name, ndim 0, count 1, one value) is 20 bytes
     if count > reader.remaining // 20:
-        raise reader.error(f"parameter count {count} cannot fit in the {reader.remaining} bytes left", count_at)
+        raise reader.error(
+            f"parameter count {count} cannot fit in the {reader.remaining} bytes left", count_at
+        )
     parameters: dict[str, np.ndarray] = {}
     for _ in range(count):
         record_at = reader.offset

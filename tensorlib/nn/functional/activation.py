@@ -40,8 +40,10 @@ _GELU_TANH_COEFF = 0.044715
 def _erf(x: np.ndarray) -> np.ndarray:
     """The error function elementwise (numpy has none).
 
-    float64: Python's ``math.erf`` mapped over the array (accurate to float64 rounding, one Python call an element).
-    Other dtypes: Abramowitz and Stegun's formula 7.1.26, :math:`1 - (a_1 t + \\dots + a_5 t^5) e^{-x^2}`
+    float64: Python's ``math.erf`` mapped over the array (accurate to float64 rounding, one Python
+    call an element).
+    Other dtypes: Abramowitz and Stegun's formula 7.1.26,
+    :math:`1 - (a_1 t + \\dots + a_5 t^5) e^{-x^2}`
     with :math:`t = 1/(1 + p|x|)`, vectorised: in float32 its absolute error is below 6e-7 (1.5e-7
     from the formula, the rest float32 rounding where the result is small).
     """
@@ -49,14 +51,17 @@ def _erf(x: np.ndarray) -> np.ndarray:
         return np.asarray(_exact_erf(x), dtype=np.float64)
     z = np.abs(x)
     t = 1 / (1 + 0.3275911 * z)
-    poly = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t
+    poly = (
+        (((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592
+    ) * t
     return np.sign(x) * (1 - poly * np.exp(-z * z))
 
 
 def _gelu_tanh_forward(x: np.ndarray, cdf: np.ndarray, y: np.ndarray) -> None:
-    """Rows ``x`` of the tanh-GELU into ``cdf`` (:math:`\\tfrac12 (1 + \\tanh u)`) and ``y`` (:math:`x` times it), in place."""
-    # one buffer, updated in place: u = x (sqrt(2/pi) + sqrt(2/pi) 0.044715 x*x), then (1 + tanh u) / 2
-    # (x*x, not x**2 or x**3: numpy's float32 power takes a slow path; factored, one pass fewer)
+    """Rows ``x`` of the tanh-GELU into ``cdf`` (:math:`\\tfrac12 (1 + \\tanh u)`) and ``y``
+    (:math:`x` times it), in place."""
+    # one buffer, updated in place: u = x (sqrt(2/pi) + sqrt(2/pi) 0.044715 x*x), then (1 + tanh u)
+    # / 2 (x*x, not x**2 or x**3: numpy's float32 power takes a slow path; factored, one pass fewer)
     np.multiply(x, x, out=cdf)
     cdf *= _SQRT_2_OVER_PI * _GELU_TANH_COEFF
     cdf += _SQRT_2_OVER_PI
@@ -67,8 +72,11 @@ def _gelu_tanh_forward(x: np.ndarray, cdf: np.ndarray, y: np.ndarray) -> None:
     np.multiply(x, cdf, out=y)
 
 
-def _gelu_tanh_backward(x: np.ndarray, cdf: np.ndarray, grad: np.ndarray, t: np.ndarray, du: np.ndarray) -> None:
-    """:math:`\\bar x` of the tanh-GELU into ``du``: cdf + x (1 - t^2) du/2 with t = tanh u = 2 cdf - 1 (``t`` is scratch)."""
+def _gelu_tanh_backward(
+    x: np.ndarray, cdf: np.ndarray, grad: np.ndarray, t: np.ndarray, du: np.ndarray
+) -> None:
+    """:math:`\\bar x` of the tanh-GELU into ``du``: cdf + x (1 - t^2) du/2 with t = tanh u = 2 cdf
+    - 1 (``t`` is scratch)."""
     np.multiply(cdf, 2, out=t)
     t -= 1
     t *= t
@@ -84,10 +92,12 @@ def _gelu_tanh_backward(x: np.ndarray, cdf: np.ndarray, grad: np.ndarray, t: np.
 
 
 class _Gelu(Function):
-    """:math:`y = x \\, \\Phi(x)` (exact) or :math:`\\tfrac12 x (1 + \\tanh u)`, :math:`u = \\sqrt{2/\\pi}(x + 0.044715 x^3)` (``"tanh"``).
+    """:math:`y = x \\, \\Phi(x)` (exact) or :math:`\\tfrac12 x (1 + \\tanh u)`,
+    :math:`u = \\sqrt{2/\\pi}(x + 0.044715 x^3)` (``"tanh"``).
 
     Exact: :math:`\\bar x = \\bar y \\, (\\Phi(x) + x \\, \\varphi(x))`. Tanh:
-    :math:`\\bar x = \\bar y \\, \\big(\\tfrac12 (1 + t) + \\tfrac12 x (1 - t^2) \\sqrt{2/\\pi} (1 + 3 \\cdot 0.044715 x^2)\\big)`, :math:`t = \\tanh u`.
+    :math:`\\bar x = \\bar y \\, \\big(\\tfrac12 (1 + t) + \\tfrac12 x (1 - t^2) \\sqrt{2/\\pi}
+    (1 + 3 \\cdot 0.044715 x^2)\\big)`, :math:`t = \\tanh u`.
     """
 
     __slots__ = ("x", "approximate", "cdf")
@@ -97,9 +107,15 @@ class _Gelu(Function):
         x = floating_array(x)
         self.x, self.approximate = x, approximate
         if approximate == "tanh":  # chunks of the flat array, on both cores when it is large
-            flat = np.ascontiguousarray(x).reshape(-1)  # a view of a contiguous x; an array even for 0-d x
+            # a view of a contiguous x; an array even for 0-d x
+            flat = np.ascontiguousarray(x).reshape(-1)
             cdf, y = np.empty_like(flat), np.empty_like(flat)
-            parallel_for(lambda start, stop: _gelu_tanh_forward(flat[start:stop], cdf[start:stop], y[start:stop]), flat.size)
+            parallel_for(
+                lambda start, stop: _gelu_tanh_forward(
+                    flat[start:stop], cdf[start:stop], y[start:stop]
+                ),
+                flat.size,
+            )
             self.cdf = cdf.reshape(x.shape)
             return y.reshape(x.shape)
         self.cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
@@ -111,15 +127,24 @@ class _Gelu(Function):
             flat_x, flat_cdf = np.ascontiguousarray(x).reshape(-1), cdf.reshape(-1)
             flat_grad = np.ascontiguousarray(np.broadcast_to(grad, cdf.shape)).reshape(-1)
             t, du = np.empty_like(flat_cdf), np.empty_like(flat_cdf)
-            parallel_for(lambda start, stop: _gelu_tanh_backward(flat_x[start:stop], flat_cdf[start:stop], flat_grad[start:stop],
-                                                                 t[start:stop], du[start:stop]), flat_cdf.size)
+            parallel_for(
+                lambda start, stop: _gelu_tanh_backward(
+                    flat_x[start:stop],
+                    flat_cdf[start:stop],
+                    flat_grad[start:stop],
+                    t[start:stop],
+                    du[start:stop],
+                ),
+                flat_cdf.size,
+            )
             return (du.reshape(cdf.shape),)
         pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
         return (grad * (cdf + x * pdf),)
 
 
 class _Silu(Function):
-    """:math:`y = x \\, \\sigma(x)`; :math:`\\bar x = \\bar y \\, \\sigma(x) (1 + x (1 - \\sigma(x)))`."""
+    """:math:`y = x \\, \\sigma(x)`;
+    :math:`\\bar x = \\bar y \\, \\sigma(x) (1 + x (1 - \\sigma(x)))`."""
 
     __slots__ = ("x", "sig")
     reads = ((0,),)
@@ -136,12 +161,14 @@ class _Silu(Function):
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
-    """GELU, :math:`x \\Phi(x)` with :math:`\\Phi` the standard normal CDF; ``approximate="tanh"`` uses the tanh formula."""
+    """GELU, :math:`x \\Phi(x)` with :math:`\\Phi` the standard normal CDF; ``approximate="tanh"``
+    uses the tanh formula."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return _Gelu.apply(input, approximate=approximate)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    """SiLU (swish), :math:`x \\, \\sigma(x)`. ``inplace`` is accepted and ignored (tensorlib works out of place)."""
+    """SiLU (swish), :math:`x \\, \\sigma(x)`. ``inplace`` is accepted and ignored (tensorlib works
+    out of place)."""
     return _Silu.apply(input)

@@ -6,9 +6,11 @@ r"""Softmax attention: the kernels, ``scaled_dot_product_attention``, masks, onl
 .. math:: \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d}} + M\Big) V
 
 over the last two axes (queries (*, T_q, d), keys (*, T_k, d), values (*, T_k, d_v)); every
-leading axis is a batch axis. A ``scale`` argument, when given, replaces :math:`1/\sqrt{d}`. The forward saves the
+leading axis is a batch axis. A ``scale`` argument, when given, replaces :math:`1/\sqrt{d}`. The
+forward saves the
 probabilities :math:`P`, and the backward is the closed form derived in the chapter "Attention":
-:math:`\bar V = P^\top \bar O`, :math:`\bar S = P \odot (\bar O V^\top - \mathrm{rowsum}(P \odot \bar O V^\top))`,
+:math:`\bar V = P^\top \bar O`,
+:math:`\bar S = P \odot (\bar O V^\top - \mathrm{rowsum}(P \odot \bar O V^\top))`,
 :math:`\bar Q = \bar S K/\sqrt{d}`, :math:`\bar K = \bar S^\top Q/\sqrt{d}`. The interface follows
 ``torch.nn.functional.scaled_dot_product_attention``: a bool mask is True where a query may
 attend, a float mask is added to the scores. A row whose keys are all masked gives zeros (no NaN).
@@ -45,7 +47,8 @@ from tensorlib.random import Generator, resolve_generator
 
 # %% book/05_attention.ipynb, cell 32
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to ``grad.shape``."""
+    """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to
+    ``grad.shape``."""
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
@@ -64,8 +67,8 @@ def _row_sums(x: np.ndarray) -> np.ndarray:
 
 
 _UNSHIFTED_LIMIT = {4: 60.0, 8: 600.0}
-"""The score bound below which :func:`attention_arrays` may skip the row maxima, by itemsize: float32
-and float64. float16 has none: its largest number, 65504, is about :math:`e^{11.1}`."""
+"""The score bound below which :func:`attention_arrays` may skip the row maxima, by itemsize:
+float32 and float64. float16 has none: its largest number, 65504, is about :math:`e^{11.1}`."""
 
 
 def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:
@@ -78,7 +81,8 @@ def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:
     (see :func:`attention_arrays`): :math:`e^s` then neither overflows nor underflows, and
     :math:`e^{s}/\sum e^{s} = e^{s-m}/\sum e^{s-m}` for any :math:`m`.
     """
-    if scores.shape[-1] == 0:  # no keys: nothing to normalise (the output of attention is then zeros)
+    # no keys: nothing to normalise (the output of attention is then zeros)
+    if scores.shape[-1] == 0:
         return scores
     if shift:
         peak = scores.max(axis=-1, keepdims=True)
@@ -92,15 +96,26 @@ def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:
     return scores
 
 
-def attention_arrays(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None,
-                     scale: float = 1.0, keep: np.ndarray | None = None, bool_mask: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    r"""Softmax attention on numpy arrays, without a graph: :math:`P = \mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M)`, :math:`O = (P \odot D)\,V`.
+def attention_arrays(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None = None,
+    scale: float = 1.0,
+    keep: np.ndarray | None = None,
+    bool_mask: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Softmax attention on numpy arrays, without a graph:
+    :math:`P = \mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M)`, :math:`O = (P \odot D)\,V`.
 
-    The forward of :class:`SoftmaxAttention` and the attention of :class:`~tensorlib.gpt.model.Decoder`;
-    :class:`PackedCausalAttention` makes the same calls sequence by sequence: all three compute the same numbers.
+    The forward of :class:`SoftmaxAttention` and the attention of
+    :class:`~tensorlib.gpt.model.Decoder`;
+    :class:`PackedCausalAttention` makes the same calls sequence by sequence: all three compute the
+    same numbers.
 
     Args:
-        q: the queries (*, T_q, d); ``k`` the keys (*, T_k, d); ``v`` the values (*, T_k, d_v): arrays
+        q: the queries (*, T_q, d); ``k`` the keys (*, T_k, d); ``v`` the values (*, T_k, d_v):
+        arrays
             of one float dtype whose leading axes broadcast.
         mask: :math:`M`, an additive float array broadcastable to (*, T_q, T_k), or ``None``.
         scale: the factor of the scores (:math:`1/\sqrt{d}` for standard attention), multiplied
@@ -109,31 +124,49 @@ def attention_arrays(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarr
             broadcastable to (*, T_q, T_k)), or ``None`` for no dropout.
         bool_mask: ``mask`` holds only 0 and :math:`-\infty` (it came from a bool mask, or is
             ``None``). Then, when every score lies in :math:`(-60, 60)` (float32; 600 for
-            float64; never for float16, whose exponential overflows above about 11), the softmax skips the row maxima (two whole-array reductions replace a
+            float64; never for float16, whose exponential overflows above about 11), the softmax
+            skips the row maxima (two whole-array reductions replace a
             reduction per row and a subtraction), since :math:`e^{\pm 60}` is far inside
-            float32's range (:math:`e^{60} \approx 1.14 \cdot 10^{26}`, :math:`e^{-60} \approx 8.8 \cdot 10^{-27}`)
+            float32's range (:math:`e^{60} \approx 1.14 \cdot 10^{26}`,
+            :math:`e^{-60} \approx 8.8 \cdot 10^{-27}`)
             and :math:`e^{z}/\sum e^{z} = e^{z-m}/\sum e^{z-m}` for any :math:`m`.
 
     Returns:
-        ``(P, O)``: the probabilities (*, T_q, T_k) and the output (*, T_q, d_v). A row whose keys are
-        all masked has probabilities and output zero (no NaN); with no keys (T_k = 0) the output is zeros.
+        ``(P, O)``: the probabilities (*, T_q, T_k) and the output (*, T_q, d_v). A row whose keys
+        are
+        all masked has probabilities and output zero (no NaN); with no keys (T_k = 0) the output is
+        zeros.
     """
-    scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))  # scale Q (T_q·d numbers), not S (T_q·T_k)
+    # scale Q (T_q·d numbers), not S (T_q·T_k)
+    scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))
     shift = True
     limit = _UNSHIFTED_LIMIT.get(scores.dtype.itemsize)  # None (always shift) for float16
     if bool_mask and scores.size and limit is not None:
-        shift = not (-limit < scores.min() and scores.max() < limit)  # a NaN fails both: the general path
+        # a NaN fails both: the general path
+        shift = not (-limit < scores.min() and scores.max() < limit)
     if mask is not None:
-        scores = np.add(scores, mask, out=scores) if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape else scores + mask
+        scores = (
+            np.add(scores, mask, out=scores)
+            if np.broadcast_shapes(scores.shape, mask.shape) == scores.shape
+            else scores + mask
+        )
     probs = _softmax_rows_(scores, shift=shift)
     return probs, np.matmul(probs if keep is None else probs * keep, v)
 
 
-def _score_grad(grad: np.ndarray, out: np.ndarray, v: np.ndarray, probs: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
-    r"""The gradient of the scores, :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(P \odot \bar P))`, from :math:`\bar O`.
+def _score_grad(
+    grad: np.ndarray,
+    out: np.ndarray,
+    v: np.ndarray,
+    probs: np.ndarray,
+    keep: np.ndarray | None = None,
+) -> np.ndarray:
+    r"""The gradient of the scores,
+    :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(P \odot \bar P))`, from :math:`\bar O`.
 
     :math:`\bar P = \bar O V^\top` (times the dropout multiplier ``keep``), and
-    :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`: T_q·d_v numbers, not T_q·T_k.
+    :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`: T_q·d_v numbers, not
+    T_q·T_k.
     The backward of both :class:`SoftmaxAttention` and :class:`PackedCausalAttention`.
     """
     grad_s = np.matmul(grad, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
@@ -145,29 +178,42 @@ def _score_grad(grad: np.ndarray, out: np.ndarray, v: np.ndarray, probs: np.ndar
 
 
 class SoftmaxAttention(Function):
-    r"""The fused attention ``Function``: :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two axes.
+    r"""The fused attention ``Function``:
+    :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two
+    axes.
 
     ``SoftmaxAttention.apply(q, k, v, mask, scale=1.0, keep=None, bool_mask=False)``: inputs
     ``q`` (*, T_q, d), ``k`` (*, T_k, d), ``v`` (*, T_k, d_v) and ``mask`` :math:`M`, an additive
-    float array or Tensor broadcastable to (*, T_q, T_k), or ``None``; options ``scale`` (the factor of the scores),
+    float array or Tensor broadcastable to (*, T_q, T_k), or ``None``; options ``scale`` (the factor
+    of the scores),
     ``keep`` :math:`D`, the dropout multiplier (0 or :math:`1/(1-p)` per probability) or
     ``None``, and ``bool_mask`` (see :func:`attention_arrays`). Output (*, T_q, d_v). What
     :func:`scaled_dot_product_attention` runs after its checks.
 
     Saves :math:`Q, K, V`, :math:`P` and (a reference to) :math:`O`, not the scores. The
-    backward is the closed form derived in the chapter "Attention": :math:`\bar V = (P \odot D)^\top \bar O`,
+    backward is the closed form derived in the chapter "Attention":
+    :math:`\bar V = (P \odot D)^\top \bar O`,
     :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(\bar O \odot O))` with
     :math:`\bar P = (\bar O V^\top) \odot D`, :math:`\bar Q = \mathrm{scale}\cdot\bar S K`,
-    :math:`\bar K = \mathrm{scale}\cdot\bar S^\top Q`, :math:`\bar M = \bar S` (each summed over broadcast axes).
+    :math:`\bar K = \mathrm{scale}\cdot\bar S^\top Q`, :math:`\bar M = \bar S` (each summed over
+    broadcast axes).
     """
 
     __slots__ = ("q", "k", "v", "probs", "out", "keep", "scale", "mask_shape")
-    # Q̄ = scale·S̄ K reads K, and S̄ reads V (P̄ = Ō Vᵀ) and O (the row sums); K̄ = scale·S̄ᵀ Q likewise;
-    # V̄ = Pᵀ Ō reads only the saved P; M̄ = S̄ reads V and O
+    # Q̄ = scale·S̄ K reads K, and S̄ reads V (P̄ = Ō Vᵀ) and O (the row sums); K̄ = scale·S̄ᵀ Q
+    # likewise; V̄ = Pᵀ Ō reads only the saved P; M̄ = S̄ reads V and O
     reads = ((1, 2, "out"), (0, 2, "out"), (), (2, "out"))
 
-    def forward(self, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None,
-                scale: float = 1.0, keep: np.ndarray | None = None, bool_mask: bool = False) -> np.ndarray:
+    def forward(
+        self,
+        q: np.ndarray,
+        k: np.ndarray,
+        v: np.ndarray,
+        mask: np.ndarray | None,
+        scale: float = 1.0,
+        keep: np.ndarray | None = None,
+        bool_mask: bool = False,
+    ) -> np.ndarray:
         self.q, self.k, self.v, self.scale, self.keep = q, k, v, scale, keep
         if mask is not None:
             self.mask_shape = mask.shape
@@ -179,14 +225,19 @@ class SoftmaxAttention(Function):
         grad_q = grad_k = grad_v = grad_mask = None
         if need[2]:
             weights = probs if keep is None else probs * keep
-            grad_v = _unbroadcast(np.matmul(np.swapaxes(weights, -1, -2), grad), self.v.shape)  # V̄ = Pᵀ Ō
+            # V̄ = Pᵀ Ō
+            grad_v = _unbroadcast(np.matmul(np.swapaxes(weights, -1, -2), grad), self.v.shape)
         if need[0] or need[1] or need[3]:
             grad_s = _score_grad(grad, self.out, self.v, probs, keep)
             scale = grad_s.dtype.type(self.scale)
             if need[0]:
-                grad_q = _unbroadcast(np.matmul(grad_s, self.k) * scale, self.q.shape)  # Q̄ = scale·S̄ K, scaled after the product
+                # Q̄ = scale·S̄ K, scaled after the product
+                grad_q = _unbroadcast(np.matmul(grad_s, self.k) * scale, self.q.shape)
             if need[1]:
-                grad_k = _unbroadcast(np.matmul(np.swapaxes(grad_s, -1, -2), self.q) * scale, self.k.shape)  # K̄ = scale·S̄ᵀ Q
+                # K̄ = scale·S̄ᵀ Q
+                grad_k = _unbroadcast(
+                    np.matmul(np.swapaxes(grad_s, -1, -2), self.q) * scale, self.k.shape
+                )
             if need[3]:
                 grad_mask = _unbroadcast(grad_s, self.mask_shape)  # M̄ = S̄
         return grad_q, grad_k, grad_v, grad_mask
@@ -215,7 +266,8 @@ class MaskedSoftmax(Function):
 
 # %% book/05_attention.ipynb, cell 40
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
-    r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else :math:`-\infty`."""
+    r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else
+    :math:`-\infty`."""
     return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
 
 
@@ -225,7 +277,8 @@ class PackedCausalAttention(Function):
     ``PackedCausalAttention.apply(qkv, heads=n_h, scale=1/sqrt(d))``: input ``qkv`` (B, T, 3C), the
     output of one projection, :math:`Q, K, V` side by side, each C = n_h·d wide with head
     :math:`i` at columns :math:`i d .. (i+1) d`. Per head,
-    :math:`O_i = \mathrm{softmax}(\mathrm{scale}\cdot Q_i K_i^\top + M)\,V_i` with the causal mask :math:`M`
+    :math:`O_i = \mathrm{softmax}(\mathrm{scale}\cdot Q_i K_i^\top + M)\,V_i` with the causal mask
+    :math:`M`
     (0 where key :math:`j \le` query :math:`t`, else :math:`-\infty`); output (B, T, C), the
     heads merged back (head :math:`i` at columns :math:`i d .. (i+1) d`), ready for the output
     projection.
@@ -242,17 +295,24 @@ class PackedCausalAttention(Function):
 
     def forward(self, qkv: np.ndarray, heads: int = 1, scale: float = 1.0) -> np.ndarray:
         batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
-        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)  # views (B, n_h, T, d)
+        # views (B, n_h, T, d)
+        q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)
         self.qkv, self.heads, self.scale = qkv, heads, scale
         scores = np.empty((batch, heads, length, length), qkv.dtype)
         out = np.empty((batch, heads, length, width // heads), qkv.dtype)
         low, high = np.empty(batch, qkv.dtype), np.empty(batch, qkv.dtype)
         factor, mask = qkv.dtype.type(scale), _causal_mask_array(length, qkv.dtype)
 
-        def products(start: int, stop: int) -> None:  # S = scale·Q Kᵀ and its extremes, sequence by sequence
-            part = np.matmul(q[start:stop] * factor, np.swapaxes(k[start:stop], -1, -2), out=scores[start:stop])
+        # S = scale·Q Kᵀ and its extremes, sequence by sequence
+        def products(start: int, stop: int) -> None:
+            part = np.matmul(
+                q[start:stop] * factor, np.swapaxes(k[start:stop], -1, -2), out=scores[start:stop]
+            )
             if part.size:  # (no extremes of T = 0 keys)
-                low[start:stop], high[start:stop] = part.min(axis=(1, 2, 3)), part.max(axis=(1, 2, 3))
+                low[start:stop], high[start:stop] = (
+                    part.min(axis=(1, 2, 3)),
+                    part.max(axis=(1, 2, 3)),
+                )
 
         def weights(start: int, stop: int) -> None:  # P = softmax(S + M), O = P V
             part = np.add(scores[start:stop], mask, out=scores[start:stop])
@@ -261,16 +321,21 @@ class PackedCausalAttention(Function):
         cost = heads * length * length
         parallel_for(products, batch, cost=cost, align=1)
         limit = _UNSHIFTED_LIMIT.get(scores.dtype.itemsize)  # None (always shift) for float16
-        shift = not (scores.size and limit is not None and -limit < low.min() and high.max() < limit)  # one decision, as attention_arrays's
+        # one decision, as attention_arrays's
+        shift = not (
+            scores.size and limit is not None and -limit < low.min() and high.max() < limit
+        )
         parallel_for(weights, batch, cost=cost, align=1)
         self.probs, self.out = scores, out
-        return out.transpose(0, 2, 1, 3).reshape(batch, length, width)  # (B, T, h, d) merged: one copy
+        # (B, T, h, d) merged: one copy
+        return out.transpose(0, 2, 1, 3).reshape(batch, length, width)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         qkv, probs, heads = self.qkv, self.probs, self.heads
         batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
         q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)
-        grad_heads = grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3)  # Ō (B, n_h, T, d), a view
+        # Ō (B, n_h, T, d), a view
+        grad_heads = grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3)
         grad_qkv = np.empty((batch, length, 3, heads, width // heads), dtype=qkv.dtype)
         grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
         scale = probs.dtype.type(self.scale)
@@ -278,19 +343,23 @@ class PackedCausalAttention(Function):
         def sequences(start: int, stop: int) -> None:
             grad_out, p = np.ascontiguousarray(grad_heads[start:stop]), probs[start:stop]
             np.matmul(np.swapaxes(p, -1, -2), grad_out, out=grad_v[start:stop])  # V̄ = Pᵀ Ō
-            grad_s = _score_grad(grad_out, self.out[start:stop], v[start:stop], p)  # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+            # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+            grad_s = _score_grad(grad_out, self.out[start:stop], v[start:stop], p)
             np.matmul(grad_s, k[start:stop], out=grad_q[start:stop])  # Q̄ = scale·S̄ K
             grad_q[start:stop] *= scale
-            np.matmul(np.swapaxes(grad_s, -1, -2), q[start:stop], out=grad_k[start:stop])  # K̄ = scale·S̄ᵀ Q
+            # K̄ = scale·S̄ᵀ Q
+            np.matmul(np.swapaxes(grad_s, -1, -2), q[start:stop], out=grad_k[start:stop])
             grad_k[start:stop] *= scale
 
-        parallel_for(sequences, batch, cost=heads * length * length, align=1)  # the sequences are independent
+        # the sequences are independent
+        parallel_for(sequences, batch, cost=heads * length * length, align=1)
         return (grad_qkv.reshape(qkv.shape),)
 
 
 # %% book/05_attention.ipynb, cell 43
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
-    r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`: :math:`j \le i + \text{offset}`.
+    r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`:
+    :math:`j \le i + \text{offset}`.
 
     Query :math:`i` sits at absolute position ``offset + i`` of a sequence whose keys are at
     positions :math:`0, \dots, T_k-1`. The default ``offset = T_k - T_q`` aligns the mask
@@ -310,28 +379,51 @@ def _shape(tensor: Any) -> tuple[int, ...]:
 
 
 def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> tuple[int, ...]:
-    """Validate the shapes and dtypes of Q (*, T_q, d), K (*, T_k, d), V (*, T_k, d_v); return the batch shape."""
+    """Validate the shapes and dtypes of Q (*, T_q, d), K (*, T_k, d), V (*, T_k, d_v); return the
+    batch shape."""
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         if not isinstance(tensor, Tensor):
-            raise TypeError(f"scaled_dot_product_attention: {name} must be a Tensor, got {type(tensor).__name__}")
+            raise TypeError(
+                f"scaled_dot_product_attention: {name} must be a Tensor, got "
+                f"{type(tensor).__name__}"
+            )
         if tensor.ndim < 2:
-            raise ValueError(f"scaled_dot_product_attention: {name} must have at least 2 dimensions (*, length, features), got shape {_shape(tensor)}")
+            raise ValueError(
+                f"scaled_dot_product_attention: {name} must have at least 2 dimensions (*, length, "
+                f"features), got shape {_shape(tensor)}"
+            )
         if tensor.dtype.kind != "f":
-            raise TypeError(f"scaled_dot_product_attention: {name} must be floating point, got dtype {tensor.dtype}")
+            raise TypeError(
+                f"scaled_dot_product_attention: {name} must be floating point, got dtype "
+                f"{tensor.dtype}"
+            )
     if not query.dtype == key.dtype == value.dtype:
-        raise TypeError(f"scaled_dot_product_attention: query, key and value must have one dtype, got {query.dtype}, {key.dtype}, {value.dtype}")
+        raise TypeError(
+            "scaled_dot_product_attention: query, key and value must have one dtype, got "
+            f"{query.dtype}, {key.dtype}, {value.dtype}"
+        )
     if query.shape[-1] != key.shape[-1]:
-        raise ValueError(f"scaled_dot_product_attention: query and key need the same feature size d, got query {_shape(query)} and key {_shape(key)}")
+        raise ValueError(
+            "scaled_dot_product_attention: query and key need the same feature size d, got query "
+            f"{_shape(query)} and key {_shape(key)}"
+        )
     if key.shape[-2] != value.shape[-2]:
-        raise ValueError(f"scaled_dot_product_attention: key and value need the same length T_k, got key {_shape(key)} and value {_shape(value)}")
+        raise ValueError(
+            "scaled_dot_product_attention: key and value need the same length T_k, got key "
+            f"{_shape(key)} and value {_shape(value)}"
+        )
     try:
         return np.broadcast_shapes(_shape(query)[:-2], _shape(key)[:-2], _shape(value)[:-2])
     except ValueError:
-        raise ValueError(f"scaled_dot_product_attention: the batch dimensions of query {_shape(query)}, key {_shape(key)} and value {_shape(value)} do not broadcast") from None
+        raise ValueError(
+            f"scaled_dot_product_attention: the batch dimensions of query {_shape(query)}, key "
+            f"{_shape(key)} and value {_shape(value)} do not broadcast"
+        ) from None
 
 
 def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> Any:
-    r"""A bool mask (True = attend) as 0 / :math:`-\infty`, or a float mask as is (a Tensor keeps its gradient)."""
+    r"""A bool mask (True = attend) as 0 / :math:`-\infty`, or a float mask as is (a Tensor keeps
+    its gradient)."""
     if not isinstance(attn_mask, Tensor):
         attn_mask = Tensor(np.asarray(attn_mask))
     try:
@@ -339,25 +431,39 @@ def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> 
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {_shape(attn_mask)} does not broadcast to the scores' shape {target} (*, T_q, T_k)")
+        raise ValueError(
+            f"scaled_dot_product_attention: attn_mask of shape {_shape(attn_mask)} does not "
+            f"broadcast to the scores' shape {target} (*, T_q, T_k)"
+        )
     if attn_mask.dtype == np.bool_:
         return np.where(attn_mask.numpy(), dtype.type(0), dtype.type(-np.inf))
     if attn_mask.dtype != dtype:
-        raise TypeError(f"scaled_dot_product_attention: a float attn_mask must have the query's dtype {dtype}, got {attn_mask.dtype} (a bool mask means True = attend)")
+        raise TypeError(
+            f"scaled_dot_product_attention: a float attn_mask must have the query's dtype {dtype}, "
+            f"got {attn_mask.dtype} (a bool mask means True = attend)"
+        )
     return attn_mask
 
 
 def _repeat_heads(query: Tensor, tensor: Tensor, name: str) -> Tensor:
-    """Repeat each head of ``tensor`` (dim -3) for its group of query heads: (*, Hk, T_k, d) -> (*, Hq, T_k, d)."""
+    """Repeat each head of ``tensor`` (dim -3) for its group of query heads: (*, Hk, T_k, d) -> (*,
+    Hq, T_k, d)."""
     if query.ndim < 3 or tensor.ndim < 3:
-        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs a head dimension (-3) in query and {name}, got shapes {_shape(query)} and {_shape(tensor)}")
+        raise ValueError(
+            "scaled_dot_product_attention: enable_gqa needs a head dimension (-3) in query and "
+            f"{name}, got shapes {_shape(query)} and {_shape(tensor)}"
+        )
     heads, groups = query.shape[-3], tensor.shape[-3]
     if heads % groups:
-        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs {name}'s {groups} heads to divide the query's {heads}")
+        raise ValueError(
+            f"scaled_dot_product_attention: enable_gqa needs {name}'s {groups} heads to divide the "
+            f"query's {heads}"
+        )
     if heads == groups:
         return tensor
     shape = _shape(tensor)
-    repeated = tensor.unsqueeze(-3).expand(*shape[:-2], heads // groups, *shape[-2:])  # (*, Hk, g, T_k, d): a view
+    # (*, Hk, g, T_k, d): a view
+    repeated = tensor.unsqueeze(-3).expand(*shape[:-2], heads // groups, *shape[-2:])
     return repeated.reshape(*shape[:-3], heads, *shape[-2:])
 
 
@@ -373,7 +479,8 @@ def scaled_dot_product_attention(
     *,
     generator: Generator | None = None,
 ) -> Tensor:
-    r"""Softmax attention :math:`\mathrm{dropout}(\mathrm{softmax}(QK^\top/\sqrt{d} + M))\,V`, as PyTorch's function.
+    r"""Softmax attention :math:`\mathrm{dropout}(\mathrm{softmax}(QK^\top/\sqrt{d} + M))\,V`, as
+    PyTorch's function.
 
     Args:
         query: (*, T_q, d). Every leading dimension is a batch dimension (batch, heads, ...);
@@ -384,7 +491,8 @@ def scaled_dot_product_attention(
             :math:`-\infty`); float: added to the scores (differentiable if it requires grad).
         dropout_p: dropout probability on the attention weights (default 0); pass 0 in eval.
         is_causal: apply the top-left causal mask ``causal_mask(T_q, T_k, offset=0)``, as PyTorch;
-            for a KV cache (T_q < T_k) pass ``attn_mask=causal_mask(T_q, T_k)`` (bottom-right) instead.
+            for a KV cache (T_q < T_k) pass ``attn_mask=causal_mask(T_q, T_k)`` (bottom-right)
+            instead.
         scale: the factor of the scores, default :math:`1/\sqrt{d}`.
         enable_gqa: grouped-query attention: ``key`` and ``value`` may have fewer heads (dim -3)
             than ``query``, a divisor of its head count; each key/value head serves a group of
@@ -406,9 +514,18 @@ def scaled_dot_product_attention(
     length, source = query.shape[-2], key.shape[-2]
     target = (*batch, length, source)
     if is_causal and attn_mask is not None:
-        raise ValueError("scaled_dot_product_attention: pass either attn_mask or is_causal=True, not both (as in PyTorch)")
-    if not isinstance(dropout_p, (int, float)) or isinstance(dropout_p, bool) or not 0 <= dropout_p < 1:
-        raise ValueError(f"scaled_dot_product_attention: dropout_p must be a number in [0, 1), got {dropout_p!r}")
+        raise ValueError(
+            "scaled_dot_product_attention: pass either attn_mask or is_causal=True, not both (as "
+            "in PyTorch)"
+        )
+    if (
+        not isinstance(dropout_p, (int, float))
+        or isinstance(dropout_p, bool)
+        or not 0 <= dropout_p < 1
+    ):
+        raise ValueError(
+            f"scaled_dot_product_attention: dropout_p must be a number in [0, 1), got {dropout_p!r}"
+        )
     dtype = query.dtype
     if is_causal:
         attn_mask = causal_mask(length, source, offset=0)
@@ -416,14 +533,26 @@ def scaled_dot_product_attention(
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     keep = None
     if dropout_p > 0:
-        keep = resolve_generator(generator).bernoulli(1.0 - dropout_p, target, dtype=dtype) / dtype.type(1.0 - dropout_p)
-    # a mask made from bools (or none) lets the softmax skip its row maxima when the scores are small
-    return SoftmaxAttention.apply(query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor))
+        keep = resolve_generator(generator).bernoulli(
+            1.0 - dropout_p, target, dtype=dtype
+        ) / dtype.type(1.0 - dropout_p)
+    # a mask made from bools (or none) lets the softmax skip its row maxima when the scores are
+    # small
+    return SoftmaxAttention.apply(
+        query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor)
+    )
 
 
 # %% book/05_attention.ipynb, cell 65
-def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, block_size: int = 64,
-                             scale: float | None = None, is_causal: bool = False) -> Tensor:
+def online_softmax_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    block_size: int = 64,
+    scale: float | None = None,
+    is_causal: bool = False,
+) -> Tensor:
     r"""Softmax attention computed over blocks of keys with a running max and sum (no gradient).
 
     The recurrence behind FlashAttention (Milakov and Gimelshein, 2018; Dao et al., 2022): for
@@ -439,16 +568,25 @@ def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = 
     Args: ``query`` (*, T_q, d), ``key`` (*, T_k, d), ``value`` (*, T_k, d_v) (Tensors or arrays);
     ``attn_mask`` as for :func:`scaled_dot_product_attention` (bool True = attend, or float);
     ``block_size`` keys per block; ``scale`` default :math:`1/\sqrt{d}`; ``is_causal`` the top-left
-    causal mask of :func:`scaled_dot_product_attention`, made block by block (a (T_q, T_k) mask would
+    causal mask of :func:`scaled_dot_product_attention`, made block by block (a (T_q, T_k) mask
+    would
     cost the memory this function saves). Returns a Tensor (*, T_q, d_v).
     This is a teaching function: it records no graph.
     """
     q, k, v = (np.asarray(x.numpy() if isinstance(x, Tensor) else x) for x in (query, key, value))
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"online_softmax_attention: block_size must be an int >= 1, got {block_size!r}")
+    if (
+        isinstance(block_size, bool)
+        or not isinstance(block_size, (int, np.integer))
+        or block_size < 1
+    ):
+        raise ValueError(
+            f"online_softmax_attention: block_size must be an int >= 1, got {block_size!r}"
+        )
     scale = q.dtype.type(1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     if is_causal and attn_mask is not None:
-        raise ValueError("online_softmax_attention: pass either attn_mask or is_causal=True, not both")
+        raise ValueError(
+            "online_softmax_attention: pass either attn_mask or is_causal=True, not both"
+        )
     mask = None
     if attn_mask is not None:
         mask = np.asarray(attn_mask.numpy() if isinstance(attn_mask, Tensor) else attn_mask)
@@ -465,9 +603,14 @@ def online_softmax_attention(query: Any, key: Any, value: Any, attn_mask: Any = 
         if mask is not None:
             scores = scores + mask[..., start:stop]
         if is_causal:  # key j is visible to query i when j <= i
-            scores[..., np.arange(start, start + scores.shape[-1])[None, :] > np.arange(q.shape[-2])[:, None]] = -np.inf
+            scores[
+                ...,
+                np.arange(start, start + scores.shape[-1])[None, :]
+                > np.arange(q.shape[-2])[:, None],
+            ] = -np.inf
         new_max = np.maximum(running_max, scores.max(axis=-1, keepdims=True))
-        shift = np.where(new_max == -np.inf, 0, new_max)  # a row with nothing seen yet: e^{-inf - 0} = 0
+        # a row with nothing seen yet: e^{-inf - 0} = 0
+        shift = np.where(new_max == -np.inf, 0, new_max)
         alpha = np.exp(running_max - shift)  # rescales what was accumulated under the old max
         block = np.exp(scores - shift)
         running_sum = alpha * running_sum + block.sum(axis=-1, keepdims=True)

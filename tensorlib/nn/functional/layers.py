@@ -2,7 +2,8 @@
 # edit the notebook and run `make export`.
 
 """Functional forms of the layers: ``linear``, ``embedding``, ``one_hot``, ``layer_norm``,
-``rms_norm``, ``batch_norm``, ``dropout``, ``dropout2d``, ``conv2d``, ``unfold``, ``pad``, ``max_pool2d`` and ``avg_pool2d``.
+``rms_norm``, ``batch_norm``, ``dropout``, ``dropout2d``, ``conv2d``, ``unfold``, ``pad``,
+``max_pool2d`` and ``avg_pool2d``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -77,8 +78,12 @@ class _Linear(Function):
         # every batch position is a row; M is spelled out because reshape(-1, 0) cannot infer it
         m = math.prod(grad.shape[:-1])
         rows = grad.reshape(m, grad.shape[-1])  # (M, out)
-        grad_x = (rows @ self.weight).reshape(self.x.shape) if self.needs_input_grad[0] else None  # X̄ = Ȳ W
-        grad_weight = rows.T @ self.x.reshape(m, self.x.shape[-1]) if self.needs_input_grad[1] else None  # W̄ = Ȳᵀ X
+        # X̄ = Ȳ W
+        grad_x = (rows @ self.weight).reshape(self.x.shape) if self.needs_input_grad[0] else None
+        # W̄ = Ȳᵀ X
+        grad_weight = (
+            rows.T @ self.x.reshape(m, self.x.shape[-1]) if self.needs_input_grad[1] else None
+        )
         grad_bias = rows.sum(axis=0) if self.needs_input_grad[2] else None  # b̄ = Ȳᵀ 1
         return grad_x, grad_weight, grad_bias
 
@@ -111,13 +116,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """
     _check_tensor(input, "linear")
     if weight.ndim != 2:
-        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {_shape_text(weight)}")
+        raise ValueError(
+            "linear: weight must be 2-D (out_features, in_features), got shape "
+            f"{_shape_text(weight)}"
+        )
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
         raise ValueError(
-            f"linear: input's last dimension must be in_features={weight.shape[1]}, got input of shape {_shape_text(input)}"
+            f"linear: input's last dimension must be in_features={weight.shape[1]}, got input of "
+            f"shape {_shape_text(input)}"
         )
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
-        raise ValueError(f"linear: bias must have shape ({weight.shape[0]},), got {_shape_text(bias)}")
+        raise ValueError(
+            f"linear: bias must have shape ({weight.shape[0]},), got {_shape_text(bias)}"
+        )
     _check_same_dtype("linear", input, weight=weight, bias=bias)
     return _Linear.apply(input, weight, bias)
 
@@ -129,14 +140,17 @@ class _Embedding(Function):
     __slots__ = ("ids", "num_embeddings", "padding_idx")
     reads = ((1,), ())  # the table's gradient reads the ids, never the table
 
-    def forward(self, weight: np.ndarray, ids: np.ndarray, padding_idx: int | None = None) -> np.ndarray:
+    def forward(
+        self, weight: np.ndarray, ids: np.ndarray, padding_idx: int | None = None
+    ) -> np.ndarray:
         self.ids, self.num_embeddings, self.padding_idx = ids, weight.shape[0], padding_idx
         return weight[ids]
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, None]:
         grad_weight = np.zeros((self.num_embeddings, grad.shape[-1]), dtype=grad.dtype)
-        # not grad_weight[ids] += ...: a repeated id must accumulate every time. Sort the ids (stably,
-        # so the same ids give the same bits) and add each run of equal ids with one reduceat: about
+        # not grad_weight[ids] += ...: a repeated id must accumulate every time. Sort the ids
+        # (stably, so the same ids give the same bits) and add each run of equal ids with one
+        # reduceat: about
         # 7x faster than np.add.at, which adds row by row
         ids = self.ids.reshape(-1)
         if ids.size:
@@ -158,7 +172,10 @@ def _ids_array(input: Any, num_embeddings: int) -> np.ndarray:
         low, high = int(ids.min()), int(ids.max())
         bad = low if low < 0 else high
         if low < 0 or high >= num_embeddings:
-            raise IndexError(f"embedding: id {bad} is out of range [0, {num_embeddings}) (a table of {num_embeddings} rows)")
+            raise IndexError(
+                f"embedding: id {bad} is out of range [0, {num_embeddings}) (a table of "
+                f"{num_embeddings} rows)"
+            )
     return ids
 
 
@@ -177,11 +194,16 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     """
     _check_tensor(input, "embedding")
     if weight.ndim != 2:
-        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape {_shape_text(weight)}")
+        raise ValueError(
+            "embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
+            f"{_shape_text(weight)}"
+        )
     ids = _ids_array(input, weight.shape[0])
     padding_idx = _check_padding_idx(padding_idx, weight.shape[0], "embedding")
     # the ids Tensor itself (ids shares its memory): an in-place change before backward is caught
-    return _Embedding.apply(weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx)
+    return _Embedding.apply(
+        weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx
+    )
 
 
 # %% book/04_layers.ipynb, cell 73
@@ -213,19 +235,25 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         if num_classes == -1:
             num_classes = high + 1
         if high >= num_classes:
-            raise IndexError(f"one_hot: class id {high} is out of range [0, {num_classes}) for num_classes={num_classes}")
+            raise IndexError(
+                f"one_hot: class id {high} is out of range [0, {num_classes}) for "
+                f"num_classes={num_classes}"
+            )
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
 # %% book/04_layers.ipynb, cell 80
-def _normalized_axes(ndim: int, normalized_shape: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _normalized_axes(
+    ndim: int, normalized_shape: tuple[int, ...]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(the trailing axes normalised over, the leading batch axes) for an input of ``ndim``."""
     count = len(normalized_shape)
     return tuple(range(ndim - count, ndim)), tuple(range(ndim - count))
 
 
 def _row_means(rows: np.ndarray) -> np.ndarray:
-    """The mean of each row of a 2-D array, shape (M,): one matrix-vector product for float32/float64.
+    """The mean of each row of a 2-D array, shape (M,): one matrix-vector product for
+    float32/float64.
 
     BLAS does it in one pass and about a third faster than ``rows.mean(axis=1)``; float16 keeps
     numpy's mean, which accumulates in float32.
@@ -235,8 +263,15 @@ def _row_means(rows: np.ndarray) -> np.ndarray:
     return rows @ np.full(rows.shape[1], 1 / max(rows.shape[1], 1), dtype=rows.dtype)
 
 
-def _layer_norm_rows(rows: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, eps: float,
-                     centred: np.ndarray | None = None, y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _layer_norm_rows(
+    rows: np.ndarray,
+    rstd: np.ndarray,
+    weight: np.ndarray | None,
+    bias: np.ndarray | None,
+    eps: float,
+    centred: np.ndarray | None = None,
+    y: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """LayerNorm of ``rows`` (M, width): (x̂, y), with 1/σ into ``rstd`` (M,).
 
     x̂ and y go into ``centred`` and ``y`` when given (a chunk of preallocated outputs), else into
@@ -256,8 +291,15 @@ def _layer_norm_rows(rows: np.ndarray, rstd: np.ndarray, weight: np.ndarray | No
     return x_hat, result
 
 
-def _layer_norm_grad_rows(rows: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray, weight: np.ndarray | None, out: np.ndarray) -> None:
-    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with g = w ⊙ Ȳ, row by row."""
+def _layer_norm_grad_rows(
+    rows: np.ndarray,
+    x_hat: np.ndarray,
+    rstd: np.ndarray,
+    weight: np.ndarray | None,
+    out: np.ndarray,
+) -> None:
+    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with g = w ⊙ Ȳ, row by
+    row."""
     g = rows if weight is None else rows * weight
     np.subtract(g, _row_means(g)[:, None], out=out)
     out -= x_hat * _row_means(g * x_hat)[:, None]
@@ -265,7 +307,8 @@ def _layer_norm_grad_rows(rows: np.ndarray, x_hat: np.ndarray, rstd: np.ndarray,
 
 
 class LayerNormFunction(Function):
-    r"""Layer normalisation as one autograd ``Function``: the kernel of :func:`layer_norm` and ``LayerNorm``.
+    r"""Layer normalisation as one autograd ``Function``: the kernel of :func:`layer_norm` and
+    ``LayerNorm``.
 
     ``LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=eps)`` normalises
     ``input`` of shape ``(*, *shape)`` over its trailing ``shape`` dimensions and returns a tensor
@@ -278,7 +321,8 @@ class LayerNormFunction(Function):
         \hat x = (x - \mu) / \sqrt{\sigma^2 + \varepsilon}, \qquad y = w \odot \hat x + b.
 
     The backward is the closed form, with :math:`g = w \odot \bar y` and means over the row:
-    :math:`\bar x = (g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x)) / \sqrt{\sigma^2 + \varepsilon}`,
+    :math:`\bar x = (g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x))
+    / \sqrt{\sigma^2 + \varepsilon}`,
     :math:`\bar w = \sum_{rows} \bar y \odot \hat x`, :math:`\bar b = \sum_{rows} \bar y`.
 
     It does not check its arguments (a Tensor input, floating dtypes that agree, the trailing
@@ -290,14 +334,21 @@ class LayerNormFunction(Function):
     reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, w
 
     def name(self) -> str:
-        """``LayerNormBackward``: the node is named after the op (PyTorch's is ``NativeLayerNormBackward0``)."""
+        """``LayerNormBackward``: the node is named after the op (PyTorch's is
+        ``NativeLayerNormBackward0``)."""
         return "LayerNormBackward"
 
     def forward(
-        self, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-5
+        self,
+        x: np.ndarray,
+        weight: np.ndarray | None,
+        bias: np.ndarray | None,
+        normalized_shape: tuple[int, ...] = (),
+        eps: float = 1e-5,
     ) -> np.ndarray:
         self.shape = tuple(normalized_shape)
-        rows = x.reshape(-1, math.prod(self.shape))  # (M, width): each row is normalised (width >= 1)
+        # (M, width): each row is normalised (width >= 1)
+        rows = x.reshape(-1, math.prod(self.shape))
         rstd = np.empty(rows.shape[0], rows.dtype)
         w, b = (None if p is None else p.reshape(-1) for p in (weight, bias))
         if get_num_threads() == 1:
@@ -305,8 +356,19 @@ class LayerNormFunction(Function):
         else:  # rows are independent: chunks of rows on every thread, into preallocated outputs
             centred = np.empty(rows.shape, rows.dtype)
             y = centred if w is None and b is None else np.empty_like(centred)
-            parallel_for(lambda start, stop: _layer_norm_rows(rows[start:stop], rstd[start:stop], w, b, eps, centred[start:stop], y[start:stop]),
-                         rows.shape[0], cost=rows.shape[1])
+            parallel_for(
+                lambda start, stop: _layer_norm_rows(
+                    rows[start:stop],
+                    rstd[start:stop],
+                    w,
+                    b,
+                    eps,
+                    centred[start:stop],
+                    y[start:stop],
+                ),
+                rows.shape[0],
+                cost=rows.shape[1],
+            )
         self.x_hat, self.rstd, self.weight = centred, rstd, weight
         return y.reshape(x.shape)
 
@@ -315,12 +377,22 @@ class LayerNormFunction(Function):
         rows: np.ndarray = grad.reshape(x_hat.shape)  # (M, width), as x̂
         weight = None if self.weight is None else self.weight.reshape(-1)
         grad_x = None
-        if self.needs_input_grad[0]:  # 1/σ (g - mean(g) - x̂ mean(g x̂)), row by row: chunks of rows
-            out = np.empty(rows.shape, rows.dtype if weight is None else np.result_type(rows, weight))
-            parallel_for(lambda start, stop: _layer_norm_grad_rows(rows[start:stop], x_hat[start:stop], rstd[start:stop], weight, out[start:stop]),
-                         len(rows), cost=rows.shape[-1])
+        # 1/σ (g - mean(g) - x̂ mean(g x̂)), row by row: chunks of rows
+        if self.needs_input_grad[0]:
+            out = np.empty(
+                rows.shape, rows.dtype if weight is None else np.result_type(rows, weight)
+            )
+            parallel_for(
+                lambda start, stop: _layer_norm_grad_rows(
+                    rows[start:stop], x_hat[start:stop], rstd[start:stop], weight, out[start:stop]
+                ),
+                len(rows),
+                cost=rows.shape[-1],
+            )
             grad_x = out.reshape(grad.shape)
-        grad_weight = (rows * x_hat).sum(axis=0).reshape(self.shape) if self.needs_input_grad[1] else None
+        grad_weight = (
+            (rows * x_hat).sum(axis=0).reshape(self.shape) if self.needs_input_grad[1] else None
+        )
         grad_bias = rows.sum(axis=0).reshape(self.shape) if self.needs_input_grad[2] else None
         return grad_x, grad_weight, grad_bias
 
@@ -331,7 +403,13 @@ class _RMSNorm(Function):
     __slots__ = ("x_hat", "rrms", "weight", "axes", "batch_axes")
     reads = ((1,), ())  # as in LayerNorm: x̄ reads w, w̄ reads the saved copy x̂
 
-    def forward(self, x: np.ndarray, weight: np.ndarray | None, normalized_shape: tuple[int, ...] = (), eps: float = 1e-6) -> np.ndarray:
+    def forward(
+        self,
+        x: np.ndarray,
+        weight: np.ndarray | None,
+        normalized_shape: tuple[int, ...] = (),
+        eps: float = 1e-6,
+    ) -> np.ndarray:
         self.axes, self.batch_axes = _normalized_axes(x.ndim, normalized_shape)
         self.rrms = 1.0 / np.sqrt((x * x).mean(axis=self.axes, keepdims=True) + eps)
         self.x_hat = x * self.rrms
@@ -342,16 +420,25 @@ class _RMSNorm(Function):
         g = grad if self.weight is None else grad * self.weight
         grad_x = None
         if self.needs_input_grad[0]:
-            grad_x = self.rrms * (g - self.x_hat * (g * self.x_hat).mean(axis=self.axes, keepdims=True))
-        grad_weight = (grad * self.x_hat).sum(axis=self.batch_axes) if self.needs_input_grad[1] else None
+            grad_x = self.rrms * (
+                g - self.x_hat * (g * self.x_hat).mean(axis=self.axes, keepdims=True)
+            )
+        grad_weight = (
+            (grad * self.x_hat).sum(axis=self.batch_axes) if self.needs_input_grad[1] else None
+        )
         return grad_x, grad_weight
 
 
 
-def _check_normalized(name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None) -> None:
+def _check_normalized(
+    name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
+) -> None:
     _check_floating(name, input)
     if tuple(input.shape[input.ndim - len(shape) :]) != shape or input.ndim < len(shape):
-        raise ValueError(f"{name}: the input's trailing dimensions must be normalized_shape={shape}, got input of shape {_shape_text(input)}")
+        raise ValueError(
+            f"{name}: the input's trailing dimensions must be normalized_shape={shape}, got input "
+            f"of shape {_shape_text(input)}"
+        )
     for label, tensor in (("weight", weight), ("bias", bias)):
         if tensor is not None and tuple(tensor.shape) != shape:
             raise ValueError(f"{name}: {label} must have shape {shape}, got {_shape_text(tensor)}")
@@ -379,9 +466,13 @@ def layer_norm(
 
 
 def rms_norm(
-    input: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None, eps: float | None = None
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
 ) -> Tensor:
-    """RMS normalisation :math:`y = w\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the trailing dimensions.
+    """RMS normalisation :math:`y = w\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the
+    trailing dimensions.
 
     ``eps=None`` means the machine epsilon of the input's dtype, as in PyTorch. Shapes:
     ``input`` (*, *normalized_shape); ``weight`` normalized_shape or None; result like ``input``.
@@ -396,13 +487,15 @@ def rms_norm(
 
 # %% book/04_layers.ipynb, cell 89
 class BatchNormFunction(Function):
-    r"""Batch normalisation as one autograd ``Function``: the kernel of :func:`batch_norm` and ``BatchNorm1d/2d``.
+    r"""Batch normalisation as one autograd ``Function``: the kernel of :func:`batch_norm` and
+    ``BatchNorm1d/2d``.
 
     ``BatchNormFunction.apply(input, weight, bias, mean=mean, var=var, eps=eps, training=training)``
     normalises ``input`` of shape ``(N, C, *)`` channel by channel with the given statistics
     (arrays of shape ``(C,)``: the batch's mean and biased variance when ``training``, the running
     estimates otherwise); ``weight`` (:math:`w`) and ``bias`` (:math:`b`) have shape ``(C,)`` or are
-    ``None``. Over the :math:`M = N \cdot \prod *` values of a channel, with :math:`r = 1/\sqrt{\sigma^2 + \varepsilon}`:
+    ``None``. Over the :math:`M = N \cdot \prod *` values of a channel, with
+    :math:`r = 1/\sqrt{\sigma^2 + \varepsilon}`:
 
     .. math::
 
@@ -410,9 +503,11 @@ class BatchNormFunction(Function):
 
     The backward, with :math:`g = w \odot \bar y` and means over the channel's :math:`M` values:
     when ``training``, :math:`\mu` and :math:`\sigma^2` are functions of the batch, so
-    :math:`\bar x = r\,(g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x))` (LayerNorm's
+    :math:`\bar x = r\,(g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x))`
+    (LayerNorm's
     projection, over a channel instead of a row); in evaluation they are constants and
-    :math:`\bar x = r\, g`. Always :math:`\bar w = \sum \bar y \odot \hat x` and :math:`\bar b = \sum \bar y`
+    :math:`\bar x = r\, g`. Always :math:`\bar w = \sum \bar y \odot \hat x` and
+    :math:`\bar b = \sum \bar y`
     over the channel.
 
     It does not check its arguments: :func:`batch_norm` is the checked entry point.
@@ -425,9 +520,18 @@ class BatchNormFunction(Function):
         """``BatchNormBackward`` (PyTorch's node is ``NativeBatchNormBackward0``)."""
         return "BatchNormBackward"
 
-    def forward(self, x: np.ndarray, weight: np.ndarray | None, bias: np.ndarray | None, mean: np.ndarray | None = None,
-                var: np.ndarray | None = None, eps: float = 1e-5, training: bool = True) -> np.ndarray:
-        per_channel = (1, -1) + (1,) * (x.ndim - 2)  # (C,) arrays broadcast over N and the spatial axes
+    def forward(
+        self,
+        x: np.ndarray,
+        weight: np.ndarray | None,
+        bias: np.ndarray | None,
+        mean: np.ndarray | None = None,
+        var: np.ndarray | None = None,
+        eps: float = 1e-5,
+        training: bool = True,
+    ) -> np.ndarray:
+        # (C,) arrays broadcast over N and the spatial axes
+        per_channel = (1, -1) + (1,) * (x.ndim - 2)
         rstd = (1.0 / np.sqrt(np.asarray(var) + eps)).astype(x.dtype).reshape(per_channel)
         x_hat = (x - np.asarray(mean, dtype=x.dtype).reshape(per_channel)) * rstd
         self.x_hat, self.rstd, self.weight, self.training = x_hat, rstd, weight, training
@@ -457,19 +561,27 @@ def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     _check_tensor(input, "batch_norm")
     _check_floating("batch_norm", input)
     if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected an input of shape (N, C, *), got shape {_shape_text(input)}")
+        raise ValueError(
+            f"batch_norm: expected an input of shape (N, C, *), got shape {_shape_text(input)}"
+        )
     channels = int(input.shape[1])
     for label, tensor in per_channel.items():
         if tensor is not None and tuple(tensor.shape) != (channels,):
-            raise ValueError(f"batch_norm: {label} must have shape ({channels},), one value per channel, got {_shape_text(tensor)}")
+            raise ValueError(
+                f"batch_norm: {label} must have shape ({channels},), one value per channel, got "
+                f"{_shape_text(tensor)}"
+            )
     return channels
 
 
 def _update_running(running: Tensor | None, batch_value: np.ndarray, momentum: float) -> None:
-    """running ← (1 - momentum) · running + momentum · batch_value, in place (a version change, as in PyTorch)."""
+    """running ← (1 - momentum) · running + momentum · batch_value, in place (a version change, as
+    in PyTorch)."""
     if running is not None:
         with no_grad():
-            running.mul_(1.0 - momentum).add_(Tensor(batch_value.astype(running.dtype)), alpha=momentum)
+            running.mul_(1.0 - momentum).add_(
+                Tensor(batch_value.astype(running.dtype)), alpha=momentum
+            )
 
 
 def batch_norm(
@@ -482,7 +594,8 @@ def batch_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    r"""Batch normalisation of ``input`` (N, C, *) channel by channel: :math:`y = w (x - \mu)/\sqrt{\sigma^2+\varepsilon} + b`.
+    r"""Batch normalisation of ``input`` (N, C, *) channel by channel:
+    :math:`y = w (x - \mu)/\sqrt{\sigma^2+\varepsilon} + b`.
 
     When ``training``, :math:`\mu` and :math:`\sigma^2` are the mean and the biased variance of
     each channel over the batch (and the spatial axes), and the running estimates, if given, are
@@ -495,22 +608,32 @@ def batch_norm(
         ValueError: a channel has a single value while ``training``, or a running estimate is
             missing while not ``training``.
     """
-    _check_batch_norm(input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
+    _check_batch_norm(
+        input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias
+    )
     _check_same_dtype("batch_norm", input, weight=weight, bias=bias)
     if not training:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
+            raise ValueError(
+                "batch_norm: running_mean and running_var are needed when training=False"
+            )
         mean, var = running_mean._data, running_var._data
     else:
         x = input._data
         count = x.size // max(int(input.shape[1]), 1)
         if count <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {_shape_text(input)}")
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{_shape_text(input)}"
+            )
         axes = (0,) + tuple(range(2, x.ndim))
-        mean, var = x.mean(axis=axes), x.var(axis=axes)  # two passes: var is computed from the centred values
+        # two passes: var is computed from the centred values
+        mean, var = x.mean(axis=axes), x.var(axis=axes)
         _update_running(running_mean, mean, momentum)
         _update_running(running_var, var * (count / (count - 1)), momentum)
-    return BatchNormFunction.apply(input, weight, bias, mean=mean, var=var, eps=float(eps), training=bool(training))
+    return BatchNormFunction.apply(
+        input, weight, bias, mean=mean, var=var, eps=float(eps), training=bool(training)
+    )
 
 
 # %% book/04_layers.ipynb, cell 98
@@ -529,7 +652,9 @@ class _Dropout(Function):
 
 
 
-def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None) -> Tensor:
+def dropout(
+    input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
+) -> Tensor:
     """Inverted dropout: zero each element with probability ``p``, scale the rest by ``1/(1-p)``.
 
     Returns ``input`` itself when not ``training`` or when ``p == 0``. The keep mask is
@@ -550,8 +675,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, generator: Gen
 
 
 # %% book/04_layers.ipynb, cell 100
-def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None) -> Tensor:
-    """Channel dropout: zero each whole channel with probability ``p``, scale the rest by ``1/(1-p)``.
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
+) -> Tensor:
+    """Channel dropout: zero each whole channel with probability ``p``, scale the rest by
+    ``1/(1-p)``.
 
     ``input`` is (N, C, H, W) or (N, C, L) (as PyTorch, a 3-D input is read as a batch of 1-D
     channels); one keep decision per (sample, channel), shared by all its positions, drawn from
@@ -564,31 +692,53 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, generator: G
     _check_tensor(input, "dropout2d")
     p = _check_probability(p, "dropout2d")
     if input.ndim not in (3, 4):
-        raise ValueError(f"dropout2d: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape {_shape_text(input)}")
+        raise ValueError(
+            "dropout2d: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape "
+            f"{_shape_text(input)}"
+        )
     if not training or p == 0.0:
         return input
     _check_floating("dropout2d", input)
     dtype = input.dtype
     keep = resolve_generator(generator).bernoulli(1.0 - p, tuple(input.shape[:2]), dtype=dtype)
-    mask = np.broadcast_to((keep / dtype.type(1.0 - p)).reshape(keep.shape + (1,) * (input.ndim - 2)), input.shape)
+    mask = np.broadcast_to(
+        (keep / dtype.type(1.0 - p)).reshape(keep.shape + (1,) * (input.ndim - 2)), input.shape
+    )
     return _Dropout.apply(input, mask)
 
 
 # %% book/04_layers.ipynb, cell 117
-def _check_spatial(what: str, shape: tuple[int, ...], kernel: tuple[int, int], stride: tuple[int, int], sides: _Sides, dilation: tuple[int, int]) -> None:
+def _check_spatial(
+    what: str,
+    shape: tuple[int, ...],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    sides: _Sides,
+    dilation: tuple[int, int],
+) -> None:
     if len(shape) != 4:
-        raise ValueError(f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}")
-    top_left = (sides[0][0], sides[1][0])
-    padding = top_left if sides == _symmetric(top_left) else sides  # messages show PyTorch's (h, w) when they can
-    if min(kernel) < 1 or min(stride) < 1 or min(dilation) < 1 or min(v for side in sides for v in side) < 0:
         raise ValueError(
-            f"{what}: kernel_size, stride and dilation must be >= 1 and padding >= 0, got kernel_size={kernel}, "
+            f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}"
+        )
+    top_left = (sides[0][0], sides[1][0])
+    # messages show PyTorch's (h, w) when they can
+    padding = top_left if sides == _symmetric(top_left) else sides
+    if (
+        min(kernel) < 1
+        or min(stride) < 1
+        or min(dilation) < 1
+        or min(v for side in sides for v in side) < 0
+    ):
+        raise ValueError(
+            f"{what}: kernel_size, stride and dilation must be >= 1 and padding >= 0, got "
+            f"kernel_size={kernel}, "
             f"stride={stride}, padding={padding}, dilation={dilation}"
         )
     for size, k, (before, after), d in zip(shape[2:], kernel, sides, dilation, strict=True):
         if size + before + after < d * (k - 1) + 1:
             raise ValueError(
-                f"{what}: input of spatial size {tuple(shape[2:])} padded by {padding} is smaller than the kernel "
+                f"{what}: input of spatial size {tuple(shape[2:])} padded by {padding} is smaller "
+                "than the kernel "
                 f"{kernel} spans (dilation {dilation}): the output would be empty"
             )
 
@@ -605,7 +755,9 @@ def _crop(x: np.ndarray, sides: _Sides) -> np.ndarray:
     return x[:, :, top : x.shape[2] - bottom, left : x.shape[3] - right]
 
 
-def _windows(padded: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> np.ndarray:
+def _windows(
+    padded: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]
+) -> np.ndarray:
     """The sliding windows of (N, C, Hp, Wp) as a strided view (N, C, OH, OW, kh, kw): no copy."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     spans = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
@@ -613,8 +765,14 @@ def _windows(padded: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int
     return view[:, :, ::sh, ::sw, ::dh, ::dw]
 
 
-def _fold(patches: np.ndarray, padded_shape: tuple[int, ...], stride: tuple[int, int], dilation: tuple[int, int]) -> np.ndarray:
-    """col2im, the adjoint of ``_windows``: add each window entry back onto the pixel it was read from.
+def _fold(
+    patches: np.ndarray,
+    padded_shape: tuple[int, ...],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+) -> np.ndarray:
+    """col2im, the adjoint of ``_windows``: add each window entry back onto the pixel it was read
+    from.
 
     ``patches`` is (N, C, kh, kw, OH, OW): for each kernel tap (u, v), the entries of every
     window. The result has ``padded_shape``. One strided slice per tap; a pixel read by
@@ -635,8 +793,17 @@ def _fold(patches: np.ndarray, padded_shape: tuple[int, ...], stride: tuple[int,
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
-    __slots__ = ("columns", "weight_matrix", "weight_shape", "padded_shape", "stride", "padding", "dilation")
-    reads = ((1,), (0,), ())  # X̄_col reads W (a view), W̄ reads X_col (may be a view of x), b̄ nothing
+    __slots__ = (
+        "columns",
+        "weight_matrix",
+        "weight_shape",
+        "padded_shape",
+        "stride",
+        "padding",
+        "dilation",
+    )
+    # X̄_col reads W (a view), W̄ reads X_col (may be a view of x), b̄ nothing
+    reads = ((1,), (0,), ())
 
     def forward(
         self,
@@ -655,11 +822,19 @@ class _Conv2d(Function):
         oh, ow = windows.shape[2:4]
         # im2col, one matrix per sample and group: rows (c, u, v), columns the positions (i, j).
         # Positions last keeps the copy's inner loop contiguous and the product already in NCHW.
-        columns = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, groups, group_channels * kh * kw, oh * ow)
+        columns = windows.transpose(0, 1, 4, 5, 2, 3).reshape(
+            n, groups, group_channels * kh * kw, oh * ow
+        )
         weight_matrix = weight.reshape(groups, out_channels // groups, group_channels * kh * kw)
-        y = (weight_matrix @ columns).reshape(n, out_channels, oh, ow)  # (N, g, O/g, L): Y = W_mat X_col
+        # (N, g, O/g, L): Y = W_mat X_col
+        y = (weight_matrix @ columns).reshape(n, out_channels, oh, ow)
         self.columns, self.weight_matrix, self.weight_shape = columns, weight_matrix, weight.shape
-        self.padded_shape, self.stride, self.padding, self.dilation = padded.shape, stride, padding, dilation
+        self.padded_shape, self.stride, self.padding, self.dilation = (
+            padded.shape,
+            stride,
+            padding,
+            dilation,
+        )
         return y + bias.reshape(1, -1, 1, 1) if bias is not None else y
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
@@ -669,13 +844,20 @@ class _Conv2d(Function):
         grad_rows = grad.reshape(n, groups, group_out, oh * ow)  # Ȳ_mat for each sample and group
         grad_x = grad_weight = grad_bias = None
         if self.needs_input_grad[0]:
-            grad_columns = self.weight_matrix.transpose(0, 2, 1) @ grad_rows  # X̄_col = W_matᵀ Ȳ_mat
+            # X̄_col = W_matᵀ Ȳ_mat
+            grad_columns = self.weight_matrix.transpose(0, 2, 1) @ grad_rows
             patches = grad_columns.reshape(n, groups * group_channels, kh, kw, oh, ow)
-            grad_x = _crop(_fold(patches, self.padded_shape, self.stride, self.dilation), self.padding)  # col2im, unpad
+            # col2im, unpad
+            grad_x = _crop(
+                _fold(patches, self.padded_shape, self.stride, self.dilation), self.padding
+            )
         if self.needs_input_grad[1]:
             # W̄_mat = Σ over samples and positions of Ȳ_mat X_colᵀ, one product per group
             grad_weight = np.stack(
-                [np.tensordot(grad_rows[:, g], self.columns[:, g], axes=([0, 2], [0, 2])) for g in range(groups)]
+                [
+                    np.tensordot(grad_rows[:, g], self.columns[:, g], axes=([0, 2], [0, 2]))
+                    for g in range(groups)
+                ]
             ).reshape(self.weight_shape)
         if self.needs_input_grad[2]:
             grad_bias = grad.sum(axis=(0, 2, 3))
@@ -704,23 +886,31 @@ def conv2d(
     """
     _check_tensor(input, "conv2d")
     if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
-        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+        batched = conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups)
+        return batched.squeeze(0)
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if weight.ndim != 4:
-        raise ValueError(f"conv2d: weight must be 4-D (out_channels, in_channels/groups, kh, kw), got shape {_shape_text(weight)}")
+        raise ValueError(
+            "conv2d: weight must be 4-D (out_channels, in_channels/groups, kh, kw), got shape "
+            f"{_shape_text(weight)}"
+        )
     out_channels, group_channels, kh, kw = weight.shape
     sides = _conv_padding(padding, (kh, kw), stride, dilation)
     _check_spatial("conv2d", tuple(input.shape), (kh, kw), stride, sides, dilation)
     groups = operator.index(groups)
     if groups < 1 or out_channels % groups or input.shape[1] != group_channels * groups:
         raise ValueError(
-            f"conv2d: input of shape {_shape_text(input)} has {input.shape[1]} channels, but weight {_shape_text(weight)} "
-            f"with groups={groups} expects {group_channels * groups} (and out_channels divisible by groups)"
+            f"conv2d: input of shape {_shape_text(input)} has {input.shape[1]} channels, but "
+            f"weight {_shape_text(weight)} "
+            f"with groups={groups} expects {group_channels * groups} (and out_channels divisible "
+            "by groups)"
         )
     if bias is not None and tuple(bias.shape) != (out_channels,):
         raise ValueError(f"conv2d: bias must have shape ({out_channels},), got {_shape_text(bias)}")
     _check_same_dtype("conv2d", input, weight=weight, bias=bias)
-    return _Conv2d.apply(input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups)
+    return _Conv2d.apply(
+        input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups
+    )
 
 
 # %% book/04_layers.ipynb, cell 119
@@ -731,8 +921,12 @@ class _Unfold(Function):
     reads = ()  # shapes only
 
     def forward(
-        self, x: np.ndarray, kernel_size: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
-        padding: _Sides = ((0, 0), (0, 0)), stride: tuple[int, int] = (1, 1),
+        self,
+        x: np.ndarray,
+        kernel_size: tuple[int, int] = (1, 1),
+        dilation: tuple[int, int] = (1, 1),
+        padding: _Sides = ((0, 0), (0, 0)),
+        stride: tuple[int, int] = (1, 1),
     ) -> np.ndarray:
         padded = _pad(x, padding)
         windows = _windows(padded, kernel_size, stride, dilation)  # (N, C, OH, OW, kh, kw)
@@ -764,7 +958,11 @@ def unfold(
     _check_tensor(input, "unfold")
     if input.ndim == 3:
         return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
-    kernel, dilation, stride = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"), _pair(stride, "stride")
+    kernel, dilation, stride = (
+        _pair(kernel_size, "kernel_size"),
+        _pair(dilation, "dilation"),
+        _pair(stride, "stride"),
+    )
     sides = _symmetric(_pair(padding, "padding"))
     _check_spatial("unfold", tuple(input.shape), kernel, stride, sides, dilation)
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
@@ -777,13 +975,25 @@ class _Pad(Function):
     __slots__ = ("input_shape", "inner_input", "inner_output")
     reads = ()
 
-    def forward(self, x: np.ndarray, widths: tuple[tuple[int, int], ...] = (), value: float = 0.0) -> np.ndarray:
+    def forward(
+        self, x: np.ndarray, widths: tuple[tuple[int, int], ...] = (), value: float = 0.0
+    ) -> np.ndarray:
         # widths: (before, after) for every axis of x; the kept block of x lands at inner_output
         self.input_shape = x.shape
-        self.inner_input = tuple(slice(max(0, -before), n - max(0, -after)) for (before, after), n in zip(widths, x.shape, strict=True))
+        self.inner_input = tuple(
+            slice(max(0, -before), n - max(0, -after))
+            for (before, after), n in zip(widths, x.shape, strict=True)
+        )
         kept = x[self.inner_input]
-        self.inner_output = tuple(slice(max(0, before), max(0, before) + k) for (before, _), k in zip(widths, kept.shape, strict=True))
-        return np.pad(kept, [(max(0, before), max(0, after)) for before, after in widths], constant_values=value)
+        self.inner_output = tuple(
+            slice(max(0, before), max(0, before) + k)
+            for (before, _), k in zip(widths, kept.shape, strict=True)
+        )
+        return np.pad(
+            kept,
+            [(max(0, before), max(0, after)) for before, after in widths],
+            constant_values=value,
+        )
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         grad_x = np.zeros(self.input_shape, dtype=grad.dtype)
@@ -791,8 +1001,11 @@ class _Pad(Function):
         return (grad_x,)
 
 
-def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None) -> Tensor:
-    r"""Pad the trailing dimensions with the constant ``value`` (0 if None), like ``torch.nn.functional.pad``.
+def pad(
+    input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
+) -> Tensor:
+    r"""Pad the trailing dimensions with the constant ``value`` (0 if None), like
+    ``torch.nn.functional.pad``.
 
     ``pad`` holds (before, after) widths starting from the **last** dimension:
     ``(left, right)`` pads the last dimension, ``(left, right, top, bottom)`` the last two, and
@@ -804,27 +1017,38 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant", value: float 
         TypeError: if a width is not an int.
         ValueError: if ``pad`` has an odd length or more than 2 * input.ndim entries, a
             dimension would become negative, or ``mode`` is unknown.
-        NotImplementedError: for PyTorch's other modes, ``"reflect"``, ``"replicate"``, ``"circular"``.
+        NotImplementedError: for PyTorch's other modes, ``"reflect"``, ``"replicate"``,
+        ``"circular"``.
     """
     _check_tensor(input, "pad")
     if mode != "constant":
         if mode in ("reflect", "replicate", "circular"):
-            raise NotImplementedError(f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only")
-        raise ValueError(f"pad: unknown mode {mode!r}, expected 'constant' (PyTorch also has 'reflect', 'replicate', 'circular')")
+            raise NotImplementedError(
+                f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only"
+            )
+        raise ValueError(
+            f"pad: unknown mode {mode!r}, expected 'constant' (PyTorch also has 'reflect', "
+            "'replicate', 'circular')"
+        )
     widths = tuple(pad)
     if any(isinstance(w, bool) or not isinstance(w, (int, np.integer)) for w in widths):
         raise TypeError(f"pad: the widths must be ints, got {pad!r}")
     if len(widths) % 2 or len(widths) // 2 > input.ndim:
         raise ValueError(
-            f"pad: expected an even number of widths, at most 2 per dimension ({2 * input.ndim} for an input of "
+            f"pad: expected an even number of widths, at most 2 per dimension ({2 * input.ndim} "
+            "for an input of "
             f"shape {_shape_text(input)}), got {len(widths)}: {pad!r}"
         )
     count = len(widths) // 2
-    trailing = [(int(widths[2 * i]), int(widths[2 * i + 1])) for i in range(count)][::-1]  # last dimension first -> in order
+    # last dimension first -> in order
+    trailing = [(int(widths[2 * i]), int(widths[2 * i + 1])) for i in range(count)][::-1]
     sides = [(0, 0)] * (input.ndim - count) + trailing
     for axis, ((before, after), n) in enumerate(zip(sides, input.shape, strict=True)):
         if n + before + after < 0:
-            raise ValueError(f"pad: dimension {axis} of size {n} with widths ({before}, {after}) would have a negative size {n + before + after}")
+            raise ValueError(
+                f"pad: dimension {axis} of size {n} with widths ({before}, {after}) would have a "
+                f"negative size {n + before + after}"
+            )
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
@@ -843,7 +1067,13 @@ def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
 
 
 def _pool_arguments(
-    what: str, input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any = 1, ceil_mode: bool = False
+    what: str,
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
 ) -> tuple[tuple[int, int], tuple[int, int], _Sides, tuple[int, int]]:
     """Validate a pooling call; return (kernel, stride, sides, dilation)."""
     _check_floating(what, input)
@@ -854,9 +1084,14 @@ def _pool_arguments(
     _check_spatial(what, tuple(input.shape), kernel, stride, sides, dilation)
     for k, p, d in zip(kernel, padding, dilation, strict=True):
         if 2 * p > d * (k - 1) + 1:
-            raise ValueError(f"{what}: padding {padding} should be at most half of the kernel size {kernel}")
+            raise ValueError(
+                f"{what}: padding {padding} should be at most half of the kernel size {kernel}"
+            )
     if ceil_mode:
-        extra = [_ceil_extra(*args) for args in zip(input.shape[2:], kernel, stride, padding, dilation, strict=True)]
+        extra = [
+            _ceil_extra(*args)
+            for args in zip(input.shape[2:], kernel, stride, padding, dilation, strict=True)
+        ]
         sides = (padding[0], padding[0] + extra[0]), (padding[1], padding[1] + extra[1])
     return kernel, stride, sides, dilation
 
@@ -876,13 +1111,20 @@ class _MaxPool2d(Function):
         flat = windows.reshape(*windows.shape[:4], kernel[0] * kernel[1])  # (N, C, OH, OW, kh*kw)
         winners = flat.argmax(axis=-1)  # the first maximum, as in PyTorch
         self.winners = winners[:, :, None]  # (N, C, 1, OH, OW): the tap axis where col2im wants it
-        self.padded_shape, self.kernel, self.stride, self.padding, self.dilation = padded.shape, kernel, stride, padding, dilation
+        self.padded_shape, self.kernel, self.stride, self.padding, self.dilation = (
+            padded.shape,
+            kernel,
+            stride,
+            padding,
+            dilation,
+        )
         return np.take_along_axis(flat, winners[..., None], axis=-1)[..., 0]
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         n, c, oh, ow = grad.shape
         patches = np.zeros((n, c, self.kernel[0] * self.kernel[1], oh, ow), dtype=grad.dtype)
-        np.put_along_axis(patches, self.winners, grad[:, :, None], axis=2)  # each gradient to its winner
+        # each gradient to its winner
+        np.put_along_axis(patches, self.winners, grad[:, :, None], axis=2)
         patches = patches.reshape(n, c, *self.kernel, oh, ow)
         return (_crop(_fold(patches, self.padded_shape, self.stride, self.dilation), self.padding),)
 
@@ -902,14 +1144,22 @@ class _AvgPool2d(Function):
         (top, bottom), (left, right) = padding  # bottom > top, right > left only in ceil_mode
         if (top, left) == (bottom, right) and (count_include_pad or (top, left) == (0, 0)):
             self.divisor = np.asarray(kernel[0] * kernel[1], dtype=x.dtype)
-        else:  # count the pixels that count: the real ones (and the zeros of `padding`, if included)
+        # count the pixels that count: the real ones (and the zeros of `padding`, if included)
+        else:
             if count_include_pad:
-                counted = np.ones((1, 1, x.shape[2] + 2 * top, x.shape[3] + 2 * left), dtype=x.dtype)
+                counted = np.ones(
+                    (1, 1, x.shape[2] + 2 * top, x.shape[3] + 2 * left), dtype=x.dtype
+                )
                 counted = _pad(counted, ((0, bottom - top), (0, right - left)))
             else:
                 counted = _pad(np.ones((1, 1, *x.shape[2:]), dtype=x.dtype), padding)
             self.divisor = _windows(counted, kernel, stride, (1, 1)).sum(axis=(-2, -1))
-        self.padded_shape, self.kernel, self.stride, self.padding = padded.shape, kernel, stride, padding
+        self.padded_shape, self.kernel, self.stride, self.padding = (
+            padded.shape,
+            kernel,
+            stride,
+            padding,
+        )
         return windows.sum(axis=(-2, -1)) / self.divisor
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -936,8 +1186,12 @@ def max_pool2d(
     """
     _check_tensor(input, "max_pool2d")
     if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
-        return max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode).squeeze(0)
-    kernel, stride, sides, dilation = _pool_arguments("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode)
+        return max_pool2d(
+            input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode
+        ).squeeze(0)
+    kernel, stride, sides, dilation = _pool_arguments(
+        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode
+    )
     return _MaxPool2d.apply(input, kernel=kernel, stride=stride, padding=sides, dilation=dilation)
 
 
@@ -958,6 +1212,17 @@ def avg_pool2d(
     """
     _check_tensor(input, "avg_pool2d")
     if input.ndim == 3:
-        return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode, count_include_pad=count_include_pad).squeeze(0)
-    kernel, stride, sides, _ = _pool_arguments("avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode)
-    return _AvgPool2d.apply(input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad)
+        return avg_pool2d(
+            input.unsqueeze(0),
+            kernel_size,
+            stride,
+            padding,
+            ceil_mode,
+            count_include_pad=count_include_pad,
+        ).squeeze(0)
+    kernel, stride, sides, _ = _pool_arguments(
+        "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
+    )
+    return _AvgPool2d.apply(
+        input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad
+    )

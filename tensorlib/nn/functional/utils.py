@@ -27,11 +27,13 @@ from tensorlib.engine import Tensor, parse_to
 from tensorlib.shape import as_shape
 
 _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-_Sides = tuple[tuple[int, int], tuple[int, int]]  # ((top, bottom), (left, right)) zeros around an image
+# ((top, bottom), (left, right)) zeros around an image
+_Sides = tuple[tuple[int, int], tuple[int, int]]
 
 
 def _check_tensor(value: Any, owner: str, name: str = "input") -> None:
-    """Refuse anything but a Tensor (a list or a numpy array too), as PyTorch does, with a TypeError."""
+    """Refuse anything but a Tensor (a list or a numpy array too), as PyTorch does, with a
+    TypeError."""
     if not isinstance(value, Tensor):
         raise TypeError(
             f"{owner}: expected a Tensor, got {type(value).__name__} (as {name}); "
@@ -40,7 +42,8 @@ def _check_tensor(value: Any, owner: str, name: str = "input") -> None:
 
 
 def _check_size(value: Any, name: str, owner: str) -> int:
-    """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0, checked by chapter 1's ``as_shape``."""
+    """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0, checked by chapter 1's
+    ``as_shape``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}")
     return as_shape(int(value), f"{owner}: {name}")[0]
@@ -51,7 +54,8 @@ def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
 
     ``device`` must be None or the CPU (tensorlib's only device).
     """
-    _, resolved = parse_to(dtype=dtype, device=device)  # chapter 2's one resolver of dtype= and device=
+    # chapter 2's one resolver of dtype= and device=
+    _, resolved = parse_to(dtype=dtype, device=device)
     if resolved is None:
         return _FLOAT_DTYPES[1]
     if resolved not in _FLOAT_DTYPES:
@@ -64,7 +68,9 @@ def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value), int(value)
     pair = tuple(value) if isinstance(value, Iterable) else (value,)
-    if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in pair):
+    if len(pair) != 2 or any(
+        isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in pair
+    ):
         raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
     return int(pair[0]), int(pair[1])
 
@@ -74,7 +80,12 @@ def _symmetric(padding: tuple[int, int]) -> _Sides:
     return (padding[0], padding[0]), (padding[1], padding[1])
 
 
-def _conv_padding(padding: int | Sequence[int] | str, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]) -> _Sides:
+def _conv_padding(
+    padding: int | Sequence[int] | str,
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+) -> _Sides:
     """Convolution padding as sides: an int, an (h, w) pair, ``"valid"`` (none) or ``"same"``.
 
     ``"same"`` keeps H and W (stride 1 only, as in PyTorch): an axis needs
@@ -86,7 +97,9 @@ def _conv_padding(padding: int | Sequence[int] | str, kernel: tuple[int, int], s
     if padding == "valid":
         return (0, 0), (0, 0)
     if padding != "same":
-        raise ValueError(f"conv2d: invalid padding string {padding!r}, should be one of 'valid', 'same'")
+        raise ValueError(
+            f"conv2d: invalid padding string {padding!r}, should be one of 'valid', 'same'"
+        )
     if stride != (1, 1):
         raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
     total_h, total_w = (d * (k - 1) for k, d in zip(kernel, dilation, strict=True))
@@ -97,12 +110,16 @@ def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tupl
     """``normalized_shape`` (an int means the last dimension) as a non-empty tuple of sizes >= 1."""
     shape = as_shape(normalized_shape, f"{owner}: normalized_shape")
     if not shape or min(shape) < 1:
-        raise ValueError(f"{owner}: normalized_shape must be a positive int or a non-empty sequence of them, got {normalized_shape!r}")
+        raise ValueError(
+            f"{owner}: normalized_shape must be a positive int or a non-empty sequence of them, "
+            f"got {normalized_shape!r}"
+        )
     return shape
 
 
 def _check_probability(p: float, owner: str) -> float:
-    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (its scale 1/(1-p) is infinite)."""
+    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (its scale
+    1/(1-p) is infinite)."""
     if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool):
         raise ValueError(f"{owner}: dropout probability p must be a number in [0, 1), got {p!r}")
     if p == 1:
@@ -116,13 +133,15 @@ def _check_probability(p: float, owner: str) -> float:
 
 
 def _check_padding_idx(padding_idx: int | None, num_embeddings: int, owner: str) -> int | None:
-    """``padding_idx`` checked against the table and made non-negative (negative counts from the end)."""
+    """``padding_idx`` checked against the table and made non-negative (negative counts from the
+    end)."""
     if padding_idx is None:
         return None
     if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):
         raise TypeError(f"{owner}: padding_idx must be an int or None, got {padding_idx!r}")
     if not -num_embeddings <= padding_idx < num_embeddings:
         raise ValueError(
-            f"{owner}: padding_idx must be within num_embeddings, i.e. in [-{num_embeddings}, {num_embeddings}), got {padding_idx}"
+            f"{owner}: padding_idx must be within num_embeddings, i.e. in [-{num_embeddings}, "
+            f"{num_embeddings}), got {padding_idx}"
         )
     return int(padding_idx) % num_embeddings

@@ -45,7 +45,8 @@ class Sequential(Module):
     work as for a list.
     """
 
-    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant,
+    # hence the ignore)
     _modules: dict[str, Module]  # type: ignore[assignment]
 
     @overload
@@ -80,7 +81,9 @@ class Sequential(Module):
             del self._modules[name]
         if all(name.isdigit() for name in self._modules):
             # keep the names 0..n-1, as PyTorch does
-            renumbered = OrderedDict((str(number), module) for number, module in enumerate(self._modules.values()))
+            renumbered = OrderedDict(
+                (str(number), module) for number, module in enumerate(self._modules.values())
+            )
             self._modules.clear()
             self._modules.update(renumbered)
 
@@ -115,7 +118,8 @@ class ModuleList(Module):
     stack of blocks); a plain Python list would hide them from ``parameters()``.
     """
 
-    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant,
+    # hence the ignore)
     _modules: dict[str, Module]  # type: ignore[assignment]
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -175,10 +179,13 @@ class ModuleList(Module):
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
 
-    # PyTorch's declaration: a container's children are modules, never None (dict is invariant, hence the ignore)
+    # PyTorch's declaration: a container's children are modules, never None (dict is invariant,
+    # hence the ignore)
     _modules: dict[str, Module]  # type: ignore[assignment]
 
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+    def __init__(
+        self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+    ) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)

@@ -49,7 +49,8 @@ class Conv2d(Module):
 
     Attributes:
         weight: (C_out, C_in/groups, kh, kw), and ``bias`` (C_out,), both
-            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with fan_in = C_in/groups * kh * kw, as in PyTorch.
+            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with fan_in = C_in/groups * kh * kw, as in
+            PyTorch.
     """
 
     def __init__(
@@ -73,12 +74,14 @@ class Conv2d(Module):
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.stride = _pair(stride, "stride")
         self.dilation = _pair(dilation, "dilation")
-        _conv_padding(padding, self.kernel_size, self.stride, self.dilation)  # a bad string fails here, not in forward
+        # a bad string fails here, not in forward
+        _conv_padding(padding, self.kernel_size, self.stride, self.dilation)
         self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
         self.groups = _check_size(groups, "groups", "Conv2d")
         if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
             raise ValueError(
-                f"Conv2d: in_channels={in_channels} and out_channels={out_channels} must both be divisible by groups={groups}"
+                f"Conv2d: in_channels={in_channels} and out_channels={out_channels} must both be "
+                f"divisible by groups={groups}"
             )
         dtype = _parameter_dtype(dtype, device)
         shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
@@ -94,10 +97,13 @@ class Conv2d(Module):
         init.default_init_(self.weight, self.bias, generator=generator)
 
     def forward(self, input: Tensor) -> Tensor:
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return conv2d(
+            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+        )
 
     def extra_repr(self) -> str:
-        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
         if self.padding != (0, 0):
             text += f", padding={self.padding}"
         if self.dilation != (1, 1):

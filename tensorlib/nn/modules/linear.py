@@ -88,7 +88,8 @@ class Linear(Module):
         return linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
 
 
 # %% book/04_layers.ipynb, cell 59

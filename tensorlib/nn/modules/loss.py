@@ -2,7 +2,8 @@
 # edit the notebook and run `make export`.
 
 """Loss modules over the functional losses: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss`` and
-``BCEWithLogitsLoss`` (chapter 2), ``BCELoss``, ``SmoothL1Loss`` and ``HuberLoss``. Each is called as
+``BCEWithLogitsLoss`` (chapter 2), ``BCELoss``, ``SmoothL1Loss`` and ``HuberLoss``. Each is called
+as
 ``loss(input, target)``."""
 
 from __future__ import annotations
@@ -48,7 +49,12 @@ class CrossEntropyLoss(Module):
     """
 
     def __init__(
-        self, weight: Tensor | None = None, *, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0
+        self,
+        weight: Tensor | None = None,
+        *,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        label_smoothing: float = 0.0,
     ) -> None:
         super().__init__()
         self.register_buffer("weight", weight)
@@ -61,7 +67,12 @@ class CrossEntropyLoss(Module):
         _check_tensor(input, type(self).__name__)
         _check_tensor(target, type(self).__name__, "target")
         return cross_entropy(
-            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction, label_smoothing=self.label_smoothing
+            input,
+            target,
+            self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            label_smoothing=self.label_smoothing,
         )
 
 
@@ -74,7 +85,9 @@ class NLLLoss(Module):
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
     """
 
-    def __init__(self, weight: Tensor | None = None, *, ignore_index: int = -100, reduction: str = "mean") -> None:
+    def __init__(
+        self, weight: Tensor | None = None, *, ignore_index: int = -100, reduction: str = "mean"
+    ) -> None:
         super().__init__()
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
@@ -84,7 +97,9 @@ class NLLLoss(Module):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
         _check_tensor(target, type(self).__name__, "target")
-        return nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
+        return nll_loss(
+            input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction
+        )
 
 
 class MSELoss(Module):
@@ -106,7 +121,8 @@ class MSELoss(Module):
 
 
 class BCEWithLogitsLoss(Module):
-    """Binary cross-entropy of :math:`\\sigma(x)` against targets in [0, 1], computed stably from logits.
+    """Binary cross-entropy of :math:`\\sigma(x)` against targets in [0, 1], computed stably from
+    logits.
 
     Args:
         weight: a rescaling weight broadcast over the elements, kept as a buffer.
@@ -114,7 +130,13 @@ class BCEWithLogitsLoss(Module):
         pos_weight: a weight of the positive term per class (last dim), kept as a buffer.
     """
 
-    def __init__(self, weight: Tensor | None = None, *, reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        *,
+        reduction: str = "mean",
+        pos_weight: Tensor | None = None,
+    ) -> None:
         super().__init__()
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
@@ -124,12 +146,15 @@ class BCEWithLogitsLoss(Module):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
         _check_tensor(target, type(self).__name__, "target")
-        return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight)
+        return binary_cross_entropy_with_logits(
+            input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
 
 
 # %% book/04_layers.ipynb, cell 142
 class BCELoss(Module):
-    """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and targets of the same shape.
+    """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and targets
+    of the same shape.
 
     Args:
         weight: a rescaling weight broadcast over the elements, kept as a buffer.
@@ -147,7 +172,8 @@ class BCELoss(Module):
 
 
 class SmoothL1Loss(Module):
-    """Smooth L1 loss: quadratic for :math:`|x - y| < \\beta`, linear beyond (see :func:`smooth_l1_loss`).
+    """Smooth L1 loss: quadratic for :math:`|x - y| < \\beta`, linear beyond (see
+    :func:`smooth_l1_loss`).
 
     Args:
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
@@ -164,7 +190,8 @@ class SmoothL1Loss(Module):
 
 
 class HuberLoss(Module):
-    """Huber loss: :math:`\\tfrac12 d^2` for :math:`d = |x - y| < \\delta`, :math:`\\delta(d - \\tfrac12\\delta)` beyond (see :func:`huber_loss`).
+    """Huber loss: :math:`\\tfrac12 d^2` for :math:`d = |x - y| < \\delta`,
+    :math:`\\delta(d - \\tfrac12\\delta)` beyond (see :func:`huber_loss`).
 
     Args:
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.

@@ -63,11 +63,20 @@ class MLP(Sequential):
         generator: Generator | None = None,
     ) -> None:
         if isinstance(hidden_sizes, (int, np.integer)):
-            raise TypeError(f"MLP: hidden_sizes must be a sequence of ints (e.g. [{hidden_sizes}]), got {hidden_sizes!r}")
-        sizes = [operator.index(in_features), *(operator.index(size) for size in hidden_sizes), operator.index(out_features)]
+            raise TypeError(
+                f"MLP: hidden_sizes must be a sequence of ints (e.g. [{hidden_sizes}]), got "
+                f"{hidden_sizes!r}"
+            )
+        sizes = [
+            operator.index(in_features),
+            *(operator.index(size) for size in hidden_sizes),
+            operator.index(out_features),
+        ]
         layers: list[Module] = []
         for index, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-            layers.append(Linear(n_in, n_out, bias, device=device, dtype=dtype, generator=generator))
+            layers.append(
+                Linear(n_in, n_out, bias, device=device, dtype=dtype, generator=generator)
+            )
             if index < len(sizes) - 2:
                 layers.append(activation())
                 if dropout > 0:

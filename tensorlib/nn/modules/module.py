@@ -47,7 +47,8 @@ def _check_name(owner: Module, name: object, kind: str, table: Mapping[str, obje
 
 
 def _indent_after_first_line(text: str, spaces: int) -> str:
-    """``text`` with every line but the first indented by ``spaces``: a child's repr inside its parent's."""
+    """``text`` with every line but the first indented by ``spaces``: a child's repr inside its
+    parent's."""
     lines = text.split("\n")
     return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
 
@@ -68,9 +69,14 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 def _type_name(value: Any) -> str:
-    """The module-qualified type name (``torch.Tensor``, ``numpy.ndarray``); builtins bare (``list``)."""
+    """The module-qualified type name (``torch.Tensor``, ``numpy.ndarray``); builtins bare
+    (``list``)."""
     kind = type(value)
-    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
 
 
 def _state_array(key: str, value: Any) -> np.ndarray:
@@ -82,17 +88,28 @@ def _state_array(key: str, value: Any) -> np.ndarray:
     if isinstance(value, Tensor):
         return np.asarray(value.numpy())
     if not hasattr(value, "__array__"):
-        raise TypeError(f"expected a Tensor or array (any object with __array__) for key {key!r}, got {_type_name(value)}")
+        raise TypeError(
+            f"expected a Tensor or array (any object with __array__) for key {key!r}, got "
+            f"{_type_name(value)}"
+        )
     try:
         array = np.asarray(value)
     except Exception as error:  # e.g. a torch tensor that requires grad, or of a dtype numpy lacks
-        raise TypeError(f"the value for key {key!r}, a {_type_name(value)}, cannot be converted to an array: {error}") from error
+        raise TypeError(
+            f"the value for key {key!r}, a {_type_name(value)}, cannot be converted to an array: "
+            f"{error}"
+        ) from error
     if array.dtype.kind not in "biuf":
-        raise TypeError(f"expected a numeric array for key {key!r}, got {_type_name(value)} of dtype {array.dtype}")
+        raise TypeError(
+            f"expected a numeric array for key {key!r}, got {_type_name(value)} of dtype "
+            f"{array.dtype}"
+        )
     return array
 
 
-def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict: bool) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+def _check_state(
+    owner: str, state_dict: Any, targets: dict[str, Tensor], strict: bool
+) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
     """Validate a checkpoint against ``targets`` before anything is copied.
 
     Returns the arrays to copy (by key) and the missing and unexpected keys; raises
@@ -100,12 +117,15 @@ def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict
     size mismatch, every read-only target (and, if ``strict``, every key mismatch).
     """
     if not isinstance(state_dict, Mapping):
-        raise TypeError(f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}")
+        raise TypeError(
+            f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}"
+        )
     sources = {key: _state_array(key, state_dict[key]) for key in targets if key in state_dict}
     missing = [key for key in targets if key not in state_dict]
     unexpected = [key for key in state_dict if key not in targets]
     errors = [
-        f"size mismatch for {key}: copying a param with shape {tuple(array.shape)} from checkpoint, "
+        f"size mismatch for {key}: copying a param with shape {tuple(array.shape)} from "
+        "checkpoint, "
         f"the shape in current model is {tuple(targets[key].shape)}."
         for key, array in sources.items()
         if array.shape != tuple(targets[key].shape)
@@ -120,9 +140,14 @@ def _check_state(owner: str, state_dict: Any, targets: dict[str, Tensor], strict
     ]
     if strict:
         if missing:
-            errors.insert(0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+            errors.insert(
+                0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + "."
+            )
         if unexpected:
-            errors.insert(1 if missing else 0, "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".")
+            errors.insert(
+                1 if missing else 0,
+                "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".",
+            )
     if errors:
         raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(errors))
     return sources, missing, unexpected
@@ -193,11 +218,17 @@ class Module:
             parameters[name] = None
         elif modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign {type(value).__name__} as child module {name!r} (Module or None expected)")
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as child module {name!r} (Module or "
+                    "None expected)"
+                )
             modules[name] = None
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} (Tensor or None expected)")
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} as buffer {name!r} (Tensor or None "
+                    "expected)"
+                )
             buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -218,7 +249,9 @@ class Module:
                 return
         object.__delattr__(self, name)
 
-    def _tables(self) -> tuple[dict[str, Parameter | None], dict[str, Tensor | None], dict[str, Module | None]]:
+    def _tables(
+        self,
+    ) -> tuple[dict[str, Parameter | None], dict[str, Tensor | None], dict[str, Module | None]]:
         """The three tables; a clear error if a subclass assigns before ``Module.__init__``."""
         parameters = self.__dict__.get("_parameters")
         buffers = self.__dict__.get("_buffers")
@@ -271,7 +304,10 @@ class Module:
         """
         _, buffers, _ = self._tables()
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign {type(tensor).__name__} as buffer {name!r} (Tensor or None expected)")
+            raise TypeError(
+                f"cannot assign {type(tensor).__name__} as buffer {name!r} (Tensor or None "
+                "expected)"
+            )
         _check_name(self, name, "buffer", buffers)
         self._forget(name, buffers)
         buffers[name] = tensor
@@ -302,14 +338,18 @@ class Module:
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The computation; every subclass defines it. Call the module, not ``forward``."""
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
 
     # ---- walking the tree ------------------------------------------------------------------
 
-    def named_modules(self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
+    def named_modules(
+        self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
         """Yield ``(dotted name, module)`` for this module (name ``prefix``) and every descendant.
 
         Depth first, parents before children, children in registration order. A module
@@ -324,7 +364,9 @@ class Module:
         yield prefix, self
         for name, child in self._modules.items():
             if child is not None:
-                yield from child.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
+                yield from child.named_modules(
+                    memo, f"{prefix}.{name}" if prefix else name, remove_duplicate
+                )
 
     def modules(self) -> Iterator[Module]:
         """Yield this module and every descendant, each once (see :meth:`named_modules`)."""
@@ -344,10 +386,20 @@ class Module:
         for _, child in self.named_children():
             yield child
 
-    def _named_members(self, members: Callable[[Module], Mapping[str, _T | None]], prefix: str, recurse: bool,
-                       remove_duplicate: bool) -> Iterator[tuple[str, _T]]:
-        """Yield ``(dotted name, tensor)`` for the tensors ``members(module)`` lists, over the tree."""
-        walk = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else iter([(prefix, self)])
+    def _named_members(
+        self,
+        members: Callable[[Module], Mapping[str, _T | None]],
+        prefix: str,
+        recurse: bool,
+        remove_duplicate: bool,
+    ) -> Iterator[tuple[str, _T]]:
+        """Yield ``(dotted name, tensor)`` for the tensors ``members(module)`` lists, over the
+        tree."""
+        walk = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else iter([(prefix, self)])
+        )
         seen: set[int] = set()
         for module_prefix, module in walk:
             for name, tensor in members(module).items():
@@ -359,7 +411,9 @@ class Module:
                     seen.add(id(tensor))
                 yield (f"{module_prefix}.{name}" if module_prefix else name), tensor
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
         """Yield ``(dotted name, parameter)`` over the tree, in registration order.
 
         A parameter shared by two modules (weight tying) is yielded once, under the first
@@ -372,7 +426,9 @@ class Module:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
         """Yield ``(dotted name, buffer)`` over the tree, each buffer once."""
         yield from self._named_members(_buffers_of, prefix, recurse, remove_duplicate)
 
@@ -387,7 +443,9 @@ class Module:
         for part in target.split(".") if target else []:
             child = module._modules.get(part)
             if child is None:
-                raise AttributeError(f"{type(module).__name__} has no child module {part!r} (looking up {target!r})")
+                raise AttributeError(
+                    f"{type(module).__name__} has no child module {part!r} (looking up {target!r})"
+                )
             module = child
         return module
 
@@ -450,21 +508,27 @@ class Module:
             TypeError: for a dtype that is not floating point.
             ValueError: for a device other than the CPU.
         """
-        _, resolved = parse_to(*args, dtype=dtype, device=device)  # chapter 2's resolver, as Tensor.to's
+        # chapter 2's resolver, as Tensor.to's
+        _, resolved = parse_to(*args, dtype=dtype, device=device)
         if resolved is None:
             return self
-        if resolved.kind != "f":  # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}")
+        # an integer Parameter that requires grad would be a contradiction; PyTorch refuses too
+        if resolved.kind != "f":
+            raise TypeError(
+                f"nn.Module.to only accepts floating point dtypes, but got desired dtype={resolved}"
+            )
         return self._cast(resolved)
 
     def _cast(self, dtype: np.dtype) -> Module:
-        """Cast every floating-point tensor of the tree to ``dtype`` in place, dropping gradients."""
+        """Cast every floating-point tensor of the tree to ``dtype`` in place, dropping
+        gradients."""
         with no_grad():
             for module in self.modules():
                 for table in (module._parameters, module._buffers):
                     for tensor in table.values():
                         if tensor is not None and tensor.is_floating_point():
-                            tensor.data = Tensor(tensor.numpy().astype(dtype))  # a Tensor: what .data takes whether it returns an array or a Tensor
+                            # a Tensor: what .data takes whether it returns an array or a Tensor
+                            tensor.data = Tensor(tensor.numpy().astype(dtype))
                             tensor.grad = None
         return self
 
@@ -481,12 +545,18 @@ class Module:
         return self._cast(np.dtype(np.float32))
 
     def half(self) -> Module:
-        """Cast floating-point parameters and buffers to float16 (half the memory; numpy computes it slowly)."""
+        """Cast floating-point parameters and buffers to float16 (half the memory; numpy computes it
+        slowly)."""
         return self._cast(np.dtype(np.float16))
 
     # ---- state_dict ------------------------------------------------------------------------
 
-    def state_dict(self, destination: dict[str, Tensor] | None = None, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+    def state_dict(
+        self,
+        destination: dict[str, Tensor] | None = None,
+        prefix: str = "",
+        keep_vars: bool = False,
+    ) -> dict[str, Tensor]:
         """Every parameter and persistent buffer of the tree, by dotted name, in order.
 
         As in PyTorch the values are detached tensors that share memory with the module's
@@ -507,7 +577,9 @@ class Module:
                 child.state_dict(destination, prefix + name + ".", keep_vars)
         return destination
 
-    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> _IncompatibleKeys:
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True
+    ) -> _IncompatibleKeys:
         """Copy ``state_dict``'s tensors into this module's parameters and buffers, in place.
 
         Everything is validated before anything is copied, so a failed load leaves the
@@ -531,7 +603,9 @@ class Module:
                 shape mismatch, all in one message.
         """
         targets = self.state_dict(keep_vars=True)  # name to the live tensor an entry is copied into
-        sources, missing, unexpected = _check_state(type(self).__name__, state_dict, targets, strict)
+        sources, missing, unexpected = _check_state(
+            type(self).__name__, state_dict, targets, strict
+        )
         with no_grad():
             for key, array in sources.items():
                 targets[key].copy_(array)  # casts to the target's dtype
@@ -547,7 +621,8 @@ class Module:
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
         child_lines = [
-            f"({name}): " + _indent_after_first_line(repr(child), 2) for name, child in self._modules.items()
+            f"({name}): " + _indent_after_first_line(repr(child), 2)
+            for name, child in self._modules.items()
         ]
         if not child_lines and len(extra_lines) <= 1:
             return f"{type(self).__name__}({extra})"
@@ -555,11 +630,14 @@ class Module:
         return f"{type(self).__name__}(\n  {body}\n)"
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+        return sorted(
+            set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules)
+        )
 
 
 # %% book/04_layers.ipynb, cell 25
-# A module's own parameter and buffer tables, as the walkers (named_parameters, named_buffers) read them.
+# A module's own parameter and buffer tables, as the walkers (named_parameters, named_buffers) read
+# them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:
     """A module's own parameter table (what :meth:`Module.named_parameters` walks)."""
     return module._parameters

@@ -68,7 +68,9 @@ class LayerNorm(Module):
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
 
 
 class RMSNorm(Module):
@@ -76,7 +78,8 @@ class RMSNorm(Module):
 
     Args:
         normalized_shape: the trailing dimensions to normalise over (an int means the last one).
-        eps: :math:`\\varepsilon`; ``None`` (default) means the machine epsilon of the input's dtype.
+        eps: :math:`\\varepsilon`; ``None`` (default) means the machine epsilon of the input's
+        dtype.
         elementwise_affine: whether to learn :math:`w` (init 1).
         device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameter (default float32).
@@ -85,14 +88,22 @@ class RMSNorm(Module):
     """
 
     def __init__(
-        self, normalized_shape: int | Sequence[int], eps: float | None = None, elementwise_affine: bool = True, *, device: Any = None, dtype: Any = None
+        self,
+        normalized_shape: int | Sequence[int],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        *,
+        device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         self.normalized_shape = _normalized_shape(normalized_shape, "RMSNorm")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(np.ones(self.normalized_shape, dtype=_parameter_dtype(dtype, device)))
+            self.weight = Parameter(
+                np.ones(self.normalized_shape, dtype=_parameter_dtype(dtype, device))
+            )
         else:
             self.register_parameter("weight", None)
 
@@ -100,4 +111,5 @@ class RMSNorm(Module):
         return rms_norm(input, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")

@@ -32,7 +32,8 @@ class MaxPool2d(Module):
         ceil_mode: round the output size up instead of down, keeping a last partial window.
 
     Shapes: input (N, C, H, W) or (C, H, W), output (N, C, H_out, W_out) or (C, H_out, W_out),
-    :math:`H_{out} = \\lfloor (H + 2p - d(k-1) - 1)/s \\rfloor + 1` (:math:`\\lceil\\cdot\\rceil` if ``ceil_mode``).
+    :math:`H_{out} = \\lfloor (H + 2p - d(k-1) - 1)/s \\rfloor + 1` (:math:`\\lceil\\cdot\\rceil` if
+    ``ceil_mode``).
     """
 
     def __init__(
@@ -52,11 +53,14 @@ class MaxPool2d(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input: Tensor) -> Tensor:
-        return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
+        return max_pool2d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
+        )
 
     def extra_repr(self) -> str:
         return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, dilation={self.dilation}, "
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, "
             f"ceil_mode={self.ceil_mode}"
         )
 
@@ -93,7 +97,12 @@ class AvgPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return avg_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.ceil_mode, count_include_pad=self.count_include_pad
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            count_include_pad=self.count_include_pad,
         )
 
     def extra_repr(self) -> str:

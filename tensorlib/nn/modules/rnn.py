@@ -3,7 +3,8 @@
 
 r"""Recurrent layers: ``RNNCell``, ``LSTMCell``, ``RNN`` and ``LSTM``, as in ``torch.nn``.
 
-An Elman RNN updates a hidden state :math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`;
+An Elman RNN updates a hidden state
+:math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`;
 an LSTM adds a cell state :math:`c_t` and four gates (input, forget, cell, output, in that order in
 the stacked weights). Parameter names, layouts and the default initialisation
 :math:`U(-1/\sqrt{H}, 1/\sqrt{H})` follow PyTorch, so a ``state_dict`` loads either way. Built
@@ -47,17 +48,23 @@ def _check_size(value: Any, name: str, owner: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def _rnn_step(projected: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None, nonlinearity: str) -> Tensor:
-    r""":math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})` (or ReLU); ``projected`` is the first two terms."""
+def _rnn_step(
+    projected: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None, nonlinearity: str
+) -> Tensor:
+    r""":math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})` (or ReLU);
+    ``projected`` is the first two terms."""
     pre = projected + linear(h, weight_hh, bias_hh)
     return tanh(pre) if nonlinearity == "tanh" else relu(pre)
 
 
-def _lstm_step(projected: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Tensor | None) -> tuple[Tensor, Tensor]:
+def _lstm_step(
+    projected: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Tensor | None
+) -> tuple[Tensor, Tensor]:
     r"""One LSTM step; the gates are stacked i, f, g, o along the last axis of ``projected``."""
     size = h.shape[-1]
     gates = projected + linear(h, weight_hh, bias_hh)  # (B, 4H)
-    squashed = sigmoid(gates)  # i, f and o use the sigmoid; computing it on g too is cheaper than slicing first
+    # i, f and o use the sigmoid; computing it on g too is cheaper than slicing first
+    squashed = sigmoid(gates)
     i, f, o = squashed[..., :size], squashed[..., size : 2 * size], squashed[..., 3 * size :]
     g = tanh(gates[..., 2 * size : 3 * size])
     c = f * c + i * g
@@ -73,11 +80,20 @@ def _reset_uniform_(module: Module, hidden_size: int, generator: Generator | Non
 
 
 class _RecurrentCell(Module):
-    """What ``RNNCell`` and ``LSTMCell`` share: parameters ``weight_ih`` (G·H, in), ``weight_hh`` (G·H, H), two biases."""
+    """What ``RNNCell`` and ``LSTMCell`` share: parameters ``weight_ih`` (G·H, in), ``weight_hh``
+    (G·H, H), two biases."""
 
     gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, device: Any, dtype: Any, generator: Generator | None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        device: Any,
+        dtype: Any,
+        generator: Generator | None,
+    ) -> None:
         super().__init__()
         owner = type(self).__name__
         self.input_size = _check_size(input_size, "input_size", owner, minimum=0)
@@ -96,23 +112,35 @@ class _RecurrentCell(Module):
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
-        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
+        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch
+        does."""
         _reset_uniform_(self, self.hidden_size, generator)
 
     def _prepare(self, input: Tensor, hx: Tensor | None) -> tuple[Tensor, bool]:
         name = type(self).__name__
-        if not isinstance(input, Tensor) or input.ndim not in (1, 2) or input.shape[-1] != self.input_size:
+        if (
+            not isinstance(input, Tensor)
+            or input.ndim not in (1, 2)
+            or input.shape[-1] != self.input_size
+        ):
             shape = tuple(input.shape) if isinstance(input, Tensor) else type(input).__name__
-            raise ValueError(f"{name}: expected input of shape (N, {self.input_size}) or ({self.input_size},), got {shape}")
+            raise ValueError(
+                f"{name}: expected input of shape (N, {self.input_size}) or ({self.input_size},), "
+                f"got {shape}"
+            )
         batched = input.ndim == 2
         return (input if batched else input.unsqueeze(0)), batched
 
-    def _state(self, hx: Tensor | None, batch: int, input: Tensor, batched: bool, what: str) -> Tensor:
+    def _state(
+        self, hx: Tensor | None, batch: int, input: Tensor, batched: bool, what: str
+    ) -> Tensor:
         if hx is None:
             return zeros(batch, self.hidden_size, dtype=input.dtype)
         expected = (batch, self.hidden_size) if batched else (self.hidden_size,)
         if tuple(hx.shape) != expected:
-            raise ValueError(f"{type(self).__name__}: expected {what} of shape {expected}, got {tuple(hx.shape)}")
+            raise ValueError(
+                f"{type(self).__name__}: expected {what} of shape {expected}, got {tuple(hx.shape)}"
+            )
         return hx if batched else hx.unsqueeze(0)
 
     def extra_repr(self) -> str:
@@ -120,7 +148,8 @@ class _RecurrentCell(Module):
 
 
 class RNNCell(_RecurrentCell):
-    r"""One step of an Elman RNN: :math:`h' = \tanh(x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh})`.
+    r"""One step of an Elman RNN:
+    :math:`h' = \tanh(x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh})`.
 
     Args:
         input_size, hidden_size: :math:`n_\text{in}` and :math:`H`.
@@ -132,22 +161,40 @@ class RNNCell(_RecurrentCell):
     Shapes: input (B, in) or (in,), ``hx`` (B, H) or (H,) (zeros if ``None``); output like ``hx``.
     """
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 device: Any = None, dtype: Any = None, *, generator: Generator | None = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        generator: Generator | None = None,
+    ) -> None:
         if nonlinearity not in ("tanh", "relu"):
-            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+            raise ValueError(
+                f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}"
+            )
         self.nonlinearity = nonlinearity
         super().__init__(input_size, hidden_size, bias, device, dtype, generator)
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, batched = self._prepare(input, hx)
         h = self._state(hx, x.shape[0], input, batched, "hx")
-        h = _rnn_step(linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh, self.nonlinearity)
+        h = _rnn_step(
+            linear(x, self.weight_ih, self.bias_ih),
+            h,
+            self.weight_hh,
+            self.bias_hh,
+            self.nonlinearity,
+        )
         return h if batched else h.squeeze(0)
 
 
 class LSTMCell(_RecurrentCell):
-    r"""One LSTM step: gates :math:`i, f, g, o` from :math:`x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh}`,
+    r"""One LSTM step: gates :math:`i, f, g, o` from
+    :math:`x W_{ih}^\top + b_{ih} + h W_{hh}^\top + b_{hh}`,
     then :math:`c' = f \odot c + i \odot g` and :math:`h' = o \odot \tanh c'`.
 
     Args: as :class:`RNNCell` without ``nonlinearity``. ``weight_ih`` is (4H, in), ``weight_hh``
@@ -163,12 +210,16 @@ class LSTMCell(_RecurrentCell):
                  dtype: Any = None, *, generator: Generator | None = None) -> None:
         super().__init__(input_size, hidden_size, bias, device, dtype, generator)
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, Tensor]:
         x, batched = self._prepare(input, None)
         h0, c0 = (None, None) if hx is None else hx
         h = self._state(h0, x.shape[0], input, batched, "h")
         c = self._state(c0, x.shape[0], input, batched, "c")
-        h, c = _lstm_step(linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh)
+        h, c = _lstm_step(
+            linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh, self.bias_hh
+        )
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -178,67 +229,131 @@ class _RecurrentLayers(Module):
 
     gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int, bias: bool, batch_first: bool,
-                 dropout: float, bidirectional: bool, device: Any, dtype: Any, generator: Generator | None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int,
+        bias: bool,
+        batch_first: bool,
+        dropout: float,
+        bidirectional: bool,
+        device: Any,
+        dtype: Any,
+        generator: Generator | None,
+    ) -> None:
         super().__init__()
         owner = type(self).__name__
         if bidirectional:
-            raise ValueError(f"{owner}: bidirectional=True is not implemented in tensorlib (run a second layer on the reversed sequence)")
-        if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout < 1:
+            raise ValueError(
+                f"{owner}: bidirectional=True is not implemented in tensorlib (run a second layer "
+                "on the reversed sequence)"
+            )
+        if (
+            not isinstance(dropout, (int, float))
+            or isinstance(dropout, bool)
+            or not 0 <= dropout < 1
+        ):
             raise ValueError(f"{owner}: dropout must be a number in [0, 1), got {dropout!r}")
         self.input_size = _check_size(input_size, "input_size", owner, minimum=0)
         self.hidden_size = _check_size(hidden_size, "hidden_size", owner)
         self.num_layers = _check_size(num_layers, "num_layers", owner)
         if dropout > 0 and self.num_layers == 1:  # PyTorch's warning, word for word
-            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects "
-                          f"num_layers greater than 1, but got dropout={dropout} and num_layers={self.num_layers}", UserWarning, stacklevel=3)
-        self.bias, self.batch_first, self.dropout, self.bidirectional = bool(bias), bool(batch_first), float(dropout), False
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                "dropout expects "
+                f"num_layers greater than 1, but got dropout={dropout} and "
+                f"num_layers={self.num_layers}",
+                UserWarning,
+                stacklevel=3,
+            )
+        self.bias, self.batch_first, self.dropout, self.bidirectional = (
+            bool(bias),
+            bool(batch_first),
+            float(dropout),
+            False,
+        )
         self.generator = generator  # also the dropout generator
         dtype = _parameter_dtype(dtype, device)
         rows = self.gates * self.hidden_size
         for layer in range(self.num_layers):
             columns = self.input_size if layer == 0 else self.hidden_size
             setattr(self, f"weight_ih_l{layer}", Parameter(np.empty((rows, columns), dtype=dtype)))
-            setattr(self, f"weight_hh_l{layer}", Parameter(np.empty((rows, self.hidden_size), dtype=dtype)))
+            setattr(
+                self,
+                f"weight_hh_l{layer}",
+                Parameter(np.empty((rows, self.hidden_size), dtype=dtype)),
+            )
             if bias:
                 setattr(self, f"bias_ih_l{layer}", Parameter(np.empty(rows, dtype=dtype)))
                 setattr(self, f"bias_hh_l{layer}", Parameter(np.empty(rows, dtype=dtype)))
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
-        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch does."""
+        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch
+        does."""
         _reset_uniform_(self, self.hidden_size, generator)
 
     def flatten_parameters(self) -> None:
-        """Does nothing: PyTorch packs the weights into one buffer for cuDNN here; tensorlib has no cuDNN."""
+        """Does nothing: PyTorch packs the weights into one buffer for cuDNN here; tensorlib has no
+        cuDNN."""
 
     def _layer(self, layer: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         if self.bias:
             return (getattr(self, f"weight_ih_l{layer}"), getattr(self, f"weight_hh_l{layer}"),
                     getattr(self, f"bias_ih_l{layer}"), getattr(self, f"bias_hh_l{layer}"))
-        return getattr(self, f"weight_ih_l{layer}"), getattr(self, f"weight_hh_l{layer}"), None, None
+        return (
+            getattr(self, f"weight_ih_l{layer}"),
+            getattr(self, f"weight_hh_l{layer}"),
+            None,
+            None,
+        )
 
     def _time_major(self, input: Tensor) -> tuple[Tensor, bool]:
         """The input as (T, B, in), and whether it had a batch dimension."""
-        if not isinstance(input, Tensor) or input.ndim not in (2, 3) or input.shape[-1] != self.input_size:
+        if (
+            not isinstance(input, Tensor)
+            or input.ndim not in (2, 3)
+            or input.shape[-1] != self.input_size
+        ):
             shape = tuple(input.shape) if isinstance(input, Tensor) else type(input).__name__
             layout = "(N, L, in)" if self.batch_first else "(L, N, in)"
-            raise ValueError(f"{type(self).__name__}: expected input of shape {layout} or (L, in) with in={self.input_size}, got {shape}")
+            raise ValueError(
+                f"{type(self).__name__}: expected input of shape {layout} or (L, in) with "
+                f"in={self.input_size}, got {shape}"
+            )
         length = input.shape[1] if input.ndim == 3 and self.batch_first else input.shape[0]
         if length == 0:
-            raise RuntimeError(f"{type(self).__name__}: expected sequence length to be larger than 0 (as PyTorch), got input of shape {tuple(input.shape)}")
+            raise RuntimeError(
+                f"{type(self).__name__}: expected sequence length to be larger than 0 (as "
+                f"PyTorch), got input of shape {tuple(input.shape)}"
+            )
         if input.ndim == 2:
             return input.unsqueeze(1), False
         return (input.transpose(0, 1) if self.batch_first else input), True
 
-    def _initial(self, state: Tensor | None, batch: int, batched: bool, like: Tensor, what: str) -> list[Tensor]:
+    def _initial(
+        self, state: Tensor | None, batch: int, batched: bool, like: Tensor, what: str
+    ) -> list[Tensor]:
         """Per-layer initial states (B, H) from ``state`` of shape (num_layers, B, H), or zeros."""
         if state is None:
-            return [zeros(batch, self.hidden_size, dtype=like.dtype) for _ in range(self.num_layers)]
-        expected = (self.num_layers, batch, self.hidden_size) if batched else (self.num_layers, self.hidden_size)
+            return [
+                zeros(batch, self.hidden_size, dtype=like.dtype) for _ in range(self.num_layers)
+            ]
+        expected = (
+            (self.num_layers, batch, self.hidden_size)
+            if batched
+            else (self.num_layers, self.hidden_size)
+        )
         if tuple(state.shape) != expected:
-            raise ValueError(f"{type(self).__name__}: expected {what} of shape {expected}, got {tuple(state.shape)}")
-        return [state[layer] if batched else state[layer].unsqueeze(0) for layer in range(self.num_layers)]
+            raise ValueError(
+                f"{type(self).__name__}: expected {what} of shape {expected}, got "
+                f"{tuple(state.shape)}"
+            )
+        return [
+            state[layer] if batched else state[layer].unsqueeze(0)
+            for layer in range(self.num_layers)
+        ]
 
     def _output(self, output: Tensor, finals: list[Tensor], batched: bool) -> tuple[Tensor, Tensor]:
         final = stack(finals, 0)  # (num_layers, B, H)
@@ -266,11 +381,13 @@ class _RecurrentLayers(Module):
 
 # %% book/05_attention.ipynb, cell 19
 class RNN(_RecurrentLayers):
-    r"""A multi-layer Elman RNN over a sequence, :math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`.
+    r"""A multi-layer Elman RNN over a sequence,
+    :math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`.
 
     Args:
         input_size, hidden_size: :math:`n_\text{in}` and :math:`H`.
-        num_layers: stacked layers (default 1); layer :math:`\ell > 0` reads layer :math:`\ell-1`'s states.
+        num_layers: stacked layers (default 1); layer :math:`\ell > 0` reads layer :math:`\ell-1`'s
+        states.
         nonlinearity: ``"tanh"`` (default) or ``"relu"``.
         bias: whether to learn ``bias_ih_l*`` and ``bias_hh_l*`` (default ``True``).
         batch_first: input and output as (B, T, ·) instead of (T, B, ·) (default ``False``).
@@ -283,13 +400,36 @@ class RNN(_RecurrentLayers):
     last layer's state at every step), ``h_n`` (num_layers, B, H) (every layer's last state).
     """
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
-                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device: Any = None, dtype: Any = None, *, generator: Generator | None = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        nonlinearity: str = "tanh",
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        generator: Generator | None = None,
+    ) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
         self.nonlinearity = nonlinearity
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype, generator)
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device,
+            dtype,
+            generator,
+        )
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, batched = self._time_major(input)
@@ -319,12 +459,28 @@ class LSTM(_RecurrentLayers):
 
     gates = 4
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device: Any = None, dtype: Any = None, *, generator: Generator | None = None) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype, generator)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        generator: Generator | None = None,
+    ) -> None:
+        super().__init__(
+            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device,
+            dtype, generator
+        )
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(
+        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         x, batched = self._time_major(input)
         h0, c0 = (None, None) if hx is None else hx
         hs = self._initial(h0, x.shape[1], batched, x, "h_0")
@@ -362,29 +518,35 @@ def init_forget_bias_(module: Module, value: float = 1.0) -> Module:
                         param.copy_(values)  # in place: the version counter sees the change
                     found = True
     if not found:
-        raise ValueError(f"init_forget_bias_: {type(module).__name__} contains no LSTM or LSTMCell with biases")
+        raise ValueError(
+            f"init_forget_bias_: {type(module).__name__} contains no LSTM or LSTMCell with biases"
+        )
     return module
 
 
 # %% book/05_attention.ipynb, cell 26
 def _gru_step(projected: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None) -> Tensor:
-    r"""One GRU step; the gates are stacked r, z, n along the last axis of ``projected`` (:math:`x W_{ih}^\top + b_{ih}`).
+    r"""One GRU step; the gates are stacked r, z, n along the last axis of ``projected``
+    (:math:`x W_{ih}^\top + b_{ih}`).
 
-    :math:`r, z = \sigma(\cdot)`, :math:`n = \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn}))`,
+    :math:`r, z = \sigma(\cdot)`,
+    :math:`n = \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn}))`,
     :math:`h' = (1 - z) \odot n + z \odot h`, computed as :math:`n + z \odot (h - n)`.
     """
     size = h.shape[-1]
     hidden = linear(h, weight_hh, bias_hh)  # (B, 3H): h W_hh^T + b_hh, all three gates
     rz = sigmoid(projected[..., : 2 * size] + hidden[..., : 2 * size])
     r, z = rz[..., :size], rz[..., size:]
-    n = tanh(projected[..., 2 * size :] + r * hidden[..., 2 * size :])  # b_hn stays inside r * (...)
+    # b_hn stays inside r * (...)
+    n = tanh(projected[..., 2 * size :] + r * hidden[..., 2 * size :])
     return n + z * (h - n)
 
 
 class GRUCell(_RecurrentCell):
     r"""One GRU step (Cho et al., 2014), as ``torch.nn.GRUCell``:
     :math:`r = \sigma(x W_{ir}^\top + b_{ir} + h W_{hr}^\top + b_{hr})`, :math:`z` likewise,
-    :math:`n = \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn}))`, :math:`h' = (1 - z) \odot n + z \odot h`.
+    :math:`n = \tanh(x W_{in}^\top + b_{in} + r \odot (h W_{hn}^\top + b_{hn}))`,
+    :math:`h' = (1 - z) \odot n + z \odot h`.
 
     Args: as :class:`RNNCell` without ``nonlinearity``. ``weight_ih`` is (3H, in), rows
     :math:`[W_{ir}; W_{iz}; W_{in}]`, ``weight_hh`` (3H, H), the biases (3H,), in the order r, z, n.
@@ -406,7 +568,8 @@ class GRUCell(_RecurrentCell):
 
 
 class GRU(_RecurrentLayers):
-    r"""A multi-layer GRU over a sequence (gates r, z, n; see :class:`GRUCell`), as ``torch.nn.GRU``.
+    r"""A multi-layer GRU over a sequence (gates r, z, n; see :class:`GRUCell`), as
+    ``torch.nn.GRU``.
 
     Args: as :class:`RNN` without ``nonlinearity``; ``weight_ih_l0`` is (3H, in), ``weight_hh_l*``
     (3H, H), the biases (3H,), rows in the order r, z, n.
@@ -417,10 +580,32 @@ class GRU(_RecurrentLayers):
 
     gates = 3
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device: Any = None, dtype: Any = None, *, generator: Generator | None = None) -> None:
-        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device, dtype, generator)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        generator: Generator | None = None,
+    ) -> None:
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers,
+            bias,
+            batch_first,
+            dropout,
+            bidirectional,
+            device,
+            dtype,
+            generator,
+        )
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, batched = self._time_major(input)

@@ -64,7 +64,11 @@ class Embedding(Module):
         self.num_embeddings = _check_size(num_embeddings, "num_embeddings", "Embedding")
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim", "Embedding")
         self.padding_idx = _check_padding_idx(padding_idx, self.num_embeddings, "Embedding")
-        self.weight = Parameter(np.empty((self.num_embeddings, self.embedding_dim), dtype=_parameter_dtype(dtype, device)))
+        self.weight = Parameter(
+            np.empty(
+                (self.num_embeddings, self.embedding_dim), dtype=_parameter_dtype(dtype, device)
+            )
+        )
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
@@ -104,12 +108,22 @@ class PositionalEmbedding(Module):
     """
 
     def __init__(
-        self, context_length: int, embedding_dim: int, *, device: Any = None, dtype: Any = None, generator: Generator | None = None
+        self,
+        context_length: int,
+        embedding_dim: int,
+        *,
+        device: Any = None,
+        dtype: Any = None,
+        generator: Generator | None = None,
     ) -> None:
         super().__init__()
         self.context_length = _check_size(context_length, "context_length", "PositionalEmbedding")
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim", "PositionalEmbedding")
-        self.weight = Parameter(np.empty((self.context_length, self.embedding_dim), dtype=_parameter_dtype(dtype, device)))
+        self.weight = Parameter(
+            np.empty(
+                (self.context_length, self.embedding_dim), dtype=_parameter_dtype(dtype, device)
+            )
+        )
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
@@ -126,7 +140,8 @@ class PositionalEmbedding(Module):
         length = input.shape[-2]
         if length > self.context_length:
             raise ValueError(
-                f"PositionalEmbedding: sequence length {length} exceeds the context length {self.context_length}"
+                f"PositionalEmbedding: sequence length {length} exceeds the context length "
+                f"{self.context_length}"
             )
         return input + self.weight[:length]  # rows 0..T-1, broadcast over the batch
 

@@ -33,7 +33,10 @@ def _grads(parameters: Tensor | Iterable[Tensor], owner: str) -> list[Tensor]:
     grads = []
     for position, param in enumerate(parameters):
         if not isinstance(param, Tensor):
-            raise TypeError(f"{owner}: parameters must be Tensors, got {type(param).__name__} at position {position}")
+            raise TypeError(
+                f"{owner}: parameters must be Tensors, got {type(param).__name__} at position "
+                f"{position}"
+            )
         if param.grad is not None:
             grads.append(param.grad)
     return grads
@@ -65,19 +68,26 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     if not grads:
         return Tensor(np.array(0.0, dtype=np.float32))
     dtype = grads[0].dtype
-    # sums accumulate in at least float32: float16 squares overflow past 256 (PyTorch accumulates in float32 too)
-    flat = [np.abs(g._data.reshape(-1)).astype(np.promote_types(g.dtype, np.float32), copy=False) for g in grads]
+    # sums accumulate in at least float32: float16 squares overflow past 256 (PyTorch accumulates in
+    # float32 too)
+    flat = [
+        np.abs(g._data.reshape(-1)).astype(np.promote_types(g.dtype, np.float32), copy=False)
+        for g in grads
+    ]
     with np.errstate(over="ignore", invalid="ignore"):
         if norm_type == math.inf:
             total = max(float(f.max()) if f.size else 0.0 for f in flat)
         elif norm_type == 2.0:
             total = math.sqrt(sum(float(np.dot(f, f)) for f in flat))
         else:
-            total = sum(float(np.sum(f.astype(np.float64) ** norm_type)) for f in flat) ** (1.0 / norm_type)
+            powers = sum(float(np.sum(f.astype(np.float64) ** norm_type)) for f in flat)
+            total = powers ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
-                           "so it cannot be clipped. To disable this error and scale the gradients by the "
-                           "non-finite norm anyway, set `error_if_nonfinite=False`")
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
+            "so it cannot be clipped. To disable this error and scale the gradients by the "
+            "non-finite norm anyway, set `error_if_nonfinite=False`"
+        )
     coefficient = max_norm / (total + 1e-6)
     if coefficient > 1.0:  # a nan coefficient stays nan, as in PyTorch
         coefficient = 1.0
@@ -88,7 +98,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
-    r"""Clamp every gradient element into :math:`[-\text{clip\_value}, \text{clip\_value}]`, in place.
+    r"""Clamp every gradient element into :math:`[-\text{clip\_value}, \text{clip\_value}]`, in
+    place.
 
     Unlike :func:`clip_grad_norm_` this changes the gradient's direction: use it against
     isolated huge entries, not to bound the step size.

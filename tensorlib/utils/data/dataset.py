@@ -55,7 +55,8 @@ class IterableDataset(Dataset[_T_co]):
 
 
 class TensorDataset(Dataset[tuple[Tensor, ...]]):
-    """Samples are the rows of tensors that share their first dimension: ``(t[index] for t in tensors)``.
+    """Samples are the rows of tensors that share their first dimension: ``(t[index] for t in
+    tensors)``.
 
     Args:
         *tensors: tensors of shapes ``(N, ...)``, all with the same ``N``.
@@ -70,7 +71,10 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
             raise ValueError("TensorDataset needs at least one tensor")
         sizes = [tensor.shape[0] if tensor.ndim else None for tensor in tensors]
         if any(size != sizes[0] for size in sizes) or sizes[0] is None:
-            raise ValueError(f"Size mismatch between tensors: TensorDataset needs one first dimension, got first dimensions {sizes}")
+            raise ValueError(
+                "Size mismatch between tensors: TensorDataset needs one first dimension, got "
+                f"first dimensions {sizes}"
+            )
         self.tensors = tensors
 
     def __getitem__(self, index: Any) -> tuple[Tensor, ...]:
@@ -112,21 +116,31 @@ def _split_lengths(total: int, lengths: Sequence[int | float]) -> list[int]:
     """
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         if any(not 0 <= fraction <= 1 for fraction in lengths):
-            raise ValueError(f"Fraction at every index should be between 0 and 1, got {list(lengths)}")
+            raise ValueError(
+                f"Fraction at every index should be between 0 and 1, got {list(lengths)}"
+            )
         counts = [math.floor(total * fraction) for fraction in lengths]
         for i in range(total - sum(counts)):
             counts[i % len(counts)] += 1
         return counts
     if any(int(length) != length or length < 0 for length in lengths):
-        raise ValueError(f"random_split: lengths must be non-negative ints or fractions that sum to 1, got {list(lengths)}")
+        raise ValueError(
+            "random_split: lengths must be non-negative ints or fractions that sum to 1, got "
+            f"{list(lengths)}"
+        )
     counts = [int(length) for length in lengths]
     if sum(counts) != total:
-        raise ValueError(f"Sum of input lengths does not equal the length of the input dataset! ({sum(counts)} != {total})")
+        raise ValueError(
+            f"Sum of input lengths does not equal the length of the input dataset! ({sum(counts)} "
+            f"!= {total})"
+        )
     return counts
 
 
 def random_split(
-    dataset: Dataset[_T_co], lengths: Sequence[int | float], generator: Generator | None = default_generator
+    dataset: Dataset[_T_co],
+    lengths: Sequence[int | float],
+    generator: Generator | None = default_generator,
 ) -> list[Subset[_T_co]]:
     """Split ``dataset`` into random, non-overlapping subsets of the given lengths.
 
@@ -139,7 +153,8 @@ def random_split(
     Returns:
         ``Subset`` objects over one random permutation of ``range(len(dataset))``, cut in order.
     """
-    counts = _split_lengths(len(dataset), lengths)  # type: ignore[arg-type]  # a map-style dataset has a length
+    # a map-style dataset has a length
+    counts = _split_lengths(len(dataset), lengths)  # type: ignore[arg-type]
     permutation = resolve_generator(generator).randperm(sum(counts)).tolist()
     subsets, start = [], 0
     for count in counts:

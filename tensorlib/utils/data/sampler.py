@@ -29,7 +29,8 @@ _T_co = TypeVar("_T_co", covariant=True)
 
 
 class Sampler(Generic[_T_co]):
-    """Base class of samplers: subclasses define ``__iter__`` (the indices) and usually ``__len__``."""
+    """Base class of samplers: subclasses define ``__iter__`` (the indices) and usually
+    ``__len__``."""
 
     def __iter__(self) -> Iterator[_T_co]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
@@ -55,19 +56,22 @@ class SequentialSampler(Sampler[int]):
 
 
 def _fresh_generator(generator: Generator | None) -> Generator:
-    """``generator``, or (None) a new generator seeded by one draw from the default generator, as PyTorch does."""
+    """``generator``, or (None) a new generator seeded by one draw from the default generator, as
+    PyTorch does."""
     if generator is not None:
         return resolve_generator(generator)
     return Generator(int(default_generator.next_u64(1)[0]))
 
 
 class RandomSampler(Sampler[int]):
-    """Random indices of ``data_source``: a fresh permutation on every pass, or draws with replacement.
+    """Random indices of ``data_source``: a fresh permutation on every pass, or draws with
+    replacement.
 
     Args:
         data_source: a sized dataset, of length ``N``.
         replacement: draw ``num_samples`` indices uniformly and independently (default ``False``:
-            each pass is a permutation of ``range(N)``, repeated while ``num_samples`` exceeds ``N``).
+            each pass is a permutation of ``range(N)``, repeated while ``num_samples`` exceeds
+            ``N``).
         num_samples: indices per pass (default ``N``).
         generator: the generator the draws come from; default None: each pass seeds a new one
             from one draw of the default generator, so ``tl.manual_seed`` controls the order.
@@ -78,13 +82,27 @@ class RandomSampler(Sampler[int]):
     generator: Generator | None
     _num_samples: int | None
 
-    def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
-                 generator: Generator | None = None) -> None:
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator: Generator | None = None,
+    ) -> None:
         if not isinstance(replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
         if num_samples is not None and (not isinstance(num_samples, int) or num_samples <= 0):
-            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
-        self.data_source, self.replacement, self._num_samples, self.generator = data_source, replacement, num_samples, generator
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        self.data_source, self.replacement, self._num_samples, self.generator = (
+            data_source,
+            replacement,
+            num_samples,
+            generator,
+        )
 
     @property
     def num_samples(self) -> int:
@@ -146,7 +164,9 @@ class BatchSampler(Sampler[list[int]]):
 
     def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         if not isinstance(drop_last, bool):
             raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
@@ -162,5 +182,6 @@ class BatchSampler(Sampler[list[int]]):
             yield batch
 
     def __len__(self) -> int:
-        n = len(self.sampler)  # type: ignore[arg-type]  # a sampler without a length has no batch count
+        # a sampler without a length has no batch count
+        n = len(self.sampler)  # type: ignore[arg-type]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
