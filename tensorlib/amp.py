@@ -68,8 +68,7 @@ class GradScaler:
     growth_interval=2000, enabled=True)``, disabled: without CUDA PyTorch warns and disables a CUDA
     scaler, and so does tensorlib; a scaler enabled on the CPU raises. Disabled, every method is
     PyTorch's disabled behaviour: ``scale`` returns its argument, ``step`` calls
-    ``optimizer.step()``,
-    ``get_scale`` is 1.0 and ``state_dict`` is empty."""
+    ``optimizer.step()``, ``get_scale`` is 1.0 and ``state_dict`` is empty."""
 
     def __init__(
         self,
@@ -82,8 +81,8 @@ class GradScaler:
     ) -> None:
         if enabled and device != "cpu":
             warnings.warn(
-                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available (tensorlib runs "
-                "on the CPU). "
+                "torch.cuda.amp.GradScaler is enabled, but CUDA is not available "
+                "(tensorlib runs on the CPU). "
                 "Disabling.",
                 stacklevel=2,
             )

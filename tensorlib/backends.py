@@ -40,8 +40,8 @@ def single_process_error(feature: str) -> RuntimeError:
 
 
 class MatmulFlags:
-    """``torch.backends.cuda.matmul``: flags of GPU matrix products, accepted and ignored on a
-    CPU."""
+    """``torch.backends.cuda.matmul``: flags of GPU matrix products,
+    accepted and ignored on a CPU."""
 
     def __init__(self) -> None:
         self.allow_tf32 = False
@@ -50,8 +50,8 @@ class MatmulFlags:
 
 
 class CudaBackend:
-    """``torch.backends.cuda``: no CUDA build (``is_built()`` is False); ``matmul``'s flags are
-    kept, not used."""
+    """``torch.backends.cuda``: no CUDA build (``is_built()`` is False);
+    ``matmul``'s flags are kept, not used."""
 
     def __init__(self) -> None:
         self.matmul = MatmulFlags()

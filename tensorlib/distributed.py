@@ -40,15 +40,15 @@ _NOT_INITIALIZED = (
 
 
 class ReduceOp:
-    """The reduction names of collective operations (``ReduceOp.SUM``, ...), for programs that name
-    them."""
+    """The reduction names of collective operations (``ReduceOp.SUM``, ...),
+    for programs that name them."""
 
     SUM, PRODUCT, MIN, MAX, AVG = "sum", "product", "min", "max", "avg"
 
 
 def is_available() -> bool:
-    """False: tensorlib has no distributed backend (PyTorch's answer where it is built without
-    one)."""
+    """False: tensorlib has no distributed backend (PyTorch's answer where it
+    is built without one)."""
     return False
 
 

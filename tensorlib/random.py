@@ -444,8 +444,8 @@ def resolve_generator(generator: Generator | None) -> Generator:
 
 
 def _size_args(name: str, sizes: tuple, size: int | Sequence[int] | None) -> tuple[int, ...]:
-    """PyTorch's size convention: ``f(2, 3)``, ``f((2, 3))`` and ``f(size=(2, 3))`` all mean (2,
-    3)."""
+    """PyTorch's size convention: ``f(2, 3)``, ``f((2, 3))`` and ``f(size=(2,
+    3))`` all mean (2, 3)."""
     if size is not None:
         if sizes:
             raise TypeError(f"{name} got a size both positionally {sizes} and as size={size!r}")

@@ -60,8 +60,8 @@ class MissingTorchName(AttributeError):
 
 def resolve(target: str) -> Any:
     """The tensorlib object a dotted name denotes: the module ``target`` if there is one, else an
-    attribute of its parent (``"tensorlib.cuda"`` is tensorlib's ``cuda`` object); ``None`` if
-    neither."""
+    attribute of its parent (``"tensorlib.cuda"`` is tensorlib's ``cuda``
+    object); ``None`` if neither."""
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as error:
@@ -154,8 +154,8 @@ def install() -> TorchFinder:
 
 
 def _missing_name(error: BaseException) -> str | None:
-    """The torch name behind ``error``, if it is one tensorlib lacks; ``None`` for the program's own
-    errors."""
+    """The torch name behind ``error``, if it is one tensorlib lacks;
+    ``None`` for the program's own errors."""
     if isinstance(error, MissingTorchName):
         return error.torch_name
     if isinstance(error, ModuleNotFoundError) and (error.name or "").split(".")[0] == "torch":

@@ -260,8 +260,8 @@ def normalize_axis(axis: int, ndim: int) -> int:
     span = max(ndim, 1)  # a 0-d tensor wraps axes like a 1-d one, as in PyTorch
     if not -span <= axis < span:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-span}, {span - 1}], but got "
-            f"{axis})"
+            f"Dimension out of range (expected to be in range of [{-span}, "
+            f"{span - 1}], but got {axis})"
         )
     return axis % span
 

@@ -204,8 +204,8 @@ class Neg(Function):
 
 
 def _integral(value: Any) -> bool:
-    """Whether an operand is an integer or bool array or number (a float operand is the common, fast
-    case)."""
+    """Whether an operand is an integer or bool array or number
+    (a float operand is the common, fast case)."""
     return (
         value.dtype.kind in "biu"
         if isinstance(value, np.ndarray)
@@ -214,8 +214,8 @@ def _integral(value: Any) -> bool:
 
 
 def _integer_power(a: Any, b: np.ndarray) -> np.ndarray:
-    """Integer ``a ** b`` with negative exponents, as torch computes it: 1 for a = 1, +-1 for a =
-    -1, else 0."""
+    """Integer ``a ** b`` with negative exponents, as torch computes it: 1 for a = 1,
+    +-1 for a = -1, else 0."""
     a, b = np.asarray(a), np.asarray(b)
     out = np.power(a, np.maximum(b, 0))
     reciprocal = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
@@ -363,8 +363,8 @@ def ge(input: Tensor, other: Any) -> Tensor:
 
 
 def all_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """``input.all(dim)``: whether every element is nonzero (over ``dim``, or all dims), a bool
-    tensor."""
+    """``input.all(dim)``: whether every element is nonzero (over ``dim``,
+    or all dims), a bool tensor."""
     dim, keepdim = _reduce_args(dim, None, keepdim, None)
     return _wrap(
         np.asarray(
@@ -375,8 +375,8 @@ def all_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor
 
 
 def any_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
-    """``input.any(dim)``: whether some element is nonzero (over ``dim``, or all dims), a bool
-    tensor."""
+    """``input.any(dim)``: whether some element is nonzero (over ``dim``,
+    or all dims), a bool tensor."""
     dim, keepdim = _reduce_args(dim, None, keepdim, None)
     return _wrap(
         np.asarray(
@@ -411,8 +411,8 @@ def bitwise_xor(input: Tensor, other: Any) -> Tensor:
 def allclose(
     input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
-    """Whether :math:`|x - y| \\le atol + rtol\\,|y|` for every element (shapes broadcast), like
-    ``torch.allclose``."""
+    """Whether :math:`|x - y| \\le atol + rtol\\,|y|` for every element (shapes broadcast),
+    like ``torch.allclose``."""
     for value in (input, other):
         if not isinstance(value, Tensor):
             raise TypeError(f"allclose expects Tensors, got {type(value).__name__}")

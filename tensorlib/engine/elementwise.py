@@ -100,8 +100,8 @@ class Sqrt(Function):
 
 
 class Abs(Function):
-    """:math:`y = |x|`; :math:`\\bar x = \\bar y \\, \\text{sign}(x)` (0 at the kink, like
-    torch)."""
+    """:math:`y = |x|`; :math:`\\bar x = \\bar y \\, \\text{sign}(x)`
+    (0 at the kink, like torch)."""
 
     __slots__ = ("x",)
     reads = ((0,),)
@@ -221,8 +221,8 @@ class Relu(Function):
 
 
 class Clamp(Function):
-    """:math:`y = \\min(\\max(x, lo), hi)`; :math:`\\bar x = \\bar y \\, [lo \\le x \\le hi]`
-    (number bounds)."""
+    """:math:`y = \\min(\\max(x, lo), hi)`;
+    :math:`\\bar x = \\bar y \\, [lo \\le x \\le hi]` (number bounds)."""
 
     __slots__ = ("x", "low", "high")
     reads = ((0,),)
@@ -241,8 +241,8 @@ class Clamp(Function):
 
 
 def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
-    """Check clamp's bounds: numbers, tensors or None, at least one given; numpy scalars become
-    Python numbers."""
+    """Check clamp's bounds: numbers, tensors or None, at least one given;
+    numpy scalars become Python numbers."""
     if low is None and high is None:
         raise ValueError(f"{op}: at least one of min and max must be given")
     for name, bound in (("min", low), ("max", high)):

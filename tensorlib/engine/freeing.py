@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from tensorlib.engine.function import Function
 
 SECOND_BACKWARD = (
-    "Trying to backward through the graph a second time (or directly access saved tensors after "
-    "they "
+    "Trying to backward through the graph a second time "
+    "(or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
     ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
     "graph a second time or if you need to access saved tensors after calling backward."
@@ -40,8 +40,8 @@ _value_slots: dict[type, tuple[tuple[str, ...], bool]] = {}
 
 
 def _declared_slots(op: type) -> tuple[tuple[str, ...], bool]:
-    """The ``__slots__`` names an op class and its bases declare for values, and whether its nodes
-    have a ``__dict__``."""
+    """The ``__slots__`` names an op class and its bases declare for values,
+    and whether its nodes have a ``__dict__``."""
     names: list[str] = []
     for klass in op.__mro__:
         slots = klass.__dict__.get("__slots__", ())

@@ -64,8 +64,8 @@ def _is_advanced(key: Any) -> bool:
 
 
 class Index(Function):
-    """``x[key]``; :math:`\\bar x` starts at 0 and :math:`\\bar y` is added back at the indexed
-    places.
+    """``x[key]``; :math:`\\bar x` starts at 0 and :math:`\\bar y` is added
+    back at the indexed places.
 
     With integer arrays a position may be picked several times: its gradient is the sum
     over the picks (a scatter-add, ``np.add.at``), not the last write. The index and mask
@@ -79,10 +79,7 @@ class Index(Function):
 
     def forward(self, x: np.ndarray, *index_arrays: np.ndarray, key: Any) -> np.ndarray:
         self.shape, self.dtype, self.key, self.index_count = (
-            x.shape,
-            x.dtype,
-            key,
-            len(index_arrays),
+            x.shape, x.dtype, key, len(index_arrays)
         )
         return x[key]
 
@@ -96,8 +93,8 @@ class Index(Function):
 
 
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
-    """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``, one per
-    element of ``index``."""
+    """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``,
+    one per element of ``index``."""
     where: list[np.ndarray] = list(np.indices(index.shape, sparse=True))
     where[axis] = index
     return tuple(where)
@@ -124,16 +121,16 @@ class Gather(Function):
 
 
 def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
-    """``index`` checked as torch.gather checks it: integers, as many dims as ``tensor``, in
-    range."""
+    """``index`` checked as torch.gather checks it: integers,
+    as many dims as ``tensor``, in range."""
     index = index._data if isinstance(index, Tensor) else np.asarray(index)
     if index.dtype.kind not in "iu":
         raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index.dtype}")
     ndim = tensor._data.ndim
     if index.ndim != (ndim or 1) and not (ndim == 0 and index.ndim == 0):
         raise RuntimeError(
-            f"Index tensor must have the same number of dimensions as input tensor: {index.shape} "
-            f"and {tensor.shape}"
+            "Index tensor must have the same number of dimensions as input tensor: "
+            f"{index.shape} and {tensor.shape}"
         )
     axis = normalize_axis(dim, ndim or 1)  # the builtin max is shadowed here by tensorlib's
     shape = tensor._data.shape or (1,)

@@ -49,8 +49,8 @@ class Cat(Function):
 
 
 class Stack(Function):
-    """Inputs stacked along a new ``axis``; :math:`\\bar x_i` is :math:`\\bar y` at position ``i``
-    of that axis."""
+    """Inputs stacked along a new ``axis``; :math:`\\bar x_i` is :math:`\\bar y` at
+    position ``i`` of that axis."""
 
     __slots__ = ("axis", "count")
     reads = ()
@@ -93,8 +93,8 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
             tensors[0].shape[:axis] + tensors[0].shape[axis + 1 :]
         ):
             raise ValueError(
-                f"cat: sizes must match except in dim {dim}; got shapes {tensors[0].shape} and "
-                f"{t.shape} (tensor {i})"
+                f"cat: sizes must match except in dim {dim}; got shapes {tensors[0].shape} "
+                f"and {t.shape} (tensor {i})"
             )
     return Cat.apply(*_promote_all(tensors), axis=axis)
 
@@ -132,8 +132,8 @@ def split(
         sections = [int(s) for s in split_size_or_sections]
         if math.fsum(sections) != size:
             raise ValueError(
-                f"split: sections {sections} add up to {math.fsum(sections):.0f}, but dim {dim} "
-                f"has size {size}"
+                f"split: sections {sections} add up to {math.fsum(sections):.0f}, "
+                f"but dim {dim} has size {size}"
             )
     pieces, start = [], 0
     lead = (slice(None),) * axis

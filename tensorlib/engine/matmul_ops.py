@@ -88,8 +88,8 @@ def matmul(input: Any, other: Any) -> Tensor:
 
 
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
-    """The product of an ``(n, m)`` and an ``(m, p)`` matrix: ``(n, p)``; no broadcasting, as
-    ``torch.mm``."""
+    """The product of an ``(n, m)`` and an ``(m, p)`` matrix: ``(n, p)``;
+    no broadcasting, as ``torch.mm``."""
     for name, t in (("self", input), ("mat2", mat2)):
         if not isinstance(t, Tensor) or t._data.ndim != 2:
             raise RuntimeError(

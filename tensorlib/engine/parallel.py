@@ -56,8 +56,8 @@ def get_num_threads() -> int:
 
 
 def set_num_threads(threads: int) -> None:
-    """Use ``threads`` (an int >= 1) threads in :func:`parallel_for`; results do not depend on
-    it."""
+    """Use ``threads`` (an int >= 1) threads in :func:`parallel_for`;
+    results do not depend on it."""
     global _threads
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise ValueError(f"set_num_threads: expected an int >= 1, got {threads!r}")
@@ -77,8 +77,8 @@ def _work(tasks: queue.SimpleQueue) -> None:
 
 
 def _forget_workers() -> None:
-    """In a child made by ``os.fork``: the parent's worker threads do not exist there; start
-    afresh."""
+    """In a child made by ``os.fork``: the parent's worker threads do not
+    exist there; start afresh."""
     global _lock
     _workers.clear()
     _lock = threading.Lock()
@@ -113,8 +113,8 @@ def parallel_for(
         fn: computes the outputs of indices ``start:stop`` from the inputs of the same indices.
         n: the number of indices (rows, or elements of a flat array).
         cost: the work per index in elements (a row's width), compared with ``min_elements``.
-        min_elements: below ``n * cost`` elements, one call ``fn(0, n)`` in the caller (default
-        65,536).
+        min_elements: below ``n * cost`` elements, one call ``fn(0,
+            n)`` in the caller (default 65,536).
         align: chunk bounds are multiples of this many indices (default 16).
 
     Chunk ``i`` of ``k`` starts at index :math:`\\lfloor i n / k \\rfloor` rounded down to the

@@ -58,8 +58,8 @@ from tensorlib.shape import normalize_axes, normalize_axis
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
-    """float16 reductions accumulate in float32, as PyTorch's do (a float16 count or sum overflows
-    past 65,504)."""
+    """float16 reductions accumulate in float32, as PyTorch's do
+    (a float16 count or sum overflows past 65,504)."""
     return x.astype(np.float32) if x.dtype is float16 else x
 
 
@@ -147,8 +147,7 @@ class Std(Function):
     :math:`s = 0`, as in PyTorch.
 
     A constant has standard deviation 0, where :math:`\\sqrt{\\cdot}` has no derivative; PyTorch's
-    ``std``
-    sends no gradient back from there (a plain ``var().sqrt()`` would give
+    ``std`` sends no gradient back from there (a plain ``var().sqrt()`` would give
     :math:`\\infty \\cdot 0 =` NaN).
     """
 
@@ -225,8 +224,8 @@ def mean(
     dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
     if input._data.dtype.kind != "f":
         raise RuntimeError(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point or "
-            "complex "
+            "mean(): could not infer output dtype. Input dtype must be either a "
+            "floating point or complex "
             f"dtype. Got: {input._data.dtype} (convert first: .float())"
         )
     return Mean.apply(input, axes=normalize_axes(dim, input._data.ndim), keepdims=keepdim)
@@ -266,8 +265,8 @@ def std(
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or
-    ``p=1``."""
+    """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"``
+    (the default) or ``p=1``."""
     if p not in (1, 2, "fro"):
         raise ValueError(f"norm: p must be 1, 2 or 'fro', got {p!r}")
     axes = normalize_axes(
@@ -409,8 +408,8 @@ class Sort(ExtremumAlongDim):
 
 
 def _arg_extreme(tensor: Tensor, dim: int | None, keepdim: bool, find: Callable) -> Tensor:
-    """The index of the largest (``find=np.argmax``) or smallest value, as an int64 tensor outside
-    the graph."""
+    """The index of the largest (``find=np.argmax``) or smallest value,
+    as an int64 tensor outside the graph."""
     if dim is None:
         index = np.asarray(find(tensor._data), dtype=np.int64)
         return _wrap(index.reshape((1,) * tensor._data.ndim) if keepdim else index, None)
@@ -421,8 +420,8 @@ def _arg_extreme(tensor: Tensor, dim: int | None, keepdim: bool, find: Callable)
 
 
 def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _ValuesIndices:
-    """``sort`` (``k=None``) or ``topk``: the values (differentiable) and int64 indices along
-    ``dim``."""
+    """``sort`` (``k=None``) or ``topk``: the values (differentiable) and int64
+    indices along ``dim``."""
     data = tensor._data
     axis = normalize_axis(dim, data.ndim or 1)
     if data.ndim == 0:
@@ -439,8 +438,8 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     if k is not None:
         if not 0 <= k <= data.shape[axis]:
             raise RuntimeError(
-                f"topk: selected index k ({k}) out of range for dim {dim} of size "
-                f"{data.shape[axis]}"
+                f"topk: selected index k ({k}) out of range for dim {dim} "
+                f"of size {data.shape[axis]}"
             )
         order = order[(slice(None),) * axis + (slice(0, k),)]
     values = Sort.apply(tensor, indices=order, axis=axis, keepdims=True)
@@ -518,8 +517,8 @@ def argmax(
     axis: Any = None,
     keepdims: bool | None = None,
 ) -> Tensor:
-    """Index of the largest value (of the flattened tensor when ``dim`` is None); ties: the
-    first."""
+    """Index of the largest value (of the flattened tensor when ``dim`` is
+    None); ties: the first."""
     return _arg_extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), np.argmax)
 
 
@@ -531,34 +530,34 @@ def argmin(
     axis: Any = None,
     keepdims: bool | None = None,
 ) -> Tensor:
-    """Index of the smallest value (of the flattened tensor when ``dim`` is None); ties: the
-    first."""
+    """Index of the smallest value (of the flattened tensor when ``dim`` is
+    None); ties: the first."""
     return _arg_extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), np.argmin)
 
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False) -> _ValuesIndices:
-    """``(values, indices)`` of ``input`` sorted along ``dim``; ties keep their order. Gradients
-    flow to the values."""
+    """``(values, indices)`` of ``input`` sorted along ``dim``; ties keep their order.
+    Gradients flow to the values."""
     return _sorted(input, dim, descending, None)
 
 
 def topk(
     input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 ) -> _ValuesIndices:
-    """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices, in
-    order."""
+    """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and
+    their indices, in order."""
     return _sorted(input, dim, largest, k)
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:
-    """The elementwise maximum (shapes broadcast); NaN wins, and ties split the gradient in half, as
-    in torch."""
+    """The elementwise maximum (shapes broadcast); NaN wins,
+    and ties split the gradient in half, as in torch."""
     return ElementwiseExtremum.apply(*_promote(input, other), largest=True)
 
 
 def minimum(input: Tensor, other: Tensor) -> Tensor:
-    """The elementwise minimum (shapes broadcast); NaN wins, and ties split the gradient in half, as
-    in torch."""
+    """The elementwise minimum (shapes broadcast); NaN wins,
+    and ties split the gradient in half, as in torch."""
     return ElementwiseExtremum.apply(*_promote(input, other), largest=False)
 
 

@@ -26,8 +26,8 @@ from tensorlib.engine.tensor_type import Tensor
 
 
 def retain(tensor: Tensor) -> None:
-    """``tensor.retain_grad()``: keep this non-leaf's gradient in ``.grad`` after backward (leaves
-    always do)."""
+    """``tensor.retain_grad()``: keep this non-leaf's gradient in ``.grad`` after
+    backward (leaves always do)."""
     if not tensor._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     node = tensor.grad_fn
@@ -47,8 +47,8 @@ def retains(tensor: Tensor) -> bool:
 
 
 def detach_(tensor: Tensor) -> Tensor:
-    """``tensor.detach_()``: make it a leaf outside the graph, in place (no grad_fn, no
-    requires_grad)."""
+    """``tensor.detach_()``: make it a leaf outside the graph, in place
+    (no grad_fn, no requires_grad)."""
     if tensor.grad_fn is not None:
         _retained.pop(tensor.grad_fn, None)
     tensor.grad_fn = None

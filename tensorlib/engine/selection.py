@@ -65,8 +65,8 @@ class MaskedFill(Function):
             raise TypeError(f"masked_fill expects a bool mask, got dtype {mask.dtype}")
         if broadcast_shapes(mask.shape, x.shape) != x.shape:
             raise ValueError(
-                f"masked_fill: mask of shape {mask.shape} does not broadcast to the tensor's shape "
-                f"{x.shape}"
+                f"masked_fill: mask of shape {mask.shape} does not broadcast to the "
+                f"tensor's shape {x.shape}"
             )
         self.mask = mask
         return np.where(mask, np.asarray(value, dtype=x.dtype), x)
@@ -92,15 +92,15 @@ def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The lower triangle of the last two dims of ``input`` (elements above ``diagonal`` set to
-    0)."""
+    """The lower triangle of the last two dims of ``input``
+    (elements above ``diagonal`` set to 0)."""
     rows, cols = _matrix_dims(input, "tril")
     return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), input, 0)
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
-    """The upper triangle of the last two dims of ``input`` (elements below ``diagonal`` set to
-    0)."""
+    """The upper triangle of the last two dims of ``input``
+    (elements below ``diagonal`` set to 0)."""
     rows, cols = _matrix_dims(input, "triu")
     return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), input, 0)
 

@@ -62,8 +62,7 @@ def _view_of(out: Tensor, source: Tensor) -> Tensor:
 
 def _check_viewable(array: np.ndarray, shape: tuple[int, ...]) -> None:
     """Raise unless ``array`` can take ``shape`` without a copy (chapter 1 derives when: the strides
-    of
-    the merged or split dims must chain); numpy's ``reshape(copy=False)`` applies that rule."""
+    of the merged or split dims must chain); numpy's ``reshape(copy=False)`` applies that rule."""
     try:
         np.reshape(array, shape, copy=False)
     except ValueError:
@@ -73,10 +72,10 @@ def _check_viewable(array: np.ndarray, shape: tuple[int, ...]) -> None:
         except ValueError:
             return
         raise RuntimeError(
-            "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans "
-            f"across two contiguous subspaces): shape {array.shape} with strides {array.strides} "
-            "can't be viewed "
+            "view size is not compatible with input tensor's size and stride "
+            "(at least one dimension spans "
+            f"across two contiguous subspaces): shape {array.shape} with strides "
+            f"{array.strides} can't be viewed "
             f"as {shape}. Use .reshape(...) instead."
         ) from None
 
@@ -262,8 +261,8 @@ def permute(input: Tensor, dims: Any) -> Tensor:
 
 
 def _dims_tuple(dims: Any) -> tuple[int, ...]:
-    """``dims`` given as one int, a sequence, or unpacked (``t.flip(0, 1)``, ``t.flip([0, 1])``) as
-    a tuple of ints."""
+    """``dims`` given as one int, a sequence, or unpacked (``t.flip(0, 1)``, ``t.flip([0,
+    1])``) as a tuple of ints."""
     while (
         isinstance(dims, (tuple, list))
         and len(dims) == 1
@@ -276,8 +275,8 @@ def _dims_tuple(dims: Any) -> tuple[int, ...]:
 
 
 def flip(input: Tensor, dims: Any) -> Tensor:
-    """``input`` with the order of its elements reversed along each of ``dims`` (a copy, as
-    ``torch.flip``)."""
+    """``input`` with the order of its elements reversed along each of ``dims``
+    (a copy, as ``torch.flip``)."""
     wanted = _dims_tuple(dims)
     ndim = input._data.ndim
     normal = tuple(normalize_axis(d, ndim or 1) for d in wanted)
@@ -287,11 +286,11 @@ def flip(input: Tensor, dims: Any) -> Tensor:
 
 
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
-    """``input`` shifted cyclically by ``shifts`` along ``dims``; with ``dims=None``, over the
-    flattened tensor.
+    """``input`` shifted cyclically by ``shifts`` along ``dims``; with ``dims=None``,
+    over the flattened tensor.
 
-    ``shifts`` and ``dims`` are ints or sequences of equal length (one shift per dim), as in
-    ``torch.roll``.
+    ``shifts`` and ``dims`` are ints or sequences of equal length
+    (one shift per dim), as in ``torch.roll``.
     """
     shift = _dims_tuple(shifts)
     if dims is None:
@@ -349,13 +348,13 @@ def expand(input: Tensor, sizes: Any) -> Tensor:
 
 
 def repeat(input: Tensor, sizes: Any) -> Tensor:
-    """``input`` tiled ``sizes[d]`` times along each dim (extra leading sizes add dims), like
-    ``np.tile``."""
+    """``input`` tiled ``sizes[d]`` times along each dim (extra leading sizes add
+    dims), like ``np.tile``."""
     sizes = _shape_args(sizes if type(sizes) is tuple else (sizes,), "repeat: sizes")
     if len(sizes) < input._data.ndim:
         raise RuntimeError(
-            f"Number of dimensions of repeat dims ({len(sizes)}) can not be smaller than number of "
-            "dimensions "
+            f"Number of dimensions of repeat dims ({len(sizes)}) can not be smaller "
+            "than number of dimensions "
             f"of tensor ({input._data.ndim})"
         )
     return Repeat.apply(input, sizes=sizes)

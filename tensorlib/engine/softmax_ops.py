@@ -97,8 +97,8 @@ class LogSoftmax(Function):
 
 
 def softmax(input: Tensor, dim: int) -> Tensor:
-    r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed stably (shifted by the
-    max).
+    r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}`,
+    computed stably (shifted by the max).
 
     Also ``tensorlib.nn.functional.softmax``.
     """
@@ -106,8 +106,8 @@ def softmax(input: Tensor, dim: int) -> Tensor:
 
 
 def log_softmax(input: Tensor, dim: int) -> Tensor:
-    r"""Log-softmax along ``dim``: :math:`x_i - \log \sum_j e^{x_j}` (the log-sum-exp trick keeps it
-    finite).
+    r"""Log-softmax along ``dim``: :math:`x_i - \log \sum_j e^{x_j}`
+    (the log-sum-exp trick keeps it finite).
 
     Also ``tensorlib.nn.functional.log_softmax``.
     """

@@ -49,8 +49,8 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
         # as torch.from_numpy: no silent byte swap (from_numpy shares memory)
         if not array.dtype.isnative:
             raise ValueError(
-                "given numpy array has byte order different from the native byte order: convert it "
-                "first, "
+                "given numpy array has byte order different from the native byte "
+                "order: convert it first, "
                 "array.astype(array.dtype.newbyteorder('='))"
             )
     else:
@@ -58,8 +58,8 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
             array = np.asarray(data)
         except ValueError:  # numpy's "inhomogeneous shape" message does not say what to fix
             raise ValueError(
-                f"can't make a tensor from ragged nested sequences {_preview(data)}: every row "
-                "must have "
+                "can't make a tensor from ragged nested sequences "
+                f"{_preview(data)}: every row must have "
                 "the same length (and every element be a number)"
             ) from None
         if dtype is None and array.dtype == np.float64 and not isinstance(data, np.floating):
@@ -68,8 +68,8 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
             # torch: as floats they are fine, as int64 not
             if dtype is None or np.dtype(dtype).kind != "f":
                 raise ValueError(
-                    f"Overflow when unpacking long long: {_preview(data)} holds an integer outside "
-                    "int64"
+                    f"Overflow when unpacking long long: {_preview(data)} holds "
+                    "an integer outside int64"
                 )
             array = np.asarray(data, dtype=np.float64)
     if array.dtype.kind not in "biuf":
@@ -83,8 +83,8 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
 
 
 def _beyond_int64(data: Any) -> bool:
-    """Whether nested lists of numbers hold a Python int outside int64, which torch refuses to
-    store."""
+    """Whether nested lists of numbers hold a Python int outside int64,
+    which torch refuses to store."""
     if isinstance(data, (list, tuple)):
         return any(_beyond_int64(item) for item in data)
     return isinstance(data, int) and not -(2**63) <= data < 2**63
@@ -117,16 +117,16 @@ def _check_can_require_grad(array: np.ndarray) -> None:
 
 
 def _set_requires_grad(tensor: Tensor, requires_grad: bool) -> Tensor:
-    """``requires_grad_``: leaves only (on a non-leaf, ``True`` is a no-op, as in torch); floating
-    point only."""
+    """``requires_grad_``: leaves only (on a non-leaf, ``True`` is a no-op,
+    as in torch); floating point only."""
     if tensor.grad_fn is not None:
         if requires_grad:
             return tensor
         raise RuntimeError(
-            "you can only change requires_grad flags of leaf variables. If you want to use a "
-            "computed "
-            "variable in a subgraph that doesn't require differentiation use var_no_grad = "
-            "var.detach()."
+            "you can only change requires_grad flags of leaf variables. "
+            "If you want to use a computed "
+            "variable in a subgraph that doesn't require differentiation use "
+            "var_no_grad = var.detach()."
         )
     if requires_grad:
         _check_can_require_grad(tensor._data)
@@ -135,8 +135,8 @@ def _set_requires_grad(tensor: Tensor, requires_grad: bool) -> Tensor:
 
 
 def _check_leaf(tensor: Tensor) -> None:
-    """Assigning ``requires_grad`` is for leaves only, as in torch (even assigning the value it
-    has)."""
+    """Assigning ``requires_grad`` is for leaves only, as in torch
+    (even assigning the value it has)."""
     if tensor.grad_fn is not None:
         raise RuntimeError(
             "you can only change requires_grad flags of leaf variables (this tensor was made by "
@@ -145,14 +145,14 @@ def _check_leaf(tensor: Tensor) -> None:
 
 
 def _check_assigned_grad(tensor: Tensor, grad: Any) -> Tensor | None:
-    """What PyTorch checks on ``x.grad = g``: ``g`` is None or a Tensor other than ``x``, of ``x``'s
-    dtype and shape."""
+    """What PyTorch checks on ``x.grad = g``: ``g`` is None or a Tensor other than ``x``,
+    of ``x``'s dtype and shape."""
     if grad is None:
         return None
     if not isinstance(grad, Tensor):
         raise TypeError(
-            "assigned grad expected to be a Tensor or None but got grad of type "
-            f"{type(grad).__name__}"
+            "assigned grad expected to be a Tensor or None but got grad of "
+            f"type {type(grad).__name__}"
         )
     if grad is tensor:
         raise RuntimeError("can't assign Variable as its own grad")
@@ -177,16 +177,16 @@ def _detach(tensor: Tensor) -> Tensor:
 
 
 def _array_of(tensor: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-    """``np.asarray(t)`` (numpy's ``__array__`` protocol): the values, converted or copied only if
-    asked."""
+    """``np.asarray(t)`` (numpy's ``__array__`` protocol): the values,
+    converted or copied only if asked."""
     if dtype is not None and np.dtype(dtype) != tensor._data.dtype:
         return tensor._data.astype(dtype)
     return tensor._data.copy() if copy else tensor._data
 
 
 def _shared_versions(tensor: Tensor) -> list[int]:
-    """The version counter of ``tensor``, created on demand so that an alias (``detach``) can share
-    it."""
+    """The version counter of ``tensor``, created on demand so that an alias
+    (``detach``) can share it."""
     if tensor._versions is None:
         tensor._versions = [0, 0]
     return tensor._versions
@@ -206,8 +206,8 @@ def _scalar_operand(value: Any, op: str) -> Any:
 
 
 def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> tuple[Any, bool]:
-    """Accept PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims``; ``dim=()`` means all
-    dims, as in torch."""
+    """Accept PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims``;
+    ``dim=()`` means all dims, as in torch."""
     if axis is not None:
         if dim is not None:
             raise TypeError("got both dim and axis; pass one")
@@ -220,8 +220,8 @@ def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> t
 def _shape_args(
     shape: tuple[Any, ...], what: str = "shape", infer: bool = False
 ) -> tuple[int, ...]:
-    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``; checked by chapter 1's
-    ``as_shape``.
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape ``(2, 3)``;
+    checked by chapter 1's ``as_shape``.
 
     With ``infer``, a size may be -1 (reshape's "whatever is left", expand's "keep this dim").
     """
@@ -301,8 +301,8 @@ class Tensor:
     def __init__(self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> None:
         if isinstance(dtype, (builtins.int, np.integer)) and not isinstance(dtype, builtins.bool):
             raise TypeError(
-                f"Tensor({data!r}, {dtype!r}): tensorlib.Tensor(data) wraps data and takes no "
-                "sizes; "
+                f"Tensor({data!r}, {dtype!r}): tensorlib.Tensor(data) wraps "
+                "data and takes no sizes; "
                 "use tensorlib.empty(...) or tensorlib.zeros(...) for a tensor of a given shape, "
                 "tensorlib.tensor(data) for a copy of data"
             )
@@ -505,14 +505,14 @@ class Tensor:
         return _format_tensor(self, "tensor")
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"``: a 0-d tensor formats as its value; others only with an empty spec, as
-        in torch."""
+        """``f"{loss:.4f}"``: a 0-d tensor formats as its value;
+        others only with an empty spec, as in torch."""
         if self._data.ndim == 0:
             return format(self._data.item(), spec)
         if spec:
             raise TypeError(
-                "unsupported format string passed to Tensor.__format__ (only 0-d tensors take a "
-                "format spec)"
+                "unsupported format string passed to Tensor.__format__ "
+                "(only 0-d tensors take a format spec)"
             )
         return repr(self)
 
@@ -521,8 +521,8 @@ class Tensor:
     def new_tensor(
         self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False
     ) -> Tensor:
-        """A new tensor with a copy of ``data``, of this tensor's dtype unless ``dtype`` is
-        given."""
+        """A new tensor with a copy of ``data``, of this tensor's dtype
+        unless ``dtype`` is given."""
         return creation.tensor(
             data, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
         )
@@ -560,13 +560,13 @@ class Tensor:
         return self
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
-        """This tensor converted to ``dtype`` (``self`` if nothing changes); differentiable (see
-        ``conversion.to``)."""
+        """This tensor converted to ``dtype`` (``self`` if nothing changes); differentiable
+        (see ``conversion.to``)."""
         return conversion.to(self, *args, dtype=dtype, device=device)
 
     def type(self, dtype: Any) -> Tensor:
-        """This tensor converted to ``dtype`` (same as ``to(dtype=...)``; a string names a dtype
-        here, not a device)."""
+        """This tensor converted to ``dtype`` (same as ``to(dtype=...)``;
+        a string names a dtype here, not a device)."""
         return conversion.to(self, dtype=dtype)
 
     def type_as(self, other: Tensor) -> Tensor:
@@ -736,8 +736,8 @@ class Tensor:
         atol: builtins.float = 1e-08,
         equal_nan: builtins.bool = False,
     ) -> builtins.bool:
-        """Whether :math:`|x - y| \\le atol + rtol\\,|y|` everywhere (shapes broadcast), like
-        ``torch.allclose``."""
+        """Whether :math:`|x - y| \\le atol + rtol\\,|y|` everywhere (shapes broadcast),
+        like ``torch.allclose``."""
         return arithmetic.allclose(self, other, rtol, atol, equal_nan)
 
     def __invert__(self) -> Tensor:
@@ -786,8 +786,8 @@ class Tensor:
         axis: Any = None,
         keepdims: builtins.bool | None = None,
     ) -> Tensor:
-        """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1,
-        unbiased)."""
+        """Variance over ``dim``, dividing by :math:`N - \\text{correction}`
+        (default 1, unbiased)."""
         return reductions.var(
             self, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims
         )
@@ -800,13 +800,13 @@ class Tensor:
         *,
         correction: builtins.float | None = None,
     ) -> Tensor:
-        """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as
-        ``var``)."""
+        """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}`
+        (same arguments as ``var``)."""
         return reductions.std(self, dim, unbiased, keepdim, correction=correction)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
-        """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"`` (the default) or
-        ``p=1``."""
+        """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"``
+        (the default) or ``p=1``."""
         return reductions.norm(self, p, dim, keepdim)
 
     def cumsum(self, dim: builtins.int) -> Tensor:
@@ -823,8 +823,8 @@ class Tensor:
         axis: Any = None,
         keepdims: builtins.bool | None = None,
     ) -> Any:
-        """The largest value; with ``dim``, ``(values, indices)`` along that dim (ties: the
-        first)."""
+        """The largest value; with ``dim``, ``(values, indices)`` along that
+        dim (ties: the first)."""
         return reductions.max(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
     def min(
@@ -835,8 +835,8 @@ class Tensor:
         axis: Any = None,
         keepdims: builtins.bool | None = None,
     ) -> Any:
-        """The smallest value; with ``dim``, ``(values, indices)`` along that dim (ties: the
-        first)."""
+        """The smallest value; with ``dim``, ``(values, indices)`` along that
+        dim (ties: the first)."""
         return reductions.min(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
     def amax(
@@ -869,8 +869,8 @@ class Tensor:
         axis: Any = None,
         keepdims: builtins.bool | None = None,
     ) -> Tensor:
-        """Index of the largest value (of the flattened tensor when ``dim`` is None); ties: the
-        first."""
+        """Index of the largest value (of the flattened tensor when ``dim`` is
+        None); ties: the first."""
         return reductions.argmax(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
     def argmin(
@@ -881,13 +881,13 @@ class Tensor:
         axis: Any = None,
         keepdims: builtins.bool | None = None,
     ) -> Tensor:
-        """Index of the smallest value (of the flattened tensor when ``dim`` is None); ties: the
-        first."""
+        """Index of the smallest value (of the flattened tensor when ``dim`` is
+        None); ties: the first."""
         return reductions.argmin(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
     def sort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> _ValuesIndices:
-        """``(values, indices)`` sorted along ``dim``; ties keep their order. Gradients flow to the
-        values."""
+        """``(values, indices)`` sorted along ``dim``; ties keep their order.
+        Gradients flow to the values."""
         return reductions.sort(self, dim, descending)
 
     def topk(
@@ -897,8 +897,8 @@ class Tensor:
         largest: builtins.bool = True,
         sorted: builtins.bool = True,
     ) -> _ValuesIndices:
-        """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and their indices,
-        in order."""
+        """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and
+        their indices, in order."""
         return reductions.topk(self, k, dim, largest, sorted)
 
     # --- matrix products (matmul_ops)
@@ -928,8 +928,8 @@ class Tensor:
     # --- choosing elements (selection)
     # ---------------------------------------------------------------
     def masked_fill(self, mask: Tensor | np.ndarray, value: Any) -> Tensor:
-        """``value`` where ``mask`` (bool, broadcastable to ``self.shape``) is True, else
-        ``self``."""
+        """``value`` where ``mask`` (bool, broadcastable to ``self.shape``)
+        is True, else ``self``."""
         return selection.masked_fill(self, mask, value)
 
     def tril(self, diagonal: builtins.int = 0) -> Tensor:
@@ -983,8 +983,8 @@ class Tensor:
         return elementwise.relu(self)
 
     def clamp(self, min: Any = None, max: Any = None) -> Tensor:
-        """Values limited to ``[min, max]``; either bound may be left out, or be a tensor
-        (broadcast)."""
+        """Values limited to ``[min, max]``; either bound may be left out,
+        or be a tensor (broadcast)."""
         return elementwise.clamp(self, min, max)
 
     def clip(self, min: Any = None, max: Any = None) -> Tensor:
@@ -1008,8 +1008,8 @@ class Tensor:
         return shape_ops.reshape(self, shape)
 
     def view(self, *shape: Any) -> Tensor:
-        """The same memory in a new shape (one size may be -1); raises where ``reshape`` would have
-        to copy."""
+        """The same memory in a new shape (one size may be -1);
+        raises where ``reshape`` would have to copy."""
         return shape_ops.view(self, shape)
 
     def view_as(self, other: Tensor) -> Tensor:
@@ -1041,13 +1041,13 @@ class Tensor:
         return shape_ops.transpose(self, dim0, dim1)
 
     def flip(self, *dims: Any) -> Tensor:
-        """The elements in reverse order along ``dims`` (``t.flip(0)``, ``t.flip([0, 1])`` or
-        ``t.flip(0, 1)``)."""
+        """The elements in reverse order along ``dims`` (``t.flip(0)``, ``t.flip([0,
+        1])`` or ``t.flip(0, 1)``)."""
         return shape_ops.flip(self, dims)
 
     def roll(self, shifts: Any, dims: Any = None) -> Tensor:
-        """The elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened
-        tensor)."""
+        """The elements shifted cyclically by ``shifts`` along ``dims`` (``None``:
+        the flattened tensor)."""
         return shape_ops.roll(self, shifts, dims)
 
     def swapaxes(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
@@ -1077,8 +1077,8 @@ class Tensor:
         return shape_ops.expand(self, other.shape)
 
     def repeat(self, *sizes: Any) -> Tensor:
-        """The tensor tiled ``sizes[d]`` times along each dim (extra leading sizes add dims), like
-        ``np.tile``."""
+        """The tensor tiled ``sizes[d]`` times along each dim (extra leading sizes add
+        dims), like ``np.tile``."""
         return shape_ops.repeat(self, sizes)
 
     # --- indexing (indexing)
@@ -1091,8 +1091,8 @@ class Tensor:
         return indexing.narrow(self, dim, start, length)
 
     def gather(self, dim: builtins.int, index: Tensor) -> Tensor:
-        """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims; the output
-        has its shape)."""
+        """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims;
+        the output has its shape)."""
         return indexing.gather(self, dim, index)
 
     # --- splitting (joining)
@@ -1118,18 +1118,18 @@ class Tensor:
         return inplace.zero_(self)
 
     def fill_(self, value: Any) -> Tensor:
-        """Set every element to ``value`` (a number or a one-element tensor), in place; returns
-        ``self``."""
+        """Set every element to ``value`` (a number or a one-element tensor),
+        in place; returns ``self``."""
         return inplace.fill_(self, value)
 
     def masked_fill_(self, mask: Tensor | np.ndarray, value: Any) -> Tensor:
-        """Set the elements where ``mask`` (bool, broadcastable to ``self.shape``) is True to
-        ``value``, in place."""
+        """Set the elements where ``mask`` (bool, broadcastable to ``self.shape``) is True
+        to ``value``, in place."""
         return inplace.masked_fill_(self, mask, value)
 
     def copy_(self, src: Any) -> Tensor:
-        """Copy ``src`` (broadcastable to ``self.shape``) into ``self``, in place; returns
-        ``self``."""
+        """Copy ``src`` (broadcastable to ``self.shape``) into ``self``,
+        in place; returns ``self``."""
         return inplace.copy_(self, src)
 
     def add_(self, other: Any, alpha: Any = 1) -> Tensor:
@@ -1175,8 +1175,8 @@ class Tensor:
         return _array_of(self, dtype, copy)
 
     # --- the dtype conversions named after Python's types, last: in this class body their names are
-    # the methods, so the annotations above say builtins.float, builtins.int, builtins.bool
-    # -----------
+    # the methods, so the annotations above say builtins.float, builtins.int,
+    # builtins.bool -----------
     def bfloat16(self) -> Tensor:
         """Raises ``TypeError``: numpy has no bfloat16 (use ``half()`` or ``float()``)."""
         return conversion.to(self, dtypes.bfloat16)

@@ -7,8 +7,8 @@ Every in-place change advances a clock (``tensorlib.engine.function.count_in_pla
 called by ``tensorlib.engine.inplace``) and stamps the changed tensor's counter with it. A
 recorded op's node keeps the values its backward reads (``Function.reads``) and the clock at
 that moment (``Function.saved``); before a pass, ``run_backward`` asks :func:`check_node` about
-every node made before the last in-place change, so a gradient is never computed from changed
-values.
+every node made before the last in-place change, so a gradient is never
+computed from changed values.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ if TYPE_CHECKING:
 
 
 def _values_read(node: Function) -> set[int | str]:
-    """What the gradients ``node`` must compute read: input indices and ``"out"`` (see
-    ``Function.reads``)."""
+    """What the gradients ``node`` must compute read: input indices and ``"out"``
+    (see ``Function.reads``)."""
     inputs = (node.saved[1] if node.saved is not None else None) or ()
     if node.reads is None:
         return set(range(len(inputs)))
@@ -46,8 +46,7 @@ def check_node(node: Function) -> None:
     """Raise if a value ``node``'s backward reads was changed in place after the node ran.
 
     ``node.saved`` is ``(clock when the node ran, its inputs or None, its output's counter or
-    None)``;
-    a counter is ``[version, clock at the last change]``.
+    None)``; a counter is ``[version, clock at the last change]``.
     """
     if node.saved is None:  # freed: a pass through it raises anyway
         return
@@ -65,11 +64,11 @@ def check_node(node: Function) -> None:
             )
         if versions is not None and versions[1] > changes_seen:
             raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                "inplace "
-                f"operation: {what} saved for the backward of {node.name()} was modified in place "
-                "after "
-                f"it was used (its version is now {versions[0]}{was}; the version counts every "
-                "in-place "
+                "one of the variables needed for gradient computation has "
+                "been modified by an inplace "
+                f"operation: {what} saved for the backward of {node.name()} was "
+                "modified in place after "
+                f"it was used (its version is now {versions[0]}{was}; "
+                "the version counts every in-place "
                 "change). Change it after backward(), or give the op a clone()"
             )

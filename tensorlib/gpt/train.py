@@ -132,8 +132,8 @@ class TrainConfig:
                 )
         if self.warmup_steps < 0 or self.warmup_steps >= self.max_steps:
             raise ValueError(
-                f"TrainConfig: warmup_steps must be in [0, max_steps={self.max_steps}), got "
-                f"{self.warmup_steps}: "
+                f"TrainConfig: warmup_steps must be in [0, max_steps={self.max_steps}), "
+                f"got {self.warmup_steps}: "
                 "pass a smaller warmup_steps or a larger max_steps"
             )
         if self.min_lr > self.lr:
@@ -144,8 +144,8 @@ class TrainConfig:
             )
         if self.chunk_size < self.block_size + 1:
             raise ValueError(
-                f"TrainConfig: chunk_size ({self.chunk_size}) must be at least block_size + 1 "
-                f"({self.block_size + 1})"
+                f"TrainConfig: chunk_size ({self.chunk_size}) must be at least block_size + "
+                f"1 ({self.block_size + 1})"
             )
 
     def model_config(self, vocab_size: int) -> GPTConfig:
@@ -202,12 +202,12 @@ def check_memory(config: TrainConfig, vocab_size: int, available: int | None = N
     available = available_memory() if available is None else available
     if needed > available:
         raise ValueError(
-            f"TrainConfig: this run needs about {needed / 2**30:,.1f} GiB of memory (batch_size "
-            f"{config.batch_size}, "
-            f"block_size {config.block_size}, n_embd {config.n_embd}, n_layer {config.n_layer}), "
-            "more than the "
-            f"{available / 2**30:,.1f} GiB available: lower batch_size, block_size, n_embd or "
-            "n_layer"
+            f"TrainConfig: this run needs about {needed / 2**30:,.1f} GiB of memory "
+            f"(batch_size {config.batch_size}, "
+            f"block_size {config.block_size}, n_embd {config.n_embd}, "
+            f"n_layer {config.n_layer}), more than the "
+            f"{available / 2**30:,.1f} GiB available: lower batch_size, "
+            "block_size, n_embd or n_layer"
         )
 
 
@@ -235,8 +235,8 @@ def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     path = path / CHECKPOINT_FILE if path.is_dir() else path
     if not path.is_file():
         raise FileNotFoundError(
-            f"no checkpoint at {os.fspath(path)!r} (train one with `python -m tensorlib.gpt train "
-            "--out DIR`)"
+            f"no checkpoint at {os.fspath(path)!r} (train one with `python -m "
+            "tensorlib.gpt train --out DIR`)"
         )
     state = load(path)  # raises CheckpointError for damaged bytes
     where = os.fspath(path)
@@ -251,8 +251,8 @@ def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     vocab, step = state["vocab"], state["step"]
     if not isinstance(vocab, str) or len(set(vocab)) != len(vocab) or len(vocab) < 2:
         raise CheckpointError(
-            f"{where}: the checkpoint's vocabulary must be a string of distinct characters, got "
-            f"{vocab!r:.60}"
+            f"{where}: the checkpoint's vocabulary must be a string of distinct "
+            f"characters, got {vocab!r:.60}"
         )
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise CheckpointError(
@@ -267,8 +267,8 @@ def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
 
 
 def _checked_config(config: Any, where: str) -> TrainConfig:
-    """The :class:`TrainConfig` a checkpoint stores, or a :class:`CheckpointError` naming the file
-    and the field."""
+    """The :class:`TrainConfig` a checkpoint stores, or a :class:`CheckpointError` naming
+    the file and the field."""
     names = {field.name for field in fields(TrainConfig)}
     if not isinstance(config, dict):
         raise CheckpointError(
@@ -328,13 +328,12 @@ class PlainProgress:
         self.n += n
 
     def set_postfix(self, refresh: bool = True, **figures: str) -> None:
-        """Print the figures if this step is a reporting step (every ``total // 20`` and the
-        last)."""
+        """Print the figures if this step is a reporting step
+        (every ``total // 20`` and the last)."""
         if self.n % self.every == 0 or self.n == self.total:
             figures_text = " ".join(f"{name}={value}" for name, value in figures.items())
             print(
-                f"step {self.n}/{self.total}: {figures_text}",
-                file=self.file or sys.stderr,
+                f"step {self.n}/{self.total}: {figures_text}", file=self.file or sys.stderr,
                 flush=True,
             )
 
@@ -442,8 +441,8 @@ class Trainer:
 
     @classmethod
     def resume(cls, out: str | os.PathLike, text: str) -> Trainer:
-        """The trainer saved in ``out``, ready to continue on ``text`` (the corpus it was trained
-        on).
+        """The trainer saved in ``out``, ready to continue on ``text``
+        (the corpus it was trained on).
 
         Raises:
             FileNotFoundError, CheckpointError: no checkpoint, or a damaged one.
@@ -463,8 +462,8 @@ class Trainer:
         if CharTokenizer.from_text(text) != tokenizer:
             new = set(text) - set(tokenizer.chars)
             raise ValueError(
-                f"vocabulary mismatch: the corpus has {len(set(text))} distinct characters, the "
-                "checkpoint's "
+                f"vocabulary mismatch: the corpus has {len(set(text))} distinct "
+                "characters, the checkpoint's "
                 f"vocabulary {tokenizer.vocab_size}"
                 + (f" (not in it: {''.join(sorted(new))[:20]!r})" if new else "")
             )
@@ -480,8 +479,8 @@ class Trainer:
     # ---- checkpoints: what the run is, writing it, reading it back
 
     def state(self) -> dict[str, Any]:
-        """The whole run as nested dicts of tensors and plain values (what ``ckpt.safetensors``
-        holds)."""
+        """The whole run as nested dicts of tensors and plain values
+        (what ``ckpt.safetensors`` holds)."""
         return {"format": FORMAT, "config": asdict(self.config), "vocab": self.tokenizer.chars,
                 "corpus_sha256": self.corpus_sha256, "step": self.step,
                 "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
@@ -489,8 +488,8 @@ class Trainer:
                 "generator": self.generator.get_state()}
 
     def save(self) -> Path:
-        """Write ``out/ckpt.safetensors`` (the run) and ``out/model.safetensors`` (weights only),
-        atomically."""
+        """Write ``out/ckpt.safetensors`` (the run) and ``out/model.safetensors``
+        (weights only), atomically."""
         self.out.mkdir(parents=True, exist_ok=True)
         save(self.state(), self.out / CHECKPOINT_FILE)
         meta = {"config": json.dumps(asdict(self.model.config)), "vocab": self.tokenizer.chars}
@@ -602,8 +601,8 @@ class Trainer:
             log_file.close()
         if self.stop_requested:
             raise KeyboardInterrupt(
-                f"training interrupted at step {self.step}; checkpoint saved in "
-                f"{os.fspath(self.out)}"
+                f"training interrupted at step {self.step}; "
+                f"checkpoint saved in {os.fspath(self.out)}"
             )
         return self.out / CHECKPOINT_FILE
 

@@ -276,8 +276,8 @@ def default_init_(weight: Tensor, bias: Tensor | None = None,
 
     The weight gets ``kaiming_uniform_(weight, a=sqrt(5))``, which is
     :math:`U(-1/\sqrt{n_\text{in}}, 1/\sqrt{n_\text{in}})`, and the bias (if given) the same
-    range; :math:`n_\text{in}` is the fan-in, ``weight.shape[1:]`` multiplied out. Returns
-    ``weight``.
+    range; :math:`n_\text{in}` is the fan-in, ``weight.shape[1:]`` multiplied
+    out. Returns ``weight``.
 
     A tensorlib name: PyTorch writes these lines in each layer's ``reset_parameters``; here
     ``Linear`` and ``Conv2d`` share this function.

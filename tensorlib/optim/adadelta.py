@@ -37,12 +37,12 @@ class Adadelta(Optimizer):
 
     Args:
         params: tensors or param groups.
-        lr: :math:`\eta`, a factor on the step :math:`\Delta_t` (default 1.0: Zeiler's rule has
-        none).
-        rho: :math:`\rho`, the decay of the running averages of :math:`g^2` and :math:`\Delta^2`
-        (default 0.9).
-        eps: :math:`\epsilon`, inside both square roots (default 1e-6); it sets the size of the
-        first steps.
+        lr: :math:`\eta`, a factor on the step :math:`\Delta_t` (default 1.0:
+            Zeiler's rule has none).
+        rho: :math:`\rho`, the decay of the running averages of :math:`g^2` and
+            :math:`\Delta^2` (default 0.9).
+        eps: :math:`\epsilon`, inside both square roots (default 1e-6);
+            it sets the size of the first steps.
         weight_decay: adds :math:`\lambda\theta` to the gradient (default 0).
         foreach, maximize, capturable, differentiable: as in :class:`~tensorlib.optim.Adam`.
 

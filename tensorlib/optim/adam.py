@@ -51,8 +51,8 @@ class Adam(Optimizer):
     Args:
         params: tensors or param groups.
         lr: learning rate :math:`\eta` (default 1e-3).
-        betas: :math:`(\beta_1, \beta_2)`, the decay rates of the two moment averages (default (0.9,
-        0.999)).
+        betas: :math:`(\beta_1, \beta_2)`, the decay rates of the two moment
+            averages (default (0.9, 0.999)).
         eps: :math:`\epsilon`, added to the denominator (default 1e-8).
         weight_decay: :math:`\lambda` (default 0): added to the gradient as :math:`\lambda\theta`
             (L2), or, with ``decoupled_weight_decay=True``, applied as AdamW's
@@ -150,8 +150,8 @@ class Adam(Optimizer):
         step: float,
         scratch: np.ndarray,
     ) -> None:
-        """Adam's rule on ``param`` (all of it, or a chunk of the flat parameters): every line is
-        elementwise."""
+        """Adam's rule on ``param`` (all of it, or a chunk of the flat parameters):
+        every line is elementwise."""
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
@@ -184,8 +184,8 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    r"""AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay, as
-    ``torch.optim.AdamW``.
+    r"""AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay,
+    as ``torch.optim.AdamW``.
 
     Same arguments as :class:`Adam` except ``weight_decay`` defaults to 1e-2 and is applied as
     :math:`\theta \leftarrow \theta(1-\eta\lambda)` before the Adam step, outside the moments.
@@ -222,8 +222,8 @@ class AdamW(Adam):
         )
 
     def load_state_dict(self, state_dict: Any) -> None:
-        """As :meth:`Optimizer.load_state_dict`; the groups keep ``decoupled_weight_decay=True``, as
-        in PyTorch."""
+        """As :meth:`Optimizer.load_state_dict`; the groups keep
+        ``decoupled_weight_decay=True``, as in PyTorch."""
         super().load_state_dict(state_dict)
         for group in self.param_groups:
             group["decoupled_weight_decay"] = True

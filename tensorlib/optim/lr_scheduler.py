@@ -11,8 +11,8 @@ of numbers with PyTorch's keys (never a function: ``LambdaLR`` saves ``None`` fo
 
 Schedules: ``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``LinearLR``,
 ``CosineAnnealingLR``, ``OneCycleLR`` (which also cycles the momentum or :math:`\beta_1`), and
-the combinators ``SequentialLR`` (one schedule after another) and ``ChainedScheduler`` (all at
-once);
+the combinators ``SequentialLR`` (one schedule after another) and
+``ChainedScheduler`` (all at once);
 ``warmup_cosine`` builds the linear-warmup-then-cosine schedule of transformer training from them.
 """
 
@@ -88,8 +88,8 @@ class LRScheduler:
             for index, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{index}] when "
-                        "resuming "
+                        "param 'initial_lr' is not specified in "
+                        f"param_groups[{index}] when resuming "
                         "a scheduler with last_epoch >= 0 (load the optimizer's state dict first)"
                     )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
@@ -111,8 +111,8 @@ class LRScheduler:
     def _check_called_within_step(self) -> None:
         if not self._get_lr_called_within_step:
             warnings.warn(
-                "To get the last learning rate computed by the scheduler, please use "
-                "`get_last_lr()`.",
+                "To get the last learning rate computed by the scheduler, "
+                "please use `get_last_lr()`.",
                 UserWarning,
                 stacklevel=3,
             )
@@ -143,8 +143,8 @@ class LRScheduler:
         self._last_lr = _lrs(self.optimizer)
 
     def state_dict(self) -> dict[str, Any]:
-        """Every attribute except the optimizer: numbers, lists and dicts of numbers (PyTorch's
-        keys)."""
+        """Every attribute except the optimizer: numbers, lists and dicts of
+        numbers (PyTorch's keys)."""
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -153,14 +153,14 @@ class LRScheduler:
         if not isinstance(state_dict, dict) or set(state_dict) != expected:
             got = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__
             raise ValueError(
-                f"{type(self).__name__}.load_state_dict: expected the keys {sorted(expected)}, got "
-                f"{got}"
+                f"{type(self).__name__}.load_state_dict: expected the keys "
+                f"{sorted(expected)}, got {got}"
             )
         for key in ("base_lrs", "_last_lr"):
             if key in state_dict and len(state_dict[key]) != len(self.optimizer.param_groups):
                 raise ValueError(
-                    f"{type(self).__name__}.load_state_dict: {key} has {len(state_dict[key])} "
-                    "entries, "
+                    f"{type(self).__name__}.load_state_dict: {key} has "
+                    f"{len(state_dict[key])} entries, "
                     f"the optimizer has {len(self.optimizer.param_groups)} param groups"
                 )
         self.__dict__.update(state_dict)
@@ -213,8 +213,8 @@ class LambdaLR(LRScheduler):
         lambdas = state.pop("lr_lambdas", None)
         if not isinstance(lambdas, list) or len(lambdas) != len(self.lr_lambdas):
             raise ValueError(
-                f"LambdaLR.load_state_dict: expected lr_lambdas, a list of {len(self.lr_lambdas)} "
-                "entries"
+                "LambdaLR.load_state_dict: expected lr_lambdas, "
+                f"a list of {len(self.lr_lambdas)} entries"
             )
         expected = set(self.state_dict()) - {"lr_lambdas"}
         if set(state) != expected:
@@ -303,8 +303,8 @@ class ExponentialLR(LRScheduler):
 
 # %% book/06_optimizers.ipynb, cell 94
 class LinearLR(LRScheduler):
-    r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps,
-    then hold.
+    r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over
+    ``total_iters`` steps, then hold.
 
     :math:`\eta_t = \eta_0\,(f_s + (f_e - f_s)\min(t, T)/T)`: with ``start_factor`` small and
     ``end_factor=1`` this is a linear warmup. Chainable form: each step multiplies the current
@@ -316,8 +316,8 @@ class LinearLR(LRScheduler):
                  total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError(
-                "Starting multiplicative factor expected to be greater than 0 and less or equal to "
-                "1, "
+                "Starting multiplicative factor expected to be greater than 0 "
+                "and less or equal to 1, "
                 f"got {start_factor}"
             )
         if end_factor > 1.0 or end_factor < 0:
@@ -352,8 +352,7 @@ class CosineAnnealingLR(LRScheduler):
     r"""Half a cosine from the initial rate down to ``eta_min`` over ``T_max`` steps.
 
     :math:`\eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t/T_{max}))`, computed
-    in
-    PyTorch's chainable form (the ratio of consecutive cosine factors applied to the current
+    in PyTorch's chainable form (the ratio of consecutive cosine factors applied to the current
     rate); past ``T_max`` it rises again (the cosine continues; it is not clamped).
     """
 
@@ -402,8 +401,8 @@ class CosineAnnealingLR(LRScheduler):
 def _check_schedulers(
     owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None
 ) -> Optimizer:
-    """The optimizer every scheduler of ``schedulers`` steps (``optimizer``, or the first one's when
-    ``None``)."""
+    """The optimizer every scheduler of ``schedulers`` steps (``optimizer``,
+    or the first one's when ``None``)."""
     if len(schedulers) < 1:
         raise ValueError(f"{owner} expects at least one scheduler, but got no scheduler")
     if optimizer is None:
@@ -415,16 +414,16 @@ def _check_schedulers(
             )
         if scheduler.optimizer is not optimizer:
             raise ValueError(
-                f"{owner} expects all schedulers to belong to the same optimizer, but the "
-                "scheduler "
+                f"{owner} expects all schedulers to belong to the same "
+                "optimizer, but the scheduler "
                 f"{type(scheduler).__name__} at index {index} has another one"
             )
     return optimizer
 
 
 class SequentialLR(LRScheduler):
-    r"""Run ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]`` (restarted at its
-    epoch 0), ...
+    r"""Run ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]``
+    (restarted at its epoch 0), ...
 
     ``SequentialLR(opt, [LinearLR(opt, 0.01, total_iters=w), CosineAnnealingLR(opt, T - w)], [w])``
     is linear warmup over ``w`` steps followed by cosine decay.
@@ -440,10 +439,10 @@ class SequentialLR(LRScheduler):
         _check_schedulers("SequentialLR", schedulers, optimizer)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
-                "Sequential Schedulers expects number of schedulers provided to be one more than "
-                "the "
-                f"number of milestone points, but got number of schedulers {len(schedulers)} and "
-                "the "
+                "Sequential Schedulers expects number of schedulers provided "
+                "to be one more than the "
+                "number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the "
                 f"number of milestones to be equal to {len(milestones)}"
             )
         self._schedulers = list(schedulers)
@@ -498,8 +497,8 @@ class ChainedScheduler(LRScheduler):
 
 
 def _combined_state_dict(owner: SequentialLR | ChainedScheduler) -> dict[str, Any]:
-    """A combinator's attributes (not the optimizer) and the state dict of each of its
-    schedulers."""
+    """A combinator's attributes (not the optimizer) and the state dict of
+    each of its schedulers."""
     state = {
         key: value
         for key, value in owner.__dict__.items()
@@ -523,8 +522,8 @@ def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str,
     for scheduler, part in zip(owner._schedulers, parts, strict=True):
         if not isinstance(part, dict) or set(part) != set(scheduler.state_dict()):
             raise ValueError(
-                f"{name}.load_state_dict: the state of a {type(scheduler).__name__} has the wrong "
-                "keys"
+                f"{name}.load_state_dict: the state of a "
+                f"{type(scheduler).__name__} has the wrong keys"
             )
     owner.__dict__.update({key: value for key, value in state_dict.items() if key != "_schedulers"})
     for scheduler, part in zip(owner._schedulers, parts, strict=True):
@@ -551,16 +550,16 @@ def _phase(
 
 
 class OneCycleLR(LRScheduler):
-    r"""The 1cycle policy (Smith and Topin, 2018): warm up to ``max_lr``, then anneal far below the
-    start.
+    r"""The 1cycle policy (Smith and Topin, 2018): warm up to ``max_lr``,
+    then anneal far below the start.
 
     The rate goes from ``max_lr / div_factor`` up to ``max_lr`` over the first ``pct_start`` of
     ``total_steps``, then down to ``initial_lr / final_div_factor``, along half cosines
     (``anneal_strategy="cos"``) or straight lines (``"linear"``); ``three_phase`` comes back
     down symmetrically before the final annealing. With ``cycle_momentum`` the momentum (or
     Adam's :math:`\beta_1`) moves the opposite way, between ``max_momentum`` and ``base_momentum``.
-    Give ``total_steps``, or ``epochs`` and ``steps_per_epoch``. Stepping past ``total_steps``
-    raises.
+    Give ``total_steps``, or ``epochs`` and ``steps_per_epoch``.
+    Stepping past ``total_steps`` raises.
     """
 
     def __init__(
@@ -653,8 +652,8 @@ class OneCycleLR(LRScheduler):
         step = self.last_epoch
         if step > self.total_steps:
             raise ValueError(
-                f"Tried to step {step} times. The specified number of total steps is "
-                f"{self.total_steps}"
+                f"Tried to step {step} times. The specified number of total "
+                f"steps is {self.total_steps}"
             )
         lrs = []
         for group in self.optimizer.param_groups:
@@ -689,8 +688,8 @@ def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
 
     .. math::
         \eta_s = \begin{cases} \eta\,(s + 1)/W & s < W, \\
-        \eta_{\min} + \tfrac12(\eta - \eta_{\min})\bigl(1 + \cos(\pi (s - W)/(S - W))\bigr)
-        & s \ge W, \end{cases}
+        \eta_{\min} + \tfrac12(\eta - \eta_{\min})\bigl(1 + \cos(\pi
+        (s - W)/(S - W))\bigr) & s \ge W, \end{cases}
 
     so the rate reaches :math:`\eta` at step :math:`W - 1`. Built from ``LinearLR`` (from
     :math:`1/W` to 1 over :math:`W - 1` steps; a constant factor 1 for :math:`W = 1`),
@@ -706,8 +705,7 @@ def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
 
     Raises:
         ValueError: for a count that is not an int in range, or a negative or non-numeric
-        ``eta_min``,
-            naming the argument and its value.
+            ``eta_min``, naming the argument and its value.
     """
     for name, value in (("warmup_steps", warmup_steps), ("max_steps", max_steps)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):

@@ -17,8 +17,8 @@ where :math:`\mathrm{NS}_5` runs five steps of the quintic iteration
 which keeps the singular vectors of :math:`U` and maps each singular value :math:`\sigma`
 through the quintic five times: from :math:`\sigma \ge 1.6\cdot10^{-3}\,\|U\|_F` on, it ends in
 roughly [0.7, 1.2]; a smaller one is only multiplied by about :math:`a^5 \approx 485` (for
-:math:`\sigma = 10^{-3}\|U\|_F` it ends at 0.47), and :math:`s(A, B)` is :math:`\sqrt{\max(1, A/B)}`
-("original") or
+:math:`\sigma = 10^{-3}\|U\|_F` it ends at 0.47), and :math:`s(A, B)` is
+:math:`\sqrt{\max(1, A/B)}` ("original") or
 :math:`0.2\sqrt{\max(A, B)}` ("match_rms_adamw"). PyTorch runs the iteration in bfloat16;
 numpy has no bfloat16, so tensorlib runs it in the parameter's dtype (float32).
 """
@@ -56,7 +56,7 @@ def zeropower_via_newtonschulz(
     Args:
         grad: an ``(A, B)`` ndarray or Tensor.
         ns_coefficients: :math:`(a, b, c)` of the quintic
-        :math:`p(\sigma) = a\sigma + b\sigma^3 + c\sigma^5`
+            :math:`p(\sigma) = a\sigma + b\sigma^3 + c\sigma^5`
             applied to every singular value at each step.
         ns_steps: the number of iterations (< 100).
         eps: the floor of the Frobenius norm that first scales the singular values into [0, 1].
@@ -112,8 +112,7 @@ class Muon(Optimizer):
         eps: norm floor (default 1e-7).
         ns_steps: Newton-Schulz iterations (default 5).
         adjust_lr_fn: ``None`` or ``"original"`` (:math:`\sqrt{\max(1, A/B)}`), or
-        ``"match_rms_adamw"``
-            (:math:`0.2\sqrt{\max(A, B)}`).
+            ``"match_rms_adamw"`` (:math:`0.2\sqrt{\max(A, B)}`).
 
     State per parameter: ``momentum_buffer``; no step count.
     """

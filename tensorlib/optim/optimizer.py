@@ -78,8 +78,8 @@ def _check_flag(value: Any, name: str, owner: str) -> None:
 
 
 def _check_unsupported(group: Mapping[str, Any], owner: str) -> None:
-    """PyTorch's device options: accepted with their default (off) values, for the same state_dict
-    keys."""
+    """PyTorch's device options: accepted with their default (off) values,
+    for the same state_dict keys."""
     for name in ("capturable", "differentiable"):
         if group.get(name, False):
             raise ValueError(
@@ -150,8 +150,8 @@ def _bump_version(tensor: Tensor) -> None:
 
 # %% book/06_optimizers.ipynb, cell 28
 class _FlatBuffer:
-    r"""The parameters of one group that share a dtype, end to end in one working array, with their
-    state.
+    r"""The parameters of one group that share a dtype, end to end in one working
+    array, with their state.
 
     The parameters keep their own storage (a state dict, a ``from_numpy`` array or a
     ``.numpy()`` view taken earlier goes on following them, as in PyTorch): each step copies
@@ -226,8 +226,8 @@ class _FlatBuffer:
         self._bind(optimizer, index)
 
     def valid(self, optimizer: Optimizer) -> bool:
-        """Whether every parameter still fits its slice and every state tensor lives in these
-        arrays."""
+        """Whether every parameter still fits its slice and every state tensor
+        lives in these arrays."""
         for index, param in enumerate(self.params):
             if (
                 param._data.shape != self.views[index].shape
@@ -244,8 +244,8 @@ class _FlatBuffer:
         return True
 
     def step(self, optimizer: Optimizer, group: dict[str, Any]) -> None:
-        """Gather the values and gradients, apply the rule (once over everything, or per parameter),
-        write back."""
+        """Gather the values and gradients, apply the rule (once over everything,
+        or per parameter), write back."""
         present = []
         for index, param in enumerate(self.params):
             grad = param.grad
@@ -311,16 +311,16 @@ def _as_state_value(value: Any) -> Any:
 
 
 def _is_index(value: Any) -> bool:
-    """Whether ``value`` is an int (Python or numpy) and not a bool: a parameter's number in a state
-    dict."""
+    """Whether ``value`` is an int (Python or numpy) and not a bool:
+    a parameter's number in a state dict."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def _checked_entry(
     where: str, required: tuple[str, ...], param: Tensor, entry: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """One parameter's saved state, validated against ``param`` and copied in its dtype (``step``:
-    float32).
+    """One parameter's saved state, validated against ``param`` and copied in its
+    dtype (``step``: float32).
 
     ``required`` names the state tensors the optimizer keeps (an empty ``entry`` is a parameter
     that has not been stepped yet); ``where`` starts every error message.
@@ -345,12 +345,12 @@ def _checked_entry(
                 continue
             if array.shape != param.shape:
                 raise ValueError(
-                    f"{where}: {name!r} has shape {array.shape}, the parameter's is "
-                    f"{tuple(param.shape)}"
+                    f"{where}: {name!r} has shape {array.shape}, "
+                    f"the parameter's is {tuple(param.shape)}"
                 )
             if array.dtype.kind != "f":
-                raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, expected a floating "
-                                 "tensor")
+                raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, "
+                                 "expected a floating tensor")
             checked[name] = Tensor(array.astype(param.dtype, copy=True))
         elif name == "step" and isinstance(value, numbers.Real) and not isinstance(value, bool):
             checked[name] = Tensor(np.array(value, dtype=np.float32))
@@ -384,8 +384,8 @@ class Optimizer:
     ) -> None:
         if isinstance(params, Tensor):
             raise TypeError(
-                "params argument given to the optimizer should be an iterable of Tensors or dicts, "
-                "but got a Tensor"
+                "params argument given to the optimizer should be an iterable of Tensors "
+                "or dicts, but got a Tensor"
             )
         if isinstance(params, Mapping):
             raise TypeError(
@@ -405,8 +405,8 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Add a group of parameters (``{"params": [...], "lr": ...}``); missing options come from
-        ``defaults``.
+        """Add a group of parameters (``{"params": [...], "lr": ...}``);
+        missing options come from ``defaults``.
 
         Raises before changing anything if a parameter is not a floating leaf tensor, appears
         twice, is already in another group, or if an option is invalid or required but missing.
@@ -433,8 +433,8 @@ class Optimizer:
         for name, default in self.defaults.items():
             if default is _REQUIRED and name not in group:
                 raise ValueError(
-                    f"{owner}: parameter group didn't specify a value of required optimization "
-                    f"parameter {name}"
+                    f"{owner}: parameter group didn't specify a value of required "
+                    f"optimization parameter {name}"
                 )
             group.setdefault(name, default)
         self._check_group(group)
@@ -467,8 +467,8 @@ class Optimizer:
         scratch: np.ndarray,
         first: bool,
     ) -> None:
-        """The update rule: change ``param`` and ``state`` in place from ``grad`` (the ``step``-th
-        step)."""
+        """The update rule: change ``param`` and ``state`` in place from ``grad``
+        (the ``step``-th step)."""
         raise NotImplementedError(
             f"{type(self).__name__} does not define its update rule (_update)"
         )
@@ -501,8 +501,8 @@ class Optimizer:
 
     # -- a training step ---------------------------------------------------------------------
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Forget every parameter's gradient: set it to ``None`` (default, as in PyTorch 2) or to
-        zeros."""
+        """Forget every parameter's gradient: set it to ``None`` (default,
+        as in PyTorch 2) or to zeros."""
         for group in self.param_groups:
             for param in group["params"]:
                 if param.grad is not None:
@@ -537,8 +537,8 @@ class Optimizer:
 
     # -- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """``{"state": {index: {name: Tensor}}, "param_groups": [{..., "params": [indices]}]}``,
-        PyTorch's layout.
+        """``{"state": {index: {name: Tensor}}, "param_groups": [{..., "params":
+        [indices]}]}``, PyTorch's layout.
 
         Parameters are numbered in group order from 0. The tensors are copies, so the dict is
         a snapshot that later steps do not change.
@@ -560,8 +560,8 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Restore a :meth:`state_dict`: hyperparameters per group and state per parameter, by
-        position.
+        """Restore a :meth:`state_dict`: hyperparameters per group and state
+        per parameter, by position.
 
         Everything is validated first (the two keys, the number of groups, the number of
         parameters of each group, the state indices, each state tensor's shape and dtype, the
@@ -576,8 +576,8 @@ class Optimizer:
                 else type(state_dict).__name__
             )
             raise ValueError(
-                f"{owner}.load_state_dict: expected a dict with keys 'state' and 'param_groups', "
-                f"got {keys}"
+                f"{owner}.load_state_dict: expected a dict with keys 'state' and "
+                f"'param_groups', got {keys}"
             )
         by_index: dict[int, Tensor] = {}
         new_groups = self._loaded_groups(state_dict["param_groups"], by_index)
@@ -590,8 +590,8 @@ class Optimizer:
     def _loaded_groups(
         self, saved_groups: Any, by_index: dict[int, Tensor]
     ) -> list[dict[str, Any]]:
-        """The saved groups checked against ours, with our parameters; fills ``by_index`` (number to
-        parameter)."""
+        """The saved groups checked against ours, with our parameters; fills ``by_index``
+        (number to parameter)."""
         owner = type(self).__name__
         if not isinstance(saved_groups, (list, tuple)) or not all(
             isinstance(g, Mapping) for g in saved_groups
@@ -599,8 +599,8 @@ class Optimizer:
             raise ValueError(f"{owner}.load_state_dict: 'param_groups' must be a list of dicts")
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(
-                f"{owner}.load_state_dict: loaded state dict has {len(saved_groups)} parameter "
-                "groups, "
+                f"{owner}.load_state_dict: loaded state dict has "
+                f"{len(saved_groups)} parameter groups, "
                 f"the optimizer has {len(self.param_groups)}"
             )
         new_groups = []
@@ -609,8 +609,8 @@ class Optimizer:
             if not isinstance(indices, (list, tuple)) or len(indices) != len(group["params"]):
                 count = len(indices) if isinstance(indices, (list, tuple)) else repr(indices)
                 raise ValueError(
-                    f"{owner}.load_state_dict: loaded state dict contains a parameter group "
-                    f"{number} "
+                    f"{owner}.load_state_dict: loaded state dict contains a "
+                    f"parameter group {number} "
                     f"with {count} parameters, the optimizer's group has {len(group['params'])}"
                 )
             for index, param in zip(indices, group["params"], strict=True):
@@ -688,13 +688,12 @@ def decay_groups(
     Args:
         model: the module whose parameters are split.
         weight_decay: the decay of the first group.
-        decay_types: the module classes whose ``weight`` decays (default ``Linear``, ``Conv2d``,
-        ``Embedding``).
+        decay_types: the module classes whose ``weight`` decays (default ``Linear``,
+            ``Conv2d``, ``Embedding``).
 
     Returns:
         ``[{"params": [...], "weight_decay": weight_decay}, {"params": [...], "weight_decay":
-        0.0}]``,
-        each list in ``model.parameters()`` order, ready for any optimizer.
+        0.0}]``, each list in ``model.parameters()`` order, ready for any optimizer.
     """
     owner: dict[int, bool] = {}
     for module in model.modules():

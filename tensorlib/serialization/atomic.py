@@ -72,8 +72,8 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
 
 
 def _fsync_directory(directory: Path) -> None:
-    """Make a rename in ``directory`` durable (POSIX); a no-op where directories cannot be
-    opened."""
+    """Make a rename in ``directory`` durable (POSIX);
+    a no-op where directories cannot be opened."""
     if os.name != "posix":
         return
     fd = os.open(directory, os.O_RDONLY)

@@ -12,8 +12,8 @@ then is anything changed; if the last step fails, everything is rolled back. A b
 raises :class:`~tensorlib.serialization.reader.CheckpointError` and changes nothing.
 
 The optimizer, a :class:`tensorlib.optim.AdamW`, is read and restored through its
-``state_dict``, whose layout is ``torch.optim.AdamW``'s: ``{"state": {index: {"step", "exp_avg",
-"exp_avg_sq"}},
+``state_dict``, whose layout is ``torch.optim.AdamW``'s: ``{"state": {index: {"step",
+"exp_avg", "exp_avg_sq"}},
 "param_groups": [{"lr", "betas", "eps", "weight_decay", ..., "params": [index, ...]}]}``.
 See the chapter "Checkpointing" of the book.
 """
@@ -62,8 +62,8 @@ def _adamw_config(optimizer: Any) -> dict[str, Any]:
     }
     if len(configs) > 1:
         raise ValueError(
-            "TLCKPT holds one AdamW configuration; the parameter groups differ in lr, betas, eps "
-            "or weight_decay"
+            "TLCKPT holds one AdamW configuration; the parameter groups differ in lr, "
+            "betas, eps or weight_decay"
         )
     for option in ("amsgrad", "maximize"):
         if any(group.get(option) for group in groups):
@@ -74,8 +74,8 @@ def _adamw_config(optimizer: Any) -> dict[str, Any]:
 def _adamw_section(
     model_names: dict[int, str], parameters: dict[str, np.ndarray], optimizer: Adam
 ) -> AdamWSection:
-    """Build the AdamW section from ``optimizer.state_dict()``; parameters without state get step
-    0."""
+    """Build the AdamW section from ``optimizer.state_dict()``;
+    parameters without state get step 0."""
     group = _adamw_config(optimizer)
     state = optimizer.state_dict()["state"]
     section = AdamWSection(float(group["lr"]), float(group["betas"][0]), float(group["betas"][1]),
@@ -84,8 +84,8 @@ def _adamw_section(
     for index, param in enumerate(_optimizer_parameters(optimizer)):
         if id(param) not in model_names:
             raise ValueError(
-                f"optimizer parameter {index} (shape {tuple(param.shape)}) is not a parameter of "
-                "the model"
+                f"optimizer parameter {index} (shape {tuple(param.shape)}) is not "
+                "a parameter of the model"
             )
         by_name[model_names[id(param)]] = state.get(index)
     for name, values in parameters.items():
@@ -163,15 +163,15 @@ def save_checkpoint(
     optimizer: Adam | None = None,
     generator: Generator | None = None,
 ) -> None:
-    """Write ``model``'s parameters (and AdamW and generator state) to ``path`` as TLCKPT v1,
-    atomically.
+    """Write ``model``'s parameters (and AdamW and generator state) to ``path``
+    as TLCKPT v1, atomically.
 
     Parameters are saved under their ``named_parameters()`` names (a tied parameter once);
     buffers are not part of TLCKPT v1 (save them with :func:`tensorlib.save`).
 
     Args:
         path: the file to create or replace (see
-        :func:`~tensorlib.serialization.atomic.atomic_write`).
+            :func:`~tensorlib.serialization.atomic.atomic_write`).
         model: the module; every parameter must be float32, the format's only dtype.
         optimizer: an AdamW optimizer over parameters of ``model`` (one configuration), or ``None``.
         generator: a :class:`~tensorlib.Generator` whose state is saved, or ``None``.
@@ -212,8 +212,8 @@ def load_checkpoint(
     optimizer: Adam | None = None,
     generator: Generator | None = None,
 ) -> TLCheckpoint:
-    """Load a TLCKPT v1 (or legacy TLWEIGHT) file into ``model``, ``optimizer`` and ``generator``:
-    all or nothing.
+    """Load a TLCKPT v1 (or legacy TLWEIGHT) file into ``model``,
+    ``optimizer`` and ``generator``: all or nothing.
 
     The file must name exactly the model's parameters, with the same shapes. An optimizer
     or generator passed in needs its section in the file; a section that is present but

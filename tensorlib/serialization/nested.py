@@ -108,10 +108,10 @@ class _Encoder:
         raise TypeError(
             f"{path or 'the object'}: cannot save a "
             f"{type(value).__module__}.{type(value).__qualname__}; "
-            "tensorlib.save takes tensors, None, bool, int, float, str and dicts, lists and tuples "
-            "of them "
-            "(wrap an ndarray with tl.from_numpy; save a module's or optimizer's state_dict(), not "
-            "the object)"
+            "tensorlib.save takes tensors, None, bool, int, float, str and dicts, "
+            "lists and tuples of them "
+            "(wrap an ndarray with tl.from_numpy; save a module's or optimizer's "
+            "state_dict(), not the object)"
         )
 
 
@@ -144,8 +144,8 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         return
     if not hasattr(f, "write") or isinstance(f, io.TextIOBase):
         raise TypeError(
-            "f must be a path or a binary file object (open(..., 'wb'), io.BytesIO), got "
-            f"{type(f).__name__}"
+            "f must be a path or a binary file object (open(..., 'wb'), "
+            f"io.BytesIO), got {type(f).__name__}"
         )
     for chunk in _serialize(encoder.tensors, metadata):
         f.write(chunk)
@@ -189,15 +189,15 @@ def _decode(
 
 
 def _open(f: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, int, str]:
-    """``(stream, bytes it holds from its position, name for messages)`` of a path or file
-    object."""
+    """``(stream, bytes it holds from its position, name for messages)`` of
+    a path or file object."""
     if isinstance(f, (str, os.PathLike)):
         stream, size = open_regular_file(f)
         return stream, size, os.fspath(f)
     if not hasattr(f, "read") or isinstance(f, io.TextIOBase):
         raise TypeError(
-            "f must be a path or a binary file object (open(..., 'rb'), io.BytesIO), got "
-            f"{type(f).__name__}"
+            "f must be a path or a binary file object (open(..., 'rb'), "
+            f"io.BytesIO), got {type(f).__name__}"
         )
     source = str(getattr(f, "name", f"<{type(f).__name__}>"))
     if getattr(f, "seekable", lambda: False)():
@@ -210,8 +210,8 @@ def _open(f: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, int, str]:
 
 
 def _is_torch_archive(stream: BinaryIO, source: str) -> bool:
-    """Whether ``stream`` holds a torch.save zip archive (by its first bytes; the position is
-    kept)."""
+    """Whether ``stream`` holds a torch.save zip archive (by its first bytes;
+    the position is kept)."""
     start = stream.tell()
     magic = stream.read(4)
     stream.seek(start)
@@ -239,8 +239,8 @@ def _placed(tensors: dict[str, Tensor], map_location: Any, source: str) -> dict[
 def load(
     f: str | os.PathLike | BinaryIO, map_location: Any = None, *, weights_only: bool = True
 ) -> Any:
-    """Load what :func:`save` (or ``torch.save``) wrote: the same nesting of containers, values and
-    tensors.
+    """Load what :func:`save` (or ``torch.save``) wrote: the same nesting of
+    containers, values and tensors.
 
     ``f`` is a path or a binary file object (read from its position). A file of
     :func:`save` loads as it was saved; a safetensors file written by another program (no

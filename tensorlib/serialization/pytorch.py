@@ -116,15 +116,15 @@ def _is_int(value: Any) -> bool:
 def _no_hooks(hooks: Any, what: str) -> None:
     if not (hooks is None or (isinstance(hooks, dict) and not hooks)):
         raise CheckpointError(
-            f"{what}: backward hooks or extra state {str(hooks)[:60]} cannot be loaded (they are "
-            "code)"
+            f"{what}: backward hooks or extra state {str(hooks)[:60]} cannot "
+            "be loaded (they are code)"
         )
 
 
 def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, requires_grad: Any = False,
                     hooks: Any = None, metadata: Any = None) -> _Rebuilt:
-    """``torch._utils._rebuild_tensor_v2``: a strided view of ``storage``, every index checked
-    first."""
+    """``torch._utils._rebuild_tensor_v2``: a strided view of ``storage``,
+    every index checked first."""
     if not isinstance(storage, _Storage):
         raise CheckpointError(
             f"a tensor's storage must be a storage record, got {type(storage).__name__}"
@@ -139,8 +139,8 @@ def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, requires_
         and offset >= 0
     ):
         raise CheckpointError(
-            f"{what}: size {str(size)[:80]}, stride {str(stride)[:80]} and offset {offset!r} must "
-            "be "
+            f"{what}: size {str(size)[:80]}, stride {str(stride)[:80]} and "
+            f"offset {offset!r} must be "
             f"tuples of at most {MAX_NDIM} integers >= 0 of one length and an integer >= 0"
         )
     problem = shape_error(size, storage.array.itemsize)
@@ -169,8 +169,8 @@ def _rebuild_parameter(data: Any, requires_grad: Any, hooks: Any, state: Any = N
     """``torch._utils._rebuild_parameter`` (and ``_with_state``, with no state): a Parameter."""
     if not isinstance(data, _Rebuilt) or not isinstance(requires_grad, bool):
         raise CheckpointError(
-            f"a Parameter must wrap a tensor and a bool, got {type(data).__name__}, "
-            f"{requires_grad!r}"
+            "a Parameter must wrap a tensor and a bool, got "
+            f"{type(data).__name__}, {requires_grad!r}"
         )
     _no_hooks(hooks, "a Parameter")
     _no_hooks(state, "a Parameter")
@@ -217,10 +217,10 @@ def _resolve_global(module: str, name: str, source: str) -> Any:
     if module == "torch" and name in _UNSUPPORTED:
         raise CheckpointError(f"{source}: {name}: {_UNSUPPORTED[name]}")
     raise CheckpointError(
-        f"{source}: data.pkl asks for the global {module}.{name}, which a weights-only load "
-        "refuses: "
-        "unpickling an arbitrary global can run any code, so tensorlib reads only tensors, "
-        "Parameters, "
+        f"{source}: data.pkl asks for the global {module}.{name}, "
+        "which a weights-only load refuses: "
+        "unpickling an arbitrary global can run any code, "
+        "so tensorlib reads only tensors, Parameters, "
         "storages, OrderedDict and plain containers, numbers and strings (as "
         "torch.load(weights_only=True))"
     )
@@ -263,8 +263,8 @@ class PickleReader(pickle.Unpickler):
             and pid[4] >= 0
         ):
             raise CheckpointError(
-                f"{self.source}: a persistent id must be ('storage', type, key, location, numel), "
-                f"got {str(pid)[:80]}"
+                f"{self.source}: a persistent id must be ('storage', type, key, location, "
+                f"numel), got {str(pid)[:80]}"
             )
         _, kind, key, location, numel = pid
         if key in self.storages:
@@ -290,16 +290,16 @@ def _check_opcodes(data: bytes, source: str) -> None:
                 _resolve_global(module, name, source)
             if opcode.name not in _OPCODES:
                 raise CheckpointError(
-                    f"{source}: data.pkl byte {position}: pickle opcode {opcode.name} is not "
-                    "allowed "
+                    f"{source}: data.pkl byte {position}: pickle opcode "
+                    f"{opcode.name} is not allowed "
                     "in a weights-only checkpoint"
                 )
             if "PUT" in opcode.name or "GET" in opcode.name or opcode.name == "FRAME":
                 # the unpickler would allocate this much first
                 if not isinstance(arg, int) or arg > len(data):
                     raise CheckpointError(
-                        f"{source}: data.pkl byte {position}: {opcode.name} {arg} past the "
-                        "pickle's size"
+                        f"{source}: data.pkl byte {position}: {opcode.name} "
+                        f"{arg} past the pickle's size"
                     )
     except CheckpointError:
         raise
@@ -352,8 +352,8 @@ def map_storage(map_location: Any, array: np.ndarray, location: str, source: str
             and placed.numel() == array.size
         ):
             raise CheckpointError(
-                f"{source}: map_location returned {type(placed).__name__}, not the storage it was "
-                "given"
+                f"{source}: map_location returned {type(placed).__name__}, "
+                "not the storage it was given"
             )
         return placed.detach().numpy().reshape(-1)
     target = (
@@ -363,8 +363,8 @@ def map_storage(map_location: Any, array: np.ndarray, location: str, source: str
     )
     if not _is_cpu(target):
         raise CheckpointError(
-            f"{source}: a storage was saved on {location!r}, and tensorlib runs on the CPU only: "
-            "pass map_location='cpu'"
+            f"{source}: a storage was saved on {location!r}, and tensorlib runs on the CPU "
+            "only: pass map_location='cpu'"
         )
     return array
 
@@ -375,8 +375,8 @@ def _convert(node: Any, done: dict[int, Any], path: tuple[int, ...], source: str
         return done[id(node)]
     if id(node) in path or len(path) > _MAX_DEPTH:
         raise CheckpointError(
-            f"{source}: data.pkl holds a container that contains itself or nests past {_MAX_DEPTH} "
-            "levels"
+            f"{source}: data.pkl holds a container that contains itself or nests "
+            f"past {_MAX_DEPTH} levels"
         )
     inner = (*path, id(node))
     if isinstance(node, _Rebuilt):
@@ -422,11 +422,11 @@ def _members(
     for name, info in members.items():
         if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 1:
             raise CheckpointError(
-                f"{source}: member {name!r} is compressed or encrypted; torch.save stores members "
-                "as they are"
+                f"{source}: member {name!r} is compressed or encrypted; "
+                "torch.save stores members as they are"
             )
-        # a stored member's two sizes agree, and both end inside the file (zipfile would read that
-        # much)
+        # a stored member's two sizes agree, and both end inside the file
+        # (zipfile would read that much)
         if info.compress_size != info.file_size or info.header_offset + info.compress_size > size:
             raise CheckpointError(
                 f"{source}: member {name!r} claims {info.file_size} bytes ({info.compress_size} "

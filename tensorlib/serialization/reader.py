@@ -108,8 +108,8 @@ class ByteReader:
         itemsize = np.dtype(dtype).itemsize
         if count > self.remaining // itemsize:
             raise self.error(
-                f"{what} claims {count} elements ({count * itemsize} bytes) but only "
-                f"{self.remaining} bytes "
+                f"{what} claims {count} elements ({count * itemsize} bytes) but "
+                f"only {self.remaining} bytes "
                 "are left (truncated file?)"
             )
         return np.frombuffer(self.take(count * itemsize, what), dtype=dtype)
@@ -154,8 +154,8 @@ def shape_error(shape: Sequence[int], itemsize: int) -> str | None:
     for size in shape:
         span *= max(size, 1)
         if span > _MAX_BYTES:
-            return (f"shape {list(shape)} overflows: its nonzero dimensions times {itemsize} bytes "
-                    "pass 2**63 - 1")
+            return (f"shape {list(shape)} overflows: its nonzero dimensions times "
+                    f"{itemsize} bytes pass 2**63 - 1")
     return None
 
 
@@ -207,7 +207,7 @@ def read_exactly(file: BinaryIO, size: int, source: str) -> bytes:
     data = file.read(size)
     if len(data) != size:
         raise CheckpointError(
-            f"{source}: the file ended after {len(data)} of the {size} bytes expected (it changed "
-            "while read?)"
+            f"{source}: the file ended after {len(data)} of the {size} bytes expected "
+            "(it changed while read?)"
         )
     return data

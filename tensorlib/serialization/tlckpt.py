@@ -61,8 +61,8 @@ RNG_STATE_BYTES = 16
 # %% book/07_checkpointing.ipynb, cell 25
 @dataclass
 class AdamWSection:
-    """The AdamW section: the configuration and, per parameter name, ``(step, m, v)`` (flat
-    float32)."""
+    """The AdamW section: the configuration and, per parameter name, ``(step,
+    m, v)`` (flat float32)."""
 
     lr: float
     beta1: float
@@ -208,8 +208,8 @@ def _read_adamw(reader: ByteReader, parameters: dict[str, np.ndarray]) -> AdamWS
         size = reader.u64(f"AdamW element count of {name!r}")
         if size != parameters[name].size:
             raise reader.error(
-                f"AdamW state of {name!r} has {size} elements, the parameter "
-                f"{parameters[name].size}",
+                f"AdamW state of {name!r} has {size} elements, "
+                f"the parameter {parameters[name].size}",
                 size_at,
             )
         m_at = reader.offset

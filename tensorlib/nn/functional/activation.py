@@ -41,8 +41,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     """The error function elementwise (numpy has none).
 
     float64: Python's ``math.erf`` mapped over the array (accurate to float64 rounding, one Python
-    call an element).
-    Other dtypes: Abramowitz and Stegun's formula 7.1.26,
+    call an element). Other dtypes: Abramowitz and Stegun's formula 7.1.26,
     :math:`1 - (a_1 t + \\dots + a_5 t^5) e^{-x^2}`
     with :math:`t = 1/(1 + p|x|)`, vectorised: in float32 its absolute error is below 6e-7 (1.5e-7
     from the formula, the rest float32 rounding where the result is small).

@@ -6,8 +6,8 @@ r"""Softmax attention: the kernels, ``scaled_dot_product_attention``, masks, onl
 .. math:: \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\Big(\frac{QK^\top}{\sqrt{d}} + M\Big) V
 
 over the last two axes (queries (*, T_q, d), keys (*, T_k, d), values (*, T_k, d_v)); every
-leading axis is a batch axis. A ``scale`` argument, when given, replaces :math:`1/\sqrt{d}`. The
-forward saves the
+leading axis is a batch axis. A ``scale`` argument, when given,
+replaces :math:`1/\sqrt{d}`. The forward saves the
 probabilities :math:`P`, and the backward is the closed form derived in the chapter "Attention":
 :math:`\bar V = P^\top \bar O`,
 :math:`\bar S = P \odot (\bar O V^\top - \mathrm{rowsum}(P \odot \bar O V^\top))`,
@@ -47,8 +47,8 @@ from tensorlib.random import Generator, resolve_generator
 
 # %% book/05_attention.ipynb, cell 32
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape`` up to
-    ``grad.shape``."""
+    """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape``
+    up to ``grad.shape``."""
     if grad.shape == shape:
         return grad
     extra = grad.ndim - len(shape)
@@ -110,13 +110,12 @@ def attention_arrays(
 
     The forward of :class:`SoftmaxAttention` and the attention of
     :class:`~tensorlib.gpt.model.Decoder`;
-    :class:`PackedCausalAttention` makes the same calls sequence by sequence: all three compute the
-    same numbers.
+    :class:`PackedCausalAttention` makes the same calls sequence by sequence:
+    all three compute the same numbers.
 
     Args:
         q: the queries (*, T_q, d); ``k`` the keys (*, T_k, d); ``v`` the values (*, T_k, d_v):
-        arrays
-            of one float dtype whose leading axes broadcast.
+            arrays of one float dtype whose leading axes broadcast.
         mask: :math:`M`, an additive float array broadcastable to (*, T_q, T_k), or ``None``.
         scale: the factor of the scores (:math:`1/\sqrt{d}` for standard attention), multiplied
             into :math:`Q` (T_q·d numbers) rather than the scores (T_q·T_k).
@@ -132,10 +131,10 @@ def attention_arrays(
             and :math:`e^{z}/\sum e^{z} = e^{z-m}/\sum e^{z-m}` for any :math:`m`.
 
     Returns:
-        ``(P, O)``: the probabilities (*, T_q, T_k) and the output (*, T_q, d_v). A row whose keys
-        are
-        all masked has probabilities and output zero (no NaN); with no keys (T_k = 0) the output is
-        zeros.
+        ``(P, O)``: the probabilities (*, T_q, T_k) and the output (*, T_q,
+        d_v). A row whose keys are
+        all masked has probabilities and output zero (no NaN); with no keys
+        (T_k = 0) the output is zeros.
     """
     # scale Q (T_q·d numbers), not S (T_q·T_k)
     scores = np.matmul(q * q.dtype.type(scale), np.swapaxes(k, -1, -2))
@@ -166,8 +165,7 @@ def _score_grad(
 
     :math:`\bar P = \bar O V^\top` (times the dropout multiplier ``keep``), and
     :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`: T_q·d_v numbers, not
-    T_q·T_k.
-    The backward of both :class:`SoftmaxAttention` and :class:`PackedCausalAttention`.
+    T_q·T_k. The backward of both :class:`SoftmaxAttention` and :class:`PackedCausalAttention`.
     """
     grad_s = np.matmul(grad, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
     if keep is not None:
@@ -184,8 +182,8 @@ class SoftmaxAttention(Function):
 
     ``SoftmaxAttention.apply(q, k, v, mask, scale=1.0, keep=None, bool_mask=False)``: inputs
     ``q`` (*, T_q, d), ``k`` (*, T_k, d), ``v`` (*, T_k, d_v) and ``mask`` :math:`M`, an additive
-    float array or Tensor broadcastable to (*, T_q, T_k), or ``None``; options ``scale`` (the factor
-    of the scores),
+    float array or Tensor broadcastable to (*, T_q, T_k), or ``None``; options ``scale``
+    (the factor of the scores),
     ``keep`` :math:`D`, the dropout multiplier (0 or :math:`1/(1-p)` per probability) or
     ``None``, and ``bool_mask`` (see :func:`attention_arrays`). Output (*, T_q, d_v). What
     :func:`scaled_dot_product_attention` runs after its checks.
@@ -195,8 +193,8 @@ class SoftmaxAttention(Function):
     :math:`\bar V = (P \odot D)^\top \bar O`,
     :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(\bar O \odot O))` with
     :math:`\bar P = (\bar O V^\top) \odot D`, :math:`\bar Q = \mathrm{scale}\cdot\bar S K`,
-    :math:`\bar K = \mathrm{scale}\cdot\bar S^\top Q`, :math:`\bar M = \bar S` (each summed over
-    broadcast axes).
+    :math:`\bar K = \mathrm{scale}\cdot\bar S^\top Q`, :math:`\bar M = \bar S`
+    (each summed over broadcast axes).
     """
 
     __slots__ = ("q", "k", "v", "probs", "out", "keep", "scale", "mask_shape")
@@ -379,13 +377,13 @@ def _shape(tensor: Any) -> tuple[int, ...]:
 
 
 def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> tuple[int, ...]:
-    """Validate the shapes and dtypes of Q (*, T_q, d), K (*, T_k, d), V (*, T_k, d_v); return the
-    batch shape."""
+    """Validate the shapes and dtypes of Q (*, T_q, d), K (*, T_k, d), V (*, T_k, d_v);
+    return the batch shape."""
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         if not isinstance(tensor, Tensor):
             raise TypeError(
-                f"scaled_dot_product_attention: {name} must be a Tensor, got "
-                f"{type(tensor).__name__}"
+                f"scaled_dot_product_attention: {name} must be a Tensor, "
+                f"got {type(tensor).__name__}"
             )
         if tensor.ndim < 2:
             raise ValueError(
@@ -394,8 +392,8 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> tuple[int, ...]:
             )
         if tensor.dtype.kind != "f":
             raise TypeError(
-                f"scaled_dot_product_attention: {name} must be floating point, got dtype "
-                f"{tensor.dtype}"
+                f"scaled_dot_product_attention: {name} must be floating point, "
+                f"got dtype {tensor.dtype}"
             )
     if not query.dtype == key.dtype == value.dtype:
         raise TypeError(
@@ -422,8 +420,8 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> tuple[int, ...]:
 
 
 def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> Any:
-    r"""A bool mask (True = attend) as 0 / :math:`-\infty`, or a float mask as is (a Tensor keeps
-    its gradient)."""
+    r"""A bool mask (True = attend) as 0 / :math:`-\infty`, or a float mask as is
+    (a Tensor keeps its gradient)."""
     if not isinstance(attn_mask, Tensor):
         attn_mask = Tensor(np.asarray(attn_mask))
     try:
@@ -446,8 +444,8 @@ def _additive_mask(attn_mask: Any, dtype: np.dtype, target: tuple[int, ...]) -> 
 
 
 def _repeat_heads(query: Tensor, tensor: Tensor, name: str) -> Tensor:
-    """Repeat each head of ``tensor`` (dim -3) for its group of query heads: (*, Hk, T_k, d) -> (*,
-    Hq, T_k, d)."""
+    """Repeat each head of ``tensor`` (dim -3) for its group of query heads: (*, Hk, T_k,
+    d) -> (*, Hq, T_k, d)."""
     if query.ndim < 3 or tensor.ndim < 3:
         raise ValueError(
             "scaled_dot_product_attention: enable_gqa needs a head dimension (-3) in query and "
@@ -456,8 +454,8 @@ def _repeat_heads(query: Tensor, tensor: Tensor, name: str) -> Tensor:
     heads, groups = query.shape[-3], tensor.shape[-3]
     if heads % groups:
         raise ValueError(
-            f"scaled_dot_product_attention: enable_gqa needs {name}'s {groups} heads to divide the "
-            f"query's {heads}"
+            f"scaled_dot_product_attention: enable_gqa needs {name}'s {groups} heads to "
+            f"divide the query's {heads}"
         )
     if heads == groups:
         return tensor
@@ -491,8 +489,8 @@ def scaled_dot_product_attention(
             :math:`-\infty`); float: added to the scores (differentiable if it requires grad).
         dropout_p: dropout probability on the attention weights (default 0); pass 0 in eval.
         is_causal: apply the top-left causal mask ``causal_mask(T_q, T_k, offset=0)``, as PyTorch;
-            for a KV cache (T_q < T_k) pass ``attn_mask=causal_mask(T_q, T_k)`` (bottom-right)
-            instead.
+            for a KV cache (T_q < T_k) pass ``attn_mask=causal_mask(T_q,
+            T_k)`` (bottom-right) instead.
         scale: the factor of the scores, default :math:`1/\sqrt{d}`.
         enable_gqa: grouped-query attention: ``key`` and ``value`` may have fewer heads (dim -3)
             than ``query``, a divisor of its head count; each key/value head serves a group of
@@ -515,8 +513,8 @@ def scaled_dot_product_attention(
     target = (*batch, length, source)
     if is_causal and attn_mask is not None:
         raise ValueError(
-            "scaled_dot_product_attention: pass either attn_mask or is_causal=True, not both (as "
-            "in PyTorch)"
+            "scaled_dot_product_attention: pass either attn_mask or is_causal=True, "
+            "not both (as in PyTorch)"
         )
     if (
         not isinstance(dropout_p, (int, float))
@@ -536,8 +534,8 @@ def scaled_dot_product_attention(
         keep = resolve_generator(generator).bernoulli(
             1.0 - dropout_p, target, dtype=dtype
         ) / dtype.type(1.0 - dropout_p)
-    # a mask made from bools (or none) lets the softmax skip its row maxima when the scores are
-    # small
+    # a mask made from bools (or none) lets the softmax skip its row maxima
+    # when the scores are small
     return SoftmaxAttention.apply(
         query, key, value, mask, scale=scale, keep=keep, bool_mask=not isinstance(mask, Tensor)
     )
@@ -569,8 +567,7 @@ def online_softmax_attention(
     ``attn_mask`` as for :func:`scaled_dot_product_attention` (bool True = attend, or float);
     ``block_size`` keys per block; ``scale`` default :math:`1/\sqrt{d}`; ``is_causal`` the top-left
     causal mask of :func:`scaled_dot_product_attention`, made block by block (a (T_q, T_k) mask
-    would
-    cost the memory this function saves). Returns a Tensor (*, T_q, d_v).
+    would cost the memory this function saves). Returns a Tensor (*, T_q, d_v).
     This is a teaching function: it records no graph.
     """
     q, k, v = (np.asarray(x.numpy() if isinstance(x, Tensor) else x) for x in (query, key, value))

@@ -33,8 +33,8 @@ class _BinaryCrossEntropy(Function):
     r"""Per-element :math:`-w\,[y \log x + (1 - y) \log(1 - x)]`, each log clamped at -100.
 
     Gradients (PyTorch's formulas): :math:`\bar x = w\,\bar\ell\,(x - y)/\max(x(1-x), 10^{-12})`,
-    :math:`\bar y = w\,\bar\ell\,(\log(1-x) - \log x)`, with logs not clamped (so :math:`\pm\infty`
-    at
+    :math:`\bar y = w\,\bar\ell\,(\log(1-x) - \log x)`, with logs not clamped
+    (so :math:`\pm\infty` at
     :math:`x = 0` or 1, as in PyTorch).
     """
 
@@ -66,8 +66,8 @@ def _check_pair(name: str, input: Tensor, target: Tensor) -> None:
     _check_tensor(target, name, "target")
     if input.shape != target.shape:
         raise ValueError(
-            f"{name}: input and target must have the same shape, got {tuple(input.shape)} and "
-            f"{tuple(target.shape)}"
+            f"{name}: input and target must have the same shape, "
+            f"got {tuple(input.shape)} and {tuple(target.shape)}"
         )
 
 

@@ -117,8 +117,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     _check_tensor(input, "linear")
     if weight.ndim != 2:
         raise ValueError(
-            "linear: weight must be 2-D (out_features, in_features), got shape "
-            f"{_shape_text(weight)}"
+            "linear: weight must be 2-D (out_features, in_features), "
+            f"got shape {_shape_text(weight)}"
         )
     if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
         raise ValueError(
@@ -150,8 +150,7 @@ class _Embedding(Function):
         grad_weight = np.zeros((self.num_embeddings, grad.shape[-1]), dtype=grad.dtype)
         # not grad_weight[ids] += ...: a repeated id must accumulate every time. Sort the ids
         # (stably, so the same ids give the same bits) and add each run of equal ids with one
-        # reduceat: about
-        # 7x faster than np.add.at, which adds row by row
+        # reduceat: about 7x faster than np.add.at, which adds row by row
         ids = self.ids.reshape(-1)
         if ids.size:
             order = np.argsort(ids, kind="stable")
@@ -173,8 +172,8 @@ def _ids_array(input: Any, num_embeddings: int) -> np.ndarray:
         bad = low if low < 0 else high
         if low < 0 or high >= num_embeddings:
             raise IndexError(
-                f"embedding: id {bad} is out of range [0, {num_embeddings}) (a table of "
-                f"{num_embeddings} rows)"
+                f"embedding: id {bad} is out of range [0, {num_embeddings}) "
+                f"(a table of {num_embeddings} rows)"
             )
     return ids
 
@@ -195,8 +194,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     _check_tensor(input, "embedding")
     if weight.ndim != 2:
         raise ValueError(
-            "embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
-            f"{_shape_text(weight)}"
+            "embedding: weight must be 2-D (num_embeddings, embedding_dim), "
+            f"got shape {_shape_text(weight)}"
         )
     ids = _ids_array(input, weight.shape[0])
     padding_idx = _check_padding_idx(padding_idx, weight.shape[0], "embedding")
@@ -252,8 +251,8 @@ def _normalized_axes(
 
 
 def _row_means(rows: np.ndarray) -> np.ndarray:
-    """The mean of each row of a 2-D array, shape (M,): one matrix-vector product for
-    float32/float64.
+    """The mean of each row of a 2-D array, shape (M,):
+    one matrix-vector product for float32/float64.
 
     BLAS does it in one pass and about a third faster than ``rows.mean(axis=1)``; float16 keeps
     numpy's mean, which accumulates in float32.
@@ -298,8 +297,8 @@ def _layer_norm_grad_rows(
     weight: np.ndarray | None,
     out: np.ndarray,
 ) -> None:
-    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with g = w ⊙ Ȳ, row by
-    row."""
+    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with
+    g = w ⊙ Ȳ, row by row."""
     g = rows if weight is None else rows * weight
     np.subtract(g, _row_means(g)[:, None], out=out)
     out -= x_hat * _row_means(g * x_hat)[:, None]
@@ -307,8 +306,8 @@ def _layer_norm_grad_rows(
 
 
 class LayerNormFunction(Function):
-    r"""Layer normalisation as one autograd ``Function``: the kernel of :func:`layer_norm` and
-    ``LayerNorm``.
+    r"""Layer normalisation as one autograd ``Function``: the kernel of
+    :func:`layer_norm` and ``LayerNorm``.
 
     ``LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=eps)`` normalises
     ``input`` of shape ``(*, *shape)`` over its trailing ``shape`` dimensions and returns a tensor
@@ -471,8 +470,8 @@ def rms_norm(
     weight: Tensor | None = None,
     eps: float | None = None,
 ) -> Tensor:
-    """RMS normalisation :math:`y = w\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over the
-    trailing dimensions.
+    """RMS normalisation :math:`y = w\\, x/\\sqrt{\\operatorname{mean}(x^2)+\\varepsilon}` over
+    the trailing dimensions.
 
     ``eps=None`` means the machine epsilon of the input's dtype, as in PyTorch. Shapes:
     ``input`` (*, *normalized_shape); ``weight`` normalized_shape or None; result like ``input``.
@@ -487,8 +486,8 @@ def rms_norm(
 
 # %% book/04_layers.ipynb, cell 89
 class BatchNormFunction(Function):
-    r"""Batch normalisation as one autograd ``Function``: the kernel of :func:`batch_norm` and
-    ``BatchNorm1d/2d``.
+    r"""Batch normalisation as one autograd ``Function``: the kernel of
+    :func:`batch_norm` and ``BatchNorm1d/2d``.
 
     ``BatchNormFunction.apply(input, weight, bias, mean=mean, var=var, eps=eps, training=training)``
     normalises ``input`` of shape ``(N, C, *)`` channel by channel with the given statistics
@@ -504,8 +503,7 @@ class BatchNormFunction(Function):
     The backward, with :math:`g = w \odot \bar y` and means over the channel's :math:`M` values:
     when ``training``, :math:`\mu` and :math:`\sigma^2` are functions of the batch, so
     :math:`\bar x = r\,(g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x))`
-    (LayerNorm's
-    projection, over a channel instead of a row); in evaluation they are constants and
+    (LayerNorm's projection, over a channel instead of a row); in evaluation they are constants and
     :math:`\bar x = r\, g`. Always :math:`\bar w = \sum \bar y \odot \hat x` and
     :math:`\bar b = \sum \bar y`
     over the channel.
@@ -568,15 +566,15 @@ def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     for label, tensor in per_channel.items():
         if tensor is not None and tuple(tensor.shape) != (channels,):
             raise ValueError(
-                f"batch_norm: {label} must have shape ({channels},), one value per channel, got "
-                f"{_shape_text(tensor)}"
+                f"batch_norm: {label} must have shape ({channels},), one value per channel, "
+                f"got {_shape_text(tensor)}"
             )
     return channels
 
 
 def _update_running(running: Tensor | None, batch_value: np.ndarray, momentum: float) -> None:
-    """running ← (1 - momentum) · running + momentum · batch_value, in place (a version change, as
-    in PyTorch)."""
+    """running ← (1 - momentum) · running + momentum · batch_value, in place
+    (a version change, as in PyTorch)."""
     if running is not None:
         with no_grad():
             running.mul_(1.0 - momentum).add_(
@@ -623,8 +621,8 @@ def batch_norm(
         count = x.size // max(int(input.shape[1]), 1)
         if count <= 1:
             raise ValueError(
-                "Expected more than 1 value per channel when training, got input size "
-                f"{_shape_text(input)}"
+                "Expected more than 1 value per channel when training, "
+                f"got input size {_shape_text(input)}"
             )
         axes = (0,) + tuple(range(2, x.ndim))
         # two passes: var is computed from the centred values
@@ -678,8 +676,8 @@ def dropout(
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
-    """Channel dropout: zero each whole channel with probability ``p``, scale the rest by
-    ``1/(1-p)``.
+    """Channel dropout: zero each whole channel with probability ``p``,
+    scale the rest by ``1/(1-p)``.
 
     ``input`` is (N, C, H, W) or (N, C, L) (as PyTorch, a 3-D input is read as a batch of 1-D
     channels); one keep decision per (sample, channel), shared by all its positions, drawn from
@@ -693,8 +691,8 @@ def dropout2d(
     p = _check_probability(p, "dropout2d")
     if input.ndim not in (3, 4):
         raise ValueError(
-            "dropout2d: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape "
-            f"{_shape_text(input)}"
+            "dropout2d: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, "
+            f"got shape {_shape_text(input)}"
         )
     if not training or p == 0.0:
         return input
@@ -730,15 +728,15 @@ def _check_spatial(
         or min(v for side in sides for v in side) < 0
     ):
         raise ValueError(
-            f"{what}: kernel_size, stride and dilation must be >= 1 and padding >= 0, got "
-            f"kernel_size={kernel}, "
+            f"{what}: kernel_size, stride and dilation must be >= 1 and padding >= 0, "
+            f"got kernel_size={kernel}, "
             f"stride={stride}, padding={padding}, dilation={dilation}"
         )
     for size, k, (before, after), d in zip(shape[2:], kernel, sides, dilation, strict=True):
         if size + before + after < d * (k - 1) + 1:
             raise ValueError(
-                f"{what}: input of spatial size {tuple(shape[2:])} padded by {padding} is smaller "
-                "than the kernel "
+                f"{what}: input of spatial size {tuple(shape[2:])} padded by {padding} is "
+                "smaller than the kernel "
                 f"{kernel} spans (dilation {dilation}): the output would be empty"
             )
 
@@ -771,8 +769,8 @@ def _fold(
     stride: tuple[int, int],
     dilation: tuple[int, int],
 ) -> np.ndarray:
-    """col2im, the adjoint of ``_windows``: add each window entry back onto the pixel it was read
-    from.
+    """col2im, the adjoint of ``_windows``: add each window entry back onto
+    the pixel it was read from.
 
     ``patches`` is (N, C, kh, kw, OH, OW): for each kernel tap (u, v), the entries of every
     window. The result has ``padded_shape``. One strided slice per tap; a pixel read by
@@ -830,10 +828,7 @@ class _Conv2d(Function):
         y = (weight_matrix @ columns).reshape(n, out_channels, oh, ow)
         self.columns, self.weight_matrix, self.weight_shape = columns, weight_matrix, weight.shape
         self.padded_shape, self.stride, self.padding, self.dilation = (
-            padded.shape,
-            stride,
-            padding,
-            dilation,
+            padded.shape, stride, padding, dilation
         )
         return y + bias.reshape(1, -1, 1, 1) if bias is not None else y
 
@@ -891,8 +886,8 @@ def conv2d(
     stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
     if weight.ndim != 4:
         raise ValueError(
-            "conv2d: weight must be 4-D (out_channels, in_channels/groups, kh, kw), got shape "
-            f"{_shape_text(weight)}"
+            "conv2d: weight must be 4-D (out_channels, in_channels/groups, kh, kw), "
+            f"got shape {_shape_text(weight)}"
         )
     out_channels, group_channels, kh, kw = weight.shape
     sides = _conv_padding(padding, (kh, kw), stride, dilation)
@@ -902,8 +897,8 @@ def conv2d(
         raise ValueError(
             f"conv2d: input of shape {_shape_text(input)} has {input.shape[1]} channels, but "
             f"weight {_shape_text(weight)} "
-            f"with groups={groups} expects {group_channels * groups} (and out_channels divisible "
-            "by groups)"
+            f"with groups={groups} expects {group_channels * groups} "
+            "(and out_channels divisible by groups)"
         )
     if bias is not None and tuple(bias.shape) != (out_channels,):
         raise ValueError(f"conv2d: bias must have shape ({out_channels},), got {_shape_text(bias)}")
@@ -959,9 +954,7 @@ def unfold(
     if input.ndim == 3:
         return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
     kernel, dilation, stride = (
-        _pair(kernel_size, "kernel_size"),
-        _pair(dilation, "dilation"),
-        _pair(stride, "stride"),
+        _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation"), _pair(stride, "stride")
     )
     sides = _symmetric(_pair(padding, "padding"))
     _check_spatial("unfold", tuple(input.shape), kernel, stride, sides, dilation)
@@ -1017,8 +1010,8 @@ def pad(
         TypeError: if a width is not an int.
         ValueError: if ``pad`` has an odd length or more than 2 * input.ndim entries, a
             dimension would become negative, or ``mode`` is unknown.
-        NotImplementedError: for PyTorch's other modes, ``"reflect"``, ``"replicate"``,
-        ``"circular"``.
+        NotImplementedError: for PyTorch's other modes, ``"reflect"``,
+            ``"replicate"``, ``"circular"``.
     """
     _check_tensor(input, "pad")
     if mode != "constant":
@@ -1035,8 +1028,8 @@ def pad(
         raise TypeError(f"pad: the widths must be ints, got {pad!r}")
     if len(widths) % 2 or len(widths) // 2 > input.ndim:
         raise ValueError(
-            f"pad: expected an even number of widths, at most 2 per dimension ({2 * input.ndim} "
-            "for an input of "
+            "pad: expected an even number of widths, at most 2 per dimension "
+            f"({2 * input.ndim} for an input of "
             f"shape {_shape_text(input)}), got {len(widths)}: {pad!r}"
         )
     count = len(widths) // 2
@@ -1111,13 +1104,8 @@ class _MaxPool2d(Function):
         flat = windows.reshape(*windows.shape[:4], kernel[0] * kernel[1])  # (N, C, OH, OW, kh*kw)
         winners = flat.argmax(axis=-1)  # the first maximum, as in PyTorch
         self.winners = winners[:, :, None]  # (N, C, 1, OH, OW): the tap axis where col2im wants it
-        self.padded_shape, self.kernel, self.stride, self.padding, self.dilation = (
-            padded.shape,
-            kernel,
-            stride,
-            padding,
-            dilation,
-        )
+        self.padded_shape, self.kernel, self.stride = padded.shape, kernel, stride
+        self.padding, self.dilation = padding, dilation
         return np.take_along_axis(flat, winners[..., None], axis=-1)[..., 0]
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -1155,10 +1143,7 @@ class _AvgPool2d(Function):
                 counted = _pad(np.ones((1, 1, *x.shape[2:]), dtype=x.dtype), padding)
             self.divisor = _windows(counted, kernel, stride, (1, 1)).sum(axis=(-2, -1))
         self.padded_shape, self.kernel, self.stride, self.padding = (
-            padded.shape,
-            kernel,
-            stride,
-            padding,
+            padded.shape, kernel, stride, padding
         )
         return windows.sum(axis=(-2, -1)) / self.divisor
 

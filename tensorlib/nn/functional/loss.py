@@ -60,8 +60,8 @@ def _target_coefficients(
     label_smoothing: float,
     dtype: np.dtype,
 ) -> tuple[np.ndarray, float, tuple[int, ...]]:
-    """The loss as :math:`L_i = -\\sum_c A_{ic} \\log p_{ic}`: returns (A, the mean's divisor, the
-    per-sample shape)."""
+    """The loss as :math:`L_i = -\\sum_c A_{ic} \\log p_{ic}`: returns (A, the mean's divisor,
+    the per-sample shape)."""
     classes = input_shape[0] if len(input_shape) == 1 else input_shape[1]
     batch_shape = () if len(input_shape) == 1 else (input_shape[0], *input_shape[2:])
     w = np.ones(classes, dtype=dtype) if weight is None else weight.astype(dtype)
@@ -73,8 +73,8 @@ def _target_coefficients(
                 raise TypeError(
                     "cross_entropy: class-index targets must be integers (int64), got "
                     f"{target.dtype} targets of "
-                    f"shape {target.shape}; convert them with .long(). (Floating point targets are "
-                    "class "
+                    f"shape {target.shape}; convert them with .long(). "
+                    "(Floating point targets are class "
                     f"probabilities and need the input's shape {input_shape}.)"
                 )
             raise ValueError(
@@ -88,8 +88,8 @@ def _target_coefficients(
         raise TypeError(f"class targets must be integers, got dtype {target.dtype}")
     if target.shape != batch_shape:
         raise ValueError(
-            f"expected a target of shape {batch_shape} for an input of shape {input_shape}, got "
-            f"{target.shape}"
+            f"expected a target of shape {batch_shape} for an input of shape "
+            f"{input_shape}, got {target.shape}"
         )
     labels = target.reshape(-1).astype(np.int64)
     valid = labels != ignore_index
@@ -137,18 +137,18 @@ def _picked(coefficients: np.ndarray, values: np.ndarray) -> np.ndarray:
     """:math:`\\sum_c A_{ic} v_{ic}` per row, where a zero coefficient contributes 0 even when
     :math:`v = -\\infty`.
 
-    A class masked with ``-inf`` (a logit of :math:`-\\infty`) has :math:`\\log p = -\\infty` but no
-    weight,
-    and :math:`0 \\cdot (-\\infty)` would be NaN: PyTorch's loss is finite there, and so is this
-    one.
+    A class masked with ``-inf`` (a logit of :math:`-\\infty`) has
+    :math:`\\log p = -\\infty` but no weight,
+    and :math:`0 \\cdot (-\\infty)` would be NaN: PyTorch's loss is finite
+    there, and so is this one.
     """
     with np.errstate(invalid="ignore"):
         return np.sum(coefficients * np.where(coefficients != 0, values, 0), axis=1)
 
 
 def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
-    """Rows of ignored targets get exactly 0, as in torch, also when the mean divided by 0 (every
-    target ignored)."""
+    """Rows of ignored targets get exactly 0, as in torch, also when the mean divided by 0
+    (every target ignored)."""
     if ignored is not None and ignored.any():
         rows[ignored] = 0
     return rows
@@ -180,8 +180,8 @@ class _CrossEntropy(Function):
     ) -> np.ndarray:
         if x.ndim == 0:
             raise ValueError(
-                "cross_entropy expects an input of shape (C,), (N, C) or (N, C, d1, ...), got a "
-                "0-d tensor"
+                "cross_entropy expects an input of shape (C,), (N, C) or (N, C, "
+                "d1, ...), got a 0-d tensor"
             )
         dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
         coefficients, divisor, batch_shape = _target_coefficients(
@@ -221,8 +221,8 @@ class _NLLLoss(Function):
     ) -> np.ndarray:
         if x.ndim == 0:
             raise ValueError(
-                "nll_loss expects an input of shape (C,), (N, C) or (N, C, d1, ...), got a 0-d "
-                "tensor"
+                "nll_loss expects an input of shape (C,), (N, C) or (N, C, "
+                "d1, ...), got a 0-d tensor"
             )
         if target.dtype.kind not in "iu":
             raise TypeError(
@@ -232,10 +232,7 @@ class _NLLLoss(Function):
             x.shape, target, weight, ignore_index, 0.0, x.dtype
         )
         self.shape, self.coefficients, self.reduction, self.divisor = (
-            x.shape,
-            coefficients,
-            reduction,
-            divisor,
+            x.shape, coefficients, reduction, divisor
         )
         self.ignored = target.reshape(-1) == ignore_index
         losses = -_picked(coefficients, _classes_last(x))
@@ -249,8 +246,8 @@ class _NLLLoss(Function):
 
 
 class _BinaryCrossEntropyWithLogits(Function):
-    """:math:`L = w \\, [(1 - t) x + (1 + (p - 1) t) \\, \\text{softplus}(-x)]` with :math:`p` =
-    ``pos_weight``.
+    """:math:`L = w \\, [(1 - t) x + (1 + (p - 1) t) \\, \\text{softplus}(-x)]` with
+    :math:`p` = ``pos_weight``.
 
     :math:`\\partial L / \\partial x = w \\, [(1 - t) - (1 + (p - 1) t) \\, \\sigma(-x)]`
     (:math:`= w (\\sigma(x) - t)` when :math:`p = 1`) and
@@ -273,11 +270,7 @@ class _BinaryCrossEntropyWithLogits(Function):
                 f"Target size ({np.shape(t)}) must be the same as input size ({x.shape})"
             )
         self.x, self.t, self.weight, self.pos_weight, self.reduction = (
-            x,
-            t,
-            weight,
-            pos_weight,
-            reduction,
+            x, t, weight, pos_weight, reduction
         )
         self.count = x.size
         # softplus(-x), kept for backward
@@ -324,8 +317,8 @@ def _array(value: Tensor | np.ndarray | None) -> np.ndarray | None:
 
 
 def _check_logits(input: Tensor, target: Tensor, what: str) -> None:
-    """The input must be floating point scores; an integer input with a float target suggests
-    swapped arguments."""
+    """The input must be floating point scores; an integer input with a float target
+    suggests swapped arguments."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{what}: expected a Tensor input, got {type(input).__name__}")
     if input.dtype.kind != "f":
@@ -360,7 +353,7 @@ def cross_entropy(
         reduction: ``"mean"`` (divided by the summed weights of the non-ignored targets),
             ``"sum"`` or ``"none"`` (per-sample losses).
         label_smoothing: :math:`\\alpha`; the target becomes
-        :math:`(1-\\alpha)\\,\\text{onehot} + \\alpha / C`.
+            :math:`(1-\\alpha)\\,\\text{onehot} + \\alpha / C`.
     """
     _check_reduction(reduction)
     _check_logits(input, target, "cross_entropy")
@@ -402,8 +395,8 @@ def nll_loss(
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Mean squared error :math:`(x - y)^2`, averaged (``"mean"``), summed or per element
-    (``"none"``).
+    """Mean squared error :math:`(x - y)^2`, averaged (``"mean"``),
+    summed or per element (``"none"``).
 
     ``input`` and ``target`` must have the same shape: a (4, 1) prediction against a (4,)
     target would broadcast to (4, 4) and average the wrong thing (torch warns; we raise).
@@ -411,8 +404,8 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     _check_reduction(reduction)
     if input.shape != target.shape:
         raise ValueError(
-            f"mse_loss: input and target must have the same shape, got {input.shape} and "
-            f"{target.shape}"
+            "mse_loss: input and target must have the same shape, "
+            f"got {input.shape} and {target.shape}"
         )
     difference = input - target
     squared = difference * difference
@@ -428,8 +421,8 @@ def binary_cross_entropy_with_logits(
     reduction: str = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
-    """Binary cross-entropy of :math:`\\sigma(x)` against targets in [0, 1], computed stably from
-    the logits ``x``.
+    """Binary cross-entropy of :math:`\\sigma(x)` against targets in [0, 1],
+    computed stably from the logits ``x``.
 
     Args:
         input: logits, any shape.
@@ -443,8 +436,8 @@ def binary_cross_entropy_with_logits(
         raise TypeError(
             "binary_cross_entropy_with_logits: target must be a floating point Tensor "
             "(probabilities in [0, 1]), "
-            f"got {target.dtype if isinstance(target, Tensor) else type(target).__name__}; convert "
-            "it with .float()"
+            f"got {target.dtype if isinstance(target, Tensor) else type(target).__name__}; "
+            "convert it with .float()"
         )
     return _BinaryCrossEntropyWithLogits.apply(
         input, target, weight=_array(weight), pos_weight=_array(pos_weight), reduction=reduction

@@ -32,8 +32,8 @@ _Sides = tuple[tuple[int, int], tuple[int, int]]
 
 
 def _check_tensor(value: Any, owner: str, name: str = "input") -> None:
-    """Refuse anything but a Tensor (a list or a numpy array too), as PyTorch does, with a
-    TypeError."""
+    """Refuse anything but a Tensor (a list or a numpy array too),
+    as PyTorch does, with a TypeError."""
     if not isinstance(value, Tensor):
         raise TypeError(
             f"{owner}: expected a Tensor, got {type(value).__name__} (as {name}); "
@@ -42,8 +42,8 @@ def _check_tensor(value: Any, owner: str, name: str = "input") -> None:
 
 
 def _check_size(value: Any, name: str, owner: str) -> int:
-    """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0, checked by chapter 1's
-    ``as_shape``."""
+    """A layer size (``in_features``, ``num_embeddings``, ...): one int >= 0,
+    checked by chapter 1's ``as_shape``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{owner}: {name} must be an int, got {type(value).__name__} {value!r}")
     return as_shape(int(value), f"{owner}: {name}")[0]
@@ -118,8 +118,8 @@ def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tupl
 
 
 def _check_probability(p: float, owner: str) -> float:
-    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch (its scale
-    1/(1-p) is infinite)."""
+    """The drop probability as a float in [0, 1); p = 1 is refused, unlike PyTorch
+    (its scale 1/(1-p) is infinite)."""
     if not isinstance(p, (int, float, np.floating)) or isinstance(p, bool):
         raise ValueError(f"{owner}: dropout probability p must be a number in [0, 1), got {p!r}")
     if p == 1:
@@ -133,8 +133,8 @@ def _check_probability(p: float, owner: str) -> float:
 
 
 def _check_padding_idx(padding_idx: int | None, num_embeddings: int, owner: str) -> int | None:
-    """``padding_idx`` checked against the table and made non-negative (negative counts from the
-    end)."""
+    """``padding_idx`` checked against the table and made non-negative
+    (negative counts from the end)."""
     if padding_idx is None:
         return None
     if isinstance(padding_idx, bool) or not isinstance(padding_idx, (int, np.integer)):

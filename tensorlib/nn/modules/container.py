@@ -45,8 +45,8 @@ class Sequential(Module):
     work as for a list.
     """
 
-    # PyTorch's declaration: a container's children are modules, never None (dict is invariant,
-    # hence the ignore)
+    # PyTorch's declaration: a container's children are modules, never None
+    # (dict is invariant, hence the ignore)
     _modules: dict[str, Module]  # type: ignore[assignment]
 
     @overload
@@ -118,8 +118,8 @@ class ModuleList(Module):
     stack of blocks); a plain Python list would hide them from ``parameters()``.
     """
 
-    # PyTorch's declaration: a container's children are modules, never None (dict is invariant,
-    # hence the ignore)
+    # PyTorch's declaration: a container's children are modules, never None
+    # (dict is invariant, hence the ignore)
     _modules: dict[str, Module]  # type: ignore[assignment]
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
@@ -179,8 +179,8 @@ class ModuleList(Module):
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
 
-    # PyTorch's declaration: a container's children are modules, never None (dict is invariant,
-    # hence the ignore)
+    # PyTorch's declaration: a container's children are modules, never None
+    # (dict is invariant, hence the ignore)
     _modules: dict[str, Module]  # type: ignore[assignment]
 
     def __init__(

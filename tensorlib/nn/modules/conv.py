@@ -49,8 +49,8 @@ class Conv2d(Module):
 
     Attributes:
         weight: (C_out, C_in/groups, kh, kw), and ``bias`` (C_out,), both
-            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with fan_in = C_in/groups * kh * kw, as in
-            PyTorch.
+            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with fan_in = C_in/groups
+            * kh * kw, as in PyTorch.
     """
 
     def __init__(
@@ -102,8 +102,8 @@ class Conv2d(Module):
         )
 
     def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
+        text = (f"{self.in_channels}, {self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}")
         if self.padding != (0, 0):
             text += f", padding={self.padding}"
         if self.dilation != (1, 1):

@@ -58,8 +58,8 @@ class Dropout2d(Module):
 
     Args:
         p: the probability of zeroing a channel, in [0, 1) (default 0.5).
-        generator: the :class:`~tensorlib.Generator` the masks are drawn from; the global one if
-        ``None``.
+        generator: the :class:`~tensorlib.Generator` the masks are drawn from;
+            the global one if ``None``.
 
     Shape: (N, C, H, W) or (N, C, L); the output has the input's shape.
     """

@@ -3,8 +3,7 @@
 
 """Loss modules over the functional losses: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss`` and
 ``BCEWithLogitsLoss`` (chapter 2), ``BCELoss``, ``SmoothL1Loss`` and ``HuberLoss``. Each is called
-as
-``loss(input, target)``."""
+as ``loss(input, target)``."""
 
 from __future__ import annotations
 
@@ -121,8 +120,8 @@ class MSELoss(Module):
 
 
 class BCEWithLogitsLoss(Module):
-    """Binary cross-entropy of :math:`\\sigma(x)` against targets in [0, 1], computed stably from
-    logits.
+    """Binary cross-entropy of :math:`\\sigma(x)` against targets in [0, 1],
+    computed stably from logits.
 
     Args:
         weight: a rescaling weight broadcast over the elements, kept as a buffer.
@@ -153,8 +152,8 @@ class BCEWithLogitsLoss(Module):
 
 # %% book/04_layers.ipynb, cell 142
 class BCELoss(Module):
-    """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and targets
-    of the same shape.
+    """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
+    targets of the same shape.
 
     Args:
         weight: a rescaling weight broadcast over the elements, kept as a buffer.

@@ -64,8 +64,8 @@ class MLP(Sequential):
     ) -> None:
         if isinstance(hidden_sizes, (int, np.integer)):
             raise TypeError(
-                f"MLP: hidden_sizes must be a sequence of ints (e.g. [{hidden_sizes}]), got "
-                f"{hidden_sizes!r}"
+                "MLP: hidden_sizes must be a sequence of ints (e.g. "
+                f"[{hidden_sizes}]), got {hidden_sizes!r}"
             )
         sizes = [
             operator.index(in_features),

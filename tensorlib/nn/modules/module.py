@@ -47,8 +47,8 @@ def _check_name(owner: Module, name: object, kind: str, table: Mapping[str, obje
 
 
 def _indent_after_first_line(text: str, spaces: int) -> str:
-    """``text`` with every line but the first indented by ``spaces``: a child's repr inside its
-    parent's."""
+    """``text`` with every line but the first indented by ``spaces``:
+    a child's repr inside its parent's."""
     lines = text.split("\n")
     return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
 
@@ -69,8 +69,8 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 
 def _type_name(value: Any) -> str:
-    """The module-qualified type name (``torch.Tensor``, ``numpy.ndarray``); builtins bare
-    (``list``)."""
+    """The module-qualified type name (``torch.Tensor``, ``numpy.ndarray``);
+    builtins bare (``list``)."""
     kind = type(value)
     return (
         kind.__qualname__
@@ -89,20 +89,20 @@ def _state_array(key: str, value: Any) -> np.ndarray:
         return np.asarray(value.numpy())
     if not hasattr(value, "__array__"):
         raise TypeError(
-            f"expected a Tensor or array (any object with __array__) for key {key!r}, got "
-            f"{_type_name(value)}"
+            "expected a Tensor or array (any object with __array__) for key "
+            f"{key!r}, got {_type_name(value)}"
         )
     try:
         array = np.asarray(value)
     except Exception as error:  # e.g. a torch tensor that requires grad, or of a dtype numpy lacks
         raise TypeError(
-            f"the value for key {key!r}, a {_type_name(value)}, cannot be converted to an array: "
-            f"{error}"
+            f"the value for key {key!r}, a {_type_name(value)}, "
+            f"cannot be converted to an array: {error}"
         ) from error
     if array.dtype.kind not in "biuf":
         raise TypeError(
-            f"expected a numeric array for key {key!r}, got {_type_name(value)} of dtype "
-            f"{array.dtype}"
+            f"expected a numeric array for key {key!r}, got "
+            f"{_type_name(value)} of dtype {array.dtype}"
         )
     return array
 
@@ -124,8 +124,8 @@ def _check_state(
     missing = [key for key in targets if key not in state_dict]
     unexpected = [key for key in state_dict if key not in targets]
     errors = [
-        f"size mismatch for {key}: copying a param with shape {tuple(array.shape)} from "
-        "checkpoint, "
+        f"size mismatch for {key}: copying a param with shape "
+        f"{tuple(array.shape)} from checkpoint, "
         f"the shape in current model is {tuple(targets[key].shape)}."
         for key, array in sources.items()
         if array.shape != tuple(targets[key].shape)
@@ -219,15 +219,15 @@ class Module:
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(
-                    f"cannot assign {type(value).__name__} as child module {name!r} (Module or "
-                    "None expected)"
+                    f"cannot assign {type(value).__name__} as child module {name!r} "
+                    "(Module or None expected)"
                 )
             modules[name] = None
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
-                    f"cannot assign {type(value).__name__} as buffer {name!r} (Tensor or None "
-                    "expected)"
+                    f"cannot assign {type(value).__name__} as buffer {name!r} "
+                    "(Tensor or None expected)"
                 )
             buffers[name] = value
         else:
@@ -305,8 +305,8 @@ class Module:
         _, buffers, _ = self._tables()
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(
-                f"cannot assign {type(tensor).__name__} as buffer {name!r} (Tensor or None "
-                "expected)"
+                f"cannot assign {type(tensor).__name__} as buffer {name!r} "
+                "(Tensor or None expected)"
             )
         _check_name(self, name, "buffer", buffers)
         self._forget(name, buffers)
@@ -393,8 +393,8 @@ class Module:
         recurse: bool,
         remove_duplicate: bool,
     ) -> Iterator[tuple[str, _T]]:
-        """Yield ``(dotted name, tensor)`` for the tensors ``members(module)`` lists, over the
-        tree."""
+        """Yield ``(dotted name, tensor)`` for the tensors ``members(module)``
+        lists, over the tree."""
         walk = (
             self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
             if recurse
@@ -520,8 +520,8 @@ class Module:
         return self._cast(resolved)
 
     def _cast(self, dtype: np.dtype) -> Module:
-        """Cast every floating-point tensor of the tree to ``dtype`` in place, dropping
-        gradients."""
+        """Cast every floating-point tensor of the tree to ``dtype`` in
+        place, dropping gradients."""
         with no_grad():
             for module in self.modules():
                 for table in (module._parameters, module._buffers):
@@ -545,8 +545,8 @@ class Module:
         return self._cast(np.dtype(np.float32))
 
     def half(self) -> Module:
-        """Cast floating-point parameters and buffers to float16 (half the memory; numpy computes it
-        slowly)."""
+        """Cast floating-point parameters and buffers to float16 (half the memory;
+        numpy computes it slowly)."""
         return self._cast(np.dtype(np.float16))
 
     # ---- state_dict ------------------------------------------------------------------------
@@ -636,8 +636,8 @@ class Module:
 
 
 # %% book/04_layers.ipynb, cell 25
-# A module's own parameter and buffer tables, as the walkers (named_parameters, named_buffers) read
-# them.
+# A module's own parameter and buffer tables, as the walkers (named_parameters,
+# named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:
     """A module's own parameter table (what :meth:`Module.named_parameters` walks)."""
     return module._parameters

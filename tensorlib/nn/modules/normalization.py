@@ -78,8 +78,8 @@ class RMSNorm(Module):
 
     Args:
         normalized_shape: the trailing dimensions to normalise over (an int means the last one).
-        eps: :math:`\\varepsilon`; ``None`` (default) means the machine epsilon of the input's
-        dtype.
+        eps: :math:`\\varepsilon`; ``None`` (default) means the machine
+            epsilon of the input's dtype.
         elementwise_affine: whether to learn :math:`w` (init 1).
         device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameter (default float32).

@@ -32,8 +32,8 @@ class MaxPool2d(Module):
         ceil_mode: round the output size up instead of down, keeping a last partial window.
 
     Shapes: input (N, C, H, W) or (C, H, W), output (N, C, H_out, W_out) or (C, H_out, W_out),
-    :math:`H_{out} = \\lfloor (H + 2p - d(k-1) - 1)/s \\rfloor + 1` (:math:`\\lceil\\cdot\\rceil` if
-    ``ceil_mode``).
+    :math:`H_{out} = \\lfloor (H + 2p - d(k-1) - 1)/s \\rfloor + 1`
+    (:math:`\\lceil\\cdot\\rceil` if ``ceil_mode``).
     """
 
     def __init__(

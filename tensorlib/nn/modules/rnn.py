@@ -112,8 +112,8 @@ class _RecurrentCell(Module):
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
-        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch
-        does."""
+        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`,
+        in registration order, as PyTorch does."""
         _reset_uniform_(self, self.hidden_size, generator)
 
     def _prepare(self, input: Tensor, hx: Tensor | None) -> tuple[Tensor, bool]:
@@ -125,8 +125,8 @@ class _RecurrentCell(Module):
         ):
             shape = tuple(input.shape) if isinstance(input, Tensor) else type(input).__name__
             raise ValueError(
-                f"{name}: expected input of shape (N, {self.input_size}) or ({self.input_size},), "
-                f"got {shape}"
+                f"{name}: expected input of shape (N, {self.input_size}) or "
+                f"({self.input_size},), got {shape}"
             )
         batched = input.ndim == 2
         return (input if batched else input.unsqueeze(0)), batched
@@ -260,18 +260,15 @@ class _RecurrentLayers(Module):
         self.num_layers = _check_size(num_layers, "num_layers", owner)
         if dropout > 0 and self.num_layers == 1:  # PyTorch's warning, word for word
             warnings.warn(
-                "dropout option adds dropout after all but last recurrent layer, so non-zero "
-                "dropout expects "
+                "dropout option adds dropout after all but last recurrent layer, "
+                "so non-zero dropout expects "
                 f"num_layers greater than 1, but got dropout={dropout} and "
                 f"num_layers={self.num_layers}",
                 UserWarning,
                 stacklevel=3,
             )
         self.bias, self.batch_first, self.dropout, self.bidirectional = (
-            bool(bias),
-            bool(batch_first),
-            float(dropout),
-            False,
+            bool(bias), bool(batch_first), float(dropout), False
         )
         self.generator = generator  # also the dropout generator
         dtype = _parameter_dtype(dtype, device)
@@ -290,13 +287,13 @@ class _RecurrentLayers(Module):
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
-        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`, in registration order, as PyTorch
-        does."""
+        r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`,
+        in registration order, as PyTorch does."""
         _reset_uniform_(self, self.hidden_size, generator)
 
     def flatten_parameters(self) -> None:
-        """Does nothing: PyTorch packs the weights into one buffer for cuDNN here; tensorlib has no
-        cuDNN."""
+        """Does nothing: PyTorch packs the weights into one buffer for cuDNN here;
+        tensorlib has no cuDNN."""
 
     def _layer(self, layer: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
         if self.bias:
@@ -347,8 +344,8 @@ class _RecurrentLayers(Module):
         )
         if tuple(state.shape) != expected:
             raise ValueError(
-                f"{type(self).__name__}: expected {what} of shape {expected}, got "
-                f"{tuple(state.shape)}"
+                f"{type(self).__name__}: expected {what} of shape {expected}, "
+                f"got {tuple(state.shape)}"
             )
         return [
             state[layer] if batched else state[layer].unsqueeze(0)
@@ -386,8 +383,8 @@ class RNN(_RecurrentLayers):
 
     Args:
         input_size, hidden_size: :math:`n_\text{in}` and :math:`H`.
-        num_layers: stacked layers (default 1); layer :math:`\ell > 0` reads layer :math:`\ell-1`'s
-        states.
+        num_layers: stacked layers (default 1); layer :math:`\ell > 0` reads layer
+            :math:`\ell-1`'s states.
         nonlinearity: ``"tanh"`` (default) or ``"relu"``.
         bias: whether to learn ``bias_ih_l*`` and ``bias_hh_l*`` (default ``True``).
         batch_first: input and output as (B, T, ·) instead of (T, B, ·) (default ``False``).
@@ -568,8 +565,8 @@ class GRUCell(_RecurrentCell):
 
 
 class GRU(_RecurrentLayers):
-    r"""A multi-layer GRU over a sequence (gates r, z, n; see :class:`GRUCell`), as
-    ``torch.nn.GRU``.
+    r"""A multi-layer GRU over a sequence (gates r, z, n;
+    see :class:`GRUCell`), as ``torch.nn.GRU``.
 
     Args: as :class:`RNN` without ``nonlinearity``; ``weight_ih_l0`` is (3H, in), ``weight_hh_l*``
     (3H, H), the biases (3H,), rows in the order r, z, n.

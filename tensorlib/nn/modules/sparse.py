@@ -140,8 +140,8 @@ class PositionalEmbedding(Module):
         length = input.shape[-2]
         if length > self.context_length:
             raise ValueError(
-                f"PositionalEmbedding: sequence length {length} exceeds the context length "
-                f"{self.context_length}"
+                f"PositionalEmbedding: sequence length {length} exceeds the context "
+                f"length {self.context_length}"
             )
         return input + self.weight[:length]  # rows 0..T-1, broadcast over the batch
 

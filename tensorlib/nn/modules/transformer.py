@@ -98,8 +98,7 @@ class TransformerEncoderLayer(Module):
     :math:`x \leftarrow x + \mathrm{FF}(\mathrm{LN}_2(x))`,
     with :math:`\mathrm{FF}(x) =
     \mathrm{linear}_2(\mathrm{dropout}(\mathrm{act}(\mathrm{linear}_1(x))))`
-    and
-    dropout on both branches' outputs (``dropout1``, ``dropout2``).
+    and dropout on both branches' outputs (``dropout1``, ``dropout2``).
 
     Args:
         d_model: :math:`C`, the model width.
@@ -107,20 +106,20 @@ class TransformerEncoderLayer(Module):
         dim_feedforward: the hidden width of the feed-forward network (default 2048).
         dropout: the dropout probability everywhere, attention weights included (default 0.1).
         activation: ``"relu"``, ``"gelu"`` or a callable (default
-        :func:`~tensorlib.nn.functional.relu`).
+            :func:`~tensorlib.nn.functional.relu`).
         layer_norm_eps: the LayerNorms' :math:`\epsilon` (default 1e-5).
         batch_first: (B, T, C) instead of (T, B, C) (default ``False``).
         norm_first: pre-norm instead of post-norm (default ``False``).
         bias: biases in the Linear layers, the attention and the LayerNorms (default ``True``).
         device, dtype: ``None``/``"cpu"`` and the float dtype (default float32).
-        generator: the :class:`~tensorlib.Generator` of the initial values and dropout masks
-        (tensorlib).
+        generator: the :class:`~tensorlib.Generator` of the initial values and
+            dropout masks (tensorlib).
 
     Shapes: ``src`` (T, B, C) ((B, T, C) with ``batch_first``; or (T, C)); ``src_mask`` (T, T) or
     (B·n_h, T, T) and ``src_key_padding_mask`` (B, T), as
     :class:`~tensorlib.nn.MultiheadAttention`'s
-    masks (bool True = not allowed); ``is_causal`` a hint that ``src_mask`` is causal. Output like
-    ``src``.
+    masks (bool True = not allowed); ``is_causal`` a hint that ``src_mask`` is
+    causal. Output like ``src``.
     """
 
     def __init__(
@@ -284,8 +283,8 @@ class TransformerEncoder(Module):
     ``torch.nn.TransformerEncoder``.
 
     Args:
-        encoder_layer: a :class:`TransformerEncoderLayer`, deep-copied ``num_layers`` times into
-        ``layers``.
+        encoder_layer: a :class:`TransformerEncoderLayer`,
+            deep-copied ``num_layers`` times into ``layers``.
         num_layers: how many.
         norm: a final module (a ``LayerNorm`` for pre-norm stacks), or ``None``.
         enable_nested_tensor, mask_check: accepted for PyTorch's sake; tensorlib has no nested
@@ -383,13 +382,13 @@ class Transformer(Module):
         norm_first: pre-norm layers (default ``False``).
         bias: biases everywhere (default ``True``).
         device, dtype: ``None``/``"cpu"`` and the float dtype (default float32).
-        generator: the :class:`~tensorlib.Generator` of the initial values and dropout masks
-        (tensorlib).
+        generator: the :class:`~tensorlib.Generator` of the initial values and
+            dropout masks (tensorlib).
 
     ``forward(src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
     tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
-    memory_is_causal=False)``: ``src`` (T_s, B, C), ``tgt`` (T, B, C) ((B, ·, C) with
-    ``batch_first``);
+    memory_is_causal=False)``: ``src`` (T_s, B, C), ``tgt`` (T, B, C) ((B, ·,
+    C) with ``batch_first``);
     returns (T, B, C). ``generate_square_subsequent_mask(T)`` makes the usual ``tgt_mask``.
     """
 

@@ -34,8 +34,8 @@ def _grads(parameters: Tensor | Iterable[Tensor], owner: str) -> list[Tensor]:
     for position, param in enumerate(parameters):
         if not isinstance(param, Tensor):
             raise TypeError(
-                f"{owner}: parameters must be Tensors, got {type(param).__name__} at position "
-                f"{position}"
+                f"{owner}: parameters must be Tensors, got "
+                f"{type(param).__name__} at position {position}"
             )
         if param.grad is not None:
             grads.append(param.grad)
@@ -68,8 +68,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
     if not grads:
         return Tensor(np.array(0.0, dtype=np.float32))
     dtype = grads[0].dtype
-    # sums accumulate in at least float32: float16 squares overflow past 256 (PyTorch accumulates in
-    # float32 too)
+    # sums accumulate in at least float32: float16 squares overflow past 256
+    # (PyTorch accumulates in float32 too)
     flat = [
         np.abs(g._data.reshape(-1)).astype(np.promote_types(g.dtype, np.float32), copy=False)
         for g in grads
@@ -98,8 +98,8 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float, norm
 
 
 def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -> None:
-    r"""Clamp every gradient element into :math:`[-\text{clip\_value}, \text{clip\_value}]`, in
-    place.
+    r"""Clamp every gradient element into
+    :math:`[-\text{clip\_value}, \text{clip\_value}]`, in place.
 
     Unlike :func:`clip_grad_norm_` this changes the gradient's direction: use it against
     isolated huge entries, not to bound the step size.

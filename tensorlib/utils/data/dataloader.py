@@ -45,8 +45,8 @@ def _collate_array(batch: list[Any]) -> Tensor:
 
 
 def _collate_container(batch: list[Any], elem: Any) -> Any:
-    """Collate mappings key by key and sequences position by position (tuples become lists, as in
-    PyTorch)."""
+    """Collate mappings key by key and sequences position by position
+    (tuples become lists, as in PyTorch)."""
     if isinstance(elem, collections.abc.Mapping):
         merged = {key: default_collate([sample[key] for sample in batch]) for key in elem}
         # keep the mapping's type (an OrderedDict, say)
@@ -77,8 +77,8 @@ def default_collate(batch: list[Any]) -> Any:
     - strings and bytes: the list itself;
     - mappings: the same keys, each value collated over the batch;
     - namedtuples: the same type, each field collated;
-    - other sequences (tuples, lists) of one length: a list (a copy of a list) of the collated
-      positions.
+    - other sequences (tuples, lists) of one length: a list
+      (a copy of a list) of the collated positions.
 
     Anything else raises ``TypeError``.
     """
@@ -121,8 +121,8 @@ def _check_loader_options(
     """Refuse the multiprocessing options: tensorlib loads in the calling process."""
     if num_workers < 0:
         raise ValueError(
-            "num_workers option should be non-negative; use num_workers=0 to disable "
-            "multiprocessing."
+            "num_workers option should be non-negative; use num_workers=0 to "
+            "disable multiprocessing."
         )
     if num_workers > 0:
         raise ValueError(
@@ -133,8 +133,8 @@ def _check_loader_options(
         raise ValueError("timeout option should be non-negative")
     if prefetch_factor is not None:
         raise ValueError(
-            "prefetch_factor option could only be specified in multiprocessing; with num_workers=0 "
-            "set it to None"
+            "prefetch_factor option could only be specified in multiprocessing; "
+            "with num_workers=0 set it to None"
         )
     if persistent_workers:
         raise ValueError("persistent_workers option needs num_workers > 0")
@@ -155,8 +155,8 @@ def _index_batches(
     if batch_sampler is not None:
         if batch_size != 1 or shuffle or sampler is not None or drop_last:
             raise ValueError(
-                "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
-                "drop_last"
+                "batch_sampler option is mutually exclusive with batch_size, "
+                "shuffle, sampler, and drop_last"
             )
         return sampler, batch_sampler
     if batch_size is None and drop_last:
@@ -171,12 +171,12 @@ def _index_batches(
 
 
 class DataLoader:
-    """Iterate over ``dataset`` in minibatches: ``for x, y in DataLoader(dataset, batch_size=32,
-    shuffle=True)``.
+    """Iterate over ``dataset`` in minibatches: ``for x, y in DataLoader(dataset,
+    batch_size=32, shuffle=True)``.
 
     Args:
         dataset: a map-style :class:`Dataset` (``dataset[i]`` and ``len``) or an
-        :class:`IterableDataset`.
+            :class:`IterableDataset`.
         batch_size: samples per batch (default 1); ``None`` yields the samples one by one, unbatched
             (converted by :func:`default_convert`).
         shuffle: visit the samples in a new random order every epoch (a :class:`RandomSampler`);
@@ -239,8 +239,8 @@ class DataLoader:
             ):
                 if value is not None:
                     raise ValueError(
-                        f"DataLoader with IterableDataset: expected unspecified {name} option, but "
-                        f"got {name}={value}"
+                        f"DataLoader with IterableDataset: expected unspecified {name} "
+                        f"option, but got {name}={value}"
                     )
         else:
             sampler, batch_sampler = _index_batches(

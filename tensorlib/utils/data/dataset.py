@@ -55,8 +55,8 @@ class IterableDataset(Dataset[_T_co]):
 
 
 class TensorDataset(Dataset[tuple[Tensor, ...]]):
-    """Samples are the rows of tensors that share their first dimension: ``(t[index] for t in
-    tensors)``.
+    """Samples are the rows of tensors that share their first dimension:
+    ``(t[index] for t in tensors)``.
 
     Args:
         *tensors: tensors of shapes ``(N, ...)``, all with the same ``N``.
@@ -125,14 +125,14 @@ def _split_lengths(total: int, lengths: Sequence[int | float]) -> list[int]:
         return counts
     if any(int(length) != length or length < 0 for length in lengths):
         raise ValueError(
-            "random_split: lengths must be non-negative ints or fractions that sum to 1, got "
-            f"{list(lengths)}"
+            "random_split: lengths must be non-negative ints or fractions that sum "
+            f"to 1, got {list(lengths)}"
         )
     counts = [int(length) for length in lengths]
     if sum(counts) != total:
         raise ValueError(
-            f"Sum of input lengths does not equal the length of the input dataset! ({sum(counts)} "
-            f"!= {total})"
+            "Sum of input lengths does not equal the length of the input dataset! "
+            f"({sum(counts)} != {total})"
         )
     return counts
 

@@ -29,8 +29,8 @@ _T_co = TypeVar("_T_co", covariant=True)
 
 
 class Sampler(Generic[_T_co]):
-    """Base class of samplers: subclasses define ``__iter__`` (the indices) and usually
-    ``__len__``."""
+    """Base class of samplers: subclasses define ``__iter__``
+    (the indices) and usually ``__len__``."""
 
     def __iter__(self) -> Iterator[_T_co]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
@@ -56,22 +56,22 @@ class SequentialSampler(Sampler[int]):
 
 
 def _fresh_generator(generator: Generator | None) -> Generator:
-    """``generator``, or (None) a new generator seeded by one draw from the default generator, as
-    PyTorch does."""
+    """``generator``, or (None) a new generator seeded by one draw from the default
+    generator, as PyTorch does."""
     if generator is not None:
         return resolve_generator(generator)
     return Generator(int(default_generator.next_u64(1)[0]))
 
 
 class RandomSampler(Sampler[int]):
-    """Random indices of ``data_source``: a fresh permutation on every pass, or draws with
-    replacement.
+    """Random indices of ``data_source``: a fresh permutation on every pass,
+    or draws with replacement.
 
     Args:
         data_source: a sized dataset, of length ``N``.
         replacement: draw ``num_samples`` indices uniformly and independently (default ``False``:
-            each pass is a permutation of ``range(N)``, repeated while ``num_samples`` exceeds
-            ``N``).
+            each pass is a permutation of ``range(N)``, repeated while
+            ``num_samples`` exceeds ``N``).
         num_samples: indices per pass (default ``N``).
         generator: the generator the draws come from; default None: each pass seeds a new one
             from one draw of the default generator, so ``tl.manual_seed`` controls the order.
@@ -97,12 +97,8 @@ class RandomSampler(Sampler[int]):
             raise ValueError(
                 f"num_samples should be a positive integer value, but got num_samples={num_samples}"
             )
-        self.data_source, self.replacement, self._num_samples, self.generator = (
-            data_source,
-            replacement,
-            num_samples,
-            generator,
-        )
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples, self.generator = num_samples, generator
 
     @property
     def num_samples(self) -> int:
