@@ -74,8 +74,8 @@ def _gelu_tanh_forward(x: np.ndarray, cdf: np.ndarray, y: np.ndarray) -> None:
 def _gelu_tanh_backward(
     x: np.ndarray, cdf: np.ndarray, grad: np.ndarray, t: np.ndarray, du: np.ndarray
 ) -> None:
-    """:math:`\\bar x` of the tanh-GELU into ``du``: cdf + x (1 - t^2) du/2 with t = tanh u = 2 cdf
-    - 1 (``t`` is scratch)."""
+    """:math:`\\bar x` of the tanh-GELU into ``du``: cdf + x (1 - t^2) du/2
+    with t = tanh u = 2 cdf - 1 (``t`` is scratch)."""
     np.multiply(cdf, 2, out=t)
     t -= 1
     t *= t

@@ -49,8 +49,8 @@ class Conv2d(Module):
 
     Attributes:
         weight: (C_out, C_in/groups, kh, kw), and ``bias`` (C_out,), both
-            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with fan_in = C_in/groups
-            * kh * kw, as in PyTorch.
+            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with
+            fan_in = C_in/groups * kh * kw, as in PyTorch.
     """
 
     def __init__(
