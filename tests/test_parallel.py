@@ -1,8 +1,7 @@
-"""tensorlib.engine.parallel (change 1 of /tmp/work/perf/PLAN.md) and the kernels that use it (changes 2-5).
+"""tensorlib.engine.parallel and the kernels that use it (GELU, LayerNorm, packed attention, Adam).
 
-For the integrator: copy to tests/test_parallel.py after applying apply_1..apply_5. Each kernel is run with the
-pool forced on (min_elements 1, 1 to 3 threads) and must give the same bits as one thread, forward and backward.
-Before the change these tests fail at the import of tensorlib.engine.parallel.
+Each kernel is run with the pool forced on (every call splits, 1 to 3 threads) and must give the same
+bits as one thread, forward and backward.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from tensorlib.nn.functional.attention import PackedCausalAttention
 @pytest.fixture
 def pool(monkeypatch):
     """Every parallel_for call splits, whatever its size; the thread count is restored afterwards."""
-    monkeypatch.setitem(parallel.parallel_for.__kwdefaults__, "min_elements", 1)
+    monkeypatch.setattr(parallel, "_min_work", 1)
     previous = parallel.get_num_threads()
     yield parallel.set_num_threads
     parallel.set_num_threads(previous)
@@ -47,6 +46,23 @@ def test_chunks_cover_the_range_once(pool, n):
 
     parallel.parallel_for(mark, n)
     assert (hits == 1).all()
+
+
+def test_small_work_runs_in_the_caller_in_one_call():
+    """Below the threshold (element-passes, n * cost) parallel_for makes one call, even with threads."""
+    previous = parallel.get_num_threads()
+    parallel.set_num_threads(2)
+    try:
+        calls = []
+        parallel.parallel_for(lambda start, stop: calls.append((start, stop)), 1024, cost=8)
+        assert calls == [(0, 1024)] and not parallel.worth_splitting(1024, 8)
+        calls.clear()
+        parallel.parallel_for(lambda start, stop: calls.append((start, stop)), 1 << 16, cost=64)
+        assert sorted(calls) == [(0, 1 << 15), (1 << 15, 1 << 16)] and parallel.worth_splitting(1 << 16, 64)
+        parallel.set_num_threads(1)
+        assert not parallel.worth_splitting(1 << 16, 64)
+    finally:
+        parallel.set_num_threads(previous)
 
 
 def test_an_error_in_a_chunk_is_raised_in_the_caller(pool):

@@ -139,6 +139,7 @@ class Adam(Optimizer):
                 scratch[start:stop],
             ),
             param.size,
+            cost=18,  # passes over each parameter
         )  # elementwise: chunks on both cores
 
     def _update_chunk(

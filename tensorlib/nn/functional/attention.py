@@ -316,7 +316,7 @@ class PackedCausalAttention(Function):
             part = np.add(scores[start:stop], mask, out=scores[start:stop])
             np.matmul(_softmax_rows_(part, shift=shift), v[start:stop], out=out[start:stop])
 
-        cost = heads * length * length
+        cost = 10 * heads * length * length  # element-passes of one sequence, per call
         parallel_for(products, batch, cost=cost, align=1)
         limit = _UNSHIFTED_LIMIT.get(scores.dtype.itemsize)  # None (always shift) for float16
         # one decision, as attention_arrays's
@@ -350,7 +350,7 @@ class PackedCausalAttention(Function):
             grad_k[start:stop] *= scale
 
         # the sequences are independent
-        parallel_for(sequences, batch, cost=heads * length * length, align=1)
+        parallel_for(sequences, batch, cost=30 * heads * length * length, align=1)
         return (grad_qkv.reshape(qkv.shape),)
 
 

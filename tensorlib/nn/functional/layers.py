@@ -44,7 +44,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor, no_grad
-from tensorlib.engine.parallel import get_num_threads, parallel_for
+from tensorlib.engine.parallel import parallel_for, worth_splitting
 from tensorlib.nn.functional.utils import (
     _check_padding_idx,
     _check_probability,
@@ -350,7 +350,7 @@ class LayerNormFunction(Function):
         rows = x.reshape(-1, math.prod(self.shape))
         rstd = np.empty(rows.shape[0], rows.dtype)
         w, b = (None if p is None else p.reshape(-1) for p in (weight, bias))
-        if get_num_threads() == 1:
+        if not worth_splitting(rows.shape[0], 7 * rows.shape[1]):  # 7 passes over each element
             centred, y = _layer_norm_rows(rows, rstd, w, b, eps)
         else:  # rows are independent: chunks of rows on every thread, into preallocated outputs
             centred = np.empty(rows.shape, rows.dtype)
@@ -366,7 +366,7 @@ class LayerNormFunction(Function):
                     y[start:stop],
                 ),
                 rows.shape[0],
-                cost=rows.shape[1],
+                cost=7 * rows.shape[1],
             )
         self.x_hat, self.rstd, self.weight = centred, rstd, weight
         return y.reshape(x.shape)
@@ -386,7 +386,7 @@ class LayerNormFunction(Function):
                     rows[start:stop], x_hat[start:stop], rstd[start:stop], weight, out[start:stop]
                 ),
                 len(rows),
-                cost=rows.shape[-1],
+                cost=8 * rows.shape[-1],
             )
             grad_x = out.reshape(grad.shape)
         grad_weight = (
