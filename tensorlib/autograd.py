@@ -205,8 +205,10 @@ def gradcheck(
     grad, the analytic Jacobian (one backward pass per element of :math:`y`) is compared
     with the numerical one,
 
-    .. math:: \\frac{\\partial y_j}{\\partial x_i} \\approx \\frac{y_j(x + \\delta e_i) - y_j(x -
-    \\delta e_i)}{2 \\delta},
+    .. math::
+
+        \\frac{\\partial y_j}{\\partial x_i} \\approx
+        \\frac{y_j(x + \\delta e_i) - y_j(x - \\delta e_i)}{2 \\delta},
 
     with the step :math:`\\delta` = ``eps``, element by element:
     :math:`|a - n| \\le \\text{atol} + \\text{rtol} \\, |n|`. Inputs that require grad must

@@ -260,8 +260,7 @@ def run_backward(
     """
     pending, leaf_roots = _seed(roots, root_grads)  # node -> the gradient of its output, so far
     nodes = _topological_order_of(roots, pending)  # 1. the nodes to visit, outputs first
-    # 2. nothing they read was changed in place: raises before any .grad is touched
-    _check_saved_values(nodes)
+    _check_saved_values(nodes)  # 2. nothing they read changed in place: raises before any .grad
     captured: list[np.ndarray | None] = []
     deliver: Callable[[Tensor, np.ndarray], None]
     captured_nodes: dict[Function, list[int]]
@@ -269,8 +268,7 @@ def run_backward(
         deliver, captured_nodes = _accumulate_into_leaf, {}
     else:
         deliver, captured_nodes, captured = _capture(capture)
-    # 4. non-leaves that keep .grad
-    retained = _retained.copy() if _retained and capture is None else None
+    retained = _retained.copy() if _retained and capture is None else None  # 4. non-leaves' .grad
     for leaf, leaf_grad in leaf_roots:
         deliver(leaf, leaf_grad)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # ~1 us a pass, not a node
