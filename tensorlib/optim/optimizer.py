@@ -692,8 +692,9 @@ def decay_groups(
             ``Conv2d``, ``Embedding``).
 
     Returns:
-        ``[{"params": [...], "weight_decay": weight_decay}, {"params": [...], "weight_decay":
-        0.0}]``, each list in ``model.parameters()`` order, ready for any optimizer.
+        two groups, ``{"params": [...], "weight_decay": weight_decay}`` and
+        ``{"params": [...], "weight_decay": 0.0}``, each list in ``model.parameters()`` order,
+        ready for any optimizer.
     """
     owner: dict[int, bool] = {}
     for module in model.modules():
