@@ -21,7 +21,8 @@ def test_python_ints_beyond_int64_raise(data):
 
 def test_python_ints_at_the_edge_of_int64_and_big_ints_as_floats_work():
     assert tl.tensor([2**63 - 1, -(2**63)]).tolist() == [2**63 - 1, -(2**63)]
-    assert tl.tensor([2**70], dtype=tl.float32).item() == pytest.approx(2.0**70)  # as floats: fine, as in torch
+    # as floats: fine, as in torch
+    assert tl.tensor([2**70], dtype=tl.float32).item() == pytest.approx(2.0**70)
 
 
 @pytest.mark.parametrize("make", [tl.from_numpy, tl.tensor, tl.Tensor], ids=["from_numpy", "tensor", "Tensor"])

@@ -1,4 +1,5 @@
-"""Resume bit for bit: N steps, checkpoint, a new process resumes N more == an uninterrupted 2N-step run."""
+"""Resume bit for bit: N steps, checkpoint, a new process resumes N more == an uninterrupted 2N-step
+run."""
 
 from __future__ import annotations
 
@@ -112,27 +113,48 @@ def test_resume_in_a_new_process_is_bitwise_identical(tmp_path, kind, monkeypatc
         tl.save(lib.checkpoint(first), path)
     else:
         tl.serialization.save_checkpoint(path, first["model"], first["optimizer"], first["init"])
-        tl.save({"step": first["step"], "batch": first["batch"], "order": tl.from_numpy(first["order"]),
-                 "scheduler": first["scheduler"].state_dict()},
-                str(path) + ".position")
+        tl.save(
+            {
+                "step": first["step"],
+                "batch": first["batch"],
+                "order": tl.from_numpy(first["order"]),
+                "scheduler": first["scheduler"].state_dict(),
+            },
+            str(path) + ".position",
+        )
     del first
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, str(script), kind, str(path), str(n), str(tmp_path / "resumed.ckpt")],
-                   check=True, env=env, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    subprocess.run(
+        [sys.executable, str(script), kind, str(path), str(n), str(tmp_path / "resumed.ckpt")],
+        check=True,
+        env=env,
+        cwd=tmp_path,
+    )
     resumed = tl.load(tmp_path / "resumed.ckpt")
     final = lib.checkpoint(straight)
 
     assert first_losses + resumed["losses"] == straight_losses
-    assert [_bits(v) for v in np.array(first_losses + resumed["losses"])] == [_bits(v) for v in np.array(straight_losses)]
+    assert [_bits(v) for v in np.array(first_losses + resumed["losses"])] == [
+        _bits(v) for v in np.array(straight_losses)
+    ]
     for name, value in final["model"].items():
         assert _bits(resumed["model"][name].numpy()) == _bits(value.numpy()), name
     assert resumed["optimizer"]["param_groups"] == final["optimizer"]["param_groups"]
     assert resumed["scheduler"] == final["scheduler"]
     for index, entry in final["optimizer"]["state"].items():
         for key, value in entry.items():
-            assert _bits(resumed["optimizer"]["state"][index][key].numpy()) == _bits(value.numpy()), (index, key)
+            assert _bits(resumed["optimizer"]["state"][index][key].numpy()) == _bits(
+                value.numpy()
+            ), (index, key)
     for name in ("init", "shuffle"):
-        assert _bits(resumed["generators"][name].numpy()) == _bits(final["generators"][name].numpy())
+        assert _bits(resumed["generators"][name].numpy()) == _bits(
+            final["generators"][name].numpy()
+        )
     assert resumed["step"] == 2 * n
 
 
@@ -149,6 +171,9 @@ def test_a_missing_piece_breaks_exactness(tmp_path, monkeypatch):
     lib.train(first, x, y, n)
     state = lib.checkpoint(first)
     other = lib.new_run(seed=777)
-    state["generators"] = {"init": other["init"].get_state(), "shuffle": other["shuffle"].get_state()}
+    state["generators"] = {
+        "init": other["init"].get_state(),
+        "shuffle": other["shuffle"].get_state(),
+    }
     lib.restore(other, state)
     assert lib.train(other, x, y, n) != straight[n:]

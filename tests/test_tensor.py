@@ -11,8 +11,18 @@ _SELF = object()
 _BAD_GRADS = [
     ("a number", 5, TypeError, "expected to be a Tensor or None but got grad of type int"),
     ("an ndarray", np.ones(3, np.float32), TypeError, "expected to be a Tensor or None"),
-    ("another shape", "ones(3, 3)", RuntimeError, r"gradient of size \[3, 3\] to a tensor of size \[3\]"),
-    ("another dtype", "ones(3, float64)", RuntimeError, "gradient with dtype float64 to a tensor with dtype float32"),
+    (
+        "another shape",
+        "ones(3, 3)",
+        RuntimeError,
+        r"gradient of size \[3, 3\] to a tensor of size \[3\]",
+    ),
+    (
+        "another dtype",
+        "ones(3, float64)",
+        RuntimeError,
+        "gradient with dtype float64 to a tensor with dtype float32",
+    ),
     ("the tensor itself", _SELF, RuntimeError, "can't assign Variable as its own grad"),
 ]
 

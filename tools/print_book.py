@@ -36,7 +36,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-sync",
+]
 TITLE = "tensorlib: deep learning from the tensor up"
 # A4 at 96 px per inch, less the margins below: the width the page is laid out at.
 MARGIN_MM = {"top": 14, "bottom": 16, "left": 14, "right": 14}
@@ -151,7 +156,10 @@ def print_pdf(folder: Path, output: Path, chromium: Path = CHROMIUM) -> dict[str
 
         def route(route_: Any, request: Any) -> None:
             host = urlsplit(request.url).hostname or ""
-            if request.url.startswith(("data:", "blob:", "about:")) or host in {"127.0.0.1", "localhost"}:
+            if request.url.startswith(("data:", "blob:", "about:")) or host in {
+                "127.0.0.1",
+                "localhost",
+            }:
                 route_.continue_()
             else:
                 remote.append(request.url)
