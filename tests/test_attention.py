@@ -604,7 +604,10 @@ def test_enable_gqa_parity(torch, is_causal):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("dtype, size, tol", [(np.float32, 3.0, 1e-6), (np.float32, 40.0, 1e-6), (np.float64, 300.0, 1e-12)])
+@pytest.mark.parametrize(
+    "dtype, size, tol",
+    [(np.float32, 3.0, 1e-6), (np.float32, 40.0, 1e-6), (np.float64, 300.0, 1e-12)],
+)
 @pytest.mark.parametrize("masked", [False, True])
 def test_softmax_without_row_maxima_matches_the_shifted_one(dtype, size, tol, masked):
     # small scores (|s| < 60, float64 < 600) skip the row maxima; large ones take the shifted path:

@@ -868,7 +868,17 @@ def test_clamp_with_tensor_bounds():
         lambda x: (x * 100).exp(),
         lambda x: tl.tensor(2.0) ** (x * 1000),
     ],
-    ids=["log", "sqrt", "rdiv", "div_by_zero_number", "div_by_zero_tensor", "pow_half", "pow_minus_one", "exp_overflow", "rpow_overflow"],
+    ids=[
+        "log",
+        "sqrt",
+        "rdiv",
+        "div_by_zero_number",
+        "div_by_zero_tensor",
+        "pow_half",
+        "pow_minus_one",
+        "exp_overflow",
+        "rpow_overflow",
+    ],
 )
 def test_no_numpy_warnings_at_the_edges(compute):
     x = tl.tensor([0.0, -1.0, 1.0], requires_grad=True)
@@ -895,7 +905,13 @@ def test_functional_function_classes_are_private():
 
 @pytest.mark.parametrize(
     "view",
-    [lambda x: x[0], lambda x: x.view(4)[:2], lambda x: x.T[0], lambda x: x.reshape(2, 2)[1], lambda x: x[0:1].expand(3, 2)[1]],
+    [
+        lambda x: x[0],
+        lambda x: x.view(4)[:2],
+        lambda x: x.T[0],
+        lambda x: x.reshape(2, 2)[1],
+        lambda x: x[0:1].expand(3, 2)[1],
+    ],
     ids=["index", "view", "transpose", "reshape", "expand"],
 )
 def test_views_share_the_version_counter_of_their_base(view):

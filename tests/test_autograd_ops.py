@@ -96,7 +96,9 @@ def weighted(out):
 @pytest.mark.parametrize("name", list(BINARY))
 @PROPERTY
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_gradcheck_binary_broadcasting(name, shapes, seed):
@@ -119,7 +121,9 @@ def test_gradcheck_binary_broadcasting(name, shapes, seed):
 @pytest.mark.parametrize("name", list(BINARY))
 @PROPERTY
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, min_side=0, max_side=2),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=1, max_dims=3, min_side=0, max_side=2
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_binary_broadcasting_with_empty_and_size_one_dims(name, shapes, seed):
@@ -145,7 +149,9 @@ def test_binary_broadcasting_with_empty_and_size_one_dims(name, shapes, seed):
 
 @PROPERTY
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, min_side=1, max_side=3),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=3, min_side=1, max_side=3
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_gradcheck_where_broadcasting(shapes, seed):
@@ -159,7 +165,9 @@ def test_gradcheck_where_broadcasting(shapes, seed):
 
 @PROPERTY
 @given(
-    batch=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, min_side=1, max_side=3),
+    batch=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=2, min_side=1, max_side=3
+    ),
     n=st.integers(1, 3),
     k=st.integers(1, 3),
     m=st.integers(1, 3),
@@ -196,7 +204,10 @@ UNARY = {
 
 @pytest.mark.parametrize("name", list(UNARY))
 @PROPERTY
-@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3), seed=st.integers(0, 2**16))
+@given(
+    shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3),
+    seed=st.integers(0, 2**16),
+)
 def test_gradcheck_unary(name, shape, seed):
     op, domain = UNARY[name]
     (x,) = check(lambda a: weighted(op(a)), [sample(domain, shape, seed)])
@@ -228,7 +239,10 @@ def test_gradcheck_reduction_over_dim(name, data, seed, keepdim):
 
 
 @PROPERTY
-@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3), seed=st.integers(0, 2**16))
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3),
+    seed=st.integers(0, 2**16),
+)
 def test_gradcheck_sum_over_several_dims(shape, seed):
     rng = np.random.default_rng(seed)
     dims = tuple(
@@ -239,7 +253,10 @@ def test_gradcheck_sum_over_several_dims(shape, seed):
 
 
 @PROPERTY
-@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3), seed=st.integers(0, 2**16))
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3),
+    seed=st.integers(0, 2**16),
+)
 def test_gradcheck_permute_and_reshape(shape, seed):
     order = tuple(int(d) for d in np.random.default_rng(seed).permutation(len(shape)))
     check(lambda a: weighted(a.permute(*order).reshape(-1)), [sample("real", shape, seed)])

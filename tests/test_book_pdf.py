@@ -86,7 +86,10 @@ def test_the_notebook_readers() -> None:
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-@pytest.mark.skipif(not CHROMIUM.exists() or bool(check_pdf.missing_tools()), reason="needs chromium and poppler-utils")
+@pytest.mark.skipif(
+    not CHROMIUM.exists() or bool(check_pdf.missing_tools()),
+    reason="needs chromium and poppler-utils",
+)
 def test_a_line_clipped_in_print_is_caught_and_a_wrapped_one_is_not(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     results = {}

@@ -163,7 +163,10 @@ def test_iterable_dataset_batches_consecutive_samples() -> None:
     ]
 
 
-@pytest.mark.parametrize("lengths, sizes", [([3, 7], [3, 7]), ([0.7, 0.3], [7, 3]), ([0.5, 0.5], [5, 5]), ([0.34, 0.33, 0.33], [4, 3, 3])])
+@pytest.mark.parametrize(
+    "lengths, sizes",
+    [([3, 7], [3, 7]), ([0.7, 0.3], [7, 3]), ([0.5, 0.5], [5, 5]), ([0.34, 0.33, 0.33], [4, 3, 3])],
+)
 def test_random_split_sizes_and_disjoint_cover(lengths, sizes) -> None:
     parts = random_split(range(10), lengths, generator=tl.Generator(0))
     assert [len(p) for p in parts] == sizes
@@ -242,14 +245,18 @@ def same_structure(ours, theirs, torch) -> None:
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("samples", SAMPLES, ids=["tuple", "dict", "list-of-scalars", "namedtuple", "nested"])
+@pytest.mark.parametrize(
+    "samples", SAMPLES, ids=["tuple", "dict", "list-of-scalars", "namedtuple", "nested"]
+)
 def test_default_collate_matches_pytorch(samples) -> None:
     torch = pytest.importorskip("torch")
     same_structure(default_collate(samples), torch.utils.data.default_collate(samples), torch)
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("batch_size, drop_last", [(1, False), (3, False), (3, True), (None, False)])
+@pytest.mark.parametrize(
+    "batch_size, drop_last", [(1, False), (3, False), (3, True), (None, False)]
+)
 def test_sequential_loader_matches_pytorch(batch_size, drop_last) -> None:
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(0).standard_normal((10, 3)).astype(np.float32)
@@ -302,7 +309,9 @@ def test_shuffled_loaders_behave_alike(n, batch_size, drop_last) -> None:
 
 @pytest.mark.parity
 @pytest.mark.filterwarnings("ignore:Length of split")  # torch warns about empty subsets
-@pytest.mark.parametrize("lengths", [[3, 7], [0.7, 0.3], [0.34, 0.33, 0.33], [0.1] * 10, [0.25, 0.25, 0.25, 0.25]])
+@pytest.mark.parametrize(
+    "lengths", [[3, 7], [0.7, 0.3], [0.34, 0.33, 0.33], [0.1] * 10, [0.25, 0.25, 0.25, 0.25]]
+)
 def test_random_split_sizes_match_pytorch(lengths) -> None:
     torch = pytest.importorskip("torch")
     for n in (10, 11, 13):

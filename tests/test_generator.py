@@ -34,7 +34,9 @@ def _draw_blocks(generator: tl.Generator, threads: int, blocks: int, size: int) 
     return [block for slot in results for block in slot]
 
 
-@pytest.mark.parametrize("use_default", [True, False], ids=["default generator", "shared Generator"])
+@pytest.mark.parametrize(
+    "use_default", [True, False], ids=["default generator", "shared Generator"]
+)
 def test_two_threads_never_draw_the_same_block(use_default):
     threads, blocks, size = 2, 200, 20000
     if use_default:

@@ -139,34 +139,62 @@ def test_resume_continues_and_checks_flags(corpus, trained, tmp_path, capsys):
     assert "--n-embd 32 differs from the checkpoint's 16" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["train", "--out", "{trained}"], "already holds a checkpoint: pass --resume"),
-    (["train", "--out", "{tmp}/x", "--n-head", "3"], "--n-embd (128) must be divisible by --n-head "
-                                                     "(3)"),
-    (["train", "--out", "{tmp}/x", "--max-steps", "10", "--warmup-steps", "10"],
-     "--warmup-steps must be in [0, --max-steps=10), got 10: pass a smaller --warmup-steps"),
-    (["train", "--out", "{tmp}/x", "--lr", "0"], "--lr must be a number in (0.0, inf), got 0.0"),
-    (["train", "--out", "{tmp}/x", "--block-size", "0"], "--block-size must be an int >= 1, got 0"),
-    (["train", "--out", "{tmp}/x", "--block-size", "512", "--chunk-size", "256"],
-     "--chunk-size (256) must be at least --block-size + 1 (513)"),
-    (["train", "--out", "{tmp}/x", "--batch-size", "100000000"], "GiB of memory (--batch-size "
-                                                                 "100000000"),
-    (["train", "--data", "{tmp}/missing.txt", "--out", "{tmp}/x"], "missing.txt' does not exist"),
-    (["train", "--data", "{tmp}", "--out", "{tmp}/x"], "is a directory, not a text file"),
-    (["train", "--out", "{tmp}/damaged.safetensors"], "is a file, not a directory"),
-    (["sample", "--checkpoint", "{trained}", "--temperature", "nan"], "--temperature must be a "
-                                                                      "finite number >= 0, got nan"),
-    (["sample", "--checkpoint", "{trained}", "--temperature", "inf"], "--temperature must be a "
-                                                                      "finite number >= 0, got inf"),
-    (["train", "--out", "{tmp}/empty", "--resume"], "no checkpoint at"),
-    (["sample", "--checkpoint", "{tmp}/nothing"], "no checkpoint at"),
-    (["sample", "--checkpoint", "{trained}", "--prompt", "ünïcode"], "vocabulary mismatch: the "
-                                                                     "prompt has characters"),
-    (["sample", "--checkpoint", "{trained}", "--top-k", "0"], "--top-k must be >= 1"),
-    (["sample", "--checkpoint", "{trained}", "--temperature", "-1"], "--temperature must be a "
-                                                                     "finite number >= 0"),
-    (["sample", "--checkpoint", "{damaged}"], "damaged.safetensors"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "--out", "{trained}"], "already holds a checkpoint: pass --resume"),
+        (
+            ["train", "--out", "{tmp}/x", "--n-head", "3"],
+            "--n-embd (128) must be divisible by --n-head (3)",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--max-steps", "10", "--warmup-steps", "10"],
+            "--warmup-steps must be in [0, --max-steps=10), got 10: pass a smaller --warmup-steps",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--lr", "0"],
+            "--lr must be a number in (0.0, inf), got 0.0",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--block-size", "0"],
+            "--block-size must be an int >= 1, got 0",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--block-size", "512", "--chunk-size", "256"],
+            "--chunk-size (256) must be at least --block-size + 1 (513)",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--batch-size", "100000000"],
+            "GiB of memory (--batch-size 100000000",
+        ),
+        (
+            ["train", "--data", "{tmp}/missing.txt", "--out", "{tmp}/x"],
+            "missing.txt' does not exist",
+        ),
+        (["train", "--data", "{tmp}", "--out", "{tmp}/x"], "is a directory, not a text file"),
+        (["train", "--out", "{tmp}/damaged.safetensors"], "is a file, not a directory"),
+        (
+            ["sample", "--checkpoint", "{trained}", "--temperature", "nan"],
+            "--temperature must be a finite number >= 0, got nan",
+        ),
+        (
+            ["sample", "--checkpoint", "{trained}", "--temperature", "inf"],
+            "--temperature must be a finite number >= 0, got inf",
+        ),
+        (["train", "--out", "{tmp}/empty", "--resume"], "no checkpoint at"),
+        (["sample", "--checkpoint", "{tmp}/nothing"], "no checkpoint at"),
+        (
+            ["sample", "--checkpoint", "{trained}", "--prompt", "ünïcode"],
+            "vocabulary mismatch: the prompt has characters",
+        ),
+        (["sample", "--checkpoint", "{trained}", "--top-k", "0"], "--top-k must be >= 1"),
+        (
+            ["sample", "--checkpoint", "{trained}", "--temperature", "-1"],
+            "--temperature must be a finite number >= 0",
+        ),
+        (["sample", "--checkpoint", "{damaged}"], "damaged.safetensors"),
+    ],
+)
 def test_clear_errors(args, message, trained, tmp_path, capsys):
     damaged = tmp_path / "damaged.safetensors"
     damaged.write_bytes((trained / "ckpt.safetensors").read_bytes()[:3000])

@@ -65,26 +65,77 @@ def with_change(nb, index: int, **changes) -> list:
 @pytest.mark.parametrize(
     ("cells", "message"),
     [
-        (lambda nb: with_change(nb, 1, source="x = 1\nprint(x)", count=None), "cell 2 ('x = 1'): "
-                                                                              "never run"),
-        (lambda nb: with_change(nb, 1, source="x = 1\nprint(x)", count=2), "cell 2 ('x = 1'): "
-                                                                           "execution count 2, "
-                                                                           "expected 1"),
-        (lambda nb: with_change(nb, 4, source="x + 1", count=7), "cell 5 ('x + 1'): execution "
-                                                                 "count 7, expected 3"),
-        (lambda nb: with_change(nb, 1, source="x = 1\nprint(x)", count=1, outputs=[error_output("KeyError", "'x'")]),
-         "cell 2 ('x = 1'): stores an error (KeyError: 'x') but is not tagged 'raises-exception'"),
-        (lambda nb: with_change(nb, 3, source="y = 2", tags=("raises-exception",), count=2),
-         "cell 4 ('y = 2'): tagged 'raises-exception' but stores no error"),
-        (lambda nb: with_change(nb, 1, source="print(np.__file__)", count=1, outputs=[nb.output("/work/x/.venv/lib/python3.11/site-packages/numpy/__init__.py\n")]),
-         "cell 2 ('print(np.__file__)'): an output holds a path of this machine"),
-        (lambda nb: with_change(nb, 1, source="x = 1", count=1, ExecuteTime={"start_time": "2026-11-30T04:00:00"}), "cell 2 ('x = 1'): cell metadata has ExecuteTime"),
-        (lambda nb: with_change(nb, 1, source="x = 1", count=1, execution={"iopub.status.busy": "2026-11-30T04:00:00"}), "cell 2 ('x = 1'): cell metadata has execution"),
-        (lambda nb: with_change(nb, 1, source="x = 1", count=1, collapsed=True, scrolled=True), "cell 2 ('x = 1'): cell metadata has collapsed, scrolled"),
-        (lambda nb: with_change(nb, 1, source="x = 1", count=1, vscode={"languageId": "python"}), "cell 2 ('x = 1'): cell metadata has vscode"),
+        (
+            lambda nb: with_change(nb, 1, source="x = 1\nprint(x)", count=None),
+            "cell 2 ('x = 1'): never run",
+        ),
+        (
+            lambda nb: with_change(nb, 1, source="x = 1\nprint(x)", count=2),
+            "cell 2 ('x = 1'): execution count 2, expected 1",
+        ),
+        (
+            lambda nb: with_change(nb, 4, source="x + 1", count=7),
+            "cell 5 ('x + 1'): execution count 7, expected 3",
+        ),
+        (
+            lambda nb: with_change(
+                nb, 1, source="x = 1\nprint(x)", count=1, outputs=[error_output("KeyError", "'x'")]
+            ),
+            "cell 2 ('x = 1'): stores an error (KeyError: 'x') but is not tagged 'raises-exception'",
+        ),
+        (
+            lambda nb: with_change(nb, 3, source="y = 2", tags=("raises-exception",), count=2),
+            "cell 4 ('y = 2'): tagged 'raises-exception' but stores no error",
+        ),
+        (
+            lambda nb: with_change(
+                nb,
+                1,
+                source="print(np.__file__)",
+                count=1,
+                outputs=[
+                    nb.output("/work/x/.venv/lib/python3.11/site-packages/numpy/__init__.py\n")
+                ],
+            ),
+            "cell 2 ('print(np.__file__)'): an output holds a path of this machine",
+        ),
+        (
+            lambda nb: with_change(
+                nb, 1, source="x = 1", count=1, ExecuteTime={"start_time": "2026-11-30T04:00:00"}
+            ),
+            "cell 2 ('x = 1'): cell metadata has ExecuteTime",
+        ),
+        (
+            lambda nb: with_change(
+                nb,
+                1,
+                source="x = 1",
+                count=1,
+                execution={"iopub.status.busy": "2026-11-30T04:00:00"},
+            ),
+            "cell 2 ('x = 1'): cell metadata has execution",
+        ),
+        (
+            lambda nb: with_change(nb, 1, source="x = 1", count=1, collapsed=True, scrolled=True),
+            "cell 2 ('x = 1'): cell metadata has collapsed, scrolled",
+        ),
+        (
+            lambda nb: with_change(nb, 1, source="x = 1", count=1, vscode={"languageId": "python"}),
+            "cell 2 ('x = 1'): cell metadata has vscode",
+        ),
     ],
-    ids=["unexecuted", "out-of-order", "skipped-count", "untagged-error", "stale-raises-tag", "machine-path",
-         "ExecuteTime", "execution-timestamps", "collapsed-scrolled", "vscode"],
+    ids=[
+        "unexecuted",
+        "out-of-order",
+        "skipped-count",
+        "untagged-error",
+        "stale-raises-tag",
+        "machine-path",
+        "ExecuteTime",
+        "execution-timestamps",
+        "collapsed-scrolled",
+        "vscode",
+    ],
 )
 def test_a_dirty_cell_fails_naming_notebook_and_cell(hygiene, tmp_path, nb, capsys, cells, message):
     nb.write(tmp_path / "book" / "01_clean.ipynb", clean_cells(nb))

@@ -307,20 +307,42 @@ def test_generator_is_resolved_by_tensorlib_random(fill):
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: init.kaiming_uniform_(tl.empty(3, 4), mode="fan_avg"), ValueError,
-         "Mode 'fan_avg' not supported, please use one of fan_in, fan_out"),
-        (lambda: init.kaiming_normal_(tl.empty(3, 4), nonlinearity="gelu"), ValueError,
-         "Unsupported nonlinearity 'gelu'"),
-        (lambda: init.kaiming_normal_(tl.empty(0, 4), nonlinearity="gelu"), ValueError,
-         "Unsupported nonlinearity 'gelu'"),
-        (lambda: init.uniform_(tl.zeros(3, dtype=tl.int64)), TypeError,
-         "uniform_ fills with random floats and needs a floating-point tensor, got dtype int64"),
-        (lambda: init.normal_(np.zeros(3)), TypeError, "normal_ expects a tensorlib Tensor, got "
-                                                       "ndarray"),
-        (lambda: init.uniform_(tl.empty(3), 1.0, 0.0), ValueError, "needs a <= b, got a=1.0, b=0.0"),
+        (
+            lambda: init.kaiming_uniform_(tl.empty(3, 4), mode="fan_avg"),
+            ValueError,
+            "Mode 'fan_avg' not supported, please use one of fan_in, fan_out",
+        ),
+        (
+            lambda: init.kaiming_normal_(tl.empty(3, 4), nonlinearity="gelu"),
+            ValueError,
+            "Unsupported nonlinearity 'gelu'",
+        ),
+        (
+            lambda: init.kaiming_normal_(tl.empty(0, 4), nonlinearity="gelu"),
+            ValueError,
+            "Unsupported nonlinearity 'gelu'",
+        ),
+        (
+            lambda: init.uniform_(tl.zeros(3, dtype=tl.int64)),
+            TypeError,
+            "uniform_ fills with random floats and needs a floating-point tensor, got dtype int64",
+        ),
+        (
+            lambda: init.normal_(np.zeros(3)),
+            TypeError,
+            "normal_ expects a tensorlib Tensor, got ndarray",
+        ),
+        (
+            lambda: init.uniform_(tl.empty(3), 1.0, 0.0),
+            ValueError,
+            "needs a <= b, got a=1.0, b=0.0",
+        ),
         (lambda: init.normal_(tl.empty(3), std=-1.0), ValueError, "needs std >= 0, got -1.0"),
-        (lambda: init.xavier_normal_(tl.empty(3, 3), generator=1), TypeError, "must be a "
-                                                                              "tensorlib.Generator"),
+        (
+            lambda: init.xavier_normal_(tl.empty(3, 3), generator=1),
+            TypeError,
+            "must be a tensorlib.Generator",
+        ),
     ],
 )
 def test_errors(call, error, message):

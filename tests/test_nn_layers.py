@@ -357,7 +357,9 @@ def test_positional_embedding_rejects_too_long_sequences():
 # ----------------------------------------------------------------------------- LayerNorm, RMSNorm
 
 
-@pytest.mark.parametrize("shape, normalized", [((3, 5), 5), ((2, 3, 4), (3, 4)), ((2, 2, 3, 2), (2, 3, 2))])
+@pytest.mark.parametrize(
+    "shape, normalized", [((3, 5), 5), ((2, 3, 4), (3, 4)), ((2, 2, 3, 2), (2, 3, 2))]
+)
 def test_layer_norm_matches_definition(shape, normalized):
     rng = np.random.default_rng(7)
     layer = make(nn.LayerNorm, normalized)
@@ -815,10 +817,18 @@ def test_zero_size_linear_forward_and_backward(in_features, out_features):
     np.testing.assert_array_equal(to_numpy(layer.bias.grad), np.full(out_features, 6.0))
 
 
-@pytest.mark.parametrize("cls, args", [
-    (nn.Linear, (2, 3)), (nn.Embedding, (4, 2)), (nn.PositionalEmbedding, (4, 2)), (nn.LayerNorm, (3,)),
-    (nn.RMSNorm, (3,)), (nn.Conv2d, (1, 2, 3)), (nn.MLP, (2, [3], 1)),
-])
+@pytest.mark.parametrize(
+    "cls, args",
+    [
+        (nn.Linear, (2, 3)),
+        (nn.Embedding, (4, 2)),
+        (nn.PositionalEmbedding, (4, 2)),
+        (nn.LayerNorm, (3,)),
+        (nn.RMSNorm, (3,)),
+        (nn.Conv2d, (1, 2, 3)),
+        (nn.MLP, (2, [3], 1)),
+    ],
+)
 def test_layer_constructors_take_device_cpu_only(cls, args):
     for device in (None, "cpu", tl.device("cpu")):
         layer = cls(*args, device=device, dtype=tl.float64)
@@ -873,10 +883,16 @@ def test_conv2d_padding_strings_are_validated():
         )
 
 
-@pytest.mark.parametrize("layer", [
-    lambda: make(nn.Conv2d, 2, 3, 3, padding=1), lambda: nn.MaxPool2d(2), lambda: nn.AvgPool2d(3, 2, 1),
-    lambda: nn.MaxPool2d(2, ceil_mode=True),
-], ids=["conv", "max", "avg", "max-ceil"])
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: make(nn.Conv2d, 2, 3, 3, padding=1),
+        lambda: nn.MaxPool2d(2),
+        lambda: nn.AvgPool2d(3, 2, 1),
+        lambda: nn.MaxPool2d(2, ceil_mode=True),
+    ],
+    ids=["conv", "max", "avg", "max-ceil"],
+)
 def test_unbatched_input_gives_the_batch_of_one_result(layer):
     module = layer()
     rng = np.random.default_rng(4)

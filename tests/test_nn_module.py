@@ -606,7 +606,9 @@ def test_load_state_dict_names_the_full_type_when_array_fails_and_changes_nothin
         np.testing.assert_array_equal(array, before[key], err_msg=key)
 
 
-@pytest.mark.parametrize("method, dtype", [("half", np.float16), ("float", np.float32), ("double", np.float64)])
+@pytest.mark.parametrize(
+    "method, dtype", [("half", np.float16), ("float", np.float32), ("double", np.float64)]
+)
 def test_half_float_double_cast_in_place_and_return_self(method, dtype):
     model = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3), nn.Embedding(4, 3))
     start = np.float32 if dtype is not np.float32 else np.float64

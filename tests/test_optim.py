@@ -422,7 +422,9 @@ def _rates(scheduler, optimizer, steps: int) -> list[list[float]]:
     return rates
 
 
-@pytest.mark.parametrize(("warmup", "total"), [(0, 50), (1, 50), (2, 50), (10, 100), (49, 50), (0, 1), (1, 2), (3, 4)])
+@pytest.mark.parametrize(
+    ("warmup", "total"), [(0, 50), (1, 50), (2, 50), (10, 100), (49, 50), (0, 1), (1, 2), (3, 4)]
+)
 def test_warmup_cosine_follows_its_formula_in_every_group(warmup, total):
     params = _params()
     opt = optim.AdamW([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}], lr=0.1)

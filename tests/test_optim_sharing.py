@@ -113,7 +113,9 @@ def test_clip_grad_norm_float16_accumulates_in_float32():
     np.testing.assert_allclose(param.grad.numpy().astype(np.float64), 1 / 600 * 300, rtol=1e-3)
 
 
-@pytest.mark.parametrize("norm_type, expected", [(1.0, 1200.0), (3.0, 300.0 * 4 ** (1 / 3)), (math.inf, 300.0)])
+@pytest.mark.parametrize(
+    "norm_type, expected", [(1.0, 1200.0), (3.0, 300.0 * 4 ** (1 / 3)), (math.inf, 300.0)]
+)
 def test_clip_grad_norm_float16_other_norms(norm_type, expected):
     grads = [tl.full((4,), 300.0, dtype=tl.float16), tl.full((2, 2), -300.0, dtype=tl.float16)]
     params = []

@@ -135,7 +135,9 @@ def _attention(x, g):
     return y.numpy(), t.grad.numpy()
 
 
-@pytest.mark.parametrize("kernel, shape", [(_gelu, (37, 50)), (_layer_norm, (5, 37, 24)), (_attention, (7, 13, 48))])
+@pytest.mark.parametrize(
+    "kernel, shape", [(_gelu, (37, 50)), (_layer_norm, (5, 37, 24)), (_attention, (7, 13, 48))]
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kernels_give_the_same_bits_at_any_thread_count(pool, kernel, shape, dtype):
     rng = np.random.default_rng(0)

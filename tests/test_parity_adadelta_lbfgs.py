@@ -70,7 +70,9 @@ ADADELTA = [
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("options", ADADELTA, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+@pytest.mark.parametrize(
+    "options", ADADELTA, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
 def test_adadelta_matches_torch(options, dtype):
     ours, theirs = _pair(_init(dtype=dtype))
     opt, ref = optim.Adadelta(ours, **options), torch.optim.Adadelta(theirs, **options)
@@ -189,7 +191,9 @@ LBFGS_OPTIONS = [
 
 
 @pytest.mark.parametrize("problem", ["model", "rosenbrock"])
-@pytest.mark.parametrize("options", LBFGS_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+@pytest.mark.parametrize(
+    "options", LBFGS_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
 def test_lbfgs_matches_torch(options, problem):
     arrays, loss_fn = _problem(problem)
     ours, theirs = _pair(arrays)

@@ -269,7 +269,9 @@ BROADCAST_OPS = {
 @pytest.mark.parametrize("name", list(BROADCAST_OPS))
 @settings(max_examples=15, deadline=None, derandomize=True)
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=4, min_side=1, max_side=4),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=1, max_dims=4, min_side=1, max_side=4
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_broadcasting_float32_matches_torch(name, shapes, seed):
@@ -561,8 +563,15 @@ def test_weight_update_before_backward_matches_torch_when_the_input_needs_no_gra
 
 @pytest.mark.parametrize(
     "make",
-    [lambda L, x: (x * x).sum(), lambda L, x: (x + 1).sum(), lambda L, x: x.exp().mean(), lambda L, x: (x * 3).sum(),
-     lambda L, x: x.reshape(2, 1)[0:1].sum(), lambda L, x: (x / 3).sum(), lambda L, x: x.mean()],
+    [
+        lambda L, x: (x * x).sum(),
+        lambda L, x: (x + 1).sum(),
+        lambda L, x: x.exp().mean(),
+        lambda L, x: (x * 3).sum(),
+        lambda L, x: x.reshape(2, 1)[0:1].sum(),
+        lambda L, x: (x / 3).sum(),
+        lambda L, x: x.mean(),
+    ],
 )
 def test_second_backward_raises_or_accumulates_as_in_torch(make):
     def run(lib):
@@ -581,9 +590,15 @@ def test_second_backward_raises_or_accumulates_as_in_torch(make):
 
 @pytest.mark.parametrize(
     "shape, transform, view",
-    [((2, 3), lambda t: t.t(), (6,)), ((2, 3), lambda t: t.t(), (3, 1, 2)), ((4, 3), lambda t: t[::2], (6,)),
-     ((4, 3), lambda t: t[::2], (2, 3)), ((2, 3, 4), lambda t: t.transpose(0, 1), (3, 8)),
-     ((2, 3, 4), lambda t: t.transpose(1, 2), (2, 12)), ((2, 3, 4), lambda t: t.transpose(1, 2), (8, 3))],
+    [
+        ((2, 3), lambda t: t.t(), (6,)),
+        ((2, 3), lambda t: t.t(), (3, 1, 2)),
+        ((4, 3), lambda t: t[::2], (6,)),
+        ((4, 3), lambda t: t[::2], (2, 3)),
+        ((2, 3, 4), lambda t: t.transpose(0, 1), (3, 8)),
+        ((2, 3, 4), lambda t: t.transpose(1, 2), (2, 12)),
+        ((2, 3, 4), lambda t: t.transpose(1, 2), (8, 3)),
+    ],
 )
 def test_view_refuses_exactly_where_torch_does(shape, transform, view):
     def run(lib):
@@ -613,11 +628,17 @@ def test_norm_gradient_at_zero_matches_torch():
     assert run(tl) == run(torch)
 
 
-@pytest.mark.parametrize("make", [lambda L: L.zeros(2, 3).new_zeros(4), lambda L: L.ones(2, dtype=L.float64).new_ones(2, 2),
-                                  lambda L: L.ones(1, dtype=L.float64).new_tensor([1, 2]),
-                                  lambda L: L.tensor([1, 2]).type_as(L.ones(1, dtype=L.float64)),
-                                  lambda L: L.zeros(2, 3).masked_fill_(L.tensor([True, False, True]), 2.0),
-                                  lambda L: L.arange(6).reshape(2, 3).cumsum(1)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda L: L.zeros(2, 3).new_zeros(4),
+        lambda L: L.ones(2, dtype=L.float64).new_ones(2, 2),
+        lambda L: L.ones(1, dtype=L.float64).new_tensor([1, 2]),
+        lambda L: L.tensor([1, 2]).type_as(L.ones(1, dtype=L.float64)),
+        lambda L: L.zeros(2, 3).masked_fill_(L.tensor([True, False, True]), 2.0),
+        lambda L: L.arange(6).reshape(2, 3).cumsum(1),
+    ],
+)
 def test_small_tensor_methods_match_torch(make):
     ours, theirs = make(tl), make(torch)
     assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype).removeprefix(

@@ -164,8 +164,18 @@ def _compare_state(ours, theirs, tolerance) -> None:
 
 @pytest.mark.parity
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("options", [{}, {"momentum": None}, {"affine": False}, {"bias": False}, {"track_running_stats": False}, {"momentum": 0.3, "eps": 1e-3}],
-                         ids=["default", "momentum-None", "no-affine", "no-bias", "no-running-stats", "momentum-eps"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"momentum": None},
+        {"affine": False},
+        {"bias": False},
+        {"track_running_stats": False},
+        {"momentum": 0.3, "eps": 1e-3},
+    ],
+    ids=["default", "momentum-None", "no-affine", "no-bias", "no-running-stats", "momentum-eps"],
+)
 @pytest.mark.parametrize("cls_name", ["BatchNorm1d", "BatchNorm2d"])
 def test_batchnorm_matches_pytorch(cls_name: str, options: dict, dtype) -> None:
     rng = np.random.default_rng(3)

@@ -83,9 +83,16 @@ def test_binary_cross_entropy_matches_pytorch(reduction: str, with_weight: bool)
 
 @pytest.mark.parity
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("name, option, value", [("smooth_l1_loss", "beta", 1.0), ("smooth_l1_loss", "beta", 0.3),
-                                                  ("smooth_l1_loss", "beta", 0.0), ("huber_loss", "delta", 1.0),
-                                                  ("huber_loss", "delta", 2.5)])
+@pytest.mark.parametrize(
+    "name, option, value",
+    [
+        ("smooth_l1_loss", "beta", 1.0),
+        ("smooth_l1_loss", "beta", 0.3),
+        ("smooth_l1_loss", "beta", 0.0),
+        ("huber_loss", "delta", 1.0),
+        ("huber_loss", "delta", 2.5),
+    ],
+)
 def test_robust_losses_match_pytorch(name: str, option: str, value: float, reduction: str) -> None:
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(2)

@@ -132,8 +132,17 @@ def _plain(state):
     return state
 
 
-@pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR-warmup-cosine",
-                                  "ChainedScheduler", "LambdaLR"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "StepLR",
+        "CosineAnnealingLR",
+        "OneCycleLR",
+        "SequentialLR-warmup-cosine",
+        "ChainedScheduler",
+        "LambdaLR",
+    ],
+)
 def test_resumed_schedule_continues_identically(name):
     opt, _ = _optimizers("adamw")
     scheduler = SCHEDULES[name](optim.lr_scheduler, opt)
@@ -189,7 +198,9 @@ def _torch_warmup_cosine(optimizer, warmup_steps: int, max_steps: int, eta_min: 
 
 
 @pytest.mark.parametrize("kind", ["sgd", "adamw"])
-@pytest.mark.parametrize(("warmup", "total"), [(0, 100), (1, 100), (2, 100), (10, 100), (99, 100), (1, 2)])
+@pytest.mark.parametrize(
+    ("warmup", "total"), [(0, 100), (1, 100), (2, 100), (10, 100), (99, 100), (1, 2)]
+)
 def test_warmup_cosine_equals_the_same_composition_in_torch(kind, warmup, total):
     ours_opt, theirs_opt = _optimizers(kind)
     ours = optim.warmup_cosine(ours_opt, warmup, total, eta_min=1e-4)

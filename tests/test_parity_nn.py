@@ -166,7 +166,9 @@ def test_positional_embedding(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("normalized, shape", [(5, (3, 5)), ((3, 4), (2, 3, 4)), ((2, 3, 2), (2, 2, 3, 2))])
+@pytest.mark.parametrize(
+    "normalized, shape", [(5, (3, 5)), ((3, 4), (2, 3, 4)), ((2, 3, 2), (2, 2, 3, 2))]
+)
 def test_layer_norm(dtype, normalized, shape):
     check_layer(
         nn.LayerNorm(normalized), torch.nn.LayerNorm(normalized), [normal(3, *shape)], dtype
@@ -349,8 +351,15 @@ def test_functional_forms_match_torch(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, widths, value", [((2, 3, 4), (1, 2), 0.0), ((2, 3, 4), (1, 2, 0, 1), -1.5),
-                                                  ((2, 3, 4, 5), (2, 0, 1, 1, 0, 1), 3.0), ((2, 3, 4), (-1, 2, 1, -2), 0.5)])
+@pytest.mark.parametrize(
+    "shape, widths, value",
+    [
+        ((2, 3, 4), (1, 2), 0.0),
+        ((2, 3, 4), (1, 2, 0, 1), -1.5),
+        ((2, 3, 4, 5), (2, 0, 1, 1, 0, 1), 3.0),
+        ((2, 3, 4), (-1, 2, 1, -2), 0.5),
+    ],
+)
 def test_pad_matches_torch(dtype, shape, widths, value):
     tol = TOLERANCES[dtype]
     x = normal(40, *shape).astype(dtype)
@@ -534,7 +543,13 @@ def pool_configs(draw):
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(pool_configs(), st.sampled_from(["MaxPool2d", "AvgPool2d"]), st.booleans(), st.booleans(), st.integers(0, 2**16))
+@given(
+    pool_configs(),
+    st.sampled_from(["MaxPool2d", "AvgPool2d"]),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**16),
+)
 def test_pools_random_configurations(config, kind, ceil_mode, count_include_pad, seed):
     k, s, p, h, w = config
     x = np.random.default_rng(seed).permutation(2 * 2 * h * w).reshape(2, 2, h, w) / 5.0  # no ties
@@ -551,7 +566,9 @@ def test_pools_random_configurations(config, kind, ceil_mode, count_include_pad,
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(1, 3), st.integers(0, 2**16))
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(1, 3), st.integers(0, 2**16)
+)
 def test_layer_norm_random_shapes(shape, trailing, seed):
     trailing = min(trailing, len(shape))
     normalized = tuple(shape[-trailing:])
@@ -569,7 +586,9 @@ def test_layer_norm_random_shapes(shape, trailing, seed):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-@pytest.mark.parametrize("k, d, padding", [(3, 1, "same"), (4, 1, "same"), ((2, 5), (2, 1), "same"), (3, 1, "valid")])
+@pytest.mark.parametrize(
+    "k, d, padding", [(3, 1, "same"), (4, 1, "same"), ((2, 5), (2, 1), "same"), (3, 1, "valid")]
+)
 def test_conv2d_padding_strings(dtype, k, d, padding):
     ours = nn.Conv2d(2, 3, k, padding=padding, dilation=d)
     theirs = torch.nn.Conv2d(2, 3, k, padding=padding, dilation=d)
@@ -586,7 +605,10 @@ def test_unbatched_input(dtype, kind, args):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("k, s, p, h, w", [(2, 2, 0, 5, 7), (3, 2, 1, 6, 6), (3, 3, 0, 7, 8), (2, 1, 1, 4, 5), (3, 2, 1, 5, 4)])
+@pytest.mark.parametrize(
+    "k, s, p, h, w",
+    [(2, 2, 0, 5, 7), (3, 2, 1, 6, 6), (3, 3, 0, 7, 8), (2, 1, 1, 4, 5), (3, 2, 1, 5, 4)],
+)
 @pytest.mark.parametrize("kind", ["MaxPool2d", "AvgPool2d", "AvgPool2d-exclude"])
 def test_pools_ceil_mode(dtype, kind, k, s, p, h, w):
     x = np.random.default_rng(23).permutation(2 * 3 * h * w).reshape(2, 3, h, w) / 10.0  # no ties
@@ -711,7 +733,9 @@ def test_changing_the_weight_before_backward_is_allowed_when_no_needed_gradient_
     assert_same_parameter_grads(ours, theirs)
 
 
-@pytest.mark.parametrize("layer, node, index", [("Linear", "LinearBackward", 0), ("Embedding", "EmbeddingBackward", 1)])
+@pytest.mark.parametrize(
+    "layer, node, index", [("Linear", "LinearBackward", 0), ("Embedding", "EmbeddingBackward", 1)]
+)
 def test_changing_the_input_a_weight_gradient_reads_raises_as_in_torch(layer, node, index):
     """x (or the ids) is read by the weight's gradient: both libraries refuse to backward."""
     _, _, x_ours, x_theirs, loss_ours, loss_theirs = forward_both(*CHANGED_WEIGHT_CASES[layer])

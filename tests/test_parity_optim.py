@@ -163,7 +163,9 @@ SGD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options", SGD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", SGD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_sgd_matches_torch(options):
     ours, theirs = run_pair(
         lambda p: optim.SGD(p, lr=0.02, **options), lambda p: torch.optim.SGD(p, lr=0.02, **options)
@@ -177,7 +179,9 @@ RMSPROP_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options", RMSPROP_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", RMSPROP_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_rmsprop_matches_torch(options):
     ours, theirs = run_pair(
         lambda p: optim.RMSprop(p, lr=0.01, alpha=0.9, **options),
@@ -194,7 +198,9 @@ ADAGRAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options", ADAGRAD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", ADAGRAD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_adagrad_matches_torch(options):
     ours, theirs = run_pair(lambda p: optim.Adagrad(p, lr=0.1, **options),
                             lambda p: torch.optim.Adagrad(p, lr=0.1, **options))
@@ -289,7 +295,9 @@ MUON_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("options", MUON_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", MUON_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_muon_matches_torch_with_float32_orthogonalisation(options, monkeypatch):
     ours, theirs = _muon_pair(options, True, monkeypatch)
     a, b = ours.state_dict(), theirs.state_dict()

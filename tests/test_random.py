@@ -599,18 +599,30 @@ def test_like_functions_take_shape_and_dtype_of_the_input_and_draw_like_the_orig
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: tl.rand_like(np.zeros(3)), TypeError, "rand_like expects a Tensor as input, got "
-                                                       "ndarray"),
+        (
+            lambda: tl.rand_like(np.zeros(3)),
+            TypeError,
+            "rand_like expects a Tensor as input, got ndarray",
+        ),
         (lambda: tl.randn_like([1.0]), TypeError, "randn_like expects a Tensor"),
         (lambda: tl.randint_like(3, 5), TypeError, "randint_like expects a Tensor"),
-        (lambda: tl.rand_like(tl.zeros(3, dtype=tl.int64)), TypeError, "expected a floating "
-                                                                       "dtype.*got int64"),
-        (lambda: tl.randint_like(tl.zeros(3)), TypeError,
-         r"randint_like takes \(input, high\) or \(input, low, high\), got no positional arguments"),
+        (
+            lambda: tl.rand_like(tl.zeros(3, dtype=tl.int64)),
+            TypeError,
+            "expected a floating dtype.*got int64",
+        ),
+        (
+            lambda: tl.randint_like(tl.zeros(3)),
+            TypeError,
+            r"randint_like takes \(input, high\) or \(input, low, high\), got no positional arguments",
+        ),
         (lambda: tl.randint_like(tl.zeros(3), low=2), TypeError, "and the keywords low"),
         (lambda: tl.randint_like(tl.zeros(3), 1, 2, 3), TypeError, "randint_like takes"),
-        (lambda: tl.randint_like(tl.zeros(3, dtype=tl.int8), 1000), ValueError, "do not fit dtype "
-                                                                                "int8"),
+        (
+            lambda: tl.randint_like(tl.zeros(3, dtype=tl.int8), 1000),
+            ValueError,
+            "do not fit dtype int8",
+        ),
     ],
 )
 def test_like_function_errors(call, error, message):
@@ -971,8 +983,16 @@ def test_multinomial_shapes_and_dtypes_match_torch(shape, num_samples, replaceme
 @pytest.mark.parity
 @pytest.mark.parametrize(
     ("weights", "num_samples", "replacement"),
-    [([1.0, -1.0], 1, True), ([1.0, math.inf], 1, True), ([math.nan, 1.0], 1, False), ([0.0, 0.0], 1, True),
-     ([1.0, 1.0], 3, False), ([1.0, 1.0], 0, True), ([[[1.0]]], 1, True), (1.0, 1, True)],
+    [
+        ([1.0, -1.0], 1, True),
+        ([1.0, math.inf], 1, True),
+        ([math.nan, 1.0], 1, False),
+        ([0.0, 0.0], 1, True),
+        ([1.0, 1.0], 3, False),
+        ([1.0, 1.0], 0, True),
+        ([[[1.0]]], 1, True),
+        (1.0, 1, True),
+    ],
 )
 def test_multinomial_refuses_what_torch_refuses(weights, num_samples, replacement):
     torch = pytest.importorskip("torch")

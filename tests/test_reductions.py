@@ -72,8 +72,18 @@ def test_float16_var_and_norm_over_many_elements():
 @pytest.mark.parametrize(
     ("name", "fn", "values", "expected"),
     [
-        ("max() sends the gradient to the NaN", lambda t: t.max(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
-        ("min() sends the gradient to the NaN", lambda t: t.min(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+        (
+            "max() sends the gradient to the NaN",
+            lambda t: t.max(),
+            [1.0, NAN, 3.0],
+            [0.0, 1.0, 0.0],
+        ),
+        (
+            "min() sends the gradient to the NaN",
+            lambda t: t.min(),
+            [1.0, NAN, 3.0],
+            [0.0, 1.0, 0.0],
+        ),
         ("amax() at a NaN: NaN everywhere", lambda t: t.amax(), [1.0, NAN, 3.0], [NAN, NAN, NAN]),
         ("std of a constant: gradient 0", lambda t: t.std(), [2.0, 2.0, 2.0], [0.0, 0.0, 0.0]),
     ],
@@ -103,8 +113,14 @@ def test_empty_tensors_reduce_like_pytorch():
 # -------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("values", "dtype", "dim", "expected"),
-    [([200, 200], np.uint8, None, 400), ([True, True, False], np.bool_, None, 2), ([[100, 100]], np.int8, 1, [200]),
-     ([[200], [200]], np.uint8, 0, [400]), ([7], np.int32, None, 7), ([2**31, 2**31], np.uint32, None, 2**32)],
+    [
+        ([200, 200], np.uint8, None, 400),
+        ([True, True, False], np.bool_, None, 2),
+        ([[100, 100]], np.int8, 1, [200]),
+        ([[200], [200]], np.uint8, 0, [400]),
+        ([7], np.int32, None, 7),
+        ([2**31, 2**31], np.uint32, None, 2**32),
+    ],
 )
 def test_integer_and_bool_sums_are_int64(values, dtype, dim, expected):
     total = tl.tensor(np.array(values, dtype=dtype)).sum(dim)

@@ -158,7 +158,9 @@ def test_init_forget_bias():
 
 @pytest.mark.parity
 @pytest.mark.parametrize("kind", ["RNN", "LSTM", "RNN-relu"])
-@pytest.mark.parametrize("num_layers, batch_first, bias", [(1, False, True), (2, True, True), (2, False, False)])
+@pytest.mark.parametrize(
+    "num_layers, batch_first, bias", [(1, False, True), (2, True, True), (2, False, False)]
+)
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
 def test_parity_sequence_layers(torch, kind, num_layers, batch_first, bias, dtype, tol):
     rng = np.random.default_rng(0)
@@ -244,7 +246,9 @@ def test_parity_cells(torch, kind):
 
 
 @pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
-@pytest.mark.parametrize("batch_first, shape", [(False, (0, 2, 3)), (True, (2, 0, 3)), (False, (0, 3))])
+@pytest.mark.parametrize(
+    "batch_first, shape", [(False, (0, 2, 3)), (True, (2, 0, 3)), (False, (0, 3))]
+)
 def test_sequence_length_zero_is_refused_as_pytorch(kind, batch_first, shape):
     """PyTorch 2.13: RuntimeError "Expected sequence length to be larger than 0 in RNN"."""
     layer = getattr(nn, kind)(3, 5, batch_first=batch_first)

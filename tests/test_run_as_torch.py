@@ -60,14 +60,25 @@ def test_torch_names_are_tensorlibs(tmp_path):
     assert done.stdout.strip() == "[] __main__ ['--lr=3', 'x y']"
 
 
-@pytest.mark.parametrize("source, name, line", [
-    ("import torch\nx = torch.ones(2)\ny = torch.fft.rfft(x)\n", "torch.fft", 3),
-    ("import torch\nimport torch.fft\n", "torch.fft", 2),
-    ("import torch.nn\nfrom torch.nn import Bilinear\n", "torch.nn.Bilinear", 2),
-    ("from torch.nn.modules.activation import Hardswish\n", "torch.nn.modules.activation.Hardswish", 1),
-    ("import torch\nprint(torch.nn.functional.glu)\n", "torch.nn.functional.glu", 2),
-    ("import torch\nx = torch.ones(2)\n\nx.storage_offset_not_there()\n", "torch.Tensor.storage_offset_not_there", 4),
-])
+@pytest.mark.parametrize(
+    "source, name, line",
+    [
+        ("import torch\nx = torch.ones(2)\ny = torch.fft.rfft(x)\n", "torch.fft", 3),
+        ("import torch\nimport torch.fft\n", "torch.fft", 2),
+        ("import torch.nn\nfrom torch.nn import Bilinear\n", "torch.nn.Bilinear", 2),
+        (
+            "from torch.nn.modules.activation import Hardswish\n",
+            "torch.nn.modules.activation.Hardswish",
+            1,
+        ),
+        ("import torch\nprint(torch.nn.functional.glu)\n", "torch.nn.functional.glu", 2),
+        (
+            "import torch\nx = torch.ones(2)\n\nx.storage_offset_not_there()\n",
+            "torch.Tensor.storage_offset_not_there",
+            4,
+        ),
+    ],
+)
 def test_a_missing_torch_name_is_one_error_line(tmp_path, source, name, line):
     done = run_script(tmp_path, source)
     assert done.returncode == 2

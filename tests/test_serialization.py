@@ -375,31 +375,77 @@ def _st_bytes(header, data=b""):
     return struct.pack("<Q", len(raw)) + raw + data
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"\x01\0\0", "shorter than the 8-byte header length"),
-    (struct.pack("<Q", 2**62) + b"{}", "header length"),
-    (struct.pack("<Q", 200_000_000) + b"{}" + b" " * 10, "header length"),
-    (struct.pack("<Q", 2) + b"[]", "does not start with"),
-    (struct.pack("<Q", 4) + b'{"a"', "not valid JSON"),
-    (struct.pack("<Q", 3) + b"{\xff}", "UTF-8"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}}, bytes(8)), "exactly the keys"),
-    (_st_bytes({"a": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)), "no numpy dtype"),
-    (_st_bytes({"a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)), "not supported"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, bytes(4)), "integers >= 0"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, bytes(4)), "integers >= 0"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2**60], "data_offsets": [0, 8]}}, bytes(8)), "needs"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, bytes(8)), "span"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-                "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8)), "overlaps"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8)), "hole"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(8)), "trailing"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, bytes(4)), "truncated"),
-    (_st_bytes({"a": {"dtype": "BOOL", "shape": [1], "data_offsets": [0, 1]}}, b"\x02"), "neither 0 nor 1"),
-    (_st_bytes({"__metadata__": {"a": 1}}), "string values"),
-    (struct.pack("<Q", 31) + b'{"a":{},"a":{}}' + b" " * 16, "duplicate key"),
-    (struct.pack("<Q", 8) + b'{"a":NaN', "not valid JSON"),
-    (struct.pack("<Q", 20000) + b"{" * 20000, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"\x01\0\0", "shorter than the 8-byte header length"),
+        (struct.pack("<Q", 2**62) + b"{}", "header length"),
+        (struct.pack("<Q", 200_000_000) + b"{}" + b" " * 10, "header length"),
+        (struct.pack("<Q", 2) + b"[]", "does not start with"),
+        (struct.pack("<Q", 4) + b'{"a"', "not valid JSON"),
+        (struct.pack("<Q", 3) + b"{\xff}", "UTF-8"),
+        (
+            _st_bytes(
+                {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}}, bytes(8)
+            ),
+            "exactly the keys",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)),
+            "no numpy dtype",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)),
+            "not supported",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, bytes(4)),
+            "integers >= 0",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, bytes(4)),
+            "integers >= 0",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [2**60], "data_offsets": [0, 8]}}, bytes(8)),
+            "needs",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, bytes(8)),
+            "span",
+        ),
+        (
+            _st_bytes(
+                {
+                    "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                    "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]},
+                },
+                bytes(8),
+            ),
+            "overlaps",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8)),
+            "hole",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(8)),
+            "trailing",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, bytes(4)),
+            "truncated",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "BOOL", "shape": [1], "data_offsets": [0, 1]}}, b"\x02"),
+            "neither 0 nor 1",
+        ),
+        (_st_bytes({"__metadata__": {"a": 1}}), "string values"),
+        (struct.pack("<Q", 31) + b'{"a":{},"a":{}}' + b" " * 16, "duplicate key"),
+        (struct.pack("<Q", 8) + b'{"a":NaN', "not valid JSON"),
+        (struct.pack("<Q", 20000) + b"{" * 20000, "not valid JSON"),
+    ],
+)
 def test_safetensors_rejections(data, message):
     with pytest.raises(CheckpointError, match=message):
         st.load(data)
@@ -494,10 +540,17 @@ def test_save_load_nested_objects(tmp_path):
     assert fresh.param_groups[0]["betas"] == (0.9, 0.999)
 
 
-@pytest.mark.parametrize("value, path", [
-    (object(), "the object"), ({"a": [1, {2, 3}]}, "a.1"), ({"a": np.zeros(2)}, "a"), ({(1, 2): 3}, "dict keys"),
-    ({"f": len}, "f"), ({"b": b"bytes"}, "b"),
-])
+@pytest.mark.parametrize(
+    "value, path",
+    [
+        (object(), "the object"),
+        ({"a": [1, {2, 3}]}, "a.1"),
+        ({"a": np.zeros(2)}, "a"),
+        ({(1, 2): 3}, "dict keys"),
+        ({"f": len}, "f"),
+        ({"b": b"bytes"}, "b"),
+    ],
+)
 def test_save_refuses_other_types(tmp_path, value, path):
     with pytest.raises(TypeError, match=path):
         tl.save(value, tmp_path / "x.tl")

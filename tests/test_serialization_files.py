@@ -214,7 +214,9 @@ def _safetensors(shape, dtype="F32", offsets=(0, 0)):
     return struct.pack("<Q", len(header)) + header
 
 
-@pytest.mark.parametrize("shape", [[0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 65, [0, 2**61]])
+@pytest.mark.parametrize(
+    "shape", [[0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 65, [0, 2**61]]
+)
 def test_safetensors_impossible_shapes(tmp_path, shape):
     path = tmp_path / "bad.safetensors"
     path.write_bytes(_safetensors(shape))
@@ -235,7 +237,9 @@ def _tlckpt(dims):
             + struct.pack(f"<I{len(dims)}I", len(dims), *dims) + struct.pack("<Q", count % 2**64))
 
 
-@pytest.mark.parametrize("dims", [[1] * 65, [0] * 65, [0, 2**32 - 1, 2**32 - 1, 2**32 - 1], [2**31, 2**31, 0]])
+@pytest.mark.parametrize(
+    "dims", [[1] * 65, [0] * 65, [0, 2**32 - 1, 2**32 - 1, 2**32 - 1], [2**31, 2**31, 0]]
+)
 def test_tlckpt_impossible_shapes(tmp_path, dims):
     path = tmp_path / "bad.tlckpt"
     path.write_bytes(_tlckpt(dims))
@@ -342,8 +346,19 @@ def test_a_failed_save_to_a_file_object_writes_nothing():
     assert buffer.getvalue() == b""
 
 
-@pytest.mark.parametrize("map_location", [None, "cpu", "cpu:0", tl.device("cpu"), {"cuda:0": "cpu"}, {}, lambda s, loc: s,
-                                          lambda s, loc: None])
+@pytest.mark.parametrize(
+    "map_location",
+    [
+        None,
+        "cpu",
+        "cpu:0",
+        tl.device("cpu"),
+        {"cuda:0": "cpu"},
+        {},
+        lambda s, loc: s,
+        lambda s, loc: None,
+    ],
+)
 def test_map_location_to_the_cpu_is_accepted(tmp_path, map_location):
     tl.save({"w": tl.arange(3)}, tmp_path / "c.ckpt")
     assert tl.load(tmp_path / "c.ckpt", map_location=map_location)["w"].numpy().tolist() == [

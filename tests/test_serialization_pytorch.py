@@ -143,43 +143,105 @@ def test_every_dtype_and_big_endian_storages():
             ], (order, name)
 
 
-@pytest.mark.parametrize("pickled, storages, message", [
-    (_dict({"w": b"cos\nsystem\n" + _text("echo hi") + b"\x85R"}), {}, "asks for the global "
-                                                                       "os.system"),
-    (_dict({"w": b"cbuiltins\neval\n" + _text("1") + b"\x85R"}), {}, "asks for the global "
-                                                                     "builtins.eval"),
-    (b"\x80\x02(ccollections\nOrderedDict\n" + _text("echo hi") + b"o.", {}, "opcode OBJ is not "
-                                                                             "allowed"),
-    (b"\x80\x02(" + _text("x") + b"ios\nsystem\n.", {}, "opcode INST is not allowed"),
-    (b"\x80\x02\x82\x01.", {}, "opcode EXT1 is not allowed"),
-    (b"\x80\x02]r\xff\xff\xff\x7f.", {}, "LONG_BINPUT 2147483647 past"),
-    (b"\x80\x04\x95" + struct.pack("<Q", 2**62) + b"N.", {}, "FRAME 4611686018427387904 past"),
-    (b"\x80\x04\x8e" + struct.pack("<Q", 2**62) + b"abc", {}, "not a valid pickle"),
-    (_dict({"w": _tensor("0", "BFloat16Storage", 1, size=(1,), stride=(1,))}), {"0": b"\0\0"}, "bfloat16 has no numpy dtype"),
-    (_dict({"w": _tensor("0", "ComplexFloatStorage", 1, size=(1,), stride=(1,))}), {"0": b"\0" * 8}, "ComplexFloatStorage"),
-    (_dict({"w": _tensor("0", numel=6, offset=1)}), {"0": SIX}, "reach element 6, past the "
-                                                                "storage's 6"),
-    (_dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(4, 1))}), {"0": SIX}, "past the storage"),
-    (_dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3, -1))}), {"0": SIX}, "integers >= 0"),
-    (_dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3,))}), {"0": SIX}, "of one length"),
-    (_dict({"w": _tensor("0", numel=6, size=(1,) * 65, stride=(1,) * 65)}), {"0": SIX}, "at most 64"),
-    (_dict({"w": _tensor("0", numel=6, size=(0, 2**62), stride=(1, 1))}), {"0": SIX}, "overflows"),
-    (_dict({"w": _tensor("0", numel=7)}), {"0": SIX}, "holds 24 bytes, but 7 elements of float32 "
-                                                      "need 28"),
-    (_dict({"w": _tensor("1")}), {"0": SIX}, "storage '1' has no member"),
-    (_dict({"w": _tensor("0", "BoolStorage", 2, size=(2,), stride=(1,))}), {"0": b"\x01\x02"}, "neither 0 nor 1"),
-    (_dict({"w": _tensor("0", location="cuda:0")}), {"0": SIX}, "saved on 'cuda:0'.*map_location='cpu'"),
-    (_dict({"w": _tensor("0", extra=b"}" + _text("x") + _int(1) + b"s")}), {"0": SIX}, "of one length|at most 64|cannot"),
-    (_dict({"w": _tensor("0") + b"}" + _text("array") + _int(1) + b"sb"}), {"0": SIX}, "not a valid torch.save archive"),
-    (b"\x80\x02]q\x00h\x00a.", {}, "contains itself"),
-    (b"\x80\x02" + b"]" * 70 + b"a" * 69 + b".", {}, "nests past 64"),
-    (b"\x80\x02ccollections\nOrderedDict\n" + _text("x") + b"\x85R.", {}, "rebuilt empty"),
-    (b"\x80\x02c_codecs\nencode\n" + _text("x") + _text("utf-16") + b"\x86R.", {}, "latin1"),
-    (b"\x80\x02ctorch\nFloatStorage\n.", {}, "holds a StorageType object"),
-    (b"\x80\x02" + _tuple([_text("storage")]) + b"Q.", {}, "a persistent id must be"),
-    (b"\x80\x02X\xff\xff\xff\x7fabc", {}, "not a valid pickle"),
-    (b"", {}, "not a valid pickle"),
-])
+@pytest.mark.parametrize(
+    "pickled, storages, message",
+    [
+        (
+            _dict({"w": b"cos\nsystem\n" + _text("echo hi") + b"\x85R"}),
+            {},
+            "asks for the global os.system",
+        ),
+        (
+            _dict({"w": b"cbuiltins\neval\n" + _text("1") + b"\x85R"}),
+            {},
+            "asks for the global builtins.eval",
+        ),
+        (
+            b"\x80\x02(ccollections\nOrderedDict\n" + _text("echo hi") + b"o.",
+            {},
+            "opcode OBJ is not allowed",
+        ),
+        (b"\x80\x02(" + _text("x") + b"ios\nsystem\n.", {}, "opcode INST is not allowed"),
+        (b"\x80\x02\x82\x01.", {}, "opcode EXT1 is not allowed"),
+        (b"\x80\x02]r\xff\xff\xff\x7f.", {}, "LONG_BINPUT 2147483647 past"),
+        (b"\x80\x04\x95" + struct.pack("<Q", 2**62) + b"N.", {}, "FRAME 4611686018427387904 past"),
+        (b"\x80\x04\x8e" + struct.pack("<Q", 2**62) + b"abc", {}, "not a valid pickle"),
+        (
+            _dict({"w": _tensor("0", "BFloat16Storage", 1, size=(1,), stride=(1,))}),
+            {"0": b"\0\0"},
+            "bfloat16 has no numpy dtype",
+        ),
+        (
+            _dict({"w": _tensor("0", "ComplexFloatStorage", 1, size=(1,), stride=(1,))}),
+            {"0": b"\0" * 8},
+            "ComplexFloatStorage",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, offset=1)}),
+            {"0": SIX},
+            "reach element 6, past the storage's 6",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(4, 1))}),
+            {"0": SIX},
+            "past the storage",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3, -1))}),
+            {"0": SIX},
+            "integers >= 0",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3,))}),
+            {"0": SIX},
+            "of one length",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(1,) * 65, stride=(1,) * 65)}),
+            {"0": SIX},
+            "at most 64",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(0, 2**62), stride=(1, 1))}),
+            {"0": SIX},
+            "overflows",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=7)}),
+            {"0": SIX},
+            "holds 24 bytes, but 7 elements of float32 need 28",
+        ),
+        (_dict({"w": _tensor("1")}), {"0": SIX}, "storage '1' has no member"),
+        (
+            _dict({"w": _tensor("0", "BoolStorage", 2, size=(2,), stride=(1,))}),
+            {"0": b"\x01\x02"},
+            "neither 0 nor 1",
+        ),
+        (
+            _dict({"w": _tensor("0", location="cuda:0")}),
+            {"0": SIX},
+            "saved on 'cuda:0'.*map_location='cpu'",
+        ),
+        (
+            _dict({"w": _tensor("0", extra=b"}" + _text("x") + _int(1) + b"s")}),
+            {"0": SIX},
+            "of one length|at most 64|cannot",
+        ),
+        (
+            _dict({"w": _tensor("0") + b"}" + _text("array") + _int(1) + b"sb"}),
+            {"0": SIX},
+            "not a valid torch.save archive",
+        ),
+        (b"\x80\x02]q\x00h\x00a.", {}, "contains itself"),
+        (b"\x80\x02" + b"]" * 70 + b"a" * 69 + b".", {}, "nests past 64"),
+        (b"\x80\x02ccollections\nOrderedDict\n" + _text("x") + b"\x85R.", {}, "rebuilt empty"),
+        (b"\x80\x02c_codecs\nencode\n" + _text("x") + _text("utf-16") + b"\x86R.", {}, "latin1"),
+        (b"\x80\x02ctorch\nFloatStorage\n.", {}, "holds a StorageType object"),
+        (b"\x80\x02" + _tuple([_text("storage")]) + b"Q.", {}, "a persistent id must be"),
+        (b"\x80\x02X\xff\xff\xff\x7fabc", {}, "not a valid pickle"),
+        (b"", {}, "not a valid pickle"),
+    ],
+)
 def test_hostile_pickles_are_refused(pickled, storages, message):
     with pytest.raises(CheckpointError, match=message):
         _load(_archive(pickled, storages))

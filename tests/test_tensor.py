@@ -35,7 +35,9 @@ def _bad_grad(lib, spec, x):
     return spec
 
 
-@pytest.mark.parametrize(("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS])
+@pytest.mark.parametrize(
+    ("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS]
+)
 def test_assigning_a_wrong_grad_raises_at_once(name, spec, error, match):
     x = tl.ones(3, requires_grad=True)
     with pytest.raises(error, match=match):
@@ -56,7 +58,9 @@ def test_assigning_a_right_grad_or_none_works():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize(("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS])
+@pytest.mark.parametrize(
+    ("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS]
+)
 def test_assigning_a_wrong_grad_raises_as_in_pytorch(name, spec, error, match):
     torch = pytest.importorskip("torch")
     x = torch.ones(3, requires_grad=True)
