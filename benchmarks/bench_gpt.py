@@ -502,7 +502,9 @@ def _gpt_step(impl: str, what: str, shape, idx, tgt, rng):
         x, y = lib.from_numpy(idx), lib.from_numpy(tgt)
         if what != "composed":
             model = _torch_gpt(lib, shape)
-            loss = lambda: lib.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())  # noqa: E731
+            loss = lambda: lib.nn.functional.cross_entropy(  # noqa: E731
+                model(x).flatten(0, 1), y.flatten()
+            )
             return _train_step(loss, lib.optim.AdamW(model.parameters(), lr=1e-3))
     model = composed_gpt(lib, shape)
     return _train_step(lambda: model(x, y), lib.optim.AdamW(model.parameters(), lr=1e-3))

@@ -63,12 +63,17 @@ elif which == "reference":
 else:
     import torch
     data = {k: torch.from_numpy(v) for k, v in arrays().items()} if op == "save" else None
-    run = (lambda: torch.save(data, path)) if op == "save" else (lambda: torch.load(path, weights_only=True))
+    run = (
+        (lambda: torch.save(data, path))
+        if op == "save"
+        else (lambda: torch.load(path, weights_only=True))
+    )
 def high_water_mark():
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:"))
 
-with open("/proc/self/clear_refs", "w") as f:  # reset the peak (ru_maxrss would be the parent's, kept across exec)
+# reset the peak (ru_maxrss would be the parent's, kept across exec)
+with open("/proc/self/clear_refs", "w") as f:
     f.write("5")
 before = rss()
 result = run()

@@ -385,7 +385,8 @@ class Probe:
             )
             return original(name, *args, **kwargs)
 
-        types.new_class = recording_new_class  # type: ignore[assignment] - the probe records each call
+        # the probe records each call
+        types.new_class = recording_new_class  # type: ignore[assignment]
 
     def _where(self, cell: int) -> str:
         return f"cell {cell} (`{self.labels.get(cell, '?')}`)"

@@ -27,15 +27,17 @@ ENGINE_DIR = Path(engine.__file__).parent
 # Every public name tensorlib.engine had as a single module, before it became a package, and the
 # functions behind the operators.
 PUBLIC_NAMES = """
-is_grad_enabled no_grad enable_grad set_grad_enabled Function run_backward float16 float32 float64 double int8
-int16 int32 int64 long uint8 bool_ device as_device cuda Tensor tensor from_numpy zeros ones empty full zeros_like
-ones_like full_like empty_like arange linspace eye Add Sub Mul Div Neg Pow Sum Mean Var MatMul Exp Log Sqrt Abs Tanh
-Sigmoid Relu Clamp Extremum ExtremumAlongDim ElementwiseExtremum Softmax LogSoftmax Reshape Permute Expand Cast Clone
-Index Cat Stack Where MaskedFill cat concat stack split chunk where matmul exp log sqrt tanh sigmoid relu clamp softmax
-log_softmax reshape transpose permute flatten unsqueeze squeeze masked_fill tril triu mean var argmax argmin numel
-is_tensor allclose sum max min abs maximum minimum inf nan Sin Cos Log1p Cumsum Gather Repeat Norm Sort sin cos log1p
-square rsqrt cumsum gather norm sort topk bmm outer parse_to add sub mul div neg pow eq ne lt le gt ge
-floor_divide remainder bitwise_not bitwise_and bitwise_or bitwise_xor std amax amin expand repeat
+is_grad_enabled no_grad enable_grad set_grad_enabled Function run_backward float16 float32 float64
+double int8 int16 int32 int64 long uint8 bool_ device as_device cuda Tensor tensor from_numpy zeros
+ones empty full zeros_like ones_like full_like empty_like arange linspace eye Add Sub Mul Div Neg
+Pow Sum Mean Var MatMul Exp Log Sqrt Abs Tanh Sigmoid Relu Clamp Extremum ExtremumAlongDim
+ElementwiseExtremum Softmax LogSoftmax Reshape Permute Expand Cast Clone Index Cat Stack Where
+MaskedFill cat concat stack split chunk where matmul exp log sqrt tanh sigmoid relu clamp softmax
+log_softmax reshape transpose permute flatten unsqueeze squeeze masked_fill tril triu mean var
+argmax argmin numel is_tensor allclose sum max min abs maximum minimum inf nan Sin Cos Log1p Cumsum
+Gather Repeat Norm Sort sin cos log1p square rsqrt cumsum gather norm sort topk bmm outer parse_to
+add sub mul div neg pow eq ne lt le gt ge floor_divide remainder bitwise_not bitwise_and bitwise_or
+bitwise_xor std amax amin expand repeat
 """.split()
 
 # The modules in the order the package imports them: each may import only the ones before it.

@@ -80,8 +80,10 @@ def _exec(source: str, name: str, namespace: dict) -> Outcome:
     output = io.StringIO()
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            exec(compile(source, name, "exec"), namespace)  # noqa: S102 - the repository's own notebooks
-    except BaseException as error:  # noqa: BLE001 - a check may raise anything; KeyboardInterrupt still propagates below
+            # the repository's own notebooks
+            exec(compile(source, name, "exec"), namespace)  # noqa: S102
+    except BaseException as error:  # noqa: BLE001 - a check may raise anything;
+        # KeyboardInterrupt still propagates below
         if isinstance(error, KeyboardInterrupt):
             raise
         return Outcome(

@@ -263,13 +263,18 @@ import ctypes, sys
 from tensorlib.gpt.perf import tune_malloc
 
 class Mallinfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+        ).split()
+    ]
 
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = Mallinfo2
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-size = 8 * 2**20  # above glibc's default mmap threshold (128 KiB, dynamic up to 32 MiB), below the tuned one
+# above glibc's default mmap threshold (128 KiB, dynamic up to 32 MiB), below the tuned one
+size = 8 * 2**20
 
 def mmapped_bytes_of_one_malloc():
     before = libc.mallinfo2().hblkhd

@@ -81,7 +81,8 @@ def with_change(nb, index: int, **changes) -> list:
             lambda nb: with_change(
                 nb, 1, source="x = 1\nprint(x)", count=1, outputs=[error_output("KeyError", "'x'")]
             ),
-            "cell 2 ('x = 1'): stores an error (KeyError: 'x') but is not tagged 'raises-exception'",
+            "cell 2 ('x = 1'): stores an error (KeyError: 'x') but is not tagged "
+            "'raises-exception'",
         ),
         (
             lambda nb: with_change(nb, 3, source="y = 2", tags=("raises-exception",), count=2),

@@ -235,7 +235,8 @@ def test_pointing_sets_sys_modules_and_attributes_of_pointed_parents_only(restor
     assert tensorlib.serialization is real_serialization
     assert not hasattr(notebook, "serialization"), "tensorlib itself is not pointed at the notebook"
     with pytest.raises(ImportError, match="ByteReader"):
-        from tensorlib.serialization.reader import ByteReader  # noqa: F401 - the fake notebook defines none
+        # the fake notebook defines none
+        from tensorlib.serialization.reader import ByteReader  # noqa: F401
 
 
 def test_an_import_of_a_name_the_notebook_lacks_fails_at_once(restored_modules):

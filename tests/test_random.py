@@ -262,7 +262,10 @@ def test_same_seed_same_tensor_different_seed_different_tensor():
         tl.randperm(50, generator=Generator(1)).tolist()
         == tl.randperm(50, generator=Generator(1)).tolist()
     )
-    assert tl.randperm(50, generator=Generator(1)).tolist() != tl.randperm(50, generator=Generator(2)).tolist()
+    assert (
+        tl.randperm(50, generator=Generator(1)).tolist()
+        != tl.randperm(50, generator=Generator(2)).tolist()
+    )
 
 
 def test_size_conventions_dtype_and_requires_grad():
@@ -614,7 +617,8 @@ def test_like_functions_take_shape_and_dtype_of_the_input_and_draw_like_the_orig
         (
             lambda: tl.randint_like(tl.zeros(3)),
             TypeError,
-            r"randint_like takes \(input, high\) or \(input, low, high\), got no positional arguments",
+            r"randint_like takes \(input, high\) or \(input, low, high\), "
+            r"got no positional arguments",
         ),
         (lambda: tl.randint_like(tl.zeros(3), low=2), TypeError, "and the keywords low"),
         (lambda: tl.randint_like(tl.zeros(3), 1, 2, 3), TypeError, "randint_like takes"),

@@ -52,7 +52,9 @@ def test_torch_names_are_tensorlibs(tmp_path):
         }
         cudnn.benchmark = True
         torch.backends.cuda.matmul.allow_tf32 = True
-        checks["flags reach tensorlib"] = tensorlib.backends.cudnn.benchmark and tensorlib.backends.cuda.matmul.allow_tf32
+        checks["flags reach tensorlib"] = (
+            tensorlib.backends.cudnn.benchmark and tensorlib.backends.cuda.matmul.allow_tf32
+        )
         checks["torch.nn not rebound"] = tensorlib.nn.__name__ == "tensorlib.nn"
         print(sorted(name for name, ok in checks.items() if not ok), __name__, sys.argv[1:])
     """, "--lr=3", "x y")

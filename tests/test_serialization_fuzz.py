@@ -298,8 +298,8 @@ def _hostile_header(data: bytes, rng) -> bytes:
         entry["dtype"] = str(
             rng.choice(["F128", "Q8", "f4", "float32", "F 32", "I3", "\u0000", "F32\n", "BF8"])
         )
-    # a shape whose product overflows, or too many dimensions
     elif choice == 4 and rng.random() < 0.5:
+        # a shape whose product overflows, or too many dimensions
         entry["shape"] = [
             list(s)
             for s in (
@@ -313,8 +313,8 @@ def _hostile_header(data: bytes, rng) -> bytes:
                 [2**21] * 3,
             )
         ][rng.integers(8)]
-    # an extra tensor of no bytes, so the offsets still tile, whose shape cannot exist
     elif choice == 4:
+        # an extra tensor of no bytes, so the offsets still tile, whose shape cannot exist
         shape = [
             list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 64 + [0])
         ][rng.integers(5)]
@@ -354,8 +354,8 @@ def _safetensors_mutation(data: bytes, rng) -> bytes:
     if choice <= 2:
         name = names[rng.integers(len(names))]
         header[name] = _mutate_entry(dict(header[name]), rng)
-    # swap two tensors' entries (names now point at other data)
     elif choice == 3 and len(names) >= 2:
+        # swap two tensors' entries (names now point at other data)
         a, b = rng.choice(names, 2, replace=False)
         header[a], header[b] = header[b], header[a]
     elif choice == 4:  # metadata: junk values, or a mutated structure

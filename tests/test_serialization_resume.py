@@ -34,10 +34,24 @@ SCRIPT = textwrap.dedent('''
         model = nn.MLP(12, [32], 3, dropout=0.3, generator=init)
         optimizer = tl.optim.AdamW(model.parameters(), lr=BASE_LR, weight_decay=0.05)
         shuffle = init if tlckpt else tl.Generator(seed + 1)  # TLCKPT holds one generator
-        scheduler = S.SequentialLR(optimizer, [S.LinearLR(optimizer, start_factor=0.1, total_iters=WARMUP),
-                                               S.CosineAnnealingLR(optimizer, T_max=TOTAL - WARMUP)], milestones=[WARMUP])
-        return {"model": model, "optimizer": optimizer, "scheduler": scheduler, "init": init, "shuffle": shuffle,
-                "step": 0, "batch": 0, "order": None}
+        scheduler = S.SequentialLR(
+            optimizer,
+            [
+                S.LinearLR(optimizer, start_factor=0.1, total_iters=WARMUP),
+                S.CosineAnnealingLR(optimizer, T_max=TOTAL - WARMUP),
+            ],
+            milestones=[WARMUP],
+        )
+        return {
+            "model": model,
+            "optimizer": optimizer,
+            "scheduler": scheduler,
+            "init": init,
+            "shuffle": shuffle,
+            "step": 0,
+            "batch": 0,
+            "order": None,
+        }
 
     def train(run, x, y, steps):
         losses = []
@@ -56,9 +70,14 @@ SCRIPT = textwrap.dedent('''
         return losses
 
     def checkpoint(run):
-        return {"model": run["model"].state_dict(), "optimizer": run["optimizer"].state_dict(),
-                "scheduler": run["scheduler"].state_dict(), "generators": {"init": run["init"].get_state(), "shuffle": run["shuffle"].get_state()},
-                "step": run["step"], "data": {"batch": run["batch"], "order": tl.from_numpy(run["order"])}}
+        return {
+            "model": run["model"].state_dict(),
+            "optimizer": run["optimizer"].state_dict(),
+            "scheduler": run["scheduler"].state_dict(),
+            "generators": {"init": run["init"].get_state(), "shuffle": run["shuffle"].get_state()},
+            "step": run["step"],
+            "data": {"batch": run["batch"], "order": tl.from_numpy(run["order"])},
+        }
 
     def restore(run, state):
         run["model"].load_state_dict(state["model"])
@@ -66,7 +85,11 @@ SCRIPT = textwrap.dedent('''
         run["scheduler"].load_state_dict(state["scheduler"])
         run["init"].set_state(state["generators"]["init"])
         run["shuffle"].set_state(state["generators"]["shuffle"])
-        run["step"], run["batch"], run["order"] = state["step"], state["data"]["batch"], state["data"]["order"].numpy()
+        run["step"], run["batch"], run["order"] = (
+            state["step"],
+            state["data"]["batch"],
+            state["data"]["order"].numpy(),
+        )
 
     if __name__ == "__main__":
         kind, path, steps, result = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -74,7 +97,8 @@ SCRIPT = textwrap.dedent('''
         if kind == "tl.save":
             run = new_run(seed=777)
             restore(run, tl.load(path))
-        else:  # TLCKPT: model, AdamW and one generator; the schedule and data position come separately
+        else:  # TLCKPT: model, AdamW and one generator; the schedule and data position
+            # come separately
             run = new_run(seed=777, tlckpt=True)
             tl.serialization.load_checkpoint(path, run["model"], run["optimizer"], run["init"])
             position = tl.load(path + ".position")
@@ -82,7 +106,11 @@ SCRIPT = textwrap.dedent('''
             # TLCKPT stores lr as float32; the scheduler's last lr is the exact float64 value
             for group, lr in zip(run["optimizer"].param_groups, run["scheduler"].get_last_lr()):
                 group["lr"] = lr
-            run["step"], run["batch"], run["order"] = position["step"], position["batch"], position["order"].numpy()
+            run["step"], run["batch"], run["order"] = (
+                position["step"],
+                position["batch"],
+                position["order"].numpy(),
+            )
         losses = train(run, x, y, steps)
         tl.save({**checkpoint(run), "losses": losses}, result)
 ''')

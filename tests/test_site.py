@@ -291,8 +291,10 @@ MATH_JS = """() => {
   return {
     math: math.length,
     typeset: document.querySelectorAll('mjx-container').length,
-    untypeset: math.filter(el => !el.querySelector('mjx-container')).map(el => el.textContent.slice(0, 80)),
-    errors: [...document.querySelectorAll('mjx-merror')].map(el => el.getAttribute('data-mjx-error') || el.textContent),
+    untypeset: math.filter(el => !el.querySelector('mjx-container'))
+      .map(el => el.textContent.slice(0, 80)),
+    errors: [...document.querySelectorAll('mjx-merror')]
+      .map(el => el.getAttribute('data-mjx-error') || el.textContent),
   };
 }"""
 IMAGES_JS = r"""async () => {
@@ -592,7 +594,8 @@ def test_code_cells_show_export_labels_not_directives(site: Path) -> None:
 def test_inline_names_link_to_the_reference(site: Path) -> None:
     html = (site / "04_layers.html").read_text()
     links = re.findall(
-        r'<a class="reference internal" href="(reference/[^"]+)"[^>]*><code class="[^"]*tl-api-link',
+        r'<a class="reference internal" href="(reference/[^"]+)"[^>]*>'
+        r'<code class="[^"]*tl-api-link',
         html,
     )
     assert len(links) > 20, f"only {len(links)} inline names of chapter 4 link to the reference"
@@ -800,12 +803,16 @@ CODE_COLUMNS_JS = """() => {
   const column = probe.getBoundingClientRect().width / 100;
   probe.remove();
   const style = getComputedStyle(pre);
-  return (pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)) / column;
+  return (pre.clientWidth - parseFloat(style.paddingLeft)
+    - parseFloat(style.paddingRight)) / column;
 }"""
 OUTPUTS_THAT_SCROLL_JS = """() => [...document.querySelectorAll('div.cell_output pre')]
   .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 60))"""
-CUT_HEADINGS_JS = """() => [...document.querySelectorAll('.bd-article h1, .bd-article h2, .bd-article h3, dl.py > dt')]
-  .filter(el => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > window.innerWidth + 1)
+CUT_HEADINGS_JS = """() => [
+  ...document.querySelectorAll('.bd-article h1, .bd-article h2, .bd-article h3, dl.py > dt')
+]
+  .filter(el => el.scrollWidth > el.clientWidth + 1
+    || el.getBoundingClientRect().right > window.innerWidth + 1)
   .map(el => el.textContent.slice(0, 60))"""
 
 
@@ -813,7 +820,9 @@ CUT_HEADINGS_JS = """() => [...document.querySelectorAll('.bd-article h1, .bd-ar
 def _browser_page(chromium: Path, width: int, remote: list[str]) -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True
+        )
         context = browser.new_context(
             viewport={"width": width, "height": 800}, has_touch=True, service_workers="block"
         )

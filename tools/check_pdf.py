@@ -167,7 +167,9 @@ def check(pdf: Path, book: Path = BOOK) -> Report:
             f"{', '.join(missing)} not found: install them with `apt-get install poppler-utils`"
         )
     info = _run("pdfinfo", str(pdf))
-    report.pages = int(re.search(r"^Pages:\s+(\d+)", info, flags=re.M).group(1))  # type: ignore[union-attr]
+    report.pages = int(
+        re.search(r"^Pages:\s+(\d+)", info, flags=re.M).group(1)  # type: ignore[union-attr]
+    )
     report.megabytes = round(pdf.stat().st_size / 1e6, 1)
     # -layout keeps each printed line whole (plain mode moves the part after a run of spaces away)
     text = _run("pdftotext", "-layout", "-enc", "UTF-8", str(pdf), "-")

@@ -5,11 +5,7 @@ Hint: add attention's Q Kᵀ and P V
 
 def count_parameters(config):
     V, T, C, L, r = (
-        config.vocab_size,
-        config.block_size,
-        config.n_embd,
-        config.n_layer,
-        config.mlp_ratio,
+        config.vocab_size, config.block_size, config.n_embd, config.n_layer, config.mlp_ratio
     )
     per_block = (
         2 * 2 * C + (3 * C * C + 3 * C) + (C * C + C) + (r * C * C + r * C) + (r * C * C + C)
@@ -18,6 +14,8 @@ def count_parameters(config):
 
 
 def forward_flops_per_token(config):
-    V, T, C, L, r = config.vocab_size, config.block_size, config.n_embd, config.n_layer, config.mlp_ratio
+    V, T, C, L, r = (
+        config.vocab_size, config.block_size, config.n_embd, config.n_layer, config.mlp_ratio
+    )
     matrices = L * (3 * C * C + C * C + 2 * r * C * C) + V * C
     return 2 * matrices
