@@ -93,8 +93,10 @@ def _attention_rows(length: int, threads: int) -> list[dict]:
                 t.grad = None
             torch.nn.functional.scaled_dot_product_attention(qt, kt, vt).backward(gt)
 
-    name = (f"attention B{BATCH} H{HEADS} T{length} d{HEAD_DIM} fwd+bwd, {threads} "
-            f"thread{'s' if threads > 1 else ''}")
+    name = (
+        f"attention B{BATCH} H{HEADS} T{length} d{HEAD_DIM} fwd+bwd, {threads} "
+        f"thread{'s' if threads > 1 else ''}"
+    )
     with _threads(threads):
         return [
             row(f"fused {name}", fused, numpy_floor, theirs),

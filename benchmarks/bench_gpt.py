@@ -718,12 +718,10 @@ def _selected() -> list[str]:
 
 def second_core_probe() -> float:
     """The speed-up of one 1024x1024 sgemm from 1 to 2 OpenBLAS threads right now (best of 10 each,
-    alternating,
-    in a fresh process): about 1.9 on an idle 2-core machine, about 1 when other jobs hold the
-    second core,
-    in which case every 2-thread figure measures the load, not the libraries; above 2.2 (impossible
-    on 2
-    cores) every 1-thread run was descheduled: the machine is overloaded."""
+    alternating, in a fresh process): about 1.9 on an idle 2-core machine, about 1 when other jobs
+    hold the second core, in which case every 2-thread figure measures the load, not the libraries;
+    above 2.2 (impossible on 2 cores) every 1-thread run was descheduled: the machine is
+    overloaded."""
     code = (
         "import time, numpy as np\nfrom threadpoolctl import threadpool_limits\n"
         "a = np.ones((1024, 1024), np.float32)\nbest = {}\n"

@@ -3,11 +3,10 @@ of an MLP 64-256-256-10.
 
 The GPT's parameters have the shapes of the suite's GPT workload (vocabulary 65, context 64,
 width 128, 4 heads, 4 pre-norm blocks with a 4x MLP, untied head), with random gradients.
-tensorlib's
-AdamW (flat buffers: gather the gradients, then a fixed number of in-place numpy passes over
-all parameters) against torch.optim.AdamW with one thread in its three CPU implementations: the
-default per-parameter loop, ``foreach=True`` (multi-tensor ops) and ``fused=True`` (one kernel).
-The numpy column is the update alone on flat arrays that already hold the gradients (the floor).
+tensorlib's AdamW (flat buffers: gather the gradients, then a fixed number of in-place numpy passes
+over all parameters) against torch.optim.AdamW with one thread in its three CPU implementations: the
+default per-parameter loop, ``foreach=True`` (multi-tensor ops) and ``fused=True`` (one kernel). The
+numpy column is the update alone on flat arrays that already hold the gradients (the floor).
 """
 
 from __future__ import annotations

@@ -38,8 +38,8 @@ def _user() -> dict[str, Any]:
 
 
 def _made_in_notebook(value: Any) -> bool:
-    return isinstance(value, type) and not str(getattr(value, "__module__", "")).startswith(
-        "tensorlib"
+    return isinstance(value, type) and not (
+        str(getattr(value, "__module__", "")).startswith("tensorlib")
     )
 
 
@@ -151,8 +151,8 @@ def _generator_ops(g: dict[str, Any]) -> dict[str, Op]:
         if callable(g.get(name)):
             ops[f"{name}(3, generator=generator)"] = lambda x, p, f=g[name]: f(3, generator=x)
     if callable(g.get("randint")):
-        ops["randint(0, 5, (4,), generator=generator)"] = lambda x, p: g["randint"](
-            0, 5, (4,), generator=x
+        ops["randint(0, 5, (4,), generator=generator)"] = (
+            lambda x, p: g["randint"](0, 5, (4,), generator=x)
         )
     if callable(g.get("randperm")):
         ops["randperm(5, generator=generator)"] = lambda x, p: g["randperm"](5, generator=x)

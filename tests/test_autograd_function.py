@@ -1,9 +1,9 @@
-"""PyTorch's custom-op protocol on tensorlib's ``Function``: ``forward(ctx, ...)``, ``backward(ctx,
-...)``, ``apply``.
+"""PyTorch's custom-op protocol on tensorlib's ``Function``: ``forward(ctx, ...)``,
+``backward(ctx, ...)``, ``apply``.
 
 The same class bodies run on both libraries (``_ops(lib)`` builds them on
-``lib.autograd.Function``),
-so the parity tests compare PyTorch's answers with ours for literally the same code.
+``lib.autograd.Function``), so the parity tests compare PyTorch's answers with ours for literally
+the same code.
 """
 
 from __future__ import annotations

@@ -139,10 +139,12 @@ def test_binary_broadcasting_with_empty_and_size_one_dims(name, shapes, seed):
         f"expected shape {shapes.result_shape}, got {out.shape}"
     )
     weighted(out).backward()
-    assert x.grad.shape == tuple(shape_x), (f"grad of x: expected shape {shape_x}, got "
-                                            f"{x.grad.shape}")
-    assert y.grad.shape == tuple(shape_y), (f"grad of y: expected shape {shape_y}, got "
-                                            f"{y.grad.shape}")
+    assert x.grad.shape == tuple(shape_x), (
+        f"grad of x: expected shape {shape_x}, got {x.grad.shape}"
+    )
+    assert y.grad.shape == tuple(shape_y), (
+        f"grad of y: expected shape {shape_y}, got {y.grad.shape}"
+    )
     if out.numpy().size == 0:  # nothing flows back: zero gradients
         assert not np.any(x.grad.numpy()) and not np.any(y.grad.numpy())
 

@@ -126,8 +126,9 @@ def test_rows_carry_ratios_gflops_and_memory():
         and row["tl_over_numpy"] == 2.0
     )
     gflop = bench_gpt.step_gflop(bench_gpt.SHAPES["gpt"])
-    assert row["gflops_tensorlib"] == round(gflop / 0.2, 1) and row["peak_gflops_numpy"] == round(
-        gflop / 0.05, 1
+    assert (
+        row["gflops_tensorlib"] == round(gflop / 0.2, 1)
+        and row["peak_gflops_numpy"] == round(gflop / 0.05, 1)
     )
     assert (row["peak_mb_tensorlib"], row["peak_mb_numpy"], row["peak_mb_torch"]) == (
         10.0,

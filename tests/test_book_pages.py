@@ -106,8 +106,10 @@ TITLES = {"01_a": "Alpha", "02_b": "Beta", "03_c": "Gamma"}
 
 
 def test_the_chapter_list_check_catches_a_missing_a_misordered_and_a_misnamed_chapter():
-    good = ("## The chapters\n\n1. [Alpha](01_a.ipynb): x\n2. [Beta](02_b.ipynb): y\n3. "
-            "[Gamma](03_c.ipynb): z\n\n## Next\n")
+    good = (
+        "## The chapters\n\n1. [Alpha](01_a.ipynb): x\n2. [Beta](02_b.ipynb): y\n3. "
+        "[Gamma](03_c.ipynb): z\n\n## Next\n"
+    )
     assert chapter_list_problems(good, CHAPTERS, TITLES) == []
     assert chapter_list_problems(good.replace("3. [Gamma](03_c.ipynb): z\n", ""), CHAPTERS, TITLES)
     swapped = good.replace("[Alpha](01_a.ipynb)", "[Beta](02_b.ipynb)", 1).replace(
@@ -117,9 +119,9 @@ def test_the_chapter_list_check_catches_a_missing_a_misordered_and_a_misnamed_ch
     assert chapter_list_problems(good.replace("[Beta]", "[Bet]"), CHAPTERS, TITLES) == [
         "item 2 is called 'Bet', the chapter 'Beta'"
     ]
-    assert chapter_list_problems(good.replace("3. [Gamma]", "4. [Gamma]"), CHAPTERS, TITLES) == [
-        "item 3 is numbered 4"
-    ]
+    assert chapter_list_problems(
+        good.replace("3. [Gamma]", "4. [Gamma]"), CHAPTERS, TITLES
+    ) == ["item 3 is numbered 4"]
     assert chapter_list_problems("# no list", CHAPTERS, TITLES) == ["no section '## The chapters'"]
 
 

@@ -19,13 +19,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import check_pdf  # noqa: E402
 
-LONG = ("result = some_function(first_argument, second_argument, third_argument) + another_call(x, "
-        "y, z)  # a comment")
+LONG = (
+    "result = some_function(first_argument, second_argument, third_argument) + another_call(x, "
+    "y, z)  # a comment"
+)
 
 
 def test_missing_lines_finds_a_clipped_line_and_accepts_a_wrapped_one() -> None:
-    wrapped = ("result = some_function(first_argument, second_argument,\n   third_argument) + "
-               "another_call(x, y, z)  # a comment")
+    wrapped = (
+        "result = some_function(first_argument, second_argument,\n   third_argument) + "
+        "another_call(x, y, z)  # a comment"
+    )
     assert check_pdf.missing_lines([LONG], wrapped) == []
     clipped = "result = some_function(first_argument, second_argument, third_argu"
     assert check_pdf.missing_lines([LONG], clipped) == [LONG]
@@ -44,8 +48,10 @@ def test_words_off_page_finds_a_word_past_the_edge() -> None:
 
 
 def test_a_line_wrapped_across_a_page_break_is_whole() -> None:
-    across = ("result = some_function(first_argument, second_argument, third_argument) + "
-              "another_call(x,\n  41 / 700\n\f\n y, z)  # a comment")
+    across = (
+        "result = some_function(first_argument, second_argument, third_argument) + "
+        "another_call(x,\n  41 / 700\n\f\n y, z)  # a comment"
+    )
     assert check_pdf.missing_lines([LONG], across) == []
 
 

@@ -4,8 +4,7 @@ Checks the structure the chapter promises (every public name importable from ``t
 modules of readable size importing without cycles, ``Tensor`` one class whose methods find the op
 modules' functions when called, a backward pass that pays only for what it uses), the one
 dtype/device resolver ``parse_to``, the activations defined once, and the error messages that name
-the
-likely mistake.
+the likely mistake.
 """
 
 from __future__ import annotations

@@ -9,9 +9,8 @@ exercise K must fail on it with an exception whose message contains that text.
 Each solution notebook runs once, in this process (its code cells exec'd in one namespace, in order,
 with the working directory restored afterwards). Before each check cell runs, every wrong answer for
 that exercise is tried on a copy of the namespace: the wrong answer's source is exec'd (replacing
-the
-solution's definition), then the check cell. The check cell then runs on the solution, which must
-pass.
+the solution's definition), then the check cell. The check cell then runs on the solution, which
+must pass.
 """
 
 from __future__ import annotations

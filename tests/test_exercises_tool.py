@@ -43,10 +43,14 @@ class Shape:
         for _ in range(1):
             raise NotImplementedError("Exercise: write the body of Shape.perimeter().")'''
 
-GOOD_CHECK = ('assert abs(area(2.0) - 4 * math.pi) < 1e-12, f"area(2.0) should be 4 pi, got '
-              '{area(2.0)}"\nprint("Exercise 1 passed")')
-METHOD_CHECK = ('assert abs(Shape().perimeter(1.0) - 2 * math.pi) < 1e-12, "perimeter(1) should be '
-                '2 pi"\nprint("Exercise 2 passed")')
+GOOD_CHECK = (
+    'assert abs(area(2.0) - 4 * math.pi) < 1e-12, f"area(2.0) should be 4 pi, got '
+    '{area(2.0)}"\nprint("Exercise 1 passed")'
+)
+METHOD_CHECK = (
+    'assert abs(Shape().perimeter(1.0) - 2 * math.pi) < 1e-12, "perimeter(1) should be '
+    '2 pi"\nprint("Exercise 2 passed")'
+)
 USELESS_CHECK = (
     '# forgets to call area()\nassert math.pi > 3, "pi should exceed 3"\nprint("Exercise 1 passed")'
 )
@@ -175,12 +179,17 @@ def test_stale_exercise_is_reported_then_removed(exercises, repo, capsys):
 @pytest.mark.parametrize(
     ("source", "message"),
     [
-        ("def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n    return 1\n    ### END "
-         "SOLUTION\n    ### END SOLUTION", "may not nest"),
+        (
+            "def f():\n    ### BEGIN SOLUTION\n    ### BEGIN SOLUTION\n    return 1\n    ### END "
+            "SOLUTION\n    ### END SOLUTION",
+            "may not nest",
+        ),
         ("def f():\n    return 1\n    ### END SOLUTION", "without a '### BEGIN SOLUTION'"),
         ("def f():\n    ### BEGIN SOLUTION\n    return 1", "has no '### END SOLUTION'"),
-        ("def f():\n    ## BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", "looks like a "
-                                                                                "solution marker"),
+        (
+            "def f():\n    ## BEGIN SOLUTION\n    return 1\n    ### END SOLUTION",
+            "looks like a solution marker",
+        ),
     ],
 )
 def test_malformed_markers_name_notebook_and_cell(exercises, repo, nb, capsys, source, message):

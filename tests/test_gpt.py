@@ -328,20 +328,29 @@ def test_half_precision_logits_finite_and_close_to_float32():
     assert tokens.shape == (1, 8)
 
 
-@pytest.mark.parametrize("args, kwargs, match", [
-    ((ids(1, 3), -1), {}, "max_new_tokens must be an int >= 0, got -1"),
-    ((ids(1, 3), 2.0), {}, "max_new_tokens must be an int >= 0"),
-    ((tl.zeros(1, 0, dtype=tl.int64), 3), {}, "idx must hold at least one sequence of at least one "
-                                              "token"),
-    ((tl.zeros(0, 3, dtype=tl.int64), 3), {}, "idx must hold at least one sequence"),
-    ((ids(1, 3)[0], 3), {}, r"idx must be an integer tensor of shape \(B, T\)"),
-    ((tl.zeros(1, 3), 3), {}, "idx must be an integer tensor"),
-    ((ids(1, 3), 3), {"top_k": 2.5}, "top_k must be an int >= 1 or None, got 2.5"),
-    ((ids(1, 3), 3), {"top_k": 0}, "top_k must be an int >= 1 or None, got 0"),
-    ((ids(1, 3), 3), {"temperature": float("nan")}, "temperature must be a finite number >= 0, got "
-                                                    "nan"),
-    ((ids(1, 3), 3), {"temperature": -1.0}, "temperature must be a finite number >= 0"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        ((ids(1, 3), -1), {}, "max_new_tokens must be an int >= 0, got -1"),
+        ((ids(1, 3), 2.0), {}, "max_new_tokens must be an int >= 0"),
+        (
+            (tl.zeros(1, 0, dtype=tl.int64), 3),
+            {},
+            "idx must hold at least one sequence of at least one token",
+        ),
+        ((tl.zeros(0, 3, dtype=tl.int64), 3), {}, "idx must hold at least one sequence"),
+        ((ids(1, 3)[0], 3), {}, r"idx must be an integer tensor of shape \(B, T\)"),
+        ((tl.zeros(1, 3), 3), {}, "idx must be an integer tensor"),
+        ((ids(1, 3), 3), {"top_k": 2.5}, "top_k must be an int >= 1 or None, got 2.5"),
+        ((ids(1, 3), 3), {"top_k": 0}, "top_k must be an int >= 1 or None, got 0"),
+        (
+            (ids(1, 3), 3),
+            {"temperature": float("nan")},
+            "temperature must be a finite number >= 0, got nan",
+        ),
+        ((ids(1, 3), 3), {"temperature": -1.0}, "temperature must be a finite number >= 0"),
+    ],
+)
 def test_generate_refuses_bad_arguments_naming_them(args, kwargs, match):
     model = GPT(small(), generator=tl.Generator(0))
     with pytest.raises(ValueError, match=match):

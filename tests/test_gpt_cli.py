@@ -88,9 +88,10 @@ def test_train_then_sample_in_a_subprocess(corpus, tmp_path):
     result = run("train", "--data", str(corpus), "--out", str(tmp_path / "r"), *TINY)
     assert result.returncode == 0, result.stderr
     assert "validation loss" in result.stdout
-    assert (tmp_path / "r" / "ckpt.safetensors").is_file() and (
-        tmp_path / "r" / "log.csv"
-    ).is_file()
+    assert (
+        (tmp_path / "r" / "ckpt.safetensors").is_file()
+        and (tmp_path / "r" / "log.csv").is_file()
+    )
     result = run(
         "sample",
         "--checkpoint",

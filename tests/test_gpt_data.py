@@ -124,8 +124,9 @@ def test_sampler_state_round_trip_through_save(tmp_path):
     assert fresh.batches == 5
     for want_x, want_y in expected:
         got_x, got_y = fresh.next()
-        assert np.array_equal(got_x.numpy(), want_x.numpy()) and np.array_equal(
-            got_y.numpy(), want_y.numpy()
+        assert (
+            np.array_equal(got_x.numpy(), want_x.numpy())
+            and np.array_equal(got_y.numpy(), want_y.numpy())
         )
     with pytest.raises(ValueError, match="expected the keys"):
         fresh.load_state_dict({"batches": 1})

@@ -294,8 +294,10 @@ def _glibc_with_mallinfo2() -> bool:
     return (major, minor) >= (2, 33)  # mallinfo2 is glibc 2.33's
 
 
-@pytest.mark.skipif(not _glibc_with_mallinfo2(), reason="tune_malloc tunes glibc's malloc; "
-                                                        "mallinfo2 needs glibc >= 2.33 on Linux")
+@pytest.mark.skipif(
+    not _glibc_with_mallinfo2(),
+    reason="tune_malloc tunes glibc's malloc; mallinfo2 needs glibc >= 2.33 on Linux",
+)
 def test_tune_malloc_raises_glibcs_mmap_threshold():
     # in a fresh process: an 8 MiB malloc gets its own mmap before tune_malloc and comes from the
     # heap after it

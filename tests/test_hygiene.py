@@ -331,18 +331,26 @@ def sanitize(repo_root):
 @pytest.mark.parametrize(
     ("raw", "clean"),
     [
-        ("<tensorlib.engine.Tensor object at 0x7f3a2c1b4d90>", "<tensorlib.engine.Tensor object at "
-                                                               "0xADDRESS>"),
+        (
+            "<tensorlib.engine.Tensor object at 0x7f3a2c1b4d90>",
+            "<tensorlib.engine.Tensor object at 0xADDRESS>",
+        ),
         ("<function relu at 0x55d2a1b2>", "<function relu at 0xADDRESS>"),
         ("buffer 0x7f3a2c1b4d90", "buffer 0xADDRESS"),
-        ("100%|##########| 10/10 [00:01<00:00, 12.34it/s]", "100%|##########| 10/10 "
-                                                            "[ELAPSED<REMAINING, RATE]"),
-        (" 30%|###       | 3/10 [01:02:03<?, ?it/s]", " 30%|###       | 3/10 [ELAPSED<REMAINING, "
-                                                      "RATE]"),
+        (
+            "100%|##########| 10/10 [00:01<00:00, 12.34it/s]",
+            "100%|##########| 10/10 [ELAPSED<REMAINING, RATE]",
+        ),
+        (
+            " 30%|###       | 3/10 [01:02:03<?, ?it/s]",
+            " 30%|###       | 3/10 [ELAPSED<REMAINING, RATE]",
+        ),
         ("3/10 [00:05<00:10, 2.50s/it, loss=0.512]", "3/10 [ELAPSED<REMAINING, RATE, loss=0.512]"),
         ("epoch 1 took 1.23 s", "epoch 1 took DURATION"),
-        ("forward: 12ms, backward: 3.5 \u00b5s, step 40 ns.", "forward: DURATION, backward: "
-                                                              "DURATION, step DURATION."),
+        (
+            "forward: 12ms, backward: 3.5 \u00b5s, step 40 ns.",
+            "forward: DURATION, backward: DURATION, step DURATION.",
+        ),
     ],
 )
 def test_sanitizer_hides_addresses_and_timings(sanitize, raw, clean):

@@ -396,9 +396,10 @@ def test_fan_parity(shape):
         return
     assert init._calculate_fan_in_and_fan_out(tl.empty(*shape)) == expected
     for mode in ("fan_in", "fan_out"):
-        assert init._calculate_correct_fan(
-            tl.empty(*shape), mode
-        ) == torch.nn.init._calculate_correct_fan(torch.empty(*shape), mode)
+        assert (
+            init._calculate_correct_fan(tl.empty(*shape), mode)
+            == torch.nn.init._calculate_correct_fan(torch.empty(*shape), mode)
+        )
 
 
 @pytest.mark.parity

@@ -499,8 +499,10 @@ def test_dropout_rejects_p_outside_zero_one(p):
 
 @pytest.mark.parametrize("p", [1, 1.0])
 def test_dropout_p_one_says_why_and_what_torch_does(p):
-    message = (f"p={p!r} would drop everything (and the scale 1/(1-p) is infinite); tensorlib "
-               "requires 0 <= p < 1 (torch allows p=1 and returns zeros)")
+    message = (
+        f"p={p!r} would drop everything (and the scale 1/(1-p) is infinite); tensorlib "
+        "requires 0 <= p < 1 (torch allows p=1 and returns zeros)"
+    )
     with pytest.raises(ValueError, match=re.escape(f"Dropout: {message}")):
         nn.Dropout(p)
     with pytest.raises(ValueError, match=re.escape(f"dropout: {message}")):
@@ -1005,15 +1007,28 @@ def test_pad_keeps_the_dtype_and_defaults_value_to_zero():
     np.testing.assert_array_equal(to_numpy(ids), [[1, 2, 7, 7]])
 
 
-@pytest.mark.parametrize("widths, error, fragment", [
-    ((1,), ValueError, "expected an even number of widths, at most 2 per dimension (4 for an input "
-                       "of shape (2, 3)), got 1"),
-    ((1, 1, 1, 1, 1, 1), ValueError, "at most 2 per dimension (4 for an input of shape (2, 3)), "
-                                     "got 6"),
-    ((1.5, 1), TypeError, "pad: the widths must be ints, got (1.5, 1)"),
-    ((-2, -2), ValueError, "dimension 1 of size 3 with widths (-2, -2) would have a negative size "
-                           "-1"),
-])
+@pytest.mark.parametrize(
+    "widths, error, fragment",
+    [
+        (
+            (1,),
+            ValueError,
+            "expected an even number of widths, at most 2 per dimension (4 for an input "
+            "of shape (2, 3)), got 1",
+        ),
+        (
+            (1, 1, 1, 1, 1, 1),
+            ValueError,
+            "at most 2 per dimension (4 for an input of shape (2, 3)), got 6",
+        ),
+        ((1.5, 1), TypeError, "pad: the widths must be ints, got (1.5, 1)"),
+        (
+            (-2, -2),
+            ValueError,
+            "dimension 1 of size 3 with widths (-2, -2) would have a negative size -1",
+        ),
+    ],
+)
 def test_pad_rejects_bad_widths(widths, error, fragment):
     with pytest.raises(error, match=re.escape(fragment)):
         F.pad(tensor(np.zeros((2, 3))), widths)

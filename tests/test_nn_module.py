@@ -523,14 +523,21 @@ def test_repr_of_a_custom_module_names_its_children():
 # ----------------------------------------------------------------------------- review fixes
 
 
-@pytest.mark.parametrize("value, got", [
-    ([[1.0, 2.0, 3.0], [4.0]], "expected a Tensor or array (any object with __array__) for key "
-                               "'weight', got list"),
-    ("abc", "expected a Tensor or array (any object with __array__) for key 'weight', got str"),
-    (1.5, "expected a Tensor or array (any object with __array__) for key 'weight', got float"),
-    (np.array(["a", "b", "c"]), "expected a numeric array for key 'weight', got numpy.ndarray of "
-                                "dtype <U1"),
-])
+@pytest.mark.parametrize(
+    "value, got",
+    [
+        (
+            [[1.0, 2.0, 3.0], [4.0]],
+            "expected a Tensor or array (any object with __array__) for key 'weight', got list",
+        ),
+        ("abc", "expected a Tensor or array (any object with __array__) for key 'weight', got str"),
+        (1.5, "expected a Tensor or array (any object with __array__) for key 'weight', got float"),
+        (
+            np.array(["a", "b", "c"]),
+            "expected a numeric array for key 'weight', got numpy.ndarray of dtype <U1",
+        ),
+    ],
+)
 def test_load_state_dict_names_a_value_that_is_not_a_tensor_and_changes_nothing(value, got):
     model = nn.Linear(3, 1)
     before = snapshot(model)

@@ -316,22 +316,27 @@ def test_adamw_keeps_decoupled_weight_decay_on_load():
 
 
 # -- the other optimizers: arguments -------------------------------------------------------------
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda p: optim.SGD(p, lr=-0.1), "invalid learning rate"),
-    (lambda p: optim.SGD(p, momentum=-0.5), "momentum"),
-    (lambda p: optim.SGD(p, nesterov=True), "Nesterov momentum requires a momentum and zero "
-                                            "dampening"),
-    (lambda p: optim.SGD(p, momentum=0.9, dampening=0.1, nesterov=True), "zero dampening"),
-    (lambda p: optim.SGD(p, weight_decay=-1e-4), "weight_decay"),
-    (lambda p: optim.RMSprop(p, alpha=-0.1), "alpha"),
-    (lambda p: optim.RMSprop(p, eps=-1.0), "epsilon"),
-    (lambda p: optim.Adagrad(p, lr_decay=-1.0), "lr_decay"),
-    (lambda p: optim.Adagrad(p, initial_accumulator_value=-1.0), "initial_accumulator_value"),
-    (lambda p: optim.Muon(p), r"Muon only supports 2D parameters.*\(4,\)"),
-    (lambda p: optim.Muon(p[:1], adjust_lr_fn="nope"), "adjust learning rate function 'nope'"),
-    (lambda p: optim.Muon(p[:1], ns_steps=100), "ns_steps"),
-    (lambda p: optim.Muon(p[:1], momentum=-1.0), "momentum"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: optim.SGD(p, lr=-0.1), "invalid learning rate"),
+        (lambda p: optim.SGD(p, momentum=-0.5), "momentum"),
+        (
+            lambda p: optim.SGD(p, nesterov=True),
+            "Nesterov momentum requires a momentum and zero dampening",
+        ),
+        (lambda p: optim.SGD(p, momentum=0.9, dampening=0.1, nesterov=True), "zero dampening"),
+        (lambda p: optim.SGD(p, weight_decay=-1e-4), "weight_decay"),
+        (lambda p: optim.RMSprop(p, alpha=-0.1), "alpha"),
+        (lambda p: optim.RMSprop(p, eps=-1.0), "epsilon"),
+        (lambda p: optim.Adagrad(p, lr_decay=-1.0), "lr_decay"),
+        (lambda p: optim.Adagrad(p, initial_accumulator_value=-1.0), "initial_accumulator_value"),
+        (lambda p: optim.Muon(p), r"Muon only supports 2D parameters.*\(4,\)"),
+        (lambda p: optim.Muon(p[:1], adjust_lr_fn="nope"), "adjust learning rate function 'nope'"),
+        (lambda p: optim.Muon(p[:1], ns_steps=100), "ns_steps"),
+        (lambda p: optim.Muon(p[:1], momentum=-1.0), "momentum"),
+    ],
+)
 def test_invalid_arguments_of_every_optimizer(make, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make(_params())
@@ -384,9 +389,10 @@ def test_decay_groups_decays_weight_matrices_and_embeddings_not_biases_or_norms(
     assert [id(p) for p in mingpt["params"]] == [id(model[2].weight)] and len(rest["params"]) == 4
     model[2].weight = model[0].weight  # tied output layer: goes by the embedding, its first owner
     decay, no_decay = optim.decay_groups(model, 0.1)
-    assert [id(p) for p in decay["params"]] == [id(model[0].weight)] and len(
-        no_decay["params"]
-    ) == 3
+    assert (
+        [id(p) for p in decay["params"]] == [id(model[0].weight)]
+        and len(no_decay["params"]) == 3
+    )
     optim.AdamW(optim.decay_groups(model, 0.1))  # usable as is
 
 

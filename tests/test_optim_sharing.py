@@ -1,13 +1,11 @@
 """Issue 21, chapter 6: optimizers keep the parameters' storage; gradient norms accumulate in
 float32 or wider.
 
-Memory sharing: after ``sd = model.state_dict()``, ``a = p.numpy()`` or ``p =
-Parameter(from_numpy(a))``,
-creating an optimizer and stepping it leaves ``sd`` and ``a`` following the parameters, as in
-PyTorch
-(whose state-dict tensors and ``numpy()`` arrays share the parameters' memory). Half precision: the
-norms of ``nn.utils`` accumulate in at least float32, so float16 gradients of 300 report 600, as
-PyTorch.
+Memory sharing: after ``sd = model.state_dict()``, ``a = p.numpy()`` or
+``p = Parameter(from_numpy(a))``, creating an optimizer and stepping it leaves ``sd`` and ``a``
+following the parameters, as in PyTorch (whose state-dict tensors and ``numpy()`` arrays share the
+parameters' memory). Half precision: the norms of ``nn.utils`` accumulate in at least float32, so
+float16 gradients of 300 report 600, as PyTorch.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """tensorlib.engine.parallel and the kernels that use it (GELU, LayerNorm, packed attention, Adam).
 
 Each kernel is run with the pool forced on (every call splits, 1 to 3 threads) and must give the
-same
-bits as one thread, forward and backward.
+same bits as one thread, forward and backward.
 """
 
 from __future__ import annotations
@@ -61,8 +60,9 @@ def test_small_work_runs_in_the_caller_in_one_call():
         assert calls == [(0, 1024)] and not parallel.worth_splitting(1024, 8)
         calls.clear()
         parallel.parallel_for(lambda start, stop: calls.append((start, stop)), 1 << 16, cost=64)
-        assert sorted(calls) == [(0, 1 << 15), (1 << 15, 1 << 16)] and parallel.worth_splitting(
-            1 << 16, 64
+        assert (
+            sorted(calls) == [(0, 1 << 15), (1 << 15, 1 << 16)]
+            and parallel.worth_splitting(1 << 16, 64)
         )
         parallel.set_num_threads(1)
         assert not parallel.worth_splitting(1 << 16, 64)

@@ -641,6 +641,7 @@ def test_norm_gradient_at_zero_matches_torch():
 )
 def test_small_tensor_methods_match_torch(make):
     ours, theirs = make(tl), make(torch)
-    assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype).removeprefix(
-        "torch."
+    assert (
+        ours.tolist() == theirs.tolist()
+        and str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
     )

@@ -301,9 +301,10 @@ MUON_OPTIONS = [
 def test_muon_matches_torch_with_float32_orthogonalisation(options, monkeypatch):
     ours, theirs = _muon_pair(options, True, monkeypatch)
     a, b = ours.state_dict(), theirs.state_dict()
-    assert a["param_groups"] == b["param_groups"] and list(a["state"][0]) == list(
-        b["state"][0]
-    ) == ["momentum_buffer"]
+    assert (
+        a["param_groups"] == b["param_groups"]
+        and list(a["state"][0]) == list(b["state"][0]) == ["momentum_buffer"]
+    )
     np.testing.assert_allclose(
         a["state"][1]["momentum_buffer"].numpy(),
         b["state"][1]["momentum_buffer"].numpy(),

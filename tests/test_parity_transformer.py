@@ -1,7 +1,6 @@
 """Chapter 5: nn.TransformerEncoderLayer, TransformerEncoder, TransformerDecoderLayer,
-TransformerDecoder
-and Transformer against PyTorch 2.13, with PyTorch's weights copied in, in eval mode (dropout off)
-(issue 22)."""
+TransformerDecoder and Transformer against PyTorch 2.13, with PyTorch's weights copied in, in eval
+mode (dropout off) (issue 22)."""
 
 from __future__ import annotations
 
@@ -71,12 +70,8 @@ def test_encoder_layer_parity(torch, norm_first, activation, batch_first, masks)
             "src_mask": nn.Transformer.generate_square_subsequent_mask(5, dtype=tl.float64),
             "is_causal": True,
         }
-        ref_options = {
-            "src_mask": torch.nn.Transformer.generate_square_subsequent_mask(
-                5, dtype=torch.float64
-            ),
-            "is_causal": True,
-        }
+        mask = torch.nn.Transformer.generate_square_subsequent_mask(5, dtype=torch.float64)
+        ref_options = {"src_mask": mask, "is_causal": True}
     elif masks == "bool-and-padding":
         blocked = rng.random((5, 5)) < 0.3
         np.fill_diagonal(blocked, False)

@@ -291,12 +291,18 @@ def test_float32_and_float64_share_one_stream():
         (lambda: tl.rand(2, dtype=tl.int64), TypeError, "expected a floating dtype"),
         (lambda: tl.rand(-1), ValueError, r"size \(-1,\) has a negative dimension"),
         (lambda: tl.rand(2.5), TypeError, "size must be a sequence of ints, got 2.5"),
-        (lambda: tl.rand(2, generator=np.random.default_rng(0)), TypeError, "must be a "
-                                                                            "tensorlib.Generator"),
+        (
+            lambda: tl.rand(2, generator=np.random.default_rng(0)),
+            TypeError,
+            "must be a tensorlib.Generator",
+        ),
         (lambda: tl.randint(5, 5, (3,)), ValueError, "low < high"),
         (lambda: tl.randint(5), TypeError, r"\(high, size\) or \(low, high, size\)"),
-        (lambda: tl.randint(0, 5, (3,), requires_grad=True), TypeError, "only floating-point "
-                                                                        "tensors"),
+        (
+            lambda: tl.randint(0, 5, (3,), requires_grad=True),
+            TypeError,
+            "only floating-point tensors",
+        ),
         (lambda: tl.randperm(-1), ValueError, "n >= 0"),
         (lambda: Generator(0).normal(3, std=-1.0), ValueError, "std must be >= 0"),
         (lambda: Generator(0).bernoulli(1.5, 3), ValueError, r"probabilities must be in \[0, 1\]"),
@@ -464,8 +470,9 @@ def test_normal_moments_chi_square_and_ks(big_samples):
 def test_pairs_of_consecutive_uniforms_are_independent(big_samples):
     u, _ = big_samples
     cells = (u[0::2] * 10).astype(int) * 10 + (u[1::2] * 10).astype(int)
-    assert chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01)) < chi_square_threshold(
-        99
+    assert (
+        chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01))
+        < chi_square_threshold(99)
     )
 
 
@@ -474,14 +481,14 @@ def test_biased_samplers_fail_the_statistics(big_samples):
     assert normal_chi_square(z * 1.02) > chi_square_threshold(99)
     assert normal_chi_square(z / math.sqrt(2)) > chi_square_threshold(99)
     # the Weyl sequence without the mixer: single values are uniform, pairs lie on a line
-    weyl = ((np.arange(1, 1_000_001, dtype=np.uint64) * np.uint64(GAMMA)) >> np.uint64(40)).astype(
-        float
-    ) / 2**24
+    weyl = (np.arange(1, 1_000_001, dtype=np.uint64) * np.uint64(GAMMA)) >> np.uint64(40)
+    weyl = weyl.astype(float) / 2**24
     single = np.bincount((weyl * 100).astype(int), minlength=100)
     assert chi_square(single, np.full(100, 0.01)) < chi_square_threshold(99)
     cells = (weyl[0::2] * 10).astype(int) * 10 + (weyl[1::2] * 10).astype(int)
-    assert chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01)) > chi_square_threshold(
-        99
+    assert (
+        chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01))
+        > chi_square_threshold(99)
     )
 
 
@@ -660,8 +667,10 @@ def test_integer_dtypes_must_hold_the_whole_range_and_nothing_is_drawn(call, mes
         (lambda: tl.randint(0, "3", (2,)), "high must be an int, got str '3'"),
         (lambda: tl.randperm(2.5), "n must be an int, got float 2.5"),
         (lambda: tl.randperm(True), "n must be an int, got True"),
-        (lambda: tl.randint(0, 3, (2,), dtype="no such dtype"), "randint: dtype must be a "
-                                                                "tensorlib dtype"),
+        (
+            lambda: tl.randint(0, 3, (2,), dtype="no such dtype"),
+            "randint: dtype must be a tensorlib dtype",
+        ),
         (lambda: tl.rand(2, dtype="no such dtype"), "expected a floating dtype"),
     ],
 )

@@ -102,9 +102,8 @@ def test_every_entry_links_to_the_cell_that_derives_it(modules, pages) -> None:
     assert unlinked == [], f"entries with no '# %% book/...' marker above them: {unlinked}"
     linear = next(e for info in modules for e in info.entries if e.canonical.endswith(".Linear"))
     notebook, cell = linear.derived_in
-    source = json.loads((ROOT / "book" / f"{notebook}.ipynb").read_text())["cells"][cell - 1][
-        "source"
-    ]
+    cells = json.loads((ROOT / "book" / f"{notebook}.ipynb").read_text())["cells"]
+    source = cells[cell - 1]["source"]
     assert "class Linear(" in "".join(source), "the marker's cell number is not the notebook's cell"
     assert f":ref:`{api_reference.derive_label(notebook, cell)}`" in pages[f"{notebook}.rst"]
 
@@ -235,8 +234,11 @@ def test_export_directives_are_split_from_the_code(extension) -> None:
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("Shapes: input (*, in_features), output (*, out)", r"Shapes: input (\*, in_features), "
-                                                            r"output (\*, out)"),
+        (
+            "Shapes: input (*, in_features), output (*, out)",
+            r"Shapes: input (\*, in_features), "
+            r"output (\*, out)",
+        ),
         ("two ``where``s, then ``Clamp``; done", r"two ``where``\ s, then ``Clamp``; done"),
         ("an *emphasis* and **strong** stay", "an *emphasis* and **strong** stay"),
         ("``(*, 3)`` and :math:`a*b` stay", "``(*, 3)`` and :math:`a*b` stay"),

@@ -122,8 +122,10 @@ def test_usage(tmp_path):
 def test_install_refuses_when_pytorch_is_imported():
     pytest.importorskip("torch")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = ("import torch, tensorlib.run_as_torch as r\ntry:\n    r.install()\nexcept RuntimeError "
-            "as e:\n    print(e)\n")
+    code = (
+        "import torch, tensorlib.run_as_torch as r\ntry:\n    r.install()\nexcept RuntimeError "
+        "as e:\n    print(e)\n"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
     )

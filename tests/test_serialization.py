@@ -86,9 +86,9 @@ def _snapshot(model, optimizer=None, generator=None):
 def _assert_same(snapshot, model, optimizer=None, generator=None):
     params, opt, gen = snapshot
     for name, p in model.state_dict().items():
-        assert np.array_equal(p.numpy(), params[name]) and p.numpy().dtype == params[name].dtype, (
-            name
-        )
+        assert (
+            np.array_equal(p.numpy(), params[name]) and p.numpy().dtype == params[name].dtype
+        ), name
     if optimizer is not None:
         now = optimizer.state_dict()
         assert now["param_groups"] == opt["param_groups"]
@@ -458,9 +458,9 @@ def test_safetensors_refuses_shared_memory_and_bad_inputs(tmp_path):
     whole = np.zeros(10, np.float32)
     with pytest.raises(ValueError, match="share memory"):
         st.save({"a": tl.from_numpy(whole[:6]), "b": tl.from_numpy(whole[4:])})
-    assert st.load(st.save({"a": tl.from_numpy(whole[:5]), "b": tl.from_numpy(whole[5:])}))[
-        "b"
-    ].shape == (5,)
+    assert st.load(
+        st.save({"a": tl.from_numpy(whole[:5]), "b": tl.from_numpy(whole[5:])})
+    )["b"].shape == (5,)
     with pytest.raises(TypeError, match="expected a tensorlib Tensor"):
         st.save({"a": [1.0, 2.0]})
     with pytest.raises(ValueError, match="__metadata__"):
@@ -526,8 +526,9 @@ def test_save_load_nested_objects(tmp_path):
     tl.save(obj, tmp_path / "o.tl")
     back = tl.load(tmp_path / "o.tl")
     assert back["step"] == 7 and back["lr"] == 1e-3 and back["pair"] == (1, (2.5, "x"))
-    assert back["values"][:5] == [None, True, -2, 0.1, float("inf")] and math.isnan(
-        back["values"][5]
+    assert (
+        back["values"][:5] == [None, True, -2, 0.1, float("inf")]
+        and math.isnan(back["values"][5])
     )
     assert back["values"][6] == "ünï" and back["empty"] == {}
     assert back[5]["a"] is back[5]["b"] and back[5]["a"].numpy().tolist() == [0.0, 1.0, 2.0]

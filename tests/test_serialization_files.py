@@ -260,9 +260,10 @@ def test_tl_save_round_trips_a_metadata_key(tmp_path):
     tl.save(obj, tmp_path / "m.ckpt")
     back = tl.load(tmp_path / "m.ckpt")
     assert list(back) == list(obj) and list(back["x"]) == ["__metadata__"]
-    assert back["__metadata__"].numpy().tolist() == [0, 1, 2] and back["x"][
-        "__metadata__"
-    ].numpy().tolist() == [1, 1]
+    assert (
+        back["__metadata__"].numpy().tolist() == [0, 1, 2]
+        and back["x"]["__metadata__"].numpy().tolist() == [1, 1]
+    )
     assert back["__metadata__'"].numpy().tolist() == [0]
     # the file is still a valid safetensors file: its metadata is the format's, not a tensor
     assert "__metadata__" not in load_file(tmp_path / "m.ckpt")

@@ -260,9 +260,10 @@ def _hostile_header(data: bytes, rng) -> bytes:
     entry = header[name]
     choice = rng.integers(9)
     if choice == 0:  # a header length just past the end of the file, or far past it
-        return (n + len(body) + int(rng.choice([1, 2, 8, 4096, 2**40]))).to_bytes(
-            8, "little"
-        ) + data[8:]
+        return (
+            (n + len(body) + int(rng.choice([1, 2, 8, 4096, 2**40]))).to_bytes(8, "little")
+            + data[8:]
+        )
     if choice == 1:  # bytes that are not UTF-8 inside a string of the header
         raw = bytearray(data[8: 8 + n])
         at = raw.find(name.encode()) if rng.random() < 0.5 else raw.find(b"F32")
@@ -484,8 +485,9 @@ def _torch_mutation(data: bytes, rng) -> bytes:
         members[pickled] = _mutate_pickle(members[pickled], rng)
     elif choice == 2:  # a storage shortened, lengthened or emptied
         name = str(rng.choice([n for n in names if "/data/" in n]))
-        members[name] = members[name][: int(rng.integers(len(members[name]) + 1))] + rng.bytes(
-            int(rng.integers(3)) * 4
+        members[name] = (
+            members[name][: int(rng.integers(len(members[name]) + 1))]
+            + rng.bytes(int(rng.integers(3)) * 4)
         )
     elif choice == 3:  # a member dropped, or byteorder junk
         if rng.random() < 0.5:

@@ -266,12 +266,20 @@ def test_build_cannot_alter_the_allowed_globals():
         _load(_archive(pickled, {}))
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda blob: blob[:100], "not a valid torch.save archive"),
-    (lambda blob: blob.replace(b"archive/data.pkl", b"archive/dat2.pkl"), "holds one "
-                                                                          "<name>/data.pkl"),
-    (lambda blob: blob.replace(b"little", b"middle"), "not a valid torch.save archive|byteorder"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda blob: blob[:100], "not a valid torch.save archive"),
+        (
+            lambda blob: blob.replace(b"archive/data.pkl", b"archive/dat2.pkl"),
+            "holds one <name>/data.pkl",
+        ),
+        (
+            lambda blob: blob.replace(b"little", b"middle"),
+            "not a valid torch.save archive|byteorder",
+        ),
+    ],
+)
 def test_damaged_archives(mutate, message):
     blob = _archive(_dict({"w": _tensor("0")}), {"0": SIX})
     with pytest.raises(CheckpointError, match=message):

@@ -176,8 +176,8 @@ def test_resume_in_a_new_process_is_bitwise_identical(tmp_path, kind, monkeypatc
     assert resumed["scheduler"] == final["scheduler"]
     for index, entry in final["optimizer"]["state"].items():
         for key, value in entry.items():
-            assert _bits(resumed["optimizer"]["state"][index][key].numpy()) == _bits(
-                value.numpy()
+            assert (
+                _bits(resumed["optimizer"]["state"][index][key].numpy()) == _bits(value.numpy())
             ), (index, key)
     for name in ("init", "shuffle"):
         assert _bits(resumed["generators"][name].numpy()) == _bits(

@@ -190,14 +190,24 @@ def test_broadcast_shapes_examples():
 @pytest.mark.parametrize(
     "shape_list, message",
     [
-        ([(2, 3), (4,)], "shapes (2, 3) and (4,) cannot be broadcast: dimension -1 is 3 in (2, 3) "
-                         "but 4 in (4,)"),
-        ([(2, 3), (1,), (4,)], "shapes (2, 3), (1,) and (4,) cannot be broadcast: dimension -1 is "
-                               "3 in (2, 3) but 4 in (4,)"),
-        ([(5, 1, 3), (2, 1, 1)], "shapes (5, 1, 3) and (2, 1, 1) cannot be broadcast: dimension -3 "
-                                 "is 5 in (5, 1, 3) but 2 in (2, 1, 1)"),
-        ([(0,), (3,)], "shapes (0,) and (3,) cannot be broadcast: dimension -1 is 0 in (0,) but 3 "
-                       "in (3,)"),
+        (
+            [(2, 3), (4,)],
+            "shapes (2, 3) and (4,) cannot be broadcast: dimension -1 is 3 in (2, 3) but 4 in (4,)",
+        ),
+        (
+            [(2, 3), (1,), (4,)],
+            "shapes (2, 3), (1,) and (4,) cannot be broadcast: dimension -1 is "
+            "3 in (2, 3) but 4 in (4,)",
+        ),
+        (
+            [(5, 1, 3), (2, 1, 1)],
+            "shapes (5, 1, 3) and (2, 1, 1) cannot be broadcast: dimension -3 "
+            "is 5 in (5, 1, 3) but 2 in (2, 1, 1)",
+        ),
+        (
+            [(0,), (3,)],
+            "shapes (0,) and (3,) cannot be broadcast: dimension -1 is 0 in (0,) but 3 in (3,)",
+        ),
     ],
 )
 def test_broadcast_shapes_error_names_shapes_dimension_and_sizes(shape_list, message):
@@ -265,8 +275,11 @@ def test_sum_to_shape_keeps_float_dtype_and_returns_same_array(dtype):
 @pytest.mark.parametrize(
     "array_shape, shape, message",
     [
-        ((2, 3), (4,), "cannot sum an array of shape (2, 3) to shape (4,): (4,) does not broadcast "
-                       "to (2, 3)"),
+        (
+            (2, 3),
+            (4,),
+            "cannot sum an array of shape (2, 3) to shape (4,): (4,) does not broadcast to (2, 3)",
+        ),
         ((2, 3), (1, 2, 3), "cannot sum an array of shape (2, 3) to shape (1, 2, 3)"),
         ((2, 1), (2, 3), "cannot sum an array of shape (2, 1) to shape (2, 3)"),
         ((3,), (0,), "cannot sum an array of shape (3,) to shape (0,)"),
@@ -288,8 +301,10 @@ def test_normalize_axis_range_and_message(ndim, axis):
         result = normalize_axis(axis, ndim)
         assert 0 <= result < span and (result - axis) % span == 0
     else:
-        message = (f"Dimension out of range (expected to be in range of [{-span}, {span - 1}], but "
-                   f"got {axis})")
+        message = (
+            f"Dimension out of range (expected to be in range of [{-span}, {span - 1}], but "
+            f"got {axis})"
+        )
         with pytest.raises(IndexError, match=re.escape(message)):
             normalize_axis(axis, ndim)
 
@@ -384,14 +399,30 @@ def test_matmul_shape_examples():
 @pytest.mark.parametrize(
     "a, b, message",
     [
-        ((2, 3), (4, 5), "matmul: shapes (2, 3) and (4, 5) do not match: the last dim of the first "
-                         "(3) must equal the second-to-last of the second (4)"),
-        ((3,), (4, 5), "matmul: shapes (3,) and (4, 5) do not match: the length of the 1-D first "
-                       "(3) must equal the second-to-last of the second (4)"),
-        ((2, 3), (4,), "matmul: shapes (2, 3) and (4,) do not match: the last dim of the first (3) "
-                       "must equal the length of the 1-D second (4)"),
-        ((2, 2, 3), (3, 3, 4), "matmul: shapes (2, 2, 3) and (3, 3, 4) do not match in their batch "
-                               "dims: shapes (2,) and (3,) cannot be broadcast"),
+        (
+            (2, 3),
+            (4, 5),
+            "matmul: shapes (2, 3) and (4, 5) do not match: the last dim of the first "
+            "(3) must equal the second-to-last of the second (4)",
+        ),
+        (
+            (3,),
+            (4, 5),
+            "matmul: shapes (3,) and (4, 5) do not match: the length of the 1-D first "
+            "(3) must equal the second-to-last of the second (4)",
+        ),
+        (
+            (2, 3),
+            (4,),
+            "matmul: shapes (2, 3) and (4,) do not match: the last dim of the first (3) "
+            "must equal the length of the 1-D second (4)",
+        ),
+        (
+            (2, 2, 3),
+            (3, 3, 4),
+            "matmul: shapes (2, 2, 3) and (3, 3, 4) do not match in their batch "
+            "dims: shapes (2,) and (3,) cannot be broadcast",
+        ),
         ((), (3,), "matmul: both operands must have at least 1 dim, got shapes () and (3,)"),
         ((3,), (), "matmul: both operands must have at least 1 dim, got shapes (3,) and ()"),
     ],

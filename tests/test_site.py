@@ -156,9 +156,9 @@ def test_remote_reference_scanner_catches_remote_resources() -> None:
         '<meta http-equiv="refresh" content="0; url=intro.html">'
     )
     assert remote_references(good) == []
-    assert remote_css_references("@font-face{src:url('https://x.org/f.woff2')}") == [
-        "https://x.org/f.woff2"
-    ]
+    assert remote_css_references(
+        "@font-face{src:url('https://x.org/f.woff2')}"
+    ) == ["https://x.org/f.woff2"]
     assert remote_css_references("/* see https://x.org */ a{background:url(../img.png)}") == []
 
 
@@ -567,9 +567,9 @@ def test_every_public_name_has_an_entry_on_the_reference_pages(site: Path) -> No
         "public names without an entry on the built reference pages: " + ", ".join(missing)
     )
     chapter = (site / "reference" / "04_layers.html").read_text()
-    assert "Derived in" in chapter and 'href="../04_layers.html#' in chapter, (
-        "no link to the derivation"
-    )
+    assert (
+        "Derived in" in chapter and 'href="../04_layers.html#' in chapter
+    ), "no link to the derivation"
 
 
 def test_code_cells_show_export_labels_not_directives(site: Path) -> None:
@@ -921,8 +921,9 @@ def test_nothing_widens_a_phone_page(chromium: Path, server: str) -> None:
         for name in PHONE_PAGES:
             page.goto(server + name, wait_until="load")
             if page.evaluate("() => !!window.MathJax"):
-                page.wait_for_function("() => window.MathJax && MathJax.startup && "
-                                       "MathJax.startup.promise")
+                page.wait_for_function(
+                    "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+                )
                 page.evaluate("() => MathJax.startup.promise.then(() => true)")
             width = page.evaluate("() => document.documentElement.scrollWidth")
             if width > PHONE:
@@ -987,9 +988,9 @@ def test_pages_load_mathjax_only_with_math_and_the_favicon_is_served(site: Path)
     for name in ("01_tensors.html", "reference/04_layers.html"):
         assert "searchindex.js" not in scripts(name) and "fontawesome.js" not in scripts(name), name
     assert "searchindex.js" in scripts("search.html")
-    assert (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00", (
-        "/favicon.ico is not an icon"
-    )
+    assert (
+        (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"
+    ), "/favicon.ico is not an icon"
     assert re.search(
         r'<link rel="icon" href="_static/favicon\.ico"', (site / "intro.html").read_text()
     )

@@ -1,6 +1,5 @@
 """PyTorch programs written for the project run unchanged on tensorlib (python -m
-tensorlib.run_as_torch,
-chapter 8, section 16) and print the losses PyTorch prints for them.
+tensorlib.run_as_torch, chapter 8, section 16) and print the losses PyTorch prints for them.
 
 Each program in tests/torch_programs/ starts from weights given by a formula and reads its data in
 a fixed order, so the two libraries' printed numbers agree up to float32 rounding. Each program

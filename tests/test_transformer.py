@@ -2,8 +2,7 @@
 (tensorlib.nn.modules.transformer).
 
 Parity with PyTorch is in test_parity_transformer.py; here: gradchecks, the relation to the
-chapter's
-GPT blocks, masks, dropout and argument checks.
+chapter's GPT blocks, masks, dropout and argument checks.
 """
 
 from __future__ import annotations

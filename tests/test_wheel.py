@@ -131,9 +131,9 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(repo_root: Path, tmp_path: P
     runtime = [requirement for requirement in probe["requires"] if "extra ==" not in requirement]
     assert sorted(runtime) == sorted(project["dependencies"])
     # numpy only
-    assert [re.match(r"[A-Za-z0-9_.-]+", requirement).group(0) for requirement in runtime] == [
-        "numpy"
-    ]
+    assert [
+        re.match(r"[A-Za-z0-9_.-]+", requirement).group(0) for requirement in runtime
+    ] == ["numpy"]
     expected = sorted(
         "tensorlib."
         + name.removesuffix(".py")
@@ -170,9 +170,10 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(repo_root: Path, tmp_path: P
     ]
     out = _run([str(python), "-m", "tensorlib.gpt", "train", "--out", "run", *flags], cwd=run_dir)
     assert out.startswith("step 3: validation loss"), out
-    assert (run_dir / "run" / "ckpt.safetensors").is_file() and (
-        run_dir / "run" / "log.csv"
-    ).is_file()
+    assert (
+        (run_dir / "run" / "ckpt.safetensors").is_file()
+        and (run_dir / "run" / "log.csv").is_file()
+    )
 
     # tqdm is the `train` extra, not installed here: the trainer prints a plain progress line
     # instead

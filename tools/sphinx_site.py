@@ -13,8 +13,7 @@ Loaded by ``book/_config.yml`` (``sphinx.local_extensions``), with ``tools/stati
   one, such as the Solutions and Reference landing pages);
 * after the build: removes the search index's ``<script>`` from every page but the search page
   and Font Awesome's 1.5 MB script from every page (the theme's CSS draws the icons with the web
-  font),
-  gives the exercise and solution notebooks download names of their own
+  font), gives the exercise and solution notebooks download names of their own
   (``01_tensors_exercises.ipynb``, ``01_tensors_solutions.ipynb``; a chapter stays
   ``01_tensors.ipynb``), so a browser does not rename the second and third, and publishes the
   favicon at ``/favicon.ico`` as well (browsers ask for it there);
@@ -183,8 +182,10 @@ def _finish(app: Sphinx, exception: Exception | None) -> None:
 
 def _no_search_box(outdir: Path) -> None:
     """The one-page book has no search page, so its search box (a 404) is hidden."""
-    style = ("<style>.search-button, .search-button-field, #pst-search-dialog { display: none "
-             "!important; }</style>")
+    style = (
+        "<style>.search-button, .search-button-field, #pst-search-dialog { display: none "
+        "!important; }</style>"
+    )
     for page in outdir.glob("*.html"):
         text = page.read_text(encoding="utf-8")
         if style not in text and "</head>" in text:
