@@ -22,7 +22,9 @@ REPEAT = 1 if QUICK else 5
 TARGET_SECONDS = 0.005 if QUICK else 0.05
 
 
-def best_of(fn: Callable[[], object] | None, repeat: int = REPEAT, target: float = TARGET_SECONDS) -> float | None:
+def best_of(
+    fn: Callable[[], object] | None, repeat: int = REPEAT, target: float = TARGET_SECONDS
+) -> float | None:
     """Seconds per call of ``fn``: the best of ``repeat`` timeit runs of about ``target`` s each.
 
     The best run, not the mean: noise from other processes only ever adds time.
@@ -36,7 +38,13 @@ def best_of(fn: Callable[[], object] | None, repeat: int = REPEAT, target: float
     return min(timer.repeat(repeat=repeat, number=number)) / number
 
 
-def row(name: str, tensorlib: Callable | None, numpy: Callable | None = None, torch_fn: Callable | None = None, **extra) -> dict:
+def row(
+    name: str,
+    tensorlib: Callable | None,
+    numpy: Callable | None = None,
+    torch_fn: Callable | None = None,
+    **extra,
+) -> dict:
     """Time the three implementations of one benchmark and return its row."""
     return {
         "name": name,

@@ -1,4 +1,5 @@
-"""Attention: fused softmax attention fwd+bwd (B=16, H=4, head dim 32) and a GPT training step (chapter 5).
+"""Attention: fused softmax attention fwd+bwd (B=16, H=4, head dim 32) and a GPT training step
+(chapter 5).
 
 The fused ``scaled_dot_product_attention`` against PyTorch's (CPU) and against the same
 attention composed from chapter 2 ops (matmul, scale, softmax, matmul), at one and two threads;
@@ -92,7 +93,10 @@ def _attention_rows(length: int, threads: int) -> list[dict]:
                 t.grad = None
             torch.nn.functional.scaled_dot_product_attention(qt, kt, vt).backward(gt)
 
-    name = f"attention B{BATCH} H{HEADS} T{length} d{HEAD_DIM} fwd+bwd, {threads} thread{'s' if threads > 1 else ''}"
+    name = (
+        f"attention B{BATCH} H{HEADS} T{length} d{HEAD_DIM} fwd+bwd, {threads} "
+        f"thread{'s' if threads > 1 else ''}"
+    )
     with _threads(threads):
         return [
             row(f"fused {name}", fused, numpy_floor, theirs),
@@ -120,7 +124,9 @@ class _TorchGPT(torch.nn.Module if torch is not None else object):  # type: igno
         for block in self.transformer.h:
             x = block(x)
         logits = self.lm_head(self.transformer.ln_f(x))
-        return torch.nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+        return torch.nn.functional.cross_entropy(
+            logits.view(-1, logits.shape[-1]), targets.view(-1)
+        )
 
 
 class _TorchBlock(torch.nn.Module if torch is not None else object):  # type: ignore[misc]
@@ -163,7 +169,9 @@ def _gpt_rows() -> list[dict]:
     theirs = None
     if torch is not None:
         reference = _TorchGPT(config)
-        reference.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()})
+        reference.load_state_dict(
+            {k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()}
+        )
         idx_t, targets_t = torch.from_numpy(idx_np), torch.from_numpy(targets_np)
         loss_ours = model(idx, targets)[1].item()
         loss_theirs = reference(idx_t, targets_t).item()
@@ -176,7 +184,14 @@ def _gpt_rows() -> list[dict]:
             reference(idx_t, targets_t).backward()
             optimizer.step()
 
-    return [row(f"GPT train step 818k params, B{GPT_BATCH} T{config.block_size} (fwd+bwd+SGD)", ours, None, theirs)]
+    return [
+        row(
+            f"GPT train step 818k params, B{GPT_BATCH} T{config.block_size} (fwd+bwd+SGD)",
+            ours,
+            None,
+            theirs,
+        )
+    ]
 
 
 def run() -> list[dict]:

@@ -1,4 +1,5 @@
-"""Autograd overhead: small float32 ops with grad, forward and forward+backward, and a 1,000-op chain.
+"""Autograd overhead: small float32 ops with grad, forward and forward+backward, and a 1,000-op
+chain.
 
 On 4x4 tensors the arithmetic is negligible, so these rows measure the per-op bookkeeping of
 the engine (building the graph node, the topological sort, accumulating .grad) against a bare
@@ -71,7 +72,14 @@ def _small_ops() -> list[dict]:
     for name, (ours, bare, theirs) in forward.items():
         rows.append(row(f"{name} 4x4 fwd", ours, bare, theirs if torch is not None else None))
     for name, (ours, _bare, theirs) in forward.items():
-        rows.append(row(f"{name} 4x4 fwd+bwd", tl_fb(ours), numpy_fb[name], torch_fb(theirs) if torch is not None else None))
+        rows.append(
+            row(
+                f"{name} 4x4 fwd+bwd",
+                tl_fb(ours),
+                numpy_fb[name],
+                torch_fb(theirs) if torch is not None else None,
+            )
+        )
     return rows
 
 
@@ -108,7 +116,9 @@ def _chain() -> list[dict]:
             y.sum().backward()
 
     total = row(f"chain of {CHAIN} ops fwd+bwd", ours, bare, theirs)
-    per_op = {k: (v / CHAIN if isinstance(v, float) else v) for k, v in total.items() if k != "name"}
+    per_op = {
+        k: (v / CHAIN if isinstance(v, float) else v) for k, v in total.items() if k != "name"
+    }
     return [total, {"name": "  per op of the chain", **per_op}]
 
 

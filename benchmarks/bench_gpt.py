@@ -1,4 +1,5 @@
-"""GPT training steps (chapter 8's, a user-composed one, a larger one), an MLP step and generation, at 1 and 2 threads.
+"""GPT training steps (chapter 8's, a user-composed one, a larger one), an MLP step and generation,
+at 1 and 2 threads.
 
 Workloads (``WORKLOADS``; one step is forward, cross-entropy, backward and AdamW, float32):
 
@@ -87,7 +88,8 @@ def _tune_malloc_like_tensorlib() -> None:
 
 
 def products(shape: tuple[int, ...]) -> list[tuple[str, int, int, int, int, int]]:
-    """Every matrix product of one GPT step: (layout, count, batch, m, k, n), 2·batch·m·k·n FLOPs each.
+    """Every matrix product of one GPT step: (layout, count, batch, m, k, n), 2·batch·m·k·n FLOPs
+    each.
 
     Layouts: ``nt`` is A (m, k) times the transpose of a C-ordered (n, k) weight (Linear forward),
     ``nn`` A (m, k) times B (k, n) (Linear's input gradient), ``tn`` the transpose of a C-ordered
@@ -98,10 +100,20 @@ def products(shape: tuple[int, ...]) -> list[tuple[str, int, int, int, int, int]
     M, d = B * T, C // H
     out = []
     for n_in, n_out, count in ((C, 3 * C, L), (C, C, L), (C, 4 * C, L), (4 * C, C, L), (C, V, 1)):
-        out += [("nt", count, 1, M, n_in, n_out), ("nn", count, 1, M, n_out, n_in), ("tn", count, 1, n_out, M, n_in)]
+        out += [
+            ("nt", count, 1, M, n_in, n_out),
+            ("nn", count, 1, M, n_out, n_in),
+            ("tn", count, 1, n_out, M, n_in),
+        ]
     bh = B * H
     out += [("b:nt", L, bh, T, d, T), ("b:nn", L, bh, T, T, d)]  # S = Q Kᵀ, O = P V
-    out += [("b:tn", L, bh, T, T, d), ("b:nt", L, bh, T, d, T), ("b:nn", L, bh, T, T, d), ("b:tn", L, bh, T, T, d)]  # V̄, P̄, Q̄, K̄
+    # V̄, P̄, Q̄, K̄
+    out += [
+        ("b:tn", L, bh, T, T, d),
+        ("b:nt", L, bh, T, d, T),
+        ("b:nn", L, bh, T, T, d),
+        ("b:tn", L, bh, T, T, d),
+    ]
     return out
 
 
@@ -119,7 +131,8 @@ def _best_seconds(fn, target: float) -> float:
 
 
 def blas_floor(shape: tuple[int, ...], library: str) -> float:
-    """Seconds of one step's products done alone (each at its shape and layout, best of runs), summed."""
+    """Seconds of one step's products done alone (each at its shape and layout, best of runs),
+    summed."""
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -128,8 +141,12 @@ def blas_floor(shape: tuple[int, ...], library: str) -> float:
         key = (layout, batch, m, k, n)
         if key not in seen:
             lead = (batch,) if layout.startswith("b:") else ()
-            a = rng.standard_normal((*lead, k, m) if layout.endswith("tn") else (*lead, m, k), dtype=np.float32)
-            b = rng.standard_normal((*lead, n, k) if layout.endswith("nt") else (*lead, k, n), dtype=np.float32)
+            a = rng.standard_normal(
+                (*lead, k, m) if layout.endswith("tn") else (*lead, m, k), dtype=np.float32
+            )
+            b = rng.standard_normal(
+                (*lead, n, k) if layout.endswith("nt") else (*lead, k, n), dtype=np.float32
+            )
             if library == "torch":
                 import torch
 
@@ -139,7 +156,9 @@ def blas_floor(shape: tuple[int, ...], library: str) -> float:
                 swap = lambda t: np.swapaxes(t, -1, -2)  # noqa: E731
             left = swap(a) if layout.endswith("tn") else a
             right = swap(b) if layout.endswith("nt") else b
-            seen[key] = _best_seconds(lambda left=left, right=right: left @ right, 0.002 if QUICK else 0.02)
+            seen[key] = _best_seconds(
+                lambda left=left, right=right: left @ right, 0.002 if QUICK else 0.02
+            )
         total += count * seen[key]
     return total
 
@@ -151,14 +170,30 @@ def blas_info() -> list[dict]:
     except ImportError:  # pragma: no cover - depends on the environment
         info = []
     else:
-        info = [{"owner": "torch" if "torch" in d["filepath"] else "numpy" if "numpy" in d["filepath"] else None,
-                 **{k: d.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}} for d in threadpool_info()]
+        info = [
+            {
+                "owner": "torch"
+                if "torch" in d["filepath"]
+                else "numpy"
+                if "numpy" in d["filepath"]
+                else None,
+                **{k: d.get(k) for k in ("internal_api", "version", "num_threads", "architecture")},
+            }
+            for d in threadpool_info()
+        ]
     if "torch" in sys.modules:  # torch links MKL statically: threadpoolctl sees only its OpenMP
         torch = sys.modules["torch"]
         found = re.search(r"Math Kernel Library Version ([\w.-]+)", torch.__config__.show())
         blas = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
-        info.append({"owner": "torch", "internal_api": blas.group(1) if blas else None, "version": found.group(1) if found else None,
-                     "num_threads": torch.get_num_threads(), "architecture": None})
+        info.append(
+            {
+                "owner": "torch",
+                "internal_api": blas.group(1) if blas else None,
+                "version": found.group(1) if found else None,
+                "num_threads": torch.get_num_threads(),
+                "architecture": None,
+            }
+        )
     return info
 
 
@@ -180,7 +215,10 @@ def _torch_gpt(torch, shape):
 
         def forward(self, x, cache=None):
             B, T, C = x.shape
-            q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in self.c_attn(self.ln_1(x)).split(C, dim=2))
+            q, k, v = (
+                t.view(B, T, H, C // H).transpose(1, 2)
+                for t in self.c_attn(self.ln_1(x)).split(C, dim=2)
+            )
             if cache is not None:
                 if cache:
                     k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
@@ -206,7 +244,8 @@ def _torch_gpt(torch, shape):
 
 
 def composed_gpt(lib, shape):
-    """The GPT written by a user from ``nn.Linear``, ``split``, ``masked_fill``, ``softmax`` and ``@``.
+    """The GPT written by a user from ``nn.Linear``, ``split``, ``masked_fill``, ``softmax`` and
+    ``@``.
 
     ``lib`` is ``tensorlib`` or ``torch``: the same code builds the model in either library.
     """
@@ -214,7 +253,8 @@ def composed_gpt(lib, shape):
 
     nn, F = lib.nn, lib.nn.functional
     V, T, C, H, L, _ = shape
-    mask = lib.tensor(np.triu(np.ones((T, T), dtype=bool), 1))  # True above the diagonal: the future
+    # True above the diagonal: the future
+    mask = lib.tensor(np.triu(np.ones((T, T), dtype=bool), 1))
 
     class Block(nn.Module):
         def __init__(self):
@@ -225,7 +265,10 @@ def composed_gpt(lib, shape):
 
         def forward(self, x):
             B, T, C = x.shape
-            q, k, v = (t.reshape(B, T, H, C // H).transpose(1, 2) for t in self.c_attn(self.ln_1(x)).split(C, dim=2))
+            q, k, v = (
+                t.reshape(B, T, H, C // H).transpose(1, 2)
+                for t in self.c_attn(self.ln_1(x)).split(C, dim=2)
+            )
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(C // H))
             att = F.softmax(att.masked_fill(mask, float("-inf")), dim=-1)
             x = x + self.c_proj((att @ v).transpose(1, 2).reshape(B, T, C))
@@ -263,11 +306,30 @@ def numpy_gpt_step(rng, idx, tgt, shape, dtype=None):
     def normal(*size, std=0.02):
         return (rng.standard_normal(size) * std).astype(f32)
 
-    P = {"wte": normal(V, C), "wpe": normal(T, C), "lnf_w": np.ones(C, f32), "lnf_b": np.zeros(C, f32), "head": normal(V, C)}
+    P = {
+        "wte": normal(V, C),
+        "wpe": normal(T, C),
+        "lnf_w": np.ones(C, f32),
+        "lnf_b": np.zeros(C, f32),
+        "head": normal(V, C),
+    }
     for i in range(L):
-        P.update({f"{i}.ln1_w": np.ones(C, f32), f"{i}.ln1_b": np.zeros(C, f32), f"{i}.ln2_w": np.ones(C, f32), f"{i}.ln2_b": np.zeros(C, f32),
-                  f"{i}.attn_w": normal(3 * C, C), f"{i}.attn_b": np.zeros(3 * C, f32), f"{i}.proj_w": normal(C, C), f"{i}.proj_b": np.zeros(C, f32),
-                  f"{i}.fc_w": normal(4 * C, C), f"{i}.fc_b": np.zeros(4 * C, f32), f"{i}.mlp_w": normal(C, 4 * C), f"{i}.mlp_b": np.zeros(C, f32)})
+        P.update(
+            {
+                f"{i}.ln1_w": np.ones(C, f32),
+                f"{i}.ln1_b": np.zeros(C, f32),
+                f"{i}.ln2_w": np.ones(C, f32),
+                f"{i}.ln2_b": np.zeros(C, f32),
+                f"{i}.attn_w": normal(3 * C, C),
+                f"{i}.attn_b": np.zeros(3 * C, f32),
+                f"{i}.proj_w": normal(C, C),
+                f"{i}.proj_b": np.zeros(C, f32),
+                f"{i}.fc_w": normal(4 * C, C),
+                f"{i}.fc_b": np.zeros(4 * C, f32),
+                f"{i}.mlp_w": normal(C, 4 * C),
+                f"{i}.mlp_b": np.zeros(C, f32),
+            }
+        )
     M = {k: np.zeros_like(v) for k, v in P.items()}
     S = {k: np.zeros_like(v) for k, v in P.items()}
     forward_backward = _numpy_forward_backward(P, idx, tgt, shape, f32)
@@ -319,7 +381,9 @@ def _numpy_forward_backward(P, idx, tgt, shape, f32):
         h, c_ln1 = _ln_fwd(x, P[f"{i}.ln1_w"], P[f"{i}.ln1_b"], f32)
         qkv = h @ P[f"{i}.attn_w"].T
         qkv += P[f"{i}.attn_b"]
-        q, k, v = (qkv[:, j * C:(j + 1) * C].reshape(B, T, H, D).transpose(0, 2, 1, 3) for j in range(3))
+        q, k, v = (
+            qkv[:, j * C : (j + 1) * C].reshape(B, T, H, D).transpose(0, 2, 1, 3) for j in range(3)
+        )
         att = q @ k.transpose(0, 1, 3, 2)
         att *= f32(1 / np.sqrt(D))
         att[..., mask] = -np.inf
@@ -333,7 +397,20 @@ def _numpy_forward_backward(P, idx, tgt, shape, f32):
         a += P[f"{i}.fc_b"]
         t = np.tanh(c0 * (a + c1 * a * a * a))
         g_act = f32(0.5) * a * (1 + t)
-        return x1 + g_act @ P[f"{i}.mlp_w"].T + P[f"{i}.mlp_b"], (h, c_ln1, q, k, v, att, y, h2, c_ln2, a, t, g_act)
+        return x1 + g_act @ P[f"{i}.mlp_w"].T + P[f"{i}.mlp_b"], (
+            h,
+            c_ln1,
+            q,
+            k,
+            v,
+            att,
+            y,
+            h2,
+            c_ln2,
+            a,
+            t,
+            g_act,
+        )
 
     def block_bwd(gx, i, cache, G):
         h, c_ln1, q, k, v, att, y, h2, c_ln2, a, t, g_act = cache
@@ -352,7 +429,9 @@ def _numpy_forward_backward(P, idx, tgt, shape, f32):
         gq, gk = gs @ k, gs.transpose(0, 1, 3, 2) @ q
         gqkv = np.concatenate([g.transpose(0, 2, 1, 3).reshape(n, C) for g in (gq, gk, gv)], axis=1)
         G[f"{i}.attn_w"], G[f"{i}.attn_b"] = gqkv.T @ h, gqkv.sum(0)
-        gh, G[f"{i}.ln1_w"], G[f"{i}.ln1_b"] = _ln_bwd(gqkv @ P[f"{i}.attn_w"], c_ln1, P[f"{i}.ln1_w"])
+        gh, G[f"{i}.ln1_w"], G[f"{i}.ln1_b"] = _ln_bwd(
+            gqkv @ P[f"{i}.attn_w"], c_ln1, P[f"{i}.ln1_w"]
+        )
         return gx1 + gh
 
     def forward_backward():
@@ -423,7 +502,9 @@ def _gpt_step(impl: str, what: str, shape, idx, tgt, rng):
         x, y = lib.from_numpy(idx), lib.from_numpy(tgt)
         if what != "composed":
             model = _torch_gpt(lib, shape)
-            loss = lambda: lib.nn.functional.cross_entropy(model(x).flatten(0, 1), y.flatten())  # noqa: E731
+            loss = lambda: lib.nn.functional.cross_entropy(  # noqa: E731
+                model(x).flatten(0, 1), y.flatten()
+            )
             return _train_step(loss, lib.optim.AdamW(model.parameters(), lr=1e-3))
     model = composed_gpt(lib, shape)
     return _train_step(lambda: model(x, y), lib.optim.AdamW(model.parameters(), lr=1e-3))
@@ -457,7 +538,11 @@ def _generate_step(impl: str, idx):
 def _mlp_step(impl: str, rng):
     import numpy as np
 
-    sizes, xb, yb = [64, 256, 256, 10], rng.standard_normal((128, 64), dtype=np.float32), rng.integers(0, 10, 128)
+    sizes, xb, yb = (
+        [64, 256, 256, 10],
+        rng.standard_normal((128, 64), dtype=np.float32),
+        rng.integers(0, 10, 128),
+    )
     if impl == "numpy":
         return _numpy_mlp_step(rng, sizes, xb, yb)
     if impl.startswith("tensorlib"):
@@ -472,14 +557,21 @@ def _mlp_step(impl: str, rng):
     for i in range(3):
         layers += [lib.nn.Linear(sizes[i], sizes[i + 1])] + ([lib.nn.ReLU()] if i < 2 else [])
     model = lib.nn.Sequential(*layers)
-    return _train_step(lambda: lib.nn.functional.cross_entropy(model(x), y), lib.optim.AdamW(model.parameters(), lr=1e-3))
+    return _train_step(
+        lambda: lib.nn.functional.cross_entropy(model(x), y),
+        lib.optim.AdamW(model.parameters(), lr=1e-3),
+    )
 
 
 def _numpy_mlp_step(rng, sizes, xb, yb):
     """The MLP step in numpy: manual backward, AdamW's update in place."""
     import numpy as np
 
-    ws = [rng.standard_normal((sizes[i + 1], sizes[i]), dtype=np.float32) * np.float32(sizes[i] ** -0.5) for i in range(3)]
+    ws = [
+        rng.standard_normal((sizes[i + 1], sizes[i]), dtype=np.float32)
+        * np.float32(sizes[i] ** -0.5)
+        for i in range(3)
+    ]
     bs = [np.zeros(sizes[i + 1], np.float32) for i in range(3)]
     params = ws + bs
     m = [np.zeros_like(p) for p in params]
@@ -511,7 +603,8 @@ def _numpy_mlp_step(rng, sizes, xb, yb):
 
 
 def worker(impl: str, what: str, steps: int) -> dict:
-    """Runs in a fresh process: the median step time, the peak memory growth and the BLAS of one cell."""
+    """Runs in a fresh process: the median step time, the peak memory growth and the BLAS of one
+    cell."""
     import numpy as np
 
     if impl.startswith("tensorlib"):
@@ -540,7 +633,8 @@ def worker(impl: str, what: str, steps: int) -> dict:
         step = _mlp_step(impl, rng)
     else:
         raise ValueError(f"no {impl} implementation of {what}")
-    seconds = _median_step(step, steps * 8 if what == "mlp" else steps)  # the MLP step is short: more of them
+    # the MLP step is short: more of them
+    seconds = _median_step(step, steps * 8 if what == "mlp" else steps)
     result = {"seconds": seconds, "peak_mb": max(0.0, _peak_mb() - base), "blas": blas_info()}
     if what in SHAPES and impl in ("numpy", "torch"):
         result["floor_seconds"] = blas_floor(shape, impl)
@@ -548,8 +642,19 @@ def worker(impl: str, what: str, steps: int) -> dict:
 
 
 def _cell(impl: str, what: str, threads: int, steps: int) -> dict:
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
-    out = subprocess.run([sys.executable, str(HERE), "--worker", impl, what, str(steps)], capture_output=True, text=True, env=env, check=True)
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": str(threads),
+        "OPENBLAS_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
+    }
+    out = subprocess.run(
+        [sys.executable, str(HERE), "--worker", impl, what, str(steps)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -562,18 +667,32 @@ def _median(samples: list[dict], key: str) -> float | None:
 
 
 def _row(what: str, threads: int, samples: dict[str, list[dict]]) -> dict:
-    """One row: seconds, ratios, GFLOP/s, peak memory and BLAS of one workload at one thread count."""
+    """One row: seconds, ratios, GFLOP/s, peak memory and BLAS of one workload at one thread
+    count."""
     label = WORKLOADS[what][0]
     scale = 1 / (SHAPES["gpt"][1] - 1) if what == "generate" else 1.0
     seconds = {impl: _median(got, "seconds") * scale for impl, got in samples.items()}
     tl_s, np_s, torch_s = seconds.get("tensorlib"), seconds.get("numpy"), seconds.get("torch")
     ratio = lambda a, b: None if a is None or b is None else round(a / b, 3)  # noqa: E731
-    row = {"name": f"{label}, {threads} thread{'s' if threads > 1 else ''}", "workload": what, "threads": threads,
-           "tensorlib": tl_s, "numpy": np_s, "torch": torch_s, "tensorlib_untuned": seconds.get("tensorlib-untuned"),
-           "tl_over_torch": ratio(tl_s, torch_s), "numpy_over_torch": ratio(np_s, torch_s), "tl_over_numpy": ratio(tl_s, np_s),
-           "samples": {impl: len(got) for impl, got in samples.items()}}
-    row.update({f"peak_mb_{impl}": round(_median(got, "peak_mb"), 1) for impl, got in samples.items()})
-    row["blas"] = {impl: got[0]["blas"] for impl, got in samples.items() if impl in ("tensorlib", "torch")}
+    row = {
+        "name": f"{label}, {threads} thread{'s' if threads > 1 else ''}",
+        "workload": what,
+        "threads": threads,
+        "tensorlib": tl_s,
+        "numpy": np_s,
+        "torch": torch_s,
+        "tensorlib_untuned": seconds.get("tensorlib-untuned"),
+        "tl_over_torch": ratio(tl_s, torch_s),
+        "numpy_over_torch": ratio(np_s, torch_s),
+        "tl_over_numpy": ratio(tl_s, np_s),
+        "samples": {impl: len(got) for impl, got in samples.items()},
+    }
+    row.update(
+        {f"peak_mb_{impl}": round(_median(got, "peak_mb"), 1) for impl, got in samples.items()}
+    )
+    row["blas"] = {
+        impl: got[0]["blas"] for impl, got in samples.items() if impl in ("tensorlib", "torch")
+    }
     if what in SHAPES:
         gflop = step_gflop(SHAPES[what])
         row["gflop"] = round(gflop, 3)
@@ -591,22 +710,35 @@ def _selected() -> list[str]:
     names = list(WORKLOADS) if not chosen else [w.strip() for w in chosen.split(",") if w.strip()]
     unknown = [w for w in names if w not in WORKLOADS]
     if unknown:
-        raise ValueError(f"BENCH_GPT_WORKLOADS: unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
+        raise ValueError(
+            f"BENCH_GPT_WORKLOADS: unknown workload(s) {unknown}; known: {list(WORKLOADS)}"
+        )
     return names
 
 
 def second_core_probe() -> float:
-    """The speed-up of one 1024x1024 sgemm from 1 to 2 OpenBLAS threads right now (best of 10 each, alternating,
-    in a fresh process): about 1.9 on an idle 2-core machine, about 1 when other jobs hold the second core,
-    in which case every 2-thread figure measures the load, not the libraries; above 2.2 (impossible on 2
-    cores) every 1-thread run was descheduled: the machine is overloaded."""
-    code = ("import time, numpy as np\nfrom threadpoolctl import threadpool_limits\n"
-            "a = np.ones((1024, 1024), np.float32)\nbest = {}\n"
-            "for n in (1, 2) * 10:\n    with threadpool_limits(n):\n        t = time.perf_counter(); a @ a\n"
-            "        best[n] = min(best.get(n, 1e9), time.perf_counter() - t)\nprint(best[1] / best[2])")
-    env = {**os.environ, "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2"}
+    """The speed-up of one 1024x1024 sgemm from 1 to 2 OpenBLAS threads right now (best of 10 each,
+    alternating, in a fresh process): about 1.9 on an idle 2-core machine, about 1 when other jobs
+    hold the second core, in which case every 2-thread figure measures the load, not the libraries;
+    above 2.2 (impossible on 2 cores) every 1-thread run was descheduled: the machine is
+    overloaded."""
+    code = (
+        "import time, numpy as np\nfrom threadpoolctl import threadpool_limits\n"
+        "a = np.ones((1024, 1024), np.float32)\nbest = {}\n"
+        "for n in (1, 2) * 10:\n    with threadpool_limits(n):\n        t = time.perf_counter(); a "
+        "@ a\n"
+        "        best[n] = min(best.get(n, 1e9), time.perf_counter() - t)\nprint(best[1] / best[2])"
+    )
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "2",
+        "OPENBLAS_NUM_THREADS": "2",
+        "MKL_NUM_THREADS": "2",
+    }
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
     except (subprocess.CalledProcessError, OSError):  # no threadpoolctl: no probe
         return float("nan")
     return round(float(out.stdout.strip()), 2)
@@ -628,7 +760,9 @@ def run() -> list[dict]:
     probe_before = second_core_probe() if max(THREADS) > 1 else None
     for what in _selected():
         impls = [impl for impl in WORKLOADS[what][1] if have_torch or impl != "torch"]
-        samples: dict[int, dict[str, list[dict]]] = {t: {impl: [] for impl in impls} for t in THREADS}
+        samples: dict[int, dict[str, list[dict]]] = {
+            t: {impl: [] for impl in impls} for t in THREADS
+        }
         for _ in range(repeats):  # interleaved: noise from other processes hits every column alike
             for threads in THREADS:
                 for impl in impls:
@@ -637,11 +771,16 @@ def run() -> list[dict]:
     probe_after = second_core_probe() if max(THREADS) > 1 else None
     for row in rows:  # the speed-up from 1 to 2 threads, per implementation
         row["second_core_probe"] = [probe_before, probe_after]
-        one = next((r for r in rows if r["workload"] == row["workload"] and r["threads"] == 1), None)
+        one = next(
+            (r for r in rows if r["workload"] == row["workload"] and r["threads"] == 1), None
+        )
         if one is None or row["threads"] == 1:
             continue
-        row["speedup_vs_1_thread"] = {impl: round(one[impl] / row[impl], 2) for impl in ("tensorlib", "numpy", "torch")
-                                      if row.get(impl) and one.get(impl)}
+        row["speedup_vs_1_thread"] = {
+            impl: round(one[impl] / row[impl], 2)
+            for impl in ("tensorlib", "numpy", "torch")
+            if row.get(impl) and one.get(impl)
+        }
     return rows
 
 
@@ -660,35 +799,109 @@ def _blas_line(rows: list[dict]) -> str:
     for row in rows:
         for impl, libs in row.get("blas", {}).items():
             for lib in libs:
-                if lib["internal_api"] in ("openblas", "mkl", "blis") and lib["owner"] == ("torch" if impl == "torch" else "numpy"):
-                    parts.append(f"{'numpy (tensorlib)' if impl == 'tensorlib' else impl}: {lib['internal_api']} {lib['version']}, "
-                                 f"{lib['num_threads']} thread{'s' if lib['num_threads'] != 1 else ''}")
+                if lib["internal_api"] in ("openblas", "mkl", "blis") and lib["owner"] == (
+                    "torch" if impl == "torch" else "numpy"
+                ):
+                    parts.append(
+                        f"{'numpy (tensorlib)' if impl == 'tensorlib' else impl}: "
+                        f"{lib['internal_api']} {lib['version']}, "
+                        f"{lib['num_threads']} thread{'s' if lib['num_threads'] != 1 else ''}"
+                    )
     return "BLAS: " + "; ".join(dict.fromkeys(parts))
 
 
 def report(rows: list[dict]) -> str:
     """The module's table (the format is documented in benchmarks/README.md)."""
-    header = ["benchmark", "tensorlib", "numpy", "torch", "tl/torch", "numpy/torch", "tl/numpy", "x2 threads tl/np/torch",
-              "GFLOP/s tl/np/torch", "BLAS peak np/torch", "peak MB tl/np/torch"]
+    header = [
+        "benchmark",
+        "tensorlib",
+        "numpy",
+        "torch",
+        "tl/torch",
+        "numpy/torch",
+        "tl/numpy",
+        "x2 threads tl/np/torch",
+        "GFLOP/s tl/np/torch",
+        "BLAS peak np/torch",
+        "peak MB tl/np/torch",
+    ]
     lines = []
     for r in rows:
         sp = r.get("speedup_vs_1_thread", {})
-        gf = "/".join(f"{r[k]:.0f}" if r.get(k) else "-" for k in ("gflops_tensorlib", "gflops_numpy", "gflops_torch")) if "gflop" in r else "-"
-        peak = "/".join(f"{r[k]:.0f}" if r.get(k) else "-" for k in ("peak_gflops_numpy", "peak_gflops_torch")) if "gflop" in r else "-"
-        mb = "/".join(f"{r[k]:.0f}" if f"{k}" in r else "-" for k in ("peak_mb_tensorlib", "peak_mb_numpy", "peak_mb_torch"))
-        lines.append([r["name"], _fmt(r["tensorlib"]), _fmt(r["numpy"]), _fmt(r["torch"]), _x(r["tl_over_torch"]), _x(r["numpy_over_torch"]),
-                      _x(r["tl_over_numpy"]), "/".join(f"{sp[k]:.2f}" if k in sp else "-" for k in ("tensorlib", "numpy", "torch"))
-                      if r["threads"] > 1 else "", gf, peak, mb])
-    widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(header)]
-    out = [_blas_line(rows), "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths, strict=True)))]
+        gf = (
+            "/".join(
+                f"{r[k]:.0f}" if r.get(k) else "-"
+                for k in ("gflops_tensorlib", "gflops_numpy", "gflops_torch")
+            )
+            if "gflop" in r
+            else "-"
+        )
+        peak = (
+            "/".join(
+                f"{r[k]:.0f}" if r.get(k) else "-"
+                for k in ("peak_gflops_numpy", "peak_gflops_torch")
+            )
+            if "gflop" in r
+            else "-"
+        )
+        mb = "/".join(
+            f"{r[k]:.0f}" if f"{k}" in r else "-"
+            for k in ("peak_mb_tensorlib", "peak_mb_numpy", "peak_mb_torch")
+        )
+        lines.append(
+            [
+                r["name"],
+                _fmt(r["tensorlib"]),
+                _fmt(r["numpy"]),
+                _fmt(r["torch"]),
+                _x(r["tl_over_torch"]),
+                _x(r["numpy_over_torch"]),
+                _x(r["tl_over_numpy"]),
+                "/".join(
+                    f"{sp[k]:.2f}" if k in sp else "-" for k in ("tensorlib", "numpy", "torch")
+                )
+                if r["threads"] > 1
+                else "",
+                gf,
+                peak,
+                mb,
+            ]
+        )
+    widths = [
+        max(len(h), *(len(line[i]) for line in lines)) if lines else len(h)
+        for i, h in enumerate(header)
+    ]
+    out = [
+        _blas_line(rows),
+        "  ".join(
+            h.ljust(w) if i == 0 else h.rjust(w)
+            for i, (h, w) in enumerate(zip(header, widths, strict=True))
+        ),
+    ]
     out.append("  ".join("-" * w for w in widths))
-    out += ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))) for line in lines]
+    out += [
+        "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        )
+        for line in lines
+    ]
     probe = next((r["second_core_probe"] for r in rows if r.get("second_core_probe")), None)
     if probe and probe[0] is not None:
-        out.append(f"second-core probe (sgemm 1024, 1 -> 2 threads, before/after): x{probe[0]} / x{probe[1]}"
-                   + ("  (below 1.6: the second core was busy, 2-thread figures measure the load)" if min(probe) < 1.6 else
-                      "  (above 2.2: the 1-thread runs were descheduled, the machine is overloaded)" if max(probe) > 2.2 else ""))
-    untuned = [f"{r['name']}: {_fmt(r['tensorlib_untuned'])}" for r in rows if r.get("tensorlib_untuned")]
+        out.append(
+            f"second-core probe (sgemm 1024, 1 -> 2 threads, before/after): x{probe[0]} / "
+            f"x{probe[1]}"
+            + (
+                "  (below 1.6: the second core was busy, 2-thread figures measure the load)"
+                if min(probe) < 1.6
+                else "  (above 2.2: the 1-thread runs were descheduled, the machine is overloaded)"
+                if max(probe) > 2.2
+                else ""
+            )
+        )
+    untuned = [
+        f"{r['name']}: {_fmt(r['tensorlib_untuned'])}" for r in rows if r.get("tensorlib_untuned")
+    ]
     if untuned:
         out.append("tensorlib without tune_malloc: " + "; ".join(untuned))
     return "\n".join(out)

@@ -1,4 +1,5 @@
-"""Layers: forward and forward+backward of an MLP 64-256-256-10 (batch 128) and a Conv2d 1->8 (batch 32, 28x28, k=3, padding 1).
+"""Layers: forward and forward+backward of an MLP 64-256-256-10 (batch 128) and a Conv2d 1->8 (batch
+32, 28x28, k=3, padding 1).
 
 tensorlib's layers against torch's with the same weights and one thread each, and against
 a bare numpy implementation that does the same arithmetic (for "fwd+bwd": the hand-written
@@ -19,7 +20,9 @@ CONV_BATCH, CONV_IN, CONV_OUT, CONV_SIZE, KERNEL, PADDING = 32, 1, 8, 28, 3, 1
 
 
 def _linear_weights(model) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [(m.weight.numpy().copy(), m.bias.numpy().copy()) for m in model if isinstance(m, nn.Linear)]
+    return [
+        (m.weight.numpy().copy(), m.bias.numpy().copy()) for m in model if isinstance(m, nn.Linear)
+    ]
 
 
 def _mlp_rows() -> list[dict]:
@@ -140,7 +143,9 @@ def _conv_rows() -> list[dict]:
         # per-image products summed: far faster than one tensordot over (N, P), which copies
         dw = np.matmul(g_mat, cols.transpose(0, 2, 1)).sum(axis=0).reshape(w_np.shape)
         db = g_mat.sum(axis=(0, 2))
-        dcols = np.matmul(w_mat.T, g_mat).reshape(CONV_BATCH, CONV_IN, KERNEL, KERNEL, size_out, size_out)
+        dcols = np.matmul(w_mat.T, g_mat).reshape(
+            CONV_BATCH, CONV_IN, KERNEL, KERNEL, size_out, size_out
+        )
         dxp = np.zeros_like(xp)
         for u in range(KERNEL):  # col2im: scatter each kernel offset back
             for v in range(KERNEL):
@@ -158,7 +163,11 @@ def _conv_rows() -> list[dict]:
         _check_same(ours_fwd().numpy(), reference(xt).detach().numpy(), "Conv2d")
         reference(xt).backward(gt)
         _, dx, dw, db = numpy_fb()
-        for what, mine, auto in [("dX", dx, xt.grad), ("dW", dw, reference.weight.grad), ("db", db, reference.bias.grad)]:
+        for what, mine, auto in [
+            ("dX", dx, xt.grad),
+            ("dW", dw, reference.weight.grad),
+            ("db", db, reference.bias.grad),
+        ]:
             _check_same(mine, auto.numpy(), f"Conv2d numpy floor {what}")
 
         def theirs_fwd():
@@ -170,7 +179,9 @@ def _conv_rows() -> list[dict]:
             reference(xt).backward(gt)
 
     _check_same(ours_fwd().numpy(), numpy_fwd(), "Conv2d numpy floor")
-    name = f"Conv2d {CONV_IN}->{CONV_OUT} k{KERNEL} p{PADDING} {CONV_SIZE}x{CONV_SIZE} b{CONV_BATCH}"
+    name = (
+        f"Conv2d {CONV_IN}->{CONV_OUT} k{KERNEL} p{PADDING} {CONV_SIZE}x{CONV_SIZE} b{CONV_BATCH}"
+    )
     return [
         row(f"{name} fwd", ours_fwd, numpy_fwd, theirs_fwd),
         row(f"{name} fwd+bwd", ours_fb, numpy_fb, theirs_fb),

@@ -1,11 +1,12 @@
-"""Optimizers: one AdamW step over the parameters of a small GPT (818k parameters, 53 tensors) and of an MLP 64-256-256-10.
+"""Optimizers: one AdamW step over the parameters of a small GPT (818k parameters, 53 tensors) and
+of an MLP 64-256-256-10.
 
 The GPT's parameters have the shapes of the suite's GPT workload (vocabulary 65, context 64,
-width 128, 4 heads, 4 pre-norm blocks with a 4x MLP, untied head), with random gradients. tensorlib's
-AdamW (flat buffers: gather the gradients, then a fixed number of in-place numpy passes over
-all parameters) against torch.optim.AdamW with one thread in its three CPU implementations: the
-default per-parameter loop, ``foreach=True`` (multi-tensor ops) and ``fused=True`` (one kernel).
-The numpy column is the update alone on flat arrays that already hold the gradients (the floor).
+width 128, 4 heads, 4 pre-norm blocks with a 4x MLP, untied head), with random gradients.
+tensorlib's AdamW (flat buffers: gather the gradients, then a fixed number of in-place numpy passes
+over all parameters) against torch.optim.AdamW with one thread in its three CPU implementations: the
+default per-parameter loop, ``foreach=True`` (multi-tensor ops) and ``fused=True`` (one kernel). The
+numpy column is the update alone on flat arrays that already hold the gradients (the floor).
 """
 
 from __future__ import annotations
@@ -22,19 +23,38 @@ VOCAB, CONTEXT, WIDTH, BLOCKS = 65, 64, 128, 4
 def gpt_shapes() -> list[tuple[int, ...]]:
     shapes: list[tuple[int, ...]] = [(VOCAB, WIDTH), (CONTEXT, WIDTH)]
     for _ in range(BLOCKS):
-        shapes += [(WIDTH,), (WIDTH,), (3 * WIDTH, WIDTH), (3 * WIDTH,), (WIDTH, WIDTH), (WIDTH,),
-                   (WIDTH,), (WIDTH,), (4 * WIDTH, WIDTH), (4 * WIDTH,), (WIDTH, 4 * WIDTH), (WIDTH,)]
+        shapes += [
+            (WIDTH,),
+            (WIDTH,),
+            (3 * WIDTH, WIDTH),
+            (3 * WIDTH,),
+            (WIDTH, WIDTH),
+            (WIDTH,),
+            (WIDTH,),
+            (WIDTH,),
+            (4 * WIDTH, WIDTH),
+            (4 * WIDTH,),
+            (WIDTH, 4 * WIDTH),
+            (WIDTH,),
+        ]
     return shapes + [(WIDTH,), (WIDTH,), (VOCAB, WIDTH)]
 
 
 def mlp_shapes() -> list[tuple[int, ...]]:
     sizes = (64, 256, 256, 10)
-    return [shape for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True) for shape in ((n_out, n_in), (n_out,))]
+    return [
+        shape
+        for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True)
+        for shape in ((n_out, n_in), (n_out,))
+    ]
 
 
 def _numpy_adamw(size: int, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-2):
     rng = np.random.default_rng(0)
-    param, grad = rng.standard_normal(size, dtype=np.float32), rng.standard_normal(size, dtype=np.float32)
+    param, grad = (
+        rng.standard_normal(size, dtype=np.float32),
+        rng.standard_normal(size, dtype=np.float32),
+    )
     m, v, tmp = np.zeros(size, np.float32), np.zeros(size, np.float32), np.empty(size, np.float32)
     step = [0]
 
@@ -72,7 +92,11 @@ def _rows(label: str, shapes: list[tuple[int, ...]]) -> list[dict]:
     if torch is None:
         return [row(name, ours.step, floor)]
     rows = []
-    for variant, options in (("torch loop", {}), ("torch foreach", {"foreach": True}), ("torch fused", {"fused": True})):
+    for variant, options in (
+        ("torch loop", {}),
+        ("torch foreach", {"foreach": True}),
+        ("torch fused", {"fused": True}),
+    ):
         theirs_params = [torch.nn.Parameter(torch.tensor(v)) for v in values]
         for p, g in zip(theirs_params, grads, strict=True):
             p.grad = torch.tensor(g)

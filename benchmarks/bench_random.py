@@ -77,13 +77,19 @@ def run() -> list[dict]:
             "randint(low=0, high=10, size=(16,)): overhead",
             lambda: tl.randint(low=0, high=10, size=(16,), generator=generator),
             lambda: rng.integers(0, 10, size=16),
-            torch_call(lambda: torch.randint(low=0, high=10, size=(16,), generator=torch_generator)),
+            torch_call(
+                lambda: torch.randint(low=0, high=10, size=(16,), generator=torch_generator)
+            ),
         ),
         row(
             "multinomial 1e6 of 1000 categories, replacement",
             lambda: tl.multinomial(weights, N, replacement=True, generator=generator),
             lambda: rng.choice(1000, size=N, p=probabilities),
-            torch_call(lambda: torch.multinomial(torch_weights, N, replacement=True, generator=torch_generator)),
+            torch_call(
+                lambda: torch.multinomial(
+                    torch_weights, N, replacement=True, generator=torch_generator
+                )
+            ),
         ),
         row(
             "multinomial 64 rows x 50000 categories, 1 each (next tokens)",

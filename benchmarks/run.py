@@ -62,11 +62,24 @@ def table(rows: list[dict]) -> str:
          fmt_ratio(r["tensorlib"], r.get("numpy")), fmt_ratio(r["tensorlib"], r.get("torch"))]
         for r in rows
     ]
-    widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(header)]
-    out = ["  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(header, widths, strict=True)))]
+    widths = [
+        max(len(h), *(len(line[i]) for line in lines)) if lines else len(h)
+        for i, h in enumerate(header)
+    ]
+    out = [
+        "  ".join(
+            h.ljust(w) if i == 0 else h.rjust(w)
+            for i, (h, w) in enumerate(zip(header, widths, strict=True))
+        )
+    ]
     out.append("  ".join("-" * w for w in widths))
     for line in lines:
-        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))))
+        out.append(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(line, widths, strict=True))
+            )
+        )
     return "\n".join(out)
 
 
@@ -74,13 +87,16 @@ def cpu_model() -> str | None:
     """The CPU's model name from /proc/cpuinfo (Linux), else platform.processor() or None."""
     try:
         with open("/proc/cpuinfo") as f:
-            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+            return next(
+                (line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None
+            )
     except OSError:
         return platform.processor() or None
 
 
 def numpy_blas() -> list[dict]:
-    """numpy's BLAS as threadpoolctl reports it: internal_api, version, num_threads, architecture."""
+    """numpy's BLAS as threadpoolctl reports it: internal_api, version, num_threads,
+    architecture."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:  # pragma: no cover - depends on the environment
@@ -100,7 +116,10 @@ def environment() -> dict:
         "cores": os.cpu_count(),
         "numpy_blas": numpy_blas(),
         "quick": os.environ.get("BENCH_QUICK") == "1",
-        "threads": {v: os.environ.get(v) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
+        "threads": {
+            v: os.environ.get(v)
+            for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+        },
     }
     try:
         import torch
@@ -116,14 +135,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="run only the bench_*.py modules whose name contains this")
     parser.add_argument("--json", type=Path, default=ROOT / ".bench" / "results.json")
-    parser.add_argument("--quick", action="store_true", help="time less (for tests): same format, rough figures")
+    parser.add_argument(
+        "--quick", action="store_true", help="time less (for tests): same format, rough figures"
+    )
     args = parser.parse_args(argv)
 
     env = environment()
     threads = ", ".join(f"{k}={v}" for k, v in env["threads"].items())
-    blas = ", ".join(f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in env["numpy_blas"]) or "unknown"
-    print(f"CPU: {env['cpu']}, {env['cores']} cores; numpy {env['numpy']} on {blas}; torch {env['torch'] or 'not installed'}")
-    print(f"{threads}; times are best of {5 if not env['quick'] else 1}, per call{' (quick mode)' if env['quick'] else ''}")
+    blas = (
+        ", ".join(
+            f"{b['internal_api']} {b['version']} ({b['architecture']})" for b in env["numpy_blas"]
+        )
+        or "unknown"
+    )
+    print(
+        f"CPU: {env['cpu']}, {env['cores']} cores; numpy {env['numpy']} on {blas}; torch "
+        f"{env['torch'] or 'not installed'}"
+    )
+    print(
+        f"{threads}; times are best of {5 if not env['quick'] else 1}, per "
+        f"call{' (quick mode)' if env['quick'] else ''}"
+    )
     results: dict[str, list[dict]] = {}
     for name in discover(args.only):
         module = importlib.import_module(name)

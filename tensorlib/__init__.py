@@ -16,17 +16,19 @@ from tensorlib.shape import (
 # is numpy's bool_ (the names shadow Python's builtins only inside this namespace, as in torch).
 from tensorlib.engine import (
     abs, add, allclose, amax, amin, arange, argmax, argmin, as_device, bitwise_and, bitwise_not,
-    bitwise_or, bitwise_xor, bmm, bool_ as bool, cat, chunk, clamp, concat, cos, cuda, cumsum, device,
-    div, double, empty, empty_like, enable_grad, eq, exp, eye, flatten, float16, float16 as half,
-    float32, float32 as float, float64, floor_divide, from_numpy, full, full_like, Function, gather, ge,
-    gt, inf, int16, int32, int32 as int, int64, int8, is_grad_enabled, is_tensor, le, linspace, log,
-    log1p, log_softmax, long, lt, masked_fill, matmul, max, maximum, mean, min, minimum, mul, nan, ne,
-    neg, no_grad, norm, numel, ones, ones_like, outer, permute, pow, relu, remainder, reshape, rsqrt,
-    set_grad_enabled, sigmoid, sin, softmax, sort, split, sqrt, square, squeeze, stack, std, sub, sum,
-    tanh, Tensor, tensor, topk, transpose, tril, triu, uint8, unsqueeze, var, where, zeros, zeros_like,
+    bitwise_or, bitwise_xor, bmm, bool_ as bool, cat, chunk, clamp, concat, cos, cuda, cumsum,
+    device, div, double, empty, empty_like, enable_grad, eq, exp, eye, flatten, float16,
+    float16 as half, float32, float32 as float, float64, floor_divide, from_numpy, full, full_like,
+    Function, gather, ge, gt, inf, int16, int32, int32 as int, int64, int8, is_grad_enabled,
+    is_tensor, le, linspace, log, log1p, log_softmax, long, lt, masked_fill, matmul, max, maximum,
+    mean, min, minimum, mul, nan, ne, neg, no_grad, norm, numel, ones, ones_like, outer, permute,
+    pow, relu, remainder, reshape, rsqrt, set_grad_enabled, sigmoid, sin, softmax, sort, split,
+    sqrt, square, squeeze, stack, std, sub, sum, tanh, Tensor, tensor, topk, transpose, tril, triu,
+    uint8, unsqueeze, var, where, zeros, zeros_like,
 )
 from tensorlib.engine import (
-    bfloat16, flip, get_default_device, inference_mode, is_floating_point, mm, narrow, roll, set_default_device,
+    bfloat16, flip, get_default_device, inference_mode, is_floating_point, mm, narrow, roll,
+    set_default_device,
 )
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 

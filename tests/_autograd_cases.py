@@ -195,12 +195,19 @@ CASES: list[OpCase] = [
     OpCase("mean_empty_dims_reduces_all", lambda lib, x: x.mean(dim=()), [(3, 4)]),
     # torch 2.13's var(dim=()) reduces every dim forward but divides by N - 1 = 0 in backward
     # (inf gradients); ours is the gradient of var() over all dims, checked by gradcheck
-    OpCase("var_empty_dims_reduces_all", lambda lib, x: x.var(dim=()), [(3, 4)], tags=frozenset({"forward_parity_only"})),
+    OpCase(
+        "var_empty_dims_reduces_all",
+        lambda lib, x: x.var(dim=()),
+        [(3, 4)],
+        tags=frozenset({"forward_parity_only"}),
+    ),
     OpCase("amax_empty_dims_reduces_all", lambda lib, x: x.amax(dim=()), [(3, 4)], "distinct"),
     OpCase("max", lambda lib, x: x.max(), [(3, 4)], "distinct"),
     OpCase("min", lambda lib, x: x.min(), [(3, 4)], "distinct"),
     OpCase("max_dim", lambda lib, x: x.max(dim=1), [(3, 4)], "distinct"),
-    OpCase("max_dim_neg_keepdim", lambda lib, x: x.max(dim=-1, keepdim=True), [(2, 3, 4)], "distinct"),
+    OpCase(
+        "max_dim_neg_keepdim", lambda lib, x: x.max(dim=-1, keepdim=True), [(2, 3, 4)], "distinct"
+    ),
     OpCase("min_dim", lambda lib, x: x.min(dim=0), [(3, 4)], "distinct"),
     OpCase("softmax", lambda lib, x: x.softmax(dim=-1), [(3, 4)]),
     OpCase("softmax_dim0", lambda lib, x: x.softmax(dim=0), [(3, 4)]),
@@ -257,7 +264,10 @@ CASES: list[OpCase] = [
     OpCase("split_size", lambda lib, x: lib.split(x, 2, dim=1), [(3, 5)]),
     OpCase("split_sections", lambda lib, x: lib.split(x, [1, 2], dim=0), [(3, 4)]),
     OpCase(
-        "cat_three_one_constant", lambda lib, x, y: lib.cat([x, y, x], dim=1), [(2, 3), (2, 2)], grad=[True, False]
+        "cat_three_one_constant",
+        lambda lib, x, y: lib.cat([x, y, x], dim=1),
+        [(2, 3), (2, 2)],
+        grad=[True, False],
     ),
     OpCase("stack_0d", lambda lib, x, y: lib.stack([x, y, x]), [(), ()]),
     OpCase("split_last_dim_sections", lambda lib, x: lib.split(x, [3, 1], dim=-1), [(2, 4)]),
@@ -292,7 +302,11 @@ CASES: list[OpCase] = [
         lambda lib, x: F(lib).cross_entropy(x, _c(lib, TARGET_IGNORE_3), ignore_index=3),
         [(4, 3)],
     ),
-    OpCase("nll_loss", lambda lib, x: F(lib).nll_loss(x.log_softmax(dim=1), _c(lib, TARGET_4)), [(4, 3)]),
+    OpCase(
+        "nll_loss",
+        lambda lib, x: F(lib).nll_loss(x.log_softmax(dim=1), _c(lib, TARGET_4)),
+        [(4, 3)],
+    ),
     OpCase("nll_loss_raw", lambda lib, x: F(lib).nll_loss(x, _c(lib, TARGET_4)), [(4, 3)]),
     OpCase(
         "nll_loss_sum",
@@ -305,8 +319,12 @@ CASES: list[OpCase] = [
         [(4, 3)],
     ),
     OpCase("mse_loss", lambda lib, x, y: F(lib).mse_loss(x, y), [(3, 4), (3, 4)]),
-    OpCase("mse_loss_sum", lambda lib, x, y: F(lib).mse_loss(x, y, reduction="sum"), [(3, 4), (3, 4)]),
-    OpCase("mse_loss_none", lambda lib, x, y: F(lib).mse_loss(x, y, reduction="none"), [(3, 4), (3, 4)]),
+    OpCase(
+        "mse_loss_sum", lambda lib, x, y: F(lib).mse_loss(x, y, reduction="sum"), [(3, 4), (3, 4)]
+    ),
+    OpCase(
+        "mse_loss_none", lambda lib, x, y: F(lib).mse_loss(x, y, reduction="none"), [(3, 4), (3, 4)]
+    ),
     OpCase(
         "bce_with_logits",
         lambda lib, x, y: F(lib).binary_cross_entropy_with_logits(x, y),
@@ -336,17 +354,29 @@ CASES: list[OpCase] = [
     OpCase("rsqrt", lambda lib, x: x.rsqrt(), [(3, 4)], "positive"),
     OpCase("cumsum_dim1", lambda lib, x: x.cumsum(dim=1), [(3, 4)]),
     OpCase("cumsum_dim0_3d", lambda lib, x: lib.cumsum(x, 0), [(3, 2, 4)]),
-    OpCase("gather_repeated", lambda lib, x: x.gather(1, _c(lib, [[0, 0, 3], [2, 1, 2], [3, 3, 3]])), [(3, 4)]),
-    OpCase("gather_dim0_smaller_index", lambda lib, x: lib.gather(x, 0, _c(lib, [[1, 0], [2, 2]])), [(3, 4)]),
+    OpCase(
+        "gather_repeated",
+        lambda lib, x: x.gather(1, _c(lib, [[0, 0, 3], [2, 1, 2], [3, 3, 3]])),
+        [(3, 4)],
+    ),
+    OpCase(
+        "gather_dim0_smaller_index",
+        lambda lib, x: lib.gather(x, 0, _c(lib, [[1, 0], [2, 2]])),
+        [(3, 4)],
+    ),
     OpCase("repeat", lambda lib, x: x.repeat(2, 1, 3), [(3, 2)]),
     OpCase("repeat_same_dims", lambda lib, x: x.repeat(1, 2), [(3, 2)]),
     OpCase("norm_fro", lambda lib, x: x.norm(), [(3, 4)]),
-    OpCase("norm_p2_dims_keepdim", lambda lib, x: x.norm(p=2, dim=(0, 2), keepdim=True), [(2, 3, 4)]),
+    OpCase(
+        "norm_p2_dims_keepdim", lambda lib, x: x.norm(p=2, dim=(0, 2), keepdim=True), [(2, 3, 4)]
+    ),
     OpCase("norm_p1_dim1", lambda lib, x: lib.norm(x, p=1, dim=1), [(3, 4)], "nonzero"),
     OpCase("sort_descending", lambda lib, x: x.sort(dim=0, descending=True), [(3, 4)], "distinct"),
     OpCase("sort_last", lambda lib, x: lib.sort(x), [(2, 3, 4)], "distinct"),
     OpCase("topk_largest", lambda lib, x: x.topk(2, dim=1), [(3, 4)], "distinct"),
-    OpCase("topk_smallest", lambda lib, x: lib.topk(x, 3, dim=0, largest=False), [(3, 4)], "distinct"),
+    OpCase(
+        "topk_smallest", lambda lib, x: lib.topk(x, 3, dim=0, largest=False), [(3, 4)], "distinct"
+    ),
     OpCase("bmm", lambda lib, x, y: x.bmm(y), [(2, 3, 4), (2, 4, 5)]),
     OpCase("outer", lambda lib, x, y: lib.outer(x, y), [(3,), (5,)]),
 ]

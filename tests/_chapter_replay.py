@@ -27,7 +27,8 @@ def chapter_exported_cells(chapter: str) -> list[str]:
 
 @contextmanager
 def replayed_chapter(chapter: str, name: str) -> Iterator[tuple[ModuleType, list[str]]]:
-    """A fresh module ``name`` with the chapter's modules pointed at it, and the chapter's exported cells.
+    """A fresh module ``name`` with the chapter's modules pointed at it, and the chapter's exported
+    cells.
 
     ``sys.modules`` is restored afterwards.
     """

@@ -34,7 +34,8 @@ def grad_of(lib: Any, values: Any, fn: Callable[[Any], Any], dtype: Any = None) 
 
 
 def changed_after_use(lib: Any, op: Callable[[Any, Any, Any], Any], kind: str) -> Any:
-    """Use an index (``kind="index"``) or a mask in ``op``, change it in place, then backward: x's gradient."""
+    """Use an index (``kind="index"``) or a mask in ``op``, change it in place, then backward: x's
+    gradient."""
     x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
     other = lib.tensor([0, 0]) if kind == "index" else lib.tensor([True, False, True])
     y = op(lib, x, other).sum()
@@ -51,7 +52,11 @@ def _outcome(lib: Any, case: Callable[[Any], Any]) -> tuple[str, Any, Any]:
             value = case(lib)
     except Exception as error:  # noqa: BLE001 - the probe compares which error, if any
         return type(error).__name__, None, None
-    return "value", np.asarray(value.detach().numpy(), dtype=np.float64), str(value.dtype).removeprefix("torch.")
+    return (
+        "value",
+        np.asarray(value.detach().numpy(), dtype=np.float64),
+        str(value.dtype).removeprefix("torch."),
+    )
 
 
 def assert_matches_pytorch(name: str, case: Callable[[Any], Any]) -> None:
@@ -62,4 +67,6 @@ def assert_matches_pytorch(name: str, case: Callable[[Any], Any]) -> None:
     if ours[0] == "value":
         assert ours[2] == theirs[2], f"{name}: dtype {ours[2]}, PyTorch {theirs[2]}"
         rtol = 5e-3 if "float16" in name else 1e-5
-        np.testing.assert_allclose(ours[1], theirs[1], rtol=rtol, atol=1e-7, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            ours[1], theirs[1], rtol=rtol, atol=1e-7, equal_nan=True, err_msg=name
+        )

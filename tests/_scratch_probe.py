@@ -38,7 +38,9 @@ def _user() -> dict[str, Any]:
 
 
 def _made_in_notebook(value: Any) -> bool:
-    return isinstance(value, type) and not str(getattr(value, "__module__", "")).startswith("tensorlib")
+    return isinstance(value, type) and not (
+        str(getattr(value, "__module__", "")).startswith("tensorlib")
+    )
 
 
 def _plain(value: Any, obj: Any = None, peer: Any = None) -> Any:
@@ -66,7 +68,8 @@ def _no_grad(g: dict[str, Any]) -> Any:
     return g.get("no_grad", tensorlib.no_grad)()
 
 
-# -- the kinds of scratch object ---------------------------------------------------------------------------
+# -- the kinds of scratch object
+# ---------------------------------------------------------------------------
 def _tensor_backward(x: Any, peer: Any) -> Any:
     (x * x).sum().backward()
     grad = x.grad
@@ -148,7 +151,9 @@ def _generator_ops(g: dict[str, Any]) -> dict[str, Op]:
         if callable(g.get(name)):
             ops[f"{name}(3, generator=generator)"] = lambda x, p, f=g[name]: f(3, generator=x)
     if callable(g.get("randint")):
-        ops["randint(0, 5, (4,), generator=generator)"] = lambda x, p: g["randint"](0, 5, (4,), generator=x)
+        ops["randint(0, 5, (4,), generator=generator)"] = (
+            lambda x, p: g["randint"](0, 5, (4,), generator=x)
+        )
     if callable(g.get("randperm")):
         ops["randperm(5, generator=generator)"] = lambda x, p: g["randperm"](5, generator=x)
     return ops
@@ -188,7 +193,11 @@ def _module_add_child(m: Any, peer: Any) -> Any:
     with tensorlib.no_grad():  # the same values in the early and the late module
         for parameter in m.child.parameters():
             parameter.fill_(0.5)
-    return [[name for name, _ in m.named_children()], [tuple(p.shape) for p in m.parameters()], list(m.state_dict())]
+    return [
+        [name for name, _ in m.named_children()],
+        [tuple(p.shape) for p in m.parameters()],
+        list(m.state_dict()),
+    ]
 
 
 def _module_ops(g: dict[str, Any]) -> dict[str, Op]:
@@ -203,11 +212,20 @@ def _module_ops(g: dict[str, Any]) -> dict[str, Op]:
         "m(x).sum().backward(), zero_grad()": _module_backward,
         "train(False).training": lambda m, p: m.train(False).training,
         "eval(), train()": lambda m, p: [m.eval().training, m.train().training],
-        "register_buffer(...), buffers()": lambda m, p: [m.register_buffer("counts", tensorlib.zeros(2)), list(m.buffers())],
+        "register_buffer(...), buffers()": lambda m, p: [
+            m.register_buffer("counts", tensorlib.zeros(2)),
+            list(m.buffers()),
+        ],
         "modules()": lambda m, p: len(list(m.modules())),
         "apply(fn)": lambda m, p: m.apply(lambda module: None) is m,
-        "requires_grad_(False)": lambda m, p: [m.requires_grad_(False) is m, [q.requires_grad for q in m.parameters()]],
-        "requires_grad_(True)": lambda m, p: [m.requires_grad_(True) is m, [q.requires_grad for q in m.parameters()]],
+        "requires_grad_(False)": lambda m, p: [
+            m.requires_grad_(False) is m,
+            [q.requires_grad for q in m.parameters()],
+        ],
+        "requires_grad_(True)": lambda m, p: [
+            m.requires_grad_(True) is m,
+            [q.requires_grad for q in m.parameters()],
+        ],
         "repr(m)": lambda m, p: repr(m),
         "copy.deepcopy(m).state_dict()": lambda m, p: copy.deepcopy(m).state_dict(),
         "to(float64)": lambda m, p: [m.to(tensorlib.float64) is m, str(m.weight.dtype)],
@@ -250,8 +268,14 @@ def _optimizer_ops(g: dict[str, Any]) -> dict[str, Op]:
         "step()": _optimizer_step,
         "step() again": _optimizer_step,
         "state_dict()": lambda o, p: o.state_dict(),
-        "load_state_dict(state_dict())": lambda o, p: [o.load_state_dict(o.state_dict()), o.state_dict()],
-        "zero_grad()": lambda o, p: [o.zero_grad(), [q.grad for group in o.param_groups for q in group["params"]]],
+        "load_state_dict(state_dict())": lambda o, p: [
+            o.load_state_dict(o.state_dict()),
+            o.state_dict(),
+        ],
+        "zero_grad()": lambda o, p: [
+            o.zero_grad(),
+            [q.grad for group in o.param_groups for q in group["params"]],
+        ],
         "param_groups[0]['lr']": lambda o, p: o.param_groups[0]["lr"],
         "repr(optimizer)": lambda o, p: repr(o),
         "add_param_group(...)": _optimizer_add_group,
@@ -274,21 +298,61 @@ class Kind:
     (a scratch Module is a new subclass each time it is made: its base must be the same ``Module``).
     """
 
-    def __init__(self, label: str, needs: str, make: Callable[[dict[str, Any]], Any],
-                 ops: Callable[[dict[str, Any]], dict[str, Op]], core: tuple[str, ...], base: str, depth: int = 0) -> None:
-        self.label, self.needs, self.make, self.ops, self.core, self.base = label, needs, make, ops, core, base
+    def __init__(
+        self,
+        label: str,
+        needs: str,
+        make: Callable[[dict[str, Any]], Any],
+        ops: Callable[[dict[str, Any]], dict[str, Op]],
+        core: tuple[str, ...],
+        base: str,
+        depth: int = 0,
+    ) -> None:
+        self.label, self.needs, self.make, self.ops, self.core, self.base = (
+            label,
+            needs,
+            make,
+            ops,
+            core,
+            base,
+        )
         self.depth = depth  # how far up the MRO the early and the late object must share a class
 
 
 KINDS = {
-    "tensor": Kind("Tensor", "Tensor", _make_tensor, _tensor_ops,
-                   ("x * x", "(x * x).sum().backward()", "x[0]", "x.add_(1.0) under no_grad"), "Tensor"),
-    "generator": Kind("Generator", "Generator", lambda g: g["Generator"](0), _generator_ops,
-                      ("manual_seed(3)", "get_state()", "initial_seed()"), "Generator"),
-    "module": Kind("Module", "Module", _make_module, _module_ops,
-                   ("parameters()", "state_dict()", "to(float64)", "repr(m)", "m(x)"), "Module", depth=1),
-    "optimizer": Kind("optimizer (SGD)", "SGD", _make_optimizer, _optimizer_ops,
-                      ("step()", "state_dict()", "load_state_dict(state_dict())", "zero_grad()"), "Optimizer"),
+    "tensor": Kind(
+        "Tensor",
+        "Tensor",
+        _make_tensor,
+        _tensor_ops,
+        ("x * x", "(x * x).sum().backward()", "x[0]", "x.add_(1.0) under no_grad"),
+        "Tensor",
+    ),
+    "generator": Kind(
+        "Generator",
+        "Generator",
+        lambda g: g["Generator"](0),
+        _generator_ops,
+        ("manual_seed(3)", "get_state()", "initial_seed()"),
+        "Generator",
+    ),
+    "module": Kind(
+        "Module",
+        "Module",
+        _make_module,
+        _module_ops,
+        ("parameters()", "state_dict()", "to(float64)", "repr(m)", "m(x)"),
+        "Module",
+        depth=1,
+    ),
+    "optimizer": Kind(
+        "optimizer (SGD)",
+        "SGD",
+        _make_optimizer,
+        _optimizer_ops,
+        ("step()", "state_dict()", "load_state_dict(state_dict())", "zero_grad()"),
+        "Optimizer",
+    ),
 }
 
 
@@ -316,10 +380,13 @@ class Probe:
         original = types.new_class
 
         def recording_new_class(name: str, *args: Any, **kwargs: Any) -> type:
-            self.new_class_calls.append(f"{self._where(self.cell)} calls types.new_class({name!r}, ...)")
+            self.new_class_calls.append(
+                f"{self._where(self.cell)} calls types.new_class({name!r}, ...)"
+            )
             return original(name, *args, **kwargs)
 
-        types.new_class = recording_new_class  # type: ignore[assignment] - the probe records each call
+        # the probe records each call
+        types.new_class = recording_new_class  # type: ignore[assignment]
 
     def _where(self, cell: int) -> str:
         return f"cell {cell} (`{self.labels.get(cell, '?')}`)"
@@ -329,7 +396,8 @@ class Probe:
         self.cell = cell
 
     def after(self, cell: int, *, rerun: bool = False) -> None:
-        """Check the bindings of the exported class names after ``cell``, and make the scratch objects that can be."""
+        """Check the bindings of the exported class names after ``cell``, and make the scratch
+        objects that can be."""
         g = _user()
         for name in self.exported:
             value = g.get(name)
@@ -339,8 +407,10 @@ class Probe:
                 self.first[name] = (cell, value)
             elif value is not self.first[name][1] and not rerun:
                 before = self.first[name][0]
-                self.rebound.append(f"{self._where(cell)} binds `{name}` to a new class object, replacing the one "
-                                    f"{self._where(before)} made: objects made before keep the old class")
+                self.rebound.append(
+                    f"{self._where(cell)} binds `{name}` to a new class object, replacing the one "
+                    f"{self._where(before)} made: objects made before keep the old class"
+                )
                 self.first[name] = (cell, value)  # report each re-creation once
         for kind in self.kinds:
             if kind.label in self.early or kind.needs not in self.first or rerun:
@@ -351,7 +421,8 @@ class Probe:
                 self.could_not_make[kind.label] = f"{type(error).__name__}: {error}"
 
     def finish(self, stage: str, *, rerun: bool = False) -> None:
-        """Compare each early scratch object with one made now; ``stage`` says when, in the messages.
+        """Compare each early scratch object with one made now; ``stage`` says when, in the
+        messages.
 
         After a re-run (``rerun``), the early objects are compared with the late ones made at the
         first call, which have been through the same operations since.
@@ -360,7 +431,9 @@ class Probe:
         problems = self.problems.setdefault(stage, [])
         for kind in self.kinds:
             if kind.label not in self.early:
-                reason = self.could_not_make.get(kind.label, f"`{kind.needs}` was never defined in the notebook")
+                reason = self.could_not_make.get(
+                    kind.label, f"`{kind.needs}` was never defined in the notebook"
+                )
                 problems.append(f"no early {kind.label} could be made ({reason})")
                 continue
             cell, early = self.early[kind.label]
@@ -373,10 +446,15 @@ class Probe:
             self.late[kind.label] = late
             base = g.get(kind.base)
             if type(early).__mro__[kind.depth] is not type(late).__mro__[kind.depth]:
-                problems.append(f"{where} has another class than one made now: "
-                                     f"type(early){'.__base__' * kind.depth} is not type(late){'.__base__' * kind.depth}")
+                problems.append(
+                    f"{where} has another class than one made now: "
+                    f"type(early){'.__base__' * kind.depth} is not "
+                    f"type(late){'.__base__' * kind.depth}"
+                )
             if not rerun and isinstance(base, type) and not isinstance(early, base):
-                problems.append(f"{where} is not an instance of the notebook's `{kind.base}` any more")
+                problems.append(
+                    f"{where} is not an instance of the notebook's `{kind.base}` any more"
+                )
             missing = sorted(n for n in set(dir(late)) - set(dir(early)) if not n.startswith("_"))
             if missing:
                 problems.append(f"{where} lacks {missing[:12]}, which one made now has")
@@ -390,9 +468,14 @@ class Probe:
                 if not late_ok and name in kind.core:
                     problems.append(f"`{name}` fails on a {kind.label} made now: {late_result}")
                 elif late_ok and not early_ok:
-                    problems.append(f"`{name}` fails on {where} ({early_result}); it works on one made now")
+                    problems.append(
+                        f"`{name}` fails on {where} ({early_result}); it works on one made now"
+                    )
                 elif late_ok and early_result != late_result:
-                    problems.append(f"`{name}` gives {early_result!r:.200} on {where}, {late_result!r:.200} on one made now")
+                    problems.append(
+                        f"`{name}` gives {early_result!r:.200} on {where}, {late_result!r:.200} on "
+                        "one made now"
+                    )
 
     def report(self) -> None:
         """Print everything found, as one JSON line after :data:`MARK`."""

@@ -38,7 +38,13 @@ def load_tool() -> Callable[[str], ModuleType]:
     return load
 
 
-def _code(source: str, tags: tuple[str, ...] = (), count: int | None = None, outputs: list | None = None, **metadata):
+def _code(
+    source: str,
+    tags: tuple[str, ...] = (),
+    count: int | None = None,
+    outputs: list | None = None,
+    **metadata,
+):
     cell = nbformat.v4.new_code_cell(source, execution_count=count, outputs=outputs or [])
     cell.metadata = nbformat.from_dict({**({"tags": list(tags)} if tags else {}), **metadata})
     return cell
@@ -56,7 +62,10 @@ def _write(path: Path, cells: list, metadata: dict | None = None) -> Path:
     notebook.metadata = nbformat.from_dict(
         metadata
         if metadata is not None
-        else {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}, "language_info": {"name": "python"}}
+        else {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        }
     )
     for index, cell in enumerate(cells):
         cell.id = f"c{index:03d}"

@@ -20,7 +20,8 @@ def test_integer_division_by_zero_raises():
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         tl.tensor([1, 2]) % 0
     assert (tl.tensor([7, 9]) // 2).tolist() == [3, 4]
-    assert np.isinf((tl.tensor([1.0]) // 0.0).numpy()).all()  # float division by zero stays inf, as in torch
+    # float division by zero stays inf, as in torch
+    assert np.isinf((tl.tensor([1.0]) // 0.0).numpy()).all()
 
 
 def test_the_zeroth_power_has_gradient_zero_also_at_zero():
@@ -52,7 +53,9 @@ PROBE = {
     "integer remainder by zero": lambda lib: lib.tensor([1, 2]) % 0,
     "integer division by zero": lambda lib: lib.tensor([1, 2]) // lib.tensor([1, 0]),
     "int64 ** -1": lambda lib: lib.tensor([1, 2]) ** -1,
-    "int64 ** negative tensor": lambda lib: lib.tensor([0, 1, -1, 2]) ** lib.tensor([-1, -5, -3, -1]),
+    "int64 ** negative tensor": lambda lib: (
+        lib.tensor([0, 1, -1, 2]) ** lib.tensor([-1, -5, -3, -1])
+    ),
     "2 ** negative int tensor": lambda lib: 2 ** lib.tensor([-1, 1]),
 }
 

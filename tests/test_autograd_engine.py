@@ -23,7 +23,11 @@ SHAPE_ERRORS = (ValueError, RuntimeError, TypeError)
 def names_shape(message: str, shape: tuple[int, ...]) -> bool:
     """Whether ``message`` spells ``shape`` as (2, 3), [2, 3], 2x3 or 2 x 3."""
     parts = [str(s) for s in shape]
-    patterns = [r"\(\s*" + r",\s*".join(parts) + r",?\s*\)", r"\[\s*" + r",\s*".join(parts) + r"\s*\]", r"\b" + r"\s*x\s*".join(parts) + r"\b"]
+    patterns = [
+        r"\(\s*" + r",\s*".join(parts) + r",?\s*\)",
+        r"\[\s*" + r",\s*".join(parts) + r"\s*\]",
+        r"\b" + r"\s*x\s*".join(parts) + r"\b",
+    ]
     return any(re.search(p, message) for p in patterns)
 
 
@@ -36,7 +40,9 @@ def test_tensor_default_dtypes_follow_torch():
     assert tl.tensor([1.0, 2.0]).dtype == np.float32
     assert tl.tensor([1, 2]).dtype == np.int64
     assert tl.tensor([True, False]).dtype == np.bool_
-    assert tl.tensor(np.ones(2, dtype=np.float64)).dtype == np.float64, "a float64 array stays float64"
+    assert tl.tensor(np.ones(2, dtype=np.float64)).dtype == np.float64, (
+        "a float64 array stays float64"
+    )
     assert tl.tensor([1, 2], dtype=tl.float64).dtype == np.float64
     assert tl.float32 == np.float32 and tl.float64 == np.float64 and tl.int64 == np.int64
 
@@ -114,7 +120,9 @@ def test_leaf_and_non_leaf():
     y = x * c
     assert not y.is_leaf and y.requires_grad and y.grad_fn is not None
     z = c * 2.0
-    assert z.is_leaf and not z.requires_grad and z.grad_fn is None, "no input requires grad: no graph"
+    assert z.is_leaf and not z.requires_grad and z.grad_fn is None, (
+        "no input requires grad: no graph"
+    )
 
 
 def test_requires_grad_underscore():
@@ -219,7 +227,9 @@ def test_no_grad_builds_no_graph_and_restores():
             w = x + 1.0
         v = x.exp()
     assert not y.requires_grad and y.grad_fn is None
-    assert not w.requires_grad and not v.requires_grad, "leaving an inner no_grad must keep the outer one"
+    assert not w.requires_grad and not v.requires_grad, (
+        "leaving an inner no_grad must keep the outer one"
+    )
     z = x * 2.0
     assert z.requires_grad and z.grad_fn is not None, "grad mode must be restored after the block"
 
@@ -246,7 +256,9 @@ def test_detach():
     assert not d.requires_grad and d.grad_fn is None and d.is_leaf
     np.testing.assert_array_equal(d.numpy(), x.numpy())
     (x * x.detach()).sum().backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 2.0], err_msg="no gradient flows through detach")
+    np.testing.assert_array_equal(
+        x.grad.numpy(), [1.0, 2.0], err_msg="no gradient flows through detach"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +283,9 @@ def test_numpy_scalars_do_not_upcast_either(dtype):
     x = tl.tensor(np.ones((2, 2), dtype=dtype), requires_grad=True)
     for scalar in (np.float64(2.0), np.sqrt(4.0), np.int64(2), np.float32(2.0)):
         for y in (x * scalar, x / scalar, x + scalar, scalar * x, scalar - x):
-            assert y.dtype == dtype, f"{np.dtype(dtype).name} op with {type(scalar).__name__} gave {y.dtype}"
+            assert y.dtype == dtype, (
+                f"{np.dtype(dtype).name} op with {type(scalar).__name__} gave {y.dtype}"
+            )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -294,7 +308,9 @@ def test_mixed_float_tensors_promote_to_float64():
     c = a * b
     assert c.dtype == np.float64
     c.sum().backward()
-    assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64, "each grad has its leaf's dtype"
+    assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64, (
+        "each grad has its leaf's dtype"
+    )
 
 
 def test_integer_tensors_and_scalars():
@@ -323,7 +339,9 @@ def test_dim_and_axis_keepdim_and_keepdims_are_aliases():
     data = np.arange(24.0).reshape(2, 3, 4)
     x = tl.tensor(data)
     np.testing.assert_array_equal(x.sum(axis=1).numpy(), x.sum(dim=1).numpy())
-    np.testing.assert_array_equal(x.mean(axis=-1, keepdims=True).numpy(), data.mean(axis=-1, keepdims=True))
+    np.testing.assert_array_equal(
+        x.mean(axis=-1, keepdims=True).numpy(), data.mean(axis=-1, keepdims=True)
+    )
     assert x.sum(dim=1, keepdim=True).shape == (2, 1, 4)
     assert x.max(axis=2)[0].shape == (2, 3)
     np.testing.assert_allclose(x.var(axis=0).numpy(), data.var(axis=0, ddof=1))
@@ -429,7 +447,9 @@ def test_failed_backward_leaves_grads_unchanged():
     y = x * x
     with pytest.raises(SHAPE_ERRORS):
         y.backward(gradient=tl.ones(3))
-    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0], err_msg="a failed backward must not touch .grad")
+    np.testing.assert_array_equal(
+        x.grad.numpy(), [3.0, 3.0], err_msg="a failed backward must not touch .grad"
+    )
 
 
 def test_grad_is_a_plain_tensor():
@@ -462,7 +482,9 @@ def test_cross_entropy_target_out_of_range_names_it():
     with pytest.raises((IndexError, ValueError)) as info:
         F.cross_entropy(logits, tl.tensor([0, 5, 1, 2]))
     message = str(info.value)
-    assert "5" in message and "3" in message, f"should name the bad target 5 and the 3 classes: {message}"
+    assert "5" in message and "3" in message, (
+        f"should name the bad target 5 and the 3 classes: {message}"
+    )
 
 
 def test_cross_entropy_batch_mismatch_names_shapes():
@@ -580,7 +602,9 @@ def test_custom_function_returning_a_gradient_of_the_wrong_shape_raises():
             return grad.sum(keepdims=True)  # shape (1,) for an input of shape (3,)
 
     w = tl.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"BadBackward returned an invalid gradient at index 0") as info:
+    with pytest.raises(
+        RuntimeError, match=r"BadBackward returned an invalid gradient at index 0"
+    ) as info:
         Bad.apply(w).sum().backward()
     message = str(info.value)
     assert names_shape(message, (1,)) and names_shape(message, (3,)), message
@@ -659,7 +683,11 @@ def test_sizes_in_every_accepted_form():
     assert tl.zeros(np.int64(2)).shape == (2,) and tl.zeros(()).shape == ()
     assert tl.full((2, 2), 1.5).shape == (2, 2) and tl.full(3, 1).shape == (3,)
     x = tl.ones(6)
-    assert x.reshape(-1, 2).shape == (3, 2) and x.view((3, -1)).shape == (3, 2) and x.reshape([2, 3]).shape == (2, 3)
+    assert (
+        x.reshape(-1, 2).shape == (3, 2)
+        and x.view((3, -1)).shape == (3, 2)
+        and x.reshape([2, 3]).shape == (2, 3)
+    )
     assert tl.ones(1, 3).expand(2, -1).shape == (2, 3)
     assert tl.ones(2, 3, 4).permute(-1, 0, 1).shape == (4, 2, 3)
 
@@ -680,11 +708,26 @@ def test_var_backward_over_one_element_is_nan_not_an_exception():
 
 def test_device_api():
     t = tl.ones(2)
-    assert t.device.type == "cpu" and str(t.device) == "cpu" and t.device == "cpu" and t.device == tl.device("cpu")
+    assert (
+        t.device.type == "cpu"
+        and str(t.device) == "cpu"
+        and t.device == "cpu"
+        and t.device == tl.device("cpu")
+    )
     assert repr(t.device) == "device(type='cpu')"
-    assert t.cpu() is t and t.to("cpu") is t and t.to(tl.device("cpu")) is t and t.to(device="cpu") is t
-    assert t.to("cpu", tl.float64).dtype == np.float64 and t.to(dtype=tl.float64).dtype == np.float64
-    assert t.to(tl.float64).dtype == np.float64 and t.to(tl.zeros(1, dtype=tl.float64)).dtype == np.float64
+    assert (
+        t.cpu() is t
+        and t.to("cpu") is t
+        and t.to(tl.device("cpu")) is t
+        and t.to(device="cpu") is t
+    )
+    assert (
+        t.to("cpu", tl.float64).dtype == np.float64 and t.to(dtype=tl.float64).dtype == np.float64
+    )
+    assert (
+        t.to(tl.float64).dtype == np.float64
+        and t.to(tl.zeros(1, dtype=tl.float64)).dtype == np.float64
+    )
     for make in (tl.zeros, tl.ones, tl.empty):
         assert make(2, device="cpu").shape == (2,) and make(2, device=None).shape == (2,)
     for make in (
@@ -721,8 +764,14 @@ def test_aliases_comparisons_and_reductions_to_bool():
     np.testing.assert_array_equal(t.gt(2).numpy(), [False, False, True])
     np.testing.assert_array_equal(t.ge(2).numpy(), [False, True, True])
     np.testing.assert_array_equal(t.ne(2).numpy(), [True, False, True])
-    assert t.gt(0).all().item() is True and t.gt(2).any().item() is True and t.gt(5).any().item() is False
-    np.testing.assert_array_equal(tl.tensor([[True, False], [True, True]]).all(dim=1).numpy(), [False, True])
+    assert (
+        t.gt(0).all().item() is True
+        and t.gt(2).any().item() is True
+        and t.gt(5).any().item() is False
+    )
+    np.testing.assert_array_equal(
+        tl.tensor([[True, False], [True, True]]).all(dim=1).numpy(), [False, True]
+    )
     assert tl.allclose(t, t + 1e-9) and t.allclose(t) and not tl.allclose(t, t + 1)
     y = t * tl.ones(3, requires_grad=True)
     assert y.detach_() is y and y.grad_fn is None and not y.requires_grad
@@ -775,7 +824,11 @@ def test_dtypes_stay_float32():
         (lambda: tl.ones(3).triu(), ValueError, r"at least 2 dims"),
         (lambda: tl.cat([tl.tensor(1.0), tl.tensor(2.0)]), ValueError, "zero-dimensional"),
         (lambda: tl.ones(3).chunk(0), ValueError, "positive"),
-        (lambda: tl.arange(3).add_(1.5), RuntimeError, "can't be cast to the desired output type int64"),
+        (
+            lambda: tl.arange(3).add_(1.5),
+            RuntimeError,
+            "can't be cast to the desired output type int64",
+        ),
         (lambda: tl.arange(3).div_(2), RuntimeError, "can't be cast"),
         (lambda: tl.arange(3).clamp_(0.5), RuntimeError, "can't be cast"),
         (lambda: tl.ones(3).mul_(tl.ones(4)), ValueError, r"\(4,\).*\(3,\)|\(3,\).*\(4,\)"),
@@ -818,7 +871,17 @@ def test_clamp_with_tensor_bounds():
         lambda x: (x * 100).exp(),
         lambda x: tl.tensor(2.0) ** (x * 1000),
     ],
-    ids=["log", "sqrt", "rdiv", "div_by_zero_number", "div_by_zero_tensor", "pow_half", "pow_minus_one", "exp_overflow", "rpow_overflow"],
+    ids=[
+        "log",
+        "sqrt",
+        "rdiv",
+        "div_by_zero_number",
+        "div_by_zero_tensor",
+        "pow_half",
+        "pow_minus_one",
+        "exp_overflow",
+        "rpow_overflow",
+    ],
 )
 def test_no_numpy_warnings_at_the_edges(compute):
     x = tl.tensor([0.0, -1.0, 1.0], requires_grad=True)
@@ -832,7 +895,10 @@ def test_functional_function_classes_are_private():
     import tensorlib.nn.functional.activation as activation
     import tensorlib.nn.functional.loss as loss
 
-    for module, names in ((activation, ["Gelu", "Silu"]), (loss, ["CrossEntropy", "NLLLoss", "BinaryCrossEntropyWithLogits"])):
+    for module, names in (
+        (activation, ["Gelu", "Silu"]),
+        (loss, ["CrossEntropy", "NLLLoss", "BinaryCrossEntropyWithLogits"]),
+    ):
         for name in names:
             assert not hasattr(module, name) and hasattr(module, "_" + name), name
             assert name not in module.__all__
@@ -842,7 +908,13 @@ def test_functional_function_classes_are_private():
 
 @pytest.mark.parametrize(
     "view",
-    [lambda x: x[0], lambda x: x.view(4)[:2], lambda x: x.T[0], lambda x: x.reshape(2, 2)[1], lambda x: x[0:1].expand(3, 2)[1]],
+    [
+        lambda x: x[0],
+        lambda x: x.view(4)[:2],
+        lambda x: x.T[0],
+        lambda x: x.reshape(2, 2)[1],
+        lambda x: x[0:1].expand(3, 2)[1],
+    ],
     ids=["index", "view", "transpose", "reshape", "expand"],
 )
 def test_views_share_the_version_counter_of_their_base(view):
@@ -854,7 +926,8 @@ def test_views_share_the_version_counter_of_their_base(view):
         y.backward()
     x = tl.tensor([[1.0, 2.0], [3.0, 4.0]])
     y = (w * x[1]).sum()
-    x[0].zero_()  # a write through another view of the same memory raises the base's version too, as in torch
+    # a write through another view of the same memory raises the base's version too, as in torch
+    x[0].zero_()
     assert x._version == 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
@@ -963,7 +1036,10 @@ def test_only_the_values_the_needed_gradients_read_are_checked():
     loss = (x2 @ w).sum()  # now x2's gradient reads w
     with tl.no_grad():
         w -= 1.0
-    with pytest.raises(RuntimeError, match=r"its input 1\) saved for the backward of MatMulBackward.*version is now 2") as info:
+    with pytest.raises(
+        RuntimeError,
+        match=r"its input 1\) saved for the backward of MatMulBackward.*version is now 2",
+    ) as info:
         loss.backward()
     assert names_shape(str(info.value), (2, 1))
 
@@ -972,7 +1048,9 @@ def test_backward_twice_raises_like_torch_and_retain_graph_accumulates():
     x = tl.tensor([1.0, 2.0], dtype=tl.float64, requires_grad=True)
     loss = (x * x).sum()
     loss.backward()
-    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time.*retain_graph=True"):
+    with pytest.raises(
+        RuntimeError, match="Trying to backward through the graph a second time.*retain_graph=True"
+    ):
         loss.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])  # nothing added by the failed call
     x.grad = None
@@ -1025,19 +1103,23 @@ def test_data_setter_unwraps_a_tensor_and_numpy_updates_work():
 
 
 def test_data_is_a_detached_tensor_sharing_storage_as_in_torch():
-    """torch: ``p.data`` is a Tensor without grad that shares p's storage; writes through it change p."""
+    """torch: ``p.data`` is a Tensor without grad that shares p's storage; writes through it change
+    p."""
     p = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
     d = p.data
     assert isinstance(d, tl.Tensor) and not d.requires_grad and d.grad_fn is None and d.is_leaf
     assert np.shares_memory(d.numpy(), p.numpy())
     version = p._version
-    p.data.add_(tl.tensor([1.0, 1.0, 1.0]))  # in grad mode, on a leaf that requires grad: allowed through .data
+    # in grad mode, on a leaf that requires grad: allowed through .data
+    p.data.add_(tl.tensor([1.0, 1.0, 1.0]))
     np.testing.assert_array_equal(p.numpy(), [2.0, 3.0, 4.0])
     p.data.copy_(tl.tensor([0.5, 0.5, 0.5]))
     np.testing.assert_array_equal(p.numpy(), [0.5, 0.5, 0.5])
     p.data.mul_(2.0)
     np.testing.assert_array_equal(p.numpy(), [1.0, 1.0, 1.0])
-    assert p._version == version, "a change through .data is invisible to p's version counter, as in torch"
+    assert p._version == version, (
+        "a change through .data is invisible to p's version counter, as in torch"
+    )
     (p * p).sum().backward()
     p.grad.data.zero_()
     np.testing.assert_array_equal(p.grad.numpy(), [0.0, 0.0, 0.0])
@@ -1045,7 +1127,11 @@ def test_data_is_a_detached_tensor_sharing_storage_as_in_torch():
     assert p.shape == (2,) and p.requires_grad and p.tolist() == [7.0, 8.0]
     q = tl.tensor([1.0, 2.0], requires_grad=True)
     y = q * 3
-    assert not y.data.requires_grad and y.data.grad_fn is None and np.shares_memory(y.data.numpy(), y.numpy())
+    assert (
+        not y.data.requires_grad
+        and y.data.grad_fn is None
+        and np.shares_memory(y.data.numpy(), y.numpy())
+    )
 
 
 @pytest.mark.parity
@@ -1058,7 +1144,9 @@ def test_data_matches_torch():
         p.data.add_(p.grad, alpha=-0.25)
         p.grad.data.zero_()
         p.data.copy_(p.data * 2)
-        results.append((p.tolist(), p.grad.tolist(), p.data.requires_grad, p.requires_grad, p.is_leaf))
+        results.append(
+            (p.tolist(), p.grad.tolist(), p.data.requires_grad, p.requires_grad, p.is_leaf)
+        )
     assert results[0] == results[1], results
 
 
@@ -1191,11 +1279,16 @@ def test_norm_gradient_at_zero_is_zero_and_backward_frees_nothing_wrong():
     z.norm(dim=1).sum().backward()
     assert z.grad.tolist() == [[0.0] * 3] * 2
     values, indices = tl.tensor([[3.0, 1.0, 2.0]]).sort(dim=1, descending=True)
-    assert values.tolist() == [[3.0, 2.0, 1.0]] and indices.tolist() == [[0, 2, 1]] and indices.dtype == tl.int64
+    assert (
+        values.tolist() == [[3.0, 2.0, 1.0]]
+        and indices.tolist() == [[0, 2, 1]]
+        and indices.dtype == tl.int64
+    )
 
 
 def test_an_in_place_change_is_refused_before_any_grad_is_touched():
-    """The version check runs over the whole graph before the pass: no leaf gets half of a gradient."""
+    """The version check runs over the whole graph before the pass: no leaf gets half of a
+    gradient."""
     a = tl.ones(3, requires_grad=True)
     b = tl.ones(3, requires_grad=True)
     data = tl.tensor([1.0, 2.0, 3.0])

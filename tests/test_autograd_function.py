@@ -1,7 +1,9 @@
-"""PyTorch's custom-op protocol on tensorlib's ``Function``: ``forward(ctx, ...)``, ``backward(ctx, ...)``, ``apply``.
+"""PyTorch's custom-op protocol on tensorlib's ``Function``: ``forward(ctx, ...)``,
+``backward(ctx, ...)``, ``apply``.
 
-The same class bodies run on both libraries (``_ops(lib)`` builds them on ``lib.autograd.Function``),
-so the parity tests compare PyTorch's answers with ours for literally the same code.
+The same class bodies run on both libraries (``_ops(lib)`` builds them on
+``lib.autograd.Function``), so the parity tests compare PyTorch's answers with ours for literally
+the same code.
 """
 
 from __future__ import annotations
@@ -101,7 +103,9 @@ def test_nothing_recorded_without_grad():
 def test_forward_is_not_recorded_inside():
     x = tl.tensor([1.0, 2.0], requires_grad=True)
     y = P3.apply(x)
-    assert [p is x for p in y.grad_fn.inputs] == [True], "the node's inputs are apply's arguments, not forward's inner ops"
+    assert [p is x for p in y.grad_fn.inputs] == [True], (
+        "the node's inputs are apply's arguments, not forward's inner ops"
+    )
 
 
 def test_mark_non_differentiable():
@@ -175,7 +179,12 @@ def test_matches_torch_on_the_same_code():
         y = (legendre.apply(a) * muladd.apply(a, b, 0.5)).sum()
         y.backward()
         mask = argmax.apply(a)
-        results[lib.__name__] = (y.item(), a.grad.numpy().copy(), b.grad.numpy().copy(), mask.requires_grad)
+        results[lib.__name__] = (
+            y.item(),
+            a.grad.numpy().copy(),
+            b.grad.numpy().copy(),
+            mask.requires_grad,
+        )
     ours, theirs = results["tensorlib"], results["torch"]
     assert ours[0] == pytest.approx(theirs[0], rel=1e-12)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)

@@ -81,7 +81,11 @@ BINARY = {
     "mul": (lambda x, y: x * y, "real", "real"),
     "div": (lambda x, y: x / y, "real", "nonzero"),
     "pow": (lambda x, y: x**y, "positive", "real"),
-    "mse_loss_none": (lambda x, y: F.mse_loss(x, y.expand(*x.shape) if x.ndim else y, reduction="none"), "real", "real"),
+    "mse_loss_none": (
+        lambda x, y: F.mse_loss(x, y.expand(*x.shape) if x.ndim else y, reduction="none"),
+        "real",
+        "real",
+    ),
 }
 
 
@@ -92,7 +96,9 @@ def weighted(out):
 @pytest.mark.parametrize("name", list(BINARY))
 @PROPERTY
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=3, min_side=1, max_side=3
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_gradcheck_binary_broadcasting(name, shapes, seed):
@@ -104,14 +110,20 @@ def test_gradcheck_binary_broadcasting(name, shapes, seed):
         lambda a, b: weighted(op(a, b)),
         [sample(dom_x, shape_x, seed), sample(dom_y, shape_y, seed + 1)],
     )
-    assert x.grad.shape == tuple(shape_x), f"grad of x: expected shape {shape_x}, got {x.grad.shape}"
-    assert y.grad.shape == tuple(shape_y), f"grad of y: expected shape {shape_y}, got {y.grad.shape}"
+    assert x.grad.shape == tuple(shape_x), (
+        f"grad of x: expected shape {shape_x}, got {x.grad.shape}"
+    )
+    assert y.grad.shape == tuple(shape_y), (
+        f"grad of y: expected shape {shape_y}, got {y.grad.shape}"
+    )
 
 
 @pytest.mark.parametrize("name", list(BINARY))
 @PROPERTY
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, min_side=0, max_side=2),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=1, max_dims=3, min_side=0, max_side=2
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_binary_broadcasting_with_empty_and_size_one_dims(name, shapes, seed):
@@ -123,17 +135,25 @@ def test_binary_broadcasting_with_empty_and_size_one_dims(name, shapes, seed):
     a, b = sample(dom_x, shape_x, seed), sample(dom_y, shape_y, seed + 1)
     x, y = leaves([a, b])
     out = op(x, y)
-    assert out.shape == tuple(shapes.result_shape), f"expected shape {shapes.result_shape}, got {out.shape}"
+    assert out.shape == tuple(shapes.result_shape), (
+        f"expected shape {shapes.result_shape}, got {out.shape}"
+    )
     weighted(out).backward()
-    assert x.grad.shape == tuple(shape_x), f"grad of x: expected shape {shape_x}, got {x.grad.shape}"
-    assert y.grad.shape == tuple(shape_y), f"grad of y: expected shape {shape_y}, got {y.grad.shape}"
+    assert x.grad.shape == tuple(shape_x), (
+        f"grad of x: expected shape {shape_x}, got {x.grad.shape}"
+    )
+    assert y.grad.shape == tuple(shape_y), (
+        f"grad of y: expected shape {shape_y}, got {y.grad.shape}"
+    )
     if out.numpy().size == 0:  # nothing flows back: zero gradients
         assert not np.any(x.grad.numpy()) and not np.any(y.grad.numpy())
 
 
 @PROPERTY
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=3, min_side=1, max_side=3),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=3, min_side=1, max_side=3
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_gradcheck_where_broadcasting(shapes, seed):
@@ -147,7 +167,9 @@ def test_gradcheck_where_broadcasting(shapes, seed):
 
 @PROPERTY
 @given(
-    batch=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=2, min_side=1, max_side=3),
+    batch=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=2, min_side=1, max_side=3
+    ),
     n=st.integers(1, 3),
     k=st.integers(1, 3),
     m=st.integers(1, 3),
@@ -156,7 +178,10 @@ def test_gradcheck_where_broadcasting(shapes, seed):
 def test_gradcheck_matmul_batched(batch, n, k, m, seed):
     shape_a = (*batch.input_shapes[0], n, k)
     shape_b = (*batch.input_shapes[1], k, m)
-    a, b = check(lambda x, y: weighted(x @ y), [sample("real", shape_a, seed), sample("real", shape_b, seed + 1)])
+    a, b = check(
+        lambda x, y: weighted(x @ y),
+        [sample("real", shape_a, seed), sample("real", shape_b, seed + 1)],
+    )
     assert a.grad.shape == shape_a and b.grad.shape == shape_b
 
 
@@ -181,7 +206,10 @@ UNARY = {
 
 @pytest.mark.parametrize("name", list(UNARY))
 @PROPERTY
-@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3), seed=st.integers(0, 2**16))
+@given(
+    shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3),
+    seed=st.integers(0, 2**16),
+)
 def test_gradcheck_unary(name, shape, seed):
     op, domain = UNARY[name]
     (x,) = check(lambda a: weighted(op(a)), [sample(domain, shape, seed)])
@@ -205,22 +233,32 @@ REDUCTIONS = {
 def test_gradcheck_reduction_over_dim(name, data, seed, keepdim):
     op, domain = REDUCTIONS[name]
     # var over a dim of size 1 divides by n - 1 = 0: give var at least 2 elements per dim
-    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=2 if name == "var" else 1, max_side=3))
+    shape = data.draw(
+        hnp.array_shapes(min_dims=1, max_dims=3, min_side=2 if name == "var" else 1, max_side=3)
+    )
     dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
     check(lambda a: weighted(op(a, dim, keepdim)), [sample(domain, shape, seed)])
 
 
 @PROPERTY
-@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3), seed=st.integers(0, 2**16))
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3),
+    seed=st.integers(0, 2**16),
+)
 def test_gradcheck_sum_over_several_dims(shape, seed):
     rng = np.random.default_rng(seed)
-    dims = tuple(int(d) for d in rng.choice(len(shape), size=rng.integers(1, len(shape) + 1), replace=False))
+    dims = tuple(
+        int(d) for d in rng.choice(len(shape), size=rng.integers(1, len(shape) + 1), replace=False)
+    )
     dims = tuple(d - len(shape) if rng.random() < 0.5 else d for d in dims)  # mix negative dims in
     check(lambda a: weighted(a.sum(dim=dims)), [sample("real", shape, seed)])
 
 
 @PROPERTY
-@given(shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3), seed=st.integers(0, 2**16))
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=3),
+    seed=st.integers(0, 2**16),
+)
 def test_gradcheck_permute_and_reshape(shape, seed):
     order = tuple(int(d) for d in np.random.default_rng(seed).permutation(len(shape)))
     check(lambda a: weighted(a.permute(*order).reshape(-1)), [sample("real", shape, seed)])
@@ -237,7 +275,9 @@ def test_repeated_indices_scatter_add():
     np.testing.assert_array_equal(y.numpy(), np.arange(12.0).reshape(4, 3)[[0, 2, 0, 0, 3]])
     y.sum().backward()
     expected = np.array([3.0, 0.0, 1.0, 1.0])[:, None] * np.ones((1, 3))
-    np.testing.assert_array_equal(x.grad.numpy(), expected, err_msg="row 0 is taken 3 times: its grad must be 3")
+    np.testing.assert_array_equal(
+        x.grad.numpy(), expected, err_msg="row 0 is taken 3 times: its grad must be 3"
+    )
 
 
 def test_repeated_pairs_of_indices_scatter_add():
@@ -259,12 +299,16 @@ def test_max_dim_tie_rule_grad_goes_to_returned_index():
     for reduce in ("max", "min"):
         x = tl.tensor(data if reduce == "max" else -data, requires_grad=True)
         values, indices = getattr(x, reduce)(dim=1)
-        assert indices.dtype == tl.int64, f"indices of {reduce}(dim): expected int64, got {indices.dtype}"
+        assert indices.dtype == tl.int64, (
+            f"indices of {reduce}(dim): expected int64, got {indices.dtype}"
+        )
         values.sum().backward()
         one_hot = np.zeros_like(data)
         one_hot[np.arange(3), indices.numpy()] = 1.0
         np.testing.assert_array_equal(
-            x.grad.numpy(), one_hot, err_msg=f"{reduce}(dim) must send the whole gradient to the index it returns"
+            x.grad.numpy(),
+            one_hot,
+            err_msg=f"{reduce}(dim) must send the whole gradient to the index it returns",
         )
         # the returned index is a true argmax, and (like torch on CPU) the first one
         np.testing.assert_array_equal(indices.numpy(), [1, 0, 0])
@@ -288,8 +332,12 @@ def test_empty_dims_forward_and_backward():
     s = y.sum(dim=0)
     np.testing.assert_array_equal(s.numpy(), np.zeros(3))
     s.sum().backward()
-    assert x.grad.shape == (0, 3), f"grad of an empty leaf: expected shape (0, 3), got {x.grad.shape}"
-    np.testing.assert_array_equal(b.grad.numpy(), np.zeros(3), err_msg="b was broadcast over 0 rows")
+    assert x.grad.shape == (0, 3), (
+        f"grad of an empty leaf: expected shape (0, 3), got {x.grad.shape}"
+    )
+    np.testing.assert_array_equal(
+        b.grad.numpy(), np.zeros(3), err_msg="b was broadcast over 0 rows"
+    )
 
 
 def test_empty_dims_shape_ops_and_cat():
@@ -330,7 +378,9 @@ def test_gradcheck_passes_and_leaves_inputs_unchanged():
     data = np.array([[0.3, -1.2], [2.0, 0.7]])
     x = tl.tensor(data.copy(), requires_grad=True)
     assert gradcheck(lambda a: (a * a).sum(), (x,)) is True
-    np.testing.assert_array_equal(x.numpy(), data, err_msg="gradcheck must restore the perturbed inputs")
+    np.testing.assert_array_equal(
+        x.numpy(), data, err_msg="gradcheck must restore the perturbed inputs"
+    )
 
 
 def test_gradcheck_leaves_grad_unchanged():
@@ -342,9 +392,13 @@ def test_gradcheck_leaves_grad_unchanged():
     assert gradcheck(lambda a, b: (a * b).tanh(), (x, y)) is True
     assert x.grad is None, f"gradcheck set .grad of an input that had none: {x.grad}"
     assert y.grad is existing, "gradcheck replaced an existing .grad"
-    np.testing.assert_array_equal(y.grad.numpy(), [10.0, -20.0], err_msg="gradcheck changed an existing .grad")
+    np.testing.assert_array_equal(
+        y.grad.numpy(), [10.0, -20.0], err_msg="gradcheck changed an existing .grad"
+    )
     # also when it fails
-    assert gradcheck(lambda a, b: (a * b.detach() * b).sum(), (x, y), raise_exception=False) is False
+    assert (
+        gradcheck(lambda a, b: (a * b.detach() * b).sum(), (x, y), raise_exception=False) is False
+    )
     assert x.grad is None and y.grad is existing
     np.testing.assert_array_equal(y.grad.numpy(), [10.0, -20.0])
 

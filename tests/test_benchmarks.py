@@ -31,7 +31,19 @@ def test_numpy_gpt_gradients_match_finite_differences():
         p += rng.standard_normal(p.shape) * 0.3
     _, grads = step.forward_backward()
     delta = 1e-6
-    for key in ("wte", "wpe", "0.ln1_w", "0.attn_w", "0.attn_b", "0.proj_w", "0.ln2_b", "0.fc_w", "0.mlp_w", "lnf_w", "head"):
+    for key in (
+        "wte",
+        "wpe",
+        "0.ln1_w",
+        "0.attn_w",
+        "0.attn_b",
+        "0.proj_w",
+        "0.ln2_b",
+        "0.fc_w",
+        "0.mlp_w",
+        "lnf_w",
+        "head",
+    ):
         param = step.params[key]
         for flat in rng.choice(param.size, size=min(4, param.size), replace=False):
             i = np.unravel_index(flat, param.shape)
@@ -42,17 +54,21 @@ def test_numpy_gpt_gradients_match_finite_differences():
             down = step.forward_backward()[0]
             param[i] = saved
             numeric = (up - down) / (2 * delta)
-            assert abs(numeric - grads[key][i]) < 1e-6 + 1e-4 * abs(numeric), f"{key}{i}: finite difference {numeric}, hand-written {grads[key][i]}"
+            assert abs(numeric - grads[key][i]) < 1e-6 + 1e-4 * abs(numeric), (
+                f"{key}{i}: finite difference {numeric}, hand-written {grads[key][i]}"
+            )
 
 
 def test_step_flops_follow_the_parameter_count():
     # 6 FLOPs per weight per token (forward 2, backward 4) for every weight matrix and the head,
-    # plus attention's 4 products of 2·T·C per token per layer forward, 3 times over with the backward
+    # plus attention's 4 products of 2·T·C per token per layer forward, 3 times over with the
+    # backward
     V, T, C, H, L, B = bench_gpt.SHAPES["gpt"]
     weights = L * 12 * C * C + V * C
     expected = 6 * weights * B * T + 3 * L * 2 * 2 * B * T * T * C
     assert bench_gpt.step_gflop(bench_gpt.SHAPES["gpt"]) == pytest.approx(expected / 1e9, rel=1e-12)
-    assert bench_gpt.step_gflop(bench_gpt.SHAPES["gpt"]) == pytest.approx(5.29, abs=0.01)  # chapter 8's "about 5.3 GFLOP"
+    # chapter 8's "about 5.3 GFLOP"
+    assert bench_gpt.step_gflop(bench_gpt.SHAPES["gpt"]) == pytest.approx(5.29, abs=0.01)
 
 
 @pytest.mark.parity
@@ -74,24 +90,56 @@ def test_composed_gpt_is_the_same_model_in_both_libraries():
     ref.backward()
     assert float(loss.item()) == pytest.approx(float(ref.item()), rel=1e-5)
     for name, param in ours.named_parameters():
-        np.testing.assert_allclose(param.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(
+            param.grad.numpy(), torch_params[name].grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=name
+        )
 
 
 def _fake_samples(impls, seconds, floor=None):
-    return {impl: [{"seconds": s, "peak_mb": 10.0 * (i + 1), "floor_seconds": floor if impl in ("numpy", "torch") else None,
-                    "blas": [{"owner": "numpy", "internal_api": "openblas", "version": "0.3", "num_threads": 1, "architecture": None}]}]
-            for i, (impl, s) in enumerate(zip(impls, seconds, strict=True))}
+    return {
+        impl: [
+            {
+                "seconds": s,
+                "peak_mb": 10.0 * (i + 1),
+                "floor_seconds": floor if impl in ("numpy", "torch") else None,
+                "blas": [
+                    {
+                        "owner": "numpy",
+                        "internal_api": "openblas",
+                        "version": "0.3",
+                        "num_threads": 1,
+                        "architecture": None,
+                    }
+                ],
+            }
+        ]
+        for i, (impl, s) in enumerate(zip(impls, seconds, strict=True))
+    }
 
 
 def test_rows_carry_ratios_gflops_and_memory():
     impls = ["tensorlib", "numpy", "torch"]
     row = bench_gpt._row("gpt", 1, _fake_samples(impls, [0.2, 0.1, 0.1], floor=0.05))
-    assert row["tl_over_torch"] == 2.0 and row["numpy_over_torch"] == 1.0 and row["tl_over_numpy"] == 2.0
+    assert (
+        row["tl_over_torch"] == 2.0
+        and row["numpy_over_torch"] == 1.0
+        and row["tl_over_numpy"] == 2.0
+    )
     gflop = bench_gpt.step_gflop(bench_gpt.SHAPES["gpt"])
-    assert row["gflops_tensorlib"] == round(gflop / 0.2, 1) and row["peak_gflops_numpy"] == round(gflop / 0.05, 1)
-    assert (row["peak_mb_tensorlib"], row["peak_mb_numpy"], row["peak_mb_torch"]) == (10.0, 20.0, 30.0)
+    assert (
+        row["gflops_tensorlib"] == round(gflop / 0.2, 1)
+        and row["peak_gflops_numpy"] == round(gflop / 0.05, 1)
+    )
+    assert (row["peak_mb_tensorlib"], row["peak_mb_numpy"], row["peak_mb_torch"]) == (
+        10.0,
+        20.0,
+        30.0,
+    )
     two = bench_gpt._row("gpt", 2, _fake_samples(impls, [0.1, 0.1, 0.05], floor=0.05))
-    two["speedup_vs_1_thread"], two["second_core_probe"] = {"tensorlib": 2.0, "numpy": 1.0, "torch": 2.0}, [1.9, 1.2]
+    two["speedup_vs_1_thread"], two["second_core_probe"] = (
+        {"tensorlib": 2.0, "numpy": 1.0, "torch": 2.0},
+        [1.9, 1.2],
+    )
     text = bench_gpt.report([row, two])
     assert "GPT step (chapter 8), 1 thread" in text and "2.00x" in text and "2.00/1.00/2.00" in text
     assert "2-thread figures measure the load" in text  # the probe's 1.2 is flagged
@@ -101,14 +149,43 @@ def test_rows_carry_ratios_gflops_and_memory():
 def test_quick_bench_writes_the_documented_json(tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "results.json"
-    env = {**os.environ, "BENCH_GPT_WORKLOADS": "composed", "BENCH_GPT_THREADS": "1", "BENCH_GPT_STEPS": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--only", "gpt", "--quick", "--json", str(out)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    env = {
+        **os.environ,
+        "BENCH_GPT_WORKLOADS": "composed",
+        "BENCH_GPT_THREADS": "1",
+        "BENCH_GPT_STEPS": "1",
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run.py"),
+            "--only",
+            "gpt",
+            "--quick",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     assert "CPU:" in done.stdout and "GPT step, user-composed, 1 thread" in done.stdout
     data = json.loads(out.read_text())
     assert data["environment"]["quick"] is True and data["environment"]["numpy_blas"]
     (row,) = data["results"]["bench_gpt"]
-    for key in ("tensorlib", "numpy", "torch", "tl_over_torch", "gflops_tensorlib", "peak_gflops_numpy", "peak_gflops_torch",
-                "peak_mb_tensorlib", "peak_mb_torch", "blas"):
+    for key in (
+        "tensorlib",
+        "numpy",
+        "torch",
+        "tl_over_torch",
+        "gflops_tensorlib",
+        "peak_gflops_numpy",
+        "peak_gflops_torch",
+        "peak_mb_tensorlib",
+        "peak_mb_torch",
+        "blas",
+    ):
         assert row[key] is not None, key

@@ -106,24 +106,38 @@ TITLES = {"01_a": "Alpha", "02_b": "Beta", "03_c": "Gamma"}
 
 
 def test_the_chapter_list_check_catches_a_missing_a_misordered_and_a_misnamed_chapter():
-    good = "## The chapters\n\n1. [Alpha](01_a.ipynb): x\n2. [Beta](02_b.ipynb): y\n3. [Gamma](03_c.ipynb): z\n\n## Next\n"
+    good = (
+        "## The chapters\n\n1. [Alpha](01_a.ipynb): x\n2. [Beta](02_b.ipynb): y\n3. "
+        "[Gamma](03_c.ipynb): z\n\n## Next\n"
+    )
     assert chapter_list_problems(good, CHAPTERS, TITLES) == []
     assert chapter_list_problems(good.replace("3. [Gamma](03_c.ipynb): z\n", ""), CHAPTERS, TITLES)
-    swapped = good.replace("[Alpha](01_a.ipynb)", "[Beta](02_b.ipynb)", 1).replace("2. [Beta](02_b.ipynb)", "2. [Alpha](01_a.ipynb)")
+    swapped = good.replace("[Alpha](01_a.ipynb)", "[Beta](02_b.ipynb)", 1).replace(
+        "2. [Beta](02_b.ipynb)", "2. [Alpha](01_a.ipynb)"
+    )
     assert chapter_list_problems(swapped, CHAPTERS, TITLES)
-    assert chapter_list_problems(good.replace("[Beta]", "[Bet]"), CHAPTERS, TITLES) == ["item 2 is called 'Bet', the chapter 'Beta'"]
-    assert chapter_list_problems(good.replace("3. [Gamma]", "4. [Gamma]"), CHAPTERS, TITLES) == ["item 3 is numbered 4"]
+    assert chapter_list_problems(good.replace("[Beta]", "[Bet]"), CHAPTERS, TITLES) == [
+        "item 2 is called 'Bet', the chapter 'Beta'"
+    ]
+    assert chapter_list_problems(
+        good.replace("3. [Gamma]", "4. [Gamma]"), CHAPTERS, TITLES
+    ) == ["item 3 is numbered 4"]
     assert chapter_list_problems("# no list", CHAPTERS, TITLES) == ["no section '## The chapters'"]
 
 
 def test_the_link_checks_catch_an_unlinked_chapter_and_a_wrong_anchor():
     page = "see [one](01_a.ipynb#1-start) and [two, section 2](02_b.ipynb#2-wrong)"
     assert unlinked_chapters(page, CHAPTERS) == ["03_c"]
-    assert broken_anchors(page, {"01_a": {"1-start"}, "02_b": {"2-right"}}.__getitem__) == ["[two, section 2](02_b.ipynb#2-wrong)"]
+    assert broken_anchors(page, {"01_a": {"1-start"}, "02_b": {"2-right"}}.__getitem__) == [
+        "[two, section 2](02_b.ipynb#2-wrong)"
+    ]
 
 
 def test_anchors_are_myst_s():
-    assert anchor("## 2.4 Checkpoints: `state_dict` and `load_state_dict`") == "24-checkpoints-state_dict-and-load_state_dict"
+    assert (
+        anchor("## 2.4 Checkpoints: `state_dict` and `load_state_dict`")
+        == "24-checkpoints-state_dict-and-load_state_dict"
+    )
     assert anchor("### 4.2 PyTorch's initialisation") == "42-pytorchs-initialisation"
 
 
@@ -137,8 +151,12 @@ def chapters() -> list[str]:
 
 def test_intro_lists_every_chapter_in_order(chapters):
     page = (BOOK / "intro.md").read_text(encoding="utf-8")
-    problems = chapter_list_problems(page, chapters, {name: notebook_title(name) for name in chapters})
-    assert problems == [], "book/intro.md's chapter list does not match _toc.yml:\n  " + "\n  ".join(problems)
+    problems = chapter_list_problems(
+        page, chapters, {name: notebook_title(name) for name in chapters}
+    )
+    assert problems == [], (
+        "book/intro.md's chapter list does not match _toc.yml:\n  " + "\n  ".join(problems)
+    )
 
 
 def test_the_notation_page_is_in_the_toc_and_links_every_chapter(chapters):
@@ -151,4 +169,7 @@ def test_the_notation_page_is_in_the_toc_and_links_every_chapter(chapters):
 @pytest.mark.parametrize("page", ["intro.md", "notation.md"])
 def test_links_to_sections_name_existing_headings(page):
     broken = broken_anchors((BOOK / page).read_text(encoding="utf-8"), notebook_anchors)
-    assert broken == [], f"book/{page} links to sections that do not exist (a heading was renamed?):\n  " + "\n  ".join(broken)
+    assert broken == [], (
+        f"book/{page} links to sections that do not exist (a heading was renamed?):\n  "
+        + "\n  ".join(broken)
+    )

@@ -19,11 +19,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import check_pdf  # noqa: E402
 
-LONG = "result = some_function(first_argument, second_argument, third_argument) + another_call(x, y, z)  # a comment"
+LONG = (
+    "result = some_function(first_argument, second_argument, third_argument) + another_call(x, "
+    "y, z)  # a comment"
+)
 
 
 def test_missing_lines_finds_a_clipped_line_and_accepts_a_wrapped_one() -> None:
-    wrapped = "result = some_function(first_argument, second_argument,\n   third_argument) + another_call(x, y, z)  # a comment"
+    wrapped = (
+        "result = some_function(first_argument, second_argument,\n   third_argument) + "
+        "another_call(x, y, z)  # a comment"
+    )
     assert check_pdf.missing_lines([LONG], wrapped) == []
     clipped = "result = some_function(first_argument, second_argument, third_argu"
     assert check_pdf.missing_lines([LONG], clipped) == [LONG]
@@ -42,13 +48,21 @@ def test_words_off_page_finds_a_word_past_the_edge() -> None:
 
 
 def test_a_line_wrapped_across_a_page_break_is_whole() -> None:
-    across = "result = some_function(first_argument, second_argument, third_argument) + another_call(x,\n  41 / 700\n\f\n y, z)  # a comment"
+    across = (
+        "result = some_function(first_argument, second_argument, third_argument) + "
+        "another_call(x,\n  41 / 700\n\f\n y, z)  # a comment"
+    )
     assert check_pdf.missing_lines([LONG], across) == []
 
 
 def test_pages_ending_with_a_heading() -> None:
-    pages = ["text\n3. Broadcasting and its adjoint\n  12 / 700\n", "a paragraph ends here.\n  13 / 700\n"]
-    titles = ["3. Broadcasting and its adjoint", "Summary"] + [f"{k}. Section {k}" for k in range(1, 8)]
+    pages = [
+        "text\n3. Broadcasting and its adjoint\n  12 / 700\n",
+        "a paragraph ends here.\n  13 / 700\n",
+    ]
+    titles = ["3. Broadcasting and its adjoint", "Summary"] + [
+        f"{k}. Section {k}" for k in range(1, 8)
+    ]
     found = check_pdf.pages_ending_with_a_heading(pages, titles)
     assert found == ["page 1 ends with the heading '3. Broadcasting and its adjoint'"]
     contents = "\n".join(titles[2:]) + "\n3. Broadcasting and its adjoint\n 1 / 700"
@@ -56,11 +70,19 @@ def test_pages_ending_with_a_heading() -> None:
 
 
 def test_the_notebook_readers() -> None:
-    notebook = {"cells": [
-        {"cell_type": "markdown", "source": ["# 1. Tensors: memory layout\n", "\n", "## 2. `Views`\n"]},
-        {"cell_type": "code", "source": ["#| export\n", "x = 1\n", "\n", "y = 2"], "outputs": [
-            {"output_type": "display_data", "data": {"image/png": "..."}}]},
-    ]}
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "markdown",
+                "source": ["# 1. Tensors: memory layout\n", "\n", "## 2. `Views`\n"],
+            },
+            {
+                "cell_type": "code",
+                "source": ["#| export\n", "x = 1\n", "\n", "y = 2"],
+                "outputs": [{"output_type": "display_data", "data": {"image/png": "..."}}],
+            },
+        ]
+    }
     assert check_pdf.chapter_title(notebook) == "1. Tensors: memory layout"
     assert check_pdf.code_lines(notebook) == ["x = 1", "y = 2"]
     assert check_pdf.headings(notebook) == ["2. Views"]
@@ -70,18 +92,28 @@ def test_the_notebook_readers() -> None:
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-@pytest.mark.skipif(not CHROMIUM.exists() or bool(check_pdf.missing_tools()), reason="needs chromium and poppler-utils")
+@pytest.mark.skipif(
+    not CHROMIUM.exists() or bool(check_pdf.missing_tools()),
+    reason="needs chromium and poppler-utils",
+)
 def test_a_line_clipped_in_print_is_caught_and_a_wrapped_one_is_not(tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     results = {}
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+        )
         page = browser.new_page()
-        for name, style in [("clipped", "white-space: pre; overflow: hidden"), ("wrapped", "white-space: pre-wrap; overflow-wrap: anywhere")]:
+        for name, style in [
+            ("clipped", "white-space: pre; overflow: hidden"),
+            ("wrapped", "white-space: pre-wrap; overflow-wrap: anywhere"),
+        ]:
             page.set_content(f'<pre style="font-size: 12pt; width: 120mm; {style}">{LONG}</pre>')
             pdf = tmp_path / f"{name}.pdf"
             page.pdf(path=str(pdf), format="A4")
-            text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+            text = subprocess.run(
+                ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+            ).stdout
             results[name] = check_pdf.missing_lines([LONG], text)
         browser.close()
     assert results == {"clipped": [LONG], "wrapped": []}, results

@@ -13,7 +13,11 @@ from _probe import assert_matches_pytorch
 import tensorlib as tl
 
 
-@pytest.mark.parametrize("data", [[2**63], 2**70, [-(2**63) - 1], [[1, 2], [3, 2**64]]], ids=["2**63", "2**70", "-2**63-1", "nested"])
+@pytest.mark.parametrize(
+    "data",
+    [[2**63], 2**70, [-(2**63) - 1], [[1, 2], [3, 2**64]]],
+    ids=["2**63", "2**70", "-2**63-1", "nested"],
+)
 def test_python_ints_beyond_int64_raise(data):
     with pytest.raises(ValueError, match="Overflow"):
         tl.tensor(data)
@@ -21,10 +25,13 @@ def test_python_ints_beyond_int64_raise(data):
 
 def test_python_ints_at_the_edge_of_int64_and_big_ints_as_floats_work():
     assert tl.tensor([2**63 - 1, -(2**63)]).tolist() == [2**63 - 1, -(2**63)]
-    assert tl.tensor([2**70], dtype=tl.float32).item() == pytest.approx(2.0**70)  # as floats: fine, as in torch
+    # as floats: fine, as in torch
+    assert tl.tensor([2**70], dtype=tl.float32).item() == pytest.approx(2.0**70)
 
 
-@pytest.mark.parametrize("make", [tl.from_numpy, tl.tensor, tl.Tensor], ids=["from_numpy", "tensor", "Tensor"])
+@pytest.mark.parametrize(
+    "make", [tl.from_numpy, tl.tensor, tl.Tensor], ids=["from_numpy", "tensor", "Tensor"]
+)
 def test_big_endian_arrays_are_refused(make):
     with pytest.raises(ValueError, match="byte order"):
         make(np.arange(3, dtype=">f4"))

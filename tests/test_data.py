@@ -50,11 +50,20 @@ def epoch_indices(loader) -> list[list[int]]:
     return [batch[1].numpy().tolist() for batch in loader]
 
 
-@pytest.mark.parametrize("n, batch_size, drop_last", [(10, 3, False), (10, 3, True), (12, 4, False), (5, 8, False), (5, 8, True)])
-def test_an_epoch_is_a_permutation_cut_into_batches(n: int, batch_size: int, drop_last: bool) -> None:
+@pytest.mark.parametrize(
+    "n, batch_size, drop_last",
+    [(10, 3, False), (10, 3, True), (12, 4, False), (5, 8, False), (5, 8, True)],
+)
+def test_an_epoch_is_a_permutation_cut_into_batches(
+    n: int, batch_size: int, drop_last: bool
+) -> None:
     dataset = TensorDataset(tl.zeros(n, 2), tl.arange(n))
-    loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, drop_last=drop_last, generator=tl.Generator(0))
-    expected_sizes = [batch_size] * (n // batch_size) + ([] if drop_last or n % batch_size == 0 else [n % batch_size])
+    loader = DataLoader(
+        dataset, batch_size=batch_size, shuffle=True, drop_last=drop_last, generator=tl.Generator(0)
+    )
+    expected_sizes = [batch_size] * (n // batch_size) + (
+        [] if drop_last or n % batch_size == 0 else [n % batch_size]
+    )
     orders = []
     for _ in range(3):
         batches = epoch_indices(loader)
@@ -71,8 +80,14 @@ def test_an_epoch_is_a_permutation_cut_into_batches(n: int, batch_size: int, dro
 
 def test_a_seeded_generator_repeats_the_order_and_none_follows_manual_seed() -> None:
     dataset = TensorDataset(tl.arange(20))
-    first = [b[0].numpy().tolist() for b in DataLoader(dataset, batch_size=5, shuffle=True, generator=tl.Generator(3))]
-    again = [b[0].numpy().tolist() for b in DataLoader(dataset, batch_size=5, shuffle=True, generator=tl.Generator(3))]
+    first = [
+        b[0].numpy().tolist()
+        for b in DataLoader(dataset, batch_size=5, shuffle=True, generator=tl.Generator(3))
+    ]
+    again = [
+        b[0].numpy().tolist()
+        for b in DataLoader(dataset, batch_size=5, shuffle=True, generator=tl.Generator(3))
+    ]
     assert first == again
     tl.manual_seed(7)
     a = list(RandomSampler(range(20)))
@@ -85,8 +100,11 @@ def test_random_sampler_options() -> None:
     sampler = RandomSampler(range(5), num_samples=12, generator=tl.Generator(1))
     drawn = list(sampler)
     assert len(drawn) == len(sampler) == 12
-    assert sorted(drawn[:10]) == sorted(list(range(5)) * 2)  # two whole permutations, then a part of one
-    with_replacement = list(RandomSampler(range(5), replacement=True, num_samples=70, generator=tl.Generator(1)))
+    # two whole permutations, then a part of one
+    assert sorted(drawn[:10]) == sorted(list(range(5)) * 2)
+    with_replacement = list(
+        RandomSampler(range(5), replacement=True, num_samples=70, generator=tl.Generator(1))
+    )
     assert len(with_replacement) == 70 and set(with_replacement) <= set(range(5))
     with pytest.raises(ValueError, match="num_samples should be a positive integer"):
         RandomSampler(range(5), num_samples=0)
@@ -103,7 +121,10 @@ def test_batch_sampler_and_custom_samplers() -> None:
     with pytest.raises(ValueError, match="batch_size should be a positive integer"):
         BatchSampler(range(7), 0, False)
     dataset = TensorDataset(tl.arange(6))
-    assert epoch_indices_first(DataLoader(dataset, sampler=[5, 0, 3], batch_size=2)) == [[5, 0], [3]]
+    assert epoch_indices_first(DataLoader(dataset, sampler=[5, 0, 3], batch_size=2)) == [
+        [5, 0],
+        [3],
+    ]
     assert epoch_indices_first(DataLoader(dataset, batch_sampler=[[1, 2], [4]])) == [[1, 2], [4]]
     assert [t[0].item() for t in DataLoader(dataset, batch_size=None)] == list(range(6))
     assert list(SequentialSampler(range(3))) == [0, 1, 2]
@@ -136,10 +157,16 @@ def test_options_are_checked_as_pytorch_checks_them() -> None:
 def test_iterable_dataset_batches_consecutive_samples() -> None:
     batches = [b.numpy().tolist() for b in DataLoader(Stream(), batch_size=3)]
     assert batches == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0]]
-    assert [b.numpy().tolist() for b in DataLoader(Stream(), batch_size=3, drop_last=True)] == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert [b.numpy().tolist() for b in DataLoader(Stream(), batch_size=3, drop_last=True)] == [
+        [0.0, 1.0, 2.0],
+        [3.0, 4.0, 5.0],
+    ]
 
 
-@pytest.mark.parametrize("lengths, sizes", [([3, 7], [3, 7]), ([0.7, 0.3], [7, 3]), ([0.5, 0.5], [5, 5]), ([0.34, 0.33, 0.33], [4, 3, 3])])
+@pytest.mark.parametrize(
+    "lengths, sizes",
+    [([3, 7], [3, 7]), ([0.7, 0.3], [7, 3]), ([0.5, 0.5], [5, 5]), ([0.34, 0.33, 0.33], [4, 3, 3])],
+)
 def test_random_split_sizes_and_disjoint_cover(lengths, sizes) -> None:
     parts = random_split(range(10), lengths, generator=tl.Generator(0))
     assert [len(p) for p in parts] == sizes
@@ -154,9 +181,20 @@ def test_random_split_refuses_wrong_lengths() -> None:
 
 
 def test_collate_structure() -> None:
-    batch = default_collate([{"a": (1, 2.5, "s"), "b": [np.ones(2), np.zeros(2)]}, {"a": (3, 4.5, "t"), "b": [np.zeros(2), np.ones(2)]}])
-    assert set(batch) == {"a", "b"} and isinstance(batch["a"], list) and isinstance(batch["b"], list)
-    assert batch["a"][0].dtype == tl.int64 and batch["a"][1].dtype == tl.float64 and batch["a"][2] == ["s", "t"]
+    batch = default_collate(
+        [
+            {"a": (1, 2.5, "s"), "b": [np.ones(2), np.zeros(2)]},
+            {"a": (3, 4.5, "t"), "b": [np.zeros(2), np.ones(2)]},
+        ]
+    )
+    assert (
+        set(batch) == {"a", "b"} and isinstance(batch["a"], list) and isinstance(batch["b"], list)
+    )
+    assert (
+        batch["a"][0].dtype == tl.int64
+        and batch["a"][1].dtype == tl.float64
+        and batch["a"][2] == ["s", "t"]
+    )
     assert batch["b"][0].shape == (2, 2) and batch["b"][0].dtype == tl.float64
     point = default_collate([Point(1, 2), Point(3, 4)])
     assert isinstance(point, Point) and point.x.numpy().tolist() == [1, 3]
@@ -171,7 +209,15 @@ def test_collate_structure() -> None:
 
 SAMPLES = [
     [(np.arange(3, dtype=np.float32) + i, i) for i in range(4)],
-    [{"image": np.full((2, 2), i, dtype=np.float64), "label": i, "score": 0.5 * i, "name": f"n{i}"} for i in range(3)],
+    [
+        {
+            "image": np.full((2, 2), i, dtype=np.float64),
+            "label": i,
+            "score": 0.5 * i,
+            "name": f"n{i}",
+        }
+        for i in range(3)
+    ],
     [[np.float32(i), np.int64(2 * i), True] for i in range(3)],
     [Point(np.ones(2) * i, float(i)) for i in range(2)],
     [(np.arange(2, dtype=np.int32) * i, {"nested": (i, [1.5 * i])}) for i in range(3)],
@@ -181,7 +227,10 @@ SAMPLES = [
 def same_structure(ours, theirs, torch) -> None:
     if isinstance(theirs, torch.Tensor):
         assert isinstance(ours, tl.Tensor), type(ours)
-        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), (ours.dtype, theirs.dtype)
+        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", ""), (
+            ours.dtype,
+            theirs.dtype,
+        )
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     elif isinstance(theirs, dict):
         assert type(ours) is type(theirs) and list(ours) == list(theirs)
@@ -196,21 +245,30 @@ def same_structure(ours, theirs, torch) -> None:
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("samples", SAMPLES, ids=["tuple", "dict", "list-of-scalars", "namedtuple", "nested"])
+@pytest.mark.parametrize(
+    "samples", SAMPLES, ids=["tuple", "dict", "list-of-scalars", "namedtuple", "nested"]
+)
 def test_default_collate_matches_pytorch(samples) -> None:
     torch = pytest.importorskip("torch")
     same_structure(default_collate(samples), torch.utils.data.default_collate(samples), torch)
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("batch_size, drop_last", [(1, False), (3, False), (3, True), (None, False)])
+@pytest.mark.parametrize(
+    "batch_size, drop_last", [(1, False), (3, False), (3, True), (None, False)]
+)
 def test_sequential_loader_matches_pytorch(batch_size, drop_last) -> None:
     torch = pytest.importorskip("torch")
     x = np.random.default_rng(0).standard_normal((10, 3)).astype(np.float32)
     y = np.arange(10)
-    ours = DataLoader(TensorDataset(tl.tensor(x), tl.tensor(y)), batch_size=batch_size, drop_last=drop_last)
-    theirs = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y)),
-                                         batch_size=batch_size, drop_last=drop_last)
+    ours = DataLoader(
+        TensorDataset(tl.tensor(x), tl.tensor(y)), batch_size=batch_size, drop_last=drop_last
+    )
+    theirs = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y)),
+        batch_size=batch_size,
+        drop_last=drop_last,
+    )
     assert len(ours) == len(theirs)
     for a, b in zip(ours, theirs, strict=True):
         same_structure(a, b, torch)
@@ -224,26 +282,47 @@ def test_sequential_loader_matches_pytorch(batch_size, drop_last) -> None:
 @pytest.mark.parametrize("n, batch_size, drop_last", [(10, 3, False), (10, 3, True), (7, 7, False)])
 def test_shuffled_loaders_behave_alike(n, batch_size, drop_last) -> None:
     torch = pytest.importorskip("torch")
-    ours = DataLoader(TensorDataset(tl.arange(n)), batch_size=batch_size, shuffle=True, drop_last=drop_last, generator=tl.Generator(0))
-    theirs = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.arange(n)), batch_size=batch_size, shuffle=True,
-                                         drop_last=drop_last, generator=torch.Generator().manual_seed(0))
+    ours = DataLoader(
+        TensorDataset(tl.arange(n)),
+        batch_size=batch_size,
+        shuffle=True,
+        drop_last=drop_last,
+        generator=tl.Generator(0),
+    )
+    theirs = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(torch.arange(n)),
+        batch_size=batch_size,
+        shuffle=True,
+        drop_last=drop_last,
+        generator=torch.Generator().manual_seed(0),
+    )
     assert len(ours) == len(theirs)
     for loader in (ours, theirs):
         batches = [b[0].numpy().tolist() for b in loader]
         flat = sum(batches, [])
-        assert [len(b) for b in batches] == ([batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size and not drop_last else []))
+        assert [len(b) for b in batches] == (
+            [batch_size] * (n // batch_size)
+            + ([n % batch_size] if n % batch_size and not drop_last else [])
+        )
         assert len(set(flat)) == len(flat) and (drop_last or sorted(flat) == list(range(n)))
 
 
 @pytest.mark.parity
 @pytest.mark.filterwarnings("ignore:Length of split")  # torch warns about empty subsets
-@pytest.mark.parametrize("lengths", [[3, 7], [0.7, 0.3], [0.34, 0.33, 0.33], [0.1] * 10, [0.25, 0.25, 0.25, 0.25]])
+@pytest.mark.parametrize(
+    "lengths", [[3, 7], [0.7, 0.3], [0.34, 0.33, 0.33], [0.1] * 10, [0.25, 0.25, 0.25, 0.25]]
+)
 def test_random_split_sizes_match_pytorch(lengths) -> None:
     torch = pytest.importorskip("torch")
     for n in (10, 11, 13):
         if all(isinstance(v, int) for v in lengths) and sum(lengths) != n:
             continue
         ours = [len(s) for s in random_split(range(n), lengths, generator=tl.Generator(0))]
-        theirs = [len(s) for s in torch.utils.data.random_split(range(n), lengths, generator=torch.Generator().manual_seed(0))]
+        theirs = [
+            len(s)
+            for s in torch.utils.data.random_split(
+                range(n), lengths, generator=torch.Generator().manual_seed(0)
+            )
+        ]
         assert ours == theirs
         assert sum(ours) == n

@@ -37,15 +37,20 @@ def test_the_walk_finds_the_package():
 @pytest.mark.parametrize("path", MODULES, ids=lambda path: path.relative_to(PACKAGE).as_posix())
 def test_no_docstring_holds_a_control_character(path):
     bad = [
-        f"{name}: {sorted(set(CONTROL.findall(text)))!r} near {text[max(CONTROL.search(text).start() - 30, 0):][:60]!r}"
+        f"{name}: {sorted(set(CONTROL.findall(text)))!r} near "
+        f"{text[max(CONTROL.search(text).start() - 30, 0) :][:60]!r}"
         for name, text in docstrings(path)
         if CONTROL.search(text)
     ]
-    assert not bad, f"{path.name}: write LaTeX docstrings as raw strings (r\"\"\"...\"\"\"): " + "; ".join(bad)
+    assert not bad, (
+        f'{path.name}: write LaTeX docstrings as raw strings (r"""..."""): ' + "; ".join(bad)
+    )
 
 
 def test_the_check_catches_a_non_raw_latex_docstring(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text('def f():\n    """:math:`\\bar x` and :math:`\\text{n}`."""\n', encoding="utf-8")
+    sample.write_text(
+        'def f():\n    """:math:`\\bar x` and :math:`\\text{n}`."""\n', encoding="utf-8"
+    )
     (name, text), = docstrings(sample)
     assert name == "f" and CONTROL.search(text)

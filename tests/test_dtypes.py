@@ -55,7 +55,8 @@ def test_supported_dtypes_by_any_spelling_are_the_same_dtype():
 
 def test_module_to_reads_its_arguments_as_tensor_to_does():
     model = tl.nn.Linear(2, 2)
-    assert model.to(tl.ones(1, dtype=tl.float64)).weight.dtype == np.float64  # to(tensor): its dtype
+    # to(tensor): its dtype
+    assert model.to(tl.ones(1, dtype=tl.float64)).weight.dtype == np.float64
     assert model.to("cpu", tl.float16).weight.dtype == np.float16
     assert model.to(dtype="float32", device=tl.device("cpu")).weight.dtype == np.float32
     with pytest.raises(TypeError, match="floating point dtypes, but got desired dtype=int64"):

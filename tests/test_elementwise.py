@@ -1,4 +1,5 @@
-"""Elementwise functions at NaN: PyTorch's gradients (relu passes the gradient at NaN, abs gives 0)."""
+"""Elementwise functions at NaN: PyTorch's gradients (relu passes the gradient at NaN, abs gives
+0)."""
 
 from __future__ import annotations
 

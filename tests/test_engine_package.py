@@ -3,8 +3,8 @@
 Checks the structure the chapter promises (every public name importable from ``tensorlib.engine``,
 modules of readable size importing without cycles, ``Tensor`` one class whose methods find the op
 modules' functions when called, a backward pass that pays only for what it uses), the one
-dtype/device resolver ``parse_to``, the activations defined once, and the error messages that name the
-likely mistake.
+dtype/device resolver ``parse_to``, the activations defined once, and the error messages that name
+the likely mistake.
 """
 
 from __future__ import annotations
@@ -23,25 +23,46 @@ import tensorlib.nn.functional as F
 
 ENGINE_DIR = Path(engine.__file__).parent
 
-# Every public name tensorlib.engine had as a single module, before it became a package, and the functions
-# behind the operators.
+# Every public name tensorlib.engine had as a single module, before it became a package, and the
+# functions behind the operators.
 PUBLIC_NAMES = """
-is_grad_enabled no_grad enable_grad set_grad_enabled Function run_backward float16 float32 float64 double int8
-int16 int32 int64 long uint8 bool_ device as_device cuda Tensor tensor from_numpy zeros ones empty full zeros_like
-ones_like full_like empty_like arange linspace eye Add Sub Mul Div Neg Pow Sum Mean Var MatMul Exp Log Sqrt Abs Tanh
-Sigmoid Relu Clamp Extremum ExtremumAlongDim ElementwiseExtremum Softmax LogSoftmax Reshape Permute Expand Cast Clone
-Index Cat Stack Where MaskedFill cat concat stack split chunk where matmul exp log sqrt tanh sigmoid relu clamp softmax
-log_softmax reshape transpose permute flatten unsqueeze squeeze masked_fill tril triu mean var argmax argmin numel
-is_tensor allclose sum max min abs maximum minimum inf nan Sin Cos Log1p Cumsum Gather Repeat Norm Sort sin cos log1p
-square rsqrt cumsum gather norm sort topk bmm outer parse_to add sub mul div neg pow eq ne lt le gt ge
-floor_divide remainder bitwise_not bitwise_and bitwise_or bitwise_xor std amax amin expand repeat
+is_grad_enabled no_grad enable_grad set_grad_enabled Function run_backward float16 float32 float64
+double int8 int16 int32 int64 long uint8 bool_ device as_device cuda Tensor tensor from_numpy zeros
+ones empty full zeros_like ones_like full_like empty_like arange linspace eye Add Sub Mul Div Neg
+Pow Sum Mean Var MatMul Exp Log Sqrt Abs Tanh Sigmoid Relu Clamp Extremum ExtremumAlongDim
+ElementwiseExtremum Softmax LogSoftmax Reshape Permute Expand Cast Clone Index Cat Stack Where
+MaskedFill cat concat stack split chunk where matmul exp log sqrt tanh sigmoid relu clamp softmax
+log_softmax reshape transpose permute flatten unsqueeze squeeze masked_fill tril triu mean var
+argmax argmin numel is_tensor allclose sum max min abs maximum minimum inf nan Sin Cos Log1p Cumsum
+Gather Repeat Norm Sort sin cos log1p square rsqrt cumsum gather norm sort topk bmm outer parse_to
+add sub mul div neg pow eq ne lt le gt ge floor_divide remainder bitwise_not bitwise_and bitwise_or
+bitwise_xor std amax amin expand repeat
 """.split()
 
 # The modules in the order the package imports them: each may import only the ones before it.
 PACKAGE_ORDER = [
-    "parallel", "grad_mode", "dtypes", "tensor_type", "versions", "freeing", "function", "creation", "promotion", "conversion",
-    "arithmetic", "reductions", "matmul_ops", "selection", "elementwise", "softmax_ops", "shape_ops", "indexing",
-    "joining", "inplace", "retain_grad", "interop",
+    "parallel",
+    "grad_mode",
+    "dtypes",
+    "tensor_type",
+    "versions",
+    "freeing",
+    "function",
+    "creation",
+    "promotion",
+    "conversion",
+    "arithmetic",
+    "reductions",
+    "matmul_ops",
+    "selection",
+    "elementwise",
+    "softmax_ops",
+    "shape_ops",
+    "indexing",
+    "joining",
+    "inplace",
+    "retain_grad",
+    "interop",
 ]
 
 
@@ -56,9 +77,12 @@ def test_the_engine_modules_are_all_listed_and_of_readable_size():
     assert found == sorted(PACKAGE_ORDER)
     for stem in found:
         text = (ENGINE_DIR / f"{stem}.py").read_text(encoding="utf-8")
-        if stem != "tensor_type":  # a class of one-line dispatches may be long (so is torch/_tensor.py)
+        # a class of one-line dispatches may be long (so is torch/_tensor.py)
+        if stem != "tensor_type":
             lines = text.count("\n")
-            assert lines <= 800, f"tensorlib/engine/{stem}.py has {lines} lines: split it by concept"
+            assert lines <= 800, (
+                f"tensorlib/engine/{stem}.py has {lines} lines: split it by concept"
+            )
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
@@ -74,14 +98,20 @@ def test_each_module_imports_only_modules_before_it():
     for position, stem in enumerate(PACKAGE_ORDER):
         tree = ast.parse((ENGINE_DIR / f"{stem}.py").read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tensorlib.engine")):
+            if not (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("tensorlib.engine")
+            ):
                 continue
             if node.module == "tensorlib.engine":
                 imported = [alias.name for alias in node.names]
             else:
                 imported = [node.module.split(".")[2]]
             inside_type_checking = any(
-                isinstance(parent, ast.If) and "TYPE_CHECKING" in ast.unparse(parent.test) and node in ast.walk(parent)
+                isinstance(parent, ast.If)
+                and "TYPE_CHECKING" in ast.unparse(parent.test)
+                and node in ast.walk(parent)
                 for parent in ast.walk(tree)
             )
             closing = stem == "tensor_type" and node is tree.body[-1]
@@ -97,11 +127,15 @@ def test_the_op_modules_are_imported_at_the_bottom_of_tensor_type():
     last = tree.body[-1]
     assert isinstance(last, ast.ImportFrom) and last.module == "tensorlib.engine"
     names = {alias.name for alias in last.names}
-    assert names == set(PACKAGE_ORDER[PACKAGE_ORDER.index("tensor_type") + 1 :]) - {"versions", "freeing", "promotion"}
+    assert names == set(PACKAGE_ORDER[PACKAGE_ORDER.index("tensor_type") + 1 :]) - {
+        "versions",
+        "freeing",
+        "promotion",
+    }
     for name in names:  # the methods find every module they call
-        assert getattr(importlib.import_module("tensorlib.engine.tensor_type"), name) is importlib.import_module(
-            f"tensorlib.engine.{name}"
-        )
+        assert getattr(
+            importlib.import_module("tensorlib.engine.tensor_type"), name
+        ) is importlib.import_module(f"tensorlib.engine.{name}")
 
 
 def test_tensor_is_one_class_defined_in_one_place():
@@ -110,13 +144,16 @@ def test_tensor_is_one_class_defined_in_one_place():
     for name, value in vars(tl.Tensor).items():
         function = value.fget if isinstance(value, property) else value
         if inspect.isfunction(function):
-            assert function.__qualname__ == f"Tensor.{function.__name__}", f"Tensor.{name} is {function.__qualname__}"
+            assert function.__qualname__ == f"Tensor.{function.__name__}", (
+                f"Tensor.{name} is {function.__qualname__}"
+            )
     assert not hasattr(engine, "TensorBase")
     assert len([name for name in dir(tl.Tensor) if not name.startswith("_")]) > 100
 
 
 def test_a_tensor_made_before_a_function_is_redefined_still_works():
-    """Methods look their function up when called: redefining an op module's function reaches every tensor."""
+    """Methods look their function up when called: redefining an op module's function reaches every
+    tensor."""
     from tensorlib.engine import arithmetic
 
     x = tl.tensor([1.0, 2.0], requires_grad=True)
@@ -186,7 +223,8 @@ def test_autograd_grad_leaves_retained_tensors_alone():
 
 
 def test_a_refused_pass_touches_no_grad_even_of_a_leaf_root():
-    """The version check runs over the whole graph before any gradient is delivered, leaf roots included."""
+    """The version check runs over the whole graph before any gradient is delivered, leaf roots
+    included."""
     x = tl.tensor([1.0, 2.0], requires_grad=True)
     y = x.exp()  # its backward reads its output
     with tl.no_grad():
@@ -199,9 +237,33 @@ def test_a_refused_pass_touches_no_grad_even_of_a_leaf_root():
 def test_ops_return_plain_tensors_also_on_subclasses():
     p = tl.nn.Parameter(tl.ones(2, 2))
     results = (
-        p * 2, 2 - p, p / 3, p**2, -p, p.sum(), p.mean(0), p.max(), p.max(1).values, p.reshape(4), p[0], p.T, p.clone(),
-        tl.zeros(3), p.exp(), p.tanh(), p.softmax(-1), p @ p, p.detach(), p > 0, p.masked_fill(p > 0, 1.0),
-        p.to(tl.float64), tl.cat([p, p]), p.split(1)[0], p.new_zeros(2), np.ones((2, 2)) * p, p.expand(3, 2, 2),
+        p * 2,
+        2 - p,
+        p / 3,
+        p**2,
+        -p,
+        p.sum(),
+        p.mean(0),
+        p.max(),
+        p.max(1).values,
+        p.reshape(4),
+        p[0],
+        p.T,
+        p.clone(),
+        tl.zeros(3),
+        p.exp(),
+        p.tanh(),
+        p.softmax(-1),
+        p @ p,
+        p.detach(),
+        p > 0,
+        p.masked_fill(p > 0, 1.0),
+        p.to(tl.float64),
+        tl.cat([p, p]),
+        p.split(1)[0],
+        p.new_zeros(2),
+        np.ones((2, 2)) * p,
+        p.expand(3, 2, 2),
     )
     for result in results:
         assert type(result) is tl.Tensor

@@ -1,4 +1,5 @@
-"""Every exercise's check rejects plausible wrong answers, each with the hint that names its mistake.
+"""Every exercise's check rejects plausible wrong answers, each with the hint that names its
+mistake.
 
 The wrong answers live in ``tests/wrong_answers/NN_topic/exK_slug.py``, one file per mistake: Python
 source that redefines the exercise's function(s) the way a learner might get them wrong (see
@@ -7,8 +8,9 @@ exercise K must fail on it with an exception whose message contains that text.
 
 Each solution notebook runs once, in this process (its code cells exec'd in one namespace, in order,
 with the working directory restored afterwards). Before each check cell runs, every wrong answer for
-that exercise is tried on a copy of the namespace: the wrong answer's source is exec'd (replacing the
-solution's definition), then the check cell. The check cell then runs on the solution, which must pass.
+that exercise is tried on a copy of the namespace: the wrong answer's source is exec'd (replacing
+the solution's definition), then the check cell. The check cell then runs on the solution, which
+must pass.
 """
 
 from __future__ import annotations
@@ -67,7 +69,9 @@ def wrong_answers(stem: str) -> dict[int, list[Path]]:
 
 def hint_of(path: Path) -> str:
     match = _HINT.search(path.read_text(encoding="utf-8"))
-    assert match, f"{path}: its docstring needs a line 'Hint: <part of the message the check must give>'"
+    assert match, (
+        f"{path}: its docstring needs a line 'Hint: <part of the message the check must give>'"
+    )
     return match.group(1)
 
 
@@ -75,16 +79,21 @@ def _exec(source: str, name: str, namespace: dict) -> Outcome:
     output = io.StringIO()
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            exec(compile(source, name, "exec"), namespace)  # noqa: S102 - the repository's own notebooks
-    except BaseException as error:  # noqa: BLE001 - a check may raise anything; KeyboardInterrupt still propagates below
+            # the repository's own notebooks
+            exec(compile(source, name, "exec"), namespace)  # noqa: S102
+    except BaseException as error:  # noqa: BLE001 - a check may raise anything;
+        # KeyboardInterrupt still propagates below
         if isinstance(error, KeyboardInterrupt):
             raise
-        return Outcome(f"{type(error).__name__}: {error}", output.getvalue() + traceback.format_exc(limit=-3))
+        return Outcome(
+            f"{type(error).__name__}: {error}", output.getvalue() + traceback.format_exc(limit=-3)
+        )
     return Outcome(None, output.getvalue())
 
 
 def _memoize_training(namespace: dict) -> None:
-    """Chapter 8's ``train_tiny`` is deterministic and the slowest thing a check calls: run each lr once."""
+    """Chapter 8's ``train_tiny`` is deterministic and the slowest thing a check calls: run each lr
+    once."""
     train = namespace.get("train_tiny")
     if train is None or getattr(train, "_memoized", False):
         return
@@ -122,13 +131,17 @@ def run_notebook(stem: str) -> Run:
                         os.chdir(scratch)
                         try:
                             defined = _exec(path.read_text(encoding="utf-8"), str(path), trial)
-                            wrong[path.name] = defined if defined.error else _exec(source, name, trial)
+                            wrong[path.name] = (
+                                defined if defined.error else _exec(source, name, trial)
+                            )
                         finally:
                             os.chdir(here)
                 solution[exercise] = _exec(source, name, namespace)
             else:
                 outcome = _exec(source, name, namespace)
-                assert outcome.error is None, f"{name} failed on the solution: {outcome.error}\n{outcome.output}"
+                assert outcome.error is None, (
+                    f"{name} failed on the solution: {outcome.error}\n{outcome.output}"
+                )
     finally:
         os.chdir(home)
     return Run(exercise, solution, wrong)
@@ -155,12 +168,21 @@ def _cases() -> list:
 
 def test_every_exercise_has_wrong_answers() -> None:
     for stem in NOTEBOOKS:
-        checks = sum("check" in tags for kind, _, tags in _cells(SOLUTIONS / f"{stem}.ipynb") if kind == "code")
+        checks = sum(
+            "check" in tags
+            for kind, _, tags in _cells(SOLUTIONS / f"{stem}.ipynb")
+            if kind == "code"
+        )
         answers = wrong_answers(stem)
-        assert set(answers) <= set(range(1, checks + 1)), f"{stem}: wrong answers for exercises {sorted(answers)}, it has {checks}"
+        assert set(answers) <= set(range(1, checks + 1)), (
+            f"{stem}: wrong answers for exercises {sorted(answers)}, it has {checks}"
+        )
         for number in range(1, checks + 1):
             count = len(answers.get(number, []))
-            assert count >= MIN_WRONG_ANSWERS, f"{stem}, exercise {number}: {count} wrong answers in tests/wrong_answers/{stem}/, want {MIN_WRONG_ANSWERS}"
+            assert count >= MIN_WRONG_ANSWERS, (
+                f"{stem}, exercise {number}: {count} wrong answers in tests/wrong_answers/{stem}/, "
+                f"want {MIN_WRONG_ANSWERS}"
+            )
 
 
 @pytest.mark.parametrize("stem", NOTEBOOKS)
@@ -168,19 +190,29 @@ def test_solutions_pass_their_checks(stem: str) -> None:
     run = _run(stem)
     assert len(run.solution) == run.exercises
     for number, outcome in run.solution.items():
-        assert outcome.error is None, f"{stem}, exercise {number}: the check fails on the solution: {outcome.error}\n{outcome.output}"
+        assert outcome.error is None, (
+            f"{stem}, exercise {number}: the check fails on the solution: "
+            f"{outcome.error}\n{outcome.output}"
+        )
 
 
 @pytest.mark.parametrize(("stem", "path"), _cases())
 def test_wrong_answer_fails_with_its_hint(stem: str, path: Path) -> None:
     outcome = _run(stem).wrong[path.name]
     hint = hint_of(path)
-    assert outcome.error is not None, f"{path.name}: the check passed on this wrong answer (expected a failure mentioning {hint!r})"
-    assert hint in outcome.error, f"{path.name}: expected the failure to mention {hint!r}, got {outcome.error}\n{outcome.output}"
+    assert outcome.error is not None, (
+        f"{path.name}: the check passed on this wrong answer (expected a failure mentioning "
+        f"{hint!r})"
+    )
+    assert hint in outcome.error, (
+        f"{path.name}: expected the failure to mention {hint!r}, got "
+        f"{outcome.error}\n{outcome.output}"
+    )
 
 
 def test_hint_matching_can_fail(tmp_path: Path) -> None:
-    """The harness itself: a wrong answer the check accepts, or one failing for another reason, is reported."""
+    """The harness itself: a wrong answer the check accepts, or one failing for another reason, is
+    reported."""
     namespace: dict = {}
     assert _exec("def f():\n    return 1\n", "<t>", namespace).error is None
     failed = _exec("assert f() == 2, 'f should return 2'", "<t>", namespace)

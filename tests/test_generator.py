@@ -1,4 +1,5 @@
-"""``tensorlib.Generator`` shared by threads: every draw is atomic, and a generator copies and pickles.
+"""``tensorlib.Generator`` shared by threads: every draw is atomic, and a generator copies and
+pickles.
 
 Two threads drawing from one generator (the default one or their own) never get the same block
 of numbers, and together they draw exactly the blocks one thread would have, in some order.
@@ -33,7 +34,9 @@ def _draw_blocks(generator: tl.Generator, threads: int, blocks: int, size: int) 
     return [block for slot in results for block in slot]
 
 
-@pytest.mark.parametrize("use_default", [True, False], ids=["default generator", "shared Generator"])
+@pytest.mark.parametrize(
+    "use_default", [True, False], ids=["default generator", "shared Generator"]
+)
 def test_two_threads_never_draw_the_same_block(use_default):
     threads, blocks, size = 2, 200, 20000
     if use_default:
@@ -42,10 +45,14 @@ def test_two_threads_never_draw_the_same_block(use_default):
     else:
         generator = tl.Generator(123)
     drawn = _draw_blocks(generator, threads, blocks, size)
-    assert len(set(drawn)) == len(drawn), f"{len(drawn) - len(set(drawn))} duplicated blocks of {len(drawn)}"
+    assert len(set(drawn)) == len(drawn), (
+        f"{len(drawn) - len(set(drawn))} duplicated blocks of {len(drawn)}"
+    )
     # every block is one of the blocks a single thread would have drawn, in some interleaving
     sequential = tl.Generator(123)
-    expected = {tl.rand(size, generator=sequential).numpy().tobytes() for _ in range(threads * blocks)}
+    expected = {
+        tl.rand(size, generator=sequential).numpy().tobytes() for _ in range(threads * blocks)
+    }
     assert set(drawn) == expected
     assert generator.get_state().numpy().tobytes() == sequential.get_state().numpy().tobytes()
 
@@ -68,7 +75,9 @@ def test_threads_drawing_integers_with_rejection_stay_atomic():
         worker.join()
     drawn = results[0] + results[1]
     sequential = tl.Generator(7)
-    expected = [tl.randint(0, 3, (5000,), generator=sequential).numpy().tobytes() for _ in range(200)]
+    expected = [
+        tl.randint(0, 3, (5000,), generator=sequential).numpy().tobytes() for _ in range(200)
+    ]
     assert sorted(drawn) == sorted(expected)
 
 

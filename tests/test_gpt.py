@@ -45,7 +45,9 @@ def test_tied_head_counted_once_and_untied_counted_twice():
 
 
 def test_benchmark_workload_has_about_818k_parameters():
-    model = GPT(GPTConfig(block_size=64, vocab_size=65, n_layer=4, n_head=4, n_embd=128, tie_weights=False))
+    model = GPT(
+        GPTConfig(block_size=64, vocab_size=65, n_layer=4, n_head=4, n_embd=128, tie_weights=False)
+    )
     assert sum(p.numel() for p in model.parameters()) == 818_176
 
 
@@ -53,12 +55,18 @@ def test_initialisation_scales():
     config = GPTConfig(n_layer=8, n_embd=64, n_head=4)
     model = GPT(config, generator=tl.Generator(0))
     residual = [p.numpy() for n, p in model.named_parameters() if n.endswith("c_proj.weight")]
-    others = [p.numpy() for n, p in model.named_parameters() if n.endswith("c_fc.weight") or n.endswith("wte.weight")]
+    others = [
+        p.numpy()
+        for n, p in model.named_parameters()
+        if n.endswith("c_fc.weight") or n.endswith("wte.weight")
+    ]
     std = 0.02 / math.sqrt(2 * 8)
     assert abs(np.concatenate([r.ravel() for r in residual]).std() / std - 1) < 0.05
     assert abs(np.concatenate([o.ravel() for o in others]).std() / 0.02 - 1) < 0.05
     assert all(not p.numpy().any() for n, p in model.named_parameters() if n.endswith(".bias"))
-    assert all((p.numpy() == 1).all() for n, p in model.named_parameters() if n.endswith("ln_1.weight"))
+    assert all(
+        (p.numpy() == 1).all() for n, p in model.named_parameters() if n.endswith("ln_1.weight")
+    )
 
 
 def test_same_seed_same_model():
@@ -87,7 +95,9 @@ def test_kv_cache_equals_recompute_at_every_step(dtype, tol, post_norm):
     with tl.no_grad():
         cache = KVCache(model.config, 3, dtype)
         prompt, _ = model(x[:, :5], cache=cache)  # a prompt of 5, then one token at a time
-        steps = [prompt.numpy()] + [model(x[:, t : t + 1], cache=cache)[0].numpy() for t in range(5, 16)]
+        steps = [prompt.numpy()] + [
+            model(x[:, t : t + 1], cache=cache)[0].numpy() for t in range(5, 16)
+        ]
         cached = np.concatenate(steps, axis=1)
         for t in range(16):
             full, _ = model(x[:, : t + 1])  # recompute everything up to position t
@@ -171,7 +181,11 @@ def _torch_block(torch, block, x, post_norm):
     def attn(h):
         q, k, v = F.linear(h, p["attn.c_attn.weight"], p["attn.c_attn.bias"]).split(width, dim=2)
         q, k, v = (t.view(batch, length, heads, width // heads).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(batch, length, width)
+        y = (
+            F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            .transpose(1, 2)
+            .reshape(batch, length, width)
+        )
         return F.linear(y, p["attn.c_proj.weight"], p["attn.c_proj.bias"])
 
     def mlp(h):
@@ -208,7 +222,9 @@ def test_decoder_block_parity(torch, post_norm, dtype, tol):
     ref.backward(torch.tensor(g))
     np.testing.assert_allclose(x_tl.grad.numpy(), x_t.grad.numpy(), rtol=tol, atol=tol)
     for name, p in block.named_parameters():
-        np.testing.assert_allclose(p.grad.numpy(), params[name].grad.numpy(), rtol=tol, atol=tol, err_msg=name)
+        np.testing.assert_allclose(
+            p.grad.numpy(), params[name].grad.numpy(), rtol=tol, atol=tol, err_msg=name
+        )
 
 
 @pytest.mark.parity
@@ -216,18 +232,33 @@ def test_decoder_block_parity_with_torch_transformer_layer(torch):
     """A pre-norm block is torch.nn.TransformerEncoderLayer(norm_first=True) with a causal mask."""
     config = small()
     block = Block(config, generator=tl.Generator(0)).double()
-    layer = torch.nn.TransformerEncoderLayer(8, 2, dim_feedforward=32, dropout=0.0, activation=lambda h: torch.nn.functional.gelu(h, approximate="tanh"),
-                                             batch_first=True, norm_first=True).double()
+    layer = torch.nn.TransformerEncoderLayer(
+        8,
+        2,
+        dim_feedforward=32,
+        dropout=0.0,
+        activation=lambda h: torch.nn.functional.gelu(h, approximate="tanh"),
+        batch_first=True,
+        norm_first=True,
+    ).double()
     state = {
-        "self_attn.in_proj_weight": block.attn.c_attn.weight, "self_attn.in_proj_bias": block.attn.c_attn.bias,
-        "self_attn.out_proj.weight": block.attn.c_proj.weight, "self_attn.out_proj.bias": block.attn.c_proj.bias,
-        "linear1.weight": block.mlp.c_fc.weight, "linear1.bias": block.mlp.c_fc.bias,
-        "linear2.weight": block.mlp.c_proj.weight, "linear2.bias": block.mlp.c_proj.bias,
-        "norm1.weight": block.ln_1.weight, "norm1.bias": block.ln_1.bias, "norm2.weight": block.ln_2.weight, "norm2.bias": block.ln_2.bias,
+        "self_attn.in_proj_weight": block.attn.c_attn.weight,
+        "self_attn.in_proj_bias": block.attn.c_attn.bias,
+        "self_attn.out_proj.weight": block.attn.c_proj.weight,
+        "self_attn.out_proj.bias": block.attn.c_proj.bias,
+        "linear1.weight": block.mlp.c_fc.weight,
+        "linear1.bias": block.mlp.c_fc.bias,
+        "linear2.weight": block.mlp.c_proj.weight,
+        "linear2.bias": block.mlp.c_proj.bias,
+        "norm1.weight": block.ln_1.weight,
+        "norm1.bias": block.ln_1.bias,
+        "norm2.weight": block.ln_2.weight,
+        "norm2.bias": block.ln_2.bias,
     }
     layer.load_state_dict({k: torch.tensor(v.numpy()) for k, v in state.items()})
     x = np.random.default_rng(2).standard_normal((2, 6, 8))
-    mask = torch.triu(torch.ones(6, 6, dtype=torch.bool), 1)  # True = not allowed, as in nn.MultiheadAttention
+    # True = not allowed, as in nn.MultiheadAttention
+    mask = torch.triu(torch.ones(6, 6, dtype=torch.bool), 1)
     ref = layer(torch.tensor(x), src_mask=mask).detach().numpy()
     np.testing.assert_allclose(block(tl.tensor(x)).numpy(), ref, rtol=1e-11, atol=1e-12)
 
@@ -275,7 +306,8 @@ def test_decoder_only_for_plain_models_without_dropout():
     assert not decodes_fast(Custom(small(), generator=tl.Generator(0)))
 
 
-# ----------------------------------------------------------------------------- issue 21: half precision, generate's arguments
+# ----------------------------------------------------------------------------- issue 21: half
+# precision, generate's arguments
 
 
 def test_half_precision_logits_finite_and_close_to_float32():
@@ -288,23 +320,37 @@ def test_half_precision_logits_finite_and_close_to_float32():
     model.half()
     got, _ = model(idx)
     assert got.dtype == np.float16 and np.isfinite(got.numpy()).all()
-    np.testing.assert_allclose(got.numpy().astype(np.float32), expected.numpy(), rtol=0.05, atol=0.05)
-    tokens = model.generate(ids(1, 3), 5, temperature=0).numpy()  # the cache and the array decoder in float16
+    np.testing.assert_allclose(
+        got.numpy().astype(np.float32), expected.numpy(), rtol=0.05, atol=0.05
+    )
+    # the cache and the array decoder in float16
+    tokens = model.generate(ids(1, 3), 5, temperature=0).numpy()
     assert tokens.shape == (1, 8)
 
 
-@pytest.mark.parametrize("args, kwargs, match", [
-    ((ids(1, 3), -1), {}, "max_new_tokens must be an int >= 0, got -1"),
-    ((ids(1, 3), 2.0), {}, "max_new_tokens must be an int >= 0"),
-    ((tl.zeros(1, 0, dtype=tl.int64), 3), {}, "idx must hold at least one sequence of at least one token"),
-    ((tl.zeros(0, 3, dtype=tl.int64), 3), {}, "idx must hold at least one sequence"),
-    ((ids(1, 3)[0], 3), {}, r"idx must be an integer tensor of shape \(B, T\)"),
-    ((tl.zeros(1, 3), 3), {}, "idx must be an integer tensor"),
-    ((ids(1, 3), 3), {"top_k": 2.5}, "top_k must be an int >= 1 or None, got 2.5"),
-    ((ids(1, 3), 3), {"top_k": 0}, "top_k must be an int >= 1 or None, got 0"),
-    ((ids(1, 3), 3), {"temperature": float("nan")}, "temperature must be a finite number >= 0, got nan"),
-    ((ids(1, 3), 3), {"temperature": -1.0}, "temperature must be a finite number >= 0"),
-])
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        ((ids(1, 3), -1), {}, "max_new_tokens must be an int >= 0, got -1"),
+        ((ids(1, 3), 2.0), {}, "max_new_tokens must be an int >= 0"),
+        (
+            (tl.zeros(1, 0, dtype=tl.int64), 3),
+            {},
+            "idx must hold at least one sequence of at least one token",
+        ),
+        ((tl.zeros(0, 3, dtype=tl.int64), 3), {}, "idx must hold at least one sequence"),
+        ((ids(1, 3)[0], 3), {}, r"idx must be an integer tensor of shape \(B, T\)"),
+        ((tl.zeros(1, 3), 3), {}, "idx must be an integer tensor"),
+        ((ids(1, 3), 3), {"top_k": 2.5}, "top_k must be an int >= 1 or None, got 2.5"),
+        ((ids(1, 3), 3), {"top_k": 0}, "top_k must be an int >= 1 or None, got 0"),
+        (
+            (ids(1, 3), 3),
+            {"temperature": float("nan")},
+            "temperature must be a finite number >= 0, got nan",
+        ),
+        ((ids(1, 3), 3), {"temperature": -1.0}, "temperature must be a finite number >= 0"),
+    ],
+)
 def test_generate_refuses_bad_arguments_naming_them(args, kwargs, match):
     model = GPT(small(), generator=tl.Generator(0))
     with pytest.raises(ValueError, match=match):

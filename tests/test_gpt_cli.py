@@ -15,8 +15,27 @@ from tensorlib.gpt.data import load_corpus
 from tensorlib.gpt.train import TrainConfig, read_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = ["--max-steps", "12", "--warmup-steps", "2", "--n-layer", "1", "--n-head", "2", "--n-embd", "16",
-        "--block-size", "16", "--batch-size", "4", "--eval-interval", "6", "--eval-batches", "2", "--no-progress"]
+TINY = [
+    "--max-steps",
+    "12",
+    "--warmup-steps",
+    "2",
+    "--n-layer",
+    "1",
+    "--n-head",
+    "2",
+    "--n-embd",
+    "16",
+    "--block-size",
+    "16",
+    "--batch-size",
+    "4",
+    "--eval-interval",
+    "6",
+    "--eval-batches",
+    "2",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +54,13 @@ def trained(corpus, tmp_path_factory):
 
 def run(*args):
     env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tensorlib.gpt", *args], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tensorlib.gpt", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_help_documents_every_flag():
@@ -47,7 +72,14 @@ def test_help_documents_every_flag():
         assert flag in result.stdout
     assert "(default 64)" in result.stdout  # defaults are stated
     sample_help = run("sample", "--help").stdout
-    for flag in ("--checkpoint", "--prompt", "--temperature", "--top-k", "--max-new-tokens", "--seed"):
+    for flag in (
+        "--checkpoint",
+        "--prompt",
+        "--temperature",
+        "--top-k",
+        "--max-new-tokens",
+        "--seed",
+    ):
         assert flag in sample_help
     assert run("--help").returncode == 0
 
@@ -56,45 +88,114 @@ def test_train_then_sample_in_a_subprocess(corpus, tmp_path):
     result = run("train", "--data", str(corpus), "--out", str(tmp_path / "r"), *TINY)
     assert result.returncode == 0, result.stderr
     assert "validation loss" in result.stdout
-    assert (tmp_path / "r" / "ckpt.safetensors").is_file() and (tmp_path / "r" / "log.csv").is_file()
-    result = run("sample", "--checkpoint", str(tmp_path / "r"), "--prompt", "The", "--max-new-tokens", "30",
-                 "--temperature", "0.8", "--top-k", "5", "--seed", "1")
+    assert (
+        (tmp_path / "r" / "ckpt.safetensors").is_file()
+        and (tmp_path / "r" / "log.csv").is_file()
+    )
+    result = run(
+        "sample",
+        "--checkpoint",
+        str(tmp_path / "r"),
+        "--prompt",
+        "The",
+        "--max-new-tokens",
+        "30",
+        "--temperature",
+        "0.8",
+        "--top-k",
+        "5",
+        "--seed",
+        "1",
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("The") and len(result.stdout.rstrip("\n")) == 33
-    again = run("sample", "--checkpoint", str(tmp_path / "r"), "--prompt", "The", "--max-new-tokens", "30",
-                "--temperature", "0.8", "--top-k", "5", "--seed", "1")
+    again = run(
+        "sample",
+        "--checkpoint",
+        str(tmp_path / "r"),
+        "--prompt",
+        "The",
+        "--max-new-tokens",
+        "30",
+        "--temperature",
+        "0.8",
+        "--top-k",
+        "5",
+        "--seed",
+        "1",
+    )
     assert again.stdout == result.stdout  # seeded
 
 
 def test_resume_continues_and_checks_flags(corpus, trained, tmp_path, capsys):
-    assert main(["train", "--data", str(corpus), "--out", str(trained), "--resume", "--no-progress"]) == 0
+    assert (
+        main(["train", "--data", str(corpus), "--out", str(trained), "--resume", "--no-progress"])
+        == 0
+    )
     assert "validation loss" in capsys.readouterr().out
-    assert main(["train", "--data", str(corpus), "--out", str(trained), "--resume", "--n-embd", "32"]) == 2
+    assert (
+        main(["train", "--data", str(corpus), "--out", str(trained), "--resume", "--n-embd", "32"])
+        == 2
+    )
     assert "--n-embd 32 differs from the checkpoint's 16" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["train", "--out", "{trained}"], "already holds a checkpoint: pass --resume"),
-    (["train", "--out", "{tmp}/x", "--n-head", "3"], "--n-embd (128) must be divisible by --n-head (3)"),
-    (["train", "--out", "{tmp}/x", "--max-steps", "10", "--warmup-steps", "10"],
-     "--warmup-steps must be in [0, --max-steps=10), got 10: pass a smaller --warmup-steps"),
-    (["train", "--out", "{tmp}/x", "--lr", "0"], "--lr must be a number in (0.0, inf), got 0.0"),
-    (["train", "--out", "{tmp}/x", "--block-size", "0"], "--block-size must be an int >= 1, got 0"),
-    (["train", "--out", "{tmp}/x", "--block-size", "512", "--chunk-size", "256"],
-     "--chunk-size (256) must be at least --block-size + 1 (513)"),
-    (["train", "--out", "{tmp}/x", "--batch-size", "100000000"], "GiB of memory (--batch-size 100000000"),
-    (["train", "--data", "{tmp}/missing.txt", "--out", "{tmp}/x"], "missing.txt' does not exist"),
-    (["train", "--data", "{tmp}", "--out", "{tmp}/x"], "is a directory, not a text file"),
-    (["train", "--out", "{tmp}/damaged.safetensors"], "is a file, not a directory"),
-    (["sample", "--checkpoint", "{trained}", "--temperature", "nan"], "--temperature must be a finite number >= 0, got nan"),
-    (["sample", "--checkpoint", "{trained}", "--temperature", "inf"], "--temperature must be a finite number >= 0, got inf"),
-    (["train", "--out", "{tmp}/empty", "--resume"], "no checkpoint at"),
-    (["sample", "--checkpoint", "{tmp}/nothing"], "no checkpoint at"),
-    (["sample", "--checkpoint", "{trained}", "--prompt", "ünïcode"], "vocabulary mismatch: the prompt has characters"),
-    (["sample", "--checkpoint", "{trained}", "--top-k", "0"], "--top-k must be >= 1"),
-    (["sample", "--checkpoint", "{trained}", "--temperature", "-1"], "--temperature must be a finite number >= 0"),
-    (["sample", "--checkpoint", "{damaged}"], "damaged.safetensors"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "--out", "{trained}"], "already holds a checkpoint: pass --resume"),
+        (
+            ["train", "--out", "{tmp}/x", "--n-head", "3"],
+            "--n-embd (128) must be divisible by --n-head (3)",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--max-steps", "10", "--warmup-steps", "10"],
+            "--warmup-steps must be in [0, --max-steps=10), got 10: pass a smaller --warmup-steps",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--lr", "0"],
+            "--lr must be a number in (0.0, inf), got 0.0",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--block-size", "0"],
+            "--block-size must be an int >= 1, got 0",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--block-size", "512", "--chunk-size", "256"],
+            "--chunk-size (256) must be at least --block-size + 1 (513)",
+        ),
+        (
+            ["train", "--out", "{tmp}/x", "--batch-size", "100000000"],
+            "GiB of memory (--batch-size 100000000",
+        ),
+        (
+            ["train", "--data", "{tmp}/missing.txt", "--out", "{tmp}/x"],
+            "missing.txt' does not exist",
+        ),
+        (["train", "--data", "{tmp}", "--out", "{tmp}/x"], "is a directory, not a text file"),
+        (["train", "--out", "{tmp}/damaged.safetensors"], "is a file, not a directory"),
+        (
+            ["sample", "--checkpoint", "{trained}", "--temperature", "nan"],
+            "--temperature must be a finite number >= 0, got nan",
+        ),
+        (
+            ["sample", "--checkpoint", "{trained}", "--temperature", "inf"],
+            "--temperature must be a finite number >= 0, got inf",
+        ),
+        (["train", "--out", "{tmp}/empty", "--resume"], "no checkpoint at"),
+        (["sample", "--checkpoint", "{tmp}/nothing"], "no checkpoint at"),
+        (
+            ["sample", "--checkpoint", "{trained}", "--prompt", "ünïcode"],
+            "vocabulary mismatch: the prompt has characters",
+        ),
+        (["sample", "--checkpoint", "{trained}", "--top-k", "0"], "--top-k must be >= 1"),
+        (
+            ["sample", "--checkpoint", "{trained}", "--temperature", "-1"],
+            "--temperature must be a finite number >= 0",
+        ),
+        (["sample", "--checkpoint", "{damaged}"], "damaged.safetensors"),
+    ],
+)
 def test_clear_errors(args, message, trained, tmp_path, capsys):
     damaged = tmp_path / "damaged.safetensors"
     damaged.write_bytes((trained / "ckpt.safetensors").read_bytes()[:3000])
@@ -126,11 +227,53 @@ def test_short_runs_train_with_the_default_warmup(corpus, tmp_path, capsys):
     # the default warm-up (100 steps) scales down with --max-steps: max_steps // 30, at most 100
     tiny = TINY[4:]  # no --max-steps, no --warmup-steps
     assert "--warmup-steps" not in tiny and "--max-steps" not in tiny
-    assert main(["train", "--data", str(corpus), "--out", str(tmp_path / "r"), *tiny, "--max-steps", "20"]) == 0, capsys.readouterr().err
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(corpus),
+                "--out",
+                str(tmp_path / "r"),
+                *tiny,
+                "--max-steps",
+                "20",
+            ]
+        )
+        == 0
+    ), capsys.readouterr().err
     assert read_checkpoint(tmp_path / "r")["config"]["warmup_steps"] == 0
-    assert main(["train", "--data", str(corpus), "--out", str(tmp_path / "r2"), *tiny, "--max-steps", "90"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(corpus),
+                "--out",
+                str(tmp_path / "r2"),
+                *tiny,
+                "--max-steps",
+                "90",
+            ]
+        )
+        == 0
+    )
     assert read_checkpoint(tmp_path / "r2")["config"]["warmup_steps"] == 3
-    assert main(["train", "--data", str(corpus), "--out", str(tmp_path / "r2"), "--resume", "--no-progress"]) == 0  # nothing differs
+    # nothing differs
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                str(corpus),
+                "--out",
+                str(tmp_path / "r2"),
+                "--resume",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
 
 
 def _damage(state, how):
@@ -173,11 +316,26 @@ def _damage(state, how):
     return state
 
 
-DAMAGES = ["unknown config key", "missing config key", "config not a dict", "invalid config value",
-           "vocabulary not a string", "vocabulary a list", "vocabulary with duplicates",
-           "width disagrees with the weights", "layers disagree with the weights", "a weight missing", "a weight extra",
-           "no weights", "weights not a dict", "step not an int", "missing corpus digest", "missing optimizer",
-           "optimizer state damaged", "wrong format"]
+DAMAGES = [
+    "unknown config key",
+    "missing config key",
+    "config not a dict",
+    "invalid config value",
+    "vocabulary not a string",
+    "vocabulary a list",
+    "vocabulary with duplicates",
+    "width disagrees with the weights",
+    "layers disagree with the weights",
+    "a weight missing",
+    "a weight extra",
+    "no weights",
+    "weights not a dict",
+    "step not an int",
+    "missing corpus digest",
+    "missing optimizer",
+    "optimizer state damaged",
+    "wrong format",
+]
 ONLY_RESUME_NEEDS = {"missing corpus digest", "missing optimizer", "optimizer state damaged"}
 
 
@@ -194,13 +352,17 @@ def test_damaged_checkpoints_give_one_error_line(how, corpus, trained, tmp_path,
     tl.save(state, tmp_path / "ckpt.safetensors")
     capsys.readouterr()
     status = main(["sample", "--checkpoint", str(tmp_path), "--max-new-tokens", "3"])
-    if how in ONLY_RESUME_NEEDS:  # sampling reads only the configuration, the vocabulary and the weights
+    # sampling reads only the configuration, the vocabulary and the weights
+    if how in ONLY_RESUME_NEEDS:
         assert status == 0
         capsys.readouterr()
     else:
         assert status == 2
         one_error_line(capsys)
-    assert main(["train", "--data", str(corpus), "--out", str(tmp_path), "--resume", "--no-progress"]) == 2
+    assert (
+        main(["train", "--data", str(corpus), "--out", str(tmp_path), "--resume", "--no-progress"])
+        == 2
+    )
     line = one_error_line(capsys)
     if "digest" in how:
         assert "corpus_sha256" in line
@@ -216,7 +378,8 @@ def test_bad_paths_give_one_error_line(corpus, trained, tmp_path, capsys):
         ["train", "--data", str(tmp_path), "--out", str(tmp_path / "x")],
         ["train", "--data", str(tmp_path / "binary.txt"), "--out", str(tmp_path / "x")],
         ["train", "--data", str(tmp_path / "fifo"), "--out", str(tmp_path / "x")],
-        ["train", "--data", str(tmp_path / "a_file.txt"), "--out", str(tmp_path / "x")],  # one distinct character
+        # one distinct character
+        ["train", "--data", str(tmp_path / "a_file.txt"), "--out", str(tmp_path / "x")],
         ["train", "--data", str(corpus), "--out", str(tmp_path / "a_file.txt")],
         ["train", "--data", str(corpus), "--out", str(tmp_path / "a_file.txt" / "sub"), *TINY],
         ["train", "--data", str(corpus), "--out", str(tmp_path / "nothing"), "--resume"],
@@ -258,12 +421,28 @@ sys.exit(cli.main(sys.argv[1:]))
 
 
 def test_two_ctrl_c_report_the_checkpoint_really_saved(corpus, tmp_path):
-    # checkpoints every 5 steps; two Ctrl-C at step 7: the second stops at once, before step 7 is saved
+    # checkpoints every 5 steps; two Ctrl-C at step 7: the second stops at once, before step 7 is
+    # saved
     (tmp_path / "driver.py").write_text(DRIVER)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = ["train", "--data", str(corpus), "--out", str(tmp_path / "r"), *TINY, "--checkpoint-interval", "5"]
-    child = subprocess.Popen([sys.executable, str(tmp_path / "driver.py"), *args], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    args = [
+        "train",
+        "--data",
+        str(corpus),
+        "--out",
+        str(tmp_path / "r"),
+        *TINY,
+        "--checkpoint-interval",
+        "5",
+    ]
+    child = subprocess.Popen(
+        [sys.executable, str(tmp_path / "driver.py"), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert child.stdout.readline() == "at step 7\n"  # the handshake: the child is inside step 7
         child.send_signal(signal.SIGINT)
@@ -273,5 +452,8 @@ def test_two_ctrl_c_report_the_checkpoint_really_saved(corpus, tmp_path):
     finally:
         child.kill()
     assert child.returncode == 130, err
-    assert "interrupted at step 7: the last checkpoint, of step 5, is in" in err and "Traceback" not in err, err
+    assert (
+        "interrupted at step 7: the last checkpoint, of step 5, is in" in err
+        and "Traceback" not in err
+    ), err
     assert read_checkpoint(tmp_path / "r")["step"] == 5

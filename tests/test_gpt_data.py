@@ -18,7 +18,8 @@ from tensorlib.gpt.data import (
     train_val_split,
 )
 
-# SHA-256 of tensorlib/gpt/corpus/pydoc_topics.txt (CPython 3.11.7's pydoc topics, see LICENSE-PSF.txt there)
+# SHA-256 of tensorlib/gpt/corpus/pydoc_topics.txt (CPython 3.11.7's pydoc topics, see
+# LICENSE-PSF.txt there)
 CORPUS_SHA256 = "2a95af4ac93f5b719944030ce3769070ddf827d847cba42192afa8da989e5dc4"
 
 
@@ -31,7 +32,8 @@ def test_shipped_corpus_and_licence():
 
 
 def test_shipped_corpus_is_package_data():
-    # the corpus lives inside the package (so a plain `pip install` brings it), byte for byte the documented one
+    # the corpus lives inside the package (so a plain `pip install` brings it), byte for byte the
+    # documented one
     package = Path(tl.__file__).resolve().parent
     assert DEFAULT_CORPUS.is_relative_to(package) and DEFAULT_CORPUS.is_file()
     assert text_digest(load_corpus()) == text_digest(load_corpus(DEFAULT_CORPUS)) == CORPUS_SHA256
@@ -66,7 +68,9 @@ def test_tokenizer_round_trip():
 
 def test_tokenizer_errors():
     tok = CharTokenizer("abc")
-    with pytest.raises(ValueError, match=r"character 'z' at position 2 is not in the vocabulary of 3"):
+    with pytest.raises(
+        ValueError, match=r"character 'z' at position 2 is not in the vocabulary of 3"
+    ):
         tok.encode("abz")
     with pytest.raises(ValueError, match=r"ids must be integers in \[0, 3\)"):
         tok.decode([0, 3])
@@ -88,7 +92,8 @@ def test_split_is_seeded_and_disjoint():
     marks = np.arange(100 * 64)  # unique ids: every position lands exactly once
     tr, va = train_val_split(marks, 0.1, 64, 3)
     assert np.array_equal(np.sort(np.concatenate([tr, va])), marks)
-    assert np.all(np.diff(tr.reshape(-1, 64), axis=1) == 1)  # chunks stay contiguous and in text order
+    # chunks stay contiguous and in text order
+    assert np.all(np.diff(tr.reshape(-1, 64), axis=1) == 1)
     with pytest.raises(ValueError, match="val_fraction must be in"):
         train_val_split(ids, val_fraction=1.0)
     with pytest.raises(ValueError, match="at least one chunk on each side"):
@@ -119,7 +124,10 @@ def test_sampler_state_round_trip_through_save(tmp_path):
     assert fresh.batches == 5
     for want_x, want_y in expected:
         got_x, got_y = fresh.next()
-        assert np.array_equal(got_x.numpy(), want_x.numpy()) and np.array_equal(got_y.numpy(), want_y.numpy())
+        assert (
+            np.array_equal(got_x.numpy(), want_x.numpy())
+            and np.array_equal(got_y.numpy(), want_y.numpy())
+        )
     with pytest.raises(ValueError, match="expected the keys"):
         fresh.load_state_dict({"batches": 1})
 

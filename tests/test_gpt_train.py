@@ -1,4 +1,5 @@
-"""tensorlib.gpt.train and tensorlib.gpt.perf: the trainer, checkpoints, resume, sampling (chapter 8)."""
+"""tensorlib.gpt.train and tensorlib.gpt.perf: the trainer, checkpoints, resume, sampling (chapter
+8)."""
 
 import csv
 import math
@@ -50,7 +51,10 @@ def stop_at(trainer, step):
 
 
 def same_parameters(a, b):
-    return all(np.array_equal(p.numpy(), q.numpy()) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+    return all(
+        np.array_equal(p.numpy(), q.numpy())
+        for p, q in zip(a.parameters(), b.parameters(), strict=True)
+    )
 
 
 def test_tiny_run_loss_falls_and_writes_files(tmp_path):
@@ -72,11 +76,14 @@ def test_one_warmup_step_trains(tmp_path):
     trainer.fit(progress=False)
     assert trainer.step == 3
     rates = [float(r["lr"]) for r in log_rows(tmp_path)]
-    assert len(rates) == 3 and all(math.isfinite(r) and 0 < r <= trainer.config.lr for r in rates), rates
+    assert len(rates) == 3 and all(
+        math.isfinite(r) and 0 < r <= trainer.config.lr for r in rates
+    ), rates
 
 
 def test_trainer_leaves_the_allocator_alone(tmp_path, monkeypatch):
-    # tune_malloc is an opt-in for the process: the command line turns it on, the library class does not
+    # tune_malloc is an opt-in for the process: the command line turns it on, the library class does
+    # not
     import tensorlib.gpt.cli as cli
     import tensorlib.gpt.perf as perf
     calls = []
@@ -86,8 +93,27 @@ def test_trainer_leaves_the_allocator_alone(tmp_path, monkeypatch):
     assert calls == []
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXT, encoding="utf-8")
-    flags = ["--block-size", "16", "--n-layer", "1", "--n-head", "2", "--n-embd", "16", "--batch-size", "4",
-             "--max-steps", "2", "--warmup-steps", "0", "--eval-batches", "1", "--chunk-size", "256", "--no-progress"]
+    flags = [
+        "--block-size",
+        "16",
+        "--n-layer",
+        "1",
+        "--n-head",
+        "2",
+        "--n-embd",
+        "16",
+        "--batch-size",
+        "4",
+        "--max-steps",
+        "2",
+        "--warmup-steps",
+        "0",
+        "--eval-batches",
+        "1",
+        "--chunk-size",
+        "256",
+        "--no-progress",
+    ]
     assert cli.main(["train", "--data", str(corpus), "--out", str(tmp_path / "cli"), *flags]) == 0
     assert calls == ["cli"]
 
@@ -105,9 +131,14 @@ def test_resume_equals_uninterrupted_bitwise(tmp_path):
     resumed.fit(progress=False)
     assert same_parameters(resumed.model, straight.model)
     a, b = log_rows(tmp_path / "straight"), log_rows(tmp_path / "cut")
-    assert [(r["step"], r["train_loss"], r["val_loss"], r["lr"]) for r in a] == [(r["step"], r["train_loss"], r["val_loss"], r["lr"]) for r in b]
+    assert [(r["step"], r["train_loss"], r["val_loss"], r["lr"]) for r in a] == [
+        (r["step"], r["train_loss"], r["val_loss"], r["lr"]) for r in b
+    ]
     for key, value in straight.optimizer.state_dict()["state"].items():
-        assert np.array_equal(value["exp_avg"].numpy(), resumed.optimizer.state_dict()["state"][key]["exp_avg"].numpy())
+        assert np.array_equal(
+            value["exp_avg"].numpy(),
+            resumed.optimizer.state_dict()["state"][key]["exp_avg"].numpy(),
+        )
 
 
 def test_resume_after_a_crash_drops_log_rows_past_the_checkpoint(tmp_path):
@@ -115,7 +146,8 @@ def test_resume_after_a_crash_drops_log_rows_past_the_checkpoint(tmp_path):
     replay = Trainer(config, TEXT, tmp_path / "replay")
     with pytest.raises(KeyboardInterrupt):
         replay.fit(progress=False, callback=stop_at(replay, 15))
-    with open(tmp_path / "replay" / "log.csv", "a", newline="") as f:  # rows a killed run wrote after step 15
+    # rows a killed run wrote after step 15
+    with open(tmp_path / "replay" / "log.csv", "a", newline="") as f:
         csv.writer(f).writerows([[16, "9.9", "", "1e-3", "1"], [17, "9.9", "", "1e-3", "1"]])
     resumed = Trainer.resume(tmp_path / "replay", TEXT)
     resumed.fit(progress=False)
@@ -159,7 +191,11 @@ def test_model_from_checkpoint_and_sample(tmp_path):
     trainer = Trainer(tiny(max_steps=10), TEXT, tmp_path)
     trainer.fit(progress=False)
     model, tokenizer = model_from_checkpoint(read_checkpoint(tmp_path))
-    assert tokenizer == trainer.tokenizer and same_parameters(model, trainer.model) and not model.training
+    assert (
+        tokenizer == trainer.tokenizer
+        and same_parameters(model, trainer.model)
+        and not model.training
+    )
     a = sample(model, tokenizer, "The ", 50, 1.0, 5, tl.Generator(3))
     b = sample(model, tokenizer, "The ", 50, 1.0, 5, tl.Generator(3))
     assert a == b and a.startswith("The ") and len(a) == 54
@@ -184,18 +220,27 @@ def test_schedule_and_groups():
     config = TrainConfig(max_steps=50, warmup_steps=10, lr=1e-2, min_lr=1e-3)
     model = tl.gpt.GPT(config.model_config(20), tl.Generator(0))
     groups = param_groups(model, 0.1)
-    assert all(p.ndim >= 2 for p in groups[0]["params"]) and all(p.ndim < 2 for p in groups[1]["params"])
+    assert all(p.ndim >= 2 for p in groups[0]["params"]) and all(
+        p.ndim < 2 for p in groups[1]["params"]
+    )
     assert groups[1]["weight_decay"] == 0.0
     assert sum(len(g["params"]) for g in groups) == len(list(model.parameters()))
     optimizer = tl.optim.AdamW(groups, lr=config.lr)
-    scheduler = warmup_cosine(optimizer, config.warmup_steps, config.max_steps, eta_min=config.min_lr)
+    scheduler = warmup_cosine(
+        optimizer, config.warmup_steps, config.max_steps, eta_min=config.min_lr
+    )
     lrs = []
     for _ in range(config.max_steps):
         lrs.append(scheduler.get_last_lr()[0])
         optimizer.step()
         scheduler.step()
     for s, lr in enumerate(lrs):
-        want = config.lr * (s + 1) / 10 if s < 10 else config.min_lr + 0.5 * (config.lr - config.min_lr) * (1 + math.cos(math.pi * (s - 10) / 40))
+        want = (
+            config.lr * (s + 1) / 10
+            if s < 10
+            else config.min_lr
+            + 0.5 * (config.lr - config.min_lr) * (1 + math.cos(math.pi * (s - 10) / 40))
+        )
         assert lr == pytest.approx(want, rel=1e-12, abs=1e-15), s
 
 
@@ -218,13 +263,18 @@ import ctypes, sys
 from tensorlib.gpt.perf import tune_malloc
 
 class Mallinfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
+        ).split()
+    ]
 
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = Mallinfo2
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-size = 8 * 2**20  # above glibc's default mmap threshold (128 KiB, dynamic up to 32 MiB), below the tuned one
+# above glibc's default mmap threshold (128 KiB, dynamic up to 32 MiB), below the tuned one
+size = 8 * 2**20
 
 def mmapped_bytes_of_one_malloc():
     before = libc.mallinfo2().hblkhd
@@ -244,15 +294,27 @@ def _glibc_with_mallinfo2() -> bool:
     return (major, minor) >= (2, 33)  # mallinfo2 is glibc 2.33's
 
 
-@pytest.mark.skipif(not _glibc_with_mallinfo2(), reason="tune_malloc tunes glibc's malloc; mallinfo2 needs glibc >= 2.33 on Linux")
+@pytest.mark.skipif(
+    not _glibc_with_mallinfo2(),
+    reason="tune_malloc tunes glibc's malloc; mallinfo2 needs glibc >= 2.33 on Linux",
+)
 def test_tune_malloc_raises_glibcs_mmap_threshold():
-    # in a fresh process: an 8 MiB malloc gets its own mmap before tune_malloc and comes from the heap after it
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-c", _MALLOC_PROBE], capture_output=True, text=True, env=env, timeout=60)
+    # in a fresh process: an 8 MiB malloc gets its own mmap before tune_malloc and comes from the
+    # heap after it
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", _MALLOC_PROBE], capture_output=True, text=True, env=env, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     untuned, first, second, tuned = result.stdout.split()
     assert int(untuned) >= 8 * 2**20  # glibc's default: a block this large is mmapped
-    assert (first, second) == ("True", "True")  # accepted, and a second call (as every fit makes) is accepted again
+    # accepted, and a second call (as every fit makes) is accepted again
+    assert (first, second) == ("True", "True")
     assert int(tuned) == 0  # tuned: served from the heap, no new mmap
 
 
@@ -266,10 +328,15 @@ def test_memory_check_refuses_runs_that_cannot_fit(tmp_path):
     from tensorlib.gpt.train import check_memory, memory_estimate
     small = memory_estimate(tiny(), 90)
     assert memory_estimate(tiny(batch_size=8), 90) > small  # grows with every size
-    assert memory_estimate(tiny(block_size=32), 90) > small and memory_estimate(tiny(n_layer=2), 90) > small
+    assert (
+        memory_estimate(tiny(block_size=32), 90) > small
+        and memory_estimate(tiny(n_layer=2), 90) > small
+    )
     huge = tiny(batch_size=100_000_000)
     assert memory_estimate(huge, 90) > 2**40  # terabytes
-    with pytest.raises(ValueError, match=r"needs about [\d,.]+ GiB of memory \(batch_size 100000000.*GiB available"):
+    with pytest.raises(
+        ValueError, match=r"needs about [\d,.]+ GiB of memory \(batch_size 100000000.*GiB available"
+    ):
         Trainer(huge, TEXT, tmp_path)
     assert not (tmp_path / CHECKPOINT_FILE).exists()
     check_memory(tiny(), 90, available=small)  # exactly enough is enough
@@ -303,7 +370,8 @@ def test_the_bar_shows_the_last_validation_loss(tmp_path, monkeypatch):
     Trainer(tiny(max_steps=25), TEXT, tmp_path).fit(progress=True)
     vals = {step: figures["val"] for step, figures in FakeBar.shown}
     assert [vals[s] for s in range(1, 10)] == ["-"] * 9  # no validation yet
-    assert vals[10] != "-" and all(vals[s] == vals[10] for s in range(10, 20))  # kept until the next one
+    # kept until the next one
+    assert vals[10] != "-" and all(vals[s] == vals[10] for s in range(10, 20))
     assert vals[20] != vals[10] and float(vals[25]) > 0
 
 
@@ -311,7 +379,13 @@ def test_a_plain_progress_line_without_tqdm(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "tqdm", None)  # import tqdm now raises ImportError
     Trainer(tiny(max_steps=40), TEXT, tmp_path).fit(progress=True)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("step ")]
-    assert [line.split(":")[0] for line in lines] == [f"step {s}/40" for s in range(2, 41, 2)]  # every 5%
-    assert "val=-" in lines[0] and "val=-" not in lines[4] and "loss=" in lines[-1] and "tok_s=" in lines[-1]
+    # every 5%
+    assert [line.split(":")[0] for line in lines] == [f"step {s}/40" for s in range(2, 41, 2)]
+    assert (
+        "val=-" in lines[0]
+        and "val=-" not in lines[4]
+        and "loss=" in lines[-1]
+        and "tok_s=" in lines[-1]
+    )
     Trainer(tiny(max_steps=40), TEXT, tmp_path / "quiet").fit(progress=False)
     assert "step " not in capsys.readouterr().err

@@ -86,7 +86,9 @@ def test_two_threads_train_two_models_as_if_alone():
 
     sequential = [train(0), train(1)]
     results = {}
-    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, train(s))) for s in (0, 1)]
+    threads = [
+        threading.Thread(target=lambda s=s: results.__setitem__(s, train(s))) for s in (0, 1)
+    ]
     for t in threads:
         t.start()
     for t in threads:

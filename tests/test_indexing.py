@@ -1,4 +1,5 @@
-"""Indexing with a uint8 tensor is a mask, with PyTorch's deprecation warning, and has a gradient."""
+"""Indexing with a uint8 tensor is a mask, with PyTorch's deprecation warning, and has a
+gradient."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ def test_a_uint8_index_is_a_mask():
 
 
 PROBE = {
-    "uint8 mask index": lambda lib: lib.tensor([1.0, 2.0, 3.0])[lib.tensor(np.array([1, 0, 1], np.uint8))],
+    "uint8 mask index": lambda lib: lib.tensor([1.0, 2.0, 3.0])[
+        lib.tensor(np.array([1, 0, 1], np.uint8))
+    ],
 }
 
 

@@ -68,14 +68,24 @@ def test_gain_errors(args, message):
 @pytest.mark.parametrize("shape", FAN_SHAPES)
 def test_fans(shape):
     receptive = math.prod(shape[2:])
-    assert init._calculate_fan_in_and_fan_out(tl.empty(*shape)) == (shape[1] * receptive, shape[0] * receptive)
+    assert init._calculate_fan_in_and_fan_out(tl.empty(*shape)) == (
+        shape[1] * receptive,
+        shape[0] * receptive,
+    )
 
 
 @pytest.mark.parametrize("shape", [(), (7,)])
 def test_fans_need_two_dims(shape):
-    with pytest.raises(ValueError, match=rf"fewer than 2 dimensions \(got shape {re_shape(shape)}\)"):
+    with pytest.raises(
+        ValueError, match=rf"fewer than 2 dimensions \(got shape {re_shape(shape)}\)"
+    ):
         init._calculate_fan_in_and_fan_out(tl.empty(*shape))
-    for fill in (init.xavier_uniform_, init.xavier_normal_, init.kaiming_uniform_, init.kaiming_normal_):
+    for fill in (
+        init.xavier_uniform_,
+        init.xavier_normal_,
+        init.kaiming_uniform_,
+        init.kaiming_normal_,
+    ):
         with pytest.raises(ValueError, match="fewer than 2 dimensions"):
             fill(tl.empty(*shape))
 
@@ -90,7 +100,9 @@ def re_shape(shape):
 def test_worked_example_128_by_256():
     gen = Generator(0)
     w = tl.empty(128, 256)
-    assert_std(init.kaiming_normal_(w, nonlinearity="relu", generator=gen).numpy(), math.sqrt(2) / 16, 0.02)
+    assert_std(
+        init.kaiming_normal_(w, nonlinearity="relu", generator=gen).numpy(), math.sqrt(2) / 16, 0.02
+    )
     assert_std(init.xavier_normal_(w, generator=gen).numpy(), math.sqrt(2 / 384), 0.02)
     values = init.kaiming_uniform_(w, a=math.sqrt(5), generator=gen).numpy()
     assert np.abs(values).max() <= 1 / 16 and np.abs(values).max() > 0.999 / 16
@@ -142,17 +154,23 @@ def test_kaiming(a, mode, nonlinearity, gain):
     fan = (250 if mode.lower() == "fan_in" else 400) * 3
     std = gain / math.sqrt(fan)
     gen = Generator(4)
-    u = init.kaiming_uniform_(tl.empty(*shape), a=a, mode=mode, nonlinearity=nonlinearity, generator=gen).numpy()
+    u = init.kaiming_uniform_(
+        tl.empty(*shape), a=a, mode=mode, nonlinearity=nonlinearity, generator=gen
+    ).numpy()
     assert np.abs(u).max() <= math.sqrt(3) * std * (1 + 1e-6)
     assert_std(u, std)
-    n = init.kaiming_normal_(tl.empty(*shape), a=a, mode=mode, nonlinearity=nonlinearity, generator=gen).numpy()
+    n = init.kaiming_normal_(
+        tl.empty(*shape), a=a, mode=mode, nonlinearity=nonlinearity, generator=gen
+    ).numpy()
     assert abs(n.mean()) < 0.01 * std * 10
     assert_std(n, std)
 
 
 def test_default_linear_bound_is_one_over_sqrt_fan_in():
     for n_in in (16, 100, 784):
-        w = init.kaiming_uniform_(tl.empty(300, n_in), a=math.sqrt(5), generator=Generator(n_in)).numpy()
+        w = init.kaiming_uniform_(
+            tl.empty(300, n_in), a=math.sqrt(5), generator=Generator(n_in)
+        ).numpy()
         assert np.abs(w).max() <= 1 / math.sqrt(n_in)
         assert np.abs(w).max() > 0.99 / math.sqrt(n_in)
 
@@ -171,7 +189,9 @@ def truncated_variance(lo: float, hi: float) -> float:
      (0.0, 1.0, 2.0, 2.5), (0.0, 1.0, 6.0, 6.5)],
 )
 def test_trunc_normal(mean, std, a, b):
-    values = init.trunc_normal_(big(tl.float64, (400, 500)), mean, std, a, b, generator=Generator(5)).numpy()
+    values = init.trunc_normal_(
+        big(tl.float64, (400, 500)), mean, std, a, b, generator=Generator(5)
+    ).numpy()
     assert values.min() >= a and values.max() <= b
     lo, hi = (a - mean) / std, (b - mean) / std
     assert_std(values, std * math.sqrt(truncated_variance(lo, hi)), 0.01)
@@ -261,8 +281,12 @@ def test_float16_uniform_fills_use_11_bits_and_stay_below_the_upper_bound():
     assert half.max() == 1 - 2**-11  # rounding 24-bit draws to nearest would reach 1.0
     np.testing.assert_array_equal(half, Generator(3).uniform((1000, 1000), dtype=np.float16))
     bound = math.sqrt(6 / 70)
-    xavier = init.xavier_uniform_(tl.empty(30, 40, dtype=tl.float16), generator=Generator(9)).numpy()
-    np.testing.assert_array_equal(xavier, Generator(9).uniform((30, 40), -bound, bound, dtype=np.float16))
+    xavier = init.xavier_uniform_(
+        tl.empty(30, 40, dtype=tl.float16), generator=Generator(9)
+    ).numpy()
+    np.testing.assert_array_equal(
+        xavier, Generator(9).uniform((30, 40), -bound, bound, dtype=np.float16)
+    )
 
 
 @pytest.mark.parametrize("fill", ["uniform_", "normal_", "trunc_normal_", "xavier_uniform_",
@@ -283,18 +307,42 @@ def test_generator_is_resolved_by_tensorlib_random(fill):
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: init.kaiming_uniform_(tl.empty(3, 4), mode="fan_avg"), ValueError,
-         "Mode 'fan_avg' not supported, please use one of fan_in, fan_out"),
-        (lambda: init.kaiming_normal_(tl.empty(3, 4), nonlinearity="gelu"), ValueError,
-         "Unsupported nonlinearity 'gelu'"),
-        (lambda: init.kaiming_normal_(tl.empty(0, 4), nonlinearity="gelu"), ValueError,
-         "Unsupported nonlinearity 'gelu'"),
-        (lambda: init.uniform_(tl.zeros(3, dtype=tl.int64)), TypeError,
-         "uniform_ fills with random floats and needs a floating-point tensor, got dtype int64"),
-        (lambda: init.normal_(np.zeros(3)), TypeError, "normal_ expects a tensorlib Tensor, got ndarray"),
-        (lambda: init.uniform_(tl.empty(3), 1.0, 0.0), ValueError, "needs a <= b, got a=1.0, b=0.0"),
+        (
+            lambda: init.kaiming_uniform_(tl.empty(3, 4), mode="fan_avg"),
+            ValueError,
+            "Mode 'fan_avg' not supported, please use one of fan_in, fan_out",
+        ),
+        (
+            lambda: init.kaiming_normal_(tl.empty(3, 4), nonlinearity="gelu"),
+            ValueError,
+            "Unsupported nonlinearity 'gelu'",
+        ),
+        (
+            lambda: init.kaiming_normal_(tl.empty(0, 4), nonlinearity="gelu"),
+            ValueError,
+            "Unsupported nonlinearity 'gelu'",
+        ),
+        (
+            lambda: init.uniform_(tl.zeros(3, dtype=tl.int64)),
+            TypeError,
+            "uniform_ fills with random floats and needs a floating-point tensor, got dtype int64",
+        ),
+        (
+            lambda: init.normal_(np.zeros(3)),
+            TypeError,
+            "normal_ expects a tensorlib Tensor, got ndarray",
+        ),
+        (
+            lambda: init.uniform_(tl.empty(3), 1.0, 0.0),
+            ValueError,
+            "needs a <= b, got a=1.0, b=0.0",
+        ),
         (lambda: init.normal_(tl.empty(3), std=-1.0), ValueError, "needs std >= 0, got -1.0"),
-        (lambda: init.xavier_normal_(tl.empty(3, 3), generator=1), TypeError, "must be a tensorlib.Generator"),
+        (
+            lambda: init.xavier_normal_(tl.empty(3, 3), generator=1),
+            TypeError,
+            "must be a tensorlib.Generator",
+        ),
     ],
 )
 def test_errors(call, error, message):
@@ -348,8 +396,10 @@ def test_fan_parity(shape):
         return
     assert init._calculate_fan_in_and_fan_out(tl.empty(*shape)) == expected
     for mode in ("fan_in", "fan_out"):
-        assert init._calculate_correct_fan(tl.empty(*shape), mode) == torch.nn.init._calculate_correct_fan(
-            torch.empty(*shape), mode)
+        assert (
+            init._calculate_correct_fan(tl.empty(*shape), mode)
+            == torch.nn.init._calculate_correct_fan(torch.empty(*shape), mode)
+        )
 
 
 @pytest.mark.parity
@@ -368,8 +418,9 @@ def test_distribution_parity(name, kwargs):
     torch = pytest.importorskip("torch")
     shape = (600, 300, 2)
     ours = getattr(init, name)(tl.empty(*shape), generator=Generator(0), **kwargs).numpy()
-    theirs = getattr(torch.nn.init, name)(torch.empty(*shape), generator=torch.Generator().manual_seed(0),
-                                          **kwargs).numpy()
+    theirs = getattr(torch.nn.init, name)(
+        torch.empty(*shape), generator=torch.Generator().manual_seed(0), **kwargs
+    ).numpy()
     assert ours.dtype == theirs.dtype
     assert abs(ours.std() / theirs.std() - 1) < 0.01
     assert abs(ours.mean() - theirs.mean()) < 0.01 * theirs.std()

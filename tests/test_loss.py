@@ -37,7 +37,11 @@ def test_cross_entropy_ignored_row_of_minus_inf_does_not_poison_the_mean():
     loss = F.cross_entropy(logits, tl.tensor([2, -100]))
     assert abs(loss.item() - 0.048587) < 1e-5
     loss.backward()
-    assert np.all(np.isfinite(logits.grad.numpy())) and logits.grad.numpy()[1].tolist() == [0.0, 0.0, 0.0]
+    assert np.all(np.isfinite(logits.grad.numpy())) and logits.grad.numpy()[1].tolist() == [
+        0.0,
+        0.0,
+        0.0,
+    ]
 
 
 def test_cross_entropy_with_minus_inf_at_the_target_is_inf():
@@ -58,16 +62,28 @@ def _cross_entropy(lib, logits, target):
 
 
 PROBE = {
-    "nll_loss with -inf": lambda lib: functional(lib).nll_loss(lib.tensor([[-0.1, NEG, -2.0]]), lib.tensor([0])),
+    "nll_loss with -inf": lambda lib: functional(lib).nll_loss(
+        lib.tensor([[-0.1, NEG, -2.0]]), lib.tensor([0])
+    ),
     "float16 mse_loss gradient": lambda lib: grad_of(
-        lib, np.zeros(70000), lambda t: functional(lib).mse_loss(t, lib.ones(70000, dtype=lib.float16)), np.float16
+        lib,
+        np.zeros(70000),
+        lambda t: functional(lib).mse_loss(t, lib.ones(70000, dtype=lib.float16)),
+        np.float16,
     ),
     "float16 BCE-with-logits gradient": lambda lib: grad_of(
-        lib, np.zeros(70000), lambda t: functional(lib).binary_cross_entropy_with_logits(t, lib.ones(70000, dtype=lib.float16)), np.float16
+        lib,
+        np.zeros(70000),
+        lambda t: functional(lib).binary_cross_entropy_with_logits(
+            t, lib.ones(70000, dtype=lib.float16)
+        ),
+        np.float16,
     ),
     "cross_entropy with a -inf logit": lambda lib: _cross_entropy(lib, [[0.0, NEG, 3.0]], [2]),
     "cross_entropy, -inf at the target": lambda lib: _cross_entropy(lib, [[0.0, NEG, 3.0]], [1]),
-    "cross_entropy, ignored -inf row": lambda lib: _cross_entropy(lib, [[0.0, NEG, 3.0], [NEG, NEG, NEG]], [2, -100]),
+    "cross_entropy, ignored -inf row": lambda lib: _cross_entropy(
+        lib, [[0.0, NEG, 3.0], [NEG, NEG, NEG]], [2, -100]
+    ),
 }
 
 

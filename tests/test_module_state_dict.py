@@ -17,9 +17,13 @@ def test_load_state_dict_refuses_a_read_only_target_before_copying_anything():
     layer.register_buffer("scale", tl.zeros(1).expand(3))  # a read-only broadcast view
     weight_before = layer.weight.detach().numpy().copy()
     state = {name: tl.ones(*tensor.shape) for name, tensor in layer.state_dict().items()}
-    with pytest.raises(RuntimeError, match=r"cannot copy into scale: the module's tensor is read-only"):
+    with pytest.raises(
+        RuntimeError, match=r"cannot copy into scale: the module's tensor is read-only"
+    ):
         layer.load_state_dict(state)
-    assert np.array_equal(layer.weight.detach().numpy(), weight_before), "weight was overwritten by a failed load"
+    assert np.array_equal(layer.weight.detach().numpy(), weight_before), (
+        "weight was overwritten by a failed load"
+    )
     assert layer.bias is not None and not np.all(layer.bias.detach().numpy() == 1.0)
 
 

@@ -39,7 +39,9 @@ def test_a_module_refuses_non_tensor_input_with_a_type_error(name, kind):
     array = np.ones(shape, dtype=np.float32)
     value = array.tolist() if kind == "list" else array
     module = make()
-    with pytest.raises(TypeError, match=f"expected a Tensor, got {'list' if kind == 'list' else 'ndarray'}"):
+    with pytest.raises(
+        TypeError, match=f"expected a Tensor, got {'list' if kind == 'list' else 'ndarray'}"
+    ):
         module(value)
     assert module(tl.tensor(array)).shape  # the same data as a tensor works
 
@@ -55,7 +57,11 @@ LOSSES = {
     "CrossEntropyLoss": (nn.CrossEntropyLoss, np.zeros((2, 3), np.float32), np.array([0, 2])),
     "NLLLoss": (nn.NLLLoss, np.full((2, 3), -1.0, np.float32), np.array([0, 2])),
     "MSELoss": (nn.MSELoss, np.zeros((2, 3), np.float32), np.ones((2, 3), np.float32)),
-    "BCEWithLogitsLoss": (nn.BCEWithLogitsLoss, np.zeros((2, 3), np.float32), np.ones((2, 3), np.float32)),
+    "BCEWithLogitsLoss": (
+        nn.BCEWithLogitsLoss,
+        np.zeros((2, 3), np.float32),
+        np.ones((2, 3), np.float32),
+    ),
 }
 
 

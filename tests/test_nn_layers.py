@@ -117,7 +117,9 @@ def pool2d_reference(x, kernel, stride, padding, reduce):
     y = np.zeros(x.shape[:2] + (oh, ow))
     for i in range(oh):
         for j in range(ow):
-            y[:, :, i, j] = reduce(xp[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw], axis=(2, 3))
+            y[:, :, i, j] = reduce(
+                xp[:, :, i * sh : i * sh + kh, j * sw : j * sw + kw], axis=(2, 3)
+            )
     return y
 
 
@@ -189,7 +191,9 @@ def test_linear_shapes_and_formula_over_leading_dims():
     assert tuple(y.shape) == (2, 5, 3)
     p = params_np(layer)
     np.testing.assert_allclose(to_numpy(y), to_numpy(x) @ p["weight"].T + p["bias"], rtol=1e-12)
-    np.testing.assert_allclose(to_numpy(F.linear(x, layer.weight, layer.bias)), to_numpy(y), rtol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(F.linear(x, layer.weight, layer.bias)), to_numpy(y), rtol=1e-12
+    )
 
 
 def test_linear_without_bias():
@@ -198,7 +202,9 @@ def test_linear_without_bias():
     assert layer.bias is None
     assert [name for name, _ in layer.named_parameters()] == ["weight"]
     x = randn(rng, 5, 4)
-    np.testing.assert_allclose(to_numpy(layer(x)), to_numpy(x) @ to_numpy(layer.weight).T, rtol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(layer(x)), to_numpy(x) @ to_numpy(layer.weight).T, rtol=1e-12
+    )
 
 
 def test_linear_default_init_is_uniform_within_one_over_sqrt_fan_in():
@@ -256,7 +262,9 @@ def test_dtype_factory_argument():
 def test_linear_gradcheck():
     rng = np.random.default_rng(2)
     check_module_gradients(make(nn.Linear, 3, 2), rng, randn(rng, 2, 2, 3, requires_grad=True))
-    check_module_gradients(make(nn.Linear, 3, 2, bias=False), rng, randn(rng, 4, 3, requires_grad=True))
+    check_module_gradients(
+        make(nn.Linear, 3, 2, bias=False), rng, randn(rng, 4, 3, requires_grad=True)
+    )
 
 
 def test_linear_rejects_wrong_last_dim_naming_both():
@@ -278,7 +286,9 @@ def test_embedding_looks_up_rows_for_ids_of_any_shape():
         out = layer(ids_tensor(ids))
         assert tuple(out.shape) == ids.shape + (3,)
         np.testing.assert_array_equal(to_numpy(out), weight[ids])
-    np.testing.assert_array_equal(to_numpy(F.embedding(ids_tensor([3, 1]), layer.weight)), weight[[3, 1]])
+    np.testing.assert_array_equal(
+        to_numpy(F.embedding(ids_tensor([3, 1]), layer.weight)), weight[[3, 1]]
+    )
 
 
 def test_embedding_default_init_is_standard_normal():
@@ -332,7 +342,9 @@ def test_positional_embedding_adds_position_vectors():
 
 def test_positional_embedding_gradcheck():
     rng = np.random.default_rng(6)
-    check_module_gradients(make(nn.PositionalEmbedding, 5, 2), rng, randn(rng, 2, 3, 2, requires_grad=True))
+    check_module_gradients(
+        make(nn.PositionalEmbedding, 5, 2), rng, randn(rng, 2, 3, 2, requires_grad=True)
+    )
 
 
 def test_positional_embedding_rejects_too_long_sequences():
@@ -345,7 +357,9 @@ def test_positional_embedding_rejects_too_long_sequences():
 # ----------------------------------------------------------------------------- LayerNorm, RMSNorm
 
 
-@pytest.mark.parametrize("shape, normalized", [((3, 5), 5), ((2, 3, 4), (3, 4)), ((2, 2, 3, 2), (2, 3, 2))])
+@pytest.mark.parametrize(
+    "shape, normalized", [((3, 5), 5), ((2, 3, 4), (3, 4)), ((2, 2, 3, 2), (2, 3, 2))]
+)
 def test_layer_norm_matches_definition(shape, normalized):
     rng = np.random.default_rng(7)
     layer = make(nn.LayerNorm, normalized)
@@ -355,7 +369,9 @@ def test_layer_norm_matches_definition(shape, normalized):
     layer.weight = nn.Parameter(randn(rng, *shape[-k:]))
     layer.bias = nn.Parameter(randn(rng, *shape[-k:]))
     x = randn(rng, *shape)
-    expected = layer_norm_reference(to_numpy(x), k, to_numpy(layer.weight), to_numpy(layer.bias), 1e-5)
+    expected = layer_norm_reference(
+        to_numpy(x), k, to_numpy(layer.weight), to_numpy(layer.bias), 1e-5
+    )
     np.testing.assert_allclose(to_numpy(layer(x)), expected, rtol=1e-10, atol=1e-12)
     functional = F.layer_norm(x, tuple(shape[-k:]), layer.weight, layer.bias, 1e-5)
     np.testing.assert_allclose(to_numpy(functional), expected, rtol=1e-10, atol=1e-12)
@@ -369,7 +385,9 @@ def test_layer_norm_init_and_no_affine():
     bare = make(nn.LayerNorm, 4, elementwise_affine=False)
     assert list(bare.parameters()) == []
     x = np.random.default_rng(8).standard_normal((3, 4))
-    np.testing.assert_allclose(to_numpy(bare(tensor(x))), layer_norm_reference(x, 1, None, None, 1e-5), rtol=1e-10)
+    np.testing.assert_allclose(
+        to_numpy(bare(tensor(x))), layer_norm_reference(x, 1, None, None, 1e-5), rtol=1e-10
+    )
 
 
 @pytest.mark.parametrize("normalized, shape", [(4, (2, 3, 4)), ((2, 3), (2, 2, 3))])
@@ -386,7 +404,9 @@ def test_layer_norm_is_stable_on_constant_rows():
     layer.bias = nn.Parameter(tensor([0.5, -1.0, 2.0, 0.0]))
     x = tensor(np.full((2, 4), 3.25), requires_grad=True)
     y = layer(x)
-    np.testing.assert_allclose(to_numpy(y), np.broadcast_to([0.5, -1.0, 2.0, 0.0], (2, 4)), atol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(y), np.broadcast_to([0.5, -1.0, 2.0, 0.0], (2, 4)), atol=1e-12
+    )
     (y * tensor(np.arange(8.0).reshape(2, 4))).sum().backward()
     for g in (x.grad, layer.weight.grad, layer.bias.grad):
         assert np.all(np.isfinite(to_numpy(g)))
@@ -414,7 +434,9 @@ def test_rms_norm_matches_definition_and_gradcheck():
     xn = to_numpy(x)
     expected = xn / np.sqrt((xn**2).mean(axis=-1, keepdims=True) + 1e-6) * to_numpy(layer.weight)
     np.testing.assert_allclose(to_numpy(layer(x)), expected, rtol=1e-10)
-    np.testing.assert_allclose(to_numpy(F.rms_norm(x, (4,), layer.weight, 1e-6)), expected, rtol=1e-10)
+    np.testing.assert_allclose(
+        to_numpy(F.rms_norm(x, (4,), layer.weight, 1e-6)), expected, rtol=1e-10
+    )
     check_module_gradients(layer, rng, randn(rng, 2, 4, requires_grad=True))
 
 
@@ -449,7 +471,9 @@ def test_dropout_same_seed_same_mask_and_generator_advances():
     first, second = to_numpy(layer(x)), to_numpy(layer(x))
     np.testing.assert_array_equal(first, a)
     assert not np.array_equal(first, second)  # the generator moves on between calls
-    np.testing.assert_array_equal(to_numpy(F.dropout(x, 0.5, training=True, generator=tl.random.Generator(3))), a)
+    np.testing.assert_array_equal(
+        to_numpy(F.dropout(x, 0.5, training=True, generator=tl.random.Generator(3))), a
+    )
 
 
 def test_dropout_is_identity_in_eval_mode_and_at_p_zero():
@@ -475,11 +499,15 @@ def test_dropout_rejects_p_outside_zero_one(p):
 
 @pytest.mark.parametrize("p", [1, 1.0])
 def test_dropout_p_one_says_why_and_what_torch_does(p):
-    message = f"p={p!r} would drop everything (and the scale 1/(1-p) is infinite); tensorlib requires 0 <= p < 1 (torch allows p=1 and returns zeros)"
+    message = (
+        f"p={p!r} would drop everything (and the scale 1/(1-p) is infinite); tensorlib "
+        "requires 0 <= p < 1 (torch allows p=1 and returns zeros)"
+    )
     with pytest.raises(ValueError, match=re.escape(f"Dropout: {message}")):
         nn.Dropout(p)
     with pytest.raises(ValueError, match=re.escape(f"dropout: {message}")):
-        F.dropout(tensor(np.ones(3)), p, training=False)  # checked even where it would change nothing
+        # checked even where it would change nothing
+        F.dropout(tensor(np.ones(3)), p, training=False)
 
 
 def test_dropout_backward_uses_the_same_mask():
@@ -594,7 +622,9 @@ def test_conv2d_matches_loops(cin, cout, k, s, p, h, w):
     kh, kw = _pair(k)
     assert tuple(layer.weight.shape) == (cout, cin, kh, kw) and tuple(layer.bias.shape) == (cout,)
     x = randn(rng, 2, cin, h, w)
-    expected = conv2d_reference(to_numpy(x), to_numpy(layer.weight), to_numpy(layer.bias), _pair(s), _pair(p))
+    expected = conv2d_reference(
+        to_numpy(x), to_numpy(layer.weight), to_numpy(layer.bias), _pair(s), _pair(p)
+    )
     y = layer(x)
     assert tuple(y.shape) == expected.shape
     np.testing.assert_allclose(to_numpy(y), expected, rtol=1e-10, atol=1e-12)
@@ -655,18 +685,24 @@ def test_pool_matches_loops_and_gradcheck(kind, k, s, p, h, w):
     rng = np.random.default_rng(19)
     x = rng.permutation(2 * 2 * h * w).reshape(2, 2, h, w) / 7.0  # distinct values: no max ties
     cls, func, reduce = (
-        (nn.MaxPool2d, F.max_pool2d, np.max) if kind == "max" else (nn.AvgPool2d, F.avg_pool2d, np.mean)
+        (nn.MaxPool2d, F.max_pool2d, np.max)
+        if kind == "max"
+        else (nn.AvgPool2d, F.avg_pool2d, np.mean)
     )
     layer = cls(k, stride=s, padding=p)
     stride = _pair(k) if s is None else _pair(s)
     if kind == "avg" and p:
         # PyTorch's default count_include_pad=True: padded zeros count in the average
         kh, kw = _pair(k)
-        expected = pool2d_reference(x, _pair(k), stride, _pair(p), lambda a, axis: a.sum(axis=axis) / (kh * kw))
+        expected = pool2d_reference(
+            x, _pair(k), stride, _pair(p), lambda a, axis: a.sum(axis=axis) / (kh * kw)
+        )
     else:
         expected = pool2d_reference(x, _pair(k), stride, _pair(p), reduce)
     np.testing.assert_allclose(to_numpy(layer(tensor(x))), expected, rtol=1e-12)
-    np.testing.assert_allclose(to_numpy(func(tensor(x), k, stride=s, padding=p)), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        to_numpy(func(tensor(x), k, stride=s, padding=p)), expected, rtol=1e-12
+    )
     check_gradients(layer, [tensor(x, requires_grad=True)], rng)
 
 
@@ -688,13 +724,21 @@ def test_cross_entropy_and_nll():
     got = nn.CrossEntropyLoss()(tensor(logits), ids_tensor(target))
     assert tuple(got.shape) == ()
     np.testing.assert_allclose(float(to_numpy(got)), expected, rtol=1e-12)
-    np.testing.assert_allclose(float(to_numpy(F.cross_entropy(tensor(logits), ids_tensor(target)))), expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        float(to_numpy(F.cross_entropy(tensor(logits), ids_tensor(target)))), expected, rtol=1e-12
+    )
     nll = nn.NLLLoss()(tensor(logp), ids_tensor(target))
     np.testing.assert_allclose(float(to_numpy(nll)), expected, rtol=1e-12)
     sum_loss = nn.CrossEntropyLoss(reduction="sum")(tensor(logits), ids_tensor(target))
     np.testing.assert_allclose(float(to_numpy(sum_loss)), 5 * expected, rtol=1e-12)
-    check_gradients(lambda z: nn.CrossEntropyLoss()(z, ids_tensor(target)), [tensor(logits, requires_grad=True)], rng)
-    check_gradients(lambda z: nn.NLLLoss()(z, ids_tensor(target)), [tensor(logp, requires_grad=True)], rng)
+    check_gradients(
+        lambda z: nn.CrossEntropyLoss()(z, ids_tensor(target)),
+        [tensor(logits, requires_grad=True)],
+        rng,
+    )
+    check_gradients(
+        lambda z: nn.NLLLoss()(z, ids_tensor(target)), [tensor(logp, requires_grad=True)], rng
+    )
 
 
 def test_cross_entropy_is_stable_for_huge_logits():
@@ -705,14 +749,22 @@ def test_cross_entropy_is_stable_for_huge_logits():
 def test_mse_and_bce_with_logits():
     rng = np.random.default_rng(21)
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
-    np.testing.assert_allclose(float(to_numpy(nn.MSELoss()(tensor(a), tensor(b)))), ((a - b) ** 2).mean(), rtol=1e-12)
-    check_gradients(lambda u, v: nn.MSELoss()(u, v), [tensor(a, requires_grad=True), tensor(b, requires_grad=True)], rng)
+    np.testing.assert_allclose(
+        float(to_numpy(nn.MSELoss()(tensor(a), tensor(b)))), ((a - b) ** 2).mean(), rtol=1e-12
+    )
+    check_gradients(
+        lambda u, v: nn.MSELoss()(u, v),
+        [tensor(a, requires_grad=True), tensor(b, requires_grad=True)],
+        rng,
+    )
     y = (rng.random((3, 4)) > 0.5).astype(np.float64)
     z = a * 3
     expected = (np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))).mean()
     got = nn.BCEWithLogitsLoss()(tensor(z), tensor(y))
     np.testing.assert_allclose(float(to_numpy(got)), expected, rtol=1e-12)
-    check_gradients(lambda u: nn.BCEWithLogitsLoss()(u, tensor(y)), [tensor(z, requires_grad=True)], rng)
+    check_gradients(
+        lambda u: nn.BCEWithLogitsLoss()(u, tensor(y)), [tensor(z, requires_grad=True)], rng
+    )
     huge = nn.BCEWithLogitsLoss()(tensor([1000.0, -1000.0]), tensor([0.0, 1.0]))
     np.testing.assert_allclose(float(to_numpy(huge)), 1000.0, rtol=1e-12)
 
@@ -725,7 +777,10 @@ def test_cross_entropy_rejects_out_of_range_targets():
 
 def test_layers_are_float32_by_default_and_keep_float32():
     x = tensor(np.ones((2, 1, 5, 5)), dtype=np.float32)
-    for layer in (nn.Conv2d(1, 2, 3), nn.Sequential(nn.Flatten(), nn.Linear(25, 3), nn.LayerNorm(3))):
+    for layer in (
+        nn.Conv2d(1, 2, 3),
+        nn.Sequential(nn.Flatten(), nn.Linear(25, 3), nn.LayerNorm(3)),
+    ):
         assert all(to_numpy(p).dtype == np.float32 for p in layer.parameters())
         assert to_numpy(layer(x)).dtype == np.float32
 
@@ -736,7 +791,9 @@ def test_layers_are_float32_by_default_and_keep_float32():
 @pytest.mark.parametrize("padding_idx", [5, 7, -6])
 def test_embedding_functional_rejects_padding_idx_outside_the_table(padding_idx):
     weight = tensor(np.zeros((5, 3)))
-    with pytest.raises(ValueError, match=r"padding_idx must be within num_embeddings.*got " + str(padding_idx)):
+    with pytest.raises(
+        ValueError, match=r"padding_idx must be within num_embeddings.*got " + str(padding_idx)
+    ):
         F.embedding(ids_tensor([1]), weight, padding_idx=padding_idx)
     with pytest.raises(ValueError, match=r"padding_idx must be within num_embeddings"):
         nn.Embedding(5, 3, padding_idx=padding_idx)
@@ -762,10 +819,18 @@ def test_zero_size_linear_forward_and_backward(in_features, out_features):
     np.testing.assert_array_equal(to_numpy(layer.bias.grad), np.full(out_features, 6.0))
 
 
-@pytest.mark.parametrize("cls, args", [
-    (nn.Linear, (2, 3)), (nn.Embedding, (4, 2)), (nn.PositionalEmbedding, (4, 2)), (nn.LayerNorm, (3,)),
-    (nn.RMSNorm, (3,)), (nn.Conv2d, (1, 2, 3)), (nn.MLP, (2, [3], 1)),
-])
+@pytest.mark.parametrize(
+    "cls, args",
+    [
+        (nn.Linear, (2, 3)),
+        (nn.Embedding, (4, 2)),
+        (nn.PositionalEmbedding, (4, 2)),
+        (nn.LayerNorm, (3,)),
+        (nn.RMSNorm, (3,)),
+        (nn.Conv2d, (1, 2, 3)),
+        (nn.MLP, (2, [3], 1)),
+    ],
+)
 def test_layer_constructors_take_device_cpu_only(cls, args):
     for device in (None, "cpu", tl.device("cpu")):
         layer = cls(*args, device=device, dtype=tl.float64)
@@ -783,7 +848,9 @@ def _conv_reference(x, weight, bias, top_left, bottom_right):
     out = np.empty((x.shape[0], o, oh, ow))
     for i in range(oh):
         for j in range(ow):
-            out[:, :, i, j] = np.einsum("ncuv,ocuv->no", padded[:, :, i : i + kh, j : j + kw], weight) + bias
+            out[:, :, i, j] = (
+                np.einsum("ncuv,ocuv->no", padded[:, :, i : i + kh, j : j + kw], weight) + bias
+            )
     return out
 
 
@@ -804,18 +871,30 @@ def test_conv2d_padding_same_keeps_the_size_and_pads_the_extra_zero_after(kernel
 
 
 def test_conv2d_padding_strings_are_validated():
-    with pytest.raises(ValueError, match=r"padding='same' is not supported for strided convolutions"):
+    with pytest.raises(
+        ValueError, match=r"padding='same' is not supported for strided convolutions"
+    ):
         nn.Conv2d(1, 1, 3, stride=2, padding="same")
-    with pytest.raises(ValueError, match=r"invalid padding string 'full', should be one of 'valid', 'same'"):
+    with pytest.raises(
+        ValueError, match=r"invalid padding string 'full', should be one of 'valid', 'same'"
+    ):
         nn.Conv2d(1, 1, 3, padding="full")
     with pytest.raises(ValueError, match=r"strided"):
-        F.conv2d(tensor(np.zeros((1, 1, 4, 4))), tensor(np.zeros((1, 1, 3, 3))), stride=2, padding="same")
+        F.conv2d(
+            tensor(np.zeros((1, 1, 4, 4))), tensor(np.zeros((1, 1, 3, 3))), stride=2, padding="same"
+        )
 
 
-@pytest.mark.parametrize("layer", [
-    lambda: make(nn.Conv2d, 2, 3, 3, padding=1), lambda: nn.MaxPool2d(2), lambda: nn.AvgPool2d(3, 2, 1),
-    lambda: nn.MaxPool2d(2, ceil_mode=True),
-], ids=["conv", "max", "avg", "max-ceil"])
+@pytest.mark.parametrize(
+    "layer",
+    [
+        lambda: make(nn.Conv2d, 2, 3, 3, padding=1),
+        lambda: nn.MaxPool2d(2),
+        lambda: nn.AvgPool2d(3, 2, 1),
+        lambda: nn.MaxPool2d(2, ceil_mode=True),
+    ],
+    ids=["conv", "max", "avg", "max-ceil"],
+)
 def test_unbatched_input_gives_the_batch_of_one_result(layer):
     module = layer()
     rng = np.random.default_rng(4)
@@ -839,7 +918,8 @@ def test_pool_ceil_mode_output_size_and_gradcheck(kind, k, s, p, h):
     y = layer(tensor(x))
     for size, out in zip((h, h + 1), y.shape[2:], strict=True):
         expected = -(-(size + 2 * p - k) // s) + 1
-        if (expected - 1) * s >= size + p:  # the last window must start inside the input or left padding
+        # the last window must start inside the input or left padding
+        if (expected - 1) * s >= size + p:
             expected -= 1
         assert out == expected
     check_gradients(layer, [tensor(x, requires_grad=True)], rng)
@@ -880,7 +960,9 @@ def test_loss_modules_use_the_functional_reduction_check():
 def pad_reference(x, widths, value=0.0):
     """torch's constant pad by definition: widths from the last dimension, negative crops."""
     count = len(widths) // 2
-    sides = [(0, 0)] * (x.ndim - count) + [(widths[2 * i], widths[2 * i + 1]) for i in range(count)][::-1]
+    sides = [(0, 0)] * (x.ndim - count) + [
+        (widths[2 * i], widths[2 * i + 1]) for i in range(count)
+    ][::-1]
     out_shape = tuple(n + a + b for n, (a, b) in zip(x.shape, sides, strict=True))
     out = np.full(out_shape, value, dtype=x.dtype)
     for index in np.ndindex(x.shape):
@@ -890,8 +972,15 @@ def pad_reference(x, widths, value=0.0):
     return out
 
 
-PAD_CASES = [((3, 4), (1, 2)), ((2, 3, 4), (1, 2, 0, 1)), ((2, 3, 4), (0, 0, 2, 0, 1, 1)), ((2, 3, 4), (-1, 2, 1, -2)),
-             ((5,), (-2, -3)), ((1, 2, 3, 4), (1, 1, 1, 1)), ((2, 0, 3), (1, 0, 2, 1))]
+PAD_CASES = [
+    ((3, 4), (1, 2)),
+    ((2, 3, 4), (1, 2, 0, 1)),
+    ((2, 3, 4), (0, 0, 2, 0, 1, 1)),
+    ((2, 3, 4), (-1, 2, 1, -2)),
+    ((5,), (-2, -3)),
+    ((1, 2, 3, 4), (1, 1, 1, 1)),
+    ((2, 0, 3), (1, 0, 2, 1)),
+]
 
 
 @pytest.mark.parametrize("shape, widths", PAD_CASES)
@@ -918,12 +1007,28 @@ def test_pad_keeps_the_dtype_and_defaults_value_to_zero():
     np.testing.assert_array_equal(to_numpy(ids), [[1, 2, 7, 7]])
 
 
-@pytest.mark.parametrize("widths, error, fragment", [
-    ((1,), ValueError, "expected an even number of widths, at most 2 per dimension (4 for an input of shape (2, 3)), got 1"),
-    ((1, 1, 1, 1, 1, 1), ValueError, "at most 2 per dimension (4 for an input of shape (2, 3)), got 6"),
-    ((1.5, 1), TypeError, "pad: the widths must be ints, got (1.5, 1)"),
-    ((-2, -2), ValueError, "dimension 1 of size 3 with widths (-2, -2) would have a negative size -1"),
-])
+@pytest.mark.parametrize(
+    "widths, error, fragment",
+    [
+        (
+            (1,),
+            ValueError,
+            "expected an even number of widths, at most 2 per dimension (4 for an input "
+            "of shape (2, 3)), got 1",
+        ),
+        (
+            (1, 1, 1, 1, 1, 1),
+            ValueError,
+            "at most 2 per dimension (4 for an input of shape (2, 3)), got 6",
+        ),
+        ((1.5, 1), TypeError, "pad: the widths must be ints, got (1.5, 1)"),
+        (
+            (-2, -2),
+            ValueError,
+            "dimension 1 of size 3 with widths (-2, -2) would have a negative size -1",
+        ),
+    ],
+)
 def test_pad_rejects_bad_widths(widths, error, fragment):
     with pytest.raises(error, match=re.escape(fragment)):
         F.pad(tensor(np.zeros((2, 3))), widths)
@@ -932,7 +1037,12 @@ def test_pad_rejects_bad_widths(widths, error, fragment):
 def test_pad_modes():
     x = tensor(np.zeros((1, 2, 3)))
     for mode in ("reflect", "replicate", "circular"):
-        with pytest.raises(NotImplementedError, match=re.escape(f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only")):
+        with pytest.raises(
+            NotImplementedError,
+            match=re.escape(
+                f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only"
+            ),
+        ):
             F.pad(x, (1, 1), mode=mode)
     with pytest.raises(ValueError, match=re.escape("pad: unknown mode 'mirror'")):
         F.pad(x, (1, 1), mode="mirror")
@@ -969,7 +1079,8 @@ def test_one_hot_rejects_bad_input(ids, num_classes, error, fragment):
         F.one_hot(tl.tensor(data), num_classes)
 
 
-# ----------------------------------------------------------------------------- saved values changed in place
+# ----------------------------------------------------------------------------- saved values changed
+# in place
 
 
 def _linear():
@@ -988,15 +1099,20 @@ def _rms_norm():
     return make(nn.RMSNorm, 3), (4, 3)
 
 
-@pytest.mark.parametrize("build, node, changed, x_needs_grad", [
-    (_linear, "LinearBackward", "input", False),  # W̄ = Ȳᵀ X reads x
-    (_linear, "LinearBackward", "weight", True),  # X̄ = Ȳ W reads W
-    (_conv, "Conv2dBackward", "input", False),  # W̄ reads the im2col columns of x
-    (_conv, "Conv2dBackward", "weight", True),  # X̄_col = W_matᵀ Ȳ_mat reads W
-    (_layer_norm, "LayerNormBackward", "weight", True),  # x̄ reads γ
-    (_rms_norm, "RMSNormBackward", "weight", True),
-])
-def test_changing_a_value_a_needed_gradient_reads_raises_naming_the_node(build, node, changed, x_needs_grad):
+@pytest.mark.parametrize(
+    "build, node, changed, x_needs_grad",
+    [
+        (_linear, "LinearBackward", "input", False),  # W̄ = Ȳᵀ X reads x
+        (_linear, "LinearBackward", "weight", True),  # X̄ = Ȳ W reads W
+        (_conv, "Conv2dBackward", "input", False),  # W̄ reads the im2col columns of x
+        (_conv, "Conv2dBackward", "weight", True),  # X̄_col = W_matᵀ Ȳ_mat reads W
+        (_layer_norm, "LayerNormBackward", "weight", True),  # x̄ reads γ
+        (_rms_norm, "RMSNormBackward", "weight", True),
+    ],
+)
+def test_changing_a_value_a_needed_gradient_reads_raises_naming_the_node(
+    build, node, changed, x_needs_grad
+):
     layer, shape = build()
     x = randn(np.random.default_rng(3), *shape, requires_grad=x_needs_grad)
     loss = layer(x).sum()
@@ -1006,13 +1122,20 @@ def test_changing_a_value_a_needed_gradient_reads_raises_naming_the_node(build, 
         else:
             x.add_(1.0)
     index = 1 if changed == "weight" else 0
-    with pytest.raises(RuntimeError, match=rf"modified by an inplace operation: .*\(its input {index}\) saved for the backward of {node}"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"modified by an inplace operation: .*\(its input {index}\) saved for the backward "
+              rf"of {node}",
+    ):
         loss.backward()
 
 
 @pytest.mark.parametrize("build", [_linear, _conv, _layer_norm, _rms_norm])
-def test_changing_the_weight_of_a_layer_whose_input_needs_no_grad_keeps_the_recorded_gradients(build):
-    """No needed gradient reads the weight (x needs none): backward gives the gradients of the forward as it ran."""
+def test_changing_the_weight_of_a_layer_whose_input_needs_no_grad_keeps_the_recorded_gradients(
+    build,
+):
+    """No needed gradient reads the weight (x needs none): backward gives the gradients of the
+    forward as it ran."""
     layer, shape = build()
     x = randn(np.random.default_rng(3), *shape)
     layer(x).sum().backward()
@@ -1034,7 +1157,8 @@ def test_changing_the_weight_of_a_layer_whose_input_needs_no_grad_keeps_the_reco
     lambda x: F.dropout(x, 0.5, generator=tl.Generator().manual_seed(0)),
 ])
 def test_ops_whose_backward_reads_no_input_allow_changing_it(pool):
-    """Pooling keeps the argmax (or only shapes), pad and unfold only shapes, dropout its mask: x may change after forward."""
+    """Pooling keeps the argmax (or only shapes), pad and unfold only shapes, dropout its mask: x
+    may change after forward."""
     rng = np.random.default_rng(4)
     x = randn(rng, 1, 2, 4, 4, requires_grad=True)
     cotangent = None
@@ -1042,7 +1166,9 @@ def test_ops_whose_backward_reads_no_input_allow_changing_it(pool):
     for change in (False, True):
         x.grad = None
         out = pool(x)
-        cotangent = cotangent if cotangent is not None else tensor(rng.standard_normal(tuple(out.shape)))
+        cotangent = (
+            cotangent if cotangent is not None else tensor(rng.standard_normal(tuple(out.shape)))
+        )
         loss = (out * cotangent).sum()
         if change:
             with tl.no_grad():

@@ -424,7 +424,12 @@ def test_sequential_names_children_by_position_and_indexes():
     first, act, last = nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)
     seq = nn.Sequential(first, act, last)
     assert [name for name, _ in seq.named_children()] == ["0", "1", "2"]
-    assert [name for name, _ in seq.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert [name for name, _ in seq.named_parameters()] == [
+        "0.weight",
+        "0.bias",
+        "2.weight",
+        "2.bias",
+    ]
     assert len(seq) == 3
     assert seq[0] is first and seq[1] is act and seq[-1] is last
     assert list(seq) == [first, act, last]
@@ -473,7 +478,12 @@ def test_module_dict_keeps_insertion_order_and_registers():
     assert len(heads) == 3 and "box" in heads and "nope" not in heads
     assert heads["act"] is list(heads.values())[1]
     assert [k for k, _ in heads.items()] == ["cls", "act", "box"]
-    assert [name for name, _ in heads.named_parameters()] == ["cls.weight", "cls.bias", "box.weight", "box.bias"]
+    assert [name for name, _ in heads.named_parameters()] == [
+        "cls.weight",
+        "cls.bias",
+        "box.weight",
+        "box.bias",
+    ]
     outer = nn.Module()
     outer.heads = heads
     assert "heads.box.bias" in outer.state_dict()
@@ -513,12 +523,21 @@ def test_repr_of_a_custom_module_names_its_children():
 # ----------------------------------------------------------------------------- review fixes
 
 
-@pytest.mark.parametrize("value, got", [
-    ([[1.0, 2.0, 3.0], [4.0]], "expected a Tensor or array (any object with __array__) for key 'weight', got list"),
-    ("abc", "expected a Tensor or array (any object with __array__) for key 'weight', got str"),
-    (1.5, "expected a Tensor or array (any object with __array__) for key 'weight', got float"),
-    (np.array(["a", "b", "c"]), "expected a numeric array for key 'weight', got numpy.ndarray of dtype <U1"),
-])
+@pytest.mark.parametrize(
+    "value, got",
+    [
+        (
+            [[1.0, 2.0, 3.0], [4.0]],
+            "expected a Tensor or array (any object with __array__) for key 'weight', got list",
+        ),
+        ("abc", "expected a Tensor or array (any object with __array__) for key 'weight', got str"),
+        (1.5, "expected a Tensor or array (any object with __array__) for key 'weight', got float"),
+        (
+            np.array(["a", "b", "c"]),
+            "expected a numeric array for key 'weight', got numpy.ndarray of dtype <U1",
+        ),
+    ],
+)
 def test_load_state_dict_names_a_value_that_is_not_a_tensor_and_changes_nothing(value, got):
     model = nn.Linear(3, 1)
     before = snapshot(model)
@@ -570,7 +589,9 @@ class Refuses:
 def test_load_state_dict_accepts_any_object_with_array():
     model = nn.Linear(3, 1)
     model.load_state_dict({"weight": ArrayLike([[1.0, 2.0, 3.0]]), "bias": ArrayLike([4.0])})
-    np.testing.assert_array_equal(to_numpy(model.weight), np.array([[1.0, 2.0, 3.0]], dtype=np.float32))
+    np.testing.assert_array_equal(
+        to_numpy(model.weight), np.array([[1.0, 2.0, 3.0]], dtype=np.float32)
+    )
     np.testing.assert_array_equal(to_numpy(model.bias), np.array([4.0], dtype=np.float32))
     assert model.weight.dtype == np.float32  # cast to the target's dtype
 
@@ -579,7 +600,12 @@ def test_load_state_dict_names_the_full_type_when_array_fails_and_changes_nothin
     model = nn.Linear(3, 1)
     before = snapshot(model)
     name = f"{Refuses.__module__}.Refuses"
-    with pytest.raises(TypeError, match=re.escape(f"the value for key 'weight', a {name}, cannot be converted to an array: Can't call")):
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            f"the value for key 'weight', a {name}, cannot be converted to an array: Can't call"
+        ),
+    ):
         model.load_state_dict({"weight": Refuses(), "bias": np.zeros(1)})
     with pytest.raises(TypeError, match=re.escape(f"got {__name__}.Attention")):
         model.load_state_dict({"weight": Attention(), "bias": np.zeros(1)})
@@ -587,7 +613,9 @@ def test_load_state_dict_names_the_full_type_when_array_fails_and_changes_nothin
         np.testing.assert_array_equal(array, before[key], err_msg=key)
 
 
-@pytest.mark.parametrize("method, dtype", [("half", np.float16), ("float", np.float32), ("double", np.float64)])
+@pytest.mark.parametrize(
+    "method, dtype", [("half", np.float16), ("float", np.float32), ("double", np.float64)]
+)
 def test_half_float_double_cast_in_place_and_return_self(method, dtype):
     model = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3), nn.Embedding(4, 3))
     start = np.float32 if dtype is not np.float32 else np.float64
@@ -599,14 +627,19 @@ def test_half_float_double_cast_in_place_and_return_self(method, dtype):
     assert list(model.parameters()) == weights  # the same Parameter objects
     for name, p in model.named_parameters():
         assert p.dtype == dtype, name
-        np.testing.assert_array_equal(to_numpy(p), values[name].astype(start).astype(dtype), err_msg=name)
+        np.testing.assert_array_equal(
+            to_numpy(p), values[name].astype(start).astype(dtype), err_msg=name
+        )
     assert model[0].weight.grad is None  # a gradient of the old dtype is dropped
     assert model[0](tl.ones(5, 2, dtype=dtype)).dtype == dtype
 
 
 def test_module_to_rejects_integer_dtypes_and_other_devices():
     model = nn.Linear(2, 3)
-    with pytest.raises(TypeError, match=r"nn.Module.to only accepts floating point dtypes, but got desired dtype=int64"):
+    with pytest.raises(
+        TypeError,
+        match=r"nn.Module.to only accepts floating point dtypes, but got desired dtype=int64",
+    ):
         model.to(tl.int64)
     with pytest.raises(ValueError, match=r"tensorlib runs on the CPU only, got device 'cuda'"):
         model.to("cuda")
@@ -631,17 +664,23 @@ _MODULE_METHODS = (
 
 
 def test_module_is_one_class_with_every_method_documented():
-    """Module is one class, as torch.nn.Module: no bases but object, every public method its own and documented."""
+    """Module is one class, as torch.nn.Module: no bases but object, every public method its own and
+    documented."""
     assert tl.nn.Module.__mro__ == (tl.nn.Module, object)
     for name in _MODULE_METHODS:
         assert name in vars(tl.nn.Module), f"Module.{name} is not defined by Module itself"
         assert getattr(tl.nn.Module, name).__doc__, f"Module.{name} has no docstring"
-    public = {name for name in vars(tl.nn.Module) if not name.startswith("_") and callable(getattr(tl.nn.Module, name))}
+    public = {
+        name
+        for name in vars(tl.nn.Module)
+        if not name.startswith("_") and callable(getattr(tl.nn.Module, name))
+    }
     assert public == set(_MODULE_METHODS), public ^ set(_MODULE_METHODS)
 
 
 def test_a_module_subclassed_early_has_every_capability():
-    """A learner's module, defined before any library layer is used, works with every method and inside any container."""
+    """A learner's module, defined before any library layer is used, works with every method and
+    inside any container."""
 
     class Scale(nn.Module):
         def __init__(self):
@@ -661,7 +700,9 @@ def test_a_module_subclassed_early_has_every_capability():
     assert early.weight.grad is not None
     model.zero_grad()
     assert early.weight.grad is None
-    assert model.eval() is model and not early.training and model.train() is model and early.training
+    assert (
+        model.eval() is model and not early.training and model.train() is model and early.training
+    )
     state = model.state_dict()
     assert list(state) == ["0.weight", "0.bias", "1.weight", "1.count"]
     fresh = nn.Sequential(nn.Linear(3, 3), Scale())

@@ -1,4 +1,5 @@
-"""tensorlib.optim: the Optimizer system (groups, state, flat buffers, checkpoints) and its errors."""
+"""tensorlib.optim: the Optimizer system (groups, state, flat buffers, checkpoints) and its
+errors."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import tensorlib as tl
 from tensorlib import optim
 
 
-def _params(seed: int = 0, shapes=((4, 3), (4,), (2, 4)), dtype=np.float32) -> list[tl.nn.Parameter]:
+def _params(
+    seed: int = 0, shapes=((4, 3), (4,), (2, 4)), dtype=np.float32
+) -> list[tl.nn.Parameter]:
     rng = np.random.default_rng(seed)
     return [tl.nn.Parameter(tl.tensor(rng.standard_normal(s).astype(dtype))) for s in shapes]
 
@@ -32,14 +35,20 @@ def _run(opt, params, steps, start=0):
 
 def _snapshot(opt):
     sd = opt.state_dict()
-    return {"groups": copy.deepcopy(sd["param_groups"]),
-            "state": {i: {k: v.numpy().copy() for k, v in e.items()} for i, e in sd["state"].items()}}
+    return {
+        "groups": copy.deepcopy(sd["param_groups"]),
+        "state": {i: {k: v.numpy().copy() for k, v in e.items()} for i, e in sd["state"].items()},
+    }
 
 
 def _same(a, b) -> bool:
     if a["groups"] != b["groups"] or a["state"].keys() != b["state"].keys():
         return False
-    return all(np.array_equal(a["state"][i][k], b["state"][i][k]) for i in a["state"] for k in a["state"][i])
+    return all(
+        np.array_equal(a["state"][i][k], b["state"][i][k])
+        for i in a["state"]
+        for k in a["state"][i]
+    )
 
 
 OPTIMIZERS = {
@@ -119,7 +128,8 @@ def test_parameters_keep_their_objects_and_storage_and_the_state_shares_one_flat
     assert all(a is b for a, b in zip(params, model.parameters(), strict=True))
     assert all(a is p.numpy() for a, p in zip(arrays, params, strict=True))  # storage never moves
     bases = {id(opt.state[p]["exp_avg"].numpy().base) for p in params}
-    assert len(bases) == 1 and opt.state[params[0]]["exp_avg"].numpy().base is not None  # one flat state array
+    # one flat state array
+    assert len(bases) == 1 and opt.state[params[0]]["exp_avg"].numpy().base is not None
     assert all(not np.array_equal(p.numpy(), b) for p, b in zip(params, before, strict=True))
     state = opt.state[params[0]]
     assert list(state) == ["step", "exp_avg", "exp_avg_sq"] and state["step"].item() == 1.0
@@ -160,7 +170,9 @@ def test_replacing_data_or_dtype_rebuilds_the_buffers_and_keeps_state():
     state = opt.state[model.weight]
     assert model.weight.dtype == np.float64 and state["exp_avg"].dtype == np.float64
     assert state["step"].item() == 2.0
-    np.testing.assert_allclose(state["exp_avg"].numpy(), 0.9 * exp_avg + 0.1 * model.weight.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        state["exp_avg"].numpy(), 0.9 * exp_avg + 0.1 * model.weight.grad.numpy(), rtol=1e-6
+    )
 
 
 def test_parameters_without_gradient_are_skipped():
@@ -304,21 +316,27 @@ def test_adamw_keeps_decoupled_weight_decay_on_load():
 
 
 # -- the other optimizers: arguments -------------------------------------------------------------
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda p: optim.SGD(p, lr=-0.1), "invalid learning rate"),
-    (lambda p: optim.SGD(p, momentum=-0.5), "momentum"),
-    (lambda p: optim.SGD(p, nesterov=True), "Nesterov momentum requires a momentum and zero dampening"),
-    (lambda p: optim.SGD(p, momentum=0.9, dampening=0.1, nesterov=True), "zero dampening"),
-    (lambda p: optim.SGD(p, weight_decay=-1e-4), "weight_decay"),
-    (lambda p: optim.RMSprop(p, alpha=-0.1), "alpha"),
-    (lambda p: optim.RMSprop(p, eps=-1.0), "epsilon"),
-    (lambda p: optim.Adagrad(p, lr_decay=-1.0), "lr_decay"),
-    (lambda p: optim.Adagrad(p, initial_accumulator_value=-1.0), "initial_accumulator_value"),
-    (lambda p: optim.Muon(p), r"Muon only supports 2D parameters.*\(4,\)"),
-    (lambda p: optim.Muon(p[:1], adjust_lr_fn="nope"), "adjust learning rate function 'nope'"),
-    (lambda p: optim.Muon(p[:1], ns_steps=100), "ns_steps"),
-    (lambda p: optim.Muon(p[:1], momentum=-1.0), "momentum"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: optim.SGD(p, lr=-0.1), "invalid learning rate"),
+        (lambda p: optim.SGD(p, momentum=-0.5), "momentum"),
+        (
+            lambda p: optim.SGD(p, nesterov=True),
+            "Nesterov momentum requires a momentum and zero dampening",
+        ),
+        (lambda p: optim.SGD(p, momentum=0.9, dampening=0.1, nesterov=True), "zero dampening"),
+        (lambda p: optim.SGD(p, weight_decay=-1e-4), "weight_decay"),
+        (lambda p: optim.RMSprop(p, alpha=-0.1), "alpha"),
+        (lambda p: optim.RMSprop(p, eps=-1.0), "epsilon"),
+        (lambda p: optim.Adagrad(p, lr_decay=-1.0), "lr_decay"),
+        (lambda p: optim.Adagrad(p, initial_accumulator_value=-1.0), "initial_accumulator_value"),
+        (lambda p: optim.Muon(p), r"Muon only supports 2D parameters.*\(4,\)"),
+        (lambda p: optim.Muon(p[:1], adjust_lr_fn="nope"), "adjust learning rate function 'nope'"),
+        (lambda p: optim.Muon(p[:1], ns_steps=100), "ns_steps"),
+        (lambda p: optim.Muon(p[:1], momentum=-1.0), "momentum"),
+    ],
+)
 def test_invalid_arguments_of_every_optimizer(make, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make(_params())
@@ -342,7 +360,9 @@ def test_every_optimizer_round_trips_its_state_dict():
         fresh = make(fresh_params)
         fresh.load_state_dict(saved)
         _run(fresh, fresh_params, 4, start=4)
-        assert all(np.array_equal(a.numpy(), b) for a, b in zip(fresh_params, reference, strict=True)), type(opt).__name__
+        assert all(
+            np.array_equal(a.numpy(), b) for a, b in zip(fresh_params, reference, strict=True)
+        ), type(opt).__name__
 
 
 def test_sgd_momentum_buffer_starts_as_the_first_gradient():
@@ -359,12 +379,20 @@ def test_decay_groups_decays_weight_matrices_and_embeddings_not_biases_or_norms(
     decay, no_decay = optim.decay_groups(model, 0.1)
     assert decay["weight_decay"] == 0.1 and no_decay["weight_decay"] == 0.0
     assert [id(p) for p in decay["params"]] == [id(model[0].weight), id(model[2].weight)]
-    assert [id(p) for p in no_decay["params"]] == [id(model[1].weight), id(model[1].bias), id(model[2].bias)]
-    mingpt, rest = optim.decay_groups(model, 0.1, decay_types=(tl.nn.Linear, tl.nn.Conv2d))  # minGPT's choice
+    assert [id(p) for p in no_decay["params"]] == [
+        id(model[1].weight),
+        id(model[1].bias),
+        id(model[2].bias),
+    ]
+    # minGPT's choice
+    mingpt, rest = optim.decay_groups(model, 0.1, decay_types=(tl.nn.Linear, tl.nn.Conv2d))
     assert [id(p) for p in mingpt["params"]] == [id(model[2].weight)] and len(rest["params"]) == 4
     model[2].weight = model[0].weight  # tied output layer: goes by the embedding, its first owner
     decay, no_decay = optim.decay_groups(model, 0.1)
-    assert [id(p) for p in decay["params"]] == [id(model[0].weight)] and len(no_decay["params"]) == 3
+    assert (
+        [id(p) for p in decay["params"]] == [id(model[0].weight)]
+        and len(no_decay["params"]) == 3
+    )
     optim.AdamW(optim.decay_groups(model, 0.1))  # usable as is
 
 
@@ -372,17 +400,23 @@ def test_decay_groups_of_a_gpt_is_the_two_or_more_dimensions_rule():
     from tensorlib.gpt.model import GPT, GPTConfig
 
     for tie in (True, False):
-        gpt = GPT(GPTConfig(block_size=8, vocab_size=11, n_layer=2, n_head=2, n_embd=8, tie_weights=tie))
+        gpt = GPT(
+            GPTConfig(block_size=8, vocab_size=11, n_layer=2, n_head=2, n_embd=8, tie_weights=tie)
+        )
         decay, no_decay = optim.decay_groups(gpt, 0.1)
         assert [id(p) for p in decay["params"]] == [id(p) for p in gpt.parameters() if p.ndim >= 2]
-        assert [id(p) for p in no_decay["params"]] == [id(p) for p in gpt.parameters() if p.ndim < 2]
+        assert [id(p) for p in no_decay["params"]] == [
+            id(p) for p in gpt.parameters() if p.ndim < 2
+        ]
 
 
 # -- warmup_cosine ---------------------------------------------------------------------------------
 def _warmup_cosine_formula(step: int, warmup: int, total: int, lr: float, eta_min: float) -> float:
     if step < warmup:
         return lr * (step + 1) / warmup
-    return eta_min + 0.5 * (lr - eta_min) * (1 + math.cos(math.pi * (step - warmup) / (total - warmup)))
+    return eta_min + 0.5 * (lr - eta_min) * (
+        1 + math.cos(math.pi * (step - warmup) / (total - warmup))
+    )
 
 
 def _rates(scheduler, optimizer, steps: int) -> list[list[float]]:
@@ -394,7 +428,9 @@ def _rates(scheduler, optimizer, steps: int) -> list[list[float]]:
     return rates
 
 
-@pytest.mark.parametrize(("warmup", "total"), [(0, 50), (1, 50), (2, 50), (10, 100), (49, 50), (0, 1), (1, 2), (3, 4)])
+@pytest.mark.parametrize(
+    ("warmup", "total"), [(0, 50), (1, 50), (2, 50), (10, 100), (49, 50), (0, 1), (1, 2), (3, 4)]
+)
 def test_warmup_cosine_follows_its_formula_in_every_group(warmup, total):
     params = _params()
     opt = optim.AdamW([{"params": params[:2]}, {"params": params[2:], "lr": 0.03}], lr=0.1)
@@ -410,10 +446,16 @@ def test_warmup_cosine_follows_its_formula_in_every_group(warmup, total):
 
 def test_warmup_cosine_with_one_warmup_step_starts_at_the_full_rate():
     opt = optim.SGD(_params(), lr=0.2)
-    rates = [r[0] for r in _rates(optim.lr_scheduler.warmup_cosine(opt, warmup_steps=1, max_steps=5), opt, 5)]
+    rates = [
+        r[0]
+        for r in _rates(optim.lr_scheduler.warmup_cosine(opt, warmup_steps=1, max_steps=5), opt, 5)
+    ]
     assert rates[0] == 0.2 and rates[1] == 0.2 and rates[-1] < rates[1]
     opt = optim.SGD(_params(), lr=0.2)
-    rates = [r[0] for r in _rates(optim.lr_scheduler.warmup_cosine(opt, warmup_steps=0, max_steps=5), opt, 5)]
+    rates = [
+        r[0]
+        for r in _rates(optim.lr_scheduler.warmup_cosine(opt, warmup_steps=0, max_steps=5), opt, 5)
+    ]
     assert rates[0] == 0.2 and all(a > b for a, b in zip(rates, rates[1:], strict=False))
 
 
@@ -441,10 +483,13 @@ def test_clip_grad_norm_returns_the_norm_before_clipping_and_scales_once():
     a.grad, b.grad = tl.tensor([3.0, 0.0]), tl.tensor([4.0])
     total = tl.nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
     assert abs(total.item() - 5.0) < 1e-6
-    assert np.allclose(a.grad.numpy(), [0.6, 0.0], atol=1e-6) and np.allclose(b.grad.numpy(), [0.8], atol=1e-6)
+    assert np.allclose(a.grad.numpy(), [0.6, 0.0], atol=1e-6) and np.allclose(
+        b.grad.numpy(), [0.8], atol=1e-6
+    )
     total = tl.nn.utils.clip_grad_norm_([a, b], max_norm=10.0)  # below the limit: unchanged
     assert np.allclose(a.grad.numpy(), [0.6, 0.0], atol=1e-6)
-    assert tl.nn.utils.clip_grad_norm_([tl.nn.Parameter(tl.zeros(2))], 1.0).item() == 0.0  # no gradients
+    # no gradients
+    assert tl.nn.utils.clip_grad_norm_([tl.nn.Parameter(tl.zeros(2))], 1.0).item() == 0.0
 
 
 def test_clip_grad_norm_nonfinite():
@@ -512,13 +557,20 @@ def test_a_gradient_of_the_wrong_shape_changes_nothing():
     first, second = _params()[:2], _params(seed=1)[2:]
     opt = optim.AdamW([{"params": first}, {"params": second}], lr=0.1)
     _set_grads(first + second, 0)
-    with pytest.raises(RuntimeError, match=r"gradient of size \[3, 3\] to a tensor of size \[2, 4\]"):
+    with pytest.raises(
+        RuntimeError, match=r"gradient of size \[3, 3\] to a tensor of size \[2, 4\]"
+    ):
         second[0].grad = tl.zeros(3, 3)  # refused at assignment, as in PyTorch
     second[0].grad.data = tl.zeros(3, 3)  # .data takes any shape: the step still checks
     before = [p.numpy().copy() for p in first + second]
-    with pytest.raises(RuntimeError, match=r"gradient of shape \(3, 3\) for a parameter of shape \(2, 4\)"):
+    with pytest.raises(
+        RuntimeError, match=r"gradient of shape \(3, 3\) for a parameter of shape \(2, 4\)"
+    ):
         opt.step()
-    assert all(np.array_equal(p.numpy(), b) for p, b in zip(first + second, before, strict=True)) and not opt.state
+    assert (
+        all(np.array_equal(p.numpy(), b) for p, b in zip(first + second, before, strict=True))
+        and not opt.state
+    )
 
 
 def test_tensor_learning_rate_is_refused():
@@ -536,7 +588,10 @@ def test_state_of_a_parameter_not_yet_stepped_is_an_empty_dict():
 def test_public_surface():
     import tensorlib.optim as optim_module
 
-    assert optim_module is tl.optim and tl.optim.lr_scheduler.CosineAnnealingLR is optim.lr_scheduler.CosineAnnealingLR
+    assert (
+        optim_module is tl.optim
+        and tl.optim.lr_scheduler.CosineAnnealingLR is optim.lr_scheduler.CosineAnnealingLR
+    )
     assert tl.nn.utils.clip_grad_norm_ is tl.nn.utils.clip_grad.clip_grad_norm_
     for name in ("Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Muon", "decay_groups"):
         assert hasattr(tl.optim, name), name
@@ -545,7 +600,8 @@ def test_public_surface():
 # -- chapter 6 replayed: an optimizer made early keeps working after every later cell -----------
 @pytest.fixture
 def chapter6():
-    """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the notebook."""
+    """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the
+    notebook."""
     with replayed_chapter("06_optimizers", "chapter6_replay") as replay:
         yield replay
 
@@ -576,7 +632,9 @@ def test_an_optimizer_made_early_in_chapter_6_keeps_working_after_every_later_ce
     late = notebook.SGD(late_params, lr=0.1, momentum=0.9, weight_decay=0.01)
     assert type(late) is type(early) and isinstance(early, notebook.Optimizer)
     _steps(late, late_params, [1] + [2] * (len(cells) - first_sgd - 1))
-    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(early_params, late_params, strict=True))
+    assert all(
+        np.array_equal(a.numpy(), b.numpy()) for a, b in zip(early_params, late_params, strict=True)
+    )
     # every capability the finished chapter gives an optimizer, the early one has
     scheduler = notebook.StepLR(early, step_size=1, gamma=0.5)
     scheduler.step()
@@ -598,8 +656,12 @@ def test_rerunning_chapter_6_in_a_live_kernel_gives_working_optimizers(chapter6)
     after = notebook.AdamW(after_params, lr=1e-2)
     assert isinstance(after, notebook.Optimizer)
     _steps(after, after_params, [1, 2, 3])
-    _steps(before, before_params, [3])  # the optimizer made before the re-run still steps, the same way
-    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(before_params, after_params, strict=True))
+    # the optimizer made before the re-run still steps, the same way
+    _steps(before, before_params, [3])
+    assert all(
+        np.array_equal(a.numpy(), b.numpy())
+        for a, b in zip(before_params, after_params, strict=True)
+    )
     after.load_state_dict(before.state_dict())
     assert _same(_snapshot(after), _snapshot(before))
     notebook.CosineAnnealingLR(after, T_max=10).step()

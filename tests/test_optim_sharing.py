@@ -1,9 +1,11 @@
-"""Issue 21, chapter 6: optimizers keep the parameters' storage; gradient norms accumulate in float32 or wider.
+"""Issue 21, chapter 6: optimizers keep the parameters' storage; gradient norms accumulate in
+float32 or wider.
 
-Memory sharing: after ``sd = model.state_dict()``, ``a = p.numpy()`` or ``p = Parameter(from_numpy(a))``,
-creating an optimizer and stepping it leaves ``sd`` and ``a`` following the parameters, as in PyTorch
-(whose state-dict tensors and ``numpy()`` arrays share the parameters' memory). Half precision: the
-norms of ``nn.utils`` accumulate in at least float32, so float16 gradients of 300 report 600, as PyTorch.
+Memory sharing: after ``sd = model.state_dict()``, ``a = p.numpy()`` or
+``p = Parameter(from_numpy(a))``, creating an optimizer and stepping it leaves ``sd`` and ``a``
+following the parameters, as in PyTorch (whose state-dict tensors and ``numpy()`` arrays share the
+parameters' memory). Half precision: the norms of ``nn.utils`` accumulate in at least float32, so
+float16 gradients of 300 report 600, as PyTorch.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from tensorlib import nn, optim
 
 OPTIMIZERS = {
     "SGD": lambda ps: optim.SGD(ps, lr=0.1),
-    "SGD-momentum": lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    "SGD-momentum": lambda ps: optim.SGD(
+        ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01
+    ),
     "Adam": lambda ps: optim.Adam(ps, lr=0.1, amsgrad=True),
     "AdamW": lambda ps: optim.AdamW(ps, lr=0.1),
     "RMSprop": lambda ps: optim.RMSprop(ps, lr=0.1, momentum=0.5, centered=True),
@@ -48,7 +52,9 @@ def test_state_dict_follows_parameters_after_steps(name):
     _train(model, OPTIMIZERS[name](model.parameters()))
     for key, param in model.state_dict().items():
         assert not np.array_equal(param.numpy(), before[key]), f"{name}: {key} did not train"
-        np.testing.assert_array_equal(sd[key].numpy(), param.numpy(), err_msg=f"{name}: sd[{key!r}] stopped following")
+        np.testing.assert_array_equal(
+            sd[key].numpy(), param.numpy(), err_msg=f"{name}: sd[{key!r}] stopped following"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
@@ -95,7 +101,8 @@ def test_state_dict_loaded_into_model_after_steps_reaches_the_optimizer():
 
 
 def test_clip_grad_norm_float16_accumulates_in_float32():
-    # torch: clip_grad_norm_ of float16 gradients 300 (four of them) returns 600 and scales them to 0.5
+    # torch: clip_grad_norm_ of float16 gradients 300 (four of them) returns 600 and scales them to
+    # 0.5
     param = tl.full((4,), 300.0, dtype=tl.float16, requires_grad=True)
     param.grad = tl.full((4,), 300.0, dtype=tl.float16)
     total = nn.utils.clip_grad_norm_([param], 1.0)
@@ -104,7 +111,9 @@ def test_clip_grad_norm_float16_accumulates_in_float32():
     np.testing.assert_allclose(param.grad.numpy().astype(np.float64), 1 / 600 * 300, rtol=1e-3)
 
 
-@pytest.mark.parametrize("norm_type, expected", [(1.0, 1200.0), (3.0, 300.0 * 4 ** (1 / 3)), (math.inf, 300.0)])
+@pytest.mark.parametrize(
+    "norm_type, expected", [(1.0, 1200.0), (3.0, 300.0 * 4 ** (1 / 3)), (math.inf, 300.0)]
+)
 def test_clip_grad_norm_float16_other_norms(norm_type, expected):
     grads = [tl.full((4,), 300.0, dtype=tl.float16), tl.full((2, 2), -300.0, dtype=tl.float16)]
     params = []
@@ -118,7 +127,9 @@ def test_clip_grad_norm_float16_other_norms(norm_type, expected):
     np.testing.assert_allclose(float(total.item()), expected * factor, rtol=1e-3)
     for param in params:
         assert np.all(np.isfinite(param.grad.numpy()))
-        np.testing.assert_allclose(np.abs(param.grad.numpy().astype(np.float64)), 300 / (expected * factor), rtol=2e-3)
+        np.testing.assert_allclose(
+            np.abs(param.grad.numpy().astype(np.float64)), 300 / (expected * factor), rtol=2e-3
+        )
 
 
 def test_clip_grad_value_float16():
@@ -140,5 +151,9 @@ def test_clip_grad_norm_float16_matches_torch():
         total = nn.utils.clip_grad_norm_([ours], 1.0, norm_type=norm_type)
         expected = torch.nn.utils.clip_grad_norm_([theirs], 1.0, norm_type=norm_type)
         np.testing.assert_allclose(float(total.item()), float(expected.item()), rtol=2e-3)
-        np.testing.assert_allclose(ours.grad.numpy().astype(np.float32), theirs.grad.numpy().astype(np.float32),
-                                   rtol=2e-3, atol=1e-6)
+        np.testing.assert_allclose(
+            ours.grad.numpy().astype(np.float32),
+            theirs.grad.numpy().astype(np.float32),
+            rtol=2e-3,
+            atol=1e-6,
+        )

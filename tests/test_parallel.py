@@ -1,7 +1,7 @@
 """tensorlib.engine.parallel and the kernels that use it (GELU, LayerNorm, packed attention, Adam).
 
-Each kernel is run with the pool forced on (every call splits, 1 to 3 threads) and must give the same
-bits as one thread, forward and backward.
+Each kernel is run with the pool forced on (every call splits, 1 to 3 threads) and must give the
+same bits as one thread, forward and backward.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from tensorlib.nn.functional.attention import PackedCausalAttention
 
 @pytest.fixture
 def pool(monkeypatch):
-    """Every parallel_for call splits, whatever its size; the thread count is restored afterwards."""
+    """Every parallel_for call splits, whatever its size; the thread count is restored
+    afterwards."""
     monkeypatch.setattr(parallel, "_min_work", 1)
     previous = parallel.get_num_threads()
     yield parallel.set_num_threads
@@ -49,7 +50,8 @@ def test_chunks_cover_the_range_once(pool, n):
 
 
 def test_small_work_runs_in_the_caller_in_one_call():
-    """Below the threshold (element-passes, n * cost) parallel_for makes one call, even with threads."""
+    """Below the threshold (element-passes, n * cost) parallel_for makes one call, even with
+    threads."""
     previous = parallel.get_num_threads()
     parallel.set_num_threads(2)
     try:
@@ -58,7 +60,10 @@ def test_small_work_runs_in_the_caller_in_one_call():
         assert calls == [(0, 1024)] and not parallel.worth_splitting(1024, 8)
         calls.clear()
         parallel.parallel_for(lambda start, stop: calls.append((start, stop)), 1 << 16, cost=64)
-        assert sorted(calls) == [(0, 1 << 15), (1 << 15, 1 << 16)] and parallel.worth_splitting(1 << 16, 64)
+        assert (
+            sorted(calls) == [(0, 1 << 15), (1 << 15, 1 << 16)]
+            and parallel.worth_splitting(1 << 16, 64)
+        )
         parallel.set_num_threads(1)
         assert not parallel.worth_splitting(1 << 16, 64)
     finally:
@@ -94,7 +99,8 @@ def test_set_num_threads_rejects_non_positive_ints(bad):
 def test_a_forked_child_starts_its_own_workers(pool):
     pool(2)
     x = np.ones(4096, np.float32)
-    parallel.parallel_for(lambda start, stop: np.tanh(x[start:stop]), x.size)  # the parent's workers exist
+    # the parent's workers exist
+    parallel.parallel_for(lambda start, stop: np.tanh(x[start:stop]), x.size)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
         parallel.parallel_for(lambda start, stop: np.tanh(x[start:stop]), x.size)
@@ -129,20 +135,26 @@ def _attention(x, g):
     return y.numpy(), t.grad.numpy()
 
 
-@pytest.mark.parametrize("kernel, shape", [(_gelu, (37, 50)), (_layer_norm, (5, 37, 24)), (_attention, (7, 13, 48))])
+@pytest.mark.parametrize(
+    "kernel, shape", [(_gelu, (37, 50)), (_layer_norm, (5, 37, 24)), (_attention, (7, 13, 48))]
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kernels_give_the_same_bits_at_any_thread_count(pool, kernel, shape, dtype):
     rng = np.random.default_rng(0)
     x, g = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
     one = _run(lambda: kernel(x, g), pool, 1)
     for threads in (2, 3):
-        assert _run(lambda: kernel(x, g), pool, threads) == one, f"{kernel.__name__} at {threads} threads"
+        assert _run(lambda: kernel(x, g), pool, threads) == one, (
+            f"{kernel.__name__} at {threads} threads"
+        )
 
 
 def test_adamw_steps_give_the_same_bits_at_any_thread_count(pool):
     def train():
         gen = tl.Generator(0)
-        model = tl.nn.Sequential(tl.nn.Linear(16, 40, generator=gen), tl.nn.ReLU(), tl.nn.Linear(40, 3, generator=gen))
+        model = tl.nn.Sequential(
+            tl.nn.Linear(16, 40, generator=gen), tl.nn.ReLU(), tl.nn.Linear(40, 3, generator=gen)
+        )
         opt = tl.optim.AdamW(model.parameters(), lr=1e-2, amsgrad=True)
         x = tl.tensor(np.random.default_rng(1).standard_normal((8, 16)).astype(np.float32))
         for _ in range(3):

@@ -29,7 +29,10 @@ def _init(seed: int = 0, dtype=np.float64) -> list[np.ndarray]:
 
 def _data(seed: int = 1, dtype=np.float64, count: int = 20) -> list[tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((8, 3)).astype(dtype), rng.standard_normal((8, 2)).astype(dtype)) for _ in range(count)]
+    return [
+        (rng.standard_normal((8, 3)).astype(dtype), rng.standard_normal((8, 2)).astype(dtype))
+        for _ in range(count)
+    ]
 
 
 def _loss(lib, params, x, y):
@@ -47,16 +50,29 @@ def _pair(arrays):
 
 def _close(ours, theirs, what, rtol, atol):
     for index, (a, b) in enumerate(zip(ours, theirs, strict=True)):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"{what}: parameter {index}")
+        np.testing.assert_allclose(
+            a.numpy(),
+            b.detach().numpy(),
+            rtol=rtol,
+            atol=atol,
+            err_msg=f"{what}: parameter {index}",
+        )
 
 
 # -- Adadelta ---------------------------------------------------------------------------------
-ADADELTA = [dict(), dict(lr=0.5, rho=0.5), dict(eps=1e-3, weight_decay=0.1), dict(maximize=True, lr=0.1),
-            dict(rho=0.99, weight_decay=0.01, maximize=True)]
+ADADELTA = [
+    dict(),
+    dict(lr=0.5, rho=0.5),
+    dict(eps=1e-3, weight_decay=0.1),
+    dict(maximize=True, lr=0.1),
+    dict(rho=0.99, weight_decay=0.01, maximize=True),
+]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("options", ADADELTA, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+@pytest.mark.parametrize(
+    "options", ADADELTA, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
 def test_adadelta_matches_torch(options, dtype):
     ours, theirs = _pair(_init(dtype=dtype))
     opt, ref = optim.Adadelta(ours, **options), torch.optim.Adadelta(theirs, **options)
@@ -71,26 +87,39 @@ def test_adadelta_matches_torch(options, dtype):
         _close(ours, theirs, f"step {step}", **tol)
         for p, q in zip(ours, theirs, strict=True):
             for name in ("square_avg", "acc_delta"):
-                np.testing.assert_allclose(opt.state[p][name].numpy(), ref.state[q][name].numpy(), **tol)
+                np.testing.assert_allclose(
+                    opt.state[p][name].numpy(), ref.state[q][name].numpy(), **tol
+                )
             assert float(opt.state[p]["step"].item()) == float(ref.state[q]["step"].item())
-    assert sorted(opt.state_dict()["param_groups"][0]) == sorted(ref.state_dict()["param_groups"][0])
+    assert sorted(opt.state_dict()["param_groups"][0]) == sorted(
+        ref.state_dict()["param_groups"][0]
+    )
 
 
 def test_adadelta_state_dict_round_trip_and_torch_checkpoint():
     data = _data()
     ours, theirs = _pair(_init())
-    opt, ref = optim.Adadelta(ours, lr=0.7, weight_decay=0.01), torch.optim.Adadelta(theirs, lr=0.7, weight_decay=0.01)
+    opt, ref = (
+        optim.Adadelta(ours, lr=0.7, weight_decay=0.01),
+        torch.optim.Adadelta(theirs, lr=0.7, weight_decay=0.01),
+    )
     for x, y in data[:10]:
         for lib, params, o in ((tl, ours, opt), (torch, theirs, ref)):
             o.zero_grad()
             _loss(lib, params, lib.tensor(x) if lib is tl else torch.from_numpy(x),
                   lib.tensor(y) if lib is tl else torch.from_numpy(y)).backward()
             o.step()
-    # resume ours from our checkpoint, and a second copy from torch's checkpoint converted tensor by tensor
+    # resume ours from our checkpoint, and a second copy from torch's checkpoint converted tensor by
+    # tensor
     saved = opt.state_dict()
     torch_saved = ref.state_dict()
-    converted = {"state": {i: {k: tl.tensor(v.numpy()) for k, v in e.items()} for i, e in torch_saved["state"].items()},
-                 "param_groups": torch_saved["param_groups"]}
+    converted = {
+        "state": {
+            i: {k: tl.tensor(v.numpy()) for k, v in e.items()}
+            for i, e in torch_saved["state"].items()
+        },
+        "param_groups": torch_saved["param_groups"],
+    }
     copies = []
     for checkpoint in (saved, converted):
         params = [tl.nn.Parameter(tl.tensor(p.numpy().copy())) for p in ours]
@@ -130,8 +159,12 @@ def _problem(name: str, dtype=np.float64):
     if name == "rosenbrock":
         return [np.array([-1.5, 2.0], dtype=dtype)], lambda lib, params: _rosenbrock(lib, params)
     x, y = _data(dtype=dtype, count=1)[0]
-    return _init(dtype=dtype), lambda lib, params: _loss(lib, params, lib.tensor(x) if lib is tl else torch.from_numpy(x),
-                                                         lib.tensor(y) if lib is tl else torch.from_numpy(y))
+    return _init(dtype=dtype), lambda lib, params: _loss(
+        lib,
+        params,
+        lib.tensor(x) if lib is tl else torch.from_numpy(x),
+        lib.tensor(y) if lib is tl else torch.from_numpy(y),
+    )
 
 
 def _closure(lib, opt, params, loss_fn, log):
@@ -144,14 +177,23 @@ def _closure(lib, opt, params, loss_fn, log):
     return closure
 
 
-LBFGS_OPTIONS = [dict(), dict(line_search_fn="strong_wolfe"), dict(history_size=2, max_iter=7),
-                 dict(history_size=2, max_iter=7, line_search_fn="strong_wolfe"), dict(lr=0.3, max_iter=4, max_eval=3),
-                 dict(max_iter=50, max_eval=9, line_search_fn="strong_wolfe"), dict(tolerance_change=1e-3),
-                 dict(tolerance_grad=1e-2, line_search_fn="strong_wolfe"), dict(lr=0.05, history_size=1)]
+LBFGS_OPTIONS = [
+    dict(),
+    dict(line_search_fn="strong_wolfe"),
+    dict(history_size=2, max_iter=7),
+    dict(history_size=2, max_iter=7, line_search_fn="strong_wolfe"),
+    dict(lr=0.3, max_iter=4, max_eval=3),
+    dict(max_iter=50, max_eval=9, line_search_fn="strong_wolfe"),
+    dict(tolerance_change=1e-3),
+    dict(tolerance_grad=1e-2, line_search_fn="strong_wolfe"),
+    dict(lr=0.05, history_size=1),
+]
 
 
 @pytest.mark.parametrize("problem", ["model", "rosenbrock"])
-@pytest.mark.parametrize("options", LBFGS_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults")
+@pytest.mark.parametrize(
+    "options", LBFGS_OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "defaults"
+)
 def test_lbfgs_matches_torch(options, problem):
     arrays, loss_fn = _problem(problem)
     ours, theirs = _pair(arrays)
@@ -160,15 +202,22 @@ def test_lbfgs_matches_torch(options, problem):
     for step in range(2):  # up to 40 iterations: rounding differences in the last bits stay small
         got = opt.step(_closure(tl, opt, ours, loss_fn, log_ours))
         expected = ref.step(_closure(torch, ref, theirs, loss_fn, log_theirs))
-        assert len(log_ours) == len(log_theirs), f"step {step}: {len(log_ours)} evaluations, torch {len(log_theirs)}"
+        assert len(log_ours) == len(log_theirs), (
+            f"step {step}: {len(log_ours)} evaluations, torch {len(log_theirs)}"
+        )
         # float64 rounding (tanh, matmul) differs in the last bits and grows over ~80 evaluations
         np.testing.assert_allclose(log_ours, log_theirs, rtol=1e-6, atol=1e-12)
         np.testing.assert_allclose(float(got), expected.item(), rtol=1e-6, atol=1e-12)
         _close(ours, theirs, f"step {step}", rtol=1e-6, atol=1e-9)
         state, ref_state = opt.state[ours[0]], ref.state[theirs[0]]
-        assert (state["n_iter"], state["func_evals"]) == (ref_state["n_iter"], ref_state["func_evals"])
+        assert (state["n_iter"], state["func_evals"]) == (
+            ref_state["n_iter"],
+            ref_state["func_evals"],
+        )
         if "d" in ref_state:
-            np.testing.assert_allclose(state["d"].numpy(), ref_state["d"].numpy(), rtol=1e-5, atol=1e-8)
+            np.testing.assert_allclose(
+                state["d"].numpy(), ref_state["d"].numpy(), rtol=1e-5, atol=1e-8
+            )
             assert len(state["old_dirs"]) == len(ref_state["old_dirs"])
 
 
@@ -198,7 +247,8 @@ def test_lbfgs_state_dict_round_trip(line_search_fn):
     params = [tl.nn.Parameter(tl.tensor(p.numpy().copy())) for p in ours]
     resumed = optim.LBFGS(params, **options)
     resumed.load_state_dict(saved)
-    opt.step(_closure(tl, opt, ours, loss_fn, []))  # the saved dict is a snapshot: stepping changes nothing in it
+    # the saved dict is a snapshot: stepping changes nothing in it
+    opt.step(_closure(tl, opt, ours, loss_fn, []))
     resumed.step(_closure(tl, resumed, params, loss_fn, []))
     ref.step(_closure(torch, ref, theirs, loss_fn, []))
     for a, b in zip(params, ours, strict=True):
@@ -223,8 +273,12 @@ def test_lbfgs_loads_torch_state_dict():
 
     saved = ref.state_dict()
     opt = optim.LBFGS(ours, **options)
-    opt.load_state_dict({"state": {i: {k: convert(v) for k, v in e.items()} for i, e in saved["state"].items()},
-                         "param_groups": saved["param_groups"]})
+    opt.load_state_dict(
+        {
+            "state": {i: {k: convert(v) for k, v in e.items()} for i, e in saved["state"].items()},
+            "param_groups": saved["param_groups"],
+        }
+    )
     for _ in range(3):
         opt.step(_closure(tl, opt, ours, loss_fn, []))
         ref.step(_closure(torch, ref, theirs, loss_fn, []))
@@ -246,7 +300,10 @@ def test_lbfgs_refusals():
     with pytest.raises(ValueError, match="parameter groups"):
         two.step(lambda: tl.zeros(()))
     opt = optim.LBFGS([param])
-    bad = {"state": {0: {"d": tl.zeros(3), "n_iter": 1}}, "param_groups": opt.state_dict()["param_groups"]}
+    bad = {
+        "state": {0: {"d": tl.zeros(3), "n_iter": 1}},
+        "param_groups": opt.state_dict()["param_groups"],
+    }
     with pytest.raises(ValueError, match="'d' must be a vector of 2"):
         opt.load_state_dict(bad)
     bad["state"][0] = {"mystery": 1}

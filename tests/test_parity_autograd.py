@@ -28,7 +28,12 @@ torch.set_num_threads(1)
 
 TOL = {np.float32: dict(rtol=2e-5, atol=2e-6), np.float64: dict(rtol=1e-8, atol=1e-10)}
 TORCH_DTYPE = {np.float32: torch.float32, np.float64: torch.float64}
-NP_OF_TORCH = {torch.float32: np.float32, torch.float64: np.float64, torch.int64: np.int64, torch.bool: np.bool_}
+NP_OF_TORCH = {
+    torch.float32: np.float32,
+    torch.float64: np.float64,
+    torch.int64: np.int64,
+    torch.bool: np.bool_,
+}
 
 
 def make_inputs(case: OpCase, dtype, seed: int = 3):
@@ -41,8 +46,12 @@ def make_inputs(case: OpCase, dtype, seed: int = 3):
 def assert_same(ours, theirs, dtype, what):
     expected = theirs.detach().numpy()
     got = ours.numpy()
-    assert tuple(ours.shape) == tuple(theirs.shape), f"{what}: torch shape {tuple(theirs.shape)}, got {tuple(ours.shape)}"
-    assert np.dtype(ours.dtype) == np.dtype(NP_OF_TORCH[theirs.dtype]), f"{what}: torch dtype {theirs.dtype}, got {ours.dtype}"
+    assert tuple(ours.shape) == tuple(theirs.shape), (
+        f"{what}: torch shape {tuple(theirs.shape)}, got {tuple(ours.shape)}"
+    )
+    assert np.dtype(ours.dtype) == np.dtype(NP_OF_TORCH[theirs.dtype]), (
+        f"{what}: torch dtype {theirs.dtype}, got {ours.dtype}"
+    )
     if np.issubdtype(expected.dtype, np.floating):
         np.testing.assert_allclose(got, expected, **TOL[dtype], err_msg=what)
     else:
@@ -67,7 +76,9 @@ def test_forward_and_backward_match_torch(case, dtype):
     result_ours = case.fn(tl, *ours)
     result_theirs = case.fn(torch, *theirs)
     outs_ours, outs_theirs = outputs(result_ours), outputs(result_theirs)
-    assert len(outs_ours) == len(outs_theirs), f"torch returns {len(outs_theirs)} outputs, got {len(outs_ours)}"
+    assert len(outs_ours) == len(outs_theirs), (
+        f"torch returns {len(outs_theirs)} outputs, got {len(outs_ours)}"
+    )
     for k, (a, b) in enumerate(zip(outs_ours, outs_theirs, strict=True)):
         assert_same(a, b, dtype, f"{case.name} output {k}")
 
@@ -96,7 +107,9 @@ def test_max_min_dim_with_ties_match_torch(reduce, dim):
     x, xt = tl.tensor(TIES, requires_grad=True), torch.tensor(TIES, requires_grad=True)
     v, i = getattr(x, reduce)(dim=dim)
     vt, it = getattr(xt, reduce)(dim=dim)
-    np.testing.assert_array_equal(i.numpy(), it.numpy(), err_msg="indices of ties differ from torch")
+    np.testing.assert_array_equal(
+        i.numpy(), it.numpy(), err_msg="indices of ties differ from torch"
+    )
     np.testing.assert_array_equal(v.numpy(), vt.detach().numpy())
     w = cotangent(tuple(v.shape))
     v.backward(gradient=tl.tensor(w))
@@ -109,7 +122,9 @@ def test_full_max_min_with_ties_match_torch(reduce):
     x, xt = tl.tensor(TIES, requires_grad=True), torch.tensor(TIES, requires_grad=True)
     getattr(x, reduce)().backward()
     getattr(xt, reduce)().backward()
-    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12, err_msg="ties share the gradient evenly")
+    np.testing.assert_allclose(
+        x.grad.numpy(), xt.grad.numpy(), rtol=1e-12, err_msg="ties share the gradient evenly"
+    )
 
 
 def test_kinks_at_zero_match_torch():
@@ -124,7 +139,9 @@ def test_kinks_at_zero_match_torch():
             y, yt = getattr(x, name)(), getattr(xt, name)()
         y.sum().backward()
         yt.sum().backward()
-        np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy(), err_msg=f"{name} at its kink")
+        np.testing.assert_array_equal(
+            x.grad.numpy(), xt.grad.numpy(), err_msg=f"{name} at its kink"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,7 +166,9 @@ def test_losses_stable_at_extreme_logits(dtype):
     y = np.array([1.0, 0.0, 0.5, 1.0, 0.0], dtype=dtype)
     b, bt = tl.tensor(z, requires_grad=True), torch.tensor(z, requires_grad=True)
     out = F.binary_cross_entropy_with_logits(b, tl.tensor(y), reduction="none")
-    out_t = torch.nn.functional.binary_cross_entropy_with_logits(bt, torch.tensor(y), reduction="none")
+    out_t = torch.nn.functional.binary_cross_entropy_with_logits(
+        bt, torch.tensor(y), reduction="none"
+    )
     assert np.all(np.isfinite(out.numpy())), f"BCE with logits overflowed: {out.numpy()}"
     np.testing.assert_allclose(out.numpy(), out_t.detach().numpy(), rtol=1e-6)
     out.sum().backward()
@@ -182,7 +201,9 @@ def test_masked_fill_minus_inf_then_softmax_matches_torch():
     w = cotangent((3, 3))
     p.backward(gradient=tl.tensor(w))
     pt.backward(gradient=torch.tensor(w))
-    assert np.all(np.isfinite(x.grad.numpy())), f"masked softmax gave non-finite grads: {x.grad.numpy()}"
+    assert np.all(np.isfinite(x.grad.numpy())), (
+        f"masked softmax gave non-finite grads: {x.grad.numpy()}"
+    )
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-14)
 
 
@@ -190,7 +211,13 @@ SPECIAL = {
     "pow_base_zero": (lambda lib, x, y: x**y, [[0.0, 0.0, 2.0, 0.0]], [[2.0, 3.0, 0.0, 0.5]]),
     "pow_scalar_at_zero": (lambda lib, x, y: x**2 + y**3.0, [[0.0, -1.0]], [[0.0, 2.0]]),
     "activations_far_out": (
-        lambda lib, x, y: x.sigmoid() + x.tanh() + functional(lib).silu(x) + functional(lib).gelu(x) + functional(lib).gelu(y, approximate="tanh"),
+        lambda lib, x, y: (
+            x.sigmoid()
+            + x.tanh()
+            + functional(lib).silu(x)
+            + functional(lib).gelu(x)
+            + functional(lib).gelu(y, approximate="tanh")
+        ),
         [[-1000.0, -80.0, -30.0, 30.0, 80.0, 1000.0]],
         [[-1000.0, -80.0, -30.0, 30.0, 80.0, 1000.0]],
     ),
@@ -217,13 +244,17 @@ def test_special_values_match_torch(name, dtype):
     with np.errstate(all="ignore"):
         out = fn(tl, x, y)
     out_t = fn(torch, xt, yt)
-    np.testing.assert_allclose(out.numpy(), out_t.detach().numpy(), **TOL[dtype], err_msg=f"{name}: forward")
+    np.testing.assert_allclose(
+        out.numpy(), out_t.detach().numpy(), **TOL[dtype], err_msg=f"{name}: forward"
+    )
     w = cotangent(tuple(out.shape)).astype(dtype)
     with np.errstate(all="ignore"):
         out.backward(gradient=tl.tensor(w))
     out_t.backward(gradient=torch.tensor(w))
     for what, ours, theirs in (("x", x, xt), ("y", y, yt)):
-        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), **TOL[dtype], err_msg=f"{name}: grad of {what}")
+        np.testing.assert_allclose(
+            ours.grad.numpy(), theirs.grad.numpy(), **TOL[dtype], err_msg=f"{name}: grad of {what}"
+        )
 
 
 BROADCAST_OPS = {
@@ -238,7 +269,9 @@ BROADCAST_OPS = {
 @pytest.mark.parametrize("name", list(BROADCAST_OPS))
 @settings(max_examples=15, deadline=None, derandomize=True)
 @given(
-    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=4, min_side=1, max_side=4),
+    shapes=hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=1, max_dims=4, min_side=1, max_side=4
+    ),
     seed=st.integers(0, 2**16),
 )
 def test_broadcasting_float32_matches_torch(name, shapes, seed):
@@ -275,7 +308,10 @@ def test_reductions_float32_match_torch(name, data, seed, keepdim):
     dim = data.draw(st.integers(-len(shape), len(shape) - 1), label="dim")
     a = np.random.default_rng(seed).normal(size=shape).astype(np.float32)
     x, xt = tl.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
-    outs, outs_t = outputs(REDUCE_OPS[name](x, dim, keepdim)), outputs(REDUCE_OPS[name](xt, dim, keepdim))
+    outs, outs_t = (
+        outputs(REDUCE_OPS[name](x, dim, keepdim)),
+        outputs(REDUCE_OPS[name](xt, dim, keepdim)),
+    )
     for k, (o, ot) in enumerate(zip(outs, outs_t, strict=True)):
         assert_same(o, ot, np.float32, f"{name}(dim={dim}, keepdim={keepdim}) output {k}")
     w = cotangent(tuple(outs[0].shape)).astype(np.float32)
@@ -301,7 +337,9 @@ def test_integer_array_indexing_matches_torch(rows, cols, picks, seed):
     w = cotangent(tuple(out.shape))
     out.backward(gradient=tl.tensor(w))
     out_t.backward(gradient=torch.tensor(w))
-    assert_same(x.grad, xt.grad, np.float64, f"grad of x[{index.tolist()}] (repeated indices add up)")
+    assert_same(
+        x.grad, xt.grad, np.float64, f"grad of x[{index.tolist()}] (repeated indices add up)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,7 +372,9 @@ def test_dtype_promotion_matches_torch():
     for array, scalar in pairs:
         ours = (tl.tensor(array) * scalar).dtype
         theirs = (torch.tensor(array) * scalar).dtype
-        assert np.dtype(ours) == np.dtype(NP_OF_TORCH[theirs]), f"{array.dtype} * {scalar!r}: torch {theirs}, got {ours}"
+        assert np.dtype(ours) == np.dtype(NP_OF_TORCH[theirs]), (
+            f"{array.dtype} * {scalar!r}: torch {theirs}, got {ours}"
+        )
     ours = (tl.tensor(np.ones(2, np.float32)) + tl.tensor(np.ones(2, np.float64))).dtype
     assert ours == np.float64
 
@@ -352,13 +392,17 @@ def test_tensor_tensor_promotion_matches_torch():
     for a, b in pairs:
         ours = (tl.tensor(a) + tl.tensor(b)).dtype
         theirs = (torch.tensor(a) + torch.tensor(b)).dtype
-        assert np.dtype(ours) == np.dtype(NP_OF_TORCH[theirs]), f"{a.dtype} + {b.dtype}: torch {theirs}, got {ours}"
+        assert np.dtype(ours) == np.dtype(NP_OF_TORCH[theirs]), (
+            f"{a.dtype} + {b.dtype}: torch {theirs}, got {ours}"
+        )
 
 
 def test_zero_dim_tensor_does_not_widen_matches_torch():
     ours = (tl.tensor(np.ones(2, np.float32)) * tl.tensor(np.float64(2.0))).dtype
     theirs = (torch.tensor(np.ones(2, np.float32)) * torch.tensor(np.float64(2.0))).dtype
-    assert np.dtype(ours) == np.dtype(NP_OF_TORCH[theirs]), f"float32 (2,) * float64 (): torch {theirs}, got {ours}"
+    assert np.dtype(ours) == np.dtype(NP_OF_TORCH[theirs]), (
+        f"float32 (2,) * float64 (): torch {theirs}, got {ours}"
+    )
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -369,17 +413,23 @@ def test_all_targets_ignored_matches_torch(loss, label_smoothing, reduction):
     # every target ignored: torch's mean is 0/0 = nan, but the gradient is exactly 0 (no row counts)
     logits = np.random.default_rng(3).normal(size=(3, 4))
     target = np.array([-100, -100, -100])
-    options = {"reduction": reduction} | ({"label_smoothing": label_smoothing} if label_smoothing else {})
+    options = {"reduction": reduction} | (
+        {"label_smoothing": label_smoothing} if label_smoothing else {}
+    )
     x, xt = tl.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
     with np.errstate(all="raise"):  # no warning on the way either
         out = getattr(F, loss)(x, tl.tensor(target), **options)
     out_t = getattr(torch.nn.functional, loss)(xt, torch.tensor(target), **options)
-    np.testing.assert_allclose(out.numpy(), out_t.detach().numpy(), equal_nan=True, err_msg=f"{loss}: forward")
+    np.testing.assert_allclose(
+        out.numpy(), out_t.detach().numpy(), equal_nan=True, err_msg=f"{loss}: forward"
+    )
     upstream = np.ones(out.shape)
     with np.errstate(all="raise"):
         out.backward(gradient=tl.tensor(upstream))
     out_t.backward(gradient=torch.tensor(upstream))
-    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy(), err_msg=f"{loss}: gradient of an all-ignored batch")
+    np.testing.assert_array_equal(
+        x.grad.numpy(), xt.grad.numpy(), err_msg=f"{loss}: gradient of an all-ignored batch"
+    )
     np.testing.assert_array_equal(x.grad.numpy(), np.zeros((3, 4)))
 
 
@@ -420,14 +470,19 @@ def test_mixed_dtypes_match_torch():
         (lambda lib: lib.arange(3).clamp(0.5), "int tensor clamped by a float"),
         (lambda lib: lib.arange(3).clamp(max=1), "int tensor clamped by an int"),
         (lambda lib: lib.cat([lib.ones(2), lib.arange(2)]), "cat of float32 and int64"),
-        (lambda lib: lib.cat([lib.arange(2), lib.ones(2, dtype=lib.float64)]), "cat of int64 and float64"),
+        (
+            lambda lib: lib.cat([lib.arange(2), lib.ones(2, dtype=lib.float64)]),
+            "cat of int64 and float64",
+        ),
         (lambda lib: lib.stack([lib.ones(2), lib.arange(2)]), "stack of float32 and int64"),
         (lambda lib: lib.ones(2, 2).sum(dim=()), "sum over dim=()"),
     ]
     for make, what in pairs:
         ours, theirs = make(tl), make(torch)
         assert tuple(ours.shape) == tuple(theirs.shape), what
-        assert np.dtype(ours.dtype) == np.dtype(NP_OF_TORCH[theirs.dtype]), f"{what}: torch {theirs.dtype}, got {ours.dtype}"
+        assert np.dtype(ours.dtype) == np.dtype(NP_OF_TORCH[theirs.dtype]), (
+            f"{what}: torch {theirs.dtype}, got {ours.dtype}"
+        )
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=what)
 
 
@@ -440,7 +495,9 @@ def test_clamp_with_tensor_bounds_at_the_bounds_matches_torch():
         y = x.clamp(min=lo, max=hi)
         y.backward(gradient=lib.tensor(np.arange(1.0, 6.0)))
         results.append([t.detach().numpy() for t in (y, x.grad, lo.grad, hi.grad)])
-    for what, ours, theirs in zip(("values", "grad x", "grad min", "grad max"), *results, strict=True):
+    for what, ours, theirs in zip(
+        ("values", "grad x", "grad min", "grad max"), *results, strict=True
+    ):
         np.testing.assert_array_equal(ours, theirs, err_msg=what)
 
 
@@ -506,8 +563,15 @@ def test_weight_update_before_backward_matches_torch_when_the_input_needs_no_gra
 
 @pytest.mark.parametrize(
     "make",
-    [lambda L, x: (x * x).sum(), lambda L, x: (x + 1).sum(), lambda L, x: x.exp().mean(), lambda L, x: (x * 3).sum(),
-     lambda L, x: x.reshape(2, 1)[0:1].sum(), lambda L, x: (x / 3).sum(), lambda L, x: x.mean()],
+    [
+        lambda L, x: (x * x).sum(),
+        lambda L, x: (x + 1).sum(),
+        lambda L, x: x.exp().mean(),
+        lambda L, x: (x * 3).sum(),
+        lambda L, x: x.reshape(2, 1)[0:1].sum(),
+        lambda L, x: (x / 3).sum(),
+        lambda L, x: x.mean(),
+    ],
 )
 def test_second_backward_raises_or_accumulates_as_in_torch(make):
     def run(lib):
@@ -526,9 +590,15 @@ def test_second_backward_raises_or_accumulates_as_in_torch(make):
 
 @pytest.mark.parametrize(
     "shape, transform, view",
-    [((2, 3), lambda t: t.t(), (6,)), ((2, 3), lambda t: t.t(), (3, 1, 2)), ((4, 3), lambda t: t[::2], (6,)),
-     ((4, 3), lambda t: t[::2], (2, 3)), ((2, 3, 4), lambda t: t.transpose(0, 1), (3, 8)),
-     ((2, 3, 4), lambda t: t.transpose(1, 2), (2, 12)), ((2, 3, 4), lambda t: t.transpose(1, 2), (8, 3))],
+    [
+        ((2, 3), lambda t: t.t(), (6,)),
+        ((2, 3), lambda t: t.t(), (3, 1, 2)),
+        ((4, 3), lambda t: t[::2], (6,)),
+        ((4, 3), lambda t: t[::2], (2, 3)),
+        ((2, 3, 4), lambda t: t.transpose(0, 1), (3, 8)),
+        ((2, 3, 4), lambda t: t.transpose(1, 2), (2, 12)),
+        ((2, 3, 4), lambda t: t.transpose(1, 2), (8, 3)),
+    ],
 )
 def test_view_refuses_exactly_where_torch_does(shape, transform, view):
     def run(lib):
@@ -558,11 +628,20 @@ def test_norm_gradient_at_zero_matches_torch():
     assert run(tl) == run(torch)
 
 
-@pytest.mark.parametrize("make", [lambda L: L.zeros(2, 3).new_zeros(4), lambda L: L.ones(2, dtype=L.float64).new_ones(2, 2),
-                                  lambda L: L.ones(1, dtype=L.float64).new_tensor([1, 2]),
-                                  lambda L: L.tensor([1, 2]).type_as(L.ones(1, dtype=L.float64)),
-                                  lambda L: L.zeros(2, 3).masked_fill_(L.tensor([True, False, True]), 2.0),
-                                  lambda L: L.arange(6).reshape(2, 3).cumsum(1)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda L: L.zeros(2, 3).new_zeros(4),
+        lambda L: L.ones(2, dtype=L.float64).new_ones(2, 2),
+        lambda L: L.ones(1, dtype=L.float64).new_tensor([1, 2]),
+        lambda L: L.tensor([1, 2]).type_as(L.ones(1, dtype=L.float64)),
+        lambda L: L.zeros(2, 3).masked_fill_(L.tensor([True, False, True]), 2.0),
+        lambda L: L.arange(6).reshape(2, 3).cumsum(1),
+    ],
+)
 def test_small_tensor_methods_match_torch(make):
     ours, theirs = make(tl), make(torch)
-    assert ours.tolist() == theirs.tolist() and str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert (
+        ours.tolist() == theirs.tolist()
+        and str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    )

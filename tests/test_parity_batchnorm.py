@@ -31,8 +31,14 @@ def test_training_statistics_and_running_estimates_follow_the_definition() -> No
     for x in batches:
         y = bn(tl.tensor(x)).numpy()
         mu, sigma2 = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
-        np.testing.assert_allclose(y, (x - mu[:, None, None]) / np.sqrt(sigma2[:, None, None] + 1e-5), rtol=1e-12, atol=1e-12)
-        mean, var = 0.9 * mean + 0.1 * mu, 0.9 * var + 0.1 * sigma2 * 16 / 15  # unbiased variance in the estimate
+        np.testing.assert_allclose(
+            y,
+            (x - mu[:, None, None]) / np.sqrt(sigma2[:, None, None] + 1e-5),
+            rtol=1e-12,
+            atol=1e-12,
+        )
+        # unbiased variance in the estimate
+        mean, var = 0.9 * mean + 0.1 * mu, 0.9 * var + 0.1 * sigma2 * 16 / 15
     np.testing.assert_allclose(bn.running_mean.numpy(), mean, rtol=1e-12)
     np.testing.assert_allclose(bn.running_var.numpy(), var, rtol=1e-12)
     assert bn.num_batches_tracked.item() == 3 and bn.num_batches_tracked.dtype == tl.int64
@@ -57,7 +63,9 @@ def test_momentum_none_is_the_cumulative_average() -> None:
     batches = [rng.standard_normal((5, 2)) for _ in range(4)]
     for x in batches:
         bn(tl.tensor(x))
-    np.testing.assert_allclose(bn.running_mean.numpy(), np.mean([x.mean(axis=0) for x in batches], axis=0), rtol=1e-12)
+    np.testing.assert_allclose(
+        bn.running_mean.numpy(), np.mean([x.mean(axis=0) for x in batches], axis=0), rtol=1e-12
+    )
 
 
 def test_no_running_stats_uses_batch_statistics_in_eval_too() -> None:
@@ -69,10 +77,20 @@ def test_no_running_stats_uses_batch_statistics_in_eval_too() -> None:
 
 def test_state_dict_names_and_a_cast_keeps_the_counter_int64() -> None:
     bn = nn.BatchNorm2d(4)
-    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
+    assert list(bn.state_dict()) == [
+        "weight",
+        "bias",
+        "running_mean",
+        "running_var",
+        "num_batches_tracked",
+    ]
     bn.double()
     assert bn.running_mean.dtype == tl.float64 and bn.num_batches_tracked.dtype == tl.int64
-    assert repr(bn) == "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert (
+        repr(bn)
+        == "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+           "track_running_stats=True)"
+    )
 
 
 def test_errors_name_the_problem() -> None:
@@ -95,9 +113,13 @@ def test_gradcheck_batch_norm(training: bool, shape: tuple[int, ...]) -> None:
     x, w, b = (tl.tensor(rng.standard_normal(s), requires_grad=True) for s in (shape, (3,), (3,)))
     mean, var = tl.tensor(rng.standard_normal(3)), tl.tensor(rng.random(3) + 0.5)
     if training:
-        assert gradcheck(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), (x, w, b))
+        assert gradcheck(
+            lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True), (x, w, b)
+        )
     else:
-        assert gradcheck(lambda x, w, b: F.batch_norm(x, mean, var, w, b, training=False), (x, w, b))
+        assert gradcheck(
+            lambda x, w, b: F.batch_norm(x, mean, var, w, b, training=False), (x, w, b)
+        )
 
 
 def test_dropout2d_zeroes_whole_channels() -> None:
@@ -135,13 +157,25 @@ def _compare_state(ours, theirs, tolerance) -> None:
     theirs_state = theirs.state_dict()
     assert list(ours.state_dict()) == list(theirs_state)
     for name, value in ours.state_dict().items():
-        np.testing.assert_allclose(value.numpy(), theirs_state[name].numpy(), **tolerance, err_msg=name)
+        np.testing.assert_allclose(
+            value.numpy(), theirs_state[name].numpy(), **tolerance, err_msg=name
+        )
 
 
 @pytest.mark.parity
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("options", [{}, {"momentum": None}, {"affine": False}, {"bias": False}, {"track_running_stats": False}, {"momentum": 0.3, "eps": 1e-3}],
-                         ids=["default", "momentum-None", "no-affine", "no-bias", "no-running-stats", "momentum-eps"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"momentum": None},
+        {"affine": False},
+        {"bias": False},
+        {"track_running_stats": False},
+        {"momentum": 0.3, "eps": 1e-3},
+    ],
+    ids=["default", "momentum-None", "no-affine", "no-bias", "no-running-stats", "momentum-eps"],
+)
 @pytest.mark.parametrize("cls_name", ["BatchNorm1d", "BatchNorm2d"])
 def test_batchnorm_matches_pytorch(cls_name: str, options: dict, dtype) -> None:
     rng = np.random.default_rng(3)
@@ -155,12 +189,19 @@ def test_batchnorm_matches_pytorch(cls_name: str, options: dict, dtype) -> None:
             cotangent = rng.standard_normal(shape).astype(dtype)
             x_ours, x_theirs = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
             y_ours, y_theirs = ours(x_ours), theirs(x_theirs)
-            np.testing.assert_allclose(y_ours.detach().numpy(), y_theirs.detach().numpy(), **tolerance)
+            np.testing.assert_allclose(
+                y_ours.detach().numpy(), y_theirs.detach().numpy(), **tolerance
+            )
             (y_ours * tl.tensor(cotangent)).sum().backward()
             (y_theirs * torch.from_numpy(cotangent)).sum().backward()
             np.testing.assert_allclose(x_ours.grad.numpy(), x_theirs.grad.numpy(), **tolerance)
             for name, param in ours.named_parameters():
-                np.testing.assert_allclose(param.grad.numpy(), getattr(theirs, name).grad.numpy(), **tolerance, err_msg=name)
+                np.testing.assert_allclose(
+                    param.grad.numpy(),
+                    getattr(theirs, name).grad.numpy(),
+                    **tolerance,
+                    err_msg=name,
+                )
             ours.zero_grad()
             theirs.zero_grad()
             _compare_state(ours, theirs, tolerance)
@@ -176,7 +217,12 @@ def test_a_pytorch_state_dict_loads_into_batchnorm() -> None:
     ours.eval()
     theirs.eval()
     x = np.random.default_rng(4).standard_normal((2, 3, 2, 2)).astype(np.float32)
-    np.testing.assert_allclose(ours(tl.tensor(x)).numpy(), theirs(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        ours(tl.tensor(x)).numpy(),
+        theirs(torch.from_numpy(x)).detach().numpy(),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     assert ours.num_batches_tracked.item() == 1
 
 
@@ -187,21 +233,30 @@ def test_functional_batch_norm_matches_pytorch() -> None:
     x = rng.standard_normal((5, 2, 3))
     for training in (True, False):
         rm_ours, rv_ours = tl.tensor(np.zeros(2)), tl.tensor(np.ones(2))
-        rm_theirs, rv_theirs = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
-        ours = F.batch_norm(tl.tensor(x), rm_ours, rv_ours, training=training, momentum=0.2, eps=1e-3).numpy()
-        theirs = torch.nn.functional.batch_norm(torch.from_numpy(x), rm_theirs, rv_theirs, training=training, momentum=0.2, eps=1e-3).numpy()
+        rm_theirs, rv_theirs = (
+            torch.zeros(2, dtype=torch.float64),
+            torch.ones(2, dtype=torch.float64),
+        )
+        ours = F.batch_norm(
+            tl.tensor(x), rm_ours, rv_ours, training=training, momentum=0.2, eps=1e-3
+        ).numpy()
+        theirs = torch.nn.functional.batch_norm(
+            torch.from_numpy(x), rm_theirs, rv_theirs, training=training, momentum=0.2, eps=1e-3
+        ).numpy()
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(rm_ours.numpy(), rm_theirs.numpy(), rtol=1e-12)
         np.testing.assert_allclose(rv_ours.numpy(), rv_theirs.numpy(), rtol=1e-12)
 
 
 @pytest.mark.parity
-@pytest.mark.filterwarnings("ignore:dropout2d")  # torch warns about reading a 3-D input as (N, C, L), as we do
+# torch warns about reading a 3-D input as (N, C, L), as we do
+@pytest.mark.filterwarnings("ignore:dropout2d")
 def test_dropout2d_agrees_with_pytorch_in_structure() -> None:
     torch = pytest.importorskip("torch")
     for shape in ((4, 5, 3, 3), (4, 5, 7)):
         theirs = torch.nn.functional.dropout2d(torch.ones(shape), 0.4).numpy()
         ours = F.dropout2d(tl.ones(*shape), 0.4, generator=tl.Generator(2)).numpy()
-        for out in (ours, theirs):  # the same structure: one decision per (sample, channel), survivors 1/(1-p)
+        # the same structure: one decision per (sample, channel), survivors 1/(1-p)
+        for out in (ours, theirs):
             channels = out.reshape(shape[0], shape[1], -1)
             assert np.all((channels == 0).all(-1) | np.isclose(channels, 1 / 0.6).all(-1))

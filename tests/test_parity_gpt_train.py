@@ -45,7 +45,8 @@ class TorchBlock(nn.Module):
 
 
 class TorchGPT(nn.Module):
-    """tensorlib.gpt.GPT (pre-norm, tied head, biases) in PyTorch: the same state_dict keys and shapes."""
+    """tensorlib.gpt.GPT (pre-norm, tied head, biases) in PyTorch: the same state_dict keys and
+    shapes."""
 
     def __init__(self, vocab_size, block_size, n_layer, n_head, n_embd):
         super().__init__()
@@ -76,17 +77,38 @@ def torch_twin(trainer):
 
 
 def torch_run(trainer, config, dtype):
-    """The PyTorch twin trained on the trainer's batches: AdamW (decay on 2-D weights), warm-up + cosine, clipping."""
+    """The PyTorch twin trained on the trainer's batches: AdamW (decay on 2-D weights), warm-up +
+    cosine, clipping."""
     twin = torch_twin(trainer).to(dtype)  # the same initial weights
     decay = [p for p in twin.parameters() if p.ndim >= 2]
     rest = [p for p in twin.parameters() if p.ndim < 2]
-    assert [tuple(p.shape) for p in decay] == [tuple(p.shape) for p in param_groups(trainer.model, 0.1)[0]["params"]]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay}, {"params": rest, "weight_decay": 0.0}],
-                                  lr=config.lr, betas=(config.beta1, config.beta2))
-    warmup = torch.optim.lr_scheduler.LinearLR(optimizer, 1 / config.warmup_steps, 1.0, config.warmup_steps - 1)
-    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, config.max_steps - config.warmup_steps, config.min_lr)
-    scheduler = torch.optim.lr_scheduler.SequentialLR(optimizer, [warmup, cosine], [config.warmup_steps])
-    batches = BatchSampler(trainer.sampler.data, config.batch_size, config.block_size, config.chunk_size, seed=config.seed + 1)
+    assert [tuple(p.shape) for p in decay] == [
+        tuple(p.shape) for p in param_groups(trainer.model, 0.1)[0]["params"]
+    ]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": rest, "weight_decay": 0.0},
+        ],
+        lr=config.lr,
+        betas=(config.beta1, config.beta2),
+    )
+    warmup = torch.optim.lr_scheduler.LinearLR(
+        optimizer, 1 / config.warmup_steps, 1.0, config.warmup_steps - 1
+    )
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(
+        optimizer, config.max_steps - config.warmup_steps, config.min_lr
+    )
+    scheduler = torch.optim.lr_scheduler.SequentialLR(
+        optimizer, [warmup, cosine], [config.warmup_steps]
+    )
+    batches = BatchSampler(
+        trainer.sampler.data,
+        config.batch_size,
+        config.block_size,
+        config.chunk_size,
+        seed=config.seed + 1,
+    )
     losses = []
     for _ in range(config.max_steps):
         x, y = batches.next()  # the batches the trainer's own sampler draws
@@ -101,24 +123,48 @@ def torch_run(trainer, config, dtype):
 
 
 def test_200_steps_same_loss_curve(tmp_path):
-    config = TrainConfig(block_size=16, n_layer=2, n_head=2, n_embd=32, batch_size=8, max_steps=200, lr=3e-3,
-                         min_lr=3e-4, warmup_steps=20, weight_decay=0.1, grad_clip=1.0, chunk_size=512)
+    config = TrainConfig(
+        block_size=16,
+        n_layer=2,
+        n_head=2,
+        n_embd=32,
+        batch_size=8,
+        max_steps=200,
+        lr=3e-3,
+        min_lr=3e-4,
+        warmup_steps=20,
+        weight_decay=0.1,
+        grad_clip=1.0,
+        chunk_size=512,
+    )
     trainer = Trainer(config, TEXT, tmp_path)
     theirs = torch_run(trainer, config, torch.float32)
-    exact = torch_run(trainer, config, torch.float64)  # float32 noise: how far PyTorch's own float32 run drifts
+    # float32 noise: how far PyTorch's own float32 run drifts
+    exact = torch_run(trainer, config, torch.float64)
     ours = np.array([trainer.train_step() for _ in range(config.max_steps)])
     assert ours[0] == pytest.approx(math.log(trainer.tokenizer.vocab_size), abs=0.05)
     assert ours[-20:].mean() < ours[0] - 1.0  # it learned
     gap, noise = np.abs(ours - theirs), np.abs(theirs - exact)
     assert gap[:20].max() < 1e-5, f"warm-up: largest loss difference {gap[:20].max():.2e}"
     # after that, rounding differences grow through training in both libraries alike
-    assert gap.max() < 3 * noise.max() + 1e-4, f"largest loss difference {gap.max():.2e}, float32 noise {noise.max():.2e}"
+    assert gap.max() < 3 * noise.max() + 1e-4, (
+        f"largest loss difference {gap.max():.2e}, float32 noise {noise.max():.2e}"
+    )
     assert abs(ours[-50:].mean() - theirs[-50:].mean()) < 5e-3  # the same end of the curve
 
 
 def test_bridge_safetensors_into_pytorch(tmp_path):
     safetensors_torch = pytest.importorskip("safetensors.torch")
-    config = TrainConfig(block_size=16, n_layer=2, n_head=2, n_embd=32, batch_size=8, max_steps=30, warmup_steps=3, chunk_size=512)
+    config = TrainConfig(
+        block_size=16,
+        n_layer=2,
+        n_head=2,
+        n_embd=32,
+        batch_size=8,
+        max_steps=30,
+        warmup_steps=3,
+        chunk_size=512,
+    )
     trainer = Trainer(config, TEXT, tmp_path)
     trainer.fit(progress=False)
     from safetensors import safe_open
@@ -127,8 +173,12 @@ def test_bridge_safetensors_into_pytorch(tmp_path):
     shape = json.loads(metadata["config"])
     assert metadata["vocab"] == trainer.tokenizer.chars
     tensors = safetensors_torch.load_file(tmp_path / MODEL_FILE)  # the reference reader
-    assert "lm_head.weight" not in tensors and metadata["lm_head.weight"] == "transformer.wte.weight"
-    twin = TorchGPT(shape["vocab_size"], shape["block_size"], shape["n_layer"], shape["n_head"], shape["n_embd"])
+    assert (
+        "lm_head.weight" not in tensors and metadata["lm_head.weight"] == "transformer.wte.weight"
+    )
+    twin = TorchGPT(
+        shape["vocab_size"], shape["block_size"], shape["n_layer"], shape["n_head"], shape["n_embd"]
+    )
     missing, unexpected = twin.load_state_dict(tensors, strict=False)
     assert missing == ["lm_head.weight"] and unexpected == []  # the tied head, filled by the tie
     assert twin.lm_head.weight is twin.transformer.wte.weight

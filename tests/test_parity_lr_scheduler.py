@@ -25,10 +25,24 @@ def _optimizers(kind: str = "sgd", groups: int = 2):
     theirs_params = [torch.nn.Parameter(torch.zeros(2)) for _ in range(groups)]
     lrs = [0.1, 0.03][:groups]
     if kind == "sgd":
-        return (optim.SGD([{"params": [p], "lr": lr} for p, lr in zip(ours_params, lrs, strict=True)], lr=0.1, momentum=0.9),
-                torch.optim.SGD([{"params": [p], "lr": lr} for p, lr in zip(theirs_params, lrs, strict=True)], lr=0.1, momentum=0.9))
-    return (optim.AdamW([{"params": [p], "lr": lr} for p, lr in zip(ours_params, lrs, strict=True)]),
-            torch.optim.AdamW([{"params": [p], "lr": lr} for p, lr in zip(theirs_params, lrs, strict=True)]))
+        return (
+            optim.SGD(
+                [{"params": [p], "lr": lr} for p, lr in zip(ours_params, lrs, strict=True)],
+                lr=0.1,
+                momentum=0.9,
+            ),
+            torch.optim.SGD(
+                [{"params": [p], "lr": lr} for p, lr in zip(theirs_params, lrs, strict=True)],
+                lr=0.1,
+                momentum=0.9,
+            ),
+        )
+    return (
+        optim.AdamW([{"params": [p], "lr": lr} for p, lr in zip(ours_params, lrs, strict=True)]),
+        torch.optim.AdamW(
+            [{"params": [p], "lr": lr} for p, lr in zip(theirs_params, lrs, strict=True)]
+        ),
+    )
 
 
 def _lambda(epoch):
@@ -42,16 +56,33 @@ SCHEDULES = {
     "MultiStepLR": lambda lib, o: lib.MultiStepLR(o, milestones=[10, 30, 30, 75], gamma=0.3),
     "ExponentialLR": lambda lib, o: lib.ExponentialLR(o, gamma=0.97),
     "LinearLR": lambda lib, o: lib.LinearLR(o, start_factor=0.05, end_factor=0.9, total_iters=40),
-    "LinearLR-decay": lambda lib, o: lib.LinearLR(o, start_factor=1.0, end_factor=0.0, total_iters=100),
+    "LinearLR-decay": lambda lib, o: lib.LinearLR(
+        o, start_factor=1.0, end_factor=0.0, total_iters=100
+    ),
     "CosineAnnealingLR": lambda lib, o: lib.CosineAnnealingLR(o, T_max=30, eta_min=0.001),
     "OneCycleLR": lambda lib, o: lib.OneCycleLR(o, max_lr=[1.0, 0.3], total_steps=STEPS),
-    "OneCycleLR-linear-3phase": lambda lib, o: lib.OneCycleLR(o, max_lr=0.5, epochs=10, steps_per_epoch=10,
-                                                              anneal_strategy="linear", three_phase=True, pct_start=0.25),
+    "OneCycleLR-linear-3phase": lambda lib, o: lib.OneCycleLR(
+        o,
+        max_lr=0.5,
+        epochs=10,
+        steps_per_epoch=10,
+        anneal_strategy="linear",
+        three_phase=True,
+        pct_start=0.25,
+    ),
     "SequentialLR-warmup-cosine": lambda lib, o: lib.SequentialLR(
-        o, [lib.LinearLR(o, start_factor=0.01, total_iters=10), lib.CosineAnnealingLR(o, T_max=90)], milestones=[10]),
+        o,
+        [lib.LinearLR(o, start_factor=0.01, total_iters=10), lib.CosineAnnealingLR(o, T_max=90)],
+        milestones=[10],
+    ),
     "SequentialLR-three": lambda lib, o: lib.SequentialLR(
-        o, [lib.ExponentialLR(o, 0.9), lib.StepLR(o, 5, 0.5), lib.LinearLR(o, 0.5, 1.0, 20)], milestones=[20, 60]),
-    "ChainedScheduler": lambda lib, o: lib.ChainedScheduler([lib.StepLR(o, 10, 0.5), lib.ExponentialLR(o, 0.98)]),
+        o,
+        [lib.ExponentialLR(o, 0.9), lib.StepLR(o, 5, 0.5), lib.LinearLR(o, 0.5, 1.0, 20)],
+        milestones=[20, 60],
+    ),
+    "ChainedScheduler": lambda lib, o: lib.ChainedScheduler(
+        [lib.StepLR(o, 10, 0.5), lib.ExponentialLR(o, 0.98)]
+    ),
 }
 
 
@@ -78,7 +109,10 @@ def test_learning_rates_equal_torch_for_100_steps(name, kind):
 
 def test_two_schedulers_on_one_optimizer_compose_like_torch():
     ours_opt, theirs_opt = _optimizers()
-    ours = [optim.lr_scheduler.LinearLR(ours_opt, 0.1, total_iters=10), optim.lr_scheduler.ExponentialLR(ours_opt, 0.95)]
+    ours = [
+        optim.lr_scheduler.LinearLR(ours_opt, 0.1, total_iters=10),
+        optim.lr_scheduler.ExponentialLR(ours_opt, 0.95),
+    ]
     theirs = [torch.optim.lr_scheduler.LinearLR(theirs_opt, 0.1, total_iters=10),
               torch.optim.lr_scheduler.ExponentialLR(theirs_opt, 0.95)]
     for step in range(STEPS):
@@ -98,8 +132,17 @@ def _plain(state):
     return state
 
 
-@pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR-warmup-cosine",
-                                  "ChainedScheduler", "LambdaLR"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "StepLR",
+        "CosineAnnealingLR",
+        "OneCycleLR",
+        "SequentialLR-warmup-cosine",
+        "ChainedScheduler",
+        "LambdaLR",
+    ],
+)
 def test_resumed_schedule_continues_identically(name):
     opt, _ = _optimizers("adamw")
     scheduler = SCHEDULES[name](optim.lr_scheduler, opt)
@@ -148,12 +191,16 @@ def _torch_warmup_cosine(optimizer, warmup_steps: int, max_steps: int, eta_min: 
     if warmup_steps == 1:
         warmup = sched.LinearLR(optimizer, start_factor=1.0, end_factor=1.0, total_iters=1)
     else:
-        warmup = sched.LinearLR(optimizer, start_factor=1.0 / warmup_steps, end_factor=1.0, total_iters=warmup_steps - 1)
+        warmup = sched.LinearLR(
+            optimizer, start_factor=1.0 / warmup_steps, end_factor=1.0, total_iters=warmup_steps - 1
+        )
     return sched.SequentialLR(optimizer, [warmup, cosine], milestones=[warmup_steps])
 
 
 @pytest.mark.parametrize("kind", ["sgd", "adamw"])
-@pytest.mark.parametrize(("warmup", "total"), [(0, 100), (1, 100), (2, 100), (10, 100), (99, 100), (1, 2)])
+@pytest.mark.parametrize(
+    ("warmup", "total"), [(0, 100), (1, 100), (2, 100), (10, 100), (99, 100), (1, 2)]
+)
 def test_warmup_cosine_equals_the_same_composition_in_torch(kind, warmup, total):
     ours_opt, theirs_opt = _optimizers(kind)
     ours = optim.warmup_cosine(ours_opt, warmup, total, eta_min=1e-4)

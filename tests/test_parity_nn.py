@@ -49,7 +49,10 @@ def in_dtype(module, dtype):
 
 def randomize(module, rng, dtype):
     """Give every parameter of a tensorlib module random values (through load_state_dict)."""
-    state = {name: tl.tensor(rng.standard_normal(tuple(p.shape)).astype(dtype)) for name, p in module.named_parameters()}
+    state = {
+        name: tl.tensor(rng.standard_normal(tuple(p.shape)).astype(dtype))
+        for name, p in module.named_parameters()
+    }
     if state:
         module.load_state_dict(state, strict=False)
 
@@ -92,7 +95,9 @@ def run_both(ours, theirs, inputs, dtype, rng, fixed=()):
     (out_theirs * torch.from_numpy(cotangent)).sum().backward()
     for i, (a, b) in enumerate(zip(xs_ours, xs_theirs, strict=True)):
         if i not in fixed:
-            np.testing.assert_allclose(to_numpy(a.grad), to_numpy(b.grad), **tol, err_msg=f"input {i} grad")
+            np.testing.assert_allclose(
+                to_numpy(a.grad), to_numpy(b.grad), **tol, err_msg=f"input {i} grad"
+            )
     theirs_params = dict(theirs.named_parameters())
     for name, p in ours.named_parameters():
         compare_grads(p.grad, theirs_params[name].grad, tol, f"{name} grad")
@@ -126,7 +131,9 @@ def normal(seed, *shape):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("bias", [True, False])
 def test_linear(dtype, bias):
-    check_layer(nn.Linear(4, 3, bias=bias), torch.nn.Linear(4, 3, bias=bias), [normal(1, 2, 5, 4)], dtype)
+    check_layer(
+        nn.Linear(4, 3, bias=bias), torch.nn.Linear(4, 3, bias=bias), [normal(1, 2, 5, 4)], dtype
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -159,9 +166,13 @@ def test_positional_embedding(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("normalized, shape", [(5, (3, 5)), ((3, 4), (2, 3, 4)), ((2, 3, 2), (2, 2, 3, 2))])
+@pytest.mark.parametrize(
+    "normalized, shape", [(5, (3, 5)), ((3, 4), (2, 3, 4)), ((2, 3, 2), (2, 2, 3, 2))]
+)
 def test_layer_norm(dtype, normalized, shape):
-    check_layer(nn.LayerNorm(normalized), torch.nn.LayerNorm(normalized), [normal(3, *shape)], dtype)
+    check_layer(
+        nn.LayerNorm(normalized), torch.nn.LayerNorm(normalized), [normal(3, *shape)], dtype
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -248,16 +259,34 @@ def test_pools(dtype, kind, k, s, p, h, w):
 def test_cross_entropy_and_nll(dtype, reduction):
     target = np.array([0, 3, 1, 1, 2], dtype=np.int64)
     logits = normal(9, 5, 4) * 2
-    check_layer(nn.CrossEntropyLoss(reduction=reduction), torch.nn.CrossEntropyLoss(reduction=reduction), [logits, target], dtype, fixed=(1,))
+    check_layer(
+        nn.CrossEntropyLoss(reduction=reduction),
+        torch.nn.CrossEntropyLoss(reduction=reduction),
+        [logits, target],
+        dtype,
+        fixed=(1,),
+    )
     logp = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-    check_layer(nn.NLLLoss(reduction=reduction), torch.nn.NLLLoss(reduction=reduction), [logp, target], dtype, fixed=(1,))
+    check_layer(
+        nn.NLLLoss(reduction=reduction),
+        torch.nn.NLLLoss(reduction=reduction),
+        [logp, target],
+        dtype,
+        fixed=(1,),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_mse_and_bce_with_logits(dtype):
     check_layer(nn.MSELoss(), torch.nn.MSELoss(), [normal(10, 3, 4), normal(11, 3, 4)], dtype)
     labels = (normal(12, 3, 4) > 0).astype(dtype)
-    check_layer(nn.BCEWithLogitsLoss(), torch.nn.BCEWithLogitsLoss(), [normal(13, 3, 4) * 4, labels], dtype, fixed=(1,))
+    check_layer(
+        nn.BCEWithLogitsLoss(),
+        torch.nn.BCEWithLogitsLoss(),
+        [normal(13, 3, 4) * 4, labels],
+        dtype,
+        fixed=(1,),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -296,26 +325,49 @@ def test_functional_forms_match_torch(dtype):
     b = normal(17, 3).astype(dtype)
     v = normal(18, 3, 5).astype(dtype)
     pairs = [
-        (F.conv2d(tl.tensor(x), tl.tensor(w), tl.tensor(b), stride=(2, 1), padding=1),
-         TF.conv2d(torch.from_numpy(x), torch.from_numpy(w), torch.from_numpy(b), stride=(2, 1), padding=1)),
+        (
+            F.conv2d(tl.tensor(x), tl.tensor(w), tl.tensor(b), stride=(2, 1), padding=1),
+            TF.conv2d(
+                torch.from_numpy(x),
+                torch.from_numpy(w),
+                torch.from_numpy(b),
+                stride=(2, 1),
+                padding=1,
+            ),
+        ),
         (F.max_pool2d(tl.tensor(x), 2), TF.max_pool2d(torch.from_numpy(x), 2)),
-        (F.avg_pool2d(tl.tensor(x), (2, 1), stride=1), TF.avg_pool2d(torch.from_numpy(x), (2, 1), stride=1)),
+        (
+            F.avg_pool2d(tl.tensor(x), (2, 1), stride=1),
+            TF.avg_pool2d(torch.from_numpy(x), (2, 1), stride=1),
+        ),
         (F.layer_norm(tl.tensor(x), (6, 5)), TF.layer_norm(torch.from_numpy(x), (6, 5))),
-        (F.linear(tl.tensor(x), tl.tensor(v), tl.tensor(b)),
-         TF.linear(torch.from_numpy(x), torch.from_numpy(v), torch.from_numpy(b))),
+        (
+            F.linear(tl.tensor(x), tl.tensor(v), tl.tensor(b)),
+            TF.linear(torch.from_numpy(x), torch.from_numpy(v), torch.from_numpy(b)),
+        ),
     ]
     for i, (a, b_) in enumerate(pairs):
         np.testing.assert_allclose(to_numpy(a), to_numpy(b_), **tol, err_msg=f"pair {i}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape, widths, value", [((2, 3, 4), (1, 2), 0.0), ((2, 3, 4), (1, 2, 0, 1), -1.5),
-                                                  ((2, 3, 4, 5), (2, 0, 1, 1, 0, 1), 3.0), ((2, 3, 4), (-1, 2, 1, -2), 0.5)])
+@pytest.mark.parametrize(
+    "shape, widths, value",
+    [
+        ((2, 3, 4), (1, 2), 0.0),
+        ((2, 3, 4), (1, 2, 0, 1), -1.5),
+        ((2, 3, 4, 5), (2, 0, 1, 1, 0, 1), 3.0),
+        ((2, 3, 4), (-1, 2, 1, -2), 0.5),
+    ],
+)
 def test_pad_matches_torch(dtype, shape, widths, value):
     tol = TOLERANCES[dtype]
     x = normal(40, *shape).astype(dtype)
     ours, theirs = tl.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    out_ours, out_theirs = F.pad(ours, widths, value=value), TF.pad(theirs, widths, mode="constant", value=value)
+    out_ours, out_theirs = (
+        F.pad(ours, widths, value=value),
+        TF.pad(theirs, widths, mode="constant", value=value),
+    )
     assert tuple(out_ours.shape) == tuple(out_theirs.shape)
     np.testing.assert_array_equal(to_numpy(out_ours), to_numpy(out_theirs))
     cotangent = normal(41, *out_theirs.shape).astype(dtype)
@@ -327,7 +379,10 @@ def test_pad_matches_torch(dtype, shape, widths, value):
 @pytest.mark.parametrize("num_classes", [-1, 7])
 def test_one_hot_matches_torch(num_classes):
     ids = np.array([[0, 4, 2], [4, 4, 1]], dtype=np.int64)
-    ours, theirs = F.one_hot(tl.tensor(ids), num_classes), TF.one_hot(torch.from_numpy(ids), num_classes)
+    ours, theirs = (
+        F.one_hot(tl.tensor(ids), num_classes),
+        TF.one_hot(torch.from_numpy(ids), num_classes),
+    )
     assert to_numpy(ours).dtype == np.int64 and theirs.dtype == torch.int64
     np.testing.assert_array_equal(to_numpy(ours), to_numpy(theirs))
 
@@ -396,13 +451,17 @@ def test_tied_model_forward_and_gradients_match_torch(dtype):
 def test_state_dict_moves_between_tensorlib_and_torch():
     rng = np.random.default_rng(18)
     ours, theirs = build_model(nn), build_model(torch.nn)
-    theirs.load_state_dict({k: torch.from_numpy(to_numpy(v).copy()) for k, v in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {k: torch.from_numpy(to_numpy(v).copy()) for k, v in ours.state_dict().items()}
+    )
     ids = rng.integers(0, 10, size=(2, 5))
     out_ours = to_numpy(ours(tl.tensor(ids)))
     out_theirs = to_numpy(theirs(torch.from_numpy(ids)))
     np.testing.assert_allclose(out_ours, out_theirs, **TOLERANCES[np.float32])
     fresh = build_model(nn)
-    fresh.load_state_dict({k: tl.tensor(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()})
+    fresh.load_state_dict(
+        {k: tl.tensor(v.detach().numpy().copy()) for k, v in theirs.state_dict().items()}
+    )
     np.testing.assert_array_equal(to_numpy(fresh(tl.tensor(ids))), out_ours)
 
 
@@ -476,29 +535,50 @@ def test_conv2d_random_configurations(config, seed):
 def pool_configs(draw):
     kh, kw = draw(st.integers(1, 4)), draw(st.integers(1, 4))
     sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-    ph, pw = draw(st.integers(0, kh // 2)), draw(st.integers(0, kw // 2))  # torch: padding <= kernel/2
+    # torch: padding <= kernel/2
+    ph, pw = draw(st.integers(0, kh // 2)), draw(st.integers(0, kw // 2))
     h = draw(st.integers(max(1, kh - 2 * ph), 8))
     w = draw(st.integers(max(1, kw - 2 * pw), 8))
     return (kh, kw), (sh, sw), (ph, pw), h, w
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)
-@given(pool_configs(), st.sampled_from(["MaxPool2d", "AvgPool2d"]), st.booleans(), st.booleans(), st.integers(0, 2**16))
+@given(
+    pool_configs(),
+    st.sampled_from(["MaxPool2d", "AvgPool2d"]),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**16),
+)
 def test_pools_random_configurations(config, kind, ceil_mode, count_include_pad, seed):
     k, s, p, h, w = config
     x = np.random.default_rng(seed).permutation(2 * 2 * h * w).reshape(2, 2, h, w) / 5.0  # no ties
     options = dict(stride=s, padding=p, ceil_mode=ceil_mode)
     if kind == "AvgPool2d":
         options["count_include_pad"] = count_include_pad
-    check_layer(getattr(nn, kind)(k, **options), getattr(torch.nn, kind)(k, **options), [x], np.float64, seed=seed)
+    check_layer(
+        getattr(nn, kind)(k, **options),
+        getattr(torch.nn, kind)(k, **options),
+        [x],
+        np.float64,
+        seed=seed,
+    )
 
 
 @settings(max_examples=25, deadline=None, derandomize=True)
-@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(1, 3), st.integers(0, 2**16))
+@given(
+    st.lists(st.integers(1, 4), min_size=1, max_size=4), st.integers(1, 3), st.integers(0, 2**16)
+)
 def test_layer_norm_random_shapes(shape, trailing, seed):
     trailing = min(trailing, len(shape))
     normalized = tuple(shape[-trailing:])
-    check_layer(nn.LayerNorm(normalized), torch.nn.LayerNorm(normalized), [normal(seed, *shape) * 3 + 1], np.float64, seed=seed)
+    check_layer(
+        nn.LayerNorm(normalized),
+        torch.nn.LayerNorm(normalized),
+        [normal(seed, *shape) * 3 + 1],
+        np.float64,
+        seed=seed,
+    )
 
 
 # ----------------------------------------------------------------------------- review fixes
@@ -506,7 +586,9 @@ def test_layer_norm_random_shapes(shape, trailing, seed):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.filterwarnings("ignore:Using padding='same'")
-@pytest.mark.parametrize("k, d, padding", [(3, 1, "same"), (4, 1, "same"), ((2, 5), (2, 1), "same"), (3, 1, "valid")])
+@pytest.mark.parametrize(
+    "k, d, padding", [(3, 1, "same"), (4, 1, "same"), ((2, 5), (2, 1), "same"), (3, 1, "valid")]
+)
 def test_conv2d_padding_strings(dtype, k, d, padding):
     ours = nn.Conv2d(2, 3, k, padding=padding, dilation=d)
     theirs = torch.nn.Conv2d(2, 3, k, padding=padding, dilation=d)
@@ -523,12 +605,18 @@ def test_unbatched_input(dtype, kind, args):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("k, s, p, h, w", [(2, 2, 0, 5, 7), (3, 2, 1, 6, 6), (3, 3, 0, 7, 8), (2, 1, 1, 4, 5), (3, 2, 1, 5, 4)])
+@pytest.mark.parametrize(
+    "k, s, p, h, w",
+    [(2, 2, 0, 5, 7), (3, 2, 1, 6, 6), (3, 3, 0, 7, 8), (2, 1, 1, 4, 5), (3, 2, 1, 5, 4)],
+)
 @pytest.mark.parametrize("kind", ["MaxPool2d", "AvgPool2d", "AvgPool2d-exclude"])
 def test_pools_ceil_mode(dtype, kind, k, s, p, h, w):
     x = np.random.default_rng(23).permutation(2 * 3 * h * w).reshape(2, 3, h, w) / 10.0  # no ties
     if kind == "MaxPool2d":
-        ours, theirs = nn.MaxPool2d(k, s, p, ceil_mode=True), torch.nn.MaxPool2d(k, s, p, ceil_mode=True)
+        ours, theirs = (
+            nn.MaxPool2d(k, s, p, ceil_mode=True),
+            torch.nn.MaxPool2d(k, s, p, ceil_mode=True),
+        )
     else:
         include = kind == "AvgPool2d"
         ours = nn.AvgPool2d(k, s, p, ceil_mode=True, count_include_pad=include)
@@ -560,7 +648,8 @@ def test_embedding_padding_idx_range_like_torch():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_a_torch_state_dict_loads_into_the_tensorlib_model(dtype):
-    """A torch model's own state_dict (torch tensors, not numpy) loads directly: every key, equal values."""
+    """A torch model's own state_dict (torch tensors, not numpy) loads directly: every key, equal
+    values."""
     torch.manual_seed(0)
     theirs = build_model(torch.nn).to(TORCH_DTYPE[dtype])
     ours = in_dtype(build_model(nn), dtype)
@@ -581,26 +670,35 @@ def test_a_torch_state_dict_loads_into_the_tensorlib_model(dtype):
 
 def test_a_torch_tensor_that_cannot_become_an_array_is_named_with_its_full_type():
     theirs, ours = torch.nn.Linear(3, 2), nn.Linear(3, 2)
-    with pytest.raises(TypeError, match=r"the value for key 'weight', a torch\.nn\.parameter\.Parameter, cannot be converted"):
-        ours.load_state_dict(dict(theirs.named_parameters()))  # Parameters require grad: torch refuses numpy()
+    with pytest.raises(
+        TypeError,
+        match=r"the value for key 'weight', a torch\.nn\.parameter\.Parameter, cannot be converted",
+    ):
+        # Parameters require grad: torch refuses numpy()
+        ours.load_state_dict(dict(theirs.named_parameters()))
     ours.load_state_dict({key: value.detach() for key, value in theirs.named_parameters()})
     np.testing.assert_array_equal(to_numpy(ours.weight), theirs.weight.detach().numpy())
 
 
-# ----------------------------------------------------------------------------- saved values changed in place
-# Each layer's Function declares ``reads``: which saved values each gradient reads. Changing in
+# ----------------------------------------------------------------------------- saved values changed
+# in place Each layer's Function declares ``reads``: which saved values each gradient reads.
+# Changing in
 # place a value that no needed gradient reads is allowed (torch allows it for the ops that save
 # only what the needed gradients use); changing one that is read raises, naming the node.
 
 CHANGED_WEIGHT_CASES = {
     "Linear": (lambda m: m.Linear(3, 2), lambda rng: rng.standard_normal((4, 3))),
     "RMSNorm": (lambda m: m.RMSNorm(3), lambda rng: rng.standard_normal((4, 3))),
-    "Embedding": (lambda m: m.Embedding(5, 3), lambda rng: np.array([[1, 4], [4, 0]], dtype=np.int64)),
+    "Embedding": (
+        lambda m: m.Embedding(5, 3),
+        lambda rng: np.array([[1, 4], [4, 0]], dtype=np.int64),
+    ),
 }
 
 
 def forward_both(build, make_input, seed=7):
-    """The same float64 layer in tensorlib and torch, run on the same input (without grad) with a random cotangent."""
+    """The same float64 layer in tensorlib and torch, run on the same input (without grad) with a
+    random cotangent."""
     rng = np.random.default_rng(seed)
     ours, theirs = build(nn).double(), build(torch.nn).double()
     randomize(ours, rng, np.float64)
@@ -622,7 +720,8 @@ def assert_same_parameter_grads(ours, theirs):
 
 @pytest.mark.parametrize("layer", list(CHANGED_WEIGHT_CASES))
 def test_changing_the_weight_before_backward_is_allowed_when_no_needed_gradient_reads_it(layer):
-    """x without grad: the weight's gradient reads x (or the ids, or a saved x̂), not the weight, as in torch."""
+    """x without grad: the weight's gradient reads x (or the ids, or a saved x̂), not the weight, as
+    in torch."""
     ours, theirs, _, _, loss_ours, loss_theirs = forward_both(*CHANGED_WEIGHT_CASES[layer])
     with tl.no_grad():
         ours.weight -= 0.1
@@ -634,21 +733,35 @@ def test_changing_the_weight_before_backward_is_allowed_when_no_needed_gradient_
     assert_same_parameter_grads(ours, theirs)
 
 
-@pytest.mark.parametrize("layer, node, index", [("Linear", "LinearBackward", 0), ("Embedding", "EmbeddingBackward", 1)])
+@pytest.mark.parametrize(
+    "layer, node, index", [("Linear", "LinearBackward", 0), ("Embedding", "EmbeddingBackward", 1)]
+)
 def test_changing_the_input_a_weight_gradient_reads_raises_as_in_torch(layer, node, index):
     """x (or the ids) is read by the weight's gradient: both libraries refuse to backward."""
     _, _, x_ours, x_theirs, loss_ours, loss_theirs = forward_both(*CHANGED_WEIGHT_CASES[layer])
     x_ours.add_(1)
     x_theirs.add_(1)
-    with pytest.raises(RuntimeError, match=rf"modified by an inplace operation: .*\(its input {index}\) saved for the backward of {node}"):
+    with pytest.raises(
+        RuntimeError,
+        match=rf"modified by an inplace operation: .*\(its input {index}\) saved for the backward "
+              rf"of {node}",
+    ):
         loss_ours.backward()
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss_theirs.backward()
 
 
 STRICTER_IN_TORCH_CASES = {
-    "Conv2d weight": (lambda m: m.Conv2d(2, 3, 3, padding=1), lambda rng: rng.standard_normal((2, 2, 5, 5)), "weight"),
-    "LayerNorm weight": (lambda m: m.LayerNorm(3), lambda rng: rng.standard_normal((4, 3)), "weight"),
+    "Conv2d weight": (
+        lambda m: m.Conv2d(2, 3, 3, padding=1),
+        lambda rng: rng.standard_normal((2, 2, 5, 5)),
+        "weight",
+    ),
+    "LayerNorm weight": (
+        lambda m: m.LayerNorm(3),
+        lambda rng: rng.standard_normal((4, 3)),
+        "weight",
+    ),
     "LayerNorm input": (lambda m: m.LayerNorm(3), lambda rng: rng.standard_normal((4, 3)), "input"),
 }
 

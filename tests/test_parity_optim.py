@@ -28,7 +28,10 @@ def _init(seed: int = 0, dtype=np.float32) -> list[np.ndarray]:
 
 def _batches(seed: int = 1, dtype=np.float32) -> list[tuple[np.ndarray, np.ndarray]]:
     rng = np.random.default_rng(seed)
-    return [(rng.standard_normal((8, 3)).astype(dtype), rng.standard_normal((8, 2)).astype(dtype)) for _ in range(STEPS)]
+    return [
+        (rng.standard_normal((8, 3)).astype(dtype), rng.standard_normal((8, 2)).astype(dtype))
+        for _ in range(STEPS)
+    ]
 
 
 def _loss(lib, params, x, y):
@@ -39,8 +42,17 @@ def _loss(lib, params, x, y):
     return (diff * diff).mean()
 
 
-def run_pair(make_ours, make_theirs, *, steps: int = STEPS, dtype=np.float32, check_state: bool = True,
-             rtol: float = 1e-5, atol: float = 1e-6, scheduler=None):
+def run_pair(
+    make_ours,
+    make_theirs,
+    *,
+    steps: int = STEPS,
+    dtype=np.float32,
+    check_state: bool = True,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    scheduler=None,
+):
     """Train both; assert parameters and state agree after every step."""
     init = _init(dtype=dtype)
     ours = [tl.nn.Parameter(tl.tensor(a.copy())) for a in init]
@@ -64,8 +76,13 @@ def run_pair(make_ours, make_theirs, *, steps: int = STEPS, dtype=np.float32, ch
                 for name, value in entry.items():
                     ours_value = sd_ours["state"][index][name]
                     assert isinstance(ours_value, tl.Tensor)
-                    np.testing.assert_allclose(ours_value.numpy(), value.numpy(), rtol=rtol, atol=atol,
-                                               err_msg=f"state {name} of parameter {index} after step {step + 1}")
+                    np.testing.assert_allclose(
+                        ours_value.numpy(),
+                        value.numpy(),
+                        rtol=rtol,
+                        atol=atol,
+                        err_msg=f"state {name} of parameter {index} after step {step + 1}",
+                    )
     return opt_ours, opt_theirs
 
 
@@ -75,7 +92,14 @@ ADAM_OPTIONS = list(itertools.product([0.0, 0.1], [False, True], [False, True]))
 @pytest.mark.parametrize(("weight_decay", "amsgrad", "maximize"), ADAM_OPTIONS)
 @pytest.mark.parametrize("name", ["Adam", "AdamW"])
 def test_adam_family_matches_torch(name, weight_decay, amsgrad, maximize):
-    options = dict(lr=0.05, betas=(0.8, 0.95), eps=1e-6, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
+    options = dict(
+        lr=0.05,
+        betas=(0.8, 0.95),
+        eps=1e-6,
+        weight_decay=weight_decay,
+        amsgrad=amsgrad,
+        maximize=maximize,
+    )
     ours, theirs = run_pair(lambda p: getattr(optim, name)(p, **options),
                             lambda p: getattr(torch.optim, name)(p, **options))
     assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
@@ -85,7 +109,10 @@ def test_adam_defaults_and_group_keys_match_torch():
     for name in ("Adam", "AdamW"):
         ours = getattr(optim, name)([tl.nn.Parameter(tl.zeros(2))])
         theirs = getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(2))])
-        assert ours.state_dict() == {"state": {}, "param_groups": theirs.state_dict()["param_groups"]}
+        assert ours.state_dict() == {
+            "state": {},
+            "param_groups": theirs.state_dict()["param_groups"],
+        }
         assert ours.defaults == theirs.defaults
 
 
@@ -96,21 +123,32 @@ def test_adam_float64_matches_torch():
 
 def test_adam_param_groups_match_torch():
     def groups(params):
-        return [{"params": params[:2], "lr": 0.02}, {"params": params[2:], "weight_decay": 0.0, "betas": (0.5, 0.9)}]
+        return [
+            {"params": params[:2], "lr": 0.02},
+            {"params": params[2:], "weight_decay": 0.0, "betas": (0.5, 0.9)},
+        ]
 
-    run_pair(lambda p: optim.AdamW(groups(p), lr=0.05), lambda p: torch.optim.AdamW(groups(p), lr=0.05))
+    run_pair(
+        lambda p: optim.AdamW(groups(p), lr=0.05), lambda p: torch.optim.AdamW(groups(p), lr=0.05)
+    )
 
 
 def test_state_dict_loads_into_torch_and_back():
     """Our state_dict, converted tensor by tensor, is a valid torch state_dict (and the reverse)."""
-    ours, theirs = run_pair(lambda p: optim.AdamW(p, lr=0.05), lambda p: torch.optim.AdamW(p, lr=0.05), steps=5)
+    ours, theirs = run_pair(
+        lambda p: optim.AdamW(p, lr=0.05), lambda p: torch.optim.AdamW(p, lr=0.05), steps=5
+    )
     converted = ours.state_dict()
-    converted["state"] = {i: {k: torch.tensor(v.numpy()) for k, v in e.items()} for i, e in converted["state"].items()}
+    converted["state"] = {
+        i: {k: torch.tensor(v.numpy()) for k, v in e.items()} for i, e in converted["state"].items()
+    }
     fresh = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(s)) for s in SHAPES], lr=0.05)
     fresh.load_state_dict(converted)
     assert fresh.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
     back = theirs.state_dict()
-    back["state"] = {i: {k: tl.tensor(v.numpy()) for k, v in e.items()} for i, e in back["state"].items()}
+    back["state"] = {
+        i: {k: tl.tensor(v.numpy()) for k, v in e.items()} for i, e in back["state"].items()
+    }
     mine = optim.AdamW([tl.nn.Parameter(tl.zeros(s)) for s in SHAPES], lr=0.05)
     mine.load_state_dict(back)
     assert mine.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
@@ -118,33 +156,51 @@ def test_state_dict_loads_into_torch_and_back():
 
 SGD_OPTIONS = [
     dict(momentum=m, dampening=d, nesterov=n, weight_decay=w, maximize=x)
-    for m, d, n, w, x in itertools.product([0.0, 0.9], [0.0, 0.3], [False, True], [0.0, 0.05], [False, True])
+    for m, d, n, w, x in itertools.product(
+        [0.0, 0.9], [0.0, 0.3], [False, True], [0.0, 0.05], [False, True]
+    )
     if not (n and (m == 0 or d != 0))
 ]
 
 
-@pytest.mark.parametrize("options", SGD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", SGD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_sgd_matches_torch(options):
-    ours, theirs = run_pair(lambda p: optim.SGD(p, lr=0.02, **options), lambda p: torch.optim.SGD(p, lr=0.02, **options))
+    ours, theirs = run_pair(
+        lambda p: optim.SGD(p, lr=0.02, **options), lambda p: torch.optim.SGD(p, lr=0.02, **options)
+    )
     assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
 
 
-RMSPROP_OPTIONS = [dict(momentum=m, centered=c, weight_decay=w, maximize=x)
-                   for m, c, w, x in itertools.product([0.0, 0.5], [False, True], [0.0, 0.05], [False, True])]
+RMSPROP_OPTIONS = [
+    dict(momentum=m, centered=c, weight_decay=w, maximize=x)
+    for m, c, w, x in itertools.product([0.0, 0.5], [False, True], [0.0, 0.05], [False, True])
+]
 
 
-@pytest.mark.parametrize("options", RMSPROP_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", RMSPROP_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_rmsprop_matches_torch(options):
-    ours, theirs = run_pair(lambda p: optim.RMSprop(p, lr=0.01, alpha=0.9, **options),
-                            lambda p: torch.optim.RMSprop(p, lr=0.01, alpha=0.9, **options), rtol=2e-5, atol=2e-6)
+    ours, theirs = run_pair(
+        lambda p: optim.RMSprop(p, lr=0.01, alpha=0.9, **options),
+        lambda p: torch.optim.RMSprop(p, lr=0.01, alpha=0.9, **options),
+        rtol=2e-5,
+        atol=2e-6,
+    )
     assert ours.state_dict()["param_groups"] == theirs.state_dict()["param_groups"]
 
 
-ADAGRAD_OPTIONS = [dict(lr_decay=d, weight_decay=w, initial_accumulator_value=a, maximize=x)
-                   for d, w, a, x in itertools.product([0.0, 0.1], [0.0, 0.05], [0.0, 0.1], [False, True])]
+ADAGRAD_OPTIONS = [
+    dict(lr_decay=d, weight_decay=w, initial_accumulator_value=a, maximize=x)
+    for d, w, a, x in itertools.product([0.0, 0.1], [0.0, 0.05], [0.0, 0.1], [False, True])
+]
 
 
-@pytest.mark.parametrize("options", ADAGRAD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", ADAGRAD_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_adagrad_matches_torch(options):
     ours, theirs = run_pair(lambda p: optim.Adagrad(p, lr=0.1, **options),
                             lambda p: torch.optim.Adagrad(p, lr=0.1, **options))
@@ -153,7 +209,9 @@ def test_adagrad_matches_torch(options):
 
 def test_adagrad_state_exists_from_construction_like_torch():
     ours = optim.Adagrad([tl.nn.Parameter(tl.zeros(2))], initial_accumulator_value=0.5)
-    theirs = torch.optim.Adagrad([torch.nn.Parameter(torch.zeros(2))], initial_accumulator_value=0.5)
+    theirs = torch.optim.Adagrad(
+        [torch.nn.Parameter(torch.zeros(2))], initial_accumulator_value=0.5
+    )
     a, b = ours.state_dict(), theirs.state_dict()
     assert list(a["state"][0]) == list(b["state"][0]) == ["step", "sum"]
     assert a["state"][0]["step"].item() == 0.0 and np.all(a["state"][0]["sum"].numpy() == 0.5)
@@ -169,7 +227,8 @@ def test_defaults_and_group_keys_match_torch(name):
 
 
 def test_params_without_grad_and_mixed_steps_match_torch():
-    """Some parameters skip steps: the per-parameter path, with different step counts, still matches."""
+    """Some parameters skip steps: the per-parameter path, with different step counts, still
+    matches."""
     init = _init()
     ours = [tl.nn.Parameter(tl.tensor(a.copy())) for a in init]
     theirs = [torch.nn.Parameter(torch.tensor(a.copy())) for a in init]
@@ -222,22 +281,36 @@ def _muon_pair(options, patch_float32, monkeypatch, steps=STEPS, rtol=1e-4, atol
         opt_ours.step()
         opt_theirs.step()
         for a, b in zip(ours, theirs, strict=True):
-            np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"step {step + 1}")
+            np.testing.assert_allclose(
+                a.numpy(), b.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"step {step + 1}"
+            )
     return opt_ours, opt_theirs
 
 
-MUON_OPTIONS = [dict(lr=0.02, nesterov=n, adjust_lr_fn=f, weight_decay=w, momentum=m)
-                for n, f, w, m in itertools.product([True, False], [None, "original", "match_rms_adamw"], [0.0, 0.1],
-                                                    [0.95, 0.5])]
+MUON_OPTIONS = [
+    dict(lr=0.02, nesterov=n, adjust_lr_fn=f, weight_decay=w, momentum=m)
+    for n, f, w, m in itertools.product(
+        [True, False], [None, "original", "match_rms_adamw"], [0.0, 0.1], [0.95, 0.5]
+    )
+]
 
 
-@pytest.mark.parametrize("options", MUON_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
+@pytest.mark.parametrize(
+    "options", MUON_OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items())
+)
 def test_muon_matches_torch_with_float32_orthogonalisation(options, monkeypatch):
     ours, theirs = _muon_pair(options, True, monkeypatch)
     a, b = ours.state_dict(), theirs.state_dict()
-    assert a["param_groups"] == b["param_groups"] and list(a["state"][0]) == list(b["state"][0]) == ["momentum_buffer"]
-    np.testing.assert_allclose(a["state"][1]["momentum_buffer"].numpy(), b["state"][1]["momentum_buffer"].numpy(),
-                               rtol=1e-5, atol=1e-6)
+    assert (
+        a["param_groups"] == b["param_groups"]
+        and list(a["state"][0]) == list(b["state"][0]) == ["momentum_buffer"]
+    )
+    np.testing.assert_allclose(
+        a["state"][1]["momentum_buffer"].numpy(),
+        b["state"][1]["momentum_buffer"].numpy(),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_muon_against_torch_bfloat16_is_close_not_equal(monkeypatch):
@@ -254,7 +327,9 @@ def test_zeropower_matches_torch_float32():
     x = x / x.norm().clamp(min=1e-7)
     for _ in range(5):
         gram = x @ x.T
-        x = torch.addmm(x, torch.addmm(gram, gram, gram, beta=-4.7750, alpha=2.0315), x, beta=3.4445)
+        x = torch.addmm(
+            x, torch.addmm(gram, gram, gram, beta=-4.7750, alpha=2.0315), x, beta=3.4445
+        )
     np.testing.assert_allclose(ours, x.numpy(), rtol=1e-10, atol=1e-12)
     assert _muon.DEFAULT_A == 3.4445 and _muon.EPS == 1e-7
 

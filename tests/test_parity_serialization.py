@@ -12,8 +12,20 @@ from tensorlib.serialization import safetensors as st
 
 st_numpy = pytest.importorskip("safetensors.numpy")
 
-DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-          np.uint32, np.uint64, np.bool_]
+DTYPES = [
+    np.float16,
+    np.float32,
+    np.float64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+]
 
 
 def _arrays(seed=0):
@@ -21,7 +33,11 @@ def _arrays(seed=0):
     arrays = {}
     for i, dtype in enumerate(DTYPES):
         shape = [(), (0,), (3,), (2, 3), (2, 0, 4), (1, 2, 3)][i % 6]
-        values = rng.random(shape) > 0.5 if dtype is np.bool_ else (rng.standard_normal(shape) * 40).astype(dtype)
+        values = (
+            rng.random(shape) > 0.5
+            if dtype is np.bool_
+            else (rng.standard_normal(shape) * 40).astype(dtype)
+        )
         arrays[f"t{i}.{np.dtype(dtype).name}.ünï"] = np.asarray(values, dtype=dtype)
     return arrays
 
@@ -37,13 +53,19 @@ def test_our_bytes_equal_the_reference_writer():
 @pytest.mark.parity
 def test_reference_reads_ours_and_we_read_the_reference(tmp_path):
     arrays = _arrays(1)
-    save_file({k: tl.from_numpy(v) for k, v in arrays.items()}, tmp_path / "ours.safetensors", {"who": "tensorlib"})
+    save_file(
+        {k: tl.from_numpy(v) for k, v in arrays.items()},
+        tmp_path / "ours.safetensors",
+        {"who": "tensorlib"},
+    )
     theirs = st_numpy.load_file(tmp_path / "ours.safetensors")
     st_numpy.save_file(arrays, tmp_path / "theirs.safetensors", metadata={"who": "reference"})
     ours = load_file(tmp_path / "theirs.safetensors")
     for name, array in arrays.items():
         for got in (theirs[name], ours[name].numpy()):
-            assert got.dtype == array.dtype and got.shape == array.shape and np.array_equal(got, array)
+            assert (
+                got.dtype == array.dtype and got.shape == array.shape and np.array_equal(got, array)
+            )
     from safetensors import safe_open
 
     with safe_open(tmp_path / "ours.safetensors", "np") as f:
@@ -57,8 +79,12 @@ def test_files_the_reference_refuses_we_refuse():
 
     good = st_numpy.save({"a": np.arange(4, dtype=np.float32), "b": np.ones(2, np.float64)})
     n = int.from_bytes(good[:8], "little")
-    variants = [good[:-1], good + b"\0", good[:8] + good[8:8 + n].replace(b"[0,16]", b"[0,15]") + good[8 + n:],
-                good[:8] + good[8:8 + n].replace(b'"F64"', b'"F32"') + good[8 + n:]]
+    variants = [
+        good[:-1],
+        good + b"\0",
+        good[:8] + good[8 : 8 + n].replace(b"[0,16]", b"[0,15]") + good[8 + n :],
+        good[:8] + good[8 : 8 + n].replace(b'"F64"', b'"F32"') + good[8 + n :],
+    ]
     for data in variants:
         with pytest.raises(Exception):  # noqa: B017 - the reference raises its own error type
             st_numpy.load(data)
@@ -89,12 +115,20 @@ def test_torch_interop(tmp_path):
     for name, value in reference.state_dict().items():
         assert np.array_equal(fresh.state_dict()[name].numpy(), value.numpy())
     # torch tensors of every dtype numpy shares, written by torch, read by us
-    tensors = {"f16": torch.randn(3).half(), "i64": torch.arange(5), "b": torch.tensor([True, False]),
-               "u8": torch.arange(4, dtype=torch.uint8), "scalar": torch.tensor(1.5, dtype=torch.float64)}
+    tensors = {
+        "f16": torch.randn(3).half(),
+        "i64": torch.arange(5),
+        "b": torch.tensor([True, False]),
+        "u8": torch.arange(4, dtype=torch.uint8),
+        "scalar": torch.tensor(1.5, dtype=torch.float64),
+    }
     torch_save_file(tensors, tmp_path / "dtypes.safetensors")
     back = load_file(tmp_path / "dtypes.safetensors")
     for name, value in tensors.items():
-        assert np.array_equal(back[name].numpy(), value.numpy()) and back[name].numpy().dtype == value.numpy().dtype
+        assert (
+            np.array_equal(back[name].numpy(), value.numpy())
+            and back[name].numpy().dtype == value.numpy().dtype
+        )
     bf16 = tmp_path / "bf16.safetensors"
     torch_save_file({"x": torch.ones(2, dtype=torch.bfloat16)}, bf16)
     with pytest.raises(tl.serialization.CheckpointError, match="BF16"):
@@ -108,7 +142,10 @@ def test_tl_save_files_open_in_torch(tmp_path):
 
     model = nn.MLP(4, [8], 3, generator=tl.Generator(0))
     optimizer = tl.optim.AdamW(model.parameters())
-    tl.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3}, tmp_path / "ckpt.tl")
+    tl.save(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3},
+        tmp_path / "ckpt.tl",
+    )
     tensors = torch_load_file(tmp_path / "ckpt.tl")
     assert set(tensors) == {f"model.{name}" for name in model.state_dict()}
     assert np.array_equal(tensors["model.0.weight"].numpy(), model.state_dict()["0.weight"].numpy())

@@ -258,8 +258,14 @@ def test_same_seed_same_tensor_different_seed_different_tensor():
         c = make(3, 4, generator=Generator(2)).numpy()
         np.testing.assert_array_equal(a, b)
         assert not np.array_equal(a, c)
-    assert tl.randperm(50, generator=Generator(1)).tolist() == tl.randperm(50, generator=Generator(1)).tolist()
-    assert tl.randperm(50, generator=Generator(1)).tolist() != tl.randperm(50, generator=Generator(2)).tolist()
+    assert (
+        tl.randperm(50, generator=Generator(1)).tolist()
+        == tl.randperm(50, generator=Generator(1)).tolist()
+    )
+    assert (
+        tl.randperm(50, generator=Generator(1)).tolist()
+        != tl.randperm(50, generator=Generator(2)).tolist()
+    )
 
 
 def test_size_conventions_dtype_and_requires_grad():
@@ -285,10 +291,18 @@ def test_float32_and_float64_share_one_stream():
         (lambda: tl.rand(2, dtype=tl.int64), TypeError, "expected a floating dtype"),
         (lambda: tl.rand(-1), ValueError, r"size \(-1,\) has a negative dimension"),
         (lambda: tl.rand(2.5), TypeError, "size must be a sequence of ints, got 2.5"),
-        (lambda: tl.rand(2, generator=np.random.default_rng(0)), TypeError, "must be a tensorlib.Generator"),
+        (
+            lambda: tl.rand(2, generator=np.random.default_rng(0)),
+            TypeError,
+            "must be a tensorlib.Generator",
+        ),
         (lambda: tl.randint(5, 5, (3,)), ValueError, "low < high"),
         (lambda: tl.randint(5), TypeError, r"\(high, size\) or \(low, high, size\)"),
-        (lambda: tl.randint(0, 5, (3,), requires_grad=True), TypeError, "only floating-point tensors"),
+        (
+            lambda: tl.randint(0, 5, (3,), requires_grad=True),
+            TypeError,
+            "only floating-point tensors",
+        ),
         (lambda: tl.randperm(-1), ValueError, "n >= 0"),
         (lambda: Generator(0).normal(3, std=-1.0), ValueError, "std must be >= 0"),
         (lambda: Generator(0).bernoulli(1.5, 3), ValueError, r"probabilities must be in \[0, 1\]"),
@@ -456,7 +470,10 @@ def test_normal_moments_chi_square_and_ks(big_samples):
 def test_pairs_of_consecutive_uniforms_are_independent(big_samples):
     u, _ = big_samples
     cells = (u[0::2] * 10).astype(int) * 10 + (u[1::2] * 10).astype(int)
-    assert chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01)) < chi_square_threshold(99)
+    assert (
+        chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01))
+        < chi_square_threshold(99)
+    )
 
 
 def test_biased_samplers_fail_the_statistics(big_samples):
@@ -464,11 +481,15 @@ def test_biased_samplers_fail_the_statistics(big_samples):
     assert normal_chi_square(z * 1.02) > chi_square_threshold(99)
     assert normal_chi_square(z / math.sqrt(2)) > chi_square_threshold(99)
     # the Weyl sequence without the mixer: single values are uniform, pairs lie on a line
-    weyl = ((np.arange(1, 1_000_001, dtype=np.uint64) * np.uint64(GAMMA)) >> np.uint64(40)).astype(float) / 2**24
+    weyl = (np.arange(1, 1_000_001, dtype=np.uint64) * np.uint64(GAMMA)) >> np.uint64(40)
+    weyl = weyl.astype(float) / 2**24
     single = np.bincount((weyl * 100).astype(int), minlength=100)
     assert chi_square(single, np.full(100, 0.01)) < chi_square_threshold(99)
     cells = (weyl[0::2] * 10).astype(int) * 10 + (weyl[1::2] * 10).astype(int)
-    assert chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01)) > chi_square_threshold(99)
+    assert (
+        chi_square(np.bincount(cells, minlength=100), np.full(100, 0.01))
+        > chi_square_threshold(99)
+    )
 
 
 @pytest.mark.parametrize("size", [2.5, "ab", (2, None), (True, 2)])
@@ -508,7 +529,9 @@ def test_randint_accepts_every_spelling_of_torch_signature(args, kwargs):
     ],
 )
 def test_randint_rejects_incomplete_or_surplus_arguments(args, kwargs, message):
-    with pytest.raises(TypeError, match=r"randint takes \(high, size\) or \(low, high, size\), " + message):
+    with pytest.raises(
+        TypeError, match=r"randint takes \(high, size\) or \(low, high, size\), " + message
+    ):
         tl.randint(*args, **kwargs)
 
 
@@ -516,7 +539,9 @@ def test_rand_and_randn_take_size_as_a_keyword():
     for make in (tl.rand, tl.randn):
         a = make(size=(2, 3), generator=Generator(1))
         np.testing.assert_array_equal(a.numpy(), make(2, 3, generator=Generator(1)).numpy())
-        with pytest.raises(TypeError, match=r"got a size both positionally \(2,\) and as size=\(3,\)"):
+        with pytest.raises(
+            TypeError, match=r"got a size both positionally \(2,\) and as size=\(3,\)"
+        ):
             make(2, size=(3,))
 
 
@@ -566,11 +591,15 @@ def test_like_functions_take_shape_and_dtype_of_the_input_and_draw_like_the_orig
     for like, plain in ((tl.rand_like, tl.rand), (tl.randn_like, tl.randn)):
         out = like(x, generator=Generator(2))
         assert tuple(out.shape) == (4, 5) and out.dtype == tl.float64
-        np.testing.assert_array_equal(out.numpy(), plain(4, 5, dtype=tl.float64, generator=Generator(2)).numpy())
+        np.testing.assert_array_equal(
+            out.numpy(), plain(4, 5, dtype=tl.float64, generator=Generator(2)).numpy()
+        )
         assert like(x, dtype=tl.float32).dtype == tl.float32
     ints = tl.randint_like(tl.zeros(4, 5, dtype=tl.int32), 3, 9, generator=Generator(2))
     assert ints.dtype == tl.int32
-    np.testing.assert_array_equal(ints.numpy(), tl.randint(3, 9, (4, 5), generator=Generator(2)).numpy())
+    np.testing.assert_array_equal(
+        ints.numpy(), tl.randint(3, 9, (4, 5), generator=Generator(2)).numpy()
+    )
     floats = tl.randint_like(x, high=7, generator=Generator(2))
     assert floats.dtype == tl.float64 and set(np.unique(floats.numpy())) <= set(range(7))
     same = tl.randint_like(x, low=0, high=7, generator=Generator(2))
@@ -580,15 +609,31 @@ def test_like_functions_take_shape_and_dtype_of_the_input_and_draw_like_the_orig
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: tl.rand_like(np.zeros(3)), TypeError, "rand_like expects a Tensor as input, got ndarray"),
+        (
+            lambda: tl.rand_like(np.zeros(3)),
+            TypeError,
+            "rand_like expects a Tensor as input, got ndarray",
+        ),
         (lambda: tl.randn_like([1.0]), TypeError, "randn_like expects a Tensor"),
         (lambda: tl.randint_like(3, 5), TypeError, "randint_like expects a Tensor"),
-        (lambda: tl.rand_like(tl.zeros(3, dtype=tl.int64)), TypeError, "expected a floating dtype.*got int64"),
-        (lambda: tl.randint_like(tl.zeros(3)), TypeError,
-         r"randint_like takes \(input, high\) or \(input, low, high\), got no positional arguments"),
+        (
+            lambda: tl.rand_like(tl.zeros(3, dtype=tl.int64)),
+            TypeError,
+            "expected a floating dtype.*got int64",
+        ),
+        (
+            lambda: tl.randint_like(tl.zeros(3)),
+            TypeError,
+            r"randint_like takes \(input, high\) or \(input, low, high\), "
+            r"got no positional arguments",
+        ),
         (lambda: tl.randint_like(tl.zeros(3), low=2), TypeError, "and the keywords low"),
         (lambda: tl.randint_like(tl.zeros(3), 1, 2, 3), TypeError, "randint_like takes"),
-        (lambda: tl.randint_like(tl.zeros(3, dtype=tl.int8), 1000), ValueError, "do not fit dtype int8"),
+        (
+            lambda: tl.randint_like(tl.zeros(3, dtype=tl.int8), 1000),
+            ValueError,
+            "do not fit dtype int8",
+        ),
     ],
 )
 def test_like_function_errors(call, error, message):
@@ -622,7 +667,10 @@ def test_integer_dtypes_must_hold_the_whole_range_and_nothing_is_drawn(call, mes
         (lambda: tl.randint(0, "3", (2,)), "high must be an int, got str '3'"),
         (lambda: tl.randperm(2.5), "n must be an int, got float 2.5"),
         (lambda: tl.randperm(True), "n must be an int, got True"),
-        (lambda: tl.randint(0, 3, (2,), dtype="no such dtype"), "randint: dtype must be a tensorlib dtype"),
+        (
+            lambda: tl.randint(0, 3, (2,), dtype="no such dtype"),
+            "randint: dtype must be a tensorlib dtype",
+        ),
         (lambda: tl.rand(2, dtype="no such dtype"), "expected a floating dtype"),
     ],
 )
@@ -650,12 +698,17 @@ def test_float16_normals_and_bernoulli_are_the_float64_values_rounded():
     probs = tl.tensor(np.full(1000, 0.25, dtype=np.float16))
     mask = tl.bernoulli(probs, generator=Generator(4))
     assert mask.dtype == tl.float16
-    np.testing.assert_array_equal(mask.numpy(), Generator(4).bernoulli(0.25, 1000, dtype=np.float64))
+    np.testing.assert_array_equal(
+        mask.numpy(), Generator(4).bernoulli(0.25, 1000, dtype=np.float64)
+    )
 
 
 def test_generator_takes_a_seed_not_a_device():
-    with pytest.raises(TypeError, match=r"tensorlib.Generator takes a seed; torch.Generator's first "
-                                        r"argument is a device - use tl.Generator\(seed\) or tl.manual_seed"):
+    with pytest.raises(
+        TypeError,
+        match=r"tensorlib.Generator takes a seed; torch.Generator's first "
+        r"argument is a device - use tl.Generator\(seed\) or tl.manual_seed",
+    ):
         Generator("cpu")
     with pytest.raises(TypeError, match="tensorlib.Generator takes a seed"):
         Generator(tl.device("cpu"))
@@ -713,7 +766,9 @@ def test_signatures_accept_and_reject_what_torch_does(name, args, kwargs):
         return tuple(out.shape), str(out.dtype).split(".")[-1]
 
     ours = run(tl, lambda a: tl.zeros(2, 3, dtype=tl.float64 if a == "zeros64" else tl.int32))
-    theirs = run(torch, lambda a: torch.zeros(2, 3, dtype=torch.float64 if a == "zeros64" else torch.int32))
+    theirs = run(
+        torch, lambda a: torch.zeros(2, 3, dtype=torch.float64 if a == "zeros64" else torch.int32)
+    )
     assert ours == theirs
 
 
@@ -721,7 +776,8 @@ def test_signatures_accept_and_reject_what_torch_does(name, args, kwargs):
 
 
 def scalar_multinomial(seed: int, rows: list[list[float]], k: int) -> list[list[int]]:
-    """With replacement, one sample at a time: u from the top 53 bits, the first i with u W < W_i."""
+    """With replacement, one sample at a time: u from the top 53 bits, the first i with u W <
+    W_i."""
     draws = iter(scalar_outputs(seed, len(rows) * k))
     samples = []
     for row in rows:
@@ -747,7 +803,9 @@ def race_key_order(seed: int, rows: list[list[float]], k: int) -> list[list[int]
 
 def test_multinomial_with_replacement_is_the_inverse_cdf_draw_for_draw():
     rows = [[1.0, 2.0, 3.0, 0.0, 4.0], [0.0, 0.5, 0.0, 0.25, 0.25], [1e-300, 0.0, 1.0, 0.0, 0.0]]
-    out = tl.multinomial(tl.tensor(rows, dtype=tl.float64), 40, replacement=True, generator=Generator(9))
+    out = tl.multinomial(
+        tl.tensor(rows, dtype=tl.float64), 40, replacement=True, generator=Generator(9)
+    )
     assert out.dtype == tl.int64 and out.shape == (3, 40)
     assert out.tolist() == scalar_multinomial(9, rows, 40)
     one_row = tl.multinomial(tl.tensor(rows[0]), 40, True, generator=Generator(9))
@@ -780,7 +838,8 @@ def test_multinomial_ordered_pairs_without_replacement_follow_sequential_renorma
     sequential = (p[:, None] * p[None, :] / (1 - p[:, None])).ravel()[distinct]
     conditioned = (p[:, None] * p[None, :]).ravel()[distinct] / (1 - np.sum(p**2))
     assert chi_square(counts[distinct], sequential) < chi_square_threshold(11)
-    assert chi_square(counts[distinct], conditioned) > chi_square_threshold(11)  # the test has power
+    # the test has power
+    assert chi_square(counts[distinct], conditioned) > chi_square_threshold(11)
 
 
 def _unxorshift(z: int, shift: int) -> int:
@@ -816,14 +875,18 @@ def test_multinomial_resolves_probabilities_far_below_2_to_the_minus_24():
 
 
 def test_multinomial_is_deterministic_and_consumes_a_fixed_number_of_draws():
-    batch = tl.tensor([[1.0, 2.0, 3.0, 4.0, 5.0], [5.0, 0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
+    batch = tl.tensor(
+        [[1.0, 2.0, 3.0, 4.0, 5.0], [5.0, 0.0, 1.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0, 1.0]]
+    )
     for replacement, used in [(True, 3 * 4), (False, 3 * 5)]:
         g = Generator(7)
         first = tl.multinomial(batch, 2 if not replacement else 4, replacement, generator=g)
         replay = Generator(7)
         replay.next_u64(used)
         assert g.get_state().tolist() == replay.get_state().tolist()
-        again = tl.multinomial(batch, 2 if not replacement else 4, replacement, generator=Generator(7))
+        again = tl.multinomial(
+            batch, 2 if not replacement else 4, replacement, generator=Generator(7)
+        )
         assert first.tolist() == again.tolist()
     tl.manual_seed(3)
     a = tl.multinomial(batch, 2)
@@ -845,24 +908,61 @@ def test_multinomial_takes_every_float_dtype_and_requires_grad_inputs(dtype):
 
 MULTINOMIAL_ERRORS = [
     (lambda: tl.multinomial([0.5, 0.5], 1), TypeError, "expects a Tensor of weights, got list"),
-    (lambda: tl.multinomial(tl.tensor([1, 2]), 1), TypeError, "floating-point weights, got dtype int64"),
+    (
+        lambda: tl.multinomial(tl.tensor([1, 2]), 1),
+        TypeError,
+        "floating-point weights, got dtype int64",
+    ),
     (lambda: tl.multinomial(tl.tensor([1.0]), 1.0), TypeError, "num_samples must be an int"),
-    (lambda: tl.multinomial(tl.tensor(1.0), 1), ValueError, r"shape \(C,\) or \(m, C\), got shape \(\)"),
+    (
+        lambda: tl.multinomial(tl.tensor(1.0), 1),
+        ValueError,
+        r"shape \(C,\) or \(m, C\), got shape \(\)",
+    ),
     (lambda: tl.multinomial(tl.ones(2, 2, 2), 1), ValueError, r"got shape \(2, 2, 2\)"),
     (lambda: tl.multinomial(tl.ones(3), 0), ValueError, "num_samples must be >= 1, got 0"),
     (lambda: tl.multinomial(tl.ones(3), -1, True), ValueError, "num_samples must be >= 1, got -1"),
-    (lambda: tl.multinomial(tl.ones(3), 4), ValueError, "cannot draw 4 samples without replacement from 3 categories"),
+    (
+        lambda: tl.multinomial(tl.ones(3), 4),
+        ValueError,
+        "cannot draw 4 samples without replacement from 3 categories",
+    ),
     (lambda: tl.multinomial(tl.ones(0), 1, True), ValueError, "row 0 sums to 0"),
-    (lambda: tl.multinomial(tl.tensor([1.0, -1.0]), 1, True), ValueError, "finite and >= 0, got -1 at row 0, category 1"),
-    (lambda: tl.multinomial(tl.tensor([1.0, math.inf]), 1), ValueError, "got inf at row 0, category 1"),
-    (lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [math.nan, 1.0]]), 1), ValueError, "got nan at row 1, category 0"),
-    (lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [0.0, 0.0]]), 1, True), ValueError, "row 1 sums to 0"),
-    (lambda: tl.multinomial(tl.tensor([1e308, 1e308], dtype=tl.float64), 1, True), ValueError,
-     "row 0 sum to more than float64 can hold"),
-    (lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [1.0, 0.0]]), 2), ValueError,
-     "from row 1: only 1 of its weights are positive"),
-    (lambda: tl.multinomial(tl.ones(3), 1, generator=np.random.default_rng(0)), TypeError,
-     "generator must be a tensorlib.Generator"),
+    (
+        lambda: tl.multinomial(tl.tensor([1.0, -1.0]), 1, True),
+        ValueError,
+        "finite and >= 0, got -1 at row 0, category 1",
+    ),
+    (
+        lambda: tl.multinomial(tl.tensor([1.0, math.inf]), 1),
+        ValueError,
+        "got inf at row 0, category 1",
+    ),
+    (
+        lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [math.nan, 1.0]]), 1),
+        ValueError,
+        "got nan at row 1, category 0",
+    ),
+    (
+        lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [0.0, 0.0]]), 1, True),
+        ValueError,
+        "row 1 sums to 0",
+    ),
+    (
+        lambda: tl.multinomial(tl.tensor([1e308, 1e308], dtype=tl.float64), 1, True),
+        ValueError,
+        "row 0 sum to more than float64 can hold",
+    ),
+    (
+        lambda: tl.multinomial(tl.tensor([[1.0, 1.0], [1.0, 0.0]]), 2),
+        ValueError,
+        "from row 1: only 1 of its weights are positive",
+    ),
+    (
+        lambda: tl.multinomial(tl.ones(3), 1, generator=np.random.default_rng(0)),
+        TypeError,
+        "generator must be a tensorlib.Generator",
+    ),
 ]
 
 
@@ -884,15 +984,28 @@ def test_multinomial_errors_name_what_came_and_draw_nothing(call, error, message
 def test_multinomial_shapes_and_dtypes_match_torch(shape, num_samples, replacement, dtype):
     torch = pytest.importorskip("torch")
     ours = tl.multinomial(tl.ones(*shape, dtype=getattr(tl, dtype)), num_samples, replacement)
-    theirs = torch.multinomial(torch.ones(*shape, dtype=getattr(torch, dtype)), num_samples, replacement)
-    assert (tuple(ours.shape), str(ours.dtype)) == (tuple(theirs.shape), str(theirs.dtype).split(".")[-1])
+    theirs = torch.multinomial(
+        torch.ones(*shape, dtype=getattr(torch, dtype)), num_samples, replacement
+    )
+    assert (tuple(ours.shape), str(ours.dtype)) == (
+        tuple(theirs.shape),
+        str(theirs.dtype).split(".")[-1],
+    )
 
 
 @pytest.mark.parity
 @pytest.mark.parametrize(
     ("weights", "num_samples", "replacement"),
-    [([1.0, -1.0], 1, True), ([1.0, math.inf], 1, True), ([math.nan, 1.0], 1, False), ([0.0, 0.0], 1, True),
-     ([1.0, 1.0], 3, False), ([1.0, 1.0], 0, True), ([[[1.0]]], 1, True), (1.0, 1, True)],
+    [
+        ([1.0, -1.0], 1, True),
+        ([1.0, math.inf], 1, True),
+        ([math.nan, 1.0], 1, False),
+        ([0.0, 0.0], 1, True),
+        ([1.0, 1.0], 3, False),
+        ([1.0, 1.0], 0, True),
+        ([[[1.0]]], 1, True),
+        (1.0, 1, True),
+    ],
 )
 def test_multinomial_refuses_what_torch_refuses(weights, num_samples, replacement):
     torch = pytest.importorskip("torch")

@@ -20,7 +20,11 @@ def test_readme_has_a_python_example():
 
 def test_readme_examples_run_and_print_what_they_claim():
     for block in python_blocks():
-        claimed = [line.split("#")[-1].strip() for line in block.splitlines() if line.startswith("print(") and "#" in line]
+        claimed = [
+            line.split("#")[-1].strip()
+            for line in block.splitlines()
+            if line.startswith("print(") and "#" in line
+        ]
         output = io.StringIO()
         with contextlib.redirect_stdout(output):
             exec(compile(block, str(README), "exec"), {"__name__": "readme_example"})

@@ -1,4 +1,5 @@
-"""Reductions as PyTorch computes them: sort and topk, max and min, float16 sums, integer sums, empty inputs.
+"""Reductions as PyTorch computes them: sort and topk, max and min, float16 sums, integer sums,
+empty inputs.
 
 - A descending sort or topk reverses the order instead of negating the values, so it is right for
   unsigned integers, the most negative integer and bools; NaN is the largest value.
@@ -18,7 +19,8 @@ from _probe import NAN, assert_matches_pytorch, grad_of
 import tensorlib as tl
 
 
-# -- descending sort and topk: an order reversal, not a negation ----------------------------------------
+# -- descending sort and topk: an order reversal, not a negation
+# ----------------------------------------
 @pytest.mark.parametrize(
     ("values", "dtype", "expected"),
     [
@@ -43,7 +45,8 @@ def test_topk_of_small_integers_and_ties():
     assert tl.tensor([1.0, float("nan"), 3.0]).topk(1).indices.tolist() == [1]
 
 
-# -- float16 reductions accumulate in float32 --------------------------------------------------------
+# -- float16 reductions accumulate in float32
+# --------------------------------------------------------
 def test_float16_mean_over_many_elements_has_a_gradient():
     x = tl.ones(70000, dtype=tl.float16, requires_grad=True)
     x.mean().backward()
@@ -64,12 +67,23 @@ def test_float16_var_and_norm_over_many_elements():
     assert abs(float(norm.item()) - 424.25) < 0.5  # PyTorch: 424.25, not inf
 
 
-# -- NaN and constants: PyTorch's gradients ---------------------------------------------------------------
+# -- NaN and constants: PyTorch's gradients
+# ---------------------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "fn", "values", "expected"),
     [
-        ("max() sends the gradient to the NaN", lambda t: t.max(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
-        ("min() sends the gradient to the NaN", lambda t: t.min(), [1.0, NAN, 3.0], [0.0, 1.0, 0.0]),
+        (
+            "max() sends the gradient to the NaN",
+            lambda t: t.max(),
+            [1.0, NAN, 3.0],
+            [0.0, 1.0, 0.0],
+        ),
+        (
+            "min() sends the gradient to the NaN",
+            lambda t: t.min(),
+            [1.0, NAN, 3.0],
+            [0.0, 1.0, 0.0],
+        ),
         ("amax() at a NaN: NaN everywhere", lambda t: t.amax(), [1.0, NAN, 3.0], [NAN, NAN, NAN]),
         ("std of a constant: gradient 0", lambda t: t.std(), [2.0, 2.0, 2.0], [0.0, 0.0, 0.0]),
     ],
@@ -83,7 +97,8 @@ def test_std_away_from_zero_is_unchanged():
     assert tl.autograd.gradcheck(lambda t: t.std() + t.std(dim=1).sum(), (x,))
 
 
-# -- empty tensors ----------------------------------------------------------------------------------------
+# -- empty tensors
+# ----------------------------------------------------------------------------------------
 def test_empty_tensors_reduce_like_pytorch():
     values, indices = tl.zeros(0, 3).max(dim=1)
     assert values.shape == (0,) and indices.shape == (0,)
@@ -94,11 +109,18 @@ def test_empty_tensors_reduce_like_pytorch():
         tl.zeros(0, 3).amax(dim=0)
 
 
-# -- integer and bool sums are int64 -------------------------------------------------------------------
+# -- integer and bool sums are int64
+# -------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("values", "dtype", "dim", "expected"),
-    [([200, 200], np.uint8, None, 400), ([True, True, False], np.bool_, None, 2), ([[100, 100]], np.int8, 1, [200]),
-     ([[200], [200]], np.uint8, 0, [400]), ([7], np.int32, None, 7), ([2**31, 2**31], np.uint32, None, 2**32)],
+    [
+        ([200, 200], np.uint8, None, 400),
+        ([True, True, False], np.bool_, None, 2),
+        ([[100, 100]], np.int8, 1, [200]),
+        ([[200], [200]], np.uint8, 0, [400]),
+        ([7], np.int32, None, 7),
+        ([2**31, 2**31], np.uint32, None, 2**32),
+    ],
 )
 def test_integer_and_bool_sums_are_int64(values, dtype, dim, expected):
     total = tl.tensor(np.array(values, dtype=dtype)).sum(dim)
@@ -107,7 +129,9 @@ def test_integer_and_bool_sums_are_int64(values, dtype, dim, expected):
 
 PROBE = {
     "float16 var": lambda lib: lib.tensor(np.tile(np.array([0.0, 2.0], np.float16), 35000)).var(),
-    "float16 mean gradient": lambda lib: grad_of(lib, np.ones(70000), lambda t: t.mean(), np.float16),
+    "float16 mean gradient": lambda lib: grad_of(
+        lib, np.ones(70000), lambda t: t.mean(), np.float16
+    ),
     "float16 norm": lambda lib: lib.tensor(np.array([300.0, 300.0], np.float16)).norm(),
     "min() gradient at NaN": lambda lib: grad_of(lib, [1.0, NAN, 3.0], lambda t: t.min()),
     "max() gradient at NaN": lambda lib: grad_of(lib, [1.0, NAN, 3.0], lambda t: t.max()),
@@ -117,10 +141,16 @@ PROBE = {
     "max(dim) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).max(dim=1).values,
     "max(dim=0) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).max(dim=0).values,
     "amax(dim) of a (0, 3) tensor": lambda lib: lib.zeros(0, 3).amax(dim=1),
-    "uint8 sort descending": lambda lib: lib.tensor(np.array([0, 1, 2, 200], np.uint8)).sort(descending=True).values,
+    "uint8 sort descending": lambda lib: (
+        lib.tensor(np.array([0, 1, 2, 200], np.uint8)).sort(descending=True).values
+    ),
     "int8 topk": lambda lib: lib.tensor(np.array([-128, 0, 5], np.int8)).topk(1).values,
-    "bool sort descending": lambda lib: lib.tensor([False, True, False]).sort(descending=True).values,
-    "NaN sorts first descending": lambda lib: lib.tensor([1.0, NAN, 3.0]).sort(descending=True).indices,
+    "bool sort descending": lambda lib: (
+        lib.tensor([False, True, False]).sort(descending=True).values
+    ),
+    "NaN sorts first descending": lambda lib: (
+        lib.tensor([1.0, NAN, 3.0]).sort(descending=True).indices
+    ),
     "uint8 sum": lambda lib: lib.tensor(np.array([200, 200], np.uint8)).sum(),
     "bool sum": lambda lib: lib.tensor([True, True]).sum(),
     "int8 sum(dim)": lambda lib: lib.tensor(np.array([[100, 100]], np.int8)).sum(1),

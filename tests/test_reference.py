@@ -41,7 +41,8 @@ def test_public_names_are_what_the_init_files_export() -> None:
                    "tensorlib.manual_seed"]:
         assert public in names, f"{public} is missing from the public names"
     assert names["tensorlib.nn.Linear"] is tl.nn.Linear
-    # Modules imported as a side effect (tensorlib.shape) are not re-exports; private names never are.
+    # Modules imported as a side effect (tensorlib.shape) are not re-exports; private names never
+    # are.
     assert "tensorlib.shape" not in names and "tensorlib.engine" not in names
     assert not [name for name in names if name.rsplit(".", 1)[1].startswith("_")]
 
@@ -84,7 +85,9 @@ def test_the_docstring_check_can_fail() -> None:
     def undocumented(x):
         return x
 
-    entry = api_reference.Entry("tensorlib.x.undocumented", "tensorlib.x", "undocumented", "function", undocumented)
+    entry = api_reference.Entry(
+        "tensorlib.x.undocumented", "tensorlib.x", "undocumented", "function", undocumented
+    )
     info = api_reference.ModuleInfo("tensorlib.x", "09_x", 1, [entry])
     assert api_reference.missing_docstrings([info]) == ["tensorlib.x.undocumented"]
 
@@ -99,7 +102,8 @@ def test_every_entry_links_to_the_cell_that_derives_it(modules, pages) -> None:
     assert unlinked == [], f"entries with no '# %% book/...' marker above them: {unlinked}"
     linear = next(e for info in modules for e in info.entries if e.canonical.endswith(".Linear"))
     notebook, cell = linear.derived_in
-    source = json.loads((ROOT / "book" / f"{notebook}.ipynb").read_text())["cells"][cell - 1]["source"]
+    cells = json.loads((ROOT / "book" / f"{notebook}.ipynb").read_text())["cells"]
+    source = cells[cell - 1]["source"]
     assert "class Linear(" in "".join(source), "the marker's cell number is not the notebook's cell"
     assert f":ref:`{api_reference.derive_label(notebook, cell)}`" in pages[f"{notebook}.rst"]
 
@@ -148,7 +152,10 @@ def figure_problems(path: Path, root: Path = ROOT) -> list[str]:
         if cell.get("cell_type") != "code":
             continue
         images = [
-            key for output in cell.get("outputs", []) for key in output.get("data", {}) if key.startswith("image/")
+            key
+            for output in cell.get("outputs", [])
+            for key in output.get("data", {})
+            if key.startswith("image/")
         ]
         if not images:
             continue
@@ -162,11 +169,15 @@ def figure_problems(path: Path, root: Path = ROOT) -> list[str]:
             if not str(value or "").strip()
         ]
         if lacking:
-            problems.append(f"{path.relative_to(root)}, cell {number}: no {' and no '.join(lacking)}")
+            problems.append(
+                f"{path.relative_to(root)}, cell {number}: no {' and no '.join(lacking)}"
+            )
     return problems
 
 
-NOTEBOOKS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")) + sorted(
+    (ROOT / "solutions").glob("*.ipynb")
+)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: f"{path.parent.name}/{path.name}")
@@ -181,10 +192,21 @@ def test_every_figure_has_a_caption_and_alt_text(path: Path) -> None:
 
 def test_the_figure_check_can_fail(tmp_path: Path) -> None:
     image = {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}, "metadata": {}}
-    cell = {"cell_type": "code", "source": "plot()", "metadata": {}, "outputs": [image], "execution_count": 1}
-    good = {**cell, "metadata": {"mystnb": {"figure": {"caption": "A plot."}, "image": {"alt": "A line."}}}}
+    cell = {
+        "cell_type": "code",
+        "source": "plot()",
+        "metadata": {},
+        "outputs": [image],
+        "execution_count": 1,
+    }
+    good = {
+        **cell,
+        "metadata": {"mystnb": {"figure": {"caption": "A plot."}, "image": {"alt": "A line."}}},
+    }
     path = tmp_path / "sample.ipynb"
-    path.write_text(json.dumps({"cells": [cell, good], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    path.write_text(
+        json.dumps({"cells": [cell, good], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
     assert figure_problems(path, tmp_path) == ["sample.ipynb, cell 1: no caption and no alt text"]
 
 
@@ -201,7 +223,9 @@ def extension():
 
 
 def test_export_directives_are_split_from_the_code(extension) -> None:
-    directives, code = extension._split_directives("#| default_exp nn.init\n#| export\nimport math\n#| not a directive")
+    directives, code = extension._split_directives(
+        "#| default_exp nn.init\n#| export\nimport math\n#| not a directive"
+    )
     assert directives == [["default_exp", "nn.init"], ["export"]]
     assert code == "import math\n#| not a directive"
     assert extension._split_directives("x = 1") == ([], "x = 1")
@@ -210,7 +234,11 @@ def test_export_directives_are_split_from_the_code(extension) -> None:
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        ("Shapes: input (*, in_features), output (*, out)", r"Shapes: input (\*, in_features), output (\*, out)"),
+        (
+            "Shapes: input (*, in_features), output (*, out)",
+            r"Shapes: input (\*, in_features), "
+            r"output (\*, out)",
+        ),
         ("two ``where``s, then ``Clamp``; done", r"two ``where``\ s, then ``Clamp``; done"),
         ("an *emphasis* and **strong** stay", "an *emphasis* and **strong** stay"),
         ("``(*, 3)`` and :math:`a*b` stay", "``(*, 3)`` and :math:`a*b` stay"),

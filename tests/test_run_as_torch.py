@@ -18,8 +18,14 @@ def run_script(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedP
     script = tmp_path / "program.py"
     script.write_text(textwrap.dedent(source), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tensorlib.run_as_torch", str(script), *args], cwd=tmp_path,
-                          capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tensorlib.run_as_torch", str(script), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_torch_names_are_tensorlibs(tmp_path):
@@ -46,7 +52,9 @@ def test_torch_names_are_tensorlibs(tmp_path):
         }
         cudnn.benchmark = True
         torch.backends.cuda.matmul.allow_tf32 = True
-        checks["flags reach tensorlib"] = tensorlib.backends.cudnn.benchmark and tensorlib.backends.cuda.matmul.allow_tf32
+        checks["flags reach tensorlib"] = (
+            tensorlib.backends.cudnn.benchmark and tensorlib.backends.cuda.matmul.allow_tf32
+        )
         checks["torch.nn not rebound"] = tensorlib.nn.__name__ == "tensorlib.nn"
         print(sorted(name for name, ok in checks.items() if not ok), __name__, sys.argv[1:])
     """, "--lr=3", "x y")
@@ -54,18 +62,31 @@ def test_torch_names_are_tensorlibs(tmp_path):
     assert done.stdout.strip() == "[] __main__ ['--lr=3', 'x y']"
 
 
-@pytest.mark.parametrize("source, name, line", [
-    ("import torch\nx = torch.ones(2)\ny = torch.fft.rfft(x)\n", "torch.fft", 3),
-    ("import torch\nimport torch.fft\n", "torch.fft", 2),
-    ("import torch.nn\nfrom torch.nn import Bilinear\n", "torch.nn.Bilinear", 2),
-    ("from torch.nn.modules.activation import Hardswish\n", "torch.nn.modules.activation.Hardswish", 1),
-    ("import torch\nprint(torch.nn.functional.glu)\n", "torch.nn.functional.glu", 2),
-    ("import torch\nx = torch.ones(2)\n\nx.storage_offset_not_there()\n", "torch.Tensor.storage_offset_not_there", 4),
-])
+@pytest.mark.parametrize(
+    "source, name, line",
+    [
+        ("import torch\nx = torch.ones(2)\ny = torch.fft.rfft(x)\n", "torch.fft", 3),
+        ("import torch\nimport torch.fft\n", "torch.fft", 2),
+        ("import torch.nn\nfrom torch.nn import Bilinear\n", "torch.nn.Bilinear", 2),
+        (
+            "from torch.nn.modules.activation import Hardswish\n",
+            "torch.nn.modules.activation.Hardswish",
+            1,
+        ),
+        ("import torch\nprint(torch.nn.functional.glu)\n", "torch.nn.functional.glu", 2),
+        (
+            "import torch\nx = torch.ones(2)\n\nx.storage_offset_not_there()\n",
+            "torch.Tensor.storage_offset_not_there",
+            4,
+        ),
+    ],
+)
 def test_a_missing_torch_name_is_one_error_line(tmp_path, source, name, line):
     done = run_script(tmp_path, source)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == [f"error: {tmp_path / 'program.py'}, line {line}: tensorlib has no {name}"]
+    assert done.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'program.py'}, line {line}: tensorlib has no {name}"
+    ]
 
 
 def test_the_programs_own_errors_and_exit_status_are_its_own(tmp_path):
@@ -73,21 +94,39 @@ def test_the_programs_own_errors_and_exit_status_are_its_own(tmp_path):
     assert done.returncode == 1 and "Traceback" in done.stderr and "KeyError: 'mine'" in done.stderr
     done = run_script(tmp_path, "import sys\nsys.exit(5)\n")
     assert done.returncode == 5
-    done = run_script(tmp_path, "class A:\n    pass\nA().missing\n")  # not a torch name: the program's bug
+    # not a torch name: the program's bug
+    done = run_script(tmp_path, "class A:\n    pass\nA().missing\n")
     assert done.returncode == 1 and "AttributeError" in done.stderr
 
 
 def test_usage(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "tensorlib.run_as_torch"], capture_output=True, text=True, env=env)
-    assert done.returncode == 2 and "usage: python -m tensorlib.run_as_torch script.py" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "tensorlib.run_as_torch", str(tmp_path / "none.py")], capture_output=True, text=True, env=env)
-    assert done.returncode == 2 and done.stderr.strip() == f"error: no script {str(tmp_path / 'none.py')!r}"
+    done = subprocess.run(
+        [sys.executable, "-m", "tensorlib.run_as_torch"], capture_output=True, text=True, env=env
+    )
+    assert (
+        done.returncode == 2 and "usage: python -m tensorlib.run_as_torch script.py" in done.stderr
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "tensorlib.run_as_torch", str(tmp_path / "none.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert (
+        done.returncode == 2
+        and done.stderr.strip() == f"error: no script {str(tmp_path / 'none.py')!r}"
+    )
 
 
 def test_install_refuses_when_pytorch_is_imported():
     pytest.importorskip("torch")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = "import torch, tensorlib.run_as_torch as r\ntry:\n    r.install()\nexcept RuntimeError as e:\n    print(e)\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    code = (
+        "import torch, tensorlib.run_as_torch as r\ntry:\n    r.install()\nexcept RuntimeError "
+        "as e:\n    print(e)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
     assert "PyTorch is already imported in this process" in done.stdout

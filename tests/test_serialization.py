@@ -1,4 +1,5 @@
-"""Chapter 7, Checkpointing: TLCKPT, safetensors, tl.save/tl.load, atomic writes, transactional loads."""
+"""Chapter 7, Checkpointing: TLCKPT, safetensors, tl.save/tl.load, atomic writes, transactional
+loads."""
 
 from __future__ import annotations
 
@@ -27,8 +28,20 @@ from tensorlib.serialization import (
 )
 from tensorlib.serialization import safetensors as st
 
-DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-          np.uint32, np.uint64, np.bool_]
+DTYPES = [
+    np.float16,
+    np.float32,
+    np.float64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+]
 
 
 def _u32(n):
@@ -46,8 +59,13 @@ def _name(text):
 
 def _record(name, array):
     array = np.asarray(array, dtype=np.float32)
-    return (_name(name) + _u32(array.ndim) + b"".join(_u32(d) for d in array.shape) + _u64(array.size)
-            + b"".join(struct.pack("<f", float(v)) for v in array.reshape(-1)))
+    return (
+        _name(name)
+        + _u32(array.ndim)
+        + b"".join(_u32(d) for d in array.shape)
+        + _u64(array.size)
+        + b"".join(struct.pack("<f", float(v)) for v in array.reshape(-1))
+    )
 
 
 def _linear(weight, bias):
@@ -68,7 +86,9 @@ def _snapshot(model, optimizer=None, generator=None):
 def _assert_same(snapshot, model, optimizer=None, generator=None):
     params, opt, gen = snapshot
     for name, p in model.state_dict().items():
-        assert np.array_equal(p.numpy(), params[name]) and p.numpy().dtype == params[name].dtype, name
+        assert (
+            np.array_equal(p.numpy(), params[name]) and p.numpy().dtype == params[name].dtype
+        ), name
     if optimizer is not None:
         now = optimizer.state_dict()
         assert now["param_groups"] == opt["param_groups"]
@@ -95,9 +115,23 @@ def _trained(seed=0, steps=2):
 
 def test_golden_bytes_parameters_only(tmp_path):
     layer = _linear([[1.0, -2.0], [0.5, 3.25]], [0.125, -1.0])
-    expected = (b"TLCKPT\0\0" + _u32(1) + _u32(0) + _u32(2)
-                + _name("weight") + _u32(2) + _u32(2) + _u32(2) + _u64(4) + struct.pack("<4f", 1.0, -2.0, 0.5, 3.25)
-                + _name("bias") + _u32(1) + _u32(2) + _u64(2) + struct.pack("<2f", 0.125, -1.0))
+    expected = (
+        b"TLCKPT\0\0"
+        + _u32(1)
+        + _u32(0)
+        + _u32(2)
+        + _name("weight")
+        + _u32(2)
+        + _u32(2)
+        + _u32(2)
+        + _u64(4)
+        + struct.pack("<4f", 1.0, -2.0, 0.5, 3.25)
+        + _name("bias")
+        + _u32(1)
+        + _u32(2)
+        + _u64(2)
+        + struct.pack("<2f", 0.125, -1.0)
+    )
     save_checkpoint(tmp_path / "l.tlckpt", layer)
     assert (tmp_path / "l.tlckpt").read_bytes() == expected
     fresh = nn.Linear(2, 2)
@@ -120,12 +154,19 @@ def test_golden_bytes_with_adamw_and_rng(tmp_path):
     for index, name in enumerate(names):
         entry = state[index]
         expected += _name(name) + _u64(int(entry["step"].item())) + _u64(params[name].numel())
-        expected += entry["exp_avg"].numpy().astype("<f4").tobytes() + entry["exp_avg_sq"].numpy().astype("<f4").tobytes()
-    expected += struct.pack("<QQ", *np.frombuffer(generator.get_state().numpy().tobytes(), "<u8").tolist())
+        expected += (
+            entry["exp_avg"].numpy().astype("<f4").tobytes()
+            + entry["exp_avg_sq"].numpy().astype("<f4").tobytes()
+        )
+    expected += struct.pack(
+        "<QQ", *np.frombuffer(generator.get_state().numpy().tobytes(), "<u8").tolist()
+    )
     save_checkpoint(tmp_path / "c.tlckpt", model, optimizer, generator)
     assert (tmp_path / "c.tlckpt").read_bytes() == expected
     decoded = tlckpt.decode(expected)
-    assert list(decoded.parameters) == names and decoded.rng == generator.get_state().numpy().tobytes()
+    assert (
+        list(decoded.parameters) == names and decoded.rng == generator.get_state().numpy().tobytes()
+    )
     assert decoded.adamw.moments[names[0]][0] == 2
 
 
@@ -150,7 +191,8 @@ def test_resume_through_tlckpt_matches_uninterrupted(tmp_path):
     for a, b in zip(model.parameters(), other.parameters(), strict=True):
         assert np.array_equal(a.numpy(), b.numpy())
     assert np.array_equal(generator.get_state().numpy(), other_gen.get_state().numpy())
-    assert other_opt.param_groups[0]["lr"] == 1e-2  # the live float64 value kept: it rounds to the stored float32
+    # the live float64 value kept: it rounds to the stored float32
+    assert other_opt.param_groups[0]["lr"] == 1e-2
 
 
 def test_parameters_only_from_a_full_checkpoint(tmp_path):
@@ -159,11 +201,16 @@ def test_parameters_only_from_a_full_checkpoint(tmp_path):
     fresh = nn.MLP(3, [4], 2)
     result = load_checkpoint(tmp_path / "c.tlckpt", fresh)
     assert result.adamw is not None and result.rng is not None
-    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(model.parameters(), fresh.parameters(), strict=True))
+    assert all(
+        np.array_equal(a.numpy(), b.numpy())
+        for a, b in zip(model.parameters(), fresh.parameters(), strict=True)
+    )
 
 
 def test_legacy_tlweight(tmp_path):
-    data = b"TLWEIGHT" + _u32(1) + _u32(2) + _record("weight", [[2.0, 4.0]]) + _record("bias", [1.5])
+    data = (
+        b"TLWEIGHT" + _u32(1) + _u32(2) + _record("weight", [[2.0, 4.0]]) + _record("bias", [1.5])
+    )
     (tmp_path / "w.bin").write_bytes(data)
     layer = nn.Linear(2, 1)
     result = load_checkpoint(tmp_path / "w.bin", layer)
@@ -192,10 +239,32 @@ def test_tlckpt_rejections(tmp_path, mutate, message):
 
 def test_tlckpt_huge_claims_rejected_before_allocation():
     # ndim 1, dims [2**31], element count 2**31: 8 GiB claimed by a 50-byte file
-    data = b"TLCKPT\0\0" + _u32(1) + _u32(0) + _u32(1) + _name("w") + _u32(1) + _u32(2**31) + _u64(2**31) + b"\0" * 16
-    with pytest.raises(CheckpointError, match=r"claims 2147483648 elements .* only 16 bytes are left"):
+    data = (
+        b"TLCKPT\0\0"
+        + _u32(1)
+        + _u32(0)
+        + _u32(1)
+        + _name("w")
+        + _u32(1)
+        + _u32(2**31)
+        + _u64(2**31)
+        + b"\0" * 16
+    )
+    with pytest.raises(
+        CheckpointError, match=r"claims 2147483648 elements .* only 16 bytes are left"
+    ):
         tlckpt.decode(data)
-    data = b"TLCKPT\0\0" + _u32(1) + _u32(0) + _u32(1) + _name("w") + _u32(1) + _u32(3) + _u64(2**60) + b"\0" * 12
+    data = (
+        b"TLCKPT\0\0"
+        + _u32(1)
+        + _u32(0)
+        + _u32(1)
+        + _name("w")
+        + _u32(1)
+        + _u32(3)
+        + _u64(2**60)
+        + b"\0" * 12
+    )
     with pytest.raises(CheckpointError, match="not the product of its dims"):
         tlckpt.decode(data)
 
@@ -207,7 +276,9 @@ def test_tlckpt_rejects_duplicates_nonfinite_and_bad_utf8():
     with pytest.raises(CheckpointError, match="non-finite value"):
         tlckpt.decode(head + _record("w", [1.0]) + _record("b", [math.inf]))
     with pytest.raises(CheckpointError, match="not valid UTF-8"):
-        tlckpt.decode(head + _u32(2) + b"\xff\xfe" + _u32(0) + _u64(1) + b"\0" * 4 + _record("b", [1.0]))
+        tlckpt.decode(
+            head + _u32(2) + b"\xff\xfe" + _u32(0) + _u64(1) + b"\0" * 4 + _record("b", [1.0])
+        )
 
 
 def test_tlckpt_names_and_shapes_checked_against_the_model(tmp_path):
@@ -223,10 +294,15 @@ def test_tlckpt_refuses_what_it_cannot_hold(tmp_path):
         save_checkpoint(tmp_path / "d.tlckpt", nn.Linear(2, 2).double())
     layer = nn.Linear(2, 2)
     with pytest.raises(TypeError, match="AdamW state only"):
-        save_checkpoint(tmp_path / "a.tlckpt", layer, tl.optim.Adam(layer.parameters(), weight_decay=0.1))
+        save_checkpoint(
+            tmp_path / "a.tlckpt", layer, tl.optim.Adam(layer.parameters(), weight_decay=0.1)
+        )
     with pytest.raises(ValueError, match="amsgrad"):
-        save_checkpoint(tmp_path / "a.tlckpt", layer, tl.optim.AdamW(layer.parameters(), amsgrad=True))
-    assert not (tmp_path / "a.tlckpt").exists() and not list(tmp_path.iterdir())  # no stray temporary file
+        save_checkpoint(
+            tmp_path / "a.tlckpt", layer, tl.optim.AdamW(layer.parameters(), amsgrad=True)
+        )
+    # no stray temporary file
+    assert not (tmp_path / "a.tlckpt").exists() and not list(tmp_path.iterdir())
 
 
 def test_tlckpt_load_is_transactional(tmp_path):
@@ -234,7 +310,8 @@ def test_tlckpt_load_is_transactional(tmp_path):
     generator = tl.Generator(3)
     save_checkpoint(tmp_path / "c.tlckpt", model, optimizer, generator)
     data = bytearray((tmp_path / "c.tlckpt").read_bytes())
-    data[-20:-16] = b"\xff\xff\xff\xff"  # the last second moment becomes a NaN, found after every parameter was read
+    # the last second moment becomes a NaN, found after every parameter was read
+    data[-20:-16] = b"\xff\xff\xff\xff"
     (tmp_path / "bad.tlckpt").write_bytes(bytes(data))
     target, target_opt = _trained(seed=4, steps=1)
     target_gen = tl.Generator(8)
@@ -266,14 +343,22 @@ def test_tlckpt_optimizer_failure_rolls_back_the_model(tmp_path):
     _assert_same(before, target)
 
 
-# ---- safetensors ------------------------------------------------------------------------------------
+# ---- safetensors
+# ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("shape", [(), (0,), (2, 0, 3), (3,), (2, 3, 4)], ids=str)
 def test_safetensors_round_trip_every_dtype_and_shape(tmp_path, dtype, shape):
     rng = np.random.default_rng(0)
-    array = (rng.standard_normal(shape) * 50).astype(dtype) if dtype is not np.bool_ else rng.random(shape) > 0.5
-    tensors = {"x": tl.from_numpy(np.asarray(array)), "ünïcode/名前 ✓": tl.from_numpy(np.asarray(array).copy())}
+    array = (
+        (rng.standard_normal(shape) * 50).astype(dtype)
+        if dtype is not np.bool_
+        else rng.random(shape) > 0.5
+    )
+    tensors = {
+        "x": tl.from_numpy(np.asarray(array)),
+        "ünïcode/名前 ✓": tl.from_numpy(np.asarray(array).copy()),
+    }
     save_file(tensors, tmp_path / "t.safetensors", metadata={"ключ": "значение"})
     back = load_file(tmp_path / "t.safetensors")
     assert set(back) == set(tensors)
@@ -290,31 +375,77 @@ def _st_bytes(header, data=b""):
     return struct.pack("<Q", len(raw)) + raw + data
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"\x01\0\0", "shorter than the 8-byte header length"),
-    (struct.pack("<Q", 2**62) + b"{}", "header length"),
-    (struct.pack("<Q", 200_000_000) + b"{}" + b" " * 10, "header length"),
-    (struct.pack("<Q", 2) + b"[]", "does not start with"),
-    (struct.pack("<Q", 4) + b'{"a"', "not valid JSON"),
-    (struct.pack("<Q", 3) + b"{\xff}", "UTF-8"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}}, bytes(8)), "exactly the keys"),
-    (_st_bytes({"a": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)), "no numpy dtype"),
-    (_st_bytes({"a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)), "not supported"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, bytes(4)), "integers >= 0"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, bytes(4)), "integers >= 0"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2**60], "data_offsets": [0, 8]}}, bytes(8)), "needs"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, bytes(8)), "span"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-                "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8)), "overlaps"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8)), "hole"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(8)), "trailing"),
-    (_st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, bytes(4)), "truncated"),
-    (_st_bytes({"a": {"dtype": "BOOL", "shape": [1], "data_offsets": [0, 1]}}, b"\x02"), "neither 0 nor 1"),
-    (_st_bytes({"__metadata__": {"a": 1}}), "string values"),
-    (struct.pack("<Q", 31) + b'{"a":{},"a":{}}' + b" " * 16, "duplicate key"),
-    (struct.pack("<Q", 8) + b'{"a":NaN', "not valid JSON"),
-    (struct.pack("<Q", 20000) + b"{" * 20000, "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (b"\x01\0\0", "shorter than the 8-byte header length"),
+        (struct.pack("<Q", 2**62) + b"{}", "header length"),
+        (struct.pack("<Q", 200_000_000) + b"{}" + b" " * 10, "header length"),
+        (struct.pack("<Q", 2) + b"[]", "does not start with"),
+        (struct.pack("<Q", 4) + b'{"a"', "not valid JSON"),
+        (struct.pack("<Q", 3) + b"{\xff}", "UTF-8"),
+        (
+            _st_bytes(
+                {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}}, bytes(8)
+            ),
+            "exactly the keys",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)),
+            "no numpy dtype",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 4]}}, bytes(4)),
+            "not supported",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}, bytes(4)),
+            "integers >= 0",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, bytes(4)),
+            "integers >= 0",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [2**60], "data_offsets": [0, 8]}}, bytes(8)),
+            "needs",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, bytes(8)),
+            "span",
+        ),
+        (
+            _st_bytes(
+                {
+                    "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                    "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]},
+                },
+                bytes(8),
+            ),
+            "overlaps",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8)),
+            "hole",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(8)),
+            "trailing",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}, bytes(4)),
+            "truncated",
+        ),
+        (
+            _st_bytes({"a": {"dtype": "BOOL", "shape": [1], "data_offsets": [0, 1]}}, b"\x02"),
+            "neither 0 nor 1",
+        ),
+        (_st_bytes({"__metadata__": {"a": 1}}), "string values"),
+        (struct.pack("<Q", 31) + b'{"a":{},"a":{}}' + b" " * 16, "duplicate key"),
+        (struct.pack("<Q", 8) + b'{"a":NaN', "not valid JSON"),
+        (struct.pack("<Q", 20000) + b"{" * 20000, "not valid JSON"),
+    ],
+)
 def test_safetensors_rejections(data, message):
     with pytest.raises(CheckpointError, match=message):
         st.load(data)
@@ -327,7 +458,9 @@ def test_safetensors_refuses_shared_memory_and_bad_inputs(tmp_path):
     whole = np.zeros(10, np.float32)
     with pytest.raises(ValueError, match="share memory"):
         st.save({"a": tl.from_numpy(whole[:6]), "b": tl.from_numpy(whole[4:])})
-    assert st.load(st.save({"a": tl.from_numpy(whole[:5]), "b": tl.from_numpy(whole[5:])}))["b"].shape == (5,)
+    assert st.load(
+        st.save({"a": tl.from_numpy(whole[:5]), "b": tl.from_numpy(whole[5:])})
+    )["b"].shape == (5,)
     with pytest.raises(TypeError, match="expected a tensorlib Tensor"):
         st.save({"a": [1.0, 2.0]})
     with pytest.raises(ValueError, match="__metadata__"):
@@ -371,21 +504,32 @@ def test_load_model_is_transactional(tmp_path):
     _assert_same(before, target)
 
 
-# ---- tl.save / tl.load ----------------------------------------------------------------------------
+# ---- tl.save / tl.load
+# ----------------------------------------------------------------------------
 
 def test_save_load_nested_objects(tmp_path):
     model, optimizer = _trained()
     shared = tl.arange(3.0)
     obj = {
-        "model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 7, "lr": 1e-3,
-        "values": [None, True, -2, 0.1, float("inf"), float("nan"), "ünï"], "pair": (1, (2.5, "x")),
-        5: {"a": shared, "b": shared}, "empty": {}, "scalar": tl.tensor(2.5), "nothing": tl.zeros(0, 3),
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "step": 7,
+        "lr": 1e-3,
+        "values": [None, True, -2, 0.1, float("inf"), float("nan"), "ünï"],
+        "pair": (1, (2.5, "x")),
+        5: {"a": shared, "b": shared},
+        "empty": {},
+        "scalar": tl.tensor(2.5),
+        "nothing": tl.zeros(0, 3),
         "numpy scalars": [np.float32(0.5), np.int64(3), np.bool_(True)],
     }
     tl.save(obj, tmp_path / "o.tl")
     back = tl.load(tmp_path / "o.tl")
     assert back["step"] == 7 and back["lr"] == 1e-3 and back["pair"] == (1, (2.5, "x"))
-    assert back["values"][:5] == [None, True, -2, 0.1, float("inf")] and math.isnan(back["values"][5])
+    assert (
+        back["values"][:5] == [None, True, -2, 0.1, float("inf")]
+        and math.isnan(back["values"][5])
+    )
     assert back["values"][6] == "ünï" and back["empty"] == {}
     assert back[5]["a"] is back[5]["b"] and back[5]["a"].numpy().tolist() == [0.0, 1.0, 2.0]
     assert back["scalar"].shape == () and back["nothing"].shape == (0, 3)
@@ -397,10 +541,17 @@ def test_save_load_nested_objects(tmp_path):
     assert fresh.param_groups[0]["betas"] == (0.9, 0.999)
 
 
-@pytest.mark.parametrize("value, path", [
-    (object(), "the object"), ({"a": [1, {2, 3}]}, "a.1"), ({"a": np.zeros(2)}, "a"), ({(1, 2): 3}, "dict keys"),
-    ({"f": len}, "f"), ({"b": b"bytes"}, "b"),
-])
+@pytest.mark.parametrize(
+    "value, path",
+    [
+        (object(), "the object"),
+        ({"a": [1, {2, 3}]}, "a.1"),
+        ({"a": np.zeros(2)}, "a"),
+        ({(1, 2): 3}, "dict keys"),
+        ({"f": len}, "f"),
+        ({"b": b"bytes"}, "b"),
+    ],
+)
 def test_save_refuses_other_types(tmp_path, value, path):
     with pytest.raises(TypeError, match=path):
         tl.save(value, tmp_path / "x.tl")
@@ -410,17 +561,24 @@ def test_save_refuses_other_types(tmp_path, value, path):
 def test_load_plain_safetensors_and_bad_structures(tmp_path):
     save_file({"w": tl.ones(2)}, tmp_path / "plain.safetensors")
     assert list(tl.load(tmp_path / "plain.safetensors")) == ["w"]
-    for structure, message in [('{"tensor": "missing"}', "does not hold"), ('{"set": []}', "unknown node"),
-                               ('{"dict": [[1.5, 2]]}', "dict entry"), ('[1, 2]', "one-key object"),
-                               ('{"list": []}', "never uses"), ("[" * 100 + "]" * 100, "one-key"),
-                               ('{"list": [' * 80 + "]}" * 80, "levels deep"), ("{", "not valid JSON")]:
+    for structure, message in [
+        ('{"tensor": "missing"}', "does not hold"),
+        ('{"set": []}', "unknown node"),
+        ('{"dict": [[1.5, 2]]}', "dict entry"),
+        ("[1, 2]", "one-key object"),
+        ('{"list": []}', "never uses"),
+        ("[" * 100 + "]" * 100, "one-key"),
+        ('{"list": [' * 80 + "]}" * 80, "levels deep"),
+        ("{", "not valid JSON"),
+    ]:
         save_file({"w": tl.ones(2)}, tmp_path / "s.tl", {"tensorlib.structure": structure})
         with pytest.raises(CheckpointError, match=message):
             tl.load(tmp_path / "s.tl")
 
 
 def test_loaders_never_unpickle_or_evaluate(tmp_path):
-    """A pickle that runs code when unpickled, and Python code as a structure, are refused without running."""
+    """A pickle that runs code when unpickled, and Python code as a structure, are refused without
+    running."""
     import pickle
 
     marker = tmp_path / "code ran"
@@ -432,7 +590,12 @@ def test_loaders_never_unpickle_or_evaluate(tmp_path):
     data = pickle.dumps({"model": Payload(), "step": 1})
     path = tmp_path / "evil.ckpt"
     path.write_bytes(data)
-    for load in (tl.load, load_file, lambda f: load_checkpoint(f, nn.Linear(2, 2)), lambda f: st.load(f.read_bytes())):
+    for load in (
+        tl.load,
+        load_file,
+        lambda f: load_checkpoint(f, nn.Linear(2, 2)),
+        lambda f: st.load(f.read_bytes()),
+    ):
         with pytest.raises(CheckpointError):
             load(path)
     code = f"__import__('os').mkdir({str(marker)!r})"
@@ -444,7 +607,8 @@ def test_loaders_never_unpickle_or_evaluate(tmp_path):
     assert marker.exists()
 
 
-# ---- atomic writes --------------------------------------------------------------------------------
+# ---- atomic writes
+# --------------------------------------------------------------------------------
 
 def test_atomic_write_failure_keeps_the_old_file(tmp_path):
     target = tmp_path / "f.bin"
@@ -461,7 +625,8 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path):
 
 def test_atomic_write_permissions_and_stale_temporaries(tmp_path):
     target = tmp_path / "f.bin"
-    stale = tmp_path / f".f.bin.tmp-{2**22 + 12345}-abcd"  # a pid above Linux's pid_max: a dead writer
+    # a pid above Linux's pid_max: a dead writer
+    stale = tmp_path / f".f.bin.tmp-{2**22 + 12345}-abcd"
     stale.write_bytes(b"partial")
     umask = os.umask(0o022)
     os.umask(umask)
@@ -510,15 +675,21 @@ def test_tl_save_stores_a_tied_state_dict_once(tmp_path):
 
 def test_tied_gpt_head_round_trips_through_every_format(tmp_path):
     """Chapter 5's GPT ties its output head to the token embedding; every format keeps it tied."""
-    gpt = pytest.importorskip("tensorlib.gpt.model", reason="chapter 5 (tensorlib.gpt) is not merged yet")
-    config = gpt.GPTConfig(block_size=8, vocab_size=11, n_layer=1, n_head=2, n_embd=8, tie_weights=True)
+    gpt = pytest.importorskip(
+        "tensorlib.gpt.model", reason="chapter 5 (tensorlib.gpt) is not merged yet"
+    )
+    config = gpt.GPTConfig(
+        block_size=8, vocab_size=11, n_layer=1, n_head=2, n_embd=8, tie_weights=True
+    )
     model = gpt.GPT(config, generator=tl.Generator(0))
     assert model.lm_head.weight is model.transformer.wte.weight
     with pytest.raises(ValueError, match="share memory"):
         save_file(model.state_dict(), tmp_path / "x.safetensors")
     save_model(model, tmp_path / "gpt.safetensors")
     tensors, metadata = st.load_with_metadata(tmp_path / "gpt.safetensors")
-    assert "lm_head.weight" not in tensors and metadata == {"lm_head.weight": "transformer.wte.weight"}
+    assert "lm_head.weight" not in tensors and metadata == {
+        "lm_head.weight": "transformer.wte.weight"
+    }
     tl.save({"model": model.state_dict()}, tmp_path / "gpt.tl")
     save_checkpoint(tmp_path / "gpt.tlckpt", model)
     ids = tl.tensor([[1, 2, 3, 4]])
@@ -537,7 +708,8 @@ def test_tied_gpt_head_round_trips_through_every_format(tmp_path):
 # -- chapter 7 replayed: objects made early keep working after every later cell ------------------
 @pytest.fixture
 def chapter7():
-    """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the notebook."""
+    """A fresh namespace standing in for the notebook: the chapter's modules point at it, as in the
+    notebook."""
     with replayed_chapter("07_checkpointing", "chapter7_replay") as replay:
         yield replay
 
@@ -565,7 +737,9 @@ def test_objects_made_early_in_chapter_7_keep_working_after_every_later_cell(cha
         reader.take(1, "tail")
     data = b"".join(bytes(chunk) for chunk in notebook.encode(early))
     again = notebook.decode(data, "file")
-    assert isinstance(again, type(early)) and np.array_equal(again.parameters["w"], early.parameters["w"])
+    assert isinstance(again, type(early)) and np.array_equal(
+        again.parameters["w"], early.parameters["w"]
+    )
     with pytest.raises(error_class):  # what the finished chapter raises, the early class catches
         notebook.decode(data[:-1], "file")
     path = tmp_path / "model.safetensors"
@@ -573,7 +747,8 @@ def test_objects_made_early_in_chapter_7_keep_working_after_every_later_cell(cha
     assert np.array_equal(notebook.load_file(path)["w"].numpy(), early.parameters["w"])
 
 
-# -- chapter 7 uses what it has written, not the installed package's copy ---------------------------
+# -- chapter 7 uses what it has written, not the installed package's copy
+# ---------------------------
 _HIDE_THE_PACKAGE = '''
 import tensorlib.serialization as _tl_installed
 
@@ -599,13 +774,20 @@ def test_chapter_7_runs_without_the_installed_serialization_names(load_tool, tmp
     """
     import nbformat
 
-    notebook = nbformat.read(Path(__file__).resolve().parent.parent / "book" / "07_checkpointing.ipynb", as_version=4)
+    notebook = nbformat.read(
+        Path(__file__).resolve().parent.parent / "book" / "07_checkpointing.ipynb", as_version=4
+    )
     notebook.cells.insert(0, nbformat.v4.new_code_cell(_HIDE_THE_PACKAGE))
     repo = str(Path(__file__).resolve().parent.parent)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join([repo, *filter(None, [os.environ.get("PYTHONPATH")])])
+    )
     load_tool("notebooks").execute(notebook, tmp_path, 600, allow_errors=True, record_timing=False)
     errors = [f"cell {number - 1}: {output.get('ename')}: {output.get('evalue')}"
               for number, cell in enumerate(notebook.cells) if cell.cell_type == "code"
               and "raises-exception" not in cell.metadata.get("tags", [])
               for output in cell.get("outputs", []) if output.get("output_type") == "error"]
-    assert errors == [], "chapter 7 fails when the installed package's serialization names are hidden:\n  " + "\n  ".join(errors)
+    assert errors == [], (
+        "chapter 7 fails when the installed package's serialization names are hidden:\n  "
+        + "\n  ".join(errors)
+    )

@@ -1,4 +1,5 @@
-"""Real crashes: a writer killed with SIGKILL in the middle of a save never leaves a partial checkpoint."""
+"""Real crashes: a writer killed with SIGKILL in the middle of a save never leaves a partial
+checkpoint."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ KILLS = 100
 
 
 def _model(version: int) -> nn.Module:
-    """Version ``v`` of the model: every parameter filled with ``v`` (about 0.5 MB, so writes take a while)."""
+    """Version ``v`` of the model: every parameter filled with ``v`` (about 0.5 MB, so writes take a
+    while)."""
     model = nn.MLP(256, [256], 256)
     with tl.no_grad():
         for param in model.parameters():
@@ -28,12 +30,14 @@ def _model(version: int) -> nn.Module:
 
 
 def _wait_to_be_killed(hold: int) -> None:
-    """Block until the parent's SIGKILL arrives (or the parent is gone: the pipe then reads as closed)."""
+    """Block until the parent's SIGKILL arrives (or the parent is gone: the pipe then reads as
+    closed)."""
     os.read(hold, 1)
 
 
 def _writer(path: str, start: int, complete: int, stop_after: int, ready: int, hold: int) -> None:
-    """Child process: save versions start+1 .. start+complete whole, then start writing the next one.
+    """Child process: save versions start+1 .. start+complete whole, then start writing the next
+    one.
 
     That last save stops after its ``stop_after``-th chunk has gone to the temporary file (0: the
     header not yet; all chunks: every byte handed over, before the flush, ``fsync`` and rename),
@@ -64,7 +68,12 @@ def _writer(path: str, start: int, complete: int, stop_after: int, ready: int, h
 
 def _chunk_count() -> int:
     model = _model(0)
-    return sum(1 for _ in tlckpt.encode(tlckpt.TLCheckpoint({n: p.numpy() for n, p in model.named_parameters()})))
+    return sum(
+        1
+        for _ in tlckpt.encode(
+            tlckpt.TLCheckpoint({n: p.numpy() for n, p in model.named_parameters()})
+        )
+    )
 
 
 @pytest.mark.parametrize("kills", [KILLS])
@@ -102,17 +111,23 @@ def test_sigkill_mid_write_never_leaves_a_partial_checkpoint(tmp_path, kills):
             os.close(ready_read)
             os.close(hold_write)
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
-        temporaries = [p.name for p in tmp_path.iterdir() if p.name.startswith(".model.tlckpt.tmp-")]
+        temporaries = [
+            p.name for p in tmp_path.iterdir() if p.name.startswith(".model.tlckpt.tmp-")
+        ]
         assert any(name.startswith(f".model.tlckpt.tmp-{pid}-") for name in temporaries), (
             f"the killed write (pid {pid}) left no temporary file: {temporaries}")
         checkpoint = tlckpt.decode(path.read_bytes(), str(path))  # complete, or this raises
         values = np.unique(np.concatenate([v.reshape(-1) for v in checkpoint.parameters.values()]))
         assert values.size == 1, f"a mixture of versions {values[:5]}"
         assert int(values[0]) == last + complete, (
-            f"after {complete} whole saves from version {last} the target holds version {int(values[0])}")
+            f"after {complete} whole saves from version {last} the target holds version "
+            f"{int(values[0])}"
+        )
         last += complete
         load_checkpoint(path, nn.MLP(256, [256], 256))
-    assert stops == set(range(chunks + 1)), f"the kills missed some points of the write: {sorted(stops)}"
+    assert stops == set(range(chunks + 1)), (
+        f"the kills missed some points of the write: {sorted(stops)}"
+    )
     assert last > 0, "no save completed"
     save_checkpoint(path, _model(-1))
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "model.tlckpt"]

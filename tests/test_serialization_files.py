@@ -55,14 +55,17 @@ def test_save_through_a_symlink_replaces_the_target_and_keeps_the_link(tmp_path,
     SAVERS[saver](link)
     assert link.is_symlink() and os.readlink(link) == str(target)
     assert target.read_bytes() != b"old data" and target.read_bytes() == link.read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "run"]  # no temporary left beside the link
+    # no temporary left beside the link
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest", "run"]
 
 
 def test_save_through_a_dangling_symlink_creates_the_target(tmp_path):
     link = tmp_path / "latest"
     link.symlink_to(tmp_path / "new.ckpt")
     tl.save({"w": tl.ones(2)}, link)
-    assert link.is_symlink() and np.array_equal(tl.load(tmp_path / "new.ckpt")["w"].numpy(), np.ones(2))
+    assert link.is_symlink() and np.array_equal(
+        tl.load(tmp_path / "new.ckpt")["w"].numpy(), np.ones(2)
+    )
 
 
 def test_save_through_a_chain_of_symlinks(tmp_path):
@@ -71,7 +74,11 @@ def test_save_through_a_chain_of_symlinks(tmp_path):
     (tmp_path / "a").symlink_to(target)
     (tmp_path / "b").symlink_to(tmp_path / "a")
     atomic_write(tmp_path / "b", [b"new"])
-    assert (tmp_path / "a").is_symlink() and (tmp_path / "b").is_symlink() and target.read_bytes() == b"new"
+    assert (
+        (tmp_path / "a").is_symlink()
+        and (tmp_path / "b").is_symlink()
+        and target.read_bytes() == b"new"
+    )
 
 
 # ---- item 5: an atomic replace keeps the permission bits; a new file gets the umask's default ---
@@ -143,7 +150,11 @@ def test_devices_are_refused_naming_the_path(reader, device):
     if not os.path.exists(device):
         pytest.skip(f"no {device}")
     error = _in_thread(lambda: READERS[reader](device))
-    assert isinstance(error, CheckpointError) and device in str(error) and "character device" in str(error)
+    assert (
+        isinstance(error, CheckpointError)
+        and device in str(error)
+        and "character device" in str(error)
+    )
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -157,7 +168,11 @@ def test_a_fifo_without_writer_is_refused_not_waited_on(reader, tmp_path):
 @pytest.mark.parametrize("reader", READERS)
 def test_a_directory_is_refused_naming_the_path(reader, tmp_path):
     error = _in_thread(lambda: READERS[reader](tmp_path))
-    assert isinstance(error, CheckpointError) and str(tmp_path) in str(error) and "directory" in str(error)
+    assert (
+        isinstance(error, CheckpointError)
+        and str(tmp_path) in str(error)
+        and "directory" in str(error)
+    )
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -193,11 +208,15 @@ def test_a_reader_never_reads_past_the_size_it_was_given(tmp_path):
 # ---- item 8: impossible shapes are CheckpointErrors naming the file and the field ----------------
 
 def _safetensors(shape, dtype="F32", offsets=(0, 0)):
-    header = json.dumps({"w": {"dtype": dtype, "shape": shape, "data_offsets": list(offsets)}}).encode()
+    header = json.dumps(
+        {"w": {"dtype": dtype, "shape": shape, "data_offsets": list(offsets)}}
+    ).encode()
     return struct.pack("<Q", len(header)) + header
 
 
-@pytest.mark.parametrize("shape", [[0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 65, [0, 2**61]])
+@pytest.mark.parametrize(
+    "shape", [[0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 65, [0, 2**61]]
+)
 def test_safetensors_impossible_shapes(tmp_path, shape):
     path = tmp_path / "bad.safetensors"
     path.write_bytes(_safetensors(shape))
@@ -218,7 +237,9 @@ def _tlckpt(dims):
             + struct.pack(f"<I{len(dims)}I", len(dims), *dims) + struct.pack("<Q", count % 2**64))
 
 
-@pytest.mark.parametrize("dims", [[1] * 65, [0] * 65, [0, 2**32 - 1, 2**32 - 1, 2**32 - 1], [2**31, 2**31, 0]])
+@pytest.mark.parametrize(
+    "dims", [[1] * 65, [0] * 65, [0, 2**32 - 1, 2**32 - 1, 2**32 - 1], [2**31, 2**31, 0]]
+)
 def test_tlckpt_impossible_shapes(tmp_path, dims):
     path = tmp_path / "bad.tlckpt"
     path.write_bytes(_tlckpt(dims))
@@ -231,22 +252,32 @@ def test_tlckpt_impossible_shapes(tmp_path, dims):
 # ---- item 19: "__metadata__" as a name ----------------------------------------------------------
 
 def test_tl_save_round_trips_a_metadata_key(tmp_path):
-    obj = {"__metadata__": tl.arange(3), "x": {"__metadata__": tl.ones(2)}, "__metadata__'": tl.zeros(1)}
+    obj = {
+        "__metadata__": tl.arange(3),
+        "x": {"__metadata__": tl.ones(2)},
+        "__metadata__'": tl.zeros(1),
+    }
     tl.save(obj, tmp_path / "m.ckpt")
     back = tl.load(tmp_path / "m.ckpt")
     assert list(back) == list(obj) and list(back["x"]) == ["__metadata__"]
-    assert back["__metadata__"].numpy().tolist() == [0, 1, 2] and back["x"]["__metadata__"].numpy().tolist() == [1, 1]
+    assert (
+        back["__metadata__"].numpy().tolist() == [0, 1, 2]
+        and back["x"]["__metadata__"].numpy().tolist() == [1, 1]
+    )
     assert back["__metadata__'"].numpy().tolist() == [0]
     # the file is still a valid safetensors file: its metadata is the format's, not a tensor
     assert "__metadata__" not in load_file(tmp_path / "m.ckpt")
 
 
 def test_save_file_refuses_the_reserved_name_saying_why(tmp_path):
-    with pytest.raises(ValueError, match="'__metadata__' is reserved by safetensors: it is the header's key"):
+    with pytest.raises(
+        ValueError, match="'__metadata__' is reserved by safetensors: it is the header's key"
+    ):
         save_file({"__metadata__": tl.ones(1)}, tmp_path / "m.safetensors")
 
 
-# ---- issue 22: file objects and map_location ------------------------------------------------------
+# ---- issue 22: file objects and map_location
+# ------------------------------------------------------
 
 def test_save_and_load_through_file_objects(tmp_path):
     obj = {"w": tl.arange(4).reshape(2, 2), "step": 3, "betas": (0.9, 0.99)}
@@ -255,7 +286,11 @@ def test_save_and_load_through_file_objects(tmp_path):
     tl.save(obj, buffer)
     buffer.seek(6)
     back = tl.load(buffer)
-    assert back["step"] == 3 and back["betas"] == (0.9, 0.99) and back["w"].numpy().tolist() == [[0, 1], [2, 3]]
+    assert (
+        back["step"] == 3
+        and back["betas"] == (0.9, 0.99)
+        and back["w"].numpy().tolist() == [[0, 1], [2, 3]]
+    )
     with open(tmp_path / "f.ckpt", "wb") as file:
         tl.save(obj, file)
     with open(tmp_path / "f.ckpt", "rb") as file:
@@ -296,7 +331,10 @@ def test_save_to_and_load_from_non_seekable_streams():
 
 
 def test_text_files_and_other_objects_are_refused(tmp_path):
-    with open(tmp_path / "t.txt", "w") as text, pytest.raises(TypeError, match="binary file object"):
+    with (
+        open(tmp_path / "t.txt", "w") as text,
+        pytest.raises(TypeError, match="binary file object"),
+    ):
         tl.save({"w": tl.ones(1)}, text)
     with pytest.raises(TypeError, match="binary file object"):
         tl.load(3)
@@ -309,11 +347,26 @@ def test_a_failed_save_to_a_file_object_writes_nothing():
     assert buffer.getvalue() == b""
 
 
-@pytest.mark.parametrize("map_location", [None, "cpu", "cpu:0", tl.device("cpu"), {"cuda:0": "cpu"}, {}, lambda s, loc: s,
-                                          lambda s, loc: None])
+@pytest.mark.parametrize(
+    "map_location",
+    [
+        None,
+        "cpu",
+        "cpu:0",
+        tl.device("cpu"),
+        {"cuda:0": "cpu"},
+        {},
+        lambda s, loc: s,
+        lambda s, loc: None,
+    ],
+)
 def test_map_location_to_the_cpu_is_accepted(tmp_path, map_location):
     tl.save({"w": tl.arange(3)}, tmp_path / "c.ckpt")
-    assert tl.load(tmp_path / "c.ckpt", map_location=map_location)["w"].numpy().tolist() == [0, 1, 2]
+    assert tl.load(tmp_path / "c.ckpt", map_location=map_location)["w"].numpy().tolist() == [
+        0,
+        1,
+        2,
+    ]
 
 
 @pytest.mark.parametrize("map_location", ["cuda", "cuda:0", "mps", {"cpu": "cuda:1"}])

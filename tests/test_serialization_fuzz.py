@@ -1,4 +1,5 @@
-"""Fuzzing the readers: mutated TLCKPT, safetensors and torch.save files raise CheckpointError and change nothing.
+"""Fuzzing the readers: mutated TLCKPT, safetensors and torch.save files raise CheckpointError and
+change nothing.
 
 ``make test`` runs a few hundred mutants per format; ``make fuzz`` runs 10,000 per format
 (``TENSORLIB_FUZZ_N=10000``) and prints the counts. Every mutant is loaded through the public
@@ -73,10 +74,17 @@ def _snapshot(model, optimizer, generator):
 def _unchanged(snapshot, model, optimizer, generator) -> bool:
     params, opt, gen = snapshot
     now = optimizer.state_dict()
-    return (all(np.array_equal(v.numpy(), params[k]) for k, v in model.state_dict().items())
-            and now["param_groups"] == opt["param_groups"] and now["state"].keys() == opt["state"].keys()
-            and all(np.array_equal(t.numpy(), opt["state"][i][k].numpy()) for i, e in now["state"].items() for k, t in e.items())
-            and np.array_equal(generator.get_state().numpy(), gen))
+    return (
+        all(np.array_equal(v.numpy(), params[k]) for k, v in model.state_dict().items())
+        and now["param_groups"] == opt["param_groups"]
+        and now["state"].keys() == opt["state"].keys()
+        and all(
+            np.array_equal(t.numpy(), opt["state"][i][k].numpy())
+            for i, e in now["state"].items()
+            for k, t in e.items()
+        )
+        and np.array_equal(generator.get_state().numpy(), gen)
+    )
 
 
 def _restore(snapshot, model, optimizer, generator):
@@ -89,7 +97,8 @@ def _restore(snapshot, model, optimizer, generator):
 # ---- where the integer fields of a TLCKPT file are (an independent walk of the specification) ----
 
 def _tlckpt_fields(data: bytes):
-    """(offset, size) of every u32/u64 field and (offset, length) of every name, walking the layout."""
+    """(offset, size) of every u32/u64 field and (offset, length) of every name, walking the
+    layout."""
     fields, names, at = [(8, 4), (12, 4), (16, 4)], [], 20
     count = struct.unpack_from("<I", data, 16)[0]
     sizes = {}
@@ -134,15 +143,30 @@ def _common_mutation(data: bytes, rng) -> bytes:
         return data + (extra if rng.random() < 0.5 else bytes(len(extra)))
     cut = int(rng.integers(len(data)))  # splice: delete or duplicate a random slice
     span = int(rng.integers(1, 32))
-    return data[:cut] + data[cut + span:] if rng.random() < 0.5 else data[:cut] + data[cut: cut + span] + data[cut:]
+    return (
+        data[:cut] + data[cut + span :]
+        if rng.random() < 0.5
+        else data[:cut] + data[cut : cut + span] + data[cut:]
+    )
 
 
 def _hostile_record(data: bytes, names, rng) -> bytes:
-    """Replace the first parameter record by one whose shape cannot exist (65 dims, an overflowing product)."""
-    dims = [[1] * 65, [0] * 65, [0, 2**32 - 1, 2**32 - 1, 2**32 - 1], [2**31, 2**31, 0], [2**32 - 1] * 3][rng.integers(5)]
+    """Replace the first parameter record by one whose shape cannot exist (65 dims, an overflowing
+    product)."""
+    dims = [
+        [1] * 65,
+        [0] * 65,
+        [0, 2**32 - 1, 2**32 - 1, 2**32 - 1],
+        [2**31, 2**31, 0],
+        [2**32 - 1] * 3,
+    ][rng.integers(5)]
     count = int(np.prod(dims, dtype=object)) % 2**64
     name_at, length = names[0]
-    record = struct.pack("<I", length) + data[name_at: name_at + length] + struct.pack(f"<I{len(dims)}IQ", len(dims), *dims, count)
+    record = (
+        struct.pack("<I", length)
+        + data[name_at : name_at + length]
+        + struct.pack(f"<I{len(dims)}IQ", len(dims), *dims, count)
+    )
     return data[:20] + record + data[names[1][0] - 4:]
 
 
@@ -165,7 +189,8 @@ def _tlckpt_mutation(data: bytes, fields, names, rng) -> bytes:
             value = int.from_bytes(rng.bytes(size), "little")
         out[offset: offset + size] = (value % 2**(8 * size)).to_bytes(size, "little")
         return bytes(out)
-    (a, la), (b, lb) = (names[i] for i in rng.choice(len(names), 2, replace=False))  # swap two names' bytes
+    # swap two names' bytes
+    (a, la), (b, lb) = (names[i] for i in rng.choice(len(names), 2, replace=False))
     if la == lb:
         out[a: a + la], out[b: b + lb] = data[b: b + lb], data[a: a + la]
     else:  # different lengths: copy one name over the other's first bytes
@@ -176,7 +201,25 @@ def _tlckpt_mutation(data: bytes, fields, names, rng) -> bytes:
 
 # ---- safetensors header mutations ----------------------------------------------------------------
 
-JUNK = [None, True, -1, 0, 1, 2**31, 2**64, 2**70, 1.5, "x", "F32", [], [0], [0, 1, 2], {}, {"a": 1}, [-1, 4]]
+JUNK = [
+    None,
+    True,
+    -1,
+    0,
+    1,
+    2**31,
+    2**64,
+    2**70,
+    1.5,
+    "x",
+    "F32",
+    [],
+    [0],
+    [0, 1, 2],
+    {},
+    {"a": 1},
+    [-1, 4],
+]
 
 
 def _mutate_entry(entry, rng):
@@ -185,10 +228,16 @@ def _mutate_entry(entry, rng):
     if choice == 0:
         entry[key] = JUNK[rng.integers(len(JUNK))]
     elif choice == 1 and key == "dtype":
-        entry[key] = str(rng.choice(["F16", "F64", "I8", "U8", "BOOL", "BF16", "I64", "F8_E4M3", "f32", ""]))
+        entry[key] = str(
+            rng.choice(["F16", "F64", "I8", "U8", "BOOL", "BF16", "I64", "F8_E4M3", "f32", ""])
+        )
     elif choice == 1 and isinstance(entry[key], list) and entry[key]:
         i = rng.integers(len(entry[key]))
-        entry[key][i] = int(entry[key][i]) + [-8, -4, -1, 1, 4, 8, 2**40][rng.integers(7)] if isinstance(entry[key][i], int) else 0
+        entry[key][i] = (
+            int(entry[key][i]) + [-8, -4, -1, 1, 4, 8, 2**40][rng.integers(7)]
+            if isinstance(entry[key][i], int)
+            else 0
+        )
     elif choice == 2:
         del entry[key]
     else:
@@ -202,7 +251,8 @@ def _raw(header: dict, body: bytes, raw: bytes | None = None) -> bytes:
 
 
 def _hostile_header(data: bytes, rng) -> bytes:
-    """Issue 21's strategies: lengths past the end, non-UTF-8, bad offsets, dtypes and shapes, overlaps, zero sizes."""
+    """Issue 21's strategies: lengths past the end, non-UTF-8, bad offsets, dtypes and shapes,
+    overlaps, zero sizes."""
     n = int.from_bytes(data[:8], "little")
     header, body = json.loads(data[8: 8 + n]), data[8 + n:]
     names = [k for k in header if k != "__metadata__"]
@@ -210,25 +260,70 @@ def _hostile_header(data: bytes, rng) -> bytes:
     entry = header[name]
     choice = rng.integers(9)
     if choice == 0:  # a header length just past the end of the file, or far past it
-        return (n + len(body) + int(rng.choice([1, 2, 8, 4096, 2**40]))).to_bytes(8, "little") + data[8:]
+        return (
+            (n + len(body) + int(rng.choice([1, 2, 8, 4096, 2**40]))).to_bytes(8, "little")
+            + data[8:]
+        )
     if choice == 1:  # bytes that are not UTF-8 inside a string of the header
         raw = bytearray(data[8: 8 + n])
         at = raw.find(name.encode()) if rng.random() < 0.5 else raw.find(b"F32")
         raw[max(at, 1)] = int(rng.choice([0x80, 0xC0, 0xFF, 0xED]))
         return _raw(header, body, bytes(raw))
-    if choice == 2:  # NaN, infinite, huge, negative or fractional offsets, spelled as JSON allows or not
-        token = str(rng.choice(["NaN", "Infinity", "-Infinity", "1e400", "-8", "18446744073709551616", "2.5", "1e3"]))
-        raw = json.dumps(header).encode().replace(json.dumps(entry["data_offsets"]).encode(),
-                                                  f'[{entry["data_offsets"][0]}, {token}]'.encode(), 1)
+    # NaN, infinite, huge, negative or fractional offsets, spelled as JSON allows or not
+    if choice == 2:
+        token = str(
+            rng.choice(
+                [
+                    "NaN",
+                    "Infinity",
+                    "-Infinity",
+                    "1e400",
+                    "-8",
+                    "18446744073709551616",
+                    "2.5",
+                    "1e3",
+                ]
+            )
+        )
+        raw = (
+            json.dumps(header)
+            .encode()
+            .replace(
+                json.dumps(entry["data_offsets"]).encode(),
+                f"[{entry['data_offsets'][0]}, {token}]".encode(),
+                1,
+            )
+        )
         return _raw(header, body, raw)
     if choice == 3:  # a dtype string that does not exist
-        entry["dtype"] = str(rng.choice(["F128", "Q8", "f4", "float32", "F 32", "I3", "\u0000", "F32\n", "BF8"]))
-    elif choice == 4 and rng.random() < 0.5:  # a shape whose product overflows, or too many dimensions
-        entry["shape"] = [list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 65,
-                                            [2**32, 2**32], [2**64 - 1], [2**21] * 3)][rng.integers(8)]
-    elif choice == 4:  # an extra tensor of no bytes, so the offsets still tile, whose shape cannot exist
-        shape = [list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 64 + [0])][rng.integers(5)]
-        header["empty'"] = {"dtype": str(rng.choice(["F32", "U8", "F64"])), "shape": shape, "data_offsets": [0, 0]}
+        entry["dtype"] = str(
+            rng.choice(["F128", "Q8", "f4", "float32", "F 32", "I3", "\u0000", "F32\n", "BF8"])
+        )
+    elif choice == 4 and rng.random() < 0.5:
+        # a shape whose product overflows, or too many dimensions
+        entry["shape"] = [
+            list(s)
+            for s in (
+                [0, 2**63],
+                [2**62, 0],
+                [2**40, 2**40, 0],
+                [0] * 65,
+                [1] * 65,
+                [2**32, 2**32],
+                [2**64 - 1],
+                [2**21] * 3,
+            )
+        ][rng.integers(8)]
+    elif choice == 4:
+        # an extra tensor of no bytes, so the offsets still tile, whose shape cannot exist
+        shape = [
+            list(s) for s in ([0, 2**63], [2**62, 0], [2**40, 2**40, 0], [0] * 65, [1] * 64 + [0])
+        ][rng.integers(5)]
+        header["empty'"] = {
+            "dtype": str(rng.choice(["F32", "U8", "F64"])),
+            "shape": shape,
+            "data_offsets": [0, 0],
+        }
     elif choice == 5 and len(names) >= 2:  # two tensors whose bytes overlap (sizes kept right)
         other = header[names[(names.index(name) + 1) % len(names)]]
         begin, end = other["data_offsets"]
@@ -260,7 +355,8 @@ def _safetensors_mutation(data: bytes, rng) -> bytes:
     if choice <= 2:
         name = names[rng.integers(len(names))]
         header[name] = _mutate_entry(dict(header[name]), rng)
-    elif choice == 3 and len(names) >= 2:  # swap two tensors' entries (names now point at other data)
+    elif choice == 3 and len(names) >= 2:
+        # swap two tensors' entries (names now point at other data)
         a, b = rng.choice(names, 2, replace=False)
         header[a], header[b] = header[b], header[a]
     elif choice == 4:  # metadata: junk values, or a mutated structure
@@ -314,9 +410,17 @@ def _torch_base(model, optimizer, generator) -> bytes:
         return value
 
     weight = torch.arange(12.0).reshape(3, 4)
-    obj = {"model": convert(model.state_dict()), "optimizer": convert(optimizer.state_dict()), "step": 3,
-           "views": [weight, weight.t(), weight[1:, ::2]], "ints": torch.arange(5), "mask": torch.tensor([True, False]),
-           "half": torch.ones(2, dtype=torch.float16), "p": torch.nn.Parameter(torch.ones(2)), "note": "ünï"}
+    obj = {
+        "model": convert(model.state_dict()),
+        "optimizer": convert(optimizer.state_dict()),
+        "step": 3,
+        "views": [weight, weight.t(), weight[1:, ::2]],
+        "ints": torch.arange(5),
+        "mask": torch.tensor([True, False]),
+        "half": torch.ones(2, dtype=torch.float16),
+        "p": torch.nn.Parameter(torch.ones(2)),
+        "note": "ünï",
+    }
     buffer = io.BytesIO()
     torch.save(obj, buffer)
     return buffer.getvalue()
@@ -330,15 +434,37 @@ def _mutate_pickle(data: bytes, rng) -> bytes:
         at = spots[rng.integers(len(spots))] + 1
         out[at] = int(rng.choice([0, 1, 2, 3, 4, 5, 11, 12, 13, 255]))
         return bytes(out)
-    if choice == 1:  # a global replaced by one the allow-list lacks, or by a storage type of another size
-        old = bytes(rng.choice([b"torch._utils\n_rebuild_tensor_v2\n", b"torch\nFloatStorage\n", b"collections\nOrderedDict\n"]))
-        new = bytes(rng.choice([b"os\nsystem\n", b"builtins\neval\n", b"torch\nDoubleStorage\n", b"torch\nBFloat16Storage\n",
-                                b"torch._utils\n_rebuild_parameter\n", b"torch\nBoolStorage\n"]))
+    # a global replaced by one the allow-list lacks, or by a storage type of another size
+    if choice == 1:
+        old = bytes(
+            rng.choice(
+                [
+                    b"torch._utils\n_rebuild_tensor_v2\n",
+                    b"torch\nFloatStorage\n",
+                    b"collections\nOrderedDict\n",
+                ]
+            )
+        )
+        new = bytes(
+            rng.choice(
+                [
+                    b"os\nsystem\n",
+                    b"builtins\neval\n",
+                    b"torch\nDoubleStorage\n",
+                    b"torch\nBFloat16Storage\n",
+                    b"torch._utils\n_rebuild_parameter\n",
+                    b"torch\nBoolStorage\n",
+                ]
+            )
+        )
         return data.replace(old, new, 1 + int(rng.integers(3)))
-    if choice == 2:  # an opcode byte replaced (INST, OBJ, NEWOBJ, EXT1, a memo index, a huge length, ...)
+    # an opcode byte replaced (INST, OBJ, NEWOBJ, EXT1, a memo index, a huge length, ...)
+    if choice == 2:
         out = bytearray(data)
         at = int(rng.integers(2, len(out)))
-        out[at: at + 5] = bytes([int(rng.choice(list(b"iobc\x81\x82\x92\x93rjhqQPUX\x8d\x8e\x96\x94\x95")))]) + rng.bytes(4)
+        out[at : at + 5] = bytes(
+            [int(rng.choice(list(b"iobc\x81\x82\x92\x93rjhqQPUX\x8d\x8e\x96\x94\x95")))]
+        ) + rng.bytes(4)
         return bytes(out)
     return _common_mutation(data, rng)
 
@@ -359,18 +485,25 @@ def _torch_mutation(data: bytes, rng) -> bytes:
         members[pickled] = _mutate_pickle(members[pickled], rng)
     elif choice == 2:  # a storage shortened, lengthened or emptied
         name = str(rng.choice([n for n in names if "/data/" in n]))
-        members[name] = members[name][: int(rng.integers(len(members[name]) + 1))] + rng.bytes(int(rng.integers(3)) * 4)
+        members[name] = (
+            members[name][: int(rng.integers(len(members[name]) + 1))]
+            + rng.bytes(int(rng.integers(3)) * 4)
+        )
     elif choice == 3:  # a member dropped, or byteorder junk
         if rng.random() < 0.5:
             del members[str(rng.choice(names))]
         else:
-            members[pickled.replace("data.pkl", "byteorder")] = bytes(rng.choice([b"big", b"middle", b"", b"little\n"]))
+            members[pickled.replace("data.pkl", "byteorder")] = bytes(
+                rng.choice([b"big", b"middle", b"", b"little\n"])
+            )
     else:  # a member compressed, or the pickle duplicated under another folder
         method = zipfile.ZIP_DEFLATED if rng.random() < 0.5 else zipfile.ZIP_STORED
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w") as archive:
             for name, raw in members.items():
-                archive.writestr(name, raw, compress_type=method if name == pickled else zipfile.ZIP_STORED)
+                archive.writestr(
+                    name, raw, compress_type=method if name == pickled else zipfile.ZIP_STORED
+                )
             if method == zipfile.ZIP_STORED:
                 archive.writestr("other/data.pkl", members[pickled])
         return out.getvalue()
@@ -393,13 +526,25 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
     elif kind == "safetensors":
         save_model(model, base_path, metadata={"epoch": "3"})
     elif kind == "tl.save":
-        tl.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": [generator.get_state()],
-                 "step": 3, "note": "ünï"}, base_path)
+        tl.save(
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "rng": [generator.get_state()],
+                "step": 3,
+                "note": "ünï",
+            },
+            base_path,
+        )
     else:
         base_path.write_bytes(_torch_base(model, optimizer, generator))
     base = base_path.read_bytes()
-    mutate = {"tlckpt": lambda: _tlckpt_mutation(base, fields, names, rng), "safetensors": lambda: _safetensors_mutation(base, rng),
-              "tl.save": lambda: _safetensors_mutation(base, rng), "torch.save": lambda: _torch_mutation(base, rng)}[kind]
+    mutate = {
+        "tlckpt": lambda: _tlckpt_mutation(base, fields, names, rng),
+        "safetensors": lambda: _safetensors_mutation(base, rng),
+        "tl.save": lambda: _safetensors_mutation(base, rng),
+        "torch.save": lambda: _torch_mutation(base, rng),
+    }[kind]
     fields, names = _tlckpt_fields(base) if kind == "tlckpt" else (None, None)
     snapshot = _snapshot(model, optimizer, generator)
     outcomes: Counter = Counter()
@@ -427,19 +572,25 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
                 outcomes["rejected (CheckpointError)"] += 1
                 if not _unchanged(snapshot, model, optimizer, generator):
                     (directory / f"partial-{kind}-{i}").write_bytes(mutant)
-                    raise AssertionError(f"{kind} mutant {i} was rejected after a partial load") from None
+                    raise AssertionError(
+                        f"{kind} mutant {i} was rejected after a partial load"
+                    ) from None
             except Hang:
                 (directory / f"hang-{kind}-{i}").write_bytes(mutant)
                 raise AssertionError(f"{kind} mutant {i} took more than {HANG_SECONDS} s") from None
             except Exception as error:
                 (directory / f"crash-{kind}-{i}").write_bytes(mutant)
-                raise AssertionError(f"{kind} mutant {i} raised {type(error).__name__}: {error}") from error
+                raise AssertionError(
+                    f"{kind} mutant {i} raised {type(error).__name__}: {error}"
+                ) from error
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             peak = tracemalloc.get_traced_memory()[1] - before
             if peak > MEMORY_BOUND:
                 (directory / f"memory-{kind}-{i}").write_bytes(mutant)
-                raise AssertionError(f"{kind} mutant {i} ({len(mutant)} bytes) made the reader allocate {peak} bytes")
+                raise AssertionError(
+                    f"{kind} mutant {i} ({len(mutant)} bytes) made the reader allocate {peak} bytes"
+                )
             outcomes["peak bytes"] = max(outcomes["peak bytes"], peak)
     finally:
         signal.signal(signal.SIGALRM, previous)
@@ -450,8 +601,12 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
 
 @pytest.mark.parametrize("kind", ["tlckpt", "safetensors", "tl.save", "torch.save"])
 def test_fuzz(kind, tmp_path):
-    outcomes = fuzz(kind, N, tmp_path, seed={"tlckpt": 1, "safetensors": 2, "tl.save": 3, "torch.save": 4}[kind])
-    print(f"\nfuzz {kind}: {N} mutants: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    outcomes = fuzz(
+        kind, N, tmp_path, seed={"tlckpt": 1, "safetensors": 2, "tl.save": 3, "torch.save": 4}[kind]
+    )
+    print(
+        f"\nfuzz {kind}: {N} mutants: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+    )
     assert outcomes["loaded"] + outcomes["rejected (CheckpointError)"] == N
     assert outcomes["rejected (CheckpointError)"] > N // 2  # the mutations do hit the validation
 

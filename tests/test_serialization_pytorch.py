@@ -36,13 +36,41 @@ def _tuple(items) -> bytes:
     return b"(" + b"".join(items) + b"t"
 
 
-def _tensor(key, storage="FloatStorage", numel=6, offset=0, size=(2, 3), stride=(3, 1), location="cpu", extra=b""):
-    pid = _tuple([_text("storage"), b"ctorch\n%s\n" % storage.encode(), _text(key), _text(location), _int(numel)])
-    return (b"ctorch._utils\n_rebuild_tensor_v2\n(" + pid + b"Q" + _int(offset) + _tuple(map(_int, size))
-            + _tuple(map(_int, stride)) + b"\x89ccollections\nOrderedDict\n)R" + extra + b"tR")
+def _tensor(
+    key,
+    storage="FloatStorage",
+    numel=6,
+    offset=0,
+    size=(2, 3),
+    stride=(3, 1),
+    location="cpu",
+    extra=b"",
+):
+    pid = _tuple(
+        [
+            _text("storage"),
+            b"ctorch\n%s\n" % storage.encode(),
+            _text(key),
+            _text(location),
+            _int(numel),
+        ]
+    )
+    return (
+        b"ctorch._utils\n_rebuild_tensor_v2\n("
+        + pid
+        + b"Q"
+        + _int(offset)
+        + _tuple(map(_int, size))
+        + _tuple(map(_int, stride))
+        + b"\x89ccollections\nOrderedDict\n)R"
+        + extra
+        + b"tR"
+    )
 
 
-def _archive(pickled: bytes, storages: dict[str, bytes], byteorder=b"little", folder="archive") -> bytes:
+def _archive(
+    pickled: bytes, storages: dict[str, bytes], byteorder=b"little", folder="archive"
+) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive:
         archive.writestr(f"{folder}/data.pkl", pickled)
@@ -66,60 +94,154 @@ def _load(blob, **kwargs):
 
 
 def test_a_hand_written_archive_loads_with_views_sharing_their_storage():
-    blob = _archive(_dict({"w": _tensor("0"), "t": _tensor("0", size=(3, 2), stride=(1, 3)),
-                           "row": _tensor("0", numel=6, offset=3, size=(3,), stride=(1,))}), {"0": SIX})
+    blob = _archive(
+        _dict(
+            {
+                "w": _tensor("0"),
+                "t": _tensor("0", size=(3, 2), stride=(1, 3)),
+                "row": _tensor("0", numel=6, offset=3, size=(3,), stride=(1,)),
+            }
+        ),
+        {"0": SIX},
+    )
     out = _load(blob)
     w, t, row = out["w"].numpy(), out["t"].numpy(), out["row"].numpy()
-    assert w.tolist() == [[0, 1, 2], [3, 4, 5]] and np.array_equal(t, w.T) and row.tolist() == [3, 4, 5]
+    assert (
+        w.tolist() == [[0, 1, 2], [3, 4, 5]]
+        and np.array_equal(t, w.T)
+        and row.tolist() == [3, 4, 5]
+    )
     assert np.shares_memory(w, t) and np.shares_memory(w, row)
 
 
 def test_every_dtype_and_big_endian_storages():
-    codes = {"FloatStorage": "f4", "DoubleStorage": "f8", "HalfStorage": "f2", "LongStorage": "i8", "IntStorage": "i4",
-             "ShortStorage": "i2", "CharStorage": "i1", "ByteStorage": "u1", "BoolStorage": "b1"}
+    codes = {
+        "FloatStorage": "f4",
+        "DoubleStorage": "f8",
+        "HalfStorage": "f2",
+        "LongStorage": "i8",
+        "IntStorage": "i4",
+        "ShortStorage": "i2",
+        "CharStorage": "i1",
+        "ByteStorage": "u1",
+        "BoolStorage": "b1",
+    }
     for order, prefix in [(b"little", "<"), (b"big", ">")]:
         items, storages = {}, {}
         for i, (name, code) in enumerate(codes.items()):
-            values = np.array([1, 0, 1], dtype=prefix + code if code not in ("i1", "u1", "b1") else code)
+            values = np.array(
+                [1, 0, 1], dtype=prefix + code if code not in ("i1", "u1", "b1") else code
+            )
             items[name] = _tensor(str(i), name, 3, size=(3,), stride=(1,))
             storages[str(i)] = values.tobytes()
         out = _load(_archive(_dict(items), storages, order))
         for name, code in codes.items():
-            assert out[name].numpy().dtype == np.dtype(code) and out[name].numpy().tolist() == [1, 0, 1], (order, name)
+            assert out[name].numpy().dtype == np.dtype(code) and out[name].numpy().tolist() == [
+                1,
+                0,
+                1,
+            ], (order, name)
 
 
-@pytest.mark.parametrize("pickled, storages, message", [
-    (_dict({"w": b"cos\nsystem\n" + _text("echo hi") + b"\x85R"}), {}, "asks for the global os.system"),
-    (_dict({"w": b"cbuiltins\neval\n" + _text("1") + b"\x85R"}), {}, "asks for the global builtins.eval"),
-    (b"\x80\x02(ccollections\nOrderedDict\n" + _text("echo hi") + b"o.", {}, "opcode OBJ is not allowed"),
-    (b"\x80\x02(" + _text("x") + b"ios\nsystem\n.", {}, "opcode INST is not allowed"),
-    (b"\x80\x02\x82\x01.", {}, "opcode EXT1 is not allowed"),
-    (b"\x80\x02]r\xff\xff\xff\x7f.", {}, "LONG_BINPUT 2147483647 past"),
-    (b"\x80\x04\x95" + struct.pack("<Q", 2**62) + b"N.", {}, "FRAME 4611686018427387904 past"),
-    (b"\x80\x04\x8e" + struct.pack("<Q", 2**62) + b"abc", {}, "not a valid pickle"),
-    (_dict({"w": _tensor("0", "BFloat16Storage", 1, size=(1,), stride=(1,))}), {"0": b"\0\0"}, "bfloat16 has no numpy dtype"),
-    (_dict({"w": _tensor("0", "ComplexFloatStorage", 1, size=(1,), stride=(1,))}), {"0": b"\0" * 8}, "ComplexFloatStorage"),
-    (_dict({"w": _tensor("0", numel=6, offset=1)}), {"0": SIX}, "reach element 6, past the storage's 6"),
-    (_dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(4, 1))}), {"0": SIX}, "past the storage"),
-    (_dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3, -1))}), {"0": SIX}, "integers >= 0"),
-    (_dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3,))}), {"0": SIX}, "of one length"),
-    (_dict({"w": _tensor("0", numel=6, size=(1,) * 65, stride=(1,) * 65)}), {"0": SIX}, "at most 64"),
-    (_dict({"w": _tensor("0", numel=6, size=(0, 2**62), stride=(1, 1))}), {"0": SIX}, "overflows"),
-    (_dict({"w": _tensor("0", numel=7)}), {"0": SIX}, "holds 24 bytes, but 7 elements of float32 need 28"),
-    (_dict({"w": _tensor("1")}), {"0": SIX}, "storage '1' has no member"),
-    (_dict({"w": _tensor("0", "BoolStorage", 2, size=(2,), stride=(1,))}), {"0": b"\x01\x02"}, "neither 0 nor 1"),
-    (_dict({"w": _tensor("0", location="cuda:0")}), {"0": SIX}, "saved on 'cuda:0'.*map_location='cpu'"),
-    (_dict({"w": _tensor("0", extra=b"}" + _text("x") + _int(1) + b"s")}), {"0": SIX}, "of one length|at most 64|cannot"),
-    (_dict({"w": _tensor("0") + b"}" + _text("array") + _int(1) + b"sb"}), {"0": SIX}, "not a valid torch.save archive"),
-    (b"\x80\x02]q\x00h\x00a.", {}, "contains itself"),
-    (b"\x80\x02" + b"]" * 70 + b"a" * 69 + b".", {}, "nests past 64"),
-    (b"\x80\x02ccollections\nOrderedDict\n" + _text("x") + b"\x85R.", {}, "rebuilt empty"),
-    (b"\x80\x02c_codecs\nencode\n" + _text("x") + _text("utf-16") + b"\x86R.", {}, "latin1"),
-    (b"\x80\x02ctorch\nFloatStorage\n.", {}, "holds a StorageType object"),
-    (b"\x80\x02" + _tuple([_text("storage")]) + b"Q.", {}, "a persistent id must be"),
-    (b"\x80\x02X\xff\xff\xff\x7fabc", {}, "not a valid pickle"),
-    (b"", {}, "not a valid pickle"),
-])
+@pytest.mark.parametrize(
+    "pickled, storages, message",
+    [
+        (
+            _dict({"w": b"cos\nsystem\n" + _text("echo hi") + b"\x85R"}),
+            {},
+            "asks for the global os.system",
+        ),
+        (
+            _dict({"w": b"cbuiltins\neval\n" + _text("1") + b"\x85R"}),
+            {},
+            "asks for the global builtins.eval",
+        ),
+        (
+            b"\x80\x02(ccollections\nOrderedDict\n" + _text("echo hi") + b"o.",
+            {},
+            "opcode OBJ is not allowed",
+        ),
+        (b"\x80\x02(" + _text("x") + b"ios\nsystem\n.", {}, "opcode INST is not allowed"),
+        (b"\x80\x02\x82\x01.", {}, "opcode EXT1 is not allowed"),
+        (b"\x80\x02]r\xff\xff\xff\x7f.", {}, "LONG_BINPUT 2147483647 past"),
+        (b"\x80\x04\x95" + struct.pack("<Q", 2**62) + b"N.", {}, "FRAME 4611686018427387904 past"),
+        (b"\x80\x04\x8e" + struct.pack("<Q", 2**62) + b"abc", {}, "not a valid pickle"),
+        (
+            _dict({"w": _tensor("0", "BFloat16Storage", 1, size=(1,), stride=(1,))}),
+            {"0": b"\0\0"},
+            "bfloat16 has no numpy dtype",
+        ),
+        (
+            _dict({"w": _tensor("0", "ComplexFloatStorage", 1, size=(1,), stride=(1,))}),
+            {"0": b"\0" * 8},
+            "ComplexFloatStorage",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, offset=1)}),
+            {"0": SIX},
+            "reach element 6, past the storage's 6",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(4, 1))}),
+            {"0": SIX},
+            "past the storage",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3, -1))}),
+            {"0": SIX},
+            "integers >= 0",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(2, 3), stride=(3,))}),
+            {"0": SIX},
+            "of one length",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(1,) * 65, stride=(1,) * 65)}),
+            {"0": SIX},
+            "at most 64",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=6, size=(0, 2**62), stride=(1, 1))}),
+            {"0": SIX},
+            "overflows",
+        ),
+        (
+            _dict({"w": _tensor("0", numel=7)}),
+            {"0": SIX},
+            "holds 24 bytes, but 7 elements of float32 need 28",
+        ),
+        (_dict({"w": _tensor("1")}), {"0": SIX}, "storage '1' has no member"),
+        (
+            _dict({"w": _tensor("0", "BoolStorage", 2, size=(2,), stride=(1,))}),
+            {"0": b"\x01\x02"},
+            "neither 0 nor 1",
+        ),
+        (
+            _dict({"w": _tensor("0", location="cuda:0")}),
+            {"0": SIX},
+            "saved on 'cuda:0'.*map_location='cpu'",
+        ),
+        (
+            _dict({"w": _tensor("0", extra=b"}" + _text("x") + _int(1) + b"s")}),
+            {"0": SIX},
+            "of one length|at most 64|cannot",
+        ),
+        (
+            _dict({"w": _tensor("0") + b"}" + _text("array") + _int(1) + b"sb"}),
+            {"0": SIX},
+            "not a valid torch.save archive",
+        ),
+        (b"\x80\x02]q\x00h\x00a.", {}, "contains itself"),
+        (b"\x80\x02" + b"]" * 70 + b"a" * 69 + b".", {}, "nests past 64"),
+        (b"\x80\x02ccollections\nOrderedDict\n" + _text("x") + b"\x85R.", {}, "rebuilt empty"),
+        (b"\x80\x02c_codecs\nencode\n" + _text("x") + _text("utf-16") + b"\x86R.", {}, "latin1"),
+        (b"\x80\x02ctorch\nFloatStorage\n.", {}, "holds a StorageType object"),
+        (b"\x80\x02" + _tuple([_text("storage")]) + b"Q.", {}, "a persistent id must be"),
+        (b"\x80\x02X\xff\xff\xff\x7fabc", {}, "not a valid pickle"),
+        (b"", {}, "not a valid pickle"),
+    ],
+)
 def test_hostile_pickles_are_refused(pickled, storages, message):
     with pytest.raises(CheckpointError, match=message):
         _load(_archive(pickled, storages))
@@ -135,16 +257,29 @@ def test_a_refused_global_never_runs(tmp_path):
 
 def test_build_cannot_alter_the_allowed_globals():
     # BUILD with a slot state on an allowed global, then use it: the global is immutable
-    pickled = b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(N}" + _text("function") + b"cos\nsystem\nsb.".replace(b"cos\nsystem\n", _int(1))
+    pickled = (
+        b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(N}"
+        + _text("function")
+        + b"cos\nsystem\nsb.".replace(b"cos\nsystem\n", _int(1))
+    )
     with pytest.raises(CheckpointError):
         _load(_archive(pickled, {}))
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda blob: blob[:100], "not a valid torch.save archive"),
-    (lambda blob: blob.replace(b"archive/data.pkl", b"archive/dat2.pkl"), "holds one <name>/data.pkl"),
-    (lambda blob: blob.replace(b"little", b"middle"), "not a valid torch.save archive|byteorder"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda blob: blob[:100], "not a valid torch.save archive"),
+        (
+            lambda blob: blob.replace(b"archive/data.pkl", b"archive/dat2.pkl"),
+            "holds one <name>/data.pkl",
+        ),
+        (
+            lambda blob: blob.replace(b"little", b"middle"),
+            "not a valid torch.save archive|byteorder",
+        ),
+    ],
+)
 def test_damaged_archives(mutate, message):
     blob = _archive(_dict({"w": _tensor("0")}), {"0": SIX})
     with pytest.raises(CheckpointError, match=message):
@@ -152,12 +287,15 @@ def test_damaged_archives(mutate, message):
 
 
 def test_a_stored_size_past_the_file_is_refused_before_it_is_read(tmp_path):
-    # found by the fuzzer: one flipped bit in the central directory made zipfile read 128 MiB at once
+    # found by the fuzzer: one flipped bit in the central directory made zipfile read 128 MiB at
+    # once
     blob = bytearray(_archive(_dict({"w": _tensor("0")}), {"0": SIX}))
     entry = blob.rfind(b"PK\x01\x02", 0, blob.rfind(b"archive/data/0") + 1)
     blob[entry + 20: entry + 24] = struct.pack("<I", 2**27 + 24)  # compressed size of data/0
     (tmp_path / "m.pt").write_bytes(bytes(blob))
-    with pytest.raises(CheckpointError, match="member 'archive/data/0' claims 24 bytes .134217752 stored."):
+    with pytest.raises(
+        CheckpointError, match="member 'archive/data/0' claims 24 bytes .134217752 stored."
+    ):
         tl.load(tmp_path / "m.pt")
 
 
@@ -185,7 +323,12 @@ def test_the_legacy_format_is_refused_clearly():
 def test_map_location_callable_sees_each_storage_and_its_location():
     seen = []
     blob = _archive(_dict({"w": _tensor("0", location="cuda:0")}), {"0": SIX})
-    out = _load(blob, map_location=lambda storage, location: seen.append((tuple(storage.shape), location)) or storage)
+    out = _load(
+        blob,
+        map_location=lambda storage, location: (
+            seen.append((tuple(storage.shape), location)) or storage
+        ),
+    )
     assert seen == [((6,), "cuda:0")] and out["w"].shape == (2, 3)
     assert _load(blob, map_location={"cuda:0": "cpu"})["w"].shape == (2, 3)
     assert _load(blob, map_location="cpu")["w"].shape == (2, 3)
@@ -193,7 +336,8 @@ def test_map_location_callable_sees_each_storage_and_its_location():
         _load(blob, map_location=lambda storage, location: 3)
 
 
-# ---- files written by torch 2.13 ------------------------------------------------------------------
+# ---- files written by torch 2.13
+# ------------------------------------------------------------------
 
 def _torch():
     return pytest.importorskip("torch")
@@ -209,7 +353,11 @@ def _same(ours, theirs):
     torch = _torch()
     if isinstance(theirs, torch.Tensor):
         array = theirs.detach().numpy()
-        assert isinstance(ours, tl.Tensor) and ours.numpy().dtype == array.dtype and np.array_equal(ours.numpy(), array)
+        assert (
+            isinstance(ours, tl.Tensor)
+            and ours.numpy().dtype == array.dtype
+            and np.array_equal(ours.numpy(), array)
+        )
         assert isinstance(ours, tl.nn.Parameter) == isinstance(theirs, torch.nn.Parameter)
         assert ours.requires_grad == theirs.requires_grad
     elif isinstance(theirs, dict):
@@ -228,30 +376,60 @@ def _same(ours, theirs):
 def test_state_dicts_of_a_small_model_and_its_optimizer():
     torch = _torch()
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.LayerNorm(8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(3, 8), torch.nn.LayerNorm(8), torch.nn.ReLU(), torch.nn.Linear(8, 2)
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model(torch.randn(4, 3)).square().mean().backward()
     optimizer.step()
-    obj = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": 3, "loss": 0.25}
+    obj = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "epoch": 3,
+        "loss": 0.25,
+    }
     ours = _load(_saved(obj))
     _same(ours, torch.load(io.BytesIO(_saved(obj)), weights_only=True))
-    loaded = tl.nn.Sequential(tl.nn.Linear(3, 8), tl.nn.LayerNorm(8), tl.nn.ReLU(), tl.nn.Linear(8, 2))
+    loaded = tl.nn.Sequential(
+        tl.nn.Linear(3, 8), tl.nn.LayerNorm(8), tl.nn.ReLU(), tl.nn.Linear(8, 2)
+    )
     loaded.load_state_dict(ours["model"])
     x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
-    assert np.allclose(loaded(tl.from_numpy(x)).detach().numpy(), model(torch.from_numpy(x)).detach().numpy(), atol=1e-6)
+    assert np.allclose(
+        loaded(tl.from_numpy(x)).detach().numpy(),
+        model(torch.from_numpy(x)).detach().numpy(),
+        atol=1e-6,
+    )
 
 
 @pytest.mark.parity
 def test_nested_containers_views_shared_storages_and_dtypes():
     torch = _torch()
     base = torch.arange(24.0).reshape(4, 6)
-    obj = {"views": [base, base.t(), base[1:3, ::2], base[:, 2], base.reshape(-1)[5:]], "nested": {"a": (1, [2.5, None]),
-           "b": {"c": "text", "d": True, 7: b"bytes"}}, "p": torch.nn.Parameter(torch.ones(3)),
-           "frozen": torch.nn.Parameter(torch.zeros(2), requires_grad=False), "grad": torch.ones(2, requires_grad=True),
-           "dtypes": [torch.arange(4, dtype=d) for d in (torch.float16, torch.float32, torch.float64, torch.int8,
-                                                        torch.int16, torch.int32, torch.int64, torch.uint8)],
-           "mask": torch.tensor([True, False, True]), "scalar": torch.tensor(2.5), "empty": torch.zeros(0, 4),
-           "expanded": torch.ones(3, 1).expand(3, 4)}
+    obj = {
+        "views": [base, base.t(), base[1:3, ::2], base[:, 2], base.reshape(-1)[5:]],
+        "nested": {"a": (1, [2.5, None]), "b": {"c": "text", "d": True, 7: b"bytes"}},
+        "p": torch.nn.Parameter(torch.ones(3)),
+        "frozen": torch.nn.Parameter(torch.zeros(2), requires_grad=False),
+        "grad": torch.ones(2, requires_grad=True),
+        "dtypes": [
+            torch.arange(4, dtype=d)
+            for d in (
+                torch.float16,
+                torch.float32,
+                torch.float64,
+                torch.int8,
+                torch.int16,
+                torch.int32,
+                torch.int64,
+                torch.uint8,
+            )
+        ],
+        "mask": torch.tensor([True, False, True]),
+        "scalar": torch.tensor(2.5),
+        "empty": torch.zeros(0, 4),
+        "expanded": torch.ones(3, 1).expand(3, 4),
+    }
     blob = _saved(obj)
     ours = _load(blob)
     _same(ours, torch.load(io.BytesIO(blob), weights_only=True))
@@ -297,16 +475,21 @@ def test_objects_outside_the_allow_list_are_refused_as_torch_weights_only_refuse
     import argparse
 
     torch = _torch()
-    blob = _saved({"args": argparse.Namespace(lr=0.1)})  # a training script's configuration, saved whole
+    # a training script's configuration, saved whole
+    blob = _saved({"args": argparse.Namespace(lr=0.1)})
     with pytest.raises(pickle.UnpicklingError):
         torch.load(io.BytesIO(blob), weights_only=True)
-    with pytest.raises(CheckpointError, match="argparse.Namespace, which a weights-only load refuses"):
+    with pytest.raises(
+        CheckpointError, match="argparse.Namespace, which a weights-only load refuses"
+    ):
         _load(blob)
 
 
 @pytest.mark.parity
 def test_torch_reads_the_hand_written_archives():
     torch = _torch()
-    blob = _archive(_dict({"w": _tensor("0"), "t": _tensor("0", size=(3, 2), stride=(1, 3))}), {"0": SIX})
+    blob = _archive(
+        _dict({"w": _tensor("0"), "t": _tensor("0", size=(3, 2), stride=(1, 3))}), {"0": SIX}
+    )
     theirs = torch.load(io.BytesIO(blob), weights_only=True)
     _same(_load(blob), theirs)

@@ -94,10 +94,14 @@ def test_address_formula_reads_every_element(shape, data):
     steps = [data.draw(st.sampled_from([1, 2, -1, -2])) for _ in shape]
     view = base.transpose(order)[(*(slice(None, None, step) for step in steps), ...)]
     strides = [s // view.itemsize for s in view.strides]
-    offset = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // view.itemsize
+    offset = (
+        view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    ) // view.itemsize
     storage = base.reshape(-1)
     for index in itertools.islice(np.ndindex(*view.shape), 50):
-        assert storage[offset + sum(i * s for i, s in zip(index, strides, strict=True))] == view[index]
+        assert (
+            storage[offset + sum(i * s for i, s in zip(index, strides, strict=True))] == view[index]
+        )
 
 
 @MODERATE
@@ -151,22 +155,27 @@ def test_is_contiguous_cases_and_errors():
 # Half of the pairs come from hypothesis' broadcastable generator, so both outcomes are common.
 shape_lists = st.one_of(
     st.lists(shapes, min_size=0, max_size=4),
-    hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=4, min_side=0, max_side=4).map(
-        lambda result: list(result.input_shapes)
-    ),
+    hnp.mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=4, min_side=0, max_side=4
+    ).map(lambda result: list(result.input_shapes)),
 )
 
 
 @settings(max_examples=200, deadline=None)
 @given(shape_list=shape_lists)
 def test_broadcast_shapes_agrees_with_numpy(shape_list):
-    assert our_outcome(broadcast_shapes, *shape_list) == numpy_outcome(np.broadcast_shapes, *shape_list)
+    assert our_outcome(broadcast_shapes, *shape_list) == numpy_outcome(
+        np.broadcast_shapes, *shape_list
+    )
 
 
 def test_broadcast_shapes_exhaustively_on_small_pairs():
     small = [s for d in range(3) for s in itertools.product(range(3), repeat=d)]
     for x, y in itertools.product(small, repeat=2):
-        assert our_outcome(broadcast_shapes, x, y) == numpy_outcome(np.broadcast_shapes, x, y), (x, y)
+        assert our_outcome(broadcast_shapes, x, y) == numpy_outcome(np.broadcast_shapes, x, y), (
+            x,
+            y,
+        )
 
 
 def test_broadcast_shapes_examples():
@@ -181,10 +190,24 @@ def test_broadcast_shapes_examples():
 @pytest.mark.parametrize(
     "shape_list, message",
     [
-        ([(2, 3), (4,)], "shapes (2, 3) and (4,) cannot be broadcast: dimension -1 is 3 in (2, 3) but 4 in (4,)"),
-        ([(2, 3), (1,), (4,)], "shapes (2, 3), (1,) and (4,) cannot be broadcast: dimension -1 is 3 in (2, 3) but 4 in (4,)"),
-        ([(5, 1, 3), (2, 1, 1)], "shapes (5, 1, 3) and (2, 1, 1) cannot be broadcast: dimension -3 is 5 in (5, 1, 3) but 2 in (2, 1, 1)"),
-        ([(0,), (3,)], "shapes (0,) and (3,) cannot be broadcast: dimension -1 is 0 in (0,) but 3 in (3,)"),
+        (
+            [(2, 3), (4,)],
+            "shapes (2, 3) and (4,) cannot be broadcast: dimension -1 is 3 in (2, 3) but 4 in (4,)",
+        ),
+        (
+            [(2, 3), (1,), (4,)],
+            "shapes (2, 3), (1,) and (4,) cannot be broadcast: dimension -1 is "
+            "3 in (2, 3) but 4 in (4,)",
+        ),
+        (
+            [(5, 1, 3), (2, 1, 1)],
+            "shapes (5, 1, 3) and (2, 1, 1) cannot be broadcast: dimension -3 "
+            "is 5 in (5, 1, 3) but 2 in (2, 1, 1)",
+        ),
+        (
+            [(0,), (3,)],
+            "shapes (0,) and (3,) cannot be broadcast: dimension -1 is 0 in (0,) but 3 in (3,)",
+        ),
     ],
 )
 def test_broadcast_shapes_error_names_shapes_dimension_and_sizes(shape_list, message):
@@ -252,7 +275,11 @@ def test_sum_to_shape_keeps_float_dtype_and_returns_same_array(dtype):
 @pytest.mark.parametrize(
     "array_shape, shape, message",
     [
-        ((2, 3), (4,), "cannot sum an array of shape (2, 3) to shape (4,): (4,) does not broadcast to (2, 3)"),
+        (
+            (2, 3),
+            (4,),
+            "cannot sum an array of shape (2, 3) to shape (4,): (4,) does not broadcast to (2, 3)",
+        ),
         ((2, 3), (1, 2, 3), "cannot sum an array of shape (2, 3) to shape (1, 2, 3)"),
         ((2, 1), (2, 3), "cannot sum an array of shape (2, 1) to shape (2, 3)"),
         ((3,), (0,), "cannot sum an array of shape (3,) to shape (0,)"),
@@ -274,7 +301,10 @@ def test_normalize_axis_range_and_message(ndim, axis):
         result = normalize_axis(axis, ndim)
         assert 0 <= result < span and (result - axis) % span == 0
     else:
-        message = f"Dimension out of range (expected to be in range of [{-span}, {span - 1}], but got {axis})"
+        message = (
+            f"Dimension out of range (expected to be in range of [{-span}, {span - 1}], but "
+            f"got {axis})"
+        )
         with pytest.raises(IndexError, match=re.escape(message)):
             normalize_axis(axis, ndim)
 
@@ -317,11 +347,18 @@ def test_normalize_axes_cases():
 
 
 def test_normalize_axes_errors():
-    with pytest.raises(ValueError, match=re.escape("axis 1 appears more than once in (1, -1) (as 1 and -1) for a tensor with 2 dims")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "axis 1 appears more than once in (1, -1) (as 1 and -1) for a tensor with 2 dims"
+        ),
+    ):
         normalize_axes((1, -1), 2)
     with pytest.raises(ValueError, match="appears more than once"):
         normalize_axes((0, -1), 0)
-    with pytest.raises(IndexError, match=re.escape("expected to be in range of [-2, 1], but got 2")):
+    with pytest.raises(
+        IndexError, match=re.escape("expected to be in range of [-2, 1], but got 2")
+    ):
         normalize_axes((0, 2), 2)
 
 
@@ -362,10 +399,30 @@ def test_matmul_shape_examples():
 @pytest.mark.parametrize(
     "a, b, message",
     [
-        ((2, 3), (4, 5), "matmul: shapes (2, 3) and (4, 5) do not match: the last dim of the first (3) must equal the second-to-last of the second (4)"),
-        ((3,), (4, 5), "matmul: shapes (3,) and (4, 5) do not match: the length of the 1-D first (3) must equal the second-to-last of the second (4)"),
-        ((2, 3), (4,), "matmul: shapes (2, 3) and (4,) do not match: the last dim of the first (3) must equal the length of the 1-D second (4)"),
-        ((2, 2, 3), (3, 3, 4), "matmul: shapes (2, 2, 3) and (3, 3, 4) do not match in their batch dims: shapes (2,) and (3,) cannot be broadcast"),
+        (
+            (2, 3),
+            (4, 5),
+            "matmul: shapes (2, 3) and (4, 5) do not match: the last dim of the first "
+            "(3) must equal the second-to-last of the second (4)",
+        ),
+        (
+            (3,),
+            (4, 5),
+            "matmul: shapes (3,) and (4, 5) do not match: the length of the 1-D first "
+            "(3) must equal the second-to-last of the second (4)",
+        ),
+        (
+            (2, 3),
+            (4,),
+            "matmul: shapes (2, 3) and (4,) do not match: the last dim of the first (3) "
+            "must equal the length of the 1-D second (4)",
+        ),
+        (
+            (2, 2, 3),
+            (3, 3, 4),
+            "matmul: shapes (2, 2, 3) and (3, 3, 4) do not match in their batch "
+            "dims: shapes (2,) and (3,) cannot be broadcast",
+        ),
         ((), (3,), "matmul: both operands must have at least 1 dim, got shapes () and (3,)"),
         ((3,), (), "matmul: both operands must have at least 1 dim, got shapes (3,) and ()"),
     ],

@@ -19,7 +19,10 @@ REFUSED = [
     (lambda: distributed.all_reduce(tl.ones(2)), "torch.distributed.all_reduce"),
     (lambda: distributed.barrier(), "torch.distributed.barrier"),
     (lambda: distributed.broadcast(tl.ones(2), 0), "torch.distributed.broadcast"),
-    (lambda: DistributedDataParallel(tl.nn.Linear(2, 2)), "torch.nn.parallel.DistributedDataParallel"),
+    (
+        lambda: DistributedDataParallel(tl.nn.Linear(2, 2)),
+        "torch.nn.parallel.DistributedDataParallel",
+    ),
     (lambda: DataParallel(tl.nn.Linear(2, 2)), "torch.nn.parallel.DataParallel"),
     (lambda: onnx.export(tl.nn.Linear(2, 2), (tl.ones(1, 2),), "m.onnx"), "torch.onnx.export"),
     (lambda: SummaryWriter("runs"), "torch.utils.tensorboard.SummaryWriter"),
@@ -74,9 +77,17 @@ def test_one_process_answers():
     for query in (distributed.get_rank, distributed.get_world_size):
         with pytest.raises(ValueError, match="Default process group has not been initialized"):
             query()
-    assert not accelerator.is_available() and accelerator.current_accelerator() is None and accelerator.device_count() == 0
+    assert (
+        not accelerator.is_available()
+        and accelerator.current_accelerator() is None
+        and accelerator.device_count() == 0
+    )
     accelerator.synchronize()
-    assert not backends.mps.is_available() and not backends.cudnn.is_available() and not backends.cuda.is_built()
+    assert (
+        not backends.mps.is_available()
+        and not backends.cudnn.is_available()
+        and not backends.cuda.is_built()
+    )
 
 
 @pytest.mark.parity
@@ -98,4 +109,5 @@ def test_flags_and_answers_match_pytorch_on_a_cpu():
     assert ours.is_enabled() == theirs.is_enabled()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert amp.GradScaler().is_enabled() == torch.amp.GradScaler("cuda").is_enabled()  # both disabled without CUDA
+        # both disabled without CUDA
+        assert amp.GradScaler().is_enabled() == torch.amp.GradScaler("cuda").is_enabled()

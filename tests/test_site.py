@@ -156,9 +156,9 @@ def test_remote_reference_scanner_catches_remote_resources() -> None:
         '<meta http-equiv="refresh" content="0; url=intro.html">'
     )
     assert remote_references(good) == []
-    assert remote_css_references("@font-face{src:url('https://x.org/f.woff2')}") == [
-        "https://x.org/f.woff2"
-    ]
+    assert remote_css_references(
+        "@font-face{src:url('https://x.org/f.woff2')}"
+    ) == ["https://x.org/f.woff2"]
     assert remote_css_references("/* see https://x.org */ a{background:url(../img.png)}") == []
 
 
@@ -226,7 +226,9 @@ def test_the_notation_page_is_built_with_its_tables_and_links_every_chapter(site
     assert html.count("<tr") >= 30, "the notation page lost its tables of symbols"
     chapters = sorted(p.stem for p in BOOK.glob("[0-9][0-9]_*.ipynb"))
     linked = set(re.findall(r'href="(\d\d_\w+)\.html[#"]', html))
-    assert [name for name in chapters if name not in linked] == [], "the notation page does not link every chapter"
+    assert [name for name in chapters if name not in linked] == [], (
+        "the notation page does not link every chapter"
+    )
 
 
 def test_mathjax_is_published_locally(site: Path) -> None:
@@ -289,8 +291,10 @@ MATH_JS = """() => {
   return {
     math: math.length,
     typeset: document.querySelectorAll('mjx-container').length,
-    untypeset: math.filter(el => !el.querySelector('mjx-container')).map(el => el.textContent.slice(0, 80)),
-    errors: [...document.querySelectorAll('mjx-merror')].map(el => el.getAttribute('data-mjx-error') || el.textContent),
+    untypeset: math.filter(el => !el.querySelector('mjx-container'))
+      .map(el => el.textContent.slice(0, 80)),
+    errors: [...document.querySelectorAll('mjx-merror')]
+      .map(el => el.getAttribute('data-mjx-error') || el.textContent),
   };
 }"""
 IMAGES_JS = r"""async () => {
@@ -468,7 +472,9 @@ def browsed(chromium: Path, site: Path, server: str) -> Browsed:
     return Browsed(pages, problems, typeset, no_alt)
 
 
-def _open_browser(playwright: Any, chromium: Path, remote_requests: list[str], current: list[str]) -> tuple[Any, Any]:
+def _open_browser(
+    playwright: Any, chromium: Path, remote_requests: list[str], current: list[str]
+) -> tuple[Any, Any]:
     """Headless Chromium whose context aborts (and records) every request that leaves 127.0.0.1."""
 
     def route(route_: Any, request: Any) -> None:
@@ -479,7 +485,9 @@ def _open_browser(playwright: Any, chromium: Path, remote_requests: list[str], c
             remote_requests.append(f"{current[0]}: {request.method} {request.url}")
             route_.abort()
 
-    browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
+    browser = playwright.chromium.launch(
+        executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True
+    )
     context = browser.new_context(service_workers="block", accept_downloads=True)
     context.route("**/*", route)
     return browser, context
@@ -488,8 +496,9 @@ def _open_browser(playwright: Any, chromium: Path, remote_requests: list[str], c
 def test_every_page_works_offline_in_chromium(browsed: Browsed) -> None:
     print("formulas typeset per page:", browsed.typeset)
     assert browsed.typeset.get("intro.html", 0) > 0, "the intro's formulas were not typeset"
-    assert browsed.problems == [], f"{len(browsed.problems)} problems on {len(browsed.pages)} pages:\n" + "\n".join(
-        browsed.problems
+    assert browsed.problems == [], (
+        f"{len(browsed.problems)} problems on {len(browsed.pages)} pages:\n"
+        + "\n".join(browsed.problems)
     )
 
 
@@ -497,7 +506,8 @@ def test_every_image_has_alt_text(browsed: Browsed) -> None:
     """A figure's alt text comes from its cell's ``mystnb.image.alt`` metadata (CONTRIBUTING.md)."""
     assert any(name.startswith("0") for name in browsed.pages)
     assert browsed.no_alt == {}, "images without alt text, by page:\n" + "\n".join(
-        f"{page}: {len(files)} image(s): {', '.join(files)}" for page, files in sorted(browsed.no_alt.items())
+        f"{page}: {len(files)} image(s): {', '.join(files)}"
+        for page, files in sorted(browsed.no_alt.items())
     )
 
 
@@ -532,7 +542,12 @@ def _is_exported(cell: dict) -> bool:
 def _notebook_pages(site: Path) -> dict[str, Path]:
     """Every chapter and solution page, with the notebook it was built from."""
     pages = {f"{path.stem}.html": path for path in sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))}
-    pages.update({f"solutions/{path.stem}.html": path for path in sorted((ROOT / "solutions").glob("*.ipynb"))})
+    pages.update(
+        {
+            f"solutions/{path.stem}.html": path
+            for path in sorted((ROOT / "solutions").glob("*.ipynb"))
+        }
+    )
     return pages
 
 
@@ -548,9 +563,13 @@ def test_every_public_name_has_an_entry_on_the_reference_pages(site: Path) -> No
         if entry.canonical not in ids
     ]
     missing += [f"module {info.name}" for info in modules if f"module-{info.name}" not in ids]
-    assert missing == [], "public names without an entry on the built reference pages: " + ", ".join(missing)
+    assert missing == [], (
+        "public names without an entry on the built reference pages: " + ", ".join(missing)
+    )
     chapter = (site / "reference" / "04_layers.html").read_text()
-    assert "Derived in" in chapter and 'href="../04_layers.html#' in chapter, "no link to the derivation"
+    assert (
+        "Derived in" in chapter and 'href="../04_layers.html#' in chapter
+    ), "no link to the derivation"
 
 
 def test_code_cells_show_export_labels_not_directives(site: Path) -> None:
@@ -565,17 +584,27 @@ def test_code_cells_show_export_labels_not_directives(site: Path) -> None:
             problems.append(f"{name}: {exports} exported cells but {labels} export labels")
     assert problems == [], "\n".join(problems)
     html = (site / "03_init.html").read_text()
-    assert re.search(r'class="tl-export-label">exported to <a [^>]*href="reference/03_init.html#module-tensorlib.nn.init"', html)
+    assert re.search(
+        r'class="tl-export-label">exported to <a '
+        r'[^>]*href="reference/03_init.html#module-tensorlib.nn.init"',
+        html,
+    )
 
 
 def test_inline_names_link_to_the_reference(site: Path) -> None:
     html = (site / "04_layers.html").read_text()
-    links = re.findall(r'<a class="reference internal" href="(reference/[^"]+)"[^>]*><code class="[^"]*tl-api-link', html)
+    links = re.findall(
+        r'<a class="reference internal" href="(reference/[^"]+)"[^>]*>'
+        r'<code class="[^"]*tl-api-link',
+        html,
+    )
     assert len(links) > 20, f"only {len(links)} inline names of chapter 4 link to the reference"
     assert any(link.endswith("#tensorlib.nn.modules.linear.Linear") for link in links)
 
 
-def test_search_finds_the_chapters_that_define_a_name(browsed: Browsed, chromium: Path, server: str) -> None:
+def test_search_finds_the_chapters_that_define_a_name(
+    browsed: Browsed, chromium: Path, server: str
+) -> None:
     """Type "softmax" into the search box of the served site and follow it to the results."""
     sync_api = pytest.importorskip("playwright.sync_api")
     modules = api_reference.collect()
@@ -600,18 +629,28 @@ def test_search_finds_the_chapters_that_define_a_name(browsed: Browsed, chromium
         field.press("Enter")
         page.wait_for_url("**/search.html?q=softmax*")
         page.wait_for_function(
-            "() => { const s = document.querySelector('#search-results .search-summary, #search-results p');"
+            "() => { const s = document.querySelector('#search-results .search-summary, "
+            "#search-results p');"
             " return s && /found|did not match/i.test(s.textContent); }"
         )
-        hrefs = page.evaluate("() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href)")
+        hrefs = page.evaluate(
+            "() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => "
+            "a.href)"
+        )
         browser.close()
     found = {urlsplit(href).path.lstrip("/") for href in hrefs}
     assert errors == [] and remote == [], f"errors {errors}, remote requests {remote}"
-    assert expected <= found, f"searching softmax found {sorted(found)}, not the chapters {sorted(expected)}"
-    assert any(path.startswith("reference/") for path in found), "the reference is not in the results"
+    assert expected <= found, (
+        f"searching softmax found {sorted(found)}, not the chapters {sorted(expected)}"
+    )
+    assert any(path.startswith("reference/") for path in found), (
+        "the reference is not in the results"
+    )
 
 
-def test_every_notebook_page_offers_its_notebook_for_download(browsed: Browsed, chromium: Path, site: Path, server: str) -> None:
+def test_every_notebook_page_offers_its_notebook_for_download(
+    browsed: Browsed, chromium: Path, site: Path, server: str
+) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     pages = _notebook_pages(site)
     assert len(pages) >= 8
@@ -634,13 +673,18 @@ def test_every_notebook_page_offers_its_notebook_for_download(browsed: Browsed, 
             if download.suggested_filename != expected:
                 problems.append(f"{name}: downloads {download.suggested_filename}, not {expected}")
             if Path(download.path()).read_bytes() != notebook.read_bytes():
-                problems.append(f"{name}: the downloaded notebook differs from {notebook.relative_to(ROOT)}")
+                problems.append(
+                    f"{name}: the downloaded notebook differs from {notebook.relative_to(ROOT)}"
+                )
             if name.startswith("solutions/"):
                 continue
             exercises = ROOT / "exercises" / notebook.name
             link = page.locator(f'a[download][href$="/{notebook.stem}_exercises.ipynb"]')
             if link.count() != 1:
-                problems.append(f"{name}: {link.count()} links to its exercises as {notebook.stem}_exercises.ipynb")
+                problems.append(
+                    f"{name}: {link.count()} links to its exercises as "
+                    f"{notebook.stem}_exercises.ipynb"
+                )
                 continue
             with page.expect_download() as info:
                 link.click()
@@ -648,10 +692,17 @@ def test_every_notebook_page_offers_its_notebook_for_download(browsed: Browsed, 
             if download.suggested_filename != f"{notebook.stem}_exercises.ipynb":
                 problems.append(f"{name}: the exercises download as {download.suggested_filename}")
             if Path(download.path()).read_bytes() != exercises.read_bytes():
-                problems.append(f"{name}: the downloaded exercises differ from exercises/{notebook.name}")
+                problems.append(
+                    f"{name}: the downloaded exercises differ from exercises/{notebook.name}"
+                )
         browser.close()
-    names = [sphinx_site.download_name(f"{folder}/01_tensors.ipynb") for folder in ("book", "../exercises", "solutions")]
-    assert len(set(names)) == 3, f"chapter, exercises and solutions download under the same name: {names}"
+    names = [
+        sphinx_site.download_name(f"{folder}/01_tensors.ipynb")
+        for folder in ("book", "../exercises", "solutions")
+    ]
+    assert len(set(names)) == 3, (
+        f"chapter, exercises and solutions download under the same name: {names}"
+    )
     assert problems == [] and remote == [], "\n".join(problems + remote)
 
 
@@ -659,14 +710,23 @@ def test_every_notebook_page_offers_its_notebook_for_download(browsed: Browsed, 
 def test_printable_book_is_one_page_with_math_and_figures(
     tmp_path_factory: pytest.TempPathFactory, chromium: Path
 ) -> None:
-    """`make book-print`: every page on one HTML page (Sphinx's singlehtml builder), printed to a PDF.
+    """`make book-print`: every page on one HTML page (Sphinx's singlehtml builder), printed to a
+    PDF.
 
     The build prints the PDF with Chromium and checks it with tools/check_pdf.py (every chapter,
     every code line in the text, nothing off the page, figures, math, no page ending on a heading).
     """
     out = tmp_path_factory.mktemp("print")
-    command = [sys.executable, str(ROOT / "tools" / "build_book.py"), "--print", "--path-output", str(out)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=2400)
+    command = [
+        sys.executable,
+        str(ROOT / "tools" / "build_book.py"),
+        "--print",
+        "--path-output",
+        str(out),
+    ]
+    result = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=2400
+    )
     log = ANSI_COLOUR.sub("", result.stdout + result.stderr)
     warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
     assert result.returncode == 0 and warnings == [], "\n".join(warnings or log.splitlines()[-30:])
@@ -674,21 +734,28 @@ def test_printable_book_is_one_page_with_math_and_figures(
     single = folder / "intro.html"
     html = single.read_text()
     for notebook in sorted(BOOK.glob("[0-9][0-9]_*.ipynb")):
-        assert f'id="document-{notebook.stem}"' in html, f"{notebook.stem} is not in the printable book"
+        assert f'id="document-{notebook.stem}"' in html, (
+            f"{notebook.stem} is not in the printable book"
+        )
     import tensorlib
 
     tensor_entry = f"{tensorlib.Tensor.__module__}.{tensorlib.Tensor.__qualname__}"
     assert 'id="document-reference/04_layers"' in html and f'id="{tensor_entry}"' in html
     assert remote_references(html) == [], remote_references(html)[:5]
     assert '<p class="title logo__title">None</p>' not in html, "the sidebar title reads None"
-    assert re.search(r"<style>[^<]*\.search-button[^<]*display: none", html), "the one-page book shows a dead search box"
+    assert re.search(r"<style>[^<]*\.search-button[^<]*display: none", html), (
+        "the one-page book shows a dead search box"
+    )
     import check_pdf
 
     pdf = out / "_build" / "tensorlib.pdf"
     assert pdf.is_file(), "make book-print wrote no PDF"
     if not check_pdf.missing_tools():
         report = check_pdf.check(pdf)
-        print(f"the PDF: {report.pages} pages, {report.megabytes} MB, {report.code_lines} code lines, {report.images} images")
+        print(
+            f"the PDF: {report.pages} pages, {report.megabytes} MB, {report.code_lines} code "
+            f"lines, {report.images} images"
+        )
         assert report.problems == [], "\n".join(report.problems[:30])
         assert len(report.chapters) == 8 and report.pages > 300 and report.math_fonts > 0
     sync_api = pytest.importorskip("playwright.sync_api")
@@ -702,7 +769,9 @@ def test_printable_book_is_one_page_with_math_and_figures(
             page = context.new_page()
             page.set_default_timeout(120_000)
             page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/intro.html", wait_until="load")
-            page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+            page.wait_for_function(
+                "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+            )
             page.evaluate("() => MathJax.startup.promise.then(() => true)")
             math = page.evaluate(MATH_JS)
             images = page.evaluate(IMAGES_JS)
@@ -711,7 +780,9 @@ def test_printable_book_is_one_page_with_math_and_figures(
         httpd.shutdown()
         httpd.server_close()
     assert remote == [], remote[:5]
-    assert math["typeset"] > 100 and not math["errors"], f"MathJax: {math['typeset']} typeset, errors {math['errors'][:3]}"
+    assert math["typeset"] > 100 and not math["errors"], (
+        f"MathJax: {math['typeset']} typeset, errors {math['errors'][:3]}"
+    )
     assert images["count"] >= 5 and images["broken"] == [], f"figures: {images}"
 
 
@@ -732,12 +803,16 @@ CODE_COLUMNS_JS = """() => {
   const column = probe.getBoundingClientRect().width / 100;
   probe.remove();
   const style = getComputedStyle(pre);
-  return (pre.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)) / column;
+  return (pre.clientWidth - parseFloat(style.paddingLeft)
+    - parseFloat(style.paddingRight)) / column;
 }"""
 OUTPUTS_THAT_SCROLL_JS = """() => [...document.querySelectorAll('div.cell_output pre')]
   .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 60))"""
-CUT_HEADINGS_JS = """() => [...document.querySelectorAll('.bd-article h1, .bd-article h2, .bd-article h3, dl.py > dt')]
-  .filter(el => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > window.innerWidth + 1)
+CUT_HEADINGS_JS = """() => [
+  ...document.querySelectorAll('.bd-article h1, .bd-article h2, .bd-article h3, dl.py > dt')
+]
+  .filter(el => el.scrollWidth > el.clientWidth + 1
+    || el.getBoundingClientRect().right > window.innerWidth + 1)
   .map(el => el.textContent.slice(0, 60))"""
 
 
@@ -745,8 +820,12 @@ CUT_HEADINGS_JS = """() => [...document.querySelectorAll('.bd-article h1, .bd-ar
 def _browser_page(chromium: Path, width: int, remote: list[str]) -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": width, "height": 800}, has_touch=True, service_workers="block")
+        browser = playwright.chromium.launch(
+            executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True
+        )
+        context = browser.new_context(
+            viewport={"width": width, "height": 800}, has_touch=True, service_workers="block"
+        )
 
         def route(route_: Any, request: Any) -> None:
             host = urlsplit(request.url).hostname or ""
@@ -766,8 +845,11 @@ def _browser_page(chromium: Path, width: int, remote: list[str]) -> Iterator[Any
 
 
 @pytest.mark.parametrize("width", [PHONE, TABLET])
-def test_the_menu_buttons_open_the_navigation_and_a_chapter(chromium: Path, server: str, width: int) -> None:
-    """Tap ☰: the navigation opens; tap a chapter in it: the chapter opens. Tap "contents": the page's sections."""
+def test_the_menu_buttons_open_the_navigation_and_a_chapter(
+    chromium: Path, server: str, width: int
+) -> None:
+    """Tap ☰: the navigation opens; tap a chapter in it: the chapter opens. Tap "contents": the
+    page's sections."""
     remote: list[str] = []
     with _browser_page(chromium, width, remote) as page:
         errors: list[str] = []
@@ -786,7 +868,9 @@ def test_the_menu_buttons_open_the_navigation_and_a_chapter(chromium: Path, serv
         page.locator(".secondary-toggle:visible").tap()
         page.wait_for_function("() => document.getElementById('pst-secondary-sidebar-modal').open")
         sections = page.locator("#pst-secondary-sidebar-modal a.nav-link")
-        assert sections.count() > 10 and sections.first.is_visible(), "the contents button shows no sections"
+        assert sections.count() > 10 and sections.first.is_visible(), (
+            "the contents button shows no sections"
+        )
     assert errors == [] and remote == [], f"errors {errors}, remote requests {remote}"
 
 
@@ -796,7 +880,9 @@ def test_each_width_shows_one_search_box(chromium: Path, server: str, width: int
     with _browser_page(chromium, width, remote) as page:
         for name in ("intro.html", "02_autograd.html", "reference/04_layers.html"):
             page.goto(server + name, wait_until="load")
-            assert page.evaluate(VISIBLE_SEARCH_BOXES_JS) == 1, f"{name} at {width} px: not exactly one search box"
+            assert page.evaluate(VISIBLE_SEARCH_BOXES_JS) == 1, (
+                f"{name} at {width} px: not exactly one search box"
+            )
 
 
 def test_code_fits_100_columns_and_outputs_wrap_on_a_desktop(chromium: Path, server: str) -> None:
@@ -805,23 +891,39 @@ def test_code_fits_100_columns_and_outputs_wrap_on_a_desktop(chromium: Path, ser
         for name in ("02_autograd.html", "05_attention.html"):
             page.goto(server + name, wait_until="load")
             columns = page.evaluate(CODE_COLUMNS_JS)
-            assert columns >= 100, f"{name} at {DESKTOP} px: code cells show {columns:.0f} columns, not 100"
-            assert page.evaluate(OUTPUTS_THAT_SCROLL_JS) == [], f"{name}: outputs that scroll sideways"
+            assert columns >= 100, (
+                f"{name} at {DESKTOP} px: code cells show {columns:.0f} columns, not 100"
+            )
+            assert page.evaluate(OUTPUTS_THAT_SCROLL_JS) == [], (
+                f"{name}: outputs that scroll sideways"
+            )
 
 
-PHONE_PAGES = ["intro.html", "notation.html", "01_tensors.html", "02_autograd.html", "05_attention.html",
-               "08_gpt.html", "solutions/05_attention.html", "reference/00_packages.html", "reference/04_layers.html"]
+PHONE_PAGES = [
+    "intro.html",
+    "notation.html",
+    "01_tensors.html",
+    "02_autograd.html",
+    "05_attention.html",
+    "08_gpt.html",
+    "solutions/05_attention.html",
+    "reference/00_packages.html",
+    "reference/04_layers.html",
+]
 
 
 def test_nothing_widens_a_phone_page(chromium: Path, server: str) -> None:
-    """Long inline code and math, tables and reference headings stay within 390 px (or scroll in their box)."""
+    """Long inline code and math, tables and reference headings stay within 390 px (or scroll in
+    their box)."""
     problems = []
     remote: list[str] = []
     with _browser_page(chromium, PHONE, remote) as page:
         for name in PHONE_PAGES:
             page.goto(server + name, wait_until="load")
             if page.evaluate("() => !!window.MathJax"):
-                page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+                page.wait_for_function(
+                    "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+                )
                 page.evaluate("() => MathJax.startup.promise.then(() => true)")
             width = page.evaluate("() => document.documentElement.scrollWidth")
             if width > PHONE:
@@ -842,18 +944,32 @@ def test_search_ranks_the_entry_a_name_names_and_shows_no_tex(chromium: Path, se
         requests: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
         page.goto(server + "intro.html", wait_until="load")
-        assert not any(url.endswith("searchindex.js") for url in requests), "the search index loads with the page"
+        assert not any(url.endswith("searchindex.js") for url in requests), (
+            "the search index loads with the page"
+        )
         page.locator("button.search-button__button:visible").first.click()
         field = page.locator('#pst-search-dialog input[name="q"]')
         field.press_sequentially("tl.save", delay=20)
-        page.wait_for_function("() => document.querySelectorAll('#pst-search-dialog ul.search li').length >= 5")
-        hrefs = page.evaluate("() => [...document.querySelectorAll('#pst-search-dialog ul.search li a')].map(a => a.href)")
-        assert any(href.endswith(f"#{entry}") for href in hrefs[:5]), f"{entry} is not in the top five: {hrefs[:5]}"
+        page.wait_for_function(
+            "() => document.querySelectorAll('#pst-search-dialog ul.search li').length >= 5"
+        )
+        hrefs = page.evaluate(
+            "() => [...document.querySelectorAll('#pst-search-dialog ul.search li a')].map(a => "
+            "a.href)"
+        )
+        assert any(href.endswith(f"#{entry}") for href in hrefs[:5]), (
+            f"{entry} is not in the top five: {hrefs[:5]}"
+        )
 
         page.goto(server + "search.html?q=bias+correction", wait_until="load")
-        page.wait_for_function("() => [...document.querySelectorAll('#search-results p.context')].length >= 3")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('#search-results p.context')].length >= 3"
+        )
         page.wait_for_timeout(500)
-        snippets = page.evaluate("() => [...document.querySelectorAll('#search-results p.context')].map(p => p.textContent)")
+        snippets = page.evaluate(
+            "() => [...document.querySelectorAll('#search-results p.context')].map(p => "
+            "p.textContent)"
+        )
     raw = [snippet for snippet in snippets if RAW_TEX.search(snippet)]
     assert raw == [], f"search snippets with raw TeX: {raw[:3]}"
     assert remote == [], remote
@@ -865,10 +981,16 @@ def test_pages_load_mathjax_only_with_math_and_the_favicon_is_served(site: Path)
 
     assert "tex-chtml.js" in scripts("01_tensors.html")
     for name in ("reference.html", "solutions.html", "reference/00_packages.html"):
-        assert "tex-chtml.js" not in scripts(name) and "MathJax" not in (site / name).read_text().split("</head>")[0], \
-            f"{name} has no formula but loads MathJax"
+        assert (
+            "tex-chtml.js" not in scripts(name)
+            and "MathJax" not in (site / name).read_text().split("</head>")[0]
+        ), f"{name} has no formula but loads MathJax"
     for name in ("01_tensors.html", "reference/04_layers.html"):
         assert "searchindex.js" not in scripts(name) and "fontawesome.js" not in scripts(name), name
     assert "searchindex.js" in scripts("search.html")
-    assert (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00", "/favicon.ico is not an icon"
-    assert re.search(r'<link rel="icon" href="_static/favicon\.ico"', (site / "intro.html").read_text())
+    assert (
+        (site / "favicon.ico").read_bytes()[:4] == b"\x00\x00\x01\x00"
+    ), "/favicon.ico is not an icon"
+    assert re.search(
+        r'<link rel="icon" href="_static/favicon\.ico"', (site / "intro.html").read_text()
+    )

@@ -11,8 +11,18 @@ _SELF = object()
 _BAD_GRADS = [
     ("a number", 5, TypeError, "expected to be a Tensor or None but got grad of type int"),
     ("an ndarray", np.ones(3, np.float32), TypeError, "expected to be a Tensor or None"),
-    ("another shape", "ones(3, 3)", RuntimeError, r"gradient of size \[3, 3\] to a tensor of size \[3\]"),
-    ("another dtype", "ones(3, float64)", RuntimeError, "gradient with dtype float64 to a tensor with dtype float32"),
+    (
+        "another shape",
+        "ones(3, 3)",
+        RuntimeError,
+        r"gradient of size \[3, 3\] to a tensor of size \[3\]",
+    ),
+    (
+        "another dtype",
+        "ones(3, float64)",
+        RuntimeError,
+        "gradient with dtype float64 to a tensor with dtype float32",
+    ),
     ("the tensor itself", _SELF, RuntimeError, "can't assign Variable as its own grad"),
 ]
 
@@ -25,7 +35,9 @@ def _bad_grad(lib, spec, x):
     return spec
 
 
-@pytest.mark.parametrize(("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS])
+@pytest.mark.parametrize(
+    ("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS]
+)
 def test_assigning_a_wrong_grad_raises_at_once(name, spec, error, match):
     x = tl.ones(3, requires_grad=True)
     with pytest.raises(error, match=match):
@@ -46,7 +58,9 @@ def test_assigning_a_right_grad_or_none_works():
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize(("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS])
+@pytest.mark.parametrize(
+    ("name", "spec", "error", "match"), _BAD_GRADS, ids=[case[0] for case in _BAD_GRADS]
+)
 def test_assigning_a_wrong_grad_raises_as_in_pytorch(name, spec, error, match):
     torch = pytest.importorskip("torch")
     x = torch.ones(3, requires_grad=True)

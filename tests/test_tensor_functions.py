@@ -1,5 +1,6 @@
 """Tensor functions PyTorch programs use: pow, roll, flip, mm, narrow, nelement, inference_mode,
-set_default_device, bfloat16 (refused clearly), is_floating_point; parity with torch and float64 gradchecks."""
+set_default_device, bfloat16 (refused clearly), is_floating_point; parity with torch and float64
+gradchecks."""
 
 from __future__ import annotations
 
@@ -96,17 +97,25 @@ def test_copies_views_and_errors_match_torch():
         with pytest.raises(RuntimeError):
             lib.roll(a, (1, 2), (0,))
         assert lib.is_floating_point(a) and not lib.is_floating_point(lib.tensor([1]))
-        assert lib.bfloat16.is_floating_point and lib.bfloat16.itemsize == 2 and not lib.bfloat16.is_complex
+        assert (
+            lib.bfloat16.is_floating_point
+            and lib.bfloat16.itemsize == 2
+            and not lib.bfloat16.is_complex
+        )
         assert a.dtype != lib.bfloat16
 
 
 def test_error_messages():
     a = tl.ones(2, 3)
-    with pytest.raises(RuntimeError, match=r"start \(2\) \+ length \(2\) exceeds dimension size \(3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"start \(2\) \+ length \(2\) exceeds dimension size \(3\)"
+    ):
         a.narrow(1, 2, 2)
     with pytest.raises(IndexError, match="out of range"):
         a.narrow(1, 5, 0)
-    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 2x3\)"
+    ):
         a.mm(a)
     with pytest.raises(RuntimeError, match="self must be a matrix"):
         tl.ones(3).mm(a)

@@ -1,5 +1,5 @@
-"""PyTorch programs written for the project run unchanged on tensorlib (python -m tensorlib.run_as_torch,
-chapter 8, section 16) and print the losses PyTorch prints for them.
+"""PyTorch programs written for the project run unchanged on tensorlib (python -m
+tensorlib.run_as_torch, chapter 8, section 16) and print the losses PyTorch prints for them.
 
 Each program in tests/torch_programs/ starts from weights given by a formula and reads its data in
 a fixed order, so the two libraries' printed numbers agree up to float32 rounding. Each program
@@ -35,7 +35,14 @@ PROGRAMS_AND_WHAT_THEY_USE = {
 
 def run(*command: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONWARNINGS": "ignore"}
-    return subprocess.run([sys.executable, *command], cwd=PROGRAMS, capture_output=True, text=True, env=env, timeout=600)
+    return subprocess.run(
+        [sys.executable, *command],
+        cwd=PROGRAMS,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
 
 
 def test_every_program_is_listed():
@@ -45,7 +52,9 @@ def test_every_program_is_listed():
 @pytest.mark.parametrize("program", sorted(PROGRAMS_AND_WHAT_THEY_USE))
 def test_program_runs_unchanged_and_prints_what_pytorch_prints(program):
     ours = run("-m", "tensorlib.run_as_torch", program)
-    assert ours.returncode == 0, f"{program} (uses {PROGRAMS_AND_WHAT_THEY_USE[program]}): {ours.stderr}"
+    assert ours.returncode == 0, (
+        f"{program} (uses {PROGRAMS_AND_WHAT_THEY_USE[program]}): {ours.stderr}"
+    )
     ours_lines = ours.stdout.splitlines()
     assert len(ours_lines) >= 5 and any(NUMBER.search(line) for line in ours_lines)
     if not HAS_TORCH:
@@ -55,6 +64,10 @@ def test_program_runs_unchanged_and_prints_what_pytorch_prints(program):
     theirs_lines = theirs.stdout.splitlines()
     assert len(ours_lines) == len(theirs_lines)
     for mine, reference in zip(ours_lines, theirs_lines, strict=True):
-        assert NUMBER.sub("#", mine) == NUMBER.sub("#", reference), (mine, reference)  # the same words and counts
-        got, want = [float(v) for v in NUMBER.findall(mine)], [float(v) for v in NUMBER.findall(reference)]
+        # the same words and counts
+        assert NUMBER.sub("#", mine) == NUMBER.sub("#", reference), (mine, reference)
+        got, want = (
+            [float(v) for v in NUMBER.findall(mine)],
+            [float(v) for v in NUMBER.findall(reference)],
+        )
         assert got == pytest.approx(want, rel=1e-3, abs=1e-5), (mine, reference)

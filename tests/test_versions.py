@@ -79,7 +79,13 @@ def test_a_where_condition_changed_after_use_is_caught():
 def test_unchanged_index_mask_and_condition_give_pytorchs_gradients():
     x = _x()
     i, mask = tl.tensor([0, 0]), tl.tensor([True, False, True])
-    (x[i].sum() + x.gather(0, i).sum() + x[mask].sum() + x.masked_fill(mask, 0.0).sum() + tl.where(mask, x, 0.0).sum()).backward()
+    (
+        x[i].sum()
+        + x.gather(0, i).sum()
+        + x[mask].sum()
+        + x.masked_fill(mask, 0.0).sum()
+        + tl.where(mask, x, 0.0).sum()
+    ).backward()
     assert x.grad.tolist() == [2 + 2 + 1 + 0 + 1, 0 + 0 + 0 + 1 + 0, 0 + 0 + 1 + 0 + 1]
 
 
@@ -104,10 +110,18 @@ def _index_changed_in_place(lib):
 
 PROBE = {
     "index changed in place after use": _index_changed_in_place,
-    "bool mask changed after use": lambda lib: changed_after_use(lib, lambda lib, x, m: x[m], "mask"),
-    "gather index changed after use": lambda lib: changed_after_use(lib, lambda lib, x, i: x.gather(0, i), "index"),
-    "masked_fill mask changed after use": lambda lib: changed_after_use(lib, lambda lib, x, m: x.masked_fill(m, 0.0), "mask"),
-    "where condition changed after use": lambda lib: changed_after_use(lib, lambda lib, x, m: lib.where(m, x, 0.0), "mask"),
+    "bool mask changed after use": lambda lib: changed_after_use(
+        lib, lambda lib, x, m: x[m], "mask"
+    ),
+    "gather index changed after use": lambda lib: changed_after_use(
+        lib, lambda lib, x, i: x.gather(0, i), "index"
+    ),
+    "masked_fill mask changed after use": lambda lib: changed_after_use(
+        lib, lambda lib, x, m: x.masked_fill(m, 0.0), "mask"
+    ),
+    "where condition changed after use": lambda lib: changed_after_use(
+        lib, lambda lib, x, m: lib.where(m, x, 0.0), "mask"
+    ),
 }
 
 

@@ -102,7 +102,14 @@ def build(book_dir: Path = BOOK, path_output: Path | None = None, builder: str =
     (math by the same local MathJax, figures in ``_images/``), for a browser's "Print to PDF".
     """
     install_mathjax(book_dir)
-    command = [jupyter_book_executable(), "build", str(book_dir), *BUILD_FLAGS, "--builder", builder]
+    command = [
+        jupyter_book_executable(),
+        "build",
+        str(book_dir),
+        *BUILD_FLAGS,
+        "--builder",
+        builder,
+    ]
     if path_output is not None:
         command += ["--path-output", str(path_output)]
     result = subprocess.run(command, check=False)
@@ -120,8 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--book", type=Path, default=BOOK, help="book source folder")
     parser.add_argument("--path-output", type=Path, help="write DIR/_build/html instead")
     parser.add_argument("--mathjax-only", action="store_true", help="only copy MathJax")
-    parser.add_argument("--print", action="store_true", help="build the one-page book and print it to PDF")
-    parser.add_argument("--no-pdf", action="store_true", help="with --print: the one-page book only")
+    parser.add_argument(
+        "--print", action="store_true", help="build the one-page book and print it to PDF"
+    )
+    parser.add_argument(
+        "--no-pdf", action="store_true", help="with --print: the one-page book only"
+    )
     args = parser.parse_args(argv)
     if args.mathjax_only:
         print(f"MathJax copied to {install_mathjax(args.book)}")

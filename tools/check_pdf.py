@@ -111,7 +111,8 @@ def without_footers(text: str) -> str:
 
 
 def missing_lines(lines: list[str], text: str) -> list[str]:
-    """The lines of ``lines`` that do not occur in ``text`` (whitespace and page numbers ignored)."""
+    """The lines of ``lines`` that do not occur in ``text`` (whitespace and page numbers
+    ignored)."""
     flat = squash(without_footers(text))
     return [line for line in lines if squash(line) not in flat]
 
@@ -130,7 +131,9 @@ def words_off_page(bbox_html: str, slack: float = 0.5) -> list[str]:
             if all("\ue000" <= char <= "\uf8ff" for char in word):
                 continue  # MathJax's stretched delimiters: private-use glyphs with loose boxes
             if x_min < -slack or x_max > width + slack:
-                found.append(f"page {number}: {word!r} at x = {x_min:.0f}..{x_max:.0f} of {width:.0f}")
+                found.append(
+                    f"page {number}: {word!r} at x = {x_min:.0f}..{x_max:.0f} of {width:.0f}"
+                )
     return found
 
 
@@ -142,7 +145,11 @@ def pages_ending_with_a_heading(page_texts: list[str], titles: list[str]) -> lis
     wanted = {squash(title).lower() for title in titles if len(squash(title)) > 3}
     found = []
     for number, text in enumerate(page_texts, start=1):
-        lines = [line.strip() for line in text.splitlines() if line.strip() and not FOOTER_LINE.match(line.strip())]
+        lines = [
+            line.strip()
+            for line in text.splitlines()
+            if line.strip() and not FOOTER_LINE.match(line.strip())
+        ]
         if not lines or sum(squash(line).lower() in wanted for line in lines) > 5:
             continue
         tails = {squash(lines[-1]).lower(), squash(" ".join(lines[-2:])).lower()}
@@ -156,9 +163,13 @@ def check(pdf: Path, book: Path = BOOK) -> Report:
     report = Report()
     missing = missing_tools()
     if missing:
-        raise SystemExit(f"{', '.join(missing)} not found: install them with `apt-get install poppler-utils`")
+        raise SystemExit(
+            f"{', '.join(missing)} not found: install them with `apt-get install poppler-utils`"
+        )
     info = _run("pdfinfo", str(pdf))
-    report.pages = int(re.search(r"^Pages:\s+(\d+)", info, flags=re.M).group(1))  # type: ignore[union-attr]
+    report.pages = int(
+        re.search(r"^Pages:\s+(\d+)", info, flags=re.M).group(1)  # type: ignore[union-attr]
+    )
     report.megabytes = round(pdf.stat().st_size / 1e6, 1)
     # -layout keeps each printed line whole (plain mode moves the part after a run of spaces away)
     text = _run("pdftotext", "-layout", "-enc", "UTF-8", str(pdf), "-")
@@ -173,16 +184,25 @@ def check(pdf: Path, book: Path = BOOK) -> Report:
             report.problems.append(f"chapter {name} ({title!r}) is not in the PDF")
         lines = code_lines(notebook)
         report.code_lines += len(lines)
-        report.problems += [f"{name}: code line missing or cut off: {line.strip()[:100]!r}" for line in missing_lines(lines, text)]
+        report.problems += [
+            f"{name}: code line missing or cut off: {line.strip()[:100]!r}"
+            for line in missing_lines(lines, text)
+        ]
         report.figures += figures(notebook)
         all_headings += headings(notebook)
     bbox = _run("pdftotext", "-bbox", str(pdf), "-")
     report.problems += [f"cut off at the margin: {word}" for word in words_off_page(bbox)[:50]]
-    report.images = len([line for line in _run("pdfimages", "-list", str(pdf)).splitlines()[2:] if line.strip()])
+    report.images = len(
+        [line for line in _run("pdfimages", "-list", str(pdf)).splitlines()[2:] if line.strip()]
+    )
     if report.images < report.figures:
-        report.problems.append(f"{report.images} images in the PDF, the chapters have {report.figures} figures")
+        report.problems.append(
+            f"{report.images} images in the PDF, the chapters have {report.figures} figures"
+        )
     # MathJax's web fonts are embedded as Type 3 fonts; every other text is in DejaVu TrueType.
-    report.math_fonts = len([line for line in _run("pdffonts", str(pdf)).splitlines() if "Type 3" in line])
+    report.math_fonts = len(
+        [line for line in _run("pdffonts", str(pdf)).splitlines() if "Type 3" in line]
+    )
     if report.math_fonts == 0:
         report.problems.append("no MathJax font is embedded: the formulas were not typeset")
     report.problems += pages_ending_with_a_heading(page_texts, all_headings)
@@ -195,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = check(args.pdf)
     print(
-        f"{args.pdf}: {report.pages} pages, {report.megabytes} MB, {len(report.chapters)} chapters, "
+        f"{args.pdf}: {report.pages} pages, {report.megabytes} MB, {len(report.chapters)} "
+        "chapters, "
         f"{report.code_lines} code lines, {report.images} images for {report.figures} figures, "
         f"{report.math_fonts} MathJax fonts"
     )

@@ -44,7 +44,8 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is a folder of scripts: find notebooks.py
+# tools/ is a folder of scripts: find notebooks.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebooks import KERNELSPEC, LANGUAGE_INFO, execute  # noqa: E402
 from notebooks import cell_source as _source  # noqa: E402
 
@@ -124,16 +125,24 @@ def stub_source(source: str, where: str, code: bool = True) -> tuple[str, int]:
         stripped = line.strip()
         if stripped == BEGIN:
             if begin_line is not None:
-                raise ExerciseError(f"{where}: '{BEGIN}' on line {number} inside the region opened on line {begin_line} (regions may not nest)")
+                raise ExerciseError(
+                    f"{where}: '{BEGIN}' on line {number} inside the region opened on line "
+                    f"{begin_line} (regions may not nest)"
+                )
             begin_line = number
             kept.append(_stub_line(kept, _indent(line), code))
             regions += 1
         elif stripped == END:
             if begin_line is None:
-                raise ExerciseError(f"{where}: '{END}' on line {number} without a '{BEGIN}' before it")
+                raise ExerciseError(
+                    f"{where}: '{END}' on line {number} without a '{BEGIN}' before it"
+                )
             begin_line = None
         elif _MARKER_LIKE.match(line):
-            raise ExerciseError(f"{where}: line {number} looks like a solution marker but is not exactly '{BEGIN}' or '{END}': {stripped!r}")
+            raise ExerciseError(
+                f"{where}: line {number} looks like a solution marker but is not exactly '{BEGIN}' "
+                f"or '{END}': {stripped!r}"
+            )
         elif begin_line is None:
             kept.append(line)
     if begin_line is not None:
@@ -150,7 +159,9 @@ def stub_notebook(solution: Path, exercise: Path, root: Path) -> Stubbed:
         raise ExerciseError(f"{label}: not a readable notebook ({error})") from error
     notebook = nbformat.v4.new_notebook()
     notebook.nbformat_minor = max(5, notebook.nbformat_minor)
-    notebook.metadata = nbformat.from_dict({"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO})
+    notebook.metadata = nbformat.from_dict(
+        {"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO}
+    )
     result = Stubbed(solution, exercise, "", notebook)
     for index, cell in enumerate(source_nb.cells):
         number = index + 1
@@ -179,7 +190,9 @@ def stub_notebook(solution: Path, exercise: Path, root: Path) -> Stubbed:
     try:
         nbformat.validate(notebook)
     except nbformat.ValidationError as error:
-        raise ExerciseError(f"{label}: the generated exercise notebook is invalid: {error.message}") from error
+        raise ExerciseError(
+            f"{label}: the generated exercise notebook is invalid: {error.message}"
+        ) from error
     text = nbformat.writes(notebook, version=4)
     result.text = text if text.endswith("\n") else text + "\n"
     return result
@@ -198,7 +211,9 @@ def solution_notebooks(root: Path, selected: list[Path] | None = None) -> list[P
         paths = [path.resolve() for path in selected]
         for path in paths:
             if path.parent != (root / "solutions").resolve() or path.suffix != ".ipynb":
-                raise ExerciseError(f"{path}: not a notebook directly in {_shown(root / 'solutions', root)}/")
+                raise ExerciseError(
+                    f"{path}: not a notebook directly in {_shown(root / 'solutions', root)}/"
+                )
             if not path.exists():
                 raise ExerciseError(f"{_shown(path, root)}: no such notebook")
         return paths
@@ -207,13 +222,18 @@ def solution_notebooks(root: Path, selected: list[Path] | None = None) -> list[P
 
 def build_all(root: Path, selected: list[Path] | None = None) -> list[Stubbed]:
     exercises_dir = root / "exercises"
-    return [stub_notebook(path, exercises_dir / path.name, root) for path in solution_notebooks(root, selected)]
+    return [
+        stub_notebook(path, exercises_dir / path.name, root)
+        for path in solution_notebooks(root, selected)
+    ]
 
 
 def stale_exercises(root: Path, built: list[Stubbed]) -> list[Path]:
     """Exercise notebooks whose solution notebook is gone."""
     wanted = {item.exercise.name for item in built}
-    return [path for path in sorted((root / "exercises").glob("*.ipynb")) if path.name not in wanted]
+    return [
+        path for path in sorted((root / "exercises").glob("*.ipynb")) if path.name not in wanted
+    ]
 
 
 def write(root: Path, selected: list[Path] | None) -> int:
@@ -241,10 +261,16 @@ def check(root: Path, selected: list[Path] | None) -> int:
         if not item.exercise.exists():
             problems.append(f"{shown}: missing (generated from {source}); run `make exercises`")
         elif item.exercise.read_text(encoding="utf-8") != item.text:
-            problems.append(f"{shown}: differs from what {source} generates; edit the solution notebook, then run `make exercises`")
+            problems.append(
+                f"{shown}: differs from what {source} generates; edit the solution notebook, then "
+                "run `make exercises`"
+            )
     if not selected:
         for path in stale_exercises(root, built):
-            problems.append(f"{_shown(path, root)}: stale, no solutions/{path.name} generates it; run `make exercises` to remove it")
+            problems.append(
+                f"{_shown(path, root)}: stale, no solutions/{path.name} generates it; run `make "
+                "exercises` to remove it"
+            )
     for line in problems:
         print(f"exercises check: {line}", file=sys.stderr)
     if problems:
@@ -259,10 +285,14 @@ def structure_problems(item: Stubbed, root: Path) -> list[str]:
     if not item.region_cells:
         return [f"{label}: no '{BEGIN}' region, so there is no exercise to check"]
     if not item.check_cells:
-        return [f"{label}: has solution regions (cells {_numbers(item.region_cells)}) but no code cell tagged '{CHECK_TAG}'"]
+        return [
+            f"{label}: has solution regions (cells {_numbers(item.region_cells)}) but no code cell "
+            f"tagged '{CHECK_TAG}'"
+        ]
     first_region = item.region_cells[0]
     return [
-        f"{label}, cell {number}: the '{CHECK_TAG}' cell comes before the first solution region (cell {first_region}), so it cannot check an exercise"
+        f"{label}, cell {number}: the '{CHECK_TAG}' cell comes before the first solution region "
+        f"(cell {first_region}), so it cannot check an exercise"
         for number in item.check_cells
         if number < first_region
     ]
@@ -289,7 +319,9 @@ def run_stub(item: Stubbed, root: Path, timeout: int) -> tuple[int, list[str]]:
     try:
         execute(notebook, workdir, timeout, allow_errors=True, record_timing=False)
     except Exception as error:  # a timeout or a dead kernel: allow_errors covers only cell errors
-        return len(item.check_cells), [f"{label}: could not be run to the end ({type(error).__name__}: {str(error)[:200]})"]
+        return len(item.check_cells), [
+            f"{label}: could not be run to the end ({type(error).__name__}: {str(error)[:200]})"
+        ]
     passed = []
     for number in item.check_cells:
         cell = notebook.cells[number - 1]
@@ -328,11 +360,30 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Regions are the lines from '### BEGIN SOLUTION' to '### END SOLUTION'.",
     )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each exercise notebook that is missing, differs or is stale")
-    mode.add_argument("--stubs-fail", action="store_true", help="run each exercise notebook in a fresh kernel; exit 1 if any cell tagged 'check' does not fail")
-    parser.add_argument("notebooks", nargs="*", type=Path, help="solution notebooks to work on (default: every solutions/*.ipynb)")
-    parser.add_argument("--timeout", type=int, default=300, help="seconds per cell for --stubs-fail (default 300)")
-    parser.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; exit 1 naming each exercise notebook that is missing, differs or is "
+             "stale",
+    )
+    mode.add_argument(
+        "--stubs-fail",
+        action="store_true",
+        help="run each exercise notebook in a fresh kernel; exit 1 if any cell tagged 'check' does "
+             "not fail",
+    )
+    parser.add_argument(
+        "notebooks",
+        nargs="*",
+        type=Path,
+        help="solution notebooks to work on (default: every solutions/*.ipynb)",
+    )
+    parser.add_argument(
+        "--timeout", type=int, default=300, help="seconds per cell for --stubs-fail (default 300)"
+    )
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the repository (default: this one)"
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
     try:

@@ -22,7 +22,8 @@ only those two, takes the module docstring from the first exported cell, hoists
 ``from __future__`` imports, refuses two notebooks claiming one module and has ``--check``;
 nbdev's other directives (``exporti``, ``exports``, ``hide``), its ``settings.ini`` and
 ``_modidx.py`` and its docs are not used. It is ours rather than nbdev because the build runs
-offline and needs nothing beyond nbformat (see CONTRIBUTING.md, "Where these conventions come from").
+offline and needs nothing beyond nbformat (see CONTRIBUTING.md, "Where these conventions come
+from").
 
 Usage::
 
@@ -41,7 +42,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is a folder of scripts: find notebooks.py
+# tools/ is a folder of scripts: find notebooks.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebooks import cell_source as _cell_source  # noqa: E402
 from notebooks import find_notebooks  # noqa: E402
 
@@ -53,14 +55,20 @@ HAND_WRITTEN_ALLOWED = {"__init__.py", "py.typed"}
 
 
 def package_data_patterns(root: Path) -> list[str]:
-    """The globs of ``pyproject.toml``'s ``[tool.setuptools.package-data]`` for ``tensorlib``: files shipped as data.
+    """The globs of ``pyproject.toml``'s ``[tool.setuptools.package-data]`` for ``tensorlib``: files
+    shipped as data.
 
-    Read with a regular expression (``tomllib`` is Python 3.11+): the table's ``tensorlib = [...]`` line.
+    Read with a regular expression (``tomllib`` is Python 3.11+): the table's ``tensorlib = [...]``
+    line.
     """
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file():
         return []
-    table = re.search(r"^\[tool\.setuptools\.package-data\]\n(.*?)(?=^\[|\Z)", pyproject.read_text(encoding="utf-8"), re.M | re.S)
+    table = re.search(
+        r"^\[tool\.setuptools\.package-data\]\n(.*?)(?=^\[|\Z)",
+        pyproject.read_text(encoding="utf-8"),
+        re.M | re.S,
+    )
     line = re.search(r"^tensorlib\s*=\s*(\[.*?\])", table.group(1), re.M | re.S) if table else None
     return [str(pattern) for pattern in ast.literal_eval(line.group(1))] if line else []
 
@@ -118,23 +126,37 @@ def collect_modules(book_dir: Path, root: Path) -> dict[str, Module]:
                     continue
                 if words[0] == "default_exp":
                     if len(words) != 2:
-                        raise ExportError(f"{label}, cell {number}: '#| default_exp' takes one module name, got {words[1:]}")
+                        raise ExportError(
+                            f"{label}, cell {number}: '#| default_exp' takes one module name, got "
+                            f"{words[1:]}"
+                        )
                     if default_module is not None:
-                        raise ExportError(f"{label}, cell {number}: a second '#| default_exp' (the first named {default_module!r})")
+                        raise ExportError(
+                            f"{label}, cell {number}: a second '#| default_exp' (the first named "
+                            f"{default_module!r})"
+                        )
                     default_module = words[1]
                     claimed_here.add(default_module)
                 elif words[0] == "export":
                     if len(words) > 2:
-                        raise ExportError(f"{label}, cell {number}: '#| export' takes at most one module name, got {words[1:]}")
+                        raise ExportError(
+                            f"{label}, cell {number}: '#| export' takes at most one module name, "
+                            f"got {words[1:]}"
+                        )
                     target = words[1] if len(words) == 2 else default_module
                     if target is None:
-                        raise ExportError(f"{label}, cell {number}: '#| export' before any '#| default_exp' and without a module name")
+                        raise ExportError(
+                            f"{label}, cell {number}: '#| export' before any '#| default_exp' and "
+                            "without a module name"
+                        )
                     claimed_here.add(target)
                     module = modules.get(target)
                     if module is None:
                         module = modules[target] = Module(target, label)
                     elif module.notebook != label:
-                        raise ExportError(f"module {target!r} is claimed by both {module.notebook} and {label}")
+                        raise ExportError(
+                            f"module {target!r} is claimed by both {module.notebook} and {label}"
+                        )
                     if not code.strip():
                         raise ExportError(f"{label}, cell {number}: an exported cell with no code")
                     module.cells.append(ExportedCell(label, number, code))
@@ -179,7 +201,12 @@ def _leading_docstring_and_future(source: str, where: str) -> tuple[str | None, 
     future: list[str] = []
     cut = 0
     body = list(tree.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         docstring = "\n".join(lines[body[0].lineno - 1 : body[0].end_lineno])
         cut = body[0].end_lineno
         body = body[1:]
@@ -193,12 +220,16 @@ def _leading_docstring_and_future(source: str, where: str) -> tuple[str | None, 
 def render(module: Module) -> str:
     """The text of one generated module."""
     first = module.cells[0]
-    docstring, future, first_rest = _leading_docstring_and_future(first.source, f"{first.notebook}, cell {first.cell_number}")
+    docstring, future, first_rest = _leading_docstring_and_future(
+        first.source, f"{first.notebook}, cell {first.cell_number}"
+    )
     bodies = [first_rest]
     for cell in module.cells[1:]:
         # A later cell may start with its own __future__ import (legal in a notebook cell,
         # not in the middle of a module): hoist it too.
-        later_doc, later_future, later_rest = _leading_docstring_and_future(cell.source, f"{cell.notebook}, cell {cell.cell_number}")
+        later_doc, later_future, later_rest = _leading_docstring_and_future(
+            cell.source, f"{cell.notebook}, cell {cell.cell_number}"
+        )
         if later_future and later_doc is None:
             future += [line for line in later_future if line not in future]
             bodies.append(later_rest)
@@ -209,7 +240,9 @@ def render(module: Module) -> str:
         try:
             tree = ast.parse(body)
         except SyntaxError as error:
-            raise ExportError(f"{cell.notebook}, cell {cell.cell_number}: syntax error: {error}") from error
+            raise ExportError(
+                f"{cell.notebook}, cell {cell.cell_number}: syntax error: {error}"
+            ) from error
         for name in _public_names(tree):
             if name not in names:
                 names.append(name)
@@ -223,7 +256,11 @@ def render(module: Module) -> str:
         parts.append(f"__all__ = [\n{listing},\n]")
     else:
         parts.append("__all__: list[str] = []")
-    cells = [f"# %% {cell.notebook}, cell {cell.cell_number}\n{body}" for cell, body in zip(module.cells, bodies, strict=True) if body.strip()]
+    cells = [
+        f"# %% {cell.notebook}, cell {cell.cell_number}\n{body}"
+        for cell, body in zip(module.cells, bodies, strict=True)
+        if body.strip()
+    ]
     return "\n\n".join(parts) + "\n\n\n" + "\n\n\n".join(cells) + "\n"
 
 
@@ -246,47 +283,74 @@ def _init_is_reexports_only(path: Path) -> bool:
             continue
         if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] in (["__all__"], ["__version__"]):
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] in (
+            ["__all__"],
+            ["__version__"],
+        ):
             continue
         return False
     return True
 
 
-def plan(root: Path, book_dir: Path, package_dir: Path) -> tuple[dict[Path, str], list[Path], list[str]]:
+def plan(
+    root: Path, book_dir: Path, package_dir: Path
+) -> tuple[dict[Path, str], list[Path], list[str]]:
     """What the package should hold: (wanted files and texts, stale generated files, problems)."""
     modules = collect_modules(book_dir, root)
-    wanted = {module_path(package_dir, name): render(module) for name, module in sorted(modules.items())}
+    wanted = {
+        module_path(package_dir, name): render(module) for name, module in sorted(modules.items())
+    }
     problems: list[str] = []
     stale: list[Path] = []
-    data_patterns = [pattern for pattern in package_data_patterns(root) if not pattern.endswith(".py")]
+    data_patterns = [
+        pattern for pattern in package_data_patterns(root) if not pattern.endswith(".py")
+    ]
     for path in sorted(package_dir.rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or path.suffix == ".pyc":
             continue
         if path in wanted:
             continue
-        if any(fnmatch.fnmatch(path.relative_to(package_dir).as_posix(), pattern) for pattern in data_patterns):
+        if any(
+            fnmatch.fnmatch(path.relative_to(package_dir).as_posix(), pattern)
+            for pattern in data_patterns
+        ):
             continue  # package data (a corpus, a licence, a log), listed in pyproject.toml
         shown = path.relative_to(root).as_posix()
         if is_generated(path):
             stale.append(path)
         elif path.name not in HAND_WRITTEN_ALLOWED:
-            problems.append(f"{shown}: not generated from a notebook; only __init__.py files, py.typed and the package data "
-                            "pyproject.toml lists may be written by hand")
+            problems.append(
+                f"{shown}: not generated from a notebook; only __init__.py files, py.typed and the "
+                "package data "
+                "pyproject.toml lists may be written by hand"
+            )
         elif path.name == "__init__.py" and not _init_is_reexports_only(path):
-            problems.append(f"{shown}: a hand-written __init__.py may only hold a docstring, imports, __all__ and __version__")
+            problems.append(
+                f"{shown}: a hand-written __init__.py may only hold a docstring, imports, __all__ "
+                "and __version__"
+            )
     for path in wanted:
         for parent in path.relative_to(package_dir).parents:
             if parent == Path("."):
                 continue
             if not (package_dir / parent / "__init__.py").exists():
-                problems.append(f"{(package_dir / parent).relative_to(root).as_posix()}/__init__.py is missing: write it by hand (re-exports only)")
+                problems.append(
+                    f"{(package_dir / parent).relative_to(root).as_posix()}/__init__.py is "
+                    "missing: write it by hand (re-exports only)"
+                )
     return wanted, stale, sorted(set(problems))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if tensorlib/ differs from the notebooks")
-    parser.add_argument("--root", type=Path, default=ROOT, help="the repository (default: this one)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="change nothing; exit 1 if tensorlib/ differs from the notebooks",
+    )
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the repository (default: this one)"
+    )
     args = parser.parse_args(argv)
     root = args.root.resolve()
     book_dir, package_dir = root / "book", root / "tensorlib"
@@ -299,10 +363,18 @@ def main(argv: list[str] | None = None) -> int:
     for path, text in wanted.items():
         shown = path.relative_to(root).as_posix()
         if not path.exists():
-            differing.append(f"{shown}: missing (exported by {_notebook_of(text)}); run `make export`")
+            differing.append(
+                f"{shown}: missing (exported by {_notebook_of(text)}); run `make export`"
+            )
         elif path.read_text(encoding="utf-8") != text:
-            differing.append(f"{shown}: differs from {_notebook_of(text)}; edit the notebook, then run `make export`")
-    stale_lines = [f"{p.relative_to(root).as_posix()}: generated, but no notebook exports it any more" for p in stale]
+            differing.append(
+                f"{shown}: differs from {_notebook_of(text)}; edit the notebook, then run `make "
+                "export`"
+            )
+    stale_lines = [
+        f"{p.relative_to(root).as_posix()}: generated, but no notebook exports it any more"
+        for p in stale
+    ]
     if args.check:
         for line in differing + stale_lines + problems:
             print(f"export check: {line}", file=sys.stderr)

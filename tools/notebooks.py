@@ -1,4 +1,5 @@
-"""What the notebook tools share: finding notebooks, reading cells, clean metadata, running a kernel.
+"""What the notebook tools share: finding notebooks, reading cells, clean metadata, running a
+kernel.
 
 The tools in this folder (``export.py``, ``hygiene.py``, ``exercises.py``, ``run_notebook.py``)
 are scripts, not a package; each puts this folder on ``sys.path`` and imports from here, so that
@@ -9,7 +10,8 @@ there is one definition of each of these:
   ``node_modules``, any hidden folder) and a ``solutions`` folder nested inside it (the book's
   ``book/solutions`` is a link to the solution notebooks, for the website). Links to folders
   are not followed.
-- ``cell_source(cell)``: a cell's source as one string (nbformat allows a string or a list of lines).
+- ``cell_source(cell)``: a cell's source as one string (nbformat allows a string or a list of
+  lines).
 - ``KERNELSPEC`` and ``LANGUAGE_INFO``: the only notebook metadata a committed notebook keeps.
 - ``execute(notebook, workdir, timeout, allow_errors=...)``: run every cell in a fresh kernel.
 """
@@ -23,7 +25,9 @@ from typing import Any
 
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 LANGUAGE_INFO = {"name": "python"}
-SKIPPED_DIRS = frozenset({"_build", ".ipynb_checkpoints", "solutions", "__pycache__", "node_modules"})
+SKIPPED_DIRS = frozenset(
+    {"_build", ".ipynb_checkpoints", "solutions", "__pycache__", "node_modules"}
+)
 
 
 def cell_source(cell: dict) -> str:
@@ -33,15 +37,25 @@ def cell_source(cell: dict) -> str:
 
 
 def find_notebooks(folder: Path) -> list[Path]:
-    """Every notebook under ``folder``, sorted, without the skipped folders (see the module docstring)."""
+    """Every notebook under ``folder``, sorted, without the skipped folders (see the module
+    docstring)."""
     found = []
     for current, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(name for name in dirnames if name not in SKIPPED_DIRS and not name.startswith("."))
+        dirnames[:] = sorted(
+            name for name in dirnames if name not in SKIPPED_DIRS and not name.startswith(".")
+        )
         found.extend(Path(current) / name for name in filenames if name.endswith(".ipynb"))
     return sorted(found)
 
 
-def execute(notebook: Any, workdir: Path, timeout: int, *, allow_errors: bool = False, record_timing: bool = True) -> None:
+def execute(
+    notebook: Any,
+    workdir: Path,
+    timeout: int,
+    *,
+    allow_errors: bool = False,
+    record_timing: bool = True,
+) -> None:
     """Run every code cell of ``notebook`` (an nbformat node, changed in place) in a fresh kernel.
 
     The kernel starts in ``workdir`` and talks over Unix sockets (IPC) in a private folder:
@@ -56,7 +70,9 @@ def execute(notebook: Any, workdir: Path, timeout: int, *, allow_errors: bool = 
     with tempfile.TemporaryDirectory(prefix="tl-kernel-") as sockets:
         client = NotebookClient(
             notebook,
-            km=AsyncKernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "k")),
+            km=AsyncKernelManager(
+                kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "k")
+            ),
             timeout=timeout,
             kernel_name="python3",
             allow_errors=allow_errors,

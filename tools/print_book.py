@@ -36,7 +36,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-sync",
+]
 TITLE = "tensorlib: deep learning from the tensor up"
 # A4 at 96 px per inch, less the margins below: the width the page is laid out at.
 MARGIN_MM = {"top": 14, "bottom": 16, "left": 14, "right": 14}
@@ -54,13 +59,15 @@ CONTENTS_JS = """(title) => {
   // the book theme's own print contents (chapters only) would come first and repeat this one
   const themeContents = document.getElementById('jb-print-docs-body');
   if (themeContents) themeContents.remove();
-  const main = document.querySelector('article.bd-article') || document.querySelector('[role=main]');
+  const main = document.querySelector('article.bd-article')
+    || document.querySelector('[role=main]');
   const nav = document.createElement('nav');
   nav.className = 'tl-print-toc';
   nav.innerHTML = '<h1>' + title + '</h1><h2>Contents</h2>';
   const list = nav.appendChild(document.createElement('ol'));
   const text = (heading) => heading.textContent.replace(/#$/, '').trim();
-  const headingOf = (section) => section.querySelector(':scope > h1, :scope > h2, :scope > h3, :scope > h4');
+  const headingOf = (section) =>
+    section.querySelector(':scope > h1, :scope > h2, :scope > h3, :scope > h4');
   for (const marker of document.querySelectorAll('span[id^="document-"]')) {
     const name = marker.id.slice('document-'.length);
     const section = marker.nextElementSibling;
@@ -76,7 +83,8 @@ CONTENTS_JS = """(title) => {
     for (const child of section.querySelectorAll(':scope > section[id]')) {
       const h = headingOf(child);
       if (!h) continue;
-      const a = sub.appendChild(document.createElement('li')).appendChild(document.createElement('a'));
+      const a = sub.appendChild(document.createElement('li'))
+        .appendChild(document.createElement('a'));
       a.href = '#' + child.id;
       a.textContent = text(h);
     }
@@ -91,7 +99,9 @@ FIT_JS = """() => {
   const article = document.querySelector('article.bd-article') || document.body;
   const right = article.getBoundingClientRect().right;
   let scaled = 0;
-  for (const el of document.querySelectorAll('mjx-container, .bd-article table, .bd-article img, dl.py > dt, .bd-article pre')) {
+  for (const el of document.querySelectorAll(
+    'mjx-container, .bd-article table, .bd-article img, dl.py > dt, .bd-article pre'
+  )) {
     const box = el.getBoundingClientRect();
     if (box.width > 0 && box.right > right + 1) {
       el.style.zoom = Math.max(0.3, (right - box.left - 2) / box.width).toFixed(3);
@@ -108,9 +118,11 @@ TYPESET_JS = """async () => {
   return {
     formulas: document.querySelectorAll('mjx-container').length,
     errors: document.querySelectorAll('mjx-merror').length,
-    untypeset: [...document.querySelectorAll('.math')].filter(el => !el.querySelector('mjx-container')).length,
+    untypeset: [...document.querySelectorAll('.math')]
+      .filter(el => !el.querySelector('mjx-container')).length,
     images: images.length,
-    broken: images.filter(img => !img.complete || img.naturalWidth === 0).map(img => img.getAttribute('src')),
+    broken: images.filter(img => !img.complete || img.naturalWidth === 0)
+      .map(img => img.getAttribute('src')),
   };
 }"""
 
@@ -151,7 +163,10 @@ def print_pdf(folder: Path, output: Path, chromium: Path = CHROMIUM) -> dict[str
 
         def route(route_: Any, request: Any) -> None:
             host = urlsplit(request.url).hostname or ""
-            if request.url.startswith(("data:", "blob:", "about:")) or host in {"127.0.0.1", "localhost"}:
+            if request.url.startswith(("data:", "blob:", "about:")) or host in {
+                "127.0.0.1",
+                "localhost",
+            }:
                 route_.continue_()
             else:
                 remote.append(request.url)

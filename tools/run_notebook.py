@@ -19,17 +19,23 @@ from pathlib import Path
 import nbformat
 from nbclient.exceptions import CellExecutionError
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tools/ is a folder of scripts: find notebooks.py
+# tools/ is a folder of scripts: find notebooks.py
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebooks import KERNELSPEC, LANGUAGE_INFO, execute  # noqa: E402
 
-ALLOWED_CELL_METADATA = {"tags", "mystnb"}  # mystnb: a figure's caption and alt text (CONTRIBUTING.md)
+# mystnb: a figure's caption and alt text (CONTRIBUTING.md)
+ALLOWED_CELL_METADATA = {"tags", "mystnb"}
 
 
 def clean_metadata(notebook: nbformat.NotebookNode) -> None:
     """Keep only portable metadata: the kernel's name and each cell's tags."""
-    notebook.metadata = nbformat.from_dict({"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO})
+    notebook.metadata = nbformat.from_dict(
+        {"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO}
+    )
     for index, cell in enumerate(notebook.cells):
-        cell.metadata = nbformat.from_dict({k: v for k, v in cell.metadata.items() if k in ALLOWED_CELL_METADATA and v})
+        cell.metadata = nbformat.from_dict(
+            {k: v for k, v in cell.metadata.items() if k in ALLOWED_CELL_METADATA and v}
+        )
         cell["id"] = f"c{index:03d}"  # stable ids: diffs show content, not fresh random ids
 
 
@@ -53,7 +59,8 @@ def coalesce_streams(notebook: nbformat.NotebookNode) -> None:
 
 
 def run(path: Path, timeout: int) -> None:
-    """Execute the notebook at ``path`` in a fresh kernel started in its folder, and store it clean."""
+    """Execute the notebook at ``path`` in a fresh kernel started in its folder, and store it
+    clean."""
     notebook = nbformat.read(path, as_version=4)
     execute(notebook, path.parent, timeout)
     coalesce_streams(notebook)

@@ -1,4 +1,5 @@
-"""Sphinx extension for the tensorlib website: it works on every screen and loads only what a page needs.
+"""Sphinx extension for the tensorlib website: it works on every screen and loads only what a page
+needs.
 
 Loaded by ``book/_config.yml`` (``sphinx.local_extensions``), with ``tools/static/`` (the CSS and
 ``tensorlib-site.js``). It
@@ -11,8 +12,8 @@ Loaded by ``book/_config.yml`` (``sphinx.local_extensions``), with ``tools/stati
 * keeps MathJax off pages without a formula (Sphinx loads it on a page whose toctree includes
   one, such as the Solutions and Reference landing pages);
 * after the build: removes the search index's ``<script>`` from every page but the search page
-  and Font Awesome's 1.5 MB script from every page (the theme's CSS draws the icons with the web font),
-  gives the exercise and solution notebooks download names of their own
+  and Font Awesome's 1.5 MB script from every page (the theme's CSS draws the icons with the web
+  font), gives the exercise and solution notebooks download names of their own
   (``01_tensors_exercises.ipynb``, ``01_tensors_solutions.ipynb``; a chapter stays
   ``01_tensors.ipynb``), so a browser does not rename the second and third, and publishes the
   favicon at ``/favicon.ico`` as well (browsers ask for it there);
@@ -42,11 +43,18 @@ MATHJAX_ENTRY = "tex-chtml.js"  # tools/build_book.py
 SEARCH_INDEX_SCRIPT = re.compile(r'\s*<script src="(?:\.\./)*searchindex\.js"></script>')
 # Font Awesome's SVG framework (1.5 MB) on every page: the theme's stylesheet already draws the same
 # icons from Font Awesome's web font, so the script only repeated them.
-FONTAWESOME_SCRIPT = re.compile(r'\s*<script defer src="(?:\.\./)*_static/scripts/fontawesome\.js[^"]*"></script>')
+FONTAWESOME_SCRIPT = re.compile(
+    r'\s*<script defer src="(?:\.\./)*_static/scripts/fontawesome\.js[^"]*"></script>'
+)
 ALIASES_JS = "tensorlib-aliases.js"  # written into _static/ after the build
 # The book's import aliases: "tl.save" names tensorlib.save, whose reference entry is the
 # canonical tensorlib.serialization.nested.save. The search ranks that entry first.
-ALIAS_MODULES = {"tl": "tensorlib", "nn": "tensorlib.nn", "F": "tensorlib.nn.functional", "optim": "tensorlib.optim"}
+ALIAS_MODULES = {
+    "tl": "tensorlib",
+    "nn": "tensorlib.nn",
+    "F": "tensorlib.nn.functional",
+    "optim": "tensorlib.optim",
+}
 # Where a download comes from -> the suffix its file name gets on the site.
 DOWNLOAD_SUFFIXES = {"exercises": "_exercises", "solutions": "_solutions"}
 
@@ -81,15 +89,19 @@ def _mathjax_only_with_math(
 def _single_page_title(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """The one-page book's sidebar title: the theme shows ``docstitle``, which singlehtml leaves None."""
+    """The one-page book's sidebar title: the theme shows ``docstitle``, which singlehtml leaves
+    None."""
     if app.builder.name == "singlehtml" and not context.get("docstitle"):
         context["docstitle"] = app.config.html_title or app.config.project
 
 
 def download_name(source: str) -> str:
-    """The name a downloaded notebook gets: ``../exercises/01_x.ipynb`` -> ``01_x_exercises.ipynb``."""
+    """The name a downloaded notebook gets: ``../exercises/01_x.ipynb`` ->
+    ``01_x_exercises.ipynb``."""
     path = PurePosixPath(source.replace("\\", "/"))
-    suffix = next((DOWNLOAD_SUFFIXES[part] for part in path.parts[:-1] if part in DOWNLOAD_SUFFIXES), "")
+    suffix = next(
+        (DOWNLOAD_SUFFIXES[part] for part in path.parts[:-1] if part in DOWNLOAD_SUFFIXES), ""
+    )
     return f"{path.stem}{suffix}{path.suffix}"
 
 
@@ -116,7 +128,11 @@ def search_aliases() -> dict[str, str]:
             where, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
             if name.startswith("_") or not (inspect.isclass(obj) or inspect.isroutine(obj)):
                 continue
-            if isinstance(where, str) and where.startswith("tensorlib") and isinstance(qualname, str):
+            if (
+                isinstance(where, str)
+                and where.startswith("tensorlib")
+                and isinstance(qualname, str)
+            ):
                 aliases[f"{alias}.{name}"] = f"{where}.{qualname}"
     return aliases
 
@@ -124,13 +140,20 @@ def search_aliases() -> dict[str, str]:
 def _write_aliases(outdir: Path) -> None:
     """``_static/tensorlib-aliases.js``, and a ``<script>`` for it on the search page."""
     body = json.dumps(search_aliases(), sort_keys=True, separators=(",", ":"))
-    (outdir / "_static" / ALIASES_JS).write_text(f"var TL_SEARCH_ALIASES = {body};\n", encoding="utf-8")
+    (outdir / "_static" / ALIASES_JS).write_text(
+        f"var TL_SEARCH_ALIASES = {body};\n", encoding="utf-8"
+    )
     search = outdir / "search.html"
     if search.is_file():
         text = search.read_text(encoding="utf-8")
         tag = f'<script src="_static/{ALIASES_JS}"></script>'
         if tag not in text:
-            search.write_text(text.replace('<script src="searchindex.js"', tag + '\n<script src="searchindex.js"', 1), encoding="utf-8")
+            search.write_text(
+                text.replace(
+                    '<script src="searchindex.js"', tag + '\n<script src="searchindex.js"', 1
+                ),
+                encoding="utf-8",
+            )
 
 
 def _finish(app: Sphinx, exception: Exception | None) -> None:
@@ -159,7 +182,10 @@ def _finish(app: Sphinx, exception: Exception | None) -> None:
 
 def _no_search_box(outdir: Path) -> None:
     """The one-page book has no search page, so its search box (a 404) is hidden."""
-    style = "<style>.search-button, .search-button-field, #pst-search-dialog { display: none !important; }</style>"
+    style = (
+        "<style>.search-button, .search-button-field, #pst-search-dialog { display: none "
+        "!important; }</style>"
+    )
     for page in outdir.glob("*.html"):
         text = page.read_text(encoding="utf-8")
         if style not in text and "</head>" in text:

@@ -215,8 +215,14 @@ def _escape_stray_asterisks(text: str) -> str:
     """``(*, in_features)`` in prose: escape each ``*`` that does not open or close emphasis."""
     kept = {match.start() for match in EMPHASIS.finditer(text)}
     kept |= {match.end() - 1 for match in EMPHASIS.finditer(text)}
-    kept |= {match.start() + 1 for match in EMPHASIS.finditer(text) if text[match.start():].startswith("**")}
-    kept |= {match.end() - 2 for match in EMPHASIS.finditer(text) if text[:match.end()].endswith("**")}
+    kept |= {
+        match.start() + 1
+        for match in EMPHASIS.finditer(text)
+        if text[match.start() :].startswith("**")
+    }
+    kept |= {
+        match.end() - 2 for match in EMPHASIS.finditer(text) if text[: match.end()].endswith("**")
+    }
     out = []
     for index, char in enumerate(text):
         if char == "*" and index not in kept and (index == 0 or text[index - 1] != "\\"):
@@ -258,7 +264,9 @@ def _clean_docstring_line(line: str) -> str:
     return "".join(parts)
 
 
-def _clean_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
+def _clean_docstring(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
     """The package's docstrings are written for ``help()`` first: plain prose with a few
     reStructuredText roles and Google-style sections, which napoleon turns into fields (not in
     a property's docstring, where napoleon would read "Where the memory lives: ..." as a type).
@@ -268,7 +276,10 @@ def _clean_docstring(app: Sphinx, what: str, name: str, obj: Any, options: Any, 
         lines[:] = GoogleDocstring(lines, app.config, app, what, name, obj, options).lines()
     # "n_layer, n_head, n_embd: ..." documents three names in one field; a field's name may not
     # hold spaces (Sphinx would read the first words as a type).
-    lines[:] = [SEVERAL_NAMES.sub(lambda m: m.group(1) + m.group(2).replace(", ", ","), line) for line in lines]
+    lines[:] = [
+        SEVERAL_NAMES.sub(lambda m: m.group(1) + m.group(2).replace(", ", ","), line)
+        for line in lines
+    ]
     lines[:] = [_clean_docstring_line(line) for line in lines]
 
 
@@ -297,7 +308,9 @@ def _resolve_public_names(app: Sphinx, env: Any, node: Any, contnode: Any) -> An
         if owner:  # Class.member, the class by a public or canonical name
             cls_name = targets.get(owner, (None, owner))[1]
         else:  # a bare member name, inside a class's docstring
-            cls_name = f"{node.get('py:module')}.{node.get('py:class')}" if node.get("py:class") else ""
+            cls_name = (
+                f"{node.get('py:module')}.{node.get('py:class')}" if node.get("py:class") else ""
+            )
         module_name, _, qualname = cls_name.rpartition(".")
         cls = getattr(sys.modules.get(module_name), qualname, None) if module_name else None
         if isinstance(cls, type):

@@ -1,18 +1,19 @@
-"""tensorlib.engine: the Tensor, its reverse-mode autograd engine and every differentiable op (chapter 2).
+"""tensorlib.engine: the Tensor, its reverse-mode autograd engine and every differentiable op
+(chapter 2).
 
 Written by hand, re-exports only. Each module is one idea of chapter 2, in the chapter's order:
 grad mode, dtypes and devices, ``Tensor`` (``tensor_type``: the class, whose methods call the op
 modules), ``Function`` and the backward pass (``function``, with ``freeing`` and ``versions``),
 creation functions, dtype promotion and conversion, the ops by topic, and the production concerns
-(in-place changes, ``retain_grad``, numpy interop). ``tensor_type`` is imported first: it imports the
-op modules at its bottom, once ``Tensor`` exists.
+(in-place changes, ``retain_grad``, numpy interop). ``tensor_type`` is imported first: it imports
+the op modules at its bottom, once ``Tensor`` exists.
 ``from tensorlib.engine import Tensor, Function, no_grad, tensor, ...`` works for every public name.
 """
 
 from tensorlib.engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from tensorlib.engine.dtypes import (
-    as_device, bool_, cuda, device, double, float16, float32, float64, inf, int8, int16, int32, int64,
-    long, nan, parse_to, uint8,
+    as_device, bool_, cuda, device, double, float16, float32, float64, inf, int8, int16, int32,
+    int64, long, nan, parse_to, uint8,
 )
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.engine.function import Function, run_backward
@@ -22,23 +23,24 @@ from tensorlib.engine.creation import (
 )
 from tensorlib.engine.conversion import Cast, Clone
 from tensorlib.engine.arithmetic import (
-    Add, Div, Mul, Neg, Pow, Sub, add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, div, eq,
-    floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, rsqrt, square, sub,
+    Add, Div, Mul, Neg, Pow, Sub, add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
+    div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, rsqrt, square, sub,
 )
 from tensorlib.engine.reductions import (
-    ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Std, Sum, Var, Cumsum, amax, amin, argmax,
-    argmin, cumsum, max, maximum, mean, min, minimum, norm, sort, std, sum, topk, var,
+    ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Std, Sum, Var, Cumsum, amax,
+    amin, argmax, argmin, cumsum, max, maximum, mean, min, minimum, norm, sort, std, sum, topk, var,
 )
 from tensorlib.engine.matmul_ops import MatMul, bmm, matmul, outer
 from tensorlib.engine.selection import MaskedFill, Where, masked_fill, tril, triu, where
 from tensorlib.engine.elementwise import (
-    Abs, Clamp, Cos, Exp, Log, Log1p, Relu, Sigmoid, Sin, Sqrt, Tanh, abs, clamp, cos, exp, log, log1p,
-    relu, sigmoid, sin, sqrt, tanh,
+    Abs, Clamp, Cos, Exp, Log, Log1p, Relu, Sigmoid, Sin, Sqrt, Tanh, abs, clamp, cos, exp, log,
+    log1p, relu, sigmoid, sin, sqrt, tanh,
 )
 from tensorlib.engine.softmax_ops import LogSoftmax, Softmax, log_softmax, softmax
 from tensorlib.engine.parallel import get_num_threads, parallel_for, set_num_threads
 from tensorlib.engine.shape_ops import (
-    Expand, Permute, Repeat, Reshape, expand, flatten, permute, repeat, reshape, squeeze, transpose, unsqueeze,
+    Expand, Permute, Repeat, Reshape, expand, flatten, permute, repeat, reshape, squeeze, transpose,
+    unsqueeze,
 )
 from tensorlib.engine.indexing import Gather, Index, gather
 from tensorlib.engine.joining import Cat, Stack, cat, chunk, concat, split, stack
@@ -51,28 +53,29 @@ from tensorlib.engine.indexing import narrow
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
-    "as_device", "bool_", "cuda", "device", "double", "float16", "float32", "float64", "inf", "int8", "int16",
-    "int32", "int64", "long", "nan", "parse_to", "uint8",
+    "as_device", "bool_", "cuda", "device", "double", "float16", "float32", "float64", "inf",
+    "int8", "int16", "int32", "int64", "long", "nan", "parse_to", "uint8",
     "Tensor", "Function", "run_backward",
-    "arange", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "is_tensor", "linspace", "numel",
-    "ones", "ones_like", "tensor", "zeros", "zeros_like",
+    "arange", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "is_tensor",
+    "linspace", "numel", "ones", "ones_like", "tensor", "zeros", "zeros_like",
     "Cast", "Clone",
-    "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not", "bitwise_or",
-    "bitwise_xor", "div", "eq", "floor_divide", "ge", "gt", "le", "lt", "mul", "ne", "neg", "pow", "remainder",
-    "rsqrt", "square", "sub",
-    "ElementwiseExtremum", "Extremum", "ExtremumAlongDim", "Mean", "Norm", "Sort", "Std", "Sum", "Var", "Cumsum",
-    "amax", "amin", "argmax", "argmin", "cumsum", "max", "maximum", "mean", "min", "minimum", "norm", "sort", "std",
-    "sum", "topk", "var",
+    "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not",
+    "bitwise_or", "bitwise_xor", "div", "eq", "floor_divide", "ge", "gt", "le", "lt", "mul", "ne",
+    "neg", "pow", "remainder", "rsqrt", "square", "sub",
+    "ElementwiseExtremum", "Extremum", "ExtremumAlongDim", "Mean", "Norm", "Sort", "Std", "Sum",
+    "Var", "Cumsum", "amax", "amin", "argmax", "argmin", "cumsum", "max", "maximum", "mean", "min",
+    "minimum", "norm", "sort", "std", "sum", "topk", "var",
     "MatMul", "bmm", "matmul", "outer",
     "get_num_threads", "parallel_for", "set_num_threads",
     "MaskedFill", "Where", "masked_fill", "tril", "triu", "where",
-    "Abs", "Clamp", "Cos", "Exp", "Log", "Log1p", "Relu", "Sigmoid", "Sin", "Sqrt", "Tanh", "abs", "clamp", "cos",
-    "exp", "log", "log1p", "relu", "sigmoid", "sin", "sqrt", "tanh",
+    "Abs", "Clamp", "Cos", "Exp", "Log", "Log1p", "Relu", "Sigmoid", "Sin", "Sqrt", "Tanh", "abs",
+    "clamp", "cos", "exp", "log", "log1p", "relu", "sigmoid", "sin", "sqrt", "tanh",
     "LogSoftmax", "Softmax", "log_softmax", "softmax",
-    "Expand", "Permute", "Repeat", "Reshape", "expand", "flatten", "permute", "repeat", "reshape", "squeeze",
-    "transpose", "unsqueeze",
+    "Expand", "Permute", "Repeat", "Reshape", "expand", "flatten", "permute", "repeat", "reshape",
+    "squeeze", "transpose", "unsqueeze",
     "Gather", "Index", "gather",
     "Cat", "Stack", "cat", "chunk", "concat", "split", "stack",
-    "inference_mode", "bfloat16", "get_default_device", "set_default_device", "is_floating_point", "mm",
+    "inference_mode", "bfloat16", "get_default_device", "set_default_device", "is_floating_point",
+    "mm",
     "Flip", "Roll", "flip", "roll", "narrow",
 ]

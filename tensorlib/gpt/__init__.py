@@ -6,7 +6,8 @@ book/05_attention.ipynb; data, training, the allocator helper and the command li
 book/08_gpt.ipynb.
 """
 
-# Chapter 5, Attention: the decoder, its config, its KV cache and the one-token Decoder (tensorlib.gpt.model)
+# Chapter 5, Attention: the decoder, its config, its KV cache and the one-token Decoder
+# (tensorlib.gpt.model)
 from tensorlib.gpt.model import (
     GPT,
     MLP,
@@ -20,7 +21,8 @@ from tensorlib.gpt.model import (
     decodes_fast,
 )
 
-# Chapter 8, A GPT end to end: data, trainer, sampling, allocator tuning (tensorlib.gpt.data, .train, .perf)
+# Chapter 8, A GPT end to end: data, trainer, sampling, allocator tuning (tensorlib.gpt.data,
+# .train, .perf)
 from tensorlib.gpt.data import BatchSampler, CharTokenizer, load_corpus, train_val_split
 from tensorlib.gpt.perf import tune_malloc
 from tensorlib.gpt.train import TrainConfig, Trainer, model_from_checkpoint, read_checkpoint, sample

@@ -9,7 +9,8 @@ from tensorlib.nn import functional as functional
 # Chapter 3, Initialization: in-place initializers (tensorlib.nn.init)
 from tensorlib.nn import init as init
 
-# Chapter 4, Layers: Parameter, Module and the layer library (tensorlib.nn.parameter, tensorlib.nn.modules)
+# Chapter 4, Layers: Parameter, Module and the layer library (tensorlib.nn.parameter,
+# tensorlib.nn.modules)
 from tensorlib.nn import modules as modules
 from tensorlib.nn.modules import GELU as GELU
 from tensorlib.nn.modules import MLP as MLP
@@ -46,7 +47,8 @@ from tensorlib.nn.modules import Softmax as Softmax
 from tensorlib.nn.modules import Tanh as Tanh
 from tensorlib.nn.parameter import Parameter as Parameter
 
-# Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers (tensorlib.nn.modules.rnn, .attention, .transformer)
+# Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers
+# (tensorlib.nn.modules.rnn, .attention, .transformer)
 from tensorlib.nn.modules import GRU as GRU
 from tensorlib.nn.modules import LSTM as LSTM
 from tensorlib.nn.modules import GRUCell as GRUCell

@@ -1,8 +1,9 @@
 """tensorlib.utils: PyTorch's ``torch.utils`` names that tensorlib has.
 
-Written by hand, re-exports only. Chapter 4 (Layers): ``tensorlib.utils.data`` (datasets, samplers and
-the data loader). Chapter 8 (A GPT, end to end): ``tensorlib.utils.tensorboard`` (``SummaryWriter``,
-which refuses, saying why), imported on demand as ``torch.utils.tensorboard`` is.
+Written by hand, re-exports only. Chapter 4 (Layers): ``tensorlib.utils.data`` (datasets, samplers
+and the data loader). Chapter 8 (A GPT, end to end): ``tensorlib.utils.tensorboard``
+(``SummaryWriter``, which refuses, saying why), imported on demand as ``torch.utils.tensorboard``
+is.
 """
 
 # Chapter 4, Layers: datasets, samplers and the data loader (tensorlib.utils.data)

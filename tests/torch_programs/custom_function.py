@@ -46,7 +46,9 @@ class SwishLayer(nn.Module):
 model = nn.Sequential(nn.Linear(2, 8), SwishLayer(), nn.Linear(8, 1))
 with torch.no_grad():  # the same weights in any library
     for i, p in enumerate(model.parameters()):
-        p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.9 + i).reshape(p.shape) * 0.6)
+        p.copy_(
+            torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.9 + i).reshape(p.shape) * 0.6
+        )
 inputs = torch.stack([torch.linspace(-1, 1, 32), torch.cos(torch.linspace(0, 3, 32))], dim=1)
 targets = (inputs[:, :1] * inputs[:, 1:]).tanh()
 optimizer = torch.optim.Adam(model.parameters(), lr=0.05)

@@ -28,14 +28,19 @@ class Squares(Dataset):
 train = Squares(72)
 val_x = torch.linspace(-0.9, 0.9, 10).unsqueeze(1)
 val = TensorDataset(val_x, val_x ** 2)
-loader = DataLoader(train, batch_size=16, shuffle=False, drop_last=True)  # 4 batches; the last 8 examples dropped
+# 4 batches; the last 8 examples dropped
+loader = DataLoader(train, batch_size=16, shuffle=False, drop_last=True)
 val_loader = DataLoader(val, batch_size=4)  # batches of 4, 4 and 2
-print("batches per epoch:", len(loader), "| validation batch sizes:", [len(x) for x, _ in val_loader])
+print(
+    "batches per epoch:", len(loader), "| validation batch sizes:", [len(x) for x, _ in val_loader]
+)
 
 model = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1))
 with torch.no_grad():  # the same weights in any library
     for i, p in enumerate(model.parameters()):
-        p.copy_(torch.cos(torch.arange(p.numel(), dtype=torch.float32) * 1.3 + i).reshape(p.shape) * 0.5)
+        p.copy_(
+            torch.cos(torch.arange(p.numel(), dtype=torch.float32) * 1.3 + i).reshape(p.shape) * 0.5
+        )
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 
 for epoch in range(6):
@@ -47,7 +52,9 @@ for epoch in range(6):
         optimizer.step()
         total, count = total + loss.item() * len(batch["x"]), count + len(batch["x"])
     with torch.no_grad():
-        val_loss = sum(F.mse_loss(model(x), y, reduction="sum").item() for x, y in val_loader) / len(val)
+        val_loss = sum(
+            F.mse_loss(model(x), y, reduction="sum").item() for x, y in val_loader
+        ) / len(val)
     print(f"epoch {epoch}: train loss {total / count:.6f} val loss {val_loss:.6f}")
 
 generator = torch.Generator().manual_seed(0)

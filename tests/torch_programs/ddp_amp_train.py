@@ -44,10 +44,16 @@ torch.backends.cuda.matmul.allow_tf32 = True  # allow tf32 on matmul
 torch.backends.cudnn.allow_tf32 = True  # allow tf32 on cudnn
 device_type = "cuda" if "cuda" in device else "cpu"
 ptdtype = {"float32": torch.float32, "float16": torch.float16}[dtype]
-ctx = nullcontext() if device_type == "cpu" else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+ctx = (
+    nullcontext()
+    if device_type == "cpu"
+    else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+)
 
-text = ("first citizen: before we proceed any further, hear me speak. all: speak, speak. "
-        "first citizen: you are all resolved rather to die than to famish? all: resolved. resolved. ") * 20
+text = (
+    "first citizen: before we proceed any further, hear me speak. all: speak, speak. "
+    "first citizen: you are all resolved rather to die than to famish? all: resolved. resolved. "
+) * 20
 chars = sorted(set(text))
 stoi = {c: i for i, c in enumerate(chars)}
 data = torch.tensor([stoi[c] for c in text], dtype=torch.long)
@@ -68,7 +74,9 @@ class Block(nn.Module):
         super().__init__()
         self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
         self.c_attn, self.c_proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
-        self.mlp = nn.Sequential(nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd))
+        self.mlp = nn.Sequential(
+            nn.Linear(n_embd, 4 * n_embd), nn.GELU(), nn.Linear(4 * n_embd, n_embd)
+        )
 
     def forward(self, x):
         B, T, C = x.size()
@@ -94,20 +102,32 @@ class GPT(nn.Module):
         for block in self.h:
             x = block(x)
         logits = self.lm_head(self.ln_f(x))
-        loss = None if targets is None else F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        loss = (
+            None
+            if targets is None
+            else F.cross_entropy(
+                logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1
+            )
+        )
         return logits, loss
 
 
 model = GPT(len(chars))
 with torch.no_grad():  # the same weights in any library: a formula, not a random generator
     for i, p in enumerate(model.parameters()):
-        p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.618 + i).reshape(p.shape) * 0.1)
+        p.copy_(
+            torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.618 + i).reshape(p.shape)
+            * 0.1
+        )
 model.to(device)
 scaler = torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))
 decay = [p for p in model.parameters() if p.dim() >= 2]
 no_decay = [p for p in model.parameters() if p.dim() < 2]
-optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-                              lr=learning_rate, betas=(beta1, beta2))
+optimizer = torch.optim.AdamW(
+    [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+    lr=learning_rate,
+    betas=(beta1, beta2),
+)
 if ddp:
     model = DDP(model, device_ids=[int(os.environ["LOCAL_RANK"])])
 raw_model = model.module if ddp else model

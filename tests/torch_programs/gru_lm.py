@@ -7,7 +7,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-text = "a stitch in time saves nine; a rolling stone gathers no moss; all that glitters is not gold. " * 8
+text = (
+    "a stitch in time saves nine; a rolling stone gathers no moss; all that glitters is not gold. "
+    * 8
+)
 chars = sorted(set(text))
 data = torch.tensor([chars.index(c) for c in text], dtype=torch.long)
 batch_size, bptt = 4, 12
@@ -34,7 +37,10 @@ class RNNModel(nn.Module):
 model = RNNModel(len(chars), 16, 24, 2)
 with torch.no_grad():  # the same weights in any library
     for i, p in enumerate(model.parameters()):
-        p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.77 + i).reshape(p.shape) * 0.3)
+        p.copy_(
+            torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.77 + i).reshape(p.shape)
+            * 0.3
+        )
 optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
 for epoch in range(2):
     hidden = model.init_hidden(batch_size)

@@ -26,4 +26,8 @@ def closure():
 for step in range(6):
     loss = optimizer.step(closure)
     print(f"step {step}: loss {loss.item():.6e}")
-print("weights", " ".join(f"{v:.4f}" for v in model.weight.flatten().tolist()), f"bias {model.bias.item():.4f}")
+print(
+    "weights",
+    " ".join(f"{v:.4f}" for v in model.weight.flatten().tolist()),
+    f"bias {model.bias.item():.4f}",
+)

@@ -1,4 +1,5 @@
-"""tensorlib.nn.functional: stateless functions of layers, activations and losses, like torch.nn.functional.
+"""tensorlib.nn.functional: stateless functions of layers, activations and losses, like
+torch.nn.functional.
 
 Written by hand, re-exports only.
 """
@@ -12,8 +13,8 @@ from tensorlib.nn.functional.loss import (
     nll_loss,
 )
 
-# Chapter 4, Layers: linear, conv2d, dropout, pad, one_hot, ..., and LayerNormFunction, the kernel of
-# layer_norm that a fused layer may call directly (nn.functional.layers)
+# Chapter 4, Layers: linear, conv2d, dropout, pad, one_hot, ..., and LayerNormFunction, the kernel
+# of layer_norm that a fused layer may call directly (nn.functional.layers)
 # isort: split
 from tensorlib.nn.functional.layers import (
     BatchNormFunction,
@@ -32,7 +33,9 @@ from tensorlib.nn.functional.layers import (
     rms_norm,
     unfold,
 )
-from tensorlib.nn.functional.elementwise_loss import binary_cross_entropy, huber_loss, smooth_l1_loss
+from tensorlib.nn.functional.elementwise_loss import (
+    binary_cross_entropy, huber_loss, smooth_l1_loss,
+)
 
 __all__ = [
     "binary_cross_entropy_with_logits",

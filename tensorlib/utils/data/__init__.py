@@ -1,12 +1,17 @@
-"""tensorlib.utils.data: datasets, samplers and ``DataLoader``, mirroring ``torch.utils.data`` (chapter 4, "Layers").
+"""tensorlib.utils.data: datasets, samplers and ``DataLoader``, mirroring ``torch.utils.data``
+(chapter 4, "Layers").
 
 Written by hand, re-exports only: each name lives in a module generated from book/04_layers.ipynb
 (``dataset``, ``sampler``, ``dataloader``, the module names PyTorch uses).
 """
 
 from tensorlib.utils.data.dataloader import DataLoader, default_collate, default_convert
-from tensorlib.utils.data.dataset import Dataset, IterableDataset, Subset, TensorDataset, random_split
-from tensorlib.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from tensorlib.utils.data.dataset import (
+    Dataset, IterableDataset, Subset, TensorDataset, random_split,
+)
+from tensorlib.utils.data.sampler import (
+    BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+)
 
 __all__ = [
     "BatchSampler",

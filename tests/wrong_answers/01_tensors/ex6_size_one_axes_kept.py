@@ -13,5 +13,7 @@ def reshape_can_view(shape, strides, new_shape):
     if size == 0 or len(shape) <= 1:
         return True
     if len([n for n in new_shape if n != 1]) >= len([n for n in shape if n != 1]):
-        return all(strides[k] == shape[k + 1] * strides[k + 1] for k in range(len(shape) - 1)) or len(new_shape) > len(shape)
+        return all(
+            strides[k] == shape[k + 1] * strides[k + 1] for k in range(len(shape) - 1)
+        ) or len(new_shape) > len(shape)
     return all(strides[k] == shape[k + 1] * strides[k + 1] for k in range(len(shape) - 1))

@@ -1,4 +1,5 @@
-"""02 exercise 4: a recursive depth-first search: fine on small graphs, RecursionError on a long chain.
+"""02 exercise 4: a recursive depth-first search: fine on small graphs, RecursionError on a long
+chain.
 
 Hint: hit Python's recursion limit
 """

@@ -1,4 +1,5 @@
-"""04 exercise 2: averages instead of summing over the output features in dX (a stray factor 1/2 for these shapes).
+"""04 exercise 2: averages instead of summing over the output features in dX (a stray factor 1/2 for
+these shapes).
 
 Hint: dX = G W sums over the output features
 """

@@ -13,5 +13,7 @@ def layer_norm_backward(x, weight, grad_out, eps=1e-5):
     g = grad_out * weight
     lead = tuple(range(x.ndim - 1))
 
-    dx = inv_std * (g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True))
+    dx = inv_std * (
+        g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)
+    )
     return dx, grad_out.sum(axis=lead), grad_out.sum(axis=lead)

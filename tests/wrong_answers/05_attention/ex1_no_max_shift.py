@@ -1,4 +1,5 @@
-"""05 exercise 1: the softmax without subtracting each row's maximum, which overflows for large scores.
+"""05 exercise 1: the softmax without subtracting each row's maximum, which overflows for large
+scores.
 
 Hint: subtract each row's maximum before np.exp
 """

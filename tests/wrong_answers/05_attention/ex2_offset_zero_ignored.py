@@ -1,4 +1,5 @@
-"""05 exercise 2: `if not offset` treats offset=0 like None, so the explicit top-left alignment is lost.
+"""05 exercise 2: `if not offset` treats offset=0 like None, so the explicit top-left alignment is
+lost.
 
 Hint: offset=0 is the top-left alignment
 """

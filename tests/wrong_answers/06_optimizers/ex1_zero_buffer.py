@@ -3,7 +3,9 @@
 Hint: without dampening
 """
 
-def sgd_momentum_step(param, grad, buffer, lr, momentum, dampening=0.0, weight_decay=0.0, nesterov=False):
+def sgd_momentum_step(
+    param, grad, buffer, lr, momentum, dampening=0.0, weight_decay=0.0, nesterov=False
+):
     if buffer is None:
         buffer = 0 * grad
     grad = grad + weight_decay * param

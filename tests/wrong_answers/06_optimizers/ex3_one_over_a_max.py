@@ -1,4 +1,5 @@
-"""06 exercise 3: returns 1/a_max, the rate that jumps straight to the minimum of the sharpest direction.
+"""06 exercise 3: returns 1/a_max, the rate that jumps straight to the minimum of the sharpest
+direction.
 
 Hint: 1/a_max is where the step lands
 """

@@ -1,4 +1,5 @@
-"""06 exercise 5: divides by the Frobenius norm in every step (zeropower normalizes once, before the iteration).
+"""06 exercise 5: divides by the Frobenius norm in every step (zeropower normalizes once, before the
+iteration).
 
 Hint: one step, U p(Sigma)
 """

@@ -9,4 +9,7 @@ import math
 def warmup_cosine_lr(step, base_lr, warmup, total, eta_min=0.0):
     if step < warmup:
         return base_lr * step / warmup
-    return eta_min + (base_lr - eta_min) * (1 + math.cos(math.pi * (step - warmup) / (total - warmup))) / 2
+    return (
+        eta_min
+        + (base_lr - eta_min) * (1 + math.cos(math.pi * (step - warmup) / (total - warmup))) / 2
+    )

@@ -13,5 +13,8 @@ def tlckpt_bytes(parameters):
         raw = name.encode("utf-8")
         array = np.asarray(array, dtype=np.float32)
         out.append(struct.pack(">I", len(raw)) + raw)
-        out.append(struct.pack(f">I{array.ndim}IQ", array.ndim, *array.shape, array.size) + array.astype(">f4").tobytes())
+        out.append(
+            struct.pack(f">I{array.ndim}IQ", array.ndim, *array.shape, array.size)
+            + array.astype(">f4").tobytes()
+        )
     return b"".join(out)

@@ -14,5 +14,8 @@ def tlckpt_bytes(parameters):
 
         raw = name.encode("utf-8")
         out.append(struct.pack("<I", len(raw)) + raw)
-        out.append(struct.pack(f"<I{array.ndim}IQ", array.ndim, *array.shape, array.size) + array.astype("<f8").tobytes())
+        out.append(
+            struct.pack(f"<I{array.ndim}IQ", array.ndim, *array.shape, array.size)
+            + array.astype("<f8").tobytes()
+        )
     return b"".join(out)

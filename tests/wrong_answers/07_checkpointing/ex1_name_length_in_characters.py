@@ -13,5 +13,7 @@ def tlckpt_bytes(parameters):
         array = np.asarray(array, dtype=np.float32)
 
         out.append(struct.pack("<I", len(name)) + name.encode("utf-8"))
-        out.append(struct.pack(f"<I{array.ndim}IQ", array.ndim, *array.shape, array.size) + array.tobytes())
+        out.append(
+            struct.pack(f"<I{array.ndim}IQ", array.ndim, *array.shape, array.size) + array.tobytes()
+        )
     return b"".join(out)

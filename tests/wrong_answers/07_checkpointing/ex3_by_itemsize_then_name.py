@@ -1,4 +1,5 @@
-"""07 exercise 3: sorts by item size, largest first, then name, ignoring the format's order among equal sizes.
+"""07 exercise 3: sorts by item size, largest first, then name, ignoring the format's order among
+equal sizes.
 
 Hint: sort by the position of the dtype in DTYPE_ORDER first
 """
@@ -11,6 +12,10 @@ def safetensors_header(tensors):
     for name in sorted(tensors, key=lambda n: (-ITEMSIZE[tensors[n][0]], n)):
         dtype, shape = tensors[name]
         size = math.prod(shape) * ITEMSIZE[dtype]
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + size],
+        }
         offset += size
     return header

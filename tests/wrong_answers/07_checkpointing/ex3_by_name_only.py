@@ -11,6 +11,10 @@ def safetensors_header(tensors):
     for name in sorted(tensors):
         dtype, shape = tensors[name]
         size = math.prod(shape) * ITEMSIZE[dtype]
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + size],
+        }
         offset += size
     return header

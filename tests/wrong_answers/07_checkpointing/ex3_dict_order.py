@@ -10,6 +10,10 @@ def safetensors_header(tensors):
     header, offset = {}, 0
     for name, (dtype, shape) in tensors.items():
         size = math.prod(shape) * ITEMSIZE[dtype]
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + size],
+        }
         offset += size
     return header

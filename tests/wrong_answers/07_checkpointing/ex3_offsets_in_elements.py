@@ -11,6 +11,10 @@ def safetensors_header(tensors):
     for name in sorted(tensors, key=lambda n: (DTYPE_ORDER.index(tensors[n][0]), n)):
         dtype, shape = tensors[name]
         size = math.prod(shape)
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        header[name] = {
+            "dtype": dtype,
+            "shape": list(shape),
+            "data_offsets": [offset, offset + size],
+        }
         offset += size
     return header

@@ -1,4 +1,5 @@
-"""08 exercise 4: returns the largest learning rate that still learns, one before the first that diverges.
+"""08 exercise 4: returns the largest learning rate that still learns, one before the first that
+diverges.
 
 Hint: 0.5 learns
 """

@@ -20,5 +20,10 @@ def gelu_stage_times(x, repeat=7):
     u = SQRT_2_OVER_PI * (x + 0.044715 * cube)
     t = np.tanh(u)
 
-    return {"cube": median_time(lambda: x**3), "tanh": median_time(lambda: np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x**3))),
-            "rest": median_time(lambda: 0.5 * x * (1 + np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x**3))))}
+    return {
+        "cube": median_time(lambda: x**3),
+        "tanh": median_time(lambda: np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x**3))),
+        "rest": median_time(
+            lambda: 0.5 * x * (1 + np.tanh(SQRT_2_OVER_PI * (x + 0.044715 * x**3)))
+        ),
+    }

@@ -20,4 +20,8 @@ def gelu_stage_times(x, repeat=7):
     u = SQRT_2_OVER_PI * (x + 0.044715 * cube)
     t = np.tanh(u)
 
-    return {"power": median_time(lambda: x**3), "tanh": median_time(lambda: np.tanh(u)), "multiply": median_time(lambda: 0.5 * x * (1 + t))}
+    return {
+        "power": median_time(lambda: x**3),
+        "tanh": median_time(lambda: np.tanh(u)),
+        "multiply": median_time(lambda: 0.5 * x * (1 + t)),
+    }
