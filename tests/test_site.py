@@ -808,6 +808,8 @@ CODE_COLUMNS_JS = """() => {
 }"""
 OUTPUTS_THAT_SCROLL_JS = """() => [...document.querySelectorAll('div.cell_output pre')]
   .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 60))"""
+CODE_THAT_SCROLLS_JS = """() => [...document.querySelectorAll('div.cell_input pre')]
+  .filter(pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.slice(0, 60))"""
 CUT_HEADINGS_JS = """() => [
   ...document.querySelectorAll('.bd-article h1, .bd-article h2, .bd-article h3, dl.py > dt')
 ]
@@ -897,6 +899,30 @@ def test_code_fits_100_columns_and_outputs_wrap_on_a_desktop(chromium: Path, ser
             assert page.evaluate(OUTPUTS_THAT_SCROLL_JS) == [], (
                 f"{name}: outputs that scroll sideways"
             )
+
+
+CHAPTER_PAGES = [
+    f"{prefix}{name}.html"
+    for prefix in ("", "solutions/")
+    for name in (
+        "01_tensors", "02_autograd", "03_init", "04_layers",
+        "05_attention", "06_optimizers", "07_checkpointing", "08_gpt",
+    )
+]
+
+
+def test_no_code_cell_scrolls_sideways_on_a_desktop(chromium: Path, server: str) -> None:
+    """Notebook code is at most 100 characters a line (ruff's E501) and 100 columns fit at
+    1280 px, so no code cell of a chapter or a solution scrolls sideways."""
+    remote: list[str] = []
+    scrolling = {}
+    with _browser_page(chromium, DESKTOP, remote) as page:
+        for name in CHAPTER_PAGES:
+            page.goto(server + name, wait_until="load")
+            cells = page.evaluate(CODE_THAT_SCROLLS_JS)
+            if cells:
+                scrolling[name] = cells
+    assert not scrolling, f"code cells that scroll sideways at {DESKTOP} px: {scrolling}"
 
 
 PHONE_PAGES = [
