@@ -787,3 +787,36 @@ def test_a_change_no_needed_gradient_reads_keeps_the_recorded_gradients_where_to
         (theirs_again.weight if changed == "weight" else x_again).add_(0.1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss_again.backward()
+
+
+def _deepcopy_facts(lib):
+    """What copy.deepcopy keeps of a parameter, a plain tensor and a module with a gradient."""
+    import copy
+
+    param = lib.nn.Parameter(lib.ones(2))
+    param.grad = lib.ones(2)
+    plain = lib.ones(2, requires_grad=True)
+    plain.grad = lib.ones(2)
+    model = lib.nn.Linear(2, 2)
+    model(lib.ones(1, 2)).sum().backward()
+    tied = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Linear(2, 2))
+    tied[1].weight = tied[0].weight
+    tied_copy = copy.deepcopy(tied)
+    return {
+        "parameter keeps grad": copy.deepcopy(param).grad is not None,
+        "parameter class": type(copy.deepcopy(param)).__name__,
+        "parameter requires_grad": copy.deepcopy(param).requires_grad,
+        "frozen parameter requires_grad": copy.deepcopy(
+            lib.nn.Parameter(lib.ones(2), requires_grad=False)
+        ).requires_grad,
+        "plain tensor keeps grad": copy.deepcopy(plain).grad is not None,
+        "module keeps grads": copy.deepcopy(model).weight.grad is not None,
+        "tie kept": tied_copy[0].weight is tied_copy[1].weight,
+        "copy is new": tied_copy[0].weight is not tied[0].weight,
+    }
+
+
+def test_deepcopy_of_parameters_tensors_and_modules_matches_pytorch():
+    ours, theirs = _deepcopy_facts(tl), _deepcopy_facts(torch)
+    assert ours == theirs
+    assert ours["parameter keeps grad"] is False and ours["tie kept"] is True

@@ -40,5 +40,15 @@ class Parameter(Tensor):
             data = np.empty(0, dtype=np.float32)
         super().__init__(data, requires_grad=requires_grad)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        """A new parameter of the same class with a copy of the values and the same
+        ``requires_grad``, without ``.grad`` (PyTorch's rule); ``memo`` keeps a parameter
+        shared by two modules shared in the copy."""
+        if id(self) in memo:
+            return memo[id(self)]
+        copied = type(self)(self._data.copy(), self.requires_grad)
+        memo[id(self)] = copied
+        return copied
+
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
