@@ -175,6 +175,7 @@ def _score_grad(
     return grad_s
 
 
+# %% book/05_attention.ipynb, cell 34
 class SoftmaxAttention(Function):
     r"""The fused attention ``Function``:
     :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two
@@ -262,7 +263,7 @@ class MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 40
+# %% book/05_attention.ipynb, cell 42
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else
     :math:`-\infty`."""
@@ -354,7 +355,7 @@ class PackedCausalAttention(Function):
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 43
+# %% book/05_attention.ipynb, cell 45
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`:
     :math:`j \le i + \text{offset}`.
@@ -541,7 +542,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 65
+# %% book/05_attention.ipynb, cell 67
 def online_softmax_attention(
     query: Any,
     key: Any,

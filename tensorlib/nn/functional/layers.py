@@ -305,6 +305,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
+# %% book/04_layers.ipynb, cell 82
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -428,7 +429,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-
+# %% book/04_layers.ipynb, cell 84
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -484,7 +485,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 89
+# %% book/04_layers.ipynb, cell 93
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -553,7 +554,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 90
+# %% book/04_layers.ipynb, cell 94
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -634,7 +635,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 98
+# %% book/04_layers.ipynb, cell 102
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -672,7 +673,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 100
+# %% book/04_layers.ipynb, cell 104
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
@@ -705,7 +706,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 117
+# %% book/04_layers.ipynb, cell 121
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -787,7 +788,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 118
+# %% book/04_layers.ipynb, cell 122
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -908,7 +909,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 119
+# %% book/04_layers.ipynb, cell 123
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -961,7 +962,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 128
+# %% book/04_layers.ipynb, cell 132
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1045,7 +1046,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 131
+# %% book/04_layers.ipynb, cell 135
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 73
+# %% book/05_attention.ipynb, cell 75
 import math
 from typing import Any
 
@@ -34,7 +34,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 74
+# %% book/05_attention.ipynb, cell 76
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True
     (blocked) becomes :math:`-\infty`, float is kept."""
