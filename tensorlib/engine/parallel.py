@@ -15,7 +15,7 @@ has the same bits at 1, 2 or 8 threads. Chunk bounds are multiples of ``align`` 
 default): a loop that walks its elements or rows in blocks of up to 16 from the start (numpy's
 SIMD lanes, a BLAS kernel's row blocks) meets the same blocks in each chunk as in one call.
 
-Waking a worker costs from tens of microseconds to half a millisecond (chapter 2 measures it), so
+Waking a worker costs from tens of microseconds to half a millisecond (the book measures it), so
 work is split only when it is large: ``cost`` states the work of one index in element-passes
 (the elements it touches times the numpy passes over them), and below ``2**21`` element-passes,
 about half a millisecond of numpy loops, or with one thread, the function runs once over the
@@ -134,10 +134,10 @@ def parallel_for(
     alignment. Each chunk runs under the caller's ``np.errstate`` settings. An exception raised in
     any chunk is re-raised here after every chunk has ended.
     """
-    threads = _threads if _threads < n else n  # (no min(): see _default_threads)
-    if threads <= 1 or not worth_splitting(n, cost):
+    if not worth_splitting(n, cost):  # one thread, one index, or too little work
         fn(0, n)
         return
+    threads = _threads if _threads < n else n  # (no min(): see _default_threads)
     bounds = sorted({(n * i // threads) // align * align for i in range(threads)} | {n})
     done, errors, settings = threading.Semaphore(0), list[BaseException](), np.geterr()
     chunks = list(zip(bounds[:-1], bounds[1:], strict=True))
