@@ -18,6 +18,8 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 106
+import math
+
 import numpy as np
 
 from tensorlib.engine.function import Function
@@ -26,9 +28,50 @@ from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
 
 
+def _row_sums(x: np.ndarray) -> np.ndarray:
+    """The sums over the last axis, keepdims, as one matrix-vector product per matrix.
+
+    ``x.sum(axis=-1)`` over short rows runs numpy's reduction loop once per row (4,096 rows of
+    64 numbers in the GPT of chapter 8); a product with a column of ones is one BLAS call.
+    """
+    return np.matmul(x, np.ones((x.shape[-1], 1), dtype=x.dtype))
+
+
+_UNSHIFTED_LIMIT = {4: 60.0, 8: 600.0}
+"""The bound on :math:`|x|` inside which a softmax may skip the row maxima, by itemsize: float32
+and float64. float16 has none: its largest number, 65504, is about :math:`e^{11.1}`."""
+
+
+def _softmax_unshifted(x: np.ndarray) -> np.ndarray | None:
+    """Softmax over the last axis as :math:`e^x / \\sum e^x`, or ``None`` where that is unsafe.
+
+    Safe when every finite entry lies inside :math:`\\pm` ``_UNSHIFTED_LIMIT`` (:math:`-\\infty`,
+    a masked entry, is allowed) and no row is all :math:`-\\infty`: then no exponential
+    overflows, none that matters underflows, and every row sum is positive. Three whole-array
+    reductions check it, where the shift needs a maximum and a subtraction per row.
+    """
+    limit = _UNSHIFTED_LIMIT.get(x.dtype.itemsize)
+    # (a NaN fails every comparison: the shifted path)
+    if limit is None or not x.max() < limit:
+        return None
+    if not np.min(x, where=x != -np.inf, initial=np.inf) > -limit:
+        return None
+    out = np.exp(x)
+    total = _row_sums(out)
+    if not total.min() > 0:  # a row of -inf only
+        return None
+    np.divide(1, total, out=total)
+    out *= total
+    return out
+
+
 class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`);
-    :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`."""
+    :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`.
+
+    Over the last axis of float32 or float64 scores inside :math:`(-60, 60)` (600 for float64),
+    the maxima are skipped and the row sums are products (:func:`_softmax_unshifted`).
+    """
 
     __slots__ = ("out", "axis")
     reads = (("out",),)
@@ -43,6 +86,11 @@ class Softmax(Function):
         if x.size == 0:
             self.out = np.empty_like(x)
             return self.out
+        if axis == x.ndim - 1:
+            fast = _softmax_unshifted(x)
+            if fast is not None:
+                self.out = fast
+                return fast
         # one buffer: x - m, then e^(x - m), then y
         out = np.subtract(x, x.max(axis=axis, keepdims=True))
         np.exp(out, out=out)
@@ -55,7 +103,11 @@ class Softmax(Function):
         if out.ndim == 0:
             return (np.zeros_like(grad),)
         grad_x = np.multiply(grad, out)  # one buffer: ȳ ⊙ y, then ȳ - ⟨ȳ, y⟩, then times y
-        total = grad_x.sum(axis=self.axis, keepdims=True)
+        total = (
+            _row_sums(grad_x)
+            if self.axis == out.ndim - 1 and out.dtype.itemsize >= 4
+            else grad_x.sum(axis=self.axis, keepdims=True)
+        )
         np.subtract(grad, total, out=grad_x)
         grad_x *= out
         return (grad_x,)

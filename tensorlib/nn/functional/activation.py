@@ -75,15 +75,13 @@ def _gelu_tanh_backward(
     x: np.ndarray, cdf: np.ndarray, grad: np.ndarray, t: np.ndarray, du: np.ndarray
 ) -> None:
     """:math:`\\bar x` of the tanh-GELU into ``du``: cdf + x (1 - t^2) du/2
-    with t = tanh u = 2 cdf - 1 (``t`` is scratch)."""
-    np.multiply(cdf, 2, out=t)
-    t -= 1
-    t *= t
-    np.subtract(1, t, out=t)  # 1 - t^2
+    with t = tanh u = 2 cdf - 1, so 1 - t^2 = 4 cdf (1 - cdf) (``t`` is scratch)."""
+    np.subtract(1, cdf, out=t)
+    t *= cdf  # (1 - t^2) / 4: two passes, where 1 - (2 cdf - 1)^2 takes four
     np.multiply(x, x, out=du)
     du *= 3 * _GELU_TANH_COEFF
     du += 1
-    du *= 0.5 * _SQRT_2_OVER_PI  # du/2
+    du *= 2 * _SQRT_2_OVER_PI  # 4 times du/2
     du *= t
     du *= x
     du += cdf
@@ -136,7 +134,7 @@ class _Gelu(Function):
                     du[start:stop],
                 ),
                 flat_cdf.size,
-                cost=12,
+                cost=10,
             )
             return (du.reshape(cdf.shape),)
         pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)

@@ -42,6 +42,7 @@ import numpy as np
 
 from tensorlib.engine import Function, Tensor
 from tensorlib.engine.parallel import parallel_for
+from tensorlib.engine.softmax_ops import _UNSHIFTED_LIMIT, _row_sums
 from tensorlib.random import Generator, resolve_generator
 
 
@@ -55,20 +56,6 @@ def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     grad = grad.sum(axis=tuple(range(extra))) if extra else grad
     axes = tuple(i for i, size in enumerate(shape) if size == 1 and grad.shape[i] != 1)
     return grad.sum(axis=axes, keepdims=True) if axes else grad
-
-
-def _row_sums(x: np.ndarray) -> np.ndarray:
-    """The sums over the last axis, keepdims, as one matrix-vector product per matrix.
-
-    ``x.sum(axis=-1)`` over short rows runs numpy's reduction loop once per row (4,096 rows of
-    64 numbers in the GPT of chapter 8); a product with a column of ones is one BLAS call.
-    """
-    return np.matmul(x, np.ones((x.shape[-1], 1), dtype=x.dtype))
-
-
-_UNSHIFTED_LIMIT = {4: 60.0, 8: 600.0}
-"""The score bound below which :func:`attention_arrays` may skip the row maxima, by itemsize:
-float32 and float64. float16 has none: its largest number, 65504, is about :math:`e^{11.1}`."""
 
 
 def _softmax_rows_(scores: np.ndarray, shift: bool = True) -> np.ndarray:

@@ -58,6 +58,20 @@ from tensorlib.nn.functional.utils import (
 from tensorlib.random import Generator, resolve_generator
 
 
+def _column_sums(rows: np.ndarray) -> np.ndarray:
+    """The sums of the columns of a 2-D array, shape (N,): one vector-matrix product for
+    float32/float64.
+
+    ``rows.sum(axis=0)`` adds the M rows into one accumulator row after row (M short loops, and
+    an error that grows with M); the product :math:`\\mathbf 1^\\top A` is one BLAS call, about
+    three times faster on a layer's (B·T, out) gradient and more accurate. float16 keeps numpy's
+    sum.
+    """
+    if rows.dtype.itemsize < 4:
+        return rows.sum(axis=0)
+    return np.ones(rows.shape[0], dtype=rows.dtype) @ rows
+
+
 class _Linear(Function):
     """:math:`y = x W^\\top + b` over the last axis of ``x``; leading axes are batch axes."""
 
@@ -84,7 +98,7 @@ class _Linear(Function):
         grad_weight = (
             rows.T @ self.x.reshape(m, self.x.shape[-1]) if self.needs_input_grad[1] else None
         )
-        grad_bias = rows.sum(axis=0) if self.needs_input_grad[2] else None  # b̄ = Ȳᵀ 1
+        grad_bias = _column_sums(rows) if self.needs_input_grad[2] else None  # b̄ = Ȳᵀ 1
         return grad_x, grad_weight, grad_bias
 
 
@@ -133,7 +147,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 68
+# %% book/04_layers.ipynb, cell 69
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -205,7 +219,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     )
 
 
-# %% book/04_layers.ipynb, cell 73
+# %% book/04_layers.ipynb, cell 74
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -241,7 +255,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 80
+# %% book/04_layers.ipynb, cell 81
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -305,7 +319,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 82
+# %% book/04_layers.ipynb, cell 83
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -391,9 +405,9 @@ class LayerNormFunction(Function):
             )
             grad_x = out.reshape(grad.shape)
         grad_weight = (
-            (rows * x_hat).sum(axis=0).reshape(self.shape) if self.needs_input_grad[1] else None
+            _column_sums(rows * x_hat).reshape(self.shape) if self.needs_input_grad[1] else None
         )
-        grad_bias = rows.sum(axis=0).reshape(self.shape) if self.needs_input_grad[2] else None
+        grad_bias = _column_sums(rows).reshape(self.shape) if self.needs_input_grad[2] else None
         return grad_x, grad_weight, grad_bias
 
 
@@ -429,7 +443,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 84
+# %% book/04_layers.ipynb, cell 85
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -485,7 +499,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 93
+# %% book/04_layers.ipynb, cell 94
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -554,7 +568,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 94
+# %% book/04_layers.ipynb, cell 95
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -635,7 +649,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 102
+# %% book/04_layers.ipynb, cell 103
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -673,7 +687,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 104
+# %% book/04_layers.ipynb, cell 105
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
@@ -706,7 +720,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 121
+# %% book/04_layers.ipynb, cell 122
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -788,7 +802,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 122
+# %% book/04_layers.ipynb, cell 123
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -909,7 +923,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 124
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -962,7 +976,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 132
+# %% book/04_layers.ipynb, cell 133
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1046,7 +1060,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 136
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

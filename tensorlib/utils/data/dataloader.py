@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 162
+# %% book/04_layers.ipynb, cell 163
 import collections.abc
 import copy
 from collections.abc import Callable, Iterable, Iterator
@@ -114,7 +114,7 @@ def default_convert(data: Any) -> Any:
     return data
 
 
-# %% book/04_layers.ipynb, cell 164
+# %% book/04_layers.ipynb, cell 165
 def _check_loader_options(
     num_workers: int, timeout: float, prefetch_factor: int | None, persistent_workers: bool
 ) -> None:
