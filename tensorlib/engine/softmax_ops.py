@@ -18,8 +18,6 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 106
-import math
-
 import numpy as np
 
 from tensorlib.engine.function import Function
