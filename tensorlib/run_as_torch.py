@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 82
+# %% book/08_gpt.ipynb, cell 83
 import importlib
 import importlib.abc
 import importlib.machinery

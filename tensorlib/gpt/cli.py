@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 57
+# %% book/08_gpt.ipynb, cell 58
 import argparse
 import math
 import os
@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# %% book/08_gpt.ipynb, cell 58
+# %% book/08_gpt.ipynb, cell 59
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one
     ``error:`` line, exit status 2."""
