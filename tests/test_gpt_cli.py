@@ -396,8 +396,13 @@ def test_bad_paths_give_one_error_line(corpus, trained, tmp_path, capsys):
 
 
 DRIVER = """
+import signal
 import sys
 from tensorlib.gpt import cli, train
+
+# Ctrl-C as at a terminal: a shell makes what it starts in the background (`make test &`)
+# ignore SIGINT, and the child would inherit that
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 step, request_stop = train.Trainer.train_step, train.Trainer._request_stop
 
