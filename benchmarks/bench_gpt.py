@@ -5,12 +5,16 @@ Workloads (``WORKLOADS``; one step is forward, cross-entropy, backward and AdamW
 
 - ``gpt``: chapter 8's GPT, the suite's workload: vocabulary 65, context 64, width 128, 4 heads,
   4 pre-norm blocks with a tanh-GELU 4x MLP, untied head (818,176 parameters), batch 16.
-  tensorlib's step is chapter 8's (``tune_malloc`` on, as the command line does; the
-  ``tensorlib-untuned`` column leaves glibc's defaults), PyTorch's the same model written with
-  ``torch.nn`` and ``F.scaled_dot_product_attention``.
+  tensorlib's step is chapter 8's: the batch in two micro-batches computed at once on the
+  threads (``micro_batch_backward``, the same bits at 1 and 2 threads), ``tune_malloc`` on, as
+  the command line does; the ``tensorlib-untuned`` column leaves glibc's defaults, and the
+  ``tensorlib-whole-batch`` column runs the plain loop (``loss.backward()`` on the whole batch).
+  PyTorch's is the same model written with ``torch.nn`` and ``F.scaled_dot_product_attention``,
+  its plain loop.
 - ``composed``: the same GPT as a user writes it from ``nn.Linear``, ``split``, ``masked_fill``,
   ``softmax`` and ``@`` (no fused attention), the same code in tensorlib and in PyTorch.
-- ``large``: chapter 8's GPT at batch 16, context 128, width 256, 4 blocks (3.2M parameters).
+- ``large``: chapter 8's GPT at batch 16, context 128, width 256, 4 blocks (3.2M parameters),
+  its step as ``gpt``'s.
 - ``mlp``: 64-256-256-10 with ReLU at batch 128.
 - ``generate``: 63 new tokens after a 1-token prompt with a KV cache, per token.
 
@@ -52,13 +56,17 @@ SHAPES = {  # workload -> (vocab V, context T, width C, heads, blocks L, batch B
     "large": (65, 128, 256, 4, 4, 16),
 }
 WORKLOADS = {  # workload -> (row label, implementations timed)
-    "gpt": ("GPT step (chapter 8)", ["tensorlib", "tensorlib-untuned", "numpy", "torch"]),
+    "gpt": (
+        "GPT step (chapter 8)",
+        ["tensorlib", "tensorlib-untuned", "tensorlib-whole-batch", "numpy", "torch"],
+    ),
     "composed": ("GPT step, user-composed", ["tensorlib", "numpy", "torch"]),
     "large": ("GPT step B16 T128 C256 L4", ["tensorlib", "numpy", "torch"]),
     "mlp": ("MLP 64-256-256-10 step", ["tensorlib", "numpy", "torch"]),
     "generate": ("GPT generate, per token", ["tensorlib", "torch"]),
 }
 QUICK = os.environ.get("BENCH_QUICK") == "1"
+MICRO_BATCHES = 2  # chapter 8's step: the batch in two parts, one per thread at two threads
 
 
 def _rss_mb() -> float:
@@ -483,6 +491,20 @@ def _train_step(model_loss, opt):
     return step
 
 
+def _micro_batch_step(model, x, y, opt):
+    """Chapter 8's step: the batch's gradient from ``MICRO_BATCHES`` parts at once, then AdamW."""
+    from tensorlib.gpt import micro_batch_backward
+
+    def step():
+        opt.zero_grad()
+        micro_batch_backward(
+            lambda xs, ys: model(xs, ys)[1], (x, y), model.parameters(), MICRO_BATCHES
+        )
+        opt.step()
+
+    return step
+
+
 def _gpt_step(impl: str, what: str, shape, idx, tgt, rng):
     """The step of a GPT workload in one implementation."""
     V, T, C, H, L, B = shape
@@ -495,7 +517,10 @@ def _gpt_step(impl: str, what: str, shape, idx, tgt, rng):
         x, y = lib.tensor(idx), lib.tensor(tgt)
         if what != "composed":
             model = GPT(GPTConfig(T, V, L, H, C, tie_weights=False), lib.Generator(0))
-            return _train_step(lambda: model(x, y)[1], lib.optim.AdamW(model.parameters(), lr=1e-3))
+            opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
+            if impl == "tensorlib-whole-batch":
+                return _train_step(lambda: model(x, y)[1], opt)
+            return _micro_batch_step(model, x, y, opt)
     else:
         import torch as lib
 
@@ -612,7 +637,7 @@ def worker(impl: str, what: str, steps: int) -> dict:
         import tensorlib  # noqa: F401
         from tensorlib.gpt import tune_malloc
 
-        if impl == "tensorlib":
+        if impl != "tensorlib-untuned":
             tune_malloc()
     elif impl == "torch":
         import torch
@@ -682,6 +707,7 @@ def _row(what: str, threads: int, samples: dict[str, list[dict]]) -> dict:
         "numpy": np_s,
         "torch": torch_s,
         "tensorlib_untuned": seconds.get("tensorlib-untuned"),
+        "tensorlib_whole_batch": seconds.get("tensorlib-whole-batch"),
         "tl_over_torch": ratio(tl_s, torch_s),
         "numpy_over_torch": ratio(np_s, torch_s),
         "tl_over_numpy": ratio(tl_s, np_s),
@@ -904,6 +930,14 @@ def report(rows: list[dict]) -> str:
     ]
     if untuned:
         out.append("tensorlib without tune_malloc: " + "; ".join(untuned))
+    whole = [
+        f"{r['name']}: {_fmt(r['tensorlib_whole_batch'])}, "
+        f"{_x(r['tensorlib_whole_batch'] / r['torch'])} PyTorch's"
+        for r in rows
+        if r.get("tensorlib_whole_batch") and r.get("torch")
+    ]
+    if whole:
+        out.append("tensorlib, the whole batch in one pass: " + "; ".join(whole))
     return "\n".join(out)
 
 

@@ -27,8 +27,8 @@ from tensorlib.engine import (
     uint8, unsqueeze, var, where, zeros, zeros_like,
 )
 from tensorlib.engine import (
-    bfloat16, flip, get_default_device, inference_mode, is_floating_point, mm, narrow, roll,
-    set_default_device,
+    bfloat16, flip, get_default_device, get_num_threads, inference_mode, is_floating_point, mm,
+    narrow, roll, set_default_device, set_num_threads,
 )
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 

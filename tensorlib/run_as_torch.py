@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 83
+# %% book/08_gpt.ipynb, cell 88
 import importlib
 import importlib.abc
 import importlib.machinery

@@ -27,6 +27,7 @@ __all__ = [
 
 # %% book/02_autograd.ipynb, cell 34
 import inspect
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, overload
@@ -38,14 +39,17 @@ from tensorlib.engine.grad_mode import _threads_without_grad, is_grad_enabled, n
 from tensorlib.engine.tensor_type import Tensor, _as_array, _wrap
 
 _in_place_changes = 0  # a clock: the number of in-place changes made to any tensor so far
+# `+= 1` is a read and a write: two threads between them would lose a tick, or set the clock back
+_clock_lock = threading.Lock()
 
 
 def count_in_place_change() -> int:
     """Advance the in-place clock by one change and return the new time
-    (every in-place op calls it)."""
+    (every in-place op calls it; safe from several threads)."""
     global _in_place_changes
-    _in_place_changes += 1
-    return _in_place_changes
+    with _clock_lock:
+        _in_place_changes += 1
+        return _in_place_changes
 
 
 # op class -> (its nodes keep their inputs, their output's counter)

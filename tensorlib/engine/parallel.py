@@ -21,6 +21,12 @@ work is split only when it is large: ``cost`` states the work of one index in el
 about half a millisecond of numpy loops, or with one thread, the function runs once over the
 whole range in the caller. :func:`worth_splitting` says which it will be.
 
+A ``parallel_for`` called from inside a chunk (a kernel that runs while its thread already
+holds a chunk of a larger split, as chapter 8's micro-batches do) runs in one call in its caller,
+as PyTorch's ``at::parallel_for`` does inside a parallel region: the threads are already busy, and
+the result is the same bits either way. :func:`in_parallel_region` says whether a thread is
+inside one.
+
 The thread count is ``set_num_threads(n)`` (PyTorch's name), by default the ``OMP_NUM_THREADS``
 variable, else 1; it does not change the BLAS library's own threads.
 """
@@ -28,6 +34,7 @@ variable, else 1; it does not change the BLAS library's own threads.
 __all__ = [
     'get_num_threads',
     'set_num_threads',
+    'in_parallel_region',
     'worth_splitting',
     'parallel_for',
 ]
@@ -55,6 +62,7 @@ _threads = _default_threads()
 _min_work = 1 << 21
 _workers: list[queue.SimpleQueue] = []
 _lock = threading.Lock()
+_region = threading.local()  # .inside: this thread is running a chunk of a split
 
 
 def get_num_threads() -> int:
@@ -70,12 +78,27 @@ def set_num_threads(threads: int) -> None:
     _threads = threads
 
 
+def in_parallel_region() -> bool:
+    """Whether the calling thread is running a chunk of a :func:`parallel_for` that split."""
+    return getattr(_region, "inside", False)
+
+
 def worth_splitting(n: int, cost: int = 1) -> bool:
     """Whether :func:`parallel_for` splits ``n`` indices of ``cost`` element-passes each.
 
-    True with more than one thread and at least ``2**21`` element-passes in all (``n * cost``).
+    True with more than one thread, at least ``2**21`` element-passes in all (``n * cost``),
+    and outside a chunk of another split (:func:`in_parallel_region`).
     """
-    return _threads > 1 and n > 1 and n * cost >= _min_work
+    return _threads > 1 and n > 1 and n * cost >= _min_work and not in_parallel_region()
+
+
+def _run_chunk(fn: Callable[[int, int], object], start: int, stop: int) -> None:
+    """``fn(start, stop)`` marked as inside a split, so that what it calls does not split again."""
+    _region.inside = True
+    try:
+        fn(start, stop)
+    finally:
+        _region.inside = False
 
 
 def _work(tasks: queue.SimpleQueue) -> None:
@@ -84,7 +107,7 @@ def _work(tasks: queue.SimpleQueue) -> None:
         try:
             # the caller's floating-point error settings (numpy's are per thread)
             with np.errstate(**settings):
-                fn(start, stop)
+                _run_chunk(fn, start, stop)
         except BaseException as error:  # handed to the caller, which re-raises it
             errors.append(error)
         done.release()
@@ -131,10 +154,11 @@ def parallel_for(
         align: chunk bounds are multiples of this many indices (default 16).
 
     Chunk ``i`` of ``k`` starts at index :math:`\\lfloor i n / k \\rfloor` rounded down to the
-    alignment. Each chunk runs under the caller's ``np.errstate`` settings. An exception raised in
+    alignment. Called from inside a chunk, one call ``fn(0, n)`` (the threads are busy). Each
+    chunk runs under the caller's ``np.errstate`` settings. An exception raised in
     any chunk is re-raised here after every chunk has ended.
     """
-    if not worth_splitting(n, cost):  # one thread, one index, or too little work
+    if not worth_splitting(n, cost):  # one thread, one index, too little work, or nested
         fn(0, n)
         return
     threads = _threads if _threads < n else n  # (no min(): see _default_threads)
@@ -144,7 +168,7 @@ def parallel_for(
     for tasks, (start, stop) in zip(_ensure_workers(len(chunks) - 1), chunks[1:], strict=True):
         tasks.put((fn, start, stop, settings, done, errors))
     try:
-        fn(*chunks[0])
+        _run_chunk(fn, *chunks[0])
     finally:
         for _ in chunks[1:]:
             done.acquire()

@@ -1,9 +1,9 @@
 """tensorlib.gpt: a small GPT decoder (chapter 5, "Attention") and its trainer (chapter 8).
 
 Written by hand, re-exports only: the model lives in tensorlib.gpt.model, generated from
-book/05_attention.ipynb; data, training, the allocator helper and the command line
-(``python -m tensorlib.gpt``) in tensorlib.gpt.data, .train, .perf and .cli, generated from
-book/08_gpt.ipynb.
+book/05_attention.ipynb; data, training, micro-batches on all threads, the allocator helper and
+the command line (``python -m tensorlib.gpt``) in tensorlib.gpt.data, .train, .data_parallel,
+.perf and .cli, generated from book/08_gpt.ipynb.
 """
 
 # Chapter 5, Attention: the decoder, its config, its KV cache and the one-token Decoder
@@ -21,9 +21,10 @@ from tensorlib.gpt.model import (
     decodes_fast,
 )
 
-# Chapter 8, A GPT end to end: data, trainer, sampling, allocator tuning (tensorlib.gpt.data,
-# .train, .perf)
+# Chapter 8, A GPT end to end: data, trainer, sampling, micro-batches on all threads, allocator
+# tuning (tensorlib.gpt.data, .train, .data_parallel, .perf)
 from tensorlib.gpt.data import BatchSampler, CharTokenizer, load_corpus, train_val_split
+from tensorlib.gpt.data_parallel import micro_batch_backward
 from tensorlib.gpt.perf import tune_malloc
 from tensorlib.gpt.train import TrainConfig, Trainer, model_from_checkpoint, read_checkpoint, sample
 
@@ -44,6 +45,7 @@ __all__ = [
     "TrainConfig",
     "Trainer",
     "load_corpus",
+    "micro_batch_backward",
     "model_from_checkpoint",
     "read_checkpoint",
     "sample",

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 58
+# %% book/08_gpt.ipynb, cell 63
 import argparse
 import math
 import os
@@ -55,6 +55,7 @@ HELP = {
     "n_embd": "model width C",
     "dropout": "dropout probability (0 turns it off)",
     "batch_size": "sequences per step B (a step sees B*T characters)",
+    "micro_batches": "parts each batch is cut into, computed at once on OMP_NUM_THREADS threads",
     "max_steps": "total optimisation steps; the cosine schedule ends here",
     "lr": "peak learning rate, reached after the warm-up",
     "min_lr": "learning rate at the end of the cosine decay",
@@ -174,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# %% book/08_gpt.ipynb, cell 59
+# %% book/08_gpt.ipynb, cell 64
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one
     ``error:`` line, exit status 2."""

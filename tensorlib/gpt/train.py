@@ -76,7 +76,9 @@ class TrainConfig:
     size comes from the corpus). Optimisation: ``batch_size`` B, ``max_steps``, peak ``lr``
     reached after ``warmup_steps`` of linear warm-up, then a cosine decay to ``min_lr`` at
     ``max_steps``; AdamW's ``betas`` and ``weight_decay`` (on 2-D weights only); ``grad_clip``
-    the largest global gradient norm (0 turns clipping off). Bookkeeping: validation on
+    the largest global gradient norm (0 turns clipping off); ``micro_batches``, the parts each
+    batch is cut into, run on all of tensorlib's threads at once (section 12; 1: the whole batch
+    in one pass). Bookkeeping: validation on
     ``eval_batches`` fixed batches every ``eval_interval`` steps, a checkpoint every
     ``checkpoint_interval`` steps, the ``val_fraction`` of chunks held out, and ``seed`` for
     the weights, the split and the batches.
@@ -102,10 +104,12 @@ class TrainConfig:
     val_fraction: float = 0.1
     chunk_size: int = 2048
     seed: int = 1337
+    micro_batches: int = 1
 
     def __post_init__(self) -> None:
         positive = ("block_size", "n_layer", "n_head", "n_embd", "batch_size", "max_steps",
-                    "eval_interval", "eval_batches", "checkpoint_interval", "chunk_size")
+                    "eval_interval", "eval_batches", "checkpoint_interval", "chunk_size",
+                    "micro_batches")
         for name in positive:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -135,6 +139,11 @@ class TrainConfig:
                 f"TrainConfig: warmup_steps must be in [0, max_steps={self.max_steps}), "
                 f"got {self.warmup_steps}: "
                 "pass a smaller warmup_steps or a larger max_steps"
+            )
+        if self.micro_batches > self.batch_size:
+            raise ValueError(
+                f"TrainConfig: micro_batches ({self.micro_batches}) must not exceed batch_size "
+                f"({self.batch_size})"
             )
         if self.min_lr > self.lr:
             raise ValueError(f"TrainConfig: min_lr ({self.min_lr}) must not exceed lr ({self.lr})")
@@ -274,6 +283,8 @@ def _checked_config(config: Any, where: str) -> TrainConfig:
         raise CheckpointError(
             f"{where}: the checkpoint's config must be a dict, got {type(config).__name__}"
         )
+    if "micro_batches" not in config:  # written before the field existed: whole batches
+        config = {**config, "micro_batches": 1}
     unknown, absent = sorted(set(config) - names), sorted(names - set(config))
     if unknown or absent:
         raise CheckpointError(
@@ -515,9 +526,19 @@ class Trainer:
     def train_step(self) -> float:
         """One optimisation step on the next batch; returns the batch's loss (before the update)."""
         x, y = self.sampler.next()
-        _, loss = self.model(x, y)
-        self.optimizer.zero_grad()
-        loss.backward()
+        if self.config.micro_batches == 1:
+            _, loss = self.model(x, y)
+            self.optimizer.zero_grad()
+            loss.backward()
+        else:  # the parts at once on all threads; in order when dropout draws
+            # section 12 defines it, after the loop has been taught on whole batches
+            from tensorlib.gpt.data_parallel import micro_batch_backward
+
+            self.optimizer.zero_grad()
+            loss = micro_batch_backward(
+                lambda xs, ys: self.model(xs, ys)[1], (x, y), self.model.parameters(),
+                self.config.micro_batches, concurrent=self.config.dropout == 0,
+            )
         if self.config.grad_clip > 0:
             clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
         self.optimizer.step()

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 80
+# %% book/08_gpt.ipynb, cell 85
 from typing import Any
 
 from tensorlib.backends import single_process_error
