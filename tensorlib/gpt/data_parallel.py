@@ -131,25 +131,38 @@ def _part_bounds(inputs: Sequence[Tensor], micro_batches: int) -> list[int]:
             for i in range(micro_batches + 1)]
 
 
-def _weighted_sum(
-    parts: list[np.ndarray | None], weights: list[float], dtype: np.dtype
-) -> np.ndarray | None:
-    r""":math:`\sum_i w_i g_i` over the parts that reached the parameter, in order, as a fresh
-    array of ``dtype``; parts of equal weight as :math:`w (g_0 + g_1 + \dots)`, one pass fewer."""
-    present = [(g, w) for g, w in zip(parts, weights, strict=True) if g is not None]
+def _add_in_order(parts: list[np.ndarray | None], dtype: np.dtype) -> np.ndarray | None:
+    """The sum of the parts that reached a parameter, added in the parts' order into a fresh
+    array of ``dtype`` (``None`` if none did)."""
+    present = [g for g in parts if g is not None]
     if not present:
         return None
-    if all(w == present[0][1] for _, w in present):
-        total = np.add(present[0][0], present[1][0], dtype=dtype) if len(present) > 1 else (
-            np.array(present[0][0], dtype=dtype, copy=True))
-        for g, _ in present[2:]:
-            total += g
-        total *= dtype.type(present[0][1])
-        return total
-    total = present[0][0] * dtype.type(present[0][1])
-    for g, w in present[1:]:
-        total += g * dtype.type(w)
-    return total.astype(dtype, copy=False)
+    if len(present) == 1:
+        return np.array(present[0], dtype=dtype, copy=True)
+    total = np.add(present[0], present[1], dtype=dtype)
+    for g in present[2:]:
+        total += g
+    return total
+
+def _accumulate_parts(params: list[Tensor], grads: list[list[np.ndarray | None]]) -> None:
+    """Add each parameter's parts (``grads[i][j]``: part ``i``, parameter ``j``) in order, and
+    the sum into its ``.grad``; the sums run on the threads, each parameter's on one thread."""
+    totals: list[np.ndarray | None] = [None] * len(params)
+
+    def add_parts(start: int, stop: int) -> None:
+        for j in range(start, stop):
+            totals[j] = _add_in_order([g[j] for g in grads], params[j]._data.dtype)
+
+    passes = len(grads) + 1  # each part read once, the sum written once
+    parallel_for(add_parts, len(params), cost=sum(p.numel() for p in params) * passes
+                 // max(len(params), 1), align=1)
+    for param, total in zip(params, totals, strict=True):
+        if total is None:
+            continue
+        if param._grad is None:  # the sum is a fresh array: the parameter can own it
+            param._grad = _wrap(total, None)
+        else:
+            _accumulate_into_leaf(param, total)
 
 
 def micro_batch_backward(
@@ -176,12 +189,14 @@ def micro_batch_backward(
             count, decides the arithmetic.
         concurrent: run the parts on :func:`~tensorlib.engine.parallel.get_num_threads` threads
             (default). Pass ``False`` when ``loss_fn`` draws random numbers (dropout): the parts
-            then run one after the other, so they draw in a fixed order.
+            then run one after the other, so they draw in a fixed order. They do so too where
+            :func:`blas_thread_control` finds no BLAS library to set to one thread.
 
     Returns:
         :math:`L = \sum_i (n_i/n) L_i`, the batch's loss, a 0-dim tensor without a graph.
     """
     bounds = _part_bounds(inputs, micro_batches)
+    weights = [(bounds[i + 1] - bounds[i]) / bounds[-1] for i in range(micro_batches)]
     params = [p for p in parameters if p.requires_grad]
     losses: list[np.ndarray] = [np.zeros(())] * micro_batches
     grads: list[list[np.ndarray | None]] = [[]] * micro_batches
@@ -194,22 +209,16 @@ def micro_batch_backward(
                     raise ValueError("micro_batch_backward: loss_fn must return a one-element "
                                      f"tensor, got {getattr(loss, 'shape', type(loss).__name__)}")
                 losses[i] = loss.detach().numpy().reshape(())
-                root = np.ones(loss.shape, dtype=loss.dtype)
-                grads[i] = run_backward([loss], [root], capture=params)
+                # backward from n_i/n instead of 1: the part's gradient comes out weighted
+                seed = np.full(loss.shape, weights[i], dtype=loss.dtype)
+                grads[i] = run_backward([loss], [seed], capture=params)
 
-    if concurrent and worth_splitting(micro_batches, _PART_COST) and blas_thread_control():
+    concurrent = concurrent and worth_splitting(micro_batches, _PART_COST)
+    if concurrent and blas_thread_control():
         with blas_threads(1):
             parallel_for(run_parts, micro_batches, cost=_PART_COST, align=1)
     else:
         run_parts(0, micro_batches)
-    weights = [(bounds[i + 1] - bounds[i]) / bounds[-1] for i in range(micro_batches)]
-    for j, param in enumerate(params):  # the parts' gradients, added in order
-        total = _weighted_sum([g[j] for g in grads], weights, param._data.dtype)
-        if total is None:
-            continue
-        if param._grad is None:  # the sum is a fresh array: the parameter can own it
-            param._grad = _wrap(total, None)
-        else:
-            _accumulate_into_leaf(param, total)
+    _accumulate_parts(params, grads)
     loss = sum(float(w) * float(x) for w, x in zip(weights, losses, strict=True))
     return Tensor(np.asarray(loss, dtype=losses[0].dtype))
