@@ -197,7 +197,8 @@ def micro_batch_backward(
     """
     bounds = _part_bounds(inputs, micro_batches)
     weights = [(bounds[i + 1] - bounds[i]) / bounds[-1] for i in range(micro_batches)]
-    params = [p for p in parameters if p.requires_grad]
+    # each parameter once (a tensor listed twice would get its gradient twice), in order
+    params = list({id(p): p for p in parameters if p.requires_grad}.values())
     losses: list[np.ndarray] = [np.zeros(())] * micro_batches
     grads: list[list[np.ndarray | None]] = [[]] * micro_batches
 
