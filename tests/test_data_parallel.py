@@ -250,3 +250,10 @@ def test_a_parameter_listed_twice_gets_its_gradient_once(threads):
     micro_batch_backward(lambda xs, ys: model(xs, ys)[1], (x, y), params + params[:3], 2)
     for p, g in zip(model.parameters(), once, strict=True):
         np.testing.assert_array_equal(p.grad.numpy(), g)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.0, "2"])
+def test_blas_threads_refuses_what_is_not_a_thread_count(bad):
+    with pytest.raises(ValueError, match=r"blas_threads: expected an int >= 1, got"):
+        with blas_threads(bad):
+            pass

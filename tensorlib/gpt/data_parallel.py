@@ -97,6 +97,8 @@ def blas_threads(threads: int) -> Iterator[bool]:
     Yields ``True`` if it could set them (OpenBLAS or MKL found in the process), ``False`` if
     it changed nothing. The count is the library's, for the whole process.
     """
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"blas_threads: expected an int >= 1, got {threads!r}")
     if not blas_thread_control():
         yield False
         return
