@@ -519,8 +519,11 @@ def _gpt_step(impl: str, what: str, shape, idx, tgt, rng):
             model = GPT(GPTConfig(T, V, L, H, C, tie_weights=False), lib.Generator(0))
             opt = lib.optim.AdamW(model.parameters(), lr=1e-3)
             if impl == "tensorlib-whole-batch":
-                return _train_step(lambda: model(x, y)[1], opt)
-            return _micro_batch_step(model, x, y, opt)
+                step = _train_step(lambda: model(x, y)[1], opt)
+            else:
+                step = _micro_batch_step(model, x, y, opt)
+            step.model = model  # for tests/test_benchmarks.py
+            return step
     else:
         import torch as lib
 

@@ -145,6 +145,33 @@ def test_rows_carry_ratios_gflops_and_memory():
     assert "2-thread figures measure the load" in text  # the probe's 1.2 is flagged
 
 
+def test_chapter_8s_step_in_micro_batches_trains_as_the_whole_batch_does():
+    shape = (30, 16, 32, 2, 1, 4)  # V, T, C, H, L, B
+    rng = np.random.default_rng(0)
+    idx, tgt = rng.integers(0, 30, (4, 16)), rng.integers(0, 30, (4, 16))
+    steps = [
+        bench_gpt._gpt_step(impl, "gpt", shape, idx, tgt, rng)
+        for impl in ("tensorlib", "tensorlib-whole-batch")
+    ]
+    for step in steps:
+        for _ in range(3):
+            step()
+    parts, whole = (list(step.model.parameters()) for step in steps)
+    moved = [not np.array_equal(p.numpy(), q.numpy()) for p, q in zip(parts, whole, strict=True)]
+    assert any(moved)  # two micro-batches round differently from one pass...
+    for p, q in zip(parts, whole, strict=True):  # ...but train the same model
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_the_report_gives_the_whole_batch_step_beside_chapter_8s():
+    impls = ["tensorlib", "tensorlib-whole-batch", "numpy", "torch"]
+    row = bench_gpt._row("gpt", 1, _fake_samples(impls, [0.2, 0.3, 0.1, 0.1], floor=0.05))
+    assert row["tensorlib_whole_batch"] == 0.3
+    text = bench_gpt.report([row])
+    assert "tensorlib, the whole batch in one pass: GPT step (chapter 8), 1 thread: 300.00 ms, " \
+        "3.00x PyTorch's" in text
+
+
 @pytest.mark.slow
 def test_quick_bench_writes_the_documented_json(tmp_path):
     pytest.importorskip("torch")
