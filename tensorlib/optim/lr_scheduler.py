@@ -549,6 +549,37 @@ def _phase(
             "start_momentum": start_momentum, "end_momentum": end_momentum}
 
 
+def _one_cycle_steps(
+    total_steps: int | None, epochs: int | None, steps_per_epoch: int | None
+) -> int:
+    """1cycle's length: ``total_steps``, or ``epochs * steps_per_epoch``."""
+    if total_steps is not None:
+        _check_positive_int(total_steps, "total_steps", "OneCycleLR")
+        return total_steps
+    if epochs is not None and steps_per_epoch is not None:
+        _check_positive_int(epochs, "epochs", "OneCycleLR")
+        _check_positive_int(steps_per_epoch, "steps_per_epoch", "OneCycleLR")
+        return epochs * steps_per_epoch
+    raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+
+
+def _one_cycle_phases(
+    pct_start: float, total_steps: int, three_phase: bool
+) -> list[dict[str, Any]]:
+    """1cycle's phases: up to ``max_lr`` and down to ``min_lr``, or (``three_phase``) up, back
+    down to ``initial_lr``, then down to ``min_lr``; momentum moves the opposite way."""
+    warm = float(pct_start * total_steps) - 1
+    up = _phase(warm, "initial_lr", "max_lr", "max_momentum", "base_momentum")
+    if not three_phase:
+        return [up, _phase(total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+    back = _phase(
+        float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+        "max_momentum",
+    )
+    return [up, back,
+            _phase(total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+
+
 class OneCycleLR(LRScheduler):
     r"""The 1cycle policy (Smith and Topin, 2018): warm up to ``max_lr``,
     then anneal far below the start.
@@ -582,41 +613,14 @@ class OneCycleLR(LRScheduler):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
-        if total_steps is not None:
-            _check_positive_int(total_steps, "total_steps", "OneCycleLR")
-            self.total_steps = total_steps
-        elif epochs is not None and steps_per_epoch is not None:
-            _check_positive_int(epochs, "epochs", "OneCycleLR")
-            _check_positive_int(steps_per_epoch, "steps_per_epoch", "OneCycleLR")
-            self.total_steps = epochs * steps_per_epoch
-        else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        self.total_steps = _one_cycle_steps(total_steps, epochs, steps_per_epoch)
         if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start!r}")
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(
                 f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy!r}"
             )
-        warm = float(pct_start * self.total_steps) - 1
-        if three_phase:
-            self._schedule_phases = [
-                _phase(warm, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                _phase(
-                    float(2 * pct_start * self.total_steps) - 2,
-                    "max_lr",
-                    "initial_lr",
-                    "base_momentum",
-                    "max_momentum",
-                ),
-                _phase(
-                    self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"
-                ),
-            ]
-        else:
-            self._schedule_phases = [
-                _phase(warm, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                _phase(self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
-            ]
+        self._schedule_phases = _one_cycle_phases(pct_start, self.total_steps, three_phase)
         self._anneal_func_type = anneal_strategy
         max_lrs = _per_group("max_lr", optimizer, max_lr)
         self.cycle_momentum = cycle_momentum
