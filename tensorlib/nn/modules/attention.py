@@ -34,7 +34,6 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/05_attention.ipynb, cell 76
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True
     (blocked) becomes :math:`-\infty`, float is kept."""
@@ -50,6 +49,7 @@ def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     return mask
 
 
+# %% book/05_attention.ipynb, cell 76
 class MultiheadAttention(Module):
     r"""Multi-head attention
     :math:`\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_o^\top + b_o`,
