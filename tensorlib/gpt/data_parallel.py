@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 57
+# %% book/08_gpt.ipynb, cell 59
 import contextlib
 import ctypes
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -113,6 +113,7 @@ def blas_threads(threads: int) -> Iterator[bool]:
             set_threads(count)
 
 
+# %% book/08_gpt.ipynb, cell 61
 def _part_bounds(inputs: Sequence[Tensor], micro_batches: int) -> list[int]:
     """Where the parts of the batch start and stop along dimension 0, as ``np.array_split``
     cuts it (the first ``n % k`` parts one example longer)."""
@@ -155,9 +156,9 @@ def _accumulate_parts(params: list[Tensor], grads: list[list[np.ndarray | None]]
         for j in range(start, stop):
             totals[j] = _add_in_order([g[j] for g in grads], params[j]._data.dtype)
 
-    passes = len(grads) + 1  # each part read once, the sum written once
-    parallel_for(add_parts, len(params), cost=sum(p.numel() for p in params) * passes
-                 // max(len(params), 1), align=1)
+    # per parameter, on average: each part read once, the sum written once
+    cost = sum(p.numel() for p in params) * (len(grads) + 1) // max(len(params), 1)
+    parallel_for(add_parts, len(params), cost=cost, align=1)
     for param, total in zip(params, totals, strict=True):
         if total is None:
             continue

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 52
+# %% book/08_gpt.ipynb, cell 54
 import ctypes
 import ctypes.util
 import sys

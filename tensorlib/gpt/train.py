@@ -163,6 +163,7 @@ class TrainConfig:
                          n_head=self.n_head, n_embd=self.n_embd, dropout=self.dropout)
 
 
+# %% book/08_gpt.ipynb, cell 27
 def default_warmup_steps(max_steps: int) -> int:
     """The command line's warm-up when ``--warmup-steps`` is not given: ``max_steps // 30``, at
     most 100 (100 for the default 3,000 steps), so that a short run (``--max-steps 20``) trains."""
@@ -228,7 +229,7 @@ def param_groups(model: GPT, weight_decay: float) -> list[dict[str, Any]]:
             {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
 
 
-# %% book/08_gpt.ipynb, cell 31
+# %% book/08_gpt.ipynb, cell 33
 def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
     """The contents of ``out/ckpt.safetensors`` (or of ``out`` if it is the file itself), checked.
 
@@ -324,7 +325,7 @@ def model_from_checkpoint(state: dict[str, Any]) -> tuple[GPT, CharTokenizer]:
     return model, tokenizer
 
 
-# %% book/08_gpt.ipynb, cell 33
+# %% book/08_gpt.ipynb, cell 35
 class PlainProgress:
     """The progress report where tqdm is not installed: a line on stderr about every 5% of the
     run (and at its end), ``step N/TOTAL: loss=... val=... tok_s=...``, with tqdm's
@@ -402,7 +403,7 @@ def _catch_interrupt(request_stop: Callable[[], None]) -> Any:
     return previous
 
 
-# %% book/08_gpt.ipynb, cell 37
+# %% book/08_gpt.ipynb, cell 39
 class Trainer:
     r"""Train a character-level :class:`GPT` on a text, with checkpoints in ``out``.
 
@@ -531,7 +532,8 @@ class Trainer:
             self.optimizer.zero_grad()
             loss.backward()
         else:  # the parts at once on all threads; in order when dropout draws
-            # section 12 defines it, after the loop has been taught on whole batches
+            # imported on first use: the book writes tensorlib.gpt.data_parallel after this
+            # module (chapter 8, section 12), once the loop has been taught on whole batches
             from tensorlib.gpt.data_parallel import micro_batch_backward
 
             self.optimizer.zero_grad()
@@ -632,7 +634,7 @@ class Trainer:
         self.stop_requested = True
 
 
-# %% book/08_gpt.ipynb, cell 48
+# %% book/08_gpt.ipynb, cell 50
 def sample(
     model: GPT,
     tokenizer: CharTokenizer,
