@@ -147,6 +147,7 @@ def _add_in_order(parts: list[np.ndarray | None], dtype: np.dtype) -> np.ndarray
         total += g
     return total
 
+
 def _accumulate_parts(params: list[Tensor], grads: list[list[np.ndarray | None]]) -> None:
     """Add each parameter's parts (``grads[i][j]``: part ``i``, parameter ``j``) in order, and
     the sum into its ``.grad``; the sums run on the threads, each parameter's on one thread."""
