@@ -1298,3 +1298,49 @@ def test_an_in_place_change_is_refused_before_any_grad_is_touched():
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         loss.backward()
     assert a.grad is None and b.grad is None
+
+
+def test_masked_fill_with_a_broadcast_mask_matches_np_where_and_zeroes_the_masked_gradient():
+    # a (T, T) mask over (B, h, T, T) scores, a transposed input, and NaN/inf in the upstream
+    # gradient at masked places: the masked gradient must be exactly 0, as with np.where
+    rng = np.random.default_rng(3)
+    mask = np.triu(np.ones((5, 5), dtype=bool), 1)
+    data = rng.standard_normal((2, 3, 5, 5)).astype(np.float32).transpose(0, 1, 3, 2)
+    x = tl.tensor(data, requires_grad=True)
+    y = x.masked_fill(tl.tensor(mask), float("-inf"))
+    np.testing.assert_array_equal(y.numpy(), np.where(mask, np.float32(-np.inf), data))
+    upstream = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    upstream[..., 0, 4], upstream[..., 1, 3] = np.nan, np.inf  # both masked places
+    y.backward(tl.tensor(upstream))
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(mask, np.float32(0), upstream))
+    assert x.grad.dtype == np.float32
+
+
+def test_softmax_skips_the_shift_only_when_every_entry_below_the_limit_is_minus_inf():
+    from tensorlib.engine.softmax_ops import _softmax_unshifted
+
+    scores = np.float32([[0.5, -np.inf, 2.0], [-59.0, 0.0, -np.inf]])
+    fast = _softmax_unshifted(scores)
+    assert fast is not None
+    shifted = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(fast, shifted / shifted.sum(axis=1, keepdims=True), rtol=1e-6)
+    # a finite score below -60 (beside a -inf, so the counts differ), or above 60: shifted
+    assert _softmax_unshifted(np.float32([[-100.0, 0.0, -np.inf]])) is None
+    assert _softmax_unshifted(np.float32([[-100.0, 0.0]])) is None
+    assert _softmax_unshifted(np.float32([[61.0, 0.0]])) is None
+    assert _softmax_unshifted(np.float32([[np.nan, 0.0]])) is None
+    # and the Tensor op takes the shifted path there, with the right answer
+    out = tl.tensor(np.float32([[-100.0, 0.0, -np.inf]])).softmax(dim=-1).numpy()
+    np.testing.assert_allclose(out, [[np.exp(-100.0), 1.0, 0.0]], rtol=1e-6, atol=1e-45)
+
+
+def test_the_kept_constant_vectors_are_shared_read_only_and_large_ones_are_not_kept():
+    from tensorlib.engine.softmax_ops import _constant
+
+    ones = _constant((7,), 1.0, np.dtype(np.float32))
+    assert ones is _constant((7,), 1.0, np.float32) and ones.dtype == np.float32
+    assert not ones.flags.writeable and np.array_equal(ones, np.ones(7, np.float32))
+    with pytest.raises(ValueError):
+        ones[0] = 2.0
+    big = _constant((1 << 17,), 1.0, np.float64)
+    assert big is not _constant((1 << 17,), 1.0, np.float64) and not big.flags.writeable

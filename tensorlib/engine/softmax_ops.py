@@ -18,6 +18,9 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 106
+import functools
+import math
+
 import numpy as np
 
 from tensorlib.engine.function import Function
@@ -26,13 +29,34 @@ from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
 
 
+def _constant(shape: tuple[int, ...], value: float, dtype: np.dtype) -> np.ndarray:
+    """A read-only array of ``shape`` filled with ``value``; up to 65,536 elements, made once per
+    shape, value and dtype and kept (at most 64 of them).
+
+    The vectors of ones (and of 1/N) that turn sums and means into BLAS products: a training step
+    asks for the same few dozen times over, and making each afresh (``np.ones``) costs a few
+    microseconds of Python, held under the GIL while other threads wait.
+    """
+    make = _kept_read_only_full if math.prod(shape) <= 1 << 16 else _read_only_full
+    return make(shape, value, np.dtype(dtype))
+
+
+def _read_only_full(shape: tuple[int, ...], value: float, dtype: np.dtype) -> np.ndarray:
+    array = np.full(shape, value, dtype=dtype)
+    array.flags.writeable = False  # shared by every caller: nobody may write into it
+    return array
+
+
+_kept_read_only_full = functools.lru_cache(maxsize=64)(_read_only_full)
+
+
 def _row_sums(x: np.ndarray) -> np.ndarray:
     """The sums over the last axis, keepdims, as one matrix-vector product per matrix.
 
     ``x.sum(axis=-1)`` over short rows runs numpy's reduction loop once per row (4,096 rows of
     64 numbers in the GPT of chapter 8); a product with a column of ones is one BLAS call.
     """
-    return np.matmul(x, np.ones((x.shape[-1], 1), dtype=x.dtype))
+    return np.matmul(x, _constant((x.shape[-1], 1), 1.0, x.dtype))
 
 
 _UNSHIFTED_LIMIT = {4: 60.0, 8: 600.0}
@@ -45,14 +69,16 @@ def _softmax_unshifted(x: np.ndarray) -> np.ndarray | None:
 
     Safe when every finite entry lies inside :math:`\\pm` ``_UNSHIFTED_LIMIT`` (:math:`-\\infty`,
     a masked entry, is allowed) and no row is all :math:`-\\infty`: then no exponential
-    overflows, none that matters underflows, and every row sum is positive. Three whole-array
+    overflows, none that matters underflows, and every row sum is positive. Whole-array
     reductions check it, where the shift needs a maximum and a subtraction per row.
     """
     limit = _UNSHIFTED_LIMIT.get(x.dtype.itemsize)
     # (a NaN fails every comparison: the shifted path)
     if limit is None or not x.max() < limit:
         return None
-    if not np.min(x, where=x != -np.inf, initial=np.inf) > -limit:
+    # every entry below -limit is -inf: two counts, about a fifth of a minimum with `where=`
+    low = np.count_nonzero(x < -limit)
+    if low and low != np.count_nonzero(x == -np.inf):
         return None
     out = np.exp(x)
     total = _row_sums(out)

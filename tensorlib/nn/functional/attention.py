@@ -35,6 +35,7 @@ __all__ = [
 
 
 # %% book/05_attention.ipynb, cell 31
+import functools
 import math
 from typing import Any
 
@@ -251,10 +252,13 @@ class MaskedSoftmax(Function):
 
 
 # %% book/05_attention.ipynb, cell 42
+@functools.lru_cache(maxsize=16)
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else
-    :math:`-\infty`."""
-    return np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
+    :math:`-\infty`; read-only, made once per length and dtype (the last 16 are kept)."""
+    mask = np.where(np.tri(length, dtype=bool), dtype.type(0), dtype.type(-np.inf))
+    mask.flags.writeable = False  # shared by every call: nobody may write into it
+    return mask
 
 
 class PackedCausalAttention(Function):

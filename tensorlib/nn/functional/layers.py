@@ -45,6 +45,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor, no_grad
 from tensorlib.engine.parallel import parallel_for, worth_splitting
+from tensorlib.engine.softmax_ops import _constant
 from tensorlib.nn.functional.utils import (
     _check_padding_idx,
     _check_probability,
@@ -69,7 +70,9 @@ def _column_sums(rows: np.ndarray) -> np.ndarray:
     """
     if rows.dtype.itemsize < 4:
         return rows.sum(axis=0)
-    return np.ones(rows.shape[0], dtype=rows.dtype) @ rows
+    # np.dot, not @: numpy's matmul keeps the GIL through a vector-matrix product (other threads
+    # wait), np.dot releases it; the bits are the same
+    return np.dot(_constant((rows.shape[0],), 1.0, rows.dtype), rows)
 
 
 class _Linear(Function):
@@ -273,7 +276,7 @@ def _row_means(rows: np.ndarray) -> np.ndarray:
     """
     if rows.dtype.itemsize < 4:
         return rows.mean(axis=1)
-    return rows @ np.full(rows.shape[1], 1 / max(rows.shape[1], 1), dtype=rows.dtype)
+    return rows @ _constant((rows.shape[1],), 1 / max(rows.shape[1], 1), rows.dtype)
 
 
 def _layer_norm_rows(
