@@ -136,7 +136,15 @@ def _attention(x, g):
 
 
 @pytest.mark.parametrize(
-    "kernel, shape", [(_gelu, (37, 50)), (_layer_norm, (5, 37, 24)), (_attention, (7, 13, 48))]
+    "kernel, shape",
+    [
+        (_gelu, (37, 50)),
+        (_gelu, (3, 65536 + 40)),  # several blocks of 2**16, the last one short
+        (_layer_norm, (5, 37, 24)),
+        (_attention, (7, 13, 48)),
+        (_attention, (40, 64, 48)),  # blocks of 16 sequences: two whole, one of 8
+        (_attention, (3, 300, 12)),  # a sequence per block
+    ],
 )
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kernels_give_the_same_bits_at_any_thread_count(pool, kernel, shape, dtype):
@@ -165,3 +173,35 @@ def test_adamw_steps_give_the_same_bits_at_any_thread_count(pool):
 
     one = _run(train, pool, 1)
     assert _run(train, pool, 2) == one and _run(train, pool, 3) == one
+
+
+def test_gelu_blocks_give_the_bits_of_one_pass_over_the_whole_array(pool):
+    from tensorlib.nn.functional.activation import _gelu_tanh_backward, _gelu_tanh_forward
+
+    x = np.random.default_rng(2).standard_normal(3 * 65536 + 1001).astype(np.float32) * 4
+    g = np.random.default_rng(3).standard_normal(x.size).astype(np.float32)
+    cdf, y, t, du = (np.empty_like(x) for _ in range(4))
+    _gelu_tanh_forward(x, cdf, y)
+    _gelu_tanh_backward(x, cdf, g, t, du)
+    for threads in (1, 2):
+        assert _run(lambda: _gelu(x, g), pool, threads) == _bits([y, du])
+
+
+def test_attention_decides_the_shift_block_by_block_and_stays_right(pool):
+    """One block's scores exceed the unshifted softmax's limit, the other's do not: both blocks
+    still match the float64 definition."""
+    rng = np.random.default_rng(4)
+    heads, length, width = 2, 64, 8  # 16 sequences per block
+    qkv = rng.standard_normal((32, length, 3 * width)).astype(np.float32)
+    qkv[16:, :, : 2 * width] *= 12  # Q and K of the second block: scores beyond 60
+    pool(1)
+    out = PackedCausalAttention.apply(tl.tensor(qkv), heads=heads, scale=0.5).numpy()
+    assert np.isfinite(out).all()
+    x = qkv.astype(np.float64).reshape(32, length, 3, heads, width // heads)
+    q, k, v = x.transpose(2, 0, 3, 1, 4)
+    s = 0.5 * q @ np.swapaxes(k, -1, -2) + np.where(np.tri(length, dtype=bool), 0, -np.inf)
+    finite = np.isfinite(s)
+    assert np.abs(s[16:][finite[16:]]).max() > 60 > np.abs(s[:16][finite[:16]]).max()
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True) @ v).transpose(0, 2, 1, 3).reshape(32, length, width)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)

@@ -88,6 +88,33 @@ def _gelu_tanh_backward(
     du *= grad
 
 
+# numbers per block: a block of the five arrays the kernels touch (256 KiB each in float32)
+# stays in the second-level cache through all the passes over it
+_GELU_BLOCK = 1 << 16
+
+
+def _gelu_tanh_forward_blocks(
+    x: np.ndarray, cdf: np.ndarray, y: np.ndarray, start: int, stop: int
+) -> None:
+    """:func:`_gelu_tanh_forward` on ``start:stop`` of the flat arrays, one block after another."""
+    for a in range(start, stop, _GELU_BLOCK):
+        # without min(): chapter 2's notebook binds that name to the Tensor op
+        b = a + _GELU_BLOCK if a + _GELU_BLOCK < stop else stop
+        _gelu_tanh_forward(x[a:b], cdf[a:b], y[a:b])
+
+
+def _gelu_tanh_backward_blocks(
+    x: np.ndarray, cdf: np.ndarray, grad: np.ndarray, du: np.ndarray, start: int, stop: int
+) -> None:
+    """:func:`_gelu_tanh_backward` on ``start:stop`` into ``du``, one block after another, with
+    one block-sized scratch array (a scratch as long as the input would be written out to memory
+    and read back)."""
+    scratch = np.empty(_GELU_BLOCK if stop - start > _GELU_BLOCK else stop - start, du.dtype)
+    for a in range(start, stop, _GELU_BLOCK):
+        b = a + _GELU_BLOCK if a + _GELU_BLOCK < stop else stop
+        _gelu_tanh_backward(x[a:b], cdf[a:b], grad[a:b], scratch[: b - a], du[a:b])
+
+
 class _Gelu(Function):
     """:math:`y = x \\, \\Phi(x)` (exact) or :math:`\\tfrac12 x (1 + \\tanh u)`,
     :math:`u = \\sqrt{2/\\pi}(x + 0.044715 x^3)` (``"tanh"``).
@@ -108,9 +135,7 @@ class _Gelu(Function):
             flat = np.ascontiguousarray(x).reshape(-1)
             cdf, y = np.empty_like(flat), np.empty_like(flat)
             parallel_for(
-                lambda start, stop: _gelu_tanh_forward(
-                    flat[start:stop], cdf[start:stop], y[start:stop]
-                ),
+                lambda start, stop: _gelu_tanh_forward_blocks(flat, cdf, y, start, stop),
                 flat.size,
                 cost=8,  # passes over each element
             )
@@ -121,17 +146,13 @@ class _Gelu(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         x, cdf = self.x, self.cdf
-        if self.approximate == "tanh":  # in two buffers, chunk by chunk
+        if self.approximate == "tanh":  # into one buffer, chunk by chunk, block by block
             flat_x, flat_cdf = np.ascontiguousarray(x).reshape(-1), cdf.reshape(-1)
             flat_grad = np.ascontiguousarray(np.broadcast_to(grad, cdf.shape)).reshape(-1)
-            t, du = np.empty_like(flat_cdf), np.empty_like(flat_cdf)
+            du = np.empty_like(flat_cdf)
             parallel_for(
-                lambda start, stop: _gelu_tanh_backward(
-                    flat_x[start:stop],
-                    flat_cdf[start:stop],
-                    flat_grad[start:stop],
-                    t[start:stop],
-                    du[start:stop],
+                lambda start, stop: _gelu_tanh_backward_blocks(
+                    flat_x, flat_cdf, flat_grad, du, start, stop
                 ),
                 flat_cdf.size,
                 cost=10,

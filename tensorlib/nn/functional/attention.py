@@ -261,6 +261,13 @@ def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     return mask
 
 
+def _sequences_per_block(heads: int, length: int) -> int:
+    """How many sequences :class:`PackedCausalAttention` takes at a time: as many as keep a block
+    of scores at :math:`2^{17}` numbers or fewer (512 KiB in float32, which the second-level
+    cache holds through the passes over it), at least one."""
+    return max(1, (1 << 17) // max(heads * length * length, 1))
+
+
 class PackedCausalAttention(Function):
     r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
 
@@ -290,32 +297,23 @@ class PackedCausalAttention(Function):
         self.qkv, self.heads, self.scale = qkv, heads, scale
         scores = np.empty((batch, heads, length, length), qkv.dtype)
         out = np.empty((batch, heads, length, width // heads), qkv.dtype)
-        low, high = np.empty(batch, qkv.dtype), np.empty(batch, qkv.dtype)
         factor, mask = qkv.dtype.type(scale), _causal_mask_array(length, qkv.dtype)
-
-        # S = scale·Q Kᵀ and its extremes, sequence by sequence
-        def products(start: int, stop: int) -> None:
-            part = np.matmul(
-                q[start:stop] * factor, np.swapaxes(k[start:stop], -1, -2), out=scores[start:stop]
-            )
-            if part.size:  # (no extremes of T = 0 keys)
-                low[start:stop], high[start:stop] = (
-                    part.min(axis=(1, 2, 3)),
-                    part.max(axis=(1, 2, 3)),
-                )
-
-        def weights(start: int, stop: int) -> None:  # P = softmax(S + M), O = P V
-            part = np.add(scores[start:stop], mask, out=scores[start:stop])
-            np.matmul(_softmax_rows_(part, shift=shift), v[start:stop], out=out[start:stop])
-
-        cost = 10 * heads * length * length  # element-passes of one sequence, per call
-        parallel_for(products, batch, cost=cost, align=1)
         limit = _UNSHIFTED_LIMIT.get(scores.dtype.itemsize)  # None (always shift) for float16
-        # one decision, as attention_arrays's
-        shift = not (
-            scores.size and limit is not None and -limit < low.min() and high.max() < limit
-        )
-        parallel_for(weights, batch, cost=cost, align=1)
+        group = _sequences_per_block(heads, length)
+
+        def sequences(start: int, stop: int) -> None:  # block by block, all steps on one block
+            for a in range(start, stop, group):
+                b = min(a + group, stop)
+                # S = scale·Q Kᵀ; then the test of attention_arrays, on this block's scores
+                part = np.matmul(q[a:b] * factor, np.swapaxes(k[a:b], -1, -2), out=scores[a:b])
+                shift = not (
+                    part.size and limit is not None and -limit < part.min() and part.max() < limit
+                )
+                np.add(part, mask, out=part)  # P = softmax(S + M), O = P V
+                np.matmul(_softmax_rows_(part, shift=shift), v[a:b], out=out[a:b])
+
+        # chunk bounds are multiples of a block: the same blocks at any thread count
+        parallel_for(sequences, batch, cost=10 * heads * length * length, align=group)
         self.probs, self.out = scores, out
         # (B, T, h, d) merged: one copy
         return out.transpose(0, 2, 1, 3).reshape(batch, length, width)
@@ -330,19 +328,23 @@ class PackedCausalAttention(Function):
         grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
         scale = probs.dtype.type(self.scale)
 
-        def sequences(start: int, stop: int) -> None:
-            grad_out, p = np.ascontiguousarray(grad_heads[start:stop]), probs[start:stop]
-            np.matmul(np.swapaxes(p, -1, -2), grad_out, out=grad_v[start:stop])  # V̄ = Pᵀ Ō
-            # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
-            grad_s = _score_grad(grad_out, self.out[start:stop], v[start:stop], p)
-            np.matmul(grad_s, k[start:stop], out=grad_q[start:stop])  # Q̄ = scale·S̄ K
-            grad_q[start:stop] *= scale
-            # K̄ = scale·S̄ᵀ Q
-            np.matmul(np.swapaxes(grad_s, -1, -2), q[start:stop], out=grad_k[start:stop])
-            grad_k[start:stop] *= scale
+        group = _sequences_per_block(heads, length)
+
+        def sequences(start: int, stop: int) -> None:  # block by block, as the forward
+            for a in range(start, stop, group):
+                b = min(a + group, stop)
+                grad_out, p = np.ascontiguousarray(grad_heads[a:b]), probs[a:b]
+                np.matmul(np.swapaxes(p, -1, -2), grad_out, out=grad_v[a:b])  # V̄ = Pᵀ Ō
+                # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
+                grad_s = _score_grad(grad_out, self.out[a:b], v[a:b], p)
+                np.matmul(grad_s, k[a:b], out=grad_q[a:b])  # Q̄ = scale·S̄ K
+                grad_q[a:b] *= scale
+                # K̄ = scale·S̄ᵀ Q
+                np.matmul(np.swapaxes(grad_s, -1, -2), q[a:b], out=grad_k[a:b])
+                grad_k[a:b] *= scale
 
         # the sequences are independent
-        parallel_for(sequences, batch, cost=30 * heads * length * length, align=1)
+        parallel_for(sequences, batch, cost=30 * heads * length * length, align=group)
         return (grad_qkv.reshape(qkv.shape),)
 
 
