@@ -187,21 +187,27 @@ def test_gelu_blocks_give_the_bits_of_one_pass_over_the_whole_array(pool):
         assert _run(lambda: _gelu(x, g), pool, threads) == _bits([y, du])
 
 
-def test_attention_decides_the_shift_block_by_block_and_stays_right(pool):
-    """One block's scores exceed the unshifted softmax's limit, the other's do not: both blocks
-    still match the float64 definition."""
+def test_attention_decides_the_shift_sequence_by_sequence_and_stays_right(pool):
+    """Some sequences' scores exceed the unshifted softmax's limit, the others' do not, in
+    separate blocks and within one: all match the float64 definition, at any thread count."""
     rng = np.random.default_rng(4)
     heads, length, width = 2, 64, 8  # 16 sequences per block
     qkv = rng.standard_normal((32, length, 3 * width)).astype(np.float32)
     qkv[16:, :, : 2 * width] *= 12  # Q and K of the second block: scores beyond 60
-    pool(1)
+    qkv[5, :, : 2 * width] *= 12  # and of one sequence of the first
+    outs = [
+        _run(lambda: [PackedCausalAttention.apply(tl.tensor(qkv), heads=heads, scale=0.5)
+                      .numpy()], pool, threads)
+        for threads in (1, 2, 3)
+    ]
+    assert outs[0] == outs[1] == outs[2]
     out = PackedCausalAttention.apply(tl.tensor(qkv), heads=heads, scale=0.5).numpy()
     assert np.isfinite(out).all()
     x = qkv.astype(np.float64).reshape(32, length, 3, heads, width // heads)
     q, k, v = x.transpose(2, 0, 3, 1, 4)
     s = 0.5 * q @ np.swapaxes(k, -1, -2) + np.where(np.tri(length, dtype=bool), 0, -np.inf)
     finite = np.isfinite(s)
-    assert np.abs(s[16:][finite[16:]]).max() > 60 > np.abs(s[:16][finite[:16]]).max()
+    assert np.abs(s[16:][finite[16:]]).max() > 60 > np.abs(s[:5][finite[:5]]).max()
     p = np.exp(s - s.max(-1, keepdims=True))
     want = (p / p.sum(-1, keepdims=True) @ v).transpose(0, 2, 1, 3).reshape(32, length, width)
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)

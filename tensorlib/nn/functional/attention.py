@@ -303,17 +303,24 @@ class PackedCausalAttention(Function):
 
         def sequences(start: int, stop: int) -> None:  # block by block, all steps on one block
             for a in range(start, stop, group):
-                b = min(a + group, stop)
-                # S = scale·Q Kᵀ; then the test of attention_arrays, on this block's scores
+                b = a + group if a + group < stop else stop
+                # S = scale·Q Kᵀ; then the test of attention_arrays, sequence by sequence
                 part = np.matmul(q[a:b] * factor, np.swapaxes(k[a:b], -1, -2), out=scores[a:b])
-                shift = not (
-                    part.size and limit is not None and -limit < part.min() and part.max() < limit
+                unshifted = (
+                    (-limit < part.min(axis=(1, 2, 3))) & (part.max(axis=(1, 2, 3)) < limit)
+                    if part.size and limit is not None
+                    else np.zeros(b - a, bool)
                 )
                 np.add(part, mask, out=part)  # P = softmax(S + M), O = P V
-                np.matmul(_softmax_rows_(part, shift=shift), v[a:b], out=out[a:b])
+                if unshifted.all() or not unshifted.any():  # one call for the whole block
+                    _softmax_rows_(part, shift=not unshifted.any())
+                else:
+                    for i, skip in enumerate(unshifted):
+                        _softmax_rows_(part[i], shift=not skip)
+                np.matmul(part, v[a:b], out=out[a:b])
 
-        # chunk bounds are multiples of a block: the same blocks at any thread count
-        parallel_for(sequences, batch, cost=10 * heads * length * length, align=group)
+        # each sequence's numbers depend on that sequence alone: any chunks give the same bits
+        parallel_for(sequences, batch, cost=10 * heads * length * length, align=1)
         self.probs, self.out = scores, out
         # (B, T, h, d) merged: one copy
         return out.transpose(0, 2, 1, 3).reshape(batch, length, width)
@@ -332,7 +339,7 @@ class PackedCausalAttention(Function):
 
         def sequences(start: int, stop: int) -> None:  # block by block, as the forward
             for a in range(start, stop, group):
-                b = min(a + group, stop)
+                b = a + group if a + group < stop else stop
                 grad_out, p = np.ascontiguousarray(grad_heads[a:b]), probs[a:b]
                 np.matmul(np.swapaxes(p, -1, -2), grad_out, out=grad_v[a:b])  # V̄ = Pᵀ Ō
                 # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
@@ -344,7 +351,7 @@ class PackedCausalAttention(Function):
                 grad_k[a:b] *= scale
 
         # the sequences are independent
-        parallel_for(sequences, batch, cost=30 * heads * length * length, align=group)
+        parallel_for(sequences, batch, cost=30 * heads * length * length, align=1)
         return (grad_qkv.reshape(qkv.shape),)
 
 
