@@ -37,6 +37,7 @@ __all__ = [
     'in_parallel_region',
     'worth_splitting',
     'parallel_for',
+    'block_bounds',
 ]
 
 
@@ -44,7 +45,7 @@ __all__ = [
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -174,3 +175,15 @@ def parallel_for(
             done.acquire()
     if errors:
         raise errors[0]
+
+
+def block_bounds(start: int, stop: int, size: int) -> Iterator[tuple[int, int]]:
+    """The bounds ``(a, b)`` of consecutive blocks of ``size`` indices covering ``start:stop``, the
+    last one shorter.
+
+    The loop a kernel runs inside its chunk when it makes several passes over large arrays: all
+    passes over one block before the next, so that the block's arrays stay in the cache and memory
+    is read once a block, not once a pass (GELU, attention, Adam).
+    """
+    for a in range(start, stop, size):
+        yield a, a + size if a + size < stop else stop  # (no min(): see _default_threads)

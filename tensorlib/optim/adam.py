@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import Tensor
-from tensorlib.engine.parallel import parallel_for
+from tensorlib.engine.parallel import block_bounds, parallel_for
 from tensorlib.optim.optimizer import (
     Optimizer,
     _check_betas,
@@ -135,8 +135,7 @@ class Adam(Optimizer):
             return
 
         def update_blocks(start: int, stop: int) -> None:
-            for a in range(start, stop, _BLOCK):
-                b = a + _BLOCK if a + _BLOCK < stop else stop
+            for a, b in block_bounds(start, stop, _BLOCK):
                 self._update_chunk(
                     group,
                     param[a:b],

@@ -26,7 +26,7 @@ from tensorlib.engine.elementwise import sigmoid as sigmoid
 from tensorlib.engine.elementwise import sigmoid_array
 from tensorlib.engine.elementwise import tanh as tanh
 from tensorlib.engine.function import Function
-from tensorlib.engine.parallel import parallel_for
+from tensorlib.engine.parallel import block_bounds, parallel_for
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.softmax_ops import log_softmax as log_softmax
 from tensorlib.engine.softmax_ops import softmax as softmax
@@ -97,9 +97,7 @@ def _gelu_tanh_forward_blocks(
     x: np.ndarray, cdf: np.ndarray, y: np.ndarray, start: int, stop: int
 ) -> None:
     """:func:`_gelu_tanh_forward` on ``start:stop`` of the flat arrays, one block after another."""
-    for a in range(start, stop, _GELU_BLOCK):
-        # without min(): chapter 2's notebook binds that name to the Tensor op
-        b = a + _GELU_BLOCK if a + _GELU_BLOCK < stop else stop
+    for a, b in block_bounds(start, stop, _GELU_BLOCK):
         _gelu_tanh_forward(x[a:b], cdf[a:b], y[a:b])
 
 
@@ -110,8 +108,7 @@ def _gelu_tanh_backward_blocks(
     one block-sized scratch array (a scratch as long as the input would be written out to memory
     and read back)."""
     scratch = np.empty(_GELU_BLOCK if stop - start > _GELU_BLOCK else stop - start, du.dtype)
-    for a in range(start, stop, _GELU_BLOCK):
-        b = a + _GELU_BLOCK if a + _GELU_BLOCK < stop else stop
+    for a, b in block_bounds(start, stop, _GELU_BLOCK):
         _gelu_tanh_backward(x[a:b], cdf[a:b], grad[a:b], scratch[: b - a], du[a:b])
 
 

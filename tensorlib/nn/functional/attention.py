@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import Function, Tensor
-from tensorlib.engine.parallel import parallel_for
+from tensorlib.engine.parallel import block_bounds, parallel_for
 from tensorlib.engine.softmax_ops import _UNSHIFTED_LIMIT, _row_sums
 from tensorlib.random import Generator, resolve_generator
 
@@ -302,8 +302,7 @@ class PackedCausalAttention(Function):
         group = _sequences_per_block(heads, length)
 
         def sequences(start: int, stop: int) -> None:  # block by block, all steps on one block
-            for a in range(start, stop, group):
-                b = a + group if a + group < stop else stop
+            for a, b in block_bounds(start, stop, group):
                 # S = scale·Q Kᵀ; then the test of attention_arrays, sequence by sequence
                 part = np.matmul(q[a:b] * factor, np.swapaxes(k[a:b], -1, -2), out=scores[a:b])
                 unshifted = (
@@ -338,8 +337,7 @@ class PackedCausalAttention(Function):
         group = _sequences_per_block(heads, length)
 
         def sequences(start: int, stop: int) -> None:  # block by block, as the forward
-            for a in range(start, stop, group):
-                b = a + group if a + group < stop else stop
+            for a, b in block_bounds(start, stop, group):
                 grad_out, p = np.ascontiguousarray(grad_heads[a:b]), probs[a:b]
                 np.matmul(np.swapaxes(p, -1, -2), grad_out, out=grad_v[a:b])  # V̄ = Pᵀ Ō
                 # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
@@ -466,6 +464,25 @@ def _repeat_heads(query: Tensor, tensor: Tensor, name: str) -> Tensor:
     return repeated.reshape(*shape[:-3], heads, *shape[-2:])
 
 
+def _dropout_keep(
+    dropout_p: float, shape: tuple[int, ...], dtype: np.dtype, generator: Generator | None
+) -> np.ndarray | None:
+    """The dropout multiplier of the attention weights, :math:`D` of shape ``shape``: 0 with
+    probability ``dropout_p``, else :math:`1/(1-p)`; ``None`` for ``dropout_p = 0``."""
+    if (
+        not isinstance(dropout_p, (int, float))
+        or isinstance(dropout_p, bool)
+        or not 0 <= dropout_p < 1
+    ):
+        raise ValueError(
+            f"scaled_dot_product_attention: dropout_p must be a number in [0, 1), got {dropout_p!r}"
+        )
+    if dropout_p == 0:
+        return None
+    draws = resolve_generator(generator).bernoulli(1.0 - dropout_p, shape, dtype=dtype)
+    return draws / dtype.type(1.0 - dropout_p)
+
+
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -517,24 +534,12 @@ def scaled_dot_product_attention(
             "scaled_dot_product_attention: pass either attn_mask or is_causal=True, "
             "not both (as in PyTorch)"
         )
-    if (
-        not isinstance(dropout_p, (int, float))
-        or isinstance(dropout_p, bool)
-        or not 0 <= dropout_p < 1
-    ):
-        raise ValueError(
-            f"scaled_dot_product_attention: dropout_p must be a number in [0, 1), got {dropout_p!r}"
-        )
-    dtype = query.dtype
     if is_causal:
         attn_mask = causal_mask(length, source, offset=0)
-    mask = None if attn_mask is None else _additive_mask(attn_mask, dtype, target)
+    mask = None if attn_mask is None else _additive_mask(attn_mask, query.dtype, target)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-    keep = None
-    if dropout_p > 0:
-        keep = resolve_generator(generator).bernoulli(
-            1.0 - dropout_p, target, dtype=dtype
-        ) / dtype.type(1.0 - dropout_p)
+    # drawn last: an input that raises leaves the generator untouched
+    keep = _dropout_keep(dropout_p, target, query.dtype, generator)
     # a mask made from bools (or none) lets the softmax skip its row maxima
     # when the scores are small
     return SoftmaxAttention.apply(

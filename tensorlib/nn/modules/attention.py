@@ -49,6 +49,29 @@ def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     return mask
 
 
+def _check_arguments(
+    embed_dim: Any, num_heads: Any, dropout: Any, extras: bool, kdim: Any, vdim: Any
+) -> None:
+    """``MultiheadAttention``'s arguments: positive int sizes, heads that divide the width, a
+    dropout in [0, 1), and none of PyTorch's options tensorlib lacks (``extras``: ``add_bias_kv``
+    or ``add_zero_attn``; key and value widths other than ``embed_dim``)."""
+    for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"MultiheadAttention: {name} must be an int >= 1, got {value!r}")
+    if embed_dim % num_heads:
+        raise ValueError(
+            f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible "
+            f"by num_heads ({num_heads})"
+        )
+    if extras or kdim not in (None, embed_dim) or vdim not in (None, embed_dim):
+        raise ValueError(
+            "MultiheadAttention: add_bias_kv, add_zero_attn and kdim/vdim other than embed_dim "
+            "are not implemented in tensorlib"
+        )
+    if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout < 1:
+        raise ValueError(f"MultiheadAttention: dropout must be a number in [0, 1), got {dropout!r}")
+
+
 # %% book/05_attention.ipynb, cell 76
 class MultiheadAttention(Module):
     r"""Multi-head attention
@@ -90,32 +113,7 @@ class MultiheadAttention(Module):
         generator: Generator | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"MultiheadAttention: {name} must be an int >= 1, got {value!r}")
-        if embed_dim % num_heads:
-            raise ValueError(
-                f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible "
-                f"by num_heads ({num_heads})"
-            )
-        if (
-            add_bias_kv
-            or add_zero_attn
-            or kdim not in (None, embed_dim)
-            or vdim not in (None, embed_dim)
-        ):
-            raise ValueError(
-                "MultiheadAttention: add_bias_kv, add_zero_attn and kdim/vdim other than embed_dim "
-                "are not implemented in tensorlib"
-            )
-        if (
-            not isinstance(dropout, (int, float))
-            or isinstance(dropout, bool)
-            or not 0 <= dropout < 1
-        ):
-            raise ValueError(
-                f"MultiheadAttention: dropout must be a number in [0, 1), got {dropout!r}"
-            )
+        _check_arguments(embed_dim, num_heads, dropout, add_bias_kv or add_zero_attn, kdim, vdim)
         as_device(device)
         dtype = np.dtype(np.float32 if dtype is None else dtype)
         self.embed_dim, self.num_heads, self.head_dim = (
@@ -214,6 +212,24 @@ class MultiheadAttention(Module):
                 "MultiheadAttention: is_causal=True is only a hint: pass the causal attn_mask too "
                 "(bool True = not allowed)"
             )
+        batched = query.ndim == 3
+        query, key, value, key_padding_mask = self._batch_first(
+            query, key, value, key_padding_mask
+        )
+        n, length, source = query.shape[0], query.shape[1], key.shape[1]
+        q, k, v = self._project(query, 0), self._project(key, 1), self._project(value, 2)
+        mask = self._mask(attn_mask, key_padding_mask, n, length, source, query.dtype)
+        heads, weights = self._attend(q, k, v, mask, need_weights, average_attn_weights)
+        output = self.out_proj(heads.transpose(1, 2).reshape(n, length, self.embed_dim))
+        if not batched:
+            return output.squeeze(0), None if weights is None else weights.squeeze(0)
+        return (output if self.batch_first else output.transpose(0, 1)), weights
+
+    def _batch_first(
+        self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any
+    ) -> tuple[Tensor, Tensor, Tensor, Any]:
+        """The inputs checked and as (B, T, C) (an unbatched input gets B = 1, its
+        ``key_padding_mask`` (T_k,) becomes (1, T_k))."""
         if (
             query.ndim not in (2, 3)
             or query.shape[-1] != self.embed_dim
@@ -226,48 +242,43 @@ class MultiheadAttention(Module):
                 f"E={self.embed_dim}, got {tuple(query.shape)}, "
                 f"{tuple(key.shape)}, {tuple(value.shape)}"
             )
-        batched = query.ndim == 3
-        if not batched:
+        if query.ndim == 2:
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-            key_padding_mask = (
-                None
-                if key_padding_mask is None
-                else Tensor(
+            if key_padding_mask is not None:
+                key_padding_mask = Tensor(
                     np.asarray(
                         key_padding_mask.numpy()
                         if isinstance(key_padding_mask, Tensor)
                         else key_padding_mask
                     )[None]
                 )
-            )
         elif not self.batch_first:
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        n, length, source = query.shape[0], query.shape[1], key.shape[1]
+        n = query.shape[0]
         if key.shape != value.shape or key.shape[0] != n or key.shape[-1] != self.embed_dim:
             raise ValueError(
                 f"MultiheadAttention: key and value must both be (S, N, E) with N={n}, "
                 f"E={self.embed_dim}, got {tuple(key.shape)} and {tuple(value.shape)}"
             )
-        q, k, v = self._project(query, 0), self._project(key, 1), self._project(value, 2)
-        mask = self._mask(attn_mask, key_padding_mask, n, length, source, query.dtype)
+        return query, key, value, key_padding_mask
+
+    def _attend(
+        self, q: Tensor, k: Tensor, v: Tensor, mask: Any, need_weights: bool, average: bool
+    ) -> tuple[Tensor, Tensor | None]:
+        """The heads' outputs (B, n_h, T_q, d) and the weights (``None`` unless
+        ``need_weights``; averaged over the heads if ``average``)."""
         p = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:  # the composed path: the weights are an output too
-            scores = matmul(q * (1.0 / math.sqrt(self.head_dim)), k.transpose(-2, -1))
-            weights = MaskedSoftmax.apply(scores if mask is None else scores + mask)
-            weights = (
-                dropout(weights, p, training=True, generator=self.generator) if p > 0 else weights
-            )
-            heads = matmul(weights, v)
-            weights = weights.mean(dim=1) if average_attn_weights else weights
-        else:
+        if not need_weights:  # the fused path
             heads = scaled_dot_product_attention(
                 q, k, v, attn_mask=mask, dropout_p=p, generator=self.generator
             )
-        output = self.out_proj(heads.transpose(1, 2).reshape(n, length, self.embed_dim))
-        if not batched:
-            return output.squeeze(0), None if weights is None else weights.squeeze(0)
-        return (output if self.batch_first else output.transpose(0, 1)), weights
+            return heads, None
+        # the composed path: the weights are an output too
+        scores = matmul(q * (1.0 / math.sqrt(self.head_dim)), k.transpose(-2, -1))
+        weights = MaskedSoftmax.apply(scores if mask is None else scores + mask)
+        weights = dropout(weights, p, training=True, generator=self.generator) if p > 0 else weights
+        heads = matmul(weights, v)
+        return heads, weights.mean(dim=1) if average else weights
 
     def extra_repr(self) -> str:
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, "
