@@ -141,6 +141,7 @@ def _attention(x, g):
         (_gelu, (37, 50)),
         (_gelu, (3, 65536 + 40)),  # several blocks of 2**16, the last one short
         (_layer_norm, (5, 37, 24)),
+        (_layer_norm, (3, 1000, 96)),  # backward blocks of 672 rows: four whole, one of 312
         (_attention, (7, 13, 48)),
         (_attention, (40, 64, 48)),  # blocks of 16 sequences: two whole, one of 8
         (_attention, (3, 300, 12)),  # a sequence per block

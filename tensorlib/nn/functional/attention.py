@@ -98,8 +98,8 @@ def attention_arrays(
 
     The forward of :class:`SoftmaxAttention` and the attention of
     :class:`~tensorlib.gpt.model.Decoder`;
-    :class:`PackedCausalAttention` makes the same calls sequence by sequence:
-    all three compute the same numbers.
+    :class:`PackedCausalAttention` computes the same formulas sequence by sequence, without the
+    scores its causal mask discards (its numbers may differ in the last bits).
 
     Args:
         q: the queries (*, T_q, d); ``k`` the keys (*, T_k, d); ``v`` the values (*, T_k, d_v):
@@ -268,6 +268,96 @@ def _sequences_per_block(heads: int, length: int) -> int:
     return max(1, (1 << 17) // max(heads * length * length, 1))
 
 
+def _query_groups(length: int) -> list[tuple[int, int]]:
+    """The groups of query rows ``(r0, r1)`` :class:`PackedCausalAttention` treats together: the
+    two halves of a sequence of 32 or more, else the whole sequence.
+
+    Queries ``r0:r1`` see only keys ``0:r1``. The first half of the queries never meets the
+    second half of the keys: a quarter of the scores are never computed, exponentiated or
+    multiplied. More groups save more arithmetic but make more (smaller) numpy calls; two
+    measured as fast as four, with half the calls.
+    """
+    half = length // 2
+    return [(0, half), (half, length)] if length >= 32 else [(0, length)]
+
+
+def _causal_attention_block(
+    q: np.ndarray,
+    k_t: np.ndarray,
+    v: np.ndarray,
+    probs: list[np.ndarray],
+    out: np.ndarray,
+    mask: np.ndarray,
+) -> None:
+    r"""The forward of :class:`PackedCausalAttention` on a block of sequences: for each group of
+    queries ``r0:r1`` (:func:`_query_groups`), :math:`P = \mathrm{softmax}(S + M)` over keys
+    ``0:r1`` into its array of ``probs``, and :math:`O = P V` into ``out``'s rows ``r0:r1``.
+
+    ``q`` (n, n_h, T, d) is already scaled, ``k_t`` is :math:`K^\top` (n, n_h, d, T), a view.
+    The test of :func:`attention_arrays` (every score inside the limit: skip the row maxima) is
+    made sequence by sequence, over the scores that are computed.
+    """
+    groups = _query_groups(q.shape[2])
+    # S = scale·Q Kᵀ, each group's rows against the keys they see
+    parts = [
+        np.matmul(q[:, :, r0:r1], k_t[..., :r1], out=p)
+        for (r0, r1), p in zip(groups, probs, strict=True)
+    ]
+    limit = _UNSHIFTED_LIMIT.get(q.dtype.itemsize)  # None (always shift) for float16
+    unshifted = np.zeros(len(q), bool)
+    if limit is not None and all(part.size for part in parts):
+        low = functools.reduce(np.minimum, [part.min(axis=(1, 2, 3)) for part in parts])
+        high = functools.reduce(np.maximum, [part.max(axis=(1, 2, 3)) for part in parts])
+        unshifted = (-limit < low) & (high < limit)  # a NaN fails both: the general path
+    for (r0, r1), part in zip(groups, parts, strict=True):
+        np.add(part, mask[r0:r1, :r1], out=part)  # P = softmax(S + M)
+        if unshifted.all() or not unshifted.any():  # one call for the whole block
+            _softmax_rows_(part, shift=not unshifted.any())
+        else:
+            for i, skip in enumerate(unshifted):
+                _softmax_rows_(part[i], shift=not skip)
+        np.matmul(part, v[:, :, :r1], out=out[:, :, r0:r1])  # O = P V
+
+
+def _causal_attention_grad_block(
+    qkv: tuple[np.ndarray, np.ndarray, np.ndarray],
+    grad_out: np.ndarray,
+    probs: list[np.ndarray],
+    out: np.ndarray,
+    grads: tuple[np.ndarray, np.ndarray, np.ndarray],
+    scale: np.floating,
+) -> None:
+    r"""The backward of :class:`PackedCausalAttention` on a block of sequences: from
+    :math:`\bar O` (n, n_h, T, d), the gradients of :math:`Q, K, V` into ``grads``.
+
+    Per group of queries ``r0:r1``: :math:`\bar V_{0:r_1} \mathrel{+}= P^\top \bar O_{r_0:r_1}`,
+    :math:`\bar S = P \odot (\bar O V_{0:r_1}^\top - \mathrm{rowsum}(\bar O \odot O))`,
+    :math:`\bar Q_{r_0:r_1} = \mathrm{scale}\cdot\bar S K_{0:r_1}` and
+    :math:`\bar K_{0:r_1} \mathrel{+}= \mathrm{scale}\cdot\bar S^\top Q_{r_0:r_1}`. The last group
+    sees every key, so it goes first and writes :math:`\bar K` and :math:`\bar V`; the others add
+    to them, always in the same order.
+    """
+    (q, k, v), (grad_q, grad_k, grad_v) = qkv, grads
+    groups = _query_groups(q.shape[2])
+    for index in reversed(range(len(groups))):
+        (r0, r1), p, first = groups[index], probs[index], index == len(groups) - 1
+        grad_rows = grad_out[:, :, r0:r1]
+        p_t = np.swapaxes(p, -1, -2)
+        if first:
+            np.matmul(p_t, grad_rows, out=grad_v[:, :, :r1])  # V̄ = Pᵀ Ō
+        else:
+            grad_v[:, :, :r1] += np.matmul(p_t, grad_rows)
+        grad_s = _score_grad(grad_rows, out[:, :, r0:r1], v[:, :, :r1], p)  # S̄
+        np.matmul(grad_s, k[:, :, :r1], out=grad_q[:, :, r0:r1])  # Q̄ = scale·S̄ K
+        grad_q[:, :, r0:r1] *= scale
+        s_t = np.swapaxes(grad_s, -1, -2)
+        if first:
+            np.matmul(s_t, q[:, :, r0:r1], out=grad_k[:, :, :r1])  # K̄ = scale·S̄ᵀ Q
+        else:
+            grad_k[:, :, :r1] += np.matmul(s_t, q[:, :, r0:r1])
+    grad_k *= scale
+
+
 class PackedCausalAttention(Function):
     r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
 
@@ -280,11 +370,15 @@ class PackedCausalAttention(Function):
     heads merged back (head :math:`i` at columns :math:`i d .. (i+1) d`), ready for the output
     projection.
 
-    The arithmetic and what is saved are :class:`SoftmaxAttention`'s without dropout. What is
-    gone is the bookkeeping around it: the split into three tensors, the reshapes and
-    transposes of each, and in backward the three zero-filled (B, T, 3C) gradients of the split
-    and their sum. Here the gradients of :math:`Q, K, V` are written straight into their columns
-    of one (B, T, 3C) array.
+    The formulas are :class:`SoftmaxAttention`'s without dropout. What is gone is the bookkeeping
+    around them: the split into three tensors, the reshapes and transposes of each, and in
+    backward the three zero-filled (B, T, 3C) gradients of the split and their sum. Here the
+    gradients of :math:`Q, K, V` are written straight into their columns of one (B, T, 3C)
+    array. And the scores that the mask discards are not all computed: the first half of the
+    queries meets only the first half of the keys (:func:`_query_groups`), so a quarter of the
+    scores, and of the products that make and use them, are skipped, as FlashAttention skips the
+    blocks above the diagonal. It saves the probabilities of each half of the queries against
+    the keys it sees.
     """
 
     __slots__ = ("qkv", "probs", "out", "heads", "scale")
@@ -295,32 +389,25 @@ class PackedCausalAttention(Function):
         # views (B, n_h, T, d)
         q, k, v = qkv.reshape(batch, length, 3, heads, width // heads).transpose(2, 0, 3, 1, 4)
         self.qkv, self.heads, self.scale = qkv, heads, scale
-        scores = np.empty((batch, heads, length, length), qkv.dtype)
+        # P of each group of queries against the keys it sees: (B, n_h, r1 - r0, r1)
+        probs = [
+            np.empty((batch, heads, r1 - r0, r1), qkv.dtype) for r0, r1 in _query_groups(length)
+        ]
         out = np.empty((batch, heads, length, width // heads), qkv.dtype)
         factor, mask = qkv.dtype.type(scale), _causal_mask_array(length, qkv.dtype)
-        limit = _UNSHIFTED_LIMIT.get(scores.dtype.itemsize)  # None (always shift) for float16
         group = _sequences_per_block(heads, length)
 
         def sequences(start: int, stop: int) -> None:  # block by block, all steps on one block
             for a, b in block_bounds(start, stop, group):
-                # S = scale·Q Kᵀ; then the test of attention_arrays, sequence by sequence
-                part = np.matmul(q[a:b] * factor, np.swapaxes(k[a:b], -1, -2), out=scores[a:b])
-                unshifted = (
-                    (-limit < part.min(axis=(1, 2, 3))) & (part.max(axis=(1, 2, 3)) < limit)
-                    if part.size and limit is not None
-                    else np.zeros(b - a, bool)
+                # scale Q (T·d numbers), not S (T·T)
+                blocks = [p[a:b] for p in probs]
+                _causal_attention_block(
+                    q[a:b] * factor, np.swapaxes(k[a:b], -1, -2), v[a:b], blocks, out[a:b], mask
                 )
-                np.add(part, mask, out=part)  # P = softmax(S + M), O = P V
-                if unshifted.all() or not unshifted.any():  # one call for the whole block
-                    _softmax_rows_(part, shift=not unshifted.any())
-                else:
-                    for i, skip in enumerate(unshifted):
-                        _softmax_rows_(part[i], shift=not skip)
-                np.matmul(part, v[a:b], out=out[a:b])
 
         # each sequence's numbers depend on that sequence alone: any chunks give the same bits
         parallel_for(sequences, batch, cost=10 * heads * length * length, align=1)
-        self.probs, self.out = scores, out
+        self.probs, self.out = probs, out
         # (B, T, h, d) merged: one copy
         return out.transpose(0, 2, 1, 3).reshape(batch, length, width)
 
@@ -332,28 +419,26 @@ class PackedCausalAttention(Function):
         grad_heads = grad.reshape(batch, length, heads, width // heads).transpose(0, 2, 1, 3)
         grad_qkv = np.empty((batch, length, 3, heads, width // heads), dtype=qkv.dtype)
         grad_q, grad_k, grad_v = grad_qkv.transpose(2, 0, 3, 1, 4)  # views into the one result
-        scale = probs.dtype.type(self.scale)
-
+        scale = qkv.dtype.type(self.scale)
         group = _sequences_per_block(heads, length)
 
         def sequences(start: int, stop: int) -> None:  # block by block, as the forward
             for a, b in block_bounds(start, stop, group):
-                grad_out, p = np.ascontiguousarray(grad_heads[a:b]), probs[a:b]
-                np.matmul(np.swapaxes(p, -1, -2), grad_out, out=grad_v[a:b])  # V̄ = Pᵀ Ō
-                # S̄ = P ⊙ (P̄ - rowsum(P ⊙ P̄))
-                grad_s = _score_grad(grad_out, self.out[a:b], v[a:b], p)
-                np.matmul(grad_s, k[a:b], out=grad_q[a:b])  # Q̄ = scale·S̄ K
-                grad_q[a:b] *= scale
-                # K̄ = scale·S̄ᵀ Q
-                np.matmul(np.swapaxes(grad_s, -1, -2), q[a:b], out=grad_k[a:b])
-                grad_k[a:b] *= scale
+                _causal_attention_grad_block(
+                    (q[a:b], k[a:b], v[a:b]),
+                    np.ascontiguousarray(grad_heads[a:b]),
+                    [p[a:b] for p in probs],
+                    self.out[a:b],
+                    (grad_q[a:b], grad_k[a:b], grad_v[a:b]),
+                    scale,
+                )
 
         # the sequences are independent
         parallel_for(sequences, batch, cost=30 * heads * length * length, align=1)
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 45
+# %% book/05_attention.ipynb, cell 46
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`:
     :math:`j \le i + \text{offset}`.
@@ -547,7 +632,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 67
+# %% book/05_attention.ipynb, cell 68
 def online_softmax_attention(
     query: Any,
     key: Any,

@@ -44,7 +44,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor, no_grad
-from tensorlib.engine.parallel import parallel_for, worth_splitting
+from tensorlib.engine.parallel import block_bounds, parallel_for, worth_splitting
 from tensorlib.engine.softmax_ops import _constant
 from tensorlib.nn.functional.utils import (
     _check_padding_idx,
@@ -276,7 +276,25 @@ def _row_means(rows: np.ndarray) -> np.ndarray:
     """
     if rows.dtype.itemsize < 4:
         return rows.mean(axis=1)
-    return rows @ _constant((rows.shape[1],), 1 / max(rows.shape[1], 1), rows.dtype)
+    return _row_dots(rows, _constant((rows.shape[1],), 1 / max(rows.shape[1], 1), rows.dtype))
+
+
+def _row_dots(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """:math:`\\sum_j A_{ij} v_j` for each row :math:`i` of a 2-D array, shape (M,).
+
+    One matrix-vector product (``np.dot``, not ``@``: it lets other threads run while BLAS
+    works); float16 in float32, as numpy's mean accumulates.
+    """
+    if rows.dtype.itemsize < 4:
+        return np.dot(rows.astype(np.float32), vector.astype(np.float32)).astype(rows.dtype)
+    return np.dot(rows, vector)
+
+
+def _rows_per_block(width: int) -> int:
+    """How many rows of ``width`` LayerNorm's backward takes at a time: :math:`2^{16}` numbers
+    (256 KiB in float32) or fewer, a multiple of 16, at least 16. The four arrays of a block
+    (Ȳ, x̂, x̄ and one scratch) then stay in the second-level cache through the passes."""
+    return max(16, (1 << 16) // max(width, 1) // 16 * 16)
 
 
 def _layer_norm_rows(
@@ -312,13 +330,32 @@ def _layer_norm_grad_rows(
     x_hat: np.ndarray,
     rstd: np.ndarray,
     weight: np.ndarray | None,
-    out: np.ndarray,
+    out: np.ndarray | None,
+    weight_sums: np.ndarray | None,
 ) -> None:
-    """x̄ of ``rows`` of Ȳ into ``out``: 1/σ (g - mean(g) - x̂ mean(g x̂)) with
-    g = w ⊙ Ȳ, row by row."""
-    g = rows if weight is None else rows * weight
-    np.subtract(g, _row_means(g)[:, None], out=out)
-    out -= x_hat * _row_means(g * x_hat)[:, None]
+    """One block of rows of Ȳ: x̄ into ``out``, the block's share of w̄ into ``weight_sums``.
+
+    x̄ = 1/σ (g - mean(g) - x̂ mean(g x̂)) with g = w ⊙ Ȳ. The product P = Ȳ ⊙ x̂ serves both
+    gradients: its column sums are the block's share of w̄ = Σ Ȳ ⊙ x̂, and its rows against
+    w/N are mean(g x̂). Either output may be ``None`` (not needed).
+    """
+    product = rows * x_hat
+    if weight_sums is not None:
+        weight_sums[:] = _column_sums(product)
+    if out is None:
+        return
+    if weight is None:
+        mean_g, mean_gx = _row_means(rows), _row_means(product)
+        np.copyto(out, rows)
+    else:
+        # w/N (in float32 for float16, whose 1/N is too coarse)
+        scaled = (weight if weight.dtype.itemsize >= 4 else weight.astype(np.float32)) * (
+            1.0 / rows.shape[1]
+        )
+        mean_g, mean_gx = _row_dots(rows, scaled), _row_dots(product, scaled)
+        np.multiply(rows, weight, out=out)  # g
+    out -= mean_g[:, None]
+    out -= np.multiply(x_hat, mean_gx[:, None], out=product)  # P is spent: its memory is reused
     out *= rstd[:, None]
 
 
@@ -341,6 +378,10 @@ class LayerNormFunction(Function):
     :math:`\bar x = (g - \operatorname{mean}(g) - \hat x \operatorname{mean}(g \hat x))
     / \sqrt{\sigma^2 + \varepsilon}`,
     :math:`\bar w = \sum_{rows} \bar y \odot \hat x`, :math:`\bar b = \sum_{rows} \bar y`.
+    One product :math:`\bar y \odot \hat x` serves two of them: its column sums make
+    :math:`\bar w` and its rows against :math:`w/N` make :math:`\operatorname{mean}(g \hat x)`.
+    The backward runs on blocks of rows small enough to stay in the cache; :math:`\bar w` adds
+    the blocks' column sums in order, so its bits do not depend on the thread count.
 
     It does not check its arguments (a Tensor input, floating dtypes that agree, the trailing
     shape, a positive width): :func:`layer_norm` is the checked entry point. Call ``apply``
@@ -390,28 +431,39 @@ class LayerNormFunction(Function):
         return y.reshape(x.shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-        x_hat, rstd = self.x_hat, self.rstd
+        x_hat, rstd, need = self.x_hat, self.rstd, self.needs_input_grad
         rows: np.ndarray = grad.reshape(x_hat.shape)  # (M, width), as x̂
         weight = None if self.weight is None else self.weight.reshape(-1)
-        grad_x = None
-        # 1/σ (g - mean(g) - x̂ mean(g x̂)), row by row: chunks of rows
-        if self.needs_input_grad[0]:
+        size = _rows_per_block(rows.shape[1])
+        out = weight_sums = None
+        if need[0]:  # x̄: 1/σ (g - mean(g) - x̂ mean(g x̂)), row by row
             out = np.empty(
                 rows.shape, rows.dtype if weight is None else np.result_type(rows, weight)
             )
-            parallel_for(
-                lambda start, stop: _layer_norm_grad_rows(
-                    rows[start:stop], x_hat[start:stop], rstd[start:stop], weight, out[start:stop]
-                ),
-                len(rows),
-                cost=8 * rows.shape[-1],
-            )
-            grad_x = out.reshape(grad.shape)
-        grad_weight = (
-            _column_sums(rows * x_hat).reshape(self.shape) if self.needs_input_grad[1] else None
+        if need[1]:  # w̄ = Σ Ȳ ⊙ x̂: one row of column sums per block, added in order below
+            weight_sums = np.empty((-(-rows.shape[0] // size), rows.shape[1]), rows.dtype)
+
+        def blocks(start: int, stop: int) -> None:  # chunk bounds are multiples of size
+            for a, b in block_bounds(start, stop, size):
+                _layer_norm_grad_rows(
+                    rows[a:b],
+                    x_hat[a:b],
+                    rstd[a:b],
+                    weight,
+                    None if out is None else out[a:b],
+                    None if weight_sums is None else weight_sums[a // size],
+                )
+
+        if need[0] or need[1]:  # the blocks are the same at any thread count: so are the bits
+            parallel_for(blocks, rows.shape[0], cost=7 * rows.shape[1], align=size)
+        grad_x = None if out is None else out.reshape(grad.shape)
+        grad_weight = None if weight_sums is None else _column_sums(weight_sums)
+        grad_bias = _column_sums(rows) if need[2] else None  # b̄ = Σ Ȳ
+        return (
+            grad_x,
+            None if grad_weight is None else grad_weight.reshape(self.shape),
+            None if grad_bias is None else grad_bias.reshape(self.shape),
         )
-        grad_bias = _column_sums(rows).reshape(self.shape) if self.needs_input_grad[2] else None
-        return grad_x, grad_weight, grad_bias
 
 
 class _RMSNorm(Function):
