@@ -644,7 +644,7 @@ def test_softmax_takes_the_shifted_path_when_scores_are_large():
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-6), (np.float64, 1e-12)])
-@pytest.mark.parametrize("length", [7, 32, 33, 64])  # from 32 on, the queries in two halves
+@pytest.mark.parametrize("length", [7, 64, 128, 129])  # from 128 on, the queries in two halves
 def test_packed_causal_attention_equals_split_heads(dtype, tol, length):
     from tensorlib.nn.functional.attention import PackedCausalAttention
 
@@ -680,7 +680,7 @@ def test_packed_causal_attention_gradcheck_and_gpt_uses_it():
 
     qkv = randn(2, 4, 3 * 4, seed=2, requires_grad=True)
     assert gradcheck(lambda t: PackedCausalAttention.apply(t, heads=2, scale=0.7), (qkv,))
-    qkv = randn(1, 33, 3 * 2, seed=3, requires_grad=True)  # two halves of queries, 16 and 17
+    qkv = randn(1, 129, 3 * 2, seed=3, requires_grad=True)  # two halves of queries, 64 and 65
     assert gradcheck(lambda t: PackedCausalAttention.apply(t, heads=2, scale=0.7), (qkv,))
     model = GPT(
         GPTConfig(block_size=8, vocab_size=5, n_layer=1, n_head=2, n_embd=4),

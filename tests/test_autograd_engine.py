@@ -1344,3 +1344,78 @@ def test_the_kept_constant_vectors_are_shared_read_only_and_large_ones_are_not_k
         ones[0] = 2.0
     big = _constant((1 << 17,), 1.0, np.float64)
     assert big is not _constant((1 << 17,), 1.0, np.float64) and not big.flags.writeable
+
+
+# ---------------------------------------------------------------------------------------------
+# slices add their gradients into their input's running sum (Index.backward_into)
+# ---------------------------------------------------------------------------------------------
+
+
+def _split_graph_gradients(build, seed=0):
+    """The gradient of a leaf through ``build(u)`` with u = 1.5 x: with backward_into, and
+    with every Index node taking the zero-array route instead."""
+    from tensorlib.engine.indexing import Index
+
+    x_data = np.random.default_rng(seed).standard_normal((3, 4, 9))
+    results = []
+    for into in (True, False):
+        x = tl.tensor(x_data, requires_grad=True)
+        outputs = build(x * 1.5)
+        loss = outputs[0].sum() * 0.0
+        for i, out in enumerate(outputs):
+            loss = loss + (out * (i + 1.25)).sum()
+        Index.adds_into_input = into
+        try:
+            loss.backward()
+        finally:
+            Index.adds_into_input = True
+        results.append(x.grad.numpy())
+    return results
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda u: u.split(3, dim=2),  # pieces only: zeros made by the pass
+        lambda u: (*u.split(3, dim=2), u * u),  # another consumer of u as well
+        lambda u: (u * u, *u.split(3, dim=2)),  # the other consumer first
+        lambda u: (*u.split(3, dim=2), u + u),  # Add hands one array to both of its inputs
+        lambda u: (*u.split(3, dim=2), tl.cat([u, u])),  # Cat's gradients are views
+        lambda u: (u[:, 1], u[:, 1:3], u[tl.tensor([0, 0, 2])]),  # overlaps, repeated rows
+        lambda u: (u[u > 0],),  # a boolean mask
+    ],
+)
+def test_slices_add_into_their_input_as_the_zero_arrays_would(build):
+    into, zeros = _split_graph_gradients(build)
+    np.testing.assert_array_equal(into, zeros)
+    # and against the definition: the same graph in float64 by finite differences
+    x = tl.tensor(np.random.default_rng(1).standard_normal((3, 4, 6)), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: build(t * 1.5), (x,))
+
+
+def test_a_gradient_another_node_also_received_is_not_written_into():
+    """``u + v`` gives its upstream gradient to both u and v as one array; u's pieces then add
+    into u's running sum: v's gradient must stay what it was."""
+    x = tl.tensor(np.ones((2, 6)), requires_grad=True)
+    y = tl.tensor(np.ones((2, 6)), requires_grad=True)
+    u, v = x * 2.0, y * 3.0
+    s = u + v
+    a, b = u.split(3, dim=1)
+    (s.sum() + (a * 10.0).sum() + (b * 100.0).sum()).backward()
+    np.testing.assert_array_equal(y.grad.numpy(), np.full((2, 6), 3.0))
+    np.testing.assert_array_equal(x.grad.numpy(), [[22.0] * 3 + [202.0] * 3] * 2)
+
+
+def test_slices_of_a_leaf_keep_the_usual_route_and_retain_graph_works():
+    x = tl.tensor(np.arange(6.0), requires_grad=True)
+    a, b = x.split(3)
+    (a.sum() * 2 + b.sum() * 3).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2, 3, 3, 3])
+    u = x * 1.0
+    c, d = u.split(3)
+    loss = c.sum() + 5 * d.sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4, 4, 4, 13, 13, 13])
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()

@@ -101,6 +101,11 @@ class Function:
     ``saved`` the tuple ``(clock, inputs or None, the output's version counter or None)``,
     which ``run_backward`` compares with the tensors' counters before it starts.
 
+    An op whose input gradient is zero but at the places its output came from (indexing)
+    may set ``adds_into_input = True`` and define ``backward_into``: the pass then adds its
+    gradient straight into the input's running sum instead of building a zero array and adding
+    that (``run_backward``, step 5).
+
     PyTorch's protocol for custom ops works too (``torch.autograd.Function``): a subclass with
     ``@staticmethod forward(ctx, *args)`` and ``@staticmethod backward(ctx, *grads)`` works on
     Tensors, its instance is the ``ctx`` (``ctx.save_for_backward``, ``ctx.saved_tensors``,
@@ -109,6 +114,8 @@ class Function:
 
     __slots__ = ("inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable")
     reads: tuple[tuple[int | str, ...], ...] | None = None
+    # True for an op that defines backward_into: its input gradient is zero but at a few places
+    adds_into_input: bool = False
     inputs: tuple[Tensor | None, ...]
     needs_input_grad: tuple[bool, ...]
     saved: tuple[int, tuple[Any, ...] | None, list[int] | None] | None
@@ -121,6 +128,13 @@ class Function:
 
     def backward(self, grad: np.ndarray) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not define backward")
+
+    def backward_into(self, grad: np.ndarray, total: np.ndarray) -> None:
+        """Add the gradient of input 0 into ``total``, the running sum of that input's gradient
+        (an array of its shape that the backward pass owns), for an op with
+        ``adds_into_input = True``: one whose input gradient is zero but where ``grad`` goes
+        (a slice). ``run_backward`` calls it instead of ``backward`` when input 0 has a node."""
+        raise NotImplementedError(f"{type(self).__name__} does not define backward_into")
 
     @classmethod
     def apply(cls, *inputs: Any, **options: Any) -> Tensor:
@@ -263,15 +277,11 @@ def run_backward(
     through freed values.
     """
     pending, leaf_roots = _seed(roots, root_grads)  # node -> the gradient of its output, so far
+    owned: dict[Function, np.ndarray] = {}  # the entries of pending that only the pass holds
     nodes = _topological_order_of(roots, pending)  # 1. the nodes to visit, outputs first
     _check_saved_values(nodes)  # 2. nothing they read changed in place: raises before any .grad
-    captured: list[np.ndarray | None] = []
-    deliver: Callable[[Tensor, np.ndarray], None]
-    captured_nodes: dict[Function, list[int]]
-    if capture is None:  # 3. where a leaf's gradient goes: into .grad, or, captured, into a list
-        deliver, captured_nodes = _accumulate_into_leaf, {}
-    else:
-        deliver, captured_nodes, captured = _capture(capture)
+    # 3. where a leaf's gradient goes: into .grad, or, captured, into a list
+    deliver, captured_nodes, captured = _into_grad() if capture is None else _capture(capture)
     retained = _retained.copy() if _retained and capture is None else None  # 4. non-leaves' .grad
     for leaf, leaf_grad in leaf_roots:
         deliver(leaf, leaf_grad)
@@ -280,13 +290,15 @@ def run_backward(
             grad = pending.pop(node, None)
             if grad is None:  # nothing flows here (e.g. only through inputs that need no gradient)
                 continue
-            # the complete gradient of a captured non-leaf
-            if captured_nodes and node in captured_nodes:
-                for index in captured_nodes[node]:
-                    captured[index] = grad
-            if retained:
-                _deliver_retained(retained, node, grad)
-            grads = _node_backward(node, grad)  # 5. one node's VJP, one gradient per input
+            if owned:
+                owned.pop(node, None)
+            if captured_nodes or retained:  # the complete gradient of a captured non-leaf
+                _deliver_non_leaf(node, grad, captured_nodes, captured, retained)
+            grads: tuple[np.ndarray | None, ...]
+            if node.adds_into_input and _add_into_input(node, grad, pending, owned):
+                grads = ()  # 5'. added into its input's running sum (section 20)
+            else:
+                grads = _node_backward(node, grad)  # 5. one node's VJP, one gradient per input
             if not retain_graph:
                 freeing.release(node)  # 6. its saved arrays, no longer needed
             # 7. each input's gradient to its node, or to the leaf; lengths were checked in
@@ -299,11 +311,56 @@ def run_backward(
                 parent_node = parent.grad_fn
                 if parent_node is None:
                     deliver(parent, parent_grad)
-                elif parent_node in pending:
-                    pending[parent_node] = pending[parent_node] + parent_grad
+                elif parent_node in pending:  # a new array: the pass owns it
+                    pending[parent_node] = owned[parent_node] = pending[parent_node] + parent_grad
                 else:
                     pending[parent_node] = parent_grad
     return None if capture is None else captured
+
+
+def _deliver_non_leaf(
+    node: Function,
+    grad: np.ndarray,
+    captured_nodes: dict[Function, list[int]],
+    captured: list[np.ndarray | None],
+    retained: dict[Function, weakref.ref] | None,
+) -> None:
+    """Steps 3 and 4 for a non-leaf: its complete gradient into the list of captured
+    gradients, or into its ``.grad`` if it called ``retain_grad``."""
+    if captured_nodes and node in captured_nodes:
+        for index in captured_nodes[node]:
+            captured[index] = grad
+    if retained:
+        _deliver_retained(retained, node, grad)
+
+
+def _add_into_input(
+    node: Function,
+    grad: np.ndarray,
+    pending: dict[Function, np.ndarray],
+    owned: dict[Function, np.ndarray],
+) -> bool:
+    """Step 5 for an op with ``adds_into_input`` (a slice): its gradient added straight into
+    its input's running sum, ``False`` (the usual step 5) when the input is a leaf.
+
+    The sum is written in place only if the pass owns it: an array it made (zeros, a sum, a
+    copy), never one a ``backward`` returned, which may be a view of anything, or the same
+    array that another input received.
+    """
+    if node.saved is None:
+        raise RuntimeError(f"{node.name()}: {freeing.SECOND_BACKWARD}")
+    parent = node.inputs[0]
+    parent_node = parent.grad_fn if parent is not None else None
+    if parent is None or parent_node is None:
+        return False
+    total = pending.get(parent_node)
+    if total is None:
+        total = np.zeros(parent._data.shape, parent._data.dtype)
+    elif owned.get(parent_node) is not total:
+        total = total.copy()
+    node.backward_into(grad, total)
+    pending[parent_node] = owned[parent_node] = total
+    return True
 
 
 def _seed(
@@ -347,6 +404,13 @@ def _check_saved_values(nodes: list[Function]) -> None:
         saved = node.saved
         if saved is not None and now > saved[0]:
             versions.check_node(node)
+
+
+def _into_grad() -> tuple[
+    Callable[[Tensor, np.ndarray], None], dict[Function, list[int]], list[np.ndarray | None]
+]:
+    """Step 3 without ``capture``: leaves' gradients into their ``.grad``, nothing captured."""
+    return _accumulate_into_leaf, {}, []
 
 
 def _capture(

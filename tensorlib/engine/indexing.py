@@ -74,6 +74,7 @@ class Index(Function):
     """
 
     __slots__ = ("shape", "dtype", "key", "index_count")
+    adds_into_input = True  # backward_into: the pieces of a split add into one array
     # x's gradient reads the index tensors (numpy allows up to 64 dims)
     reads = (tuple(range(1, 65)),)
 
@@ -90,6 +91,14 @@ class Index(Function):
         else:  # slices, ints, None, Ellipsis, boolean masks: each position at most once
             grad_x[self.key] = grad
         return (grad_x,) + (None,) * self.index_count
+
+    def backward_into(self, grad: np.ndarray, total: np.ndarray) -> None:
+        """:math:`\\bar y` added at the indexed places of ``total``, x's running gradient
+        sum (when x has a node; section 20): no zero array as large as x, no addition of one."""
+        if _is_advanced(self.key):
+            np.add.at(total, self.key, grad)
+        else:
+            total[self.key] += grad
 
 
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:

@@ -270,15 +270,17 @@ def _sequences_per_block(heads: int, length: int) -> int:
 
 def _query_groups(length: int) -> list[tuple[int, int]]:
     """The groups of query rows ``(r0, r1)`` :class:`PackedCausalAttention` treats together: the
-    two halves of a sequence of 32 or more, else the whole sequence.
+    two halves of a sequence of 128 or more, else the whole sequence.
 
     Queries ``r0:r1`` see only keys ``0:r1``. The first half of the queries never meets the
     second half of the keys: a quarter of the scores are never computed, exponentiated or
-    multiplied. More groups save more arithmetic but make more (smaller) numpy calls; two
-    measured as fast as four, with half the calls.
+    multiplied. But each group is one more round of numpy calls, each holding the GIL a few
+    microseconds: at T = 64 (chapter 8's GPT) the halves made a step at two threads slower
+    (50.5 against 48.6 ms), at T = 128 they made it 20 ms faster at one thread and at two.
+    More groups save more arithmetic and make more calls; four measured no faster than two.
     """
     half = length // 2
-    return [(0, half), (half, length)] if length >= 32 else [(0, length)]
+    return [(0, half), (half, length)] if length >= 128 else [(0, length)]
 
 
 def _causal_attention_block(
