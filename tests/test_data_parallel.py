@@ -4,6 +4,8 @@ what it rests on in chapter 2 (nested parallel_for runs inline, the in-place clo
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -11,7 +13,12 @@ import tensorlib as tl
 from tensorlib.engine import function, parallel
 from tensorlib.gpt import GPT, GPTConfig
 from tensorlib.gpt.data import load_corpus
-from tensorlib.gpt.data_parallel import blas_thread_control, blas_threads, micro_batch_backward
+from tensorlib.gpt.data_parallel import (
+    blas_thread_control,
+    blas_threads,
+    gil_switch_interval,
+    micro_batch_backward,
+)
 from tensorlib.gpt.train import TrainConfig, Trainer, _checked_config
 
 CONFIG = GPTConfig(block_size=16, vocab_size=30, n_layer=2, n_head=2, n_embd=32)
@@ -181,6 +188,38 @@ def test_the_blas_library_stays_on_one_thread_inside_the_parts(threads, monkeypa
 
     micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
     assert seen == [(1, True), (1, True)]
+
+
+def test_the_parts_run_with_a_short_switch_interval_which_is_restored(threads):
+    if not blas_thread_control():
+        pytest.skip("no OpenBLAS or MKL found in the process")
+    threads(2)
+    before = sys.getswitchinterval()
+    seen = []
+    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
+
+    def loss_fn(xs, ys):
+        seen.append(sys.getswitchinterval())
+        return model(xs, ys)[1]
+
+    micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
+    assert seen == [min(before, 5e-4)] * 2 and sys.getswitchinterval() == before
+
+
+def test_gil_switch_interval_only_shortens_restores_and_checks_its_argument():
+    before = sys.getswitchinterval()
+    with gil_switch_interval(1e-3):
+        assert sys.getswitchinterval() == pytest.approx(min(before, 1e-3))
+        with gil_switch_interval(10.0):  # never longer than it was
+            assert sys.getswitchinterval() == pytest.approx(min(before, 1e-3))
+    assert sys.getswitchinterval() == before
+    with pytest.raises(KeyError), gil_switch_interval(1e-4):
+        raise KeyError("restored on the way out too")
+    assert sys.getswitchinterval() == before
+    for bad in (0, -1e-3, True, "1e-3", float("nan")):
+        with pytest.raises(ValueError, match="gil_switch_interval"), gil_switch_interval(bad):
+            pass
+    assert sys.getswitchinterval() == before
 
 
 def test_a_nested_parallel_for_runs_in_one_call(threads, monkeypatch):

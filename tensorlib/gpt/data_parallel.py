@@ -20,7 +20,8 @@ what nanoGPT's gradient accumulation computes one micro-batch after the other. E
 gradients are computed by the same calls whichever thread runs it, and they are added on the
 calling thread in the parts' order, so the result has the same bits at any thread count. While the
 parts run, the BLAS library runs one thread inside each (:func:`blas_threads`), so that two
-products do not fight over two cores.
+products do not fight over two cores, and Python hands the GIL from thread to thread more often
+(:func:`gil_switch_interval`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 __all__ = [
     'blas_thread_control',
     'blas_threads',
+    'gil_switch_interval',
     'micro_batch_backward',
 ]
 
@@ -35,6 +37,7 @@ __all__ = [
 # %% book/08_gpt.ipynb, cell 59
 import contextlib
 import ctypes
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -111,6 +114,25 @@ def blas_threads(threads: int) -> Iterator[bool]:
     finally:
         for (set_threads, _), count in zip(_blas_calls, before, strict=True):
             set_threads(count)
+
+
+@contextlib.contextmanager
+def gil_switch_interval(seconds: float = 5e-4) -> Iterator[None]:
+    """Run the block with Python's thread switch interval at most ``seconds``, then restore it.
+
+    A thread that wants the GIL waits at most the switch interval (``sys.setswitchinterval``,
+    5 ms by default) before it asks the thread holding it to let go. Two threads that each run a
+    part of the batch take the GIL back each time a numpy call returns; a tenth of the default
+    makes those waits shorter. The interval is the interpreter's, for the whole process.
+    """
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise ValueError(f"gil_switch_interval: expected a number of seconds > 0, got {seconds!r}")
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(min(before, float(seconds)))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 # %% book/08_gpt.ipynb, cell 61
@@ -220,7 +242,7 @@ def micro_batch_backward(
 
     concurrent = concurrent and worth_splitting(micro_batches, _PART_COST)
     if concurrent and blas_thread_control():
-        with blas_threads(1):
+        with blas_threads(1), gil_switch_interval():
             parallel_for(run_parts, micro_batches, cost=_PART_COST, align=1)
     else:
         run_parts(0, micro_batches)
