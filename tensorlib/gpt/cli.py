@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 68
+# %% book/08_gpt.ipynb, cell 69
 import argparse
 import math
 import os
@@ -175,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# %% book/08_gpt.ipynb, cell 69
+# %% book/08_gpt.ipynb, cell 70
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one
     ``error:`` line, exit status 2."""

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 90
+# %% book/08_gpt.ipynb, cell 91
 from typing import Any
 
 from tensorlib.backends import single_process_error
