@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 62
+# %% book/02_autograd.ipynb, cell 66
 from typing import Any
 
 import numpy as np
@@ -117,7 +117,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 64
+# %% book/02_autograd.ipynb, cell 68
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`,
     :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
@@ -189,7 +189,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 66
+# %% book/02_autograd.ipynb, cell 70
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -263,7 +263,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 68
+# %% book/02_autograd.ipynb, cell 72
 def add(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
     return Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
@@ -304,7 +304,7 @@ def rsqrt(input: Tensor) -> Tensor:
     return Pow.apply(input, -0.5)
 
 
-# %% book/02_autograd.ipynb, cell 69
+# %% book/02_autograd.ipynb, cell 73
 def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
     return _wrap(

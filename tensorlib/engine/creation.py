@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 45
+# %% book/02_autograd.ipynb, cell 49
 from typing import Any
 
 import numpy as np
@@ -193,7 +193,7 @@ def eye(
     return out
 
 
-# %% book/02_autograd.ipynb, cell 46
+# %% book/02_autograd.ipynb, cell 50
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)

@@ -296,7 +296,7 @@ def run_backward(
                 _deliver_non_leaf(node, grad, captured_nodes, captured, retained)
             grads: tuple[np.ndarray | None, ...]
             if node.adds_into_input and _add_into_input(node, grad, pending, owned):
-                grads = ()  # 5'. added into its input's running sum (section 20)
+                grads = ()  # 5'. added into its input's running sum (Index, a slice)
             else:
                 grads = _node_backward(node, grad)  # 5. one node's VJP, one gradient per input
             if not retain_graph:
@@ -318,51 +318,7 @@ def run_backward(
     return None if capture is None else captured
 
 
-def _deliver_non_leaf(
-    node: Function,
-    grad: np.ndarray,
-    captured_nodes: dict[Function, list[int]],
-    captured: list[np.ndarray | None],
-    retained: dict[Function, weakref.ref] | None,
-) -> None:
-    """Steps 3 and 4 for a non-leaf: its complete gradient into the list of captured
-    gradients, or into its ``.grad`` if it called ``retain_grad``."""
-    if captured_nodes and node in captured_nodes:
-        for index in captured_nodes[node]:
-            captured[index] = grad
-    if retained:
-        _deliver_retained(retained, node, grad)
-
-
-def _add_into_input(
-    node: Function,
-    grad: np.ndarray,
-    pending: dict[Function, np.ndarray],
-    owned: dict[Function, np.ndarray],
-) -> bool:
-    """Step 5 for an op with ``adds_into_input`` (a slice): its gradient added straight into
-    its input's running sum, ``False`` (the usual step 5) when the input is a leaf.
-
-    The sum is written in place only if the pass owns it: an array it made (zeros, a sum, a
-    copy), never one a ``backward`` returned, which may be a view of anything, or the same
-    array that another input received.
-    """
-    if node.saved is None:
-        raise RuntimeError(f"{node.name()}: {freeing.SECOND_BACKWARD}")
-    parent = node.inputs[0]
-    parent_node = parent.grad_fn if parent is not None else None
-    if parent is None or parent_node is None:
-        return False
-    total = pending.get(parent_node)
-    if total is None:
-        total = np.zeros(parent._data.shape, parent._data.dtype)
-    elif owned.get(parent_node) is not total:
-        total = total.copy()
-    node.backward_into(grad, total)
-    pending[parent_node] = owned[parent_node] = total
-    return True
-
-
+# %% book/02_autograd.ipynb, cell 41
 def _seed(
     roots: Sequence[Tensor], root_grads: Sequence[np.ndarray],
 ) -> tuple[dict[Function, np.ndarray], list[tuple[Tensor, np.ndarray]]]:
@@ -447,6 +403,30 @@ def _deliver_retained(
         _accumulate_into_leaf(keeper, grad)
 
 
+def _deliver_non_leaf(
+    node: Function,
+    grad: np.ndarray,
+    captured_nodes: dict[Function, list[int]],
+    captured: list[np.ndarray | None],
+    retained: dict[Function, weakref.ref] | None,
+) -> None:
+    """Steps 3 and 4 for a non-leaf: its complete gradient into the list of captured
+    gradients, or into its ``.grad`` if it called ``retain_grad``."""
+    if captured_nodes and node in captured_nodes:
+        for index in captured_nodes[node]:
+            captured[index] = grad
+    if retained:
+        _deliver_retained(retained, node, grad)
+
+
+class _Join(Function):
+    """A virtual node over several roots, so one topological sort covers them all."""
+
+    __slots__ = ()
+    reads = ()
+
+
+# %% book/02_autograd.ipynb, cell 43
 def _node_backward(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
     """Step 5: ``node.backward(grad)``, with one gradient per input
     (a bare array for one input is fine, as in PyTorch)."""
@@ -476,14 +456,36 @@ def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
     )
 
 
-class _Join(Function):
-    """A virtual node over several roots, so one topological sort covers them all."""
+def _add_into_input(
+    node: Function,
+    grad: np.ndarray,
+    pending: dict[Function, np.ndarray],
+    owned: dict[Function, np.ndarray],
+) -> bool:
+    """Step 5 for an op with ``adds_into_input`` (a slice): its gradient added straight into
+    its input's running sum, ``False`` (the usual step 5) when the input is a leaf.
 
-    __slots__ = ()
-    reads = ()
+    The sum is written in place only if the pass owns it: an array it made (zeros, a sum, a
+    copy), never one a ``backward`` returned, which may be a view of anything, or the same
+    array that another input received.
+    """
+    if node.saved is None:
+        raise RuntimeError(f"{node.name()}: {freeing.SECOND_BACKWARD}")
+    parent = node.inputs[0]
+    parent_node = parent.grad_fn if parent is not None else None
+    if parent is None or parent_node is None:
+        return False
+    total = pending.get(parent_node)
+    if total is None:
+        total = np.zeros(parent._data.shape, parent._data.dtype)
+    elif owned.get(parent_node) is not total:
+        total = total.copy()
+    node.backward_into(grad, total)
+    pending[parent_node] = owned[parent_node] = total
+    return True
 
 
-# %% book/02_autograd.ipynb, cell 43
+# %% book/02_autograd.ipynb, cell 47
 def tensor_backward(
     tensor: Tensor, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None,
     create_graph: bool = False,
@@ -524,7 +526,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 151
+# %% book/02_autograd.ipynb, cell 155
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 114
+# %% book/02_autograd.ipynb, cell 118
 import operator
 import warnings
 from typing import Any
@@ -94,7 +94,8 @@ class Index(Function):
 
     def backward_into(self, grad: np.ndarray, total: np.ndarray) -> None:
         """:math:`\\bar y` added at the indexed places of ``total``, x's running gradient
-        sum (when x has a node; section 20): no zero array as large as x, no addition of one."""
+        sum (when x has a node): no zero array as large as x, no addition of one. The pieces of
+        a ``split`` thus fill one array."""
         if _is_advanced(self.key):
             np.add.at(total, self.key, grad)
         else:

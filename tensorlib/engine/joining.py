@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 117
+# %% book/02_autograd.ipynb, cell 121
 import math
 from collections.abc import Sequence
 

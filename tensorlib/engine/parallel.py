@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 160
+# %% book/02_autograd.ipynb, cell 164
 import os
 import queue
 import threading

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 167
+# %% book/02_autograd.ipynb, cell 171
 import math
 
 import numpy as np

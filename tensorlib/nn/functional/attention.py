@@ -570,6 +570,21 @@ def _dropout_keep(
     return draws / dtype.type(1.0 - dropout_p)
 
 
+def _attention_mask(
+    attn_mask: Any, is_causal: bool, dtype: np.dtype, target: tuple[int, ...]
+) -> Any:
+    """The additive mask of :func:`scaled_dot_product_attention` for scores of shape ``target``
+    (*, T_q, T_k): ``attn_mask``'s (:func:`_additive_mask`), the top-left causal one, or None."""
+    if is_causal and attn_mask is not None:
+        raise ValueError(
+            "scaled_dot_product_attention: pass either attn_mask or is_causal=True, "
+            "not both (as in PyTorch)"
+        )
+    if is_causal:
+        attn_mask = causal_mask(target[-2], target[-1], offset=0)
+    return None if attn_mask is None else _additive_mask(attn_mask, dtype, target)
+
+
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -614,16 +629,8 @@ def scaled_dot_product_attention(
     if enable_gqa:
         key, value = _repeat_heads(query, key, "key"), _repeat_heads(query, value, "value")
     batch = _check_qkv(query, key, value)
-    length, source = query.shape[-2], key.shape[-2]
-    target = (*batch, length, source)
-    if is_causal and attn_mask is not None:
-        raise ValueError(
-            "scaled_dot_product_attention: pass either attn_mask or is_causal=True, "
-            "not both (as in PyTorch)"
-        )
-    if is_causal:
-        attn_mask = causal_mask(length, source, offset=0)
-    mask = None if attn_mask is None else _additive_mask(attn_mask, query.dtype, target)
+    target = (*batch, query.shape[-2], key.shape[-2])
+    mask = _attention_mask(attn_mask, is_causal, query.dtype, target)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     # drawn last: an input that raises leaves the generator untouched
     keep = _dropout_keep(dropout_p, target, query.dtype, generator)
@@ -635,6 +642,34 @@ def scaled_dot_product_attention(
 
 
 # %% book/05_attention.ipynb, cell 68
+def _check_block_size(block_size: Any) -> None:
+    if (
+        isinstance(block_size, bool)
+        or not isinstance(block_size, (int, np.integer))
+        or block_size < 1
+    ):
+        raise ValueError(
+            f"online_softmax_attention: block_size must be an int >= 1, got {block_size!r}"
+        )
+
+
+def _online_mask(
+    attn_mask: Any, is_causal: bool, dtype: np.dtype, queries: int, keys: int
+) -> np.ndarray | None:
+    """``attn_mask`` as an additive array broadcast to (*, T_q, T_k) (a bool one as 0 and
+    :math:`-\\infty`), or None; refuses a mask together with ``is_causal``."""
+    if is_causal and attn_mask is not None:
+        raise ValueError(
+            "online_softmax_attention: pass either attn_mask or is_causal=True, not both"
+        )
+    if attn_mask is None:
+        return None
+    mask = np.asarray(attn_mask.numpy() if isinstance(attn_mask, Tensor) else attn_mask)
+    if mask.dtype == np.bool_:
+        mask = np.where(mask, dtype.type(0), dtype.type(-np.inf))
+    return np.broadcast_to(mask, (*mask.shape[:-2], queries, keys))
+
+
 def online_softmax_attention(
     query: Any,
     key: Any,
@@ -664,25 +699,9 @@ def online_softmax_attention(
     This is a teaching function: it records no graph.
     """
     q, k, v = (np.asarray(x.numpy() if isinstance(x, Tensor) else x) for x in (query, key, value))
-    if (
-        isinstance(block_size, bool)
-        or not isinstance(block_size, (int, np.integer))
-        or block_size < 1
-    ):
-        raise ValueError(
-            f"online_softmax_attention: block_size must be an int >= 1, got {block_size!r}"
-        )
+    _check_block_size(block_size)
     scale = q.dtype.type(1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
-    if is_causal and attn_mask is not None:
-        raise ValueError(
-            "online_softmax_attention: pass either attn_mask or is_causal=True, not both"
-        )
-    mask = None
-    if attn_mask is not None:
-        mask = np.asarray(attn_mask.numpy() if isinstance(attn_mask, Tensor) else attn_mask)
-        if mask.dtype == np.bool_:
-            mask = np.where(mask, q.dtype.type(0), q.dtype.type(-np.inf))
-        mask = np.broadcast_to(mask, (*mask.shape[:-2], q.shape[-2], k.shape[-2]))
+    mask = _online_mask(attn_mask, is_causal, q.dtype, q.shape[-2], k.shape[-2])
     batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     running_max = np.full((*batch, q.shape[-2], 1), -np.inf, dtype=q.dtype)  # m
     running_sum = np.zeros((*batch, q.shape[-2], 1), dtype=q.dtype)  # ℓ
