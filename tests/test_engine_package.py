@@ -89,6 +89,30 @@ def test_the_engine_modules_are_all_listed_and_of_readable_size():
                 assert length <= 60, f"tensorlib/engine/{stem}.py: {node.name} has {length} lines"
 
 
+def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """A function's lines without its docstring."""
+    lines = node.end_lineno - node.lineno + 1
+    first = node.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        if isinstance(first.value.value, str):
+            lines -= first.end_lineno - first.lineno + 1
+    return lines
+
+
+def test_no_function_in_the_package_is_longer_than_a_reader_can_hold():
+    """The guide's size rule, package-wide: no function over 60 lines of code (its docstring
+    aside; the engine's limit above counts the docstring too)."""
+    package = ENGINE_DIR.parent
+    too_long = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _code_lines(node) > 60:
+                    where = path.relative_to(package.parent)
+                    too_long.append(f"{where}:{node.lineno} {node.name} ({_code_lines(node)})")
+    assert not too_long, "functions over 60 lines of code: " + ", ".join(too_long)
+
+
 def test_each_module_imports_only_modules_before_it():
     """The package imports without cycles: each module imports only modules listed before it.
 

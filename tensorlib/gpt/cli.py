@@ -96,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train a character-level GPT with tensorlib, and sample text from it.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="{train,sample}")
+    _add_train_command(commands)
+    _add_sample_command(commands)
+    return parser
+
+
+def _add_train_command(commands: argparse._SubParsersAction) -> None:
+    """``train``: the data, the output directory, resuming, and one flag per
+    :class:`TrainConfig` field."""
     train = commands.add_parser(
         "train",
         help="train a model (or resume one)",
@@ -131,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"{HELP[field.name]} (default {_default_text(field.name, default)})",
         )
     train.set_defaults(handler=_train)
+
+
+def _add_sample_command(commands: argparse._SubParsersAction) -> None:
+    """``sample``: the checkpoint, the prompt and the sampling settings."""
     samp = commands.add_parser(
         "sample",
         help="print text sampled from a trained model",
@@ -172,7 +184,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     samp.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     samp.set_defaults(handler=_sample)
-    return parser
 
 
 # %% book/08_gpt.ipynb, cell 70

@@ -266,10 +266,10 @@ def _check_entry(name: str, entry: Any, source: str) -> tuple[np.dtype, tuple[in
     return np.dtype(_NUMPY[dtype]), tuple(shape), begin, end
 
 
-def _read(
+def _read_header(
     stream: BinaryIO, size: int, source: str
-) -> tuple[dict[str, Tensor], dict[str, str] | None]:
-    """Validate the whole header against ``size``, then read each tensor into its own array."""
+) -> tuple[int, dict[str, Any], dict[str, str] | None]:
+    """The header's length, its tensor entries (name to JSON entry) and its ``__metadata__``."""
     if size < 8:
         raise CheckpointError(
             f"{source}: byte 0: the file is {size} bytes, shorter than the 8-byte header length"
@@ -288,10 +288,14 @@ def _read(
         raise CheckpointError(
             f"{source}: __metadata__ must be an object of string values, got {metadata!r}"
         )
-    entries = {name: _check_entry(name, entry, source) for name, entry in header.items()}
-    # the offsets must tile the data buffer exactly: no overlap, no hole, nothing after the end
+    return length, header, metadata
+
+
+def _check_tiling(
+    entries: dict[str, tuple[np.dtype, tuple[int, ...], int, int]], buffer_size: int, source: str
+) -> None:
+    """The offsets must tile the data buffer exactly: no overlap, no hole, nothing after the end."""
     expected, previous = 0, None
-    buffer_size = size - 8 - length
     for name, (_, _, begin, end) in sorted(
         entries.items(), key=lambda item: (item[1][2], item[1][3])
     ):
@@ -311,6 +315,15 @@ def _read(
             f"{buffer_size} after the header "
             f"({'truncated' if expected > buffer_size else 'trailing bytes'})"
         )
+
+
+def _read(
+    stream: BinaryIO, size: int, source: str
+) -> tuple[dict[str, Tensor], dict[str, str] | None]:
+    """Validate the whole header against ``size``, then read each tensor into its own array."""
+    length, header, metadata = _read_header(stream, size, source)
+    entries = {name: _check_entry(name, entry, source) for name, entry in header.items()}
+    _check_tiling(entries, size - 8 - length, source)
     arrays: dict[str, np.ndarray] = {}
     for name, (dtype, shape, _, end) in sorted(entries.items(), key=lambda item: item[1][2]):
         array = np.empty(shape, dtype=dtype)
