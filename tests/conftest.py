@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,16 @@ import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _no_blas_spin_left_by_earlier_tests(monkeypatch):
+    """Each test starts as if no matrix product had run in the last 0.1 s: whether one test's
+    ``parallel_for`` splits must not depend on the products an earlier test made
+    (``tensorlib.engine.parallel.blas_may_be_spinning``)."""
+    from tensorlib.engine import parallel
+
+    monkeypatch.setattr(parallel, "_last_threaded_product", -math.inf)
 
 
 @pytest.fixture(scope="session")

@@ -159,7 +159,10 @@ def test_blas_threads_sets_and_restores_the_librarys_count():
     threadpoolctl = pytest.importorskip("threadpoolctl")
 
     def count():
-        return threadpoolctl.threadpool_info()[0]["num_threads"]
+        # the BLAS library's: an OpenMP runtime (torch's libgomp, when an earlier test in this
+        # process imported torch) may come first in threadpool_info, with a count of its own
+        info = threadpoolctl.threadpool_info()
+        return max(i["num_threads"] for i in info if i["user_api"] == "blas")
 
     before = count()
     with blas_threads(1) as done:
@@ -204,6 +207,25 @@ def test_the_parts_run_with_a_short_switch_interval_which_is_restored(threads):
 
     micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
     assert seen == [min(before, 5e-4)] * 2 and sys.getswitchinterval() == before
+
+
+def test_the_parts_run_concurrently_even_right_after_a_threaded_product(threads):
+    """A whole part per thread is worth the second core even while BLAS's threads may still
+    spin after a product (an evaluation's forward, say): ``ignore_blas_spin``."""
+    if not blas_thread_control():
+        pytest.skip("no OpenBLAS or MKL found in the process")
+    threads(2)
+    parallel.note_product(1024, 1024, 1024)
+    assert parallel.blas_may_be_spinning()
+    seen = []
+    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
+
+    def loss_fn(xs, ys):
+        seen.append(parallel.in_parallel_region())
+        return model(xs, ys)[1]
+
+    micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
+    assert seen == [True, True]
 
 
 def test_gil_switch_interval_only_shortens_restores_and_checks_its_argument():

@@ -6,6 +6,7 @@ same bits as one thread, forward and backward.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -22,6 +23,7 @@ def pool(monkeypatch):
     """Every parallel_for call splits, whatever its size; the thread count is restored
     afterwards."""
     monkeypatch.setattr(parallel, "_min_work", 1)
+    monkeypatch.setattr(parallel, "_blas_spin_seconds", 0.0)  # nor do BLAS's threads hold it back
     previous = parallel.get_num_threads()
     yield parallel.set_num_threads
     parallel.set_num_threads(previous)
@@ -212,3 +214,58 @@ def test_attention_decides_the_shift_sequence_by_sequence_and_stays_right(pool):
     p = np.exp(s - s.max(-1, keepdims=True))
     want = (p / p.sum(-1, keepdims=True) @ v).transpose(0, 2, 1, 3).reshape(32, length, width)
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-5)
+
+
+# --- the other cores, busy with BLAS's spinning threads -------------------------------------
+
+
+@pytest.fixture
+def two_threads():
+    previous = parallel.get_num_threads()
+    parallel.set_num_threads(2)
+    yield
+    parallel.set_num_threads(previous)
+
+
+def _calls(**options):
+    calls = []
+    parallel.parallel_for(lambda a, b: calls.append((a, b)), 1 << 16, cost=64, **options)
+    return sorted(calls)
+
+
+def test_no_split_within_the_spin_window_of_a_product_blas_may_have_threaded(two_threads):
+    halves = [(0, 1 << 15), (1 << 15, 1 << 16)]
+    assert _calls() == halves and not parallel.blas_may_be_spinning()
+    parallel.note_product(64, 64, 64)  # M·N·K = 2**18: OpenBLAS runs it on one thread
+    assert _calls() == halves
+    parallel.note_product(64, 64, 65)
+    assert parallel.blas_may_be_spinning() and not parallel.worth_splitting(1 << 16, 64)
+    assert _calls() == [(0, 1 << 16)]  # one call in the caller: the other core is spinning
+    assert _calls(ignore_blas_spin=True) == halves  # unless the caller says the split is worth it
+    parallel._last_threaded_product -= parallel._blas_spin_seconds  # as if 0.1 s had passed
+    assert not parallel.blas_may_be_spinning() and _calls() == halves
+
+
+def test_products_are_not_recorded_at_one_thread_or_inside_a_split(two_threads, monkeypatch):
+    parallel.set_num_threads(1)
+    parallel.note_product(1024, 1024, 1024)
+    assert not parallel.blas_may_be_spinning()
+    parallel.set_num_threads(2)
+    monkeypatch.setattr(parallel, "_min_work", 1)
+    # a micro-batch's products: its BLAS library is held to one thread
+    parallel.parallel_for(lambda a, b: parallel.note_product(1024, 1024, 1024), 2, align=1)
+    assert not parallel.blas_may_be_spinning()
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_linear_records_its_products(two_threads, direction):
+    x = tl.randn(256, 64, generator=tl.Generator(0), requires_grad=True)
+    w = tl.randn(32, 64, generator=tl.Generator(1), requires_grad=True)
+    y = F.linear(x, w)  # M·N·K = 256·32·64 = 2**19
+    if direction == "backward":
+        parallel._last_threaded_product = -math.inf
+        y.sum().backward()
+    assert parallel.blas_may_be_spinning()
+    parallel._last_threaded_product = -math.inf
+    F.linear(x[:64], w[:16])  # 2**16: below OpenBLAS's threshold
+    assert not parallel.blas_may_be_spinning()

@@ -27,6 +27,14 @@ as PyTorch's ``at::parallel_for`` does inside a parallel region: the threads are
 the result is the same bits either way. :func:`in_parallel_region` says whether a thread is
 inside one.
 
+The other cores may be busy without any thread of tensorlib's. After a matrix product large
+enough for the BLAS library to run on several threads, OpenBLAS keeps those threads busy-waiting
+on the other cores for the next product (its ``THREAD_TIMEOUT``, about 0.1 s). A kernel split in
+that window shares a core with a spinning thread and runs slower than in one call, so the
+products record themselves (:func:`note_product`) and for 0.1 s after one, work is not split
+(:func:`blas_may_be_spinning`). A caller whose split is worth it anyway, because each chunk is a
+whole micro-batch, says so with ``ignore_blas_spin=True``.
+
 The thread count is ``set_num_threads(n)`` (PyTorch's name), by default the ``OMP_NUM_THREADS``
 variable, else 1; it does not change the BLAS library's own threads.
 """
@@ -35,6 +43,8 @@ __all__ = [
     'get_num_threads',
     'set_num_threads',
     'in_parallel_region',
+    'note_product',
+    'blas_may_be_spinning',
     'worth_splitting',
     'parallel_for',
     'block_bounds',
@@ -42,9 +52,11 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 164
+import math
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -64,6 +76,12 @@ _min_work = 1 << 21
 _workers: list[queue.SimpleQueue] = []
 _lock = threading.Lock()
 _region = threading.local()  # .inside: this thread is running a chunk of a split
+# OpenBLAS runs a product of M·N·K <= 2**18 on one thread (GEMM_MULTITHREAD_THRESHOLD); after a
+# larger one its other threads spin for THREAD_TIMEOUT, 2**28 cycles of the time-stamp counter
+# by default: about 0.1 s at 2.5 GHz
+_BLAS_ONE_THREAD_MNK = 1 << 18
+_blas_spin_seconds = 0.1
+_last_threaded_product = -math.inf  # time.perf_counter() of the last such product
 
 
 def get_num_threads() -> int:
@@ -84,13 +102,38 @@ def in_parallel_region() -> bool:
     return getattr(_region, "inside", False)
 
 
-def worth_splitting(n: int, cost: int = 1) -> bool:
+def note_product(m: int, n: int, k: int) -> None:
+    """Record that an (m, k) by (k, n) matrix product ran now (a stack of them: one matrix's).
+
+    Called by the Functions that multiply matrices. A product the BLAS library may have run on
+    several threads (more than one thread here, M·N·K above ``2**18``, outside a chunk of a split)
+    leaves those threads spinning on the other cores: :func:`blas_may_be_spinning`.
+    """
+    global _last_threaded_product
+    if _threads > 1 and m * n * k > _BLAS_ONE_THREAD_MNK and not in_parallel_region():
+        _last_threaded_product = time.perf_counter()
+
+
+def blas_may_be_spinning() -> bool:
+    """Whether a product recorded by :func:`note_product` ran in the last 0.1 s, so that the BLAS
+    library's idle threads may still be busy-waiting on the other cores."""
+    return time.perf_counter() - _last_threaded_product < _blas_spin_seconds
+
+
+def worth_splitting(n: int, cost: int = 1, *, ignore_blas_spin: bool = False) -> bool:
     """Whether :func:`parallel_for` splits ``n`` indices of ``cost`` element-passes each.
 
     True with more than one thread, at least ``2**21`` element-passes in all (``n * cost``),
-    and outside a chunk of another split (:func:`in_parallel_region`).
+    outside a chunk of another split (:func:`in_parallel_region`), and, unless
+    ``ignore_blas_spin``, while no BLAS thread may be spinning (:func:`blas_may_be_spinning`).
     """
-    return _threads > 1 and n > 1 and n * cost >= _min_work and not in_parallel_region()
+    return (
+        _threads > 1
+        and n > 1
+        and n * cost >= _min_work
+        and not in_parallel_region()
+        and (ignore_blas_spin or not blas_may_be_spinning())
+    )
 
 
 def _run_chunk(fn: Callable[[int, int], object], start: int, stop: int) -> None:
@@ -143,6 +186,7 @@ def parallel_for(
     *,
     cost: int = 1,
     align: int = 16,
+    ignore_blas_spin: bool = False,
 ) -> None:
     """Call ``fn(start, stop)`` on contiguous chunks covering ``range(n)``, one chunk per thread.
 
@@ -153,13 +197,16 @@ def parallel_for(
             passes over them (a GELU makes 8 passes over each element, so its cost is 8).
             Below ``2**21`` element-passes in all, one call ``fn(0, n)`` in the caller.
         align: chunk bounds are multiples of this many indices (default 16).
+        ignore_blas_spin: split even within 0.1 s of a product that left the BLAS library's
+            threads spinning (default False; :func:`worth_splitting`).
 
     Chunk ``i`` of ``k`` starts at index :math:`\\lfloor i n / k \\rfloor` rounded down to the
     alignment. Called from inside a chunk, one call ``fn(0, n)`` (the threads are busy). Each
     chunk runs under the caller's ``np.errstate`` settings. An exception raised in
     any chunk is re-raised here after every chunk has ended.
     """
-    if not worth_splitting(n, cost):  # one thread, one index, too little work, or nested
+    # one thread, one index, too little work, nested, or the other cores busy with BLAS
+    if not worth_splitting(n, cost, ignore_blas_spin=ignore_blas_spin):
         fn(0, n)
         return
     threads = _threads if _threads < n else n  # (no min(): see _default_threads)

@@ -240,10 +240,11 @@ def micro_batch_backward(
                 seed = np.full(loss.shape, weights[i], dtype=loss.dtype)
                 grads[i] = run_backward([loss], [seed], capture=params)
 
-    concurrent = concurrent and worth_splitting(micro_batches, _PART_COST)
+    # a whole part per thread is worth it even beside BLAS threads still spinning after a product
+    concurrent = concurrent and worth_splitting(micro_batches, _PART_COST, ignore_blas_spin=True)
     if concurrent and blas_thread_control():
         with blas_threads(1), gil_switch_interval():
-            parallel_for(run_parts, micro_batches, cost=_PART_COST, align=1)
+            parallel_for(run_parts, micro_batches, cost=_PART_COST, align=1, ignore_blas_spin=True)
     else:
         run_parts(0, micro_batches)
     _accumulate_parts(params, grads)

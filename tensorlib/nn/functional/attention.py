@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import Function, Tensor
-from tensorlib.engine.parallel import block_bounds, parallel_for
+from tensorlib.engine.parallel import block_bounds, note_product, parallel_for
 from tensorlib.engine.softmax_ops import _UNSHIFTED_LIMIT, _row_sums
 from tensorlib.random import Generator, resolve_generator
 
@@ -205,11 +205,13 @@ class SoftmaxAttention(Function):
         if mask is not None:
             self.mask_shape = mask.shape
         self.probs, self.out = attention_arrays(q, k, v, mask, scale, keep, bool_mask)
+        note_product(q.shape[-2], k.shape[-2], q.shape[-1])  # one (T_q, d) by (d, T_k) of a stack
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         probs, keep, need = self.probs, self.keep, self.needs_input_grad
         grad_q = grad_k = grad_v = grad_mask = None
+        note_product(self.q.shape[-2], self.k.shape[-2], self.q.shape[-1])
         if need[2]:
             weights = probs if keep is None else probs * keep
             # V̄ = Pᵀ Ō
@@ -409,6 +411,7 @@ class PackedCausalAttention(Function):
 
         # each sequence's numbers depend on that sequence alone: any chunks give the same bits
         parallel_for(sequences, batch, cost=10 * heads * length * length, align=1)
+        note_product(length, length, width // heads)  # one head's Q Kᵀ
         self.probs, self.out = probs, out
         # (B, T, h, d) merged: one copy
         return out.transpose(0, 2, 1, 3).reshape(batch, length, width)
@@ -437,6 +440,7 @@ class PackedCausalAttention(Function):
 
         # the sequences are independent
         parallel_for(sequences, batch, cost=30 * heads * length * length, align=1)
+        note_product(length, length, width // heads)
         return (grad_qkv.reshape(qkv.shape),)
 
 

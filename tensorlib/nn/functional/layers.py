@@ -44,7 +44,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor, no_grad
-from tensorlib.engine.parallel import block_bounds, parallel_for, worth_splitting
+from tensorlib.engine.parallel import block_bounds, note_product, parallel_for, worth_splitting
 from tensorlib.engine.softmax_ops import _constant
 from tensorlib.nn.functional.utils import (
     _check_padding_idx,
@@ -87,6 +87,7 @@ class _Linear(Function):
         # 2-D matrix matrix by matrix, about a third slower; the bias is added in place
         m = math.prod(x.shape[:-1])
         y = x.reshape(m, x.shape[-1]) @ weight.T if x.ndim > 2 else x @ weight.T
+        note_product(m, weight.shape[0], weight.shape[1])  # BLAS's threads may spin after it
         if bias is not None:
             y += bias
         return y.reshape(*x.shape[:-1], weight.shape[0]) if x.ndim > 2 else y
@@ -95,6 +96,7 @@ class _Linear(Function):
         # every batch position is a row; M is spelled out because reshape(-1, 0) cannot infer it
         m = math.prod(grad.shape[:-1])
         rows = grad.reshape(m, grad.shape[-1])  # (M, out)
+        note_product(m, self.weight.shape[1], self.weight.shape[0])  # X̄ and W̄: the same M·N·K
         # X̄ = Ȳ W
         grad_x = (rows @ self.weight).reshape(self.x.shape) if self.needs_input_grad[0] else None
         # W̄ = Ȳᵀ X
@@ -896,6 +898,7 @@ class _Conv2d(Function):
         weight_matrix = weight.reshape(groups, out_channels // groups, group_channels * kh * kw)
         # (N, g, O/g, L): Y = W_mat X_col
         y = (weight_matrix @ columns).reshape(n, out_channels, oh, ow)
+        note_product(out_channels // groups, oh * ow, group_channels * kh * kw)
         self.columns, self.weight_matrix, self.weight_shape = columns, weight_matrix, weight.shape
         self.padded_shape, self.stride, self.padding, self.dilation = (
             padded.shape, stride, padding, dilation
@@ -907,6 +910,7 @@ class _Conv2d(Function):
         groups, group_out, _ = self.weight_matrix.shape
         _, group_channels, kh, kw = self.weight_shape
         grad_rows = grad.reshape(n, groups, group_out, oh * ow)  # Ȳ_mat for each sample and group
+        note_product(group_out, oh * ow, group_channels * kh * kw)
         grad_x = grad_weight = grad_bias = None
         if self.needs_input_grad[0]:
             # X̄_col = W_matᵀ Ȳ_mat
