@@ -76,12 +76,6 @@ _min_work = 1 << 21
 _workers: list[queue.SimpleQueue] = []
 _lock = threading.Lock()
 _region = threading.local()  # .inside: this thread is running a chunk of a split
-# OpenBLAS runs a product of M·N·K <= 2**18 on one thread (GEMM_MULTITHREAD_THRESHOLD); after a
-# larger one its other threads spin for THREAD_TIMEOUT, 2**28 cycles of the time-stamp counter
-# by default: about 0.1 s at 2.5 GHz
-_BLAS_ONE_THREAD_MNK = 1 << 18
-_blas_spin_seconds = 0.1
-_last_threaded_product = -math.inf  # time.perf_counter() of the last such product
 
 
 def get_num_threads() -> int:
@@ -100,6 +94,15 @@ def set_num_threads(threads: int) -> None:
 def in_parallel_region() -> bool:
     """Whether the calling thread is running a chunk of a :func:`parallel_for` that split."""
     return getattr(_region, "inside", False)
+
+
+# %% book/02_autograd.ipynb, cell 166
+# OpenBLAS runs a product of M·N·K <= 2**18 on one thread (GEMM_MULTITHREAD_THRESHOLD); after a
+# larger one its other threads spin for THREAD_TIMEOUT, 2**28 cycles of the time-stamp counter
+# by default: about 0.1 s at 2.5 GHz
+_BLAS_ONE_THREAD_MNK = 1 << 18
+_blas_spin_seconds = 0.1
+_last_threaded_product = -math.inf  # time.perf_counter() of the last such product
 
 
 def note_product(m: int, n: int, k: int) -> None:
@@ -136,6 +139,7 @@ def worth_splitting(n: int, cost: int = 1, *, ignore_blas_spin: bool = False) ->
     )
 
 
+# %% book/02_autograd.ipynb, cell 168
 def _run_chunk(fn: Callable[[int, int], object], start: int, stop: int) -> None:
     """``fn(start, stop)`` marked as inside a split, so that what it calls does not split again."""
     _region.inside = True
