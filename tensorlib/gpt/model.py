@@ -232,6 +232,25 @@ class PostNormBlock(Block):
 
 
 # %% book/05_attention.ipynb, cell 89
+def _sample_next(
+    logits: np.ndarray, temperature: float, top_k: int | None, generator: Generator | None
+) -> np.ndarray:
+    """The next token of each row, from the last position's ``logits`` (B, V), float64: shape (B,).
+
+    The argmax for ``temperature=0``; else a draw from ``softmax(logits / temperature)``, kept to
+    the ``top_k`` largest logits if given.
+    """
+    if temperature == 0:
+        return logits.argmax(axis=-1)
+    logits = logits / temperature
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = np.sort(logits, axis=-1)[:, -top_k][:, None]
+        logits = np.where(logits < kth, -np.inf, logits)
+    # softmax up to its sum: multinomial normalises
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return multinomial(Tensor(weights), 1, replacement=True, generator=generator).numpy()[:, 0]
+
+
 def _check_generate(idx: Any, max_new_tokens: Any, temperature: Any, top_k: Any) -> None:
     """Refuse ``GPT.generate`` arguments that would otherwise fail deep inside
     numpy, naming the argument."""
@@ -401,19 +420,7 @@ class GPT(Module):
                     )
                     logits, _ = self(Tensor(feed), cache=cache)
                     last = logits.numpy()[:, -1, :].astype(np.float64)
-                if temperature == 0:
-                    chosen = last.argmax(axis=-1)[:, None]
-                else:
-                    last = last / temperature
-                    if top_k is not None and top_k < last.shape[-1]:
-                        kth = np.sort(last, axis=-1)[:, -top_k][:, None]
-                        last = np.where(last < kth, -np.inf, last)
-                    # softmax up to its sum
-                    weights = np.exp(last - last.max(axis=-1, keepdims=True))
-                    chosen = multinomial(
-                        Tensor(weights), 1, replacement=True, generator=generator
-                    ).numpy()
-                tokens[:, length] = chosen.reshape(-1)
+                tokens[:, length] = _sample_next(last, temperature, top_k, generator)
         return Tensor(tokens)
 
 

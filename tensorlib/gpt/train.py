@@ -366,6 +366,14 @@ def _progress_bar(enabled: bool, start: int, total: int) -> Any:
     return tqdm(total=total, initial=start, unit="step", dynamic_ncols=True, file=sys.stderr)
 
 
+def _log_row(step: int, loss: float, val: float | None, lr: float, speed: float) -> list[str]:
+    """A row of ``log.csv``: step, train_loss, val_loss (empty between evaluations), lr,
+    tokens_per_s."""
+    return [
+        str(step), f"{loss:.6f}", "" if val is None else f"{val:.6f}", f"{lr:.6e}", f"{speed:.1f}"
+    ]
+
+
 def _open_log(path: Path, step: int) -> TextIO:
     """The CSV log ``path`` opened for appending rows after ``step``, its header written.
 
@@ -594,15 +602,7 @@ class Trainer:
                 val = (
                     self.evaluate() if self.step % self.config.eval_interval == 0 or last else None
                 )
-                log.writerow(
-                    [
-                        self.step,
-                        f"{loss:.6f}",
-                        "" if val is None else f"{val:.6f}",
-                        f"{lr:.6e}",
-                        f"{speed:.1f}",
-                    ]
-                )
+                log.writerow(_log_row(self.step, loss, val, lr, speed))
                 last_val = last_val if val is None else f"{val:.4f}"
                 if bar is not None:
                     bar.update(1)
