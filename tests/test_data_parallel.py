@@ -173,59 +173,49 @@ def test_blas_threads_sets_and_restores_the_librarys_count():
     assert count() == before
 
 
-def test_the_blas_library_stays_on_one_thread_inside_the_parts(threads, monkeypatch):
+def _seen_in_two_parts(threads, look):
+    """Run a two-part ``micro_batch_backward`` at two threads; ``look()`` inside each part's
+    loss, in the order the parts record it."""
     if not blas_thread_control():
         pytest.skip("no OpenBLAS or MKL found in the process")
-    threadpoolctl = pytest.importorskip("threadpoolctl")
     threads(2)
     seen = []
     model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
 
     def loss_fn(xs, ys):
+        seen.append(look())
+        return model(xs, ys)[1]
+
+    micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
+    return seen
+
+
+def test_the_blas_library_stays_on_one_thread_inside_the_parts(threads):
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def look():
         # the BLAS libraries only: an OpenMP runtime (torch's libgomp, when an earlier test
         # imported torch) may come first, with a per-thread count of its own
         info = threadpoolctl.threadpool_info()
         blas = [i["num_threads"] for i in info if i["user_api"] == "blas"]
-        seen.append((max(blas), parallel.in_parallel_region()))
-        return model(xs, ys)[1]
+        return max(blas), parallel.in_parallel_region()
 
-    micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
-    assert seen == [(1, True), (1, True)]
+    assert _seen_in_two_parts(threads, look) == [(1, True), (1, True)]
 
 
 def test_the_parts_run_with_a_short_switch_interval_which_is_restored(threads):
-    if not blas_thread_control():
-        pytest.skip("no OpenBLAS or MKL found in the process")
-    threads(2)
     before = sys.getswitchinterval()
-    seen = []
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
-
-    def loss_fn(xs, ys):
-        seen.append(sys.getswitchinterval())
-        return model(xs, ys)[1]
-
-    micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
+    seen = _seen_in_two_parts(threads, sys.getswitchinterval)
     assert seen == [min(before, 5e-4)] * 2 and sys.getswitchinterval() == before
 
 
 def test_the_parts_run_concurrently_even_right_after_a_threaded_product(threads):
     """A whole part per thread is worth the second core even while BLAS's threads may still
     spin after a product (an evaluation's forward, say): ``ignore_blas_spin``."""
-    if not blas_thread_control():
-        pytest.skip("no OpenBLAS or MKL found in the process")
     threads(2)
     parallel.note_product(1024, 1024, 1024)
     assert parallel.blas_may_be_spinning()
-    seen = []
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
-
-    def loss_fn(xs, ys):
-        seen.append(parallel.in_parallel_region())
-        return model(xs, ys)[1]
-
-    micro_batch_backward(loss_fn, (x, y), model.parameters(), 2)
-    assert seen == [True, True]
+    assert _seen_in_two_parts(threads, parallel.in_parallel_region) == [True, True]
 
 
 def test_gil_switch_interval_only_shortens_restores_and_checks_its_argument():
