@@ -647,6 +647,7 @@ def scaled_dot_product_attention(
 
 # %% book/05_attention.ipynb, cell 68
 def _check_block_size(block_size: Any) -> None:
+    """Refuse a ``block_size`` that is not an int >= 1 (a bool is not one)."""
     if (
         isinstance(block_size, bool)
         or not isinstance(block_size, (int, np.integer))
