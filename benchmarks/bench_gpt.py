@@ -5,9 +5,11 @@ Workloads (``WORKLOADS``; one step is forward, cross-entropy, backward and AdamW
 
 - ``gpt``: chapter 8's GPT, the suite's workload: vocabulary 65, context 64, width 128, 4 heads,
   4 pre-norm blocks with a tanh-GELU 4x MLP, untied head (818,176 parameters), batch 16.
-  tensorlib's step is chapter 8's: the batch in two micro-batches computed at once on the
-  threads (``micro_batch_backward``, the same bits at 1 and 2 threads), ``tune_malloc`` on, as
-  the command line does; the ``tensorlib-untuned`` column leaves glibc's defaults, and the
+  tensorlib's step is chapter 8's ``Trainer``'s: the batch in two micro-batches computed at once,
+  the second in a worker process (``MicroBatchProcesses``, the same bits at 1 and 2 threads; at
+  one thread the parts run one after the other), ``tune_malloc`` on, as the command line does;
+  the ``tensorlib-untuned`` column leaves glibc's defaults, the ``tensorlib-threads`` column
+  computes the two parts on two threads of one process (``micro_batch_backward``), and the
   ``tensorlib-whole-batch`` column runs the plain loop (``loss.backward()`` on the whole batch).
   PyTorch's is the same model written with ``torch.nn`` and ``F.scaled_dot_product_attention``,
   its plain loop.
@@ -30,9 +32,10 @@ Each figure is the median step time of ``BENCH_GPT_STEPS`` timed steps (default 
 MLP, after 3 warm-up steps) in a fresh process whose BLAS and torch thread counts are set
 before import; ``BENCH_GPT_REPEATS`` (default 3) fresh processes per cell, interleaved (every
 implementation once, then again), median taken. Peak memory: the growth of the process's peak
-resident set over its size after the imports (``VmHWM``), in MB. ``BENCH_QUICK=1`` (``run.py
---quick``): 2 steps, 1 process per cell, shorter floor timing. ``BENCH_GPT_WORKLOADS=gpt,large``
-selects workloads. Output format: benchmarks/README.md.
+resident set over its size after the imports (``VmHWM``), in MB, plus each worker process's peak
+less the memory it shares with the process, so that shared pages count once (``_step_peak_mb``).
+``BENCH_QUICK=1`` (``run.py --quick``): 2 steps, 1 process per cell, shorter floor timing.
+``BENCH_GPT_WORKLOADS=gpt,large`` selects workloads. Output format: benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -58,7 +61,14 @@ SHAPES = {  # workload -> (vocab V, context T, width C, heads, blocks L, batch B
 WORKLOADS = {  # workload -> (row label, implementations timed)
     "gpt": (
         "GPT step (chapter 8)",
-        ["tensorlib", "tensorlib-untuned", "tensorlib-whole-batch", "numpy", "torch"],
+        [
+            "tensorlib",
+            "tensorlib-untuned",
+            "tensorlib-threads",
+            "tensorlib-whole-batch",
+            "numpy",
+            "torch",
+        ],
     ),
     "composed": ("GPT step, user-composed", ["tensorlib", "numpy", "torch"]),
     "large": ("GPT step B16 T128 C256 L4", ["tensorlib", "numpy", "torch"]),
@@ -66,7 +76,7 @@ WORKLOADS = {  # workload -> (row label, implementations timed)
     "generate": ("GPT generate, per token", ["tensorlib", "torch"]),
 }
 QUICK = os.environ.get("BENCH_QUICK") == "1"
-MICRO_BATCHES = 2  # chapter 8's step: the batch in two parts, one per thread at two threads
+MICRO_BATCHES = 2  # chapter 8's step: the batch in two parts, at once at two threads
 
 
 def _rss_mb() -> float:
@@ -74,10 +84,30 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _peak_mb() -> float:
+def _peak_mb(pid: int | str = "self") -> float:
     # VmHWM, not ru_maxrss: a child started by fork and exec inherits its parent's ru_maxrss
-    with open("/proc/self/status") as f:
+    with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+
+
+def _shared_mb(pid: int) -> float:
+    """The resident memory process ``pid`` shares with others now (``smaps_rollup``), in MB."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    return sum(int(fields[k].split()[0]) for k in ("Shared_Clean", "Shared_Dirty")) / 1024
+
+
+def _step_peak_mb(step, base: float) -> float:
+    """The peak memory growth of a step's processes: this one's peak resident set over ``base``,
+    plus, for each worker of ``MicroBatchProcesses``, its peak resident set less what it shares
+    with this process now (the pages it was forked with and has not written, the shared areas),
+    which this process's figure already counts. The shared part only shrinks as a worker writes,
+    so the worker's part is, if anything, too large."""
+    peak = max(0.0, _peak_mb() - base)
+    parts = getattr(step, "parts", None)
+    for pid in [] if parts is None else parts.pids:
+        peak += max(0.0, _peak_mb(pid) - _shared_mb(pid))
+    return peak
 
 
 def _tune_malloc_like_tensorlib() -> None:
@@ -491,17 +521,23 @@ def _train_step(model_loss, opt):
     return step
 
 
-def _micro_batch_step(model, x, y, opt):
-    """Chapter 8's step: the batch's gradient from ``MICRO_BATCHES`` parts at once, then AdamW."""
-    from tensorlib.gpt import micro_batch_backward
+def _micro_batch_step(model, x, y, opt, processes=True):
+    """Chapter 8's step: the batch's gradient from ``MICRO_BATCHES`` parts at once, then AdamW;
+    the parts in a worker process, as the ``Trainer`` runs them, or on threads."""
+    from tensorlib.gpt import MicroBatchProcesses, micro_batch_backward
+
+    loss_fn = lambda xs, ys: model(xs, ys)[1]  # noqa: E731
+    parts = MicroBatchProcesses(loss_fn, model.parameters(), MICRO_BATCHES) if processes else None
 
     def step():
         opt.zero_grad()
-        micro_batch_backward(
-            lambda xs, ys: model(xs, ys)[1], (x, y), model.parameters(), MICRO_BATCHES
-        )
+        if parts is not None:
+            parts.backward(x, y)
+        else:
+            micro_batch_backward(loss_fn, (x, y), model.parameters(), MICRO_BATCHES)
         opt.step()
 
+    step.parts = parts  # its workers' memory counts too
     return step
 
 
@@ -521,7 +557,7 @@ def _gpt_step(impl: str, what: str, shape, idx, tgt, rng):
             if impl == "tensorlib-whole-batch":
                 step = _train_step(lambda: model(x, y)[1], opt)
             else:
-                step = _micro_batch_step(model, x, y, opt)
+                step = _micro_batch_step(model, x, y, opt, impl != "tensorlib-threads")
             step.model = model  # for tests/test_benchmarks.py
             return step
     else:
@@ -663,7 +699,8 @@ def worker(impl: str, what: str, steps: int) -> dict:
         raise ValueError(f"no {impl} implementation of {what}")
     # the MLP step is short: more of them
     seconds = _median_step(step, steps * 8 if what == "mlp" else steps)
-    result = {"seconds": seconds, "peak_mb": max(0.0, _peak_mb() - base), "blas": blas_info()}
+    peak = _step_peak_mb(step, base)
+    result = {"seconds": seconds, "peak_mb": peak, "blas": blas_info()}
     if what in SHAPES and impl in ("numpy", "torch"):
         result["floor_seconds"] = blas_floor(shape, impl)
     return result
@@ -711,6 +748,7 @@ def _row(what: str, threads: int, samples: dict[str, list[dict]]) -> dict:
         "torch": torch_s,
         "tensorlib_untuned": seconds.get("tensorlib-untuned"),
         "tensorlib_whole_batch": seconds.get("tensorlib-whole-batch"),
+        "tensorlib_threads": seconds.get("tensorlib-threads"),
         "tl_over_torch": ratio(tl_s, torch_s),
         "numpy_over_torch": ratio(np_s, torch_s),
         "tl_over_numpy": ratio(tl_s, np_s),
@@ -941,6 +979,14 @@ def report(rows: list[dict]) -> str:
     ]
     if whole:
         out.append("tensorlib, the whole batch in one pass: " + "; ".join(whole))
+    threads = [
+        f"{r['name']}: {_fmt(r['tensorlib_threads'])}, "
+        f"{_x(r['tensorlib_threads'] / r['torch'])} PyTorch's"
+        for r in rows
+        if r.get("tensorlib_threads") and r.get("torch")
+    ]
+    if threads:
+        out.append("tensorlib, the micro-batches on threads: " + "; ".join(threads))
     return "\n".join(out)
 
 

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 87
+# %% book/08_gpt.ipynb, cell 94
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 85
+# %% book/08_gpt.ipynb, cell 92
 def single_process_error(feature: str) -> RuntimeError:
     """The error a stand-in raises when ``feature`` (for example
     ``"torch.distributed.init_process_group"``)

@@ -214,3 +214,38 @@ def test_quick_bench_writes_the_documented_json(tmp_path):
         "blas",
     ):
         assert row[key] is not None, key
+
+
+def test_the_report_gives_the_micro_batches_on_threads_beside_chapter_8s():
+    impls = ["tensorlib", "tensorlib-threads", "numpy", "torch"]
+    row = bench_gpt._row("gpt", 2, _fake_samples(impls, [0.2, 0.25, 0.1, 0.1], floor=0.05))
+    assert row["tensorlib_threads"] == 0.25
+    text = bench_gpt.report([row])
+    assert "tensorlib, the micro-batches on threads: GPT step (chapter 8), 2 threads: 250.00 ms, " \
+        "2.50x PyTorch's" in text
+
+
+def test_chapter_8s_step_forks_its_worker_at_two_threads_with_the_threads_bits():
+    from tensorlib.engine import parallel
+
+    shape = (30, 16, 32, 2, 1, 4)  # V, T, C, H, L, B
+    rng = np.random.default_rng(0)
+    idx, tgt = rng.integers(0, 30, (4, 16)), rng.integers(0, 30, (4, 16))
+    previous = parallel.get_num_threads()
+    parallel.set_num_threads(2)
+    try:
+        steps = [
+            bench_gpt._gpt_step(impl, "gpt", shape, idx, tgt, rng)
+            for impl in ("tensorlib", "tensorlib-threads")
+        ]
+        for step in steps:
+            step()
+            step()
+    finally:
+        parallel.set_num_threads(previous)
+    processes, threads = steps
+    assert len(processes.parts.pids) == 1 and threads.parts is None
+    assert [p.numpy().tobytes() for p in processes.model.parameters()] == [
+        p.numpy().tobytes() for p in threads.model.parameters()
+    ]
+    processes.parts.close()

@@ -462,3 +462,58 @@ def test_two_ctrl_c_report_the_checkpoint_really_saved(corpus, tmp_path):
         and "Traceback" not in err
     ), err
     assert read_checkpoint(tmp_path / "r")["step"] == 5
+
+
+WORKER_DRIVER = """
+import signal
+import sys
+from tensorlib.gpt import cli, train
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as at a terminal
+step, request_stop = train.Trainer.train_step, train.Trainer._request_stop
+
+
+def train_step(self):
+    if self.step == 7:  # before step 8's micro-batches: the worker has run seven of them
+        print("before step 8", flush=True)
+        sys.stdin.readline()  # the parent's Ctrl-C reaches the whole group meanwhile
+    return step(self)
+
+
+def first_ctrl_c(self):
+    request_stop(self)
+    print("first Ctrl-C seen", flush=True)
+
+
+train.Trainer.train_step, train.Trainer._request_stop = train_step, first_ctrl_c
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
+def test_ctrl_c_at_a_terminal_leaves_the_micro_batch_worker_to_finish_the_step(corpus, tmp_path):
+    # a terminal's Ctrl-C goes to every process of its group: the caller and its worker process
+    (tmp_path / "driver.py").write_text(WORKER_DRIVER)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2"}
+    args = ["train", "--data", str(corpus), "--out", str(tmp_path / "r"), *TINY,
+            "--micro-batches", "2", "--checkpoint-interval", "5"]
+    child = subprocess.Popen(
+        [sys.executable, str(tmp_path / "driver.py"), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # a group of its own, as a terminal's foreground job
+    )
+    try:
+        assert child.stdout.readline() == "before step 8\n"  # the handshake
+        os.killpg(child.pid, signal.SIGINT)
+        assert child.stdout.readline() == "first Ctrl-C seen\n"
+        _, err = child.communicate("\n", timeout=120)  # step 8 runs, with the worker, and saves
+    finally:
+        child.kill()
+    assert child.returncode == 130, err
+    assert "interrupted at step 8: the last checkpoint, of step 8, is in" in err, err
+    assert "Traceback" not in err and "worker" not in err, err
+    assert read_checkpoint(tmp_path / "r")["step"] == 8

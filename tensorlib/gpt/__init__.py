@@ -3,7 +3,7 @@
 Written by hand, re-exports only: the model lives in tensorlib.gpt.model, generated from
 book/05_attention.ipynb; data, training, micro-batches on all threads, the allocator helper and
 the command line (``python -m tensorlib.gpt``) in tensorlib.gpt.data, .train, .data_parallel,
-.perf and .cli, generated from book/08_gpt.ipynb.
+.perf, .worker_processes and .cli, generated from book/08_gpt.ipynb.
 """
 
 # Chapter 5, Attention: the decoder, its config, its KV cache and the one-token Decoder
@@ -21,12 +21,13 @@ from tensorlib.gpt.model import (
     decodes_fast,
 )
 
-# Chapter 8, A GPT end to end: data, trainer, sampling, micro-batches on all threads, allocator
-# tuning (tensorlib.gpt.data, .train, .data_parallel, .perf)
+# Chapter 8, A GPT end to end: data, trainer, sampling, micro-batches on all threads or in worker
+# processes, allocator tuning (tensorlib.gpt.data, .train, .data_parallel, .worker_processes, .perf)
 from tensorlib.gpt.data import BatchSampler, CharTokenizer, load_corpus, train_val_split
 from tensorlib.gpt.data_parallel import micro_batch_backward
 from tensorlib.gpt.perf import tune_malloc
 from tensorlib.gpt.train import TrainConfig, Trainer, model_from_checkpoint, read_checkpoint, sample
+from tensorlib.gpt.worker_processes import MicroBatchProcesses
 
 __all__ = [
     "Block",
@@ -37,6 +38,7 @@ __all__ = [
     "KVCache",
     "LayerKVCache",
     "MLP",
+    "MicroBatchProcesses",
     "PostNormBlock",
     "decodes_fast",
     # chapter 8

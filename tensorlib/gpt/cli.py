@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 69
+# %% book/08_gpt.ipynb, cell 76
 import argparse
 import math
 import os
@@ -55,7 +55,7 @@ HELP = {
     "n_embd": "model width C",
     "dropout": "dropout probability (0 turns it off)",
     "batch_size": "sequences per step B (a step sees B*T characters)",
-    "micro_batches": "parts each batch is cut into, computed at once on OMP_NUM_THREADS threads",
+    "micro_batches": "parts each batch is cut into, run at once if OMP_NUM_THREADS > 1",
     "max_steps": "total optimisation steps; the cosine schedule ends here",
     "lr": "peak learning rate, reached after the warm-up",
     "min_lr": "learning rate at the end of the cosine decay",
@@ -186,7 +186,7 @@ def _add_sample_command(commands: argparse._SubParsersAction) -> None:
     samp.set_defaults(handler=_sample)
 
 
-# %% book/08_gpt.ipynb, cell 70
+# %% book/08_gpt.ipynb, cell 77
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one
     ``error:`` line, exit status 2."""

@@ -77,8 +77,8 @@ class TrainConfig:
     reached after ``warmup_steps`` of linear warm-up, then a cosine decay to ``min_lr`` at
     ``max_steps``; AdamW's ``betas`` and ``weight_decay`` (on 2-D weights only); ``grad_clip``
     the largest global gradient norm (0 turns clipping off); ``micro_batches``, the parts each
-    batch is cut into, run on all of tensorlib's threads at once (section 12; 1: the whole batch
-    in one pass). Bookkeeping: validation on
+    batch is cut into, run at once in worker processes when tensorlib has more than one thread
+    (section 12.8; 1: the whole batch in one pass). Bookkeeping: validation on
     ``eval_batches`` fixed batches every ``eval_interval`` steps, a checkpoint every
     ``checkpoint_interval`` steps, the ``val_fraction`` of chunks held out, and ``seed`` for
     the weights, the split and the batches.
@@ -458,6 +458,7 @@ class Trainer:
         self.step = 0
         self.saved_step: int | None = None  # the step of the last checkpoint written (or read back)
         self.stop_requested = False
+        self.micro_batch_processes: Any = None  # the workers of micro-batches (section 12.8)
 
     @classmethod
     def resume(cls, out: str | os.PathLike, text: str) -> Trainer:
@@ -539,7 +540,10 @@ class Trainer:
             _, loss = self.model(x, y)
             self.optimizer.zero_grad()
             loss.backward()
-        else:  # the parts at once on all threads; in order when dropout draws
+        elif self.config.dropout == 0:  # the parts at once, in worker processes
+            self.optimizer.zero_grad()
+            loss = self._parts().backward(x, y)
+        else:  # dropout draws from one generator: the parts in order
             # imported on first use: the book writes tensorlib.gpt.data_parallel after this
             # module (chapter 8, section 12), once the loop has been taught on whole batches
             from tensorlib.gpt.data_parallel import micro_batch_backward
@@ -547,7 +551,7 @@ class Trainer:
             self.optimizer.zero_grad()
             loss = micro_batch_backward(
                 lambda xs, ys: self.model(xs, ys)[1], (x, y), self.model.parameters(),
-                self.config.micro_batches, concurrent=self.config.dropout == 0,
+                self.config.micro_batches, concurrent=False,
             )
         if self.config.grad_clip > 0:
             clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
@@ -555,6 +559,19 @@ class Trainer:
         self.scheduler.step()
         self.step += 1
         return float(loss.item())
+
+    def _parts(self) -> Any:
+        """The :class:`~tensorlib.gpt.worker_processes.MicroBatchProcesses` of this run's
+        micro-batches, made on first use; ``fit`` closes it when it returns."""
+        if self.micro_batch_processes is None:
+            # imported on first use, as micro_batch_backward: chapter 8, section 12.8
+            from tensorlib.gpt.worker_processes import MicroBatchProcesses
+
+            self.micro_batch_processes = MicroBatchProcesses(
+                lambda xs, ys: self.model(xs, ys)[1], self.model.parameters(),
+                self.config.micro_batches,
+            )
+        return self.micro_batch_processes
 
     def evaluate(self) -> float:
         """Mean loss over ``eval_batches`` validation batches, the same batches at every call."""
@@ -617,6 +634,9 @@ class Trainer:
                 # tokens per second count training only, not validation or saving
                 clock = time.perf_counter()
         finally:
+            if self.micro_batch_processes is not None:  # no worker outlives the run
+                self.micro_batch_processes.close()
+                self.micro_batch_processes = None
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
             if bar is not None:

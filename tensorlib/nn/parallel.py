@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 89
+# %% book/08_gpt.ipynb, cell 96
 from typing import Any
 
 from tensorlib.backends import single_process_error
