@@ -155,7 +155,8 @@ def _score_grad(
     :math:`\mathrm{rowsum}(P \odot \bar P) = \mathrm{rowsum}(\bar O \odot O)`: T_q·d_v numbers, not
     T_q·T_k. The backward of both :class:`SoftmaxAttention` and :class:`PackedCausalAttention`.
     """
-    grad_s = np.matmul(grad, np.swapaxes(v, -1, -2))  # P̄ = Ō Vᵀ
+    # P̄ = Ō Vᵀ, with Vᵀ copied to rows: OpenBLAS multiplies small matrices faster that way
+    grad_s = np.matmul(grad, np.ascontiguousarray(np.swapaxes(v, -1, -2)))
     if keep is not None:
         grad_s *= keep
     grad_s -= _row_sums(grad * out)
@@ -297,7 +298,7 @@ def _causal_attention_block(
     queries ``r0:r1`` (:func:`_query_groups`), :math:`P = \mathrm{softmax}(S + M)` over keys
     ``0:r1`` into its array of ``probs``, and :math:`O = P V` into ``out``'s rows ``r0:r1``.
 
-    ``q`` (n, n_h, T, d) is already scaled, ``k_t`` is :math:`K^\top` (n, n_h, d, T), a view.
+    ``q`` (n, n_h, T, d) is already scaled, ``k_t`` is :math:`K^\top` (n, n_h, d, T) in rows.
     The test of :func:`attention_arrays` (every score inside the limit: skip the row maxima) is
     made sequence by sequence, over the scores that are computed.
     """
@@ -405,9 +406,9 @@ class PackedCausalAttention(Function):
             for a, b in block_bounds(start, stop, group):
                 # scale Q (T·d numbers), not S (T·T)
                 blocks = [p[a:b] for p in probs]
-                _causal_attention_block(
-                    q[a:b] * factor, np.swapaxes(k[a:b], -1, -2), v[a:b], blocks, out[a:b], mask
-                )
+                # Kᵀ copied to rows, as in _score_grad: OpenBLAS is faster on such small matrices
+                k_t = np.ascontiguousarray(np.swapaxes(k[a:b], -1, -2))
+                _causal_attention_block(q[a:b] * factor, k_t, v[a:b], blocks, out[a:b], mask)
 
         # each sequence's numbers depend on that sequence alone: any chunks give the same bits
         parallel_for(sequences, batch, cost=10 * heads * length * length, align=1)
