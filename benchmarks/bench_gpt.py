@@ -971,22 +971,17 @@ def report(rows: list[dict]) -> str:
     ]
     if untuned:
         out.append("tensorlib without tune_malloc: " + "; ".join(untuned))
-    whole = [
-        f"{r['name']}: {_fmt(r['tensorlib_whole_batch'])}, "
-        f"{_x(r['tensorlib_whole_batch'] / r['torch'])} PyTorch's"
-        for r in rows
-        if r.get("tensorlib_whole_batch") and r.get("torch")
-    ]
-    if whole:
-        out.append("tensorlib, the whole batch in one pass: " + "; ".join(whole))
-    threads = [
-        f"{r['name']}: {_fmt(r['tensorlib_threads'])}, "
-        f"{_x(r['tensorlib_threads'] / r['torch'])} PyTorch's"
-        for r in rows
-        if r.get("tensorlib_threads") and r.get("torch")
-    ]
-    if threads:
-        out.append("tensorlib, the micro-batches on threads: " + "; ".join(threads))
+    for key, what in (
+        ("tensorlib_whole_batch", "tensorlib, the whole batch in one pass: "),
+        ("tensorlib_threads", "tensorlib, the micro-batches on threads: "),
+    ):
+        figures = [
+            f"{r['name']}: {_fmt(r[key])}, {_x(r[key] / r['torch'])} PyTorch's"
+            for r in rows
+            if r.get(key) and r.get("torch")
+        ]
+        if figures:
+            out.append(what + "; ".join(figures))
     return "\n".join(out)
 
 

@@ -25,6 +25,16 @@ def _no_blas_spin_left_by_earlier_tests(monkeypatch):
     monkeypatch.setattr(parallel, "_last_threaded_product", -math.inf)
 
 
+@pytest.fixture
+def threads():
+    """``threads(n)`` sets tensorlib's thread count for the test; restored afterwards."""
+    from tensorlib.engine import parallel
+
+    previous = parallel.get_num_threads()
+    yield parallel.set_num_threads
+    parallel.set_num_threads(previous)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository these tests belong to."""

@@ -161,13 +161,19 @@ def test_chapter_8s_step_in_micro_batches_takes_the_whole_batchs_gradient():
         np.testing.assert_allclose(p, q, rtol=1e-4, atol=1e-7)
 
 
-def test_the_report_gives_the_whole_batch_step_beside_chapter_8s():
-    impls = ["tensorlib", "tensorlib-whole-batch", "numpy", "torch"]
+@pytest.mark.parametrize(
+    "impl, line",
+    [
+        ("tensorlib-whole-batch", "tensorlib, the whole batch in one pass: "),
+        ("tensorlib-threads", "tensorlib, the micro-batches on threads: "),
+    ],
+)
+def test_the_report_gives_the_other_steps_beside_chapter_8s(impl, line):
+    impls = ["tensorlib", impl, "numpy", "torch"]
     row = bench_gpt._row("gpt", 1, _fake_samples(impls, [0.2, 0.3, 0.1, 0.1], floor=0.05))
-    assert row["tensorlib_whole_batch"] == 0.3
+    assert row[impl.replace("-", "_")] == 0.3
     text = bench_gpt.report([row])
-    assert "tensorlib, the whole batch in one pass: GPT step (chapter 8), 1 thread: 300.00 ms, " \
-        "3.00x PyTorch's" in text
+    assert f"{line}GPT step (chapter 8), 1 thread: 300.00 ms, 3.00x PyTorch's" in text
 
 
 @pytest.mark.slow
@@ -214,15 +220,6 @@ def test_quick_bench_writes_the_documented_json(tmp_path):
         "blas",
     ):
         assert row[key] is not None, key
-
-
-def test_the_report_gives_the_micro_batches_on_threads_beside_chapter_8s():
-    impls = ["tensorlib", "tensorlib-threads", "numpy", "torch"]
-    row = bench_gpt._row("gpt", 2, _fake_samples(impls, [0.2, 0.25, 0.1, 0.1], floor=0.05))
-    assert row["tensorlib_threads"] == 0.25
-    text = bench_gpt.report([row])
-    assert "tensorlib, the micro-batches on threads: GPT step (chapter 8), 2 threads: 250.00 ms, " \
-        "2.50x PyTorch's" in text
 
 
 def test_chapter_8s_step_forks_its_worker_at_two_threads_with_the_threads_bits():

@@ -24,14 +24,6 @@ from tensorlib.gpt.train import TrainConfig, Trainer, _checked_config
 CONFIG = GPTConfig(block_size=16, vocab_size=30, n_layer=2, n_head=2, n_embd=32)
 
 
-@pytest.fixture
-def threads():
-    """Set tensorlib's thread count for the test; restored afterwards."""
-    previous = parallel.get_num_threads()
-    yield parallel.set_num_threads
-    parallel.set_num_threads(previous)
-
-
 def batch(n=6, seed=0):
     ids = tl.tensor(np.random.default_rng(seed).integers(0, CONFIG.vocab_size, (n, 17)))
     return ids[:, :-1], ids[:, 1:]

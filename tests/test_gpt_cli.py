@@ -425,29 +425,27 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
-def test_two_ctrl_c_report_the_checkpoint_really_saved(corpus, tmp_path):
-    # checkpoints every 5 steps; two Ctrl-C at step 7: the second stops at once, before step 7 is
-    # saved
-    (tmp_path / "driver.py").write_text(DRIVER)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = [
-        "train",
-        "--data",
-        str(corpus),
-        "--out",
-        str(tmp_path / "r"),
-        *TINY,
-        "--checkpoint-interval",
-        "5",
-    ]
-    child = subprocess.Popen(
+def _start_driver(tmp_path, driver, corpus, *extra, env=(), **popen):
+    """``driver`` running ``train`` on ``corpus`` into ``tmp_path/r`` (TINY, a checkpoint every 5
+    steps), its standard streams piped."""
+    (tmp_path / "driver.py").write_text(driver)
+    args = ["train", "--data", str(corpus), "--out", str(tmp_path / "r"), *TINY,
+            "--checkpoint-interval", "5", *extra]
+    return subprocess.Popen(
         [sys.executable, str(tmp_path / "driver.py"), *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **dict(env)},
+        **popen,
     )
+
+
+def test_two_ctrl_c_report_the_checkpoint_really_saved(corpus, tmp_path):
+    # checkpoints every 5 steps; two Ctrl-C at step 7: the second stops at once, before step 7 is
+    # saved
+    child = _start_driver(tmp_path, DRIVER, corpus)
     try:
         assert child.stdout.readline() == "at step 7\n"  # the handshake: the child is inside step 7
         child.send_signal(signal.SIGINT)
@@ -493,17 +491,8 @@ sys.exit(cli.main(sys.argv[1:]))
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
 def test_ctrl_c_at_a_terminal_leaves_the_micro_batch_worker_to_finish_the_step(corpus, tmp_path):
     # a terminal's Ctrl-C goes to every process of its group: the caller and its worker process
-    (tmp_path / "driver.py").write_text(WORKER_DRIVER)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "2"}
-    args = ["train", "--data", str(corpus), "--out", str(tmp_path / "r"), *TINY,
-            "--micro-batches", "2", "--checkpoint-interval", "5"]
-    child = subprocess.Popen(
-        [sys.executable, str(tmp_path / "driver.py"), *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    child = _start_driver(
+        tmp_path, WORKER_DRIVER, corpus, "--micro-batches", "2", env={"OMP_NUM_THREADS": "2"},
         start_new_session=True,  # a group of its own, as a terminal's foreground job
     )
     try:

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import tensorlib as tl
-from tensorlib.engine import parallel
 from tensorlib.gpt import GPT, GPTConfig, MicroBatchProcesses
 from tensorlib.gpt.data import load_corpus
 from tensorlib.gpt.data_parallel import micro_batch_backward
@@ -20,14 +19,6 @@ from tensorlib.gpt.worker_processes import processes_available
 
 CONFIG = GPTConfig(block_size=16, vocab_size=30, n_layer=2, n_head=2, n_embd=32)
 needs_fork = pytest.mark.skipif(not processes_available(), reason="forks workers on Linux only")
-
-
-@pytest.fixture
-def threads():
-    """Set tensorlib's thread count for the test; restored afterwards."""
-    previous = parallel.get_num_threads()
-    yield parallel.set_num_threads
-    parallel.set_num_threads(previous)
 
 
 def batch(n=7, seed=0):
@@ -44,6 +35,16 @@ def steps(model, backward, count=3):
         losses.append(backward().item())
         optimizer.step()
     return losses, [p.numpy().tobytes() for p in model.parameters()]
+
+
+def started(threads, micro_batches=2):
+    """At two threads: a model, a batch of 4 and a MicroBatchProcesses that has run it once (its
+    workers forked)."""
+    threads(2)
+    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
+    parts = MicroBatchProcesses(lambda xs, ys: model(xs, ys)[1], model.parameters(), micro_batches)
+    parts.backward(x, y)
+    return model, x, y, parts
 
 
 def alive(pid):
@@ -138,10 +139,7 @@ def test_a_failing_first_part_raises_its_own_error_and_keeps_the_pipes_in_step(t
 
 @needs_fork
 def test_a_worker_that_dies_makes_backward_raise_not_wait(threads):
-    threads(2)
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
-    parts = MicroBatchProcesses(lambda xs, ys: model(xs, ys)[1], model.parameters())
-    parts.backward(x, y)
+    model, x, y, parts = started(threads)
     (pid,) = parts.pids
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)  # dead and reaped before the next batch: no timing involved
@@ -153,10 +151,7 @@ def test_a_worker_that_dies_makes_backward_raise_not_wait(threads):
 
 @needs_fork
 def test_close_ends_the_workers_and_backward_then_raises(threads):
-    threads(2)
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
-    parts = MicroBatchProcesses(lambda xs, ys: model(xs, ys)[1], model.parameters(), 3)
-    parts.backward(x, y)
+    model, x, y, parts = started(threads, 3)
     pids = parts.pids
     assert len(pids) == 2 and all(alive(pid) for pid in pids)
     parts.close()
@@ -169,10 +164,7 @@ def test_close_ends_the_workers_and_backward_then_raises(threads):
 
 @needs_fork
 def test_a_worker_exits_when_its_callers_end_of_the_pipe_closes(threads):
-    threads(2)
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
-    parts = MicroBatchProcesses(lambda xs, ys: model(xs, ys)[1], model.parameters())
-    parts.backward(x, y)
+    model, x, y, parts = started(threads)
     (pid, connection), = parts._workers
     connection.close()  # what the caller's exit does to the pipe
     _, status = os.waitpid(pid, 0)  # returns: the worker ended by itself
@@ -182,24 +174,19 @@ def test_a_worker_exits_when_its_callers_end_of_the_pipe_closes(threads):
 
 @needs_fork
 def test_a_parameter_whose_shape_changed_is_refused(threads):
-    threads(2)
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
-    with MicroBatchProcesses(lambda xs, ys: model(xs, ys)[1], model.parameters()) as parts:
-        parts.backward(x, y)
-        weight = model.lm_head.weight if hasattr(model, "lm_head") else next(model.parameters())
-        weight.data = np.zeros((1, 1), np.float32)
+    model, x, y, parts = started(threads)
+    with parts:
+        next(model.parameters()).data = np.zeros((1, 1), np.float32)
         with pytest.raises(RuntimeError, match="shape or dtype changed"):
             parts.backward(x, y)
 
 
 @needs_fork
 def test_forking_leaks_no_warning_and_ctrl_c_is_left_to_the_caller(threads):
-    threads(2)
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with MicroBatchProcesses(lambda xs, ys: model(xs, ys)[1], model.parameters()) as parts:
-            parts.backward(x, y)
+        model, x, y, parts = started(threads)
+        with parts:
             (pid,) = parts.pids
             os.kill(pid, signal.SIGINT)  # ignored by the worker
             loss = parts.backward(x, y)  # answers after the signal: the worker is still there
@@ -266,10 +253,8 @@ def test_a_backward_interrupted_before_the_replies_gets_fresh_workers_next_time(
 
 @needs_fork
 def test_backward_in_a_fork_of_the_caller_raises(threads):
-    threads(2)
-    model, (x, y) = GPT(CONFIG, tl.Generator(0)), batch(4)
-    with MicroBatchProcesses(lambda xs, ys: model(xs, ys)[1], model.parameters()) as parts:
-        parts.backward(x, y)
+    model, x, y, parts = started(threads)
+    with parts:
         pid = os.fork()
         if pid == 0:  # the fork: refused, and the caller's workers are left alone
             code = 3
