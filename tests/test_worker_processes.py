@@ -299,3 +299,26 @@ def test_parameters_that_share_memory_are_refused():
     with pytest.raises(ValueError, match="two parameters share memory"):
         MicroBatchProcesses(lambda: None, [whole, part])
     MicroBatchProcesses(lambda: None, [whole, tl.nn.Parameter(tl.zeros(3))]).close()
+
+
+@needs_fork
+def test_a_run_in_worker_processes_interrupted_and_resumed_has_one_threads_bits(tmp_path, threads):
+    config = TrainConfig(**{**TINY, "max_steps": 8}, micro_batches=2)
+    threads(1)  # no worker: the parts one after the other
+    straight = Trainer(config, TEXT, tmp_path / "straight")
+    straight.fit(progress=False)
+    threads(2)
+    first = Trainer(config, TEXT, tmp_path / "cut")
+
+    def stop_at_5(step, loss):
+        if step == 5:
+            first._request_stop()  # as the first Ctrl-C: the step is saved, fit raises
+
+    with pytest.raises(KeyboardInterrupt):
+        first.fit(progress=False, callback=stop_at_5)
+    resumed = Trainer.resume(tmp_path / "cut", TEXT)
+    assert resumed.step == 5
+    resumed.fit(progress=False)  # fresh workers, forked from the resumed trainer
+    assert [p.numpy().tobytes() for p in resumed.model.parameters()] == [
+        p.numpy().tobytes() for p in straight.model.parameters()
+    ]
