@@ -220,6 +220,10 @@ def micro_batch_backward(
 
     Returns:
         :math:`L = \sum_i (n_i/n) L_i`, the batch's loss, a 0-dim tensor without a graph.
+
+    The parts' threads take turns at the GIL;
+    :class:`~tensorlib.gpt.worker_processes.MicroBatchProcesses` computes the same, with the
+    same bits, in worker processes instead.
     """
     bounds = _part_bounds(inputs, micro_batches)
     weights = [(bounds[i + 1] - bounds[i]) / bounds[-1] for i in range(micro_batches)]

@@ -418,7 +418,9 @@ class Trainer:
     ``Trainer(config, text, out)`` builds everything from ``config.seed``: the tokenizer (the
     sorted characters of ``text``), the split, the model, AdamW over :func:`param_groups`, the
     :func:`warmup_cosine` schedule and the :class:`BatchSampler`. :meth:`fit` runs to
-    ``config.max_steps``; :meth:`resume` rebuilds a trainer from a checkpoint.
+    ``config.max_steps``; :meth:`resume` rebuilds a trainer from a checkpoint. With
+    ``config.micro_batches > 1``, no dropout and more than one thread, a step's parts run in worker
+    processes (``micro_batch_processes``, forked at the first step, ended when ``fit`` returns).
 
     Args:
         config: the run's :class:`TrainConfig`.
