@@ -31,6 +31,7 @@ import mmap
 import os
 import signal
 import sys
+import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -93,6 +94,16 @@ def _part_result(
         return loss.detach().numpy().reshape(()), run_backward([loss], [seed], capture=params)
 
 
+def _error_text(error: BaseException) -> str:
+    """``error`` as one line for the caller: its type, its message and where it was raised (an
+    exception's traceback does not cross the pipe)."""
+    text = f"{type(error).__name__}: {error}"
+    frames = traceback.extract_tb(error.__traceback__)
+    if frames:
+        text += f" (raised at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})"
+    return text
+
+
 def _serve(
     connection: Connection,
     loss_fn: Callable[..., Tensor],
@@ -122,7 +133,7 @@ def _serve(
                 del part_grads  # copied: not kept through the next part (a model's worth)
                 reply: tuple[str, Any] = ("loss", loss)
             except Exception as error:  # handed to the caller, which raises it
-                reply = ("error", f"{type(error).__name__}: {error}")
+                reply = ("error", _error_text(error))
             try:
                 connection.send(reply)
             except OSError:  # the caller is gone
@@ -233,7 +244,8 @@ class MicroBatchProcesses:
     def backward(self, *inputs: Tensor) -> Tensor:
         r"""Add :math:`\sum_i (n_i/n)\,\nabla L_i` to the parameters' ``.grad`` and return
         :math:`L = \sum_i (n_i/n) L_i`, as :func:`micro_batch_backward` does. If any part raises,
-        nothing is added: ``RuntimeError`` names the part and its error."""
+        nothing is added: ``RuntimeError`` names the part, its error, and the file and line of a
+        worker's that raised it."""
         if not self._finalizer.alive:
             raise RuntimeError("MicroBatchProcesses: backward() after close()")
         if os.getpid() != self._owner:
