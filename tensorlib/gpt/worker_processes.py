@@ -244,8 +244,8 @@ class MicroBatchProcesses:
     def backward(self, *inputs: Tensor) -> Tensor:
         r"""Add :math:`\sum_i (n_i/n)\,\nabla L_i` to the parameters' ``.grad`` and return
         :math:`L = \sum_i (n_i/n) L_i`, as :func:`micro_batch_backward` does. If any part raises,
-        nothing is added: ``RuntimeError`` names the part, its error, and the file and line of a
-        worker's that raised it."""
+        nothing is added. A part that fails in a worker raises ``RuntimeError`` naming the part, its
+        error, and the file and line that raised it; part 0's error is raised as it is."""
         if not self._finalizer.alive:
             raise RuntimeError("MicroBatchProcesses: backward() after close()")
         if os.getpid() != self._owner:
