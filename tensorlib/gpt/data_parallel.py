@@ -191,6 +191,42 @@ def _accumulate_parts(params: list[Tensor], grads: list[list[np.ndarray | None]]
             _accumulate_into_leaf(param, total)
 
 
+def _trainable(parameters: Iterable[Tensor]) -> list[Tensor]:
+    """Each parameter that needs a gradient, once and in order: a tensor listed twice would get
+    its gradient twice."""
+    return list({id(p): p for p in parameters if p.requires_grad}.values())
+
+
+def _part_weights(bounds: list[int]) -> list[float]:
+    """:math:`n_i/n` for the parts between consecutive ``bounds``."""
+    return [(bounds[i + 1] - bounds[i]) / bounds[-1] for i in range(len(bounds) - 1)]
+
+
+def _part_gradients(
+    loss_fn: Callable[..., Tensor],
+    part: Sequence[Tensor],
+    weight: float,
+    params: list[Tensor],
+    caller: str,
+) -> tuple[np.ndarray, list[np.ndarray | None]]:
+    """One part's loss :math:`L_i` (a 0-d array) and the gradients of ``params``, the backward
+    started from ``weight`` (:math:`n_i/n`) instead of 1, so that they come out weighted;
+    ``caller`` names the entry point in the error for a loss that is not one number."""
+    with enable_grad():  # a worker thread, or process, keeps its own grad mode
+        loss = loss_fn(*part)
+        if not isinstance(loss, Tensor) or loss.numel() != 1:
+            raise ValueError(f"{caller}: loss_fn must return a one-element tensor, "
+                             f"got {getattr(loss, 'shape', type(loss).__name__)}")
+        seed = np.full(loss.shape, weight, dtype=loss.dtype)
+        return loss.detach().numpy().reshape(()), run_backward([loss], [seed], capture=params)
+
+
+def _batch_loss(weights: list[float], losses: list[np.ndarray]) -> Tensor:
+    r""":math:`L = \sum_i (n_i/n) L_i`, a 0-dim tensor of the losses' dtype, without a graph."""
+    loss = sum(float(w) * float(x) for w, x in zip(weights, losses, strict=True))
+    return Tensor(np.asarray(loss, dtype=losses[0].dtype))
+
+
 def micro_batch_backward(
     loss_fn: Callable[..., Tensor],
     inputs: Sequence[Tensor],
@@ -226,23 +262,16 @@ def micro_batch_backward(
     same bits, in worker processes instead.
     """
     bounds = _part_bounds(inputs, micro_batches)
-    weights = [(bounds[i + 1] - bounds[i]) / bounds[-1] for i in range(micro_batches)]
-    # each parameter once (a tensor listed twice would get its gradient twice), in order
-    params = list({id(p): p for p in parameters if p.requires_grad}.values())
+    weights, params = _part_weights(bounds), _trainable(parameters)
     losses: list[np.ndarray] = [np.zeros(())] * micro_batches
     grads: list[list[np.ndarray | None]] = [[]] * micro_batches
 
     def run_parts(start: int, stop: int) -> None:
         for i in range(start, stop):
-            with enable_grad():  # a worker thread keeps its own grad mode
-                loss = loss_fn(*(x[bounds[i] : bounds[i + 1]] for x in inputs))
-                if not isinstance(loss, Tensor) or loss.numel() != 1:
-                    raise ValueError("micro_batch_backward: loss_fn must return a one-element "
-                                     f"tensor, got {getattr(loss, 'shape', type(loss).__name__)}")
-                losses[i] = loss.detach().numpy().reshape(())
-                # backward from n_i/n instead of 1: the part's gradient comes out weighted
-                seed = np.full(loss.shape, weights[i], dtype=loss.dtype)
-                grads[i] = run_backward([loss], [seed], capture=params)
+            part = [x[bounds[i] : bounds[i + 1]] for x in inputs]
+            losses[i], grads[i] = _part_gradients(
+                loss_fn, part, weights[i], params, "micro_batch_backward"
+            )
 
     # a whole part per thread is worth it even beside BLAS threads still spinning after a product
     concurrent = concurrent and worth_splitting(micro_batches, _PART_COST, ignore_blas_spin=True)
@@ -252,5 +281,4 @@ def micro_batch_backward(
     else:
         run_parts(0, micro_batches)
     _accumulate_parts(params, grads)
-    loss = sum(float(w) * float(x) for w, x in zip(weights, losses, strict=True))
-    return Tensor(np.asarray(loss, dtype=losses[0].dtype))
+    return _batch_loss(weights, losses)

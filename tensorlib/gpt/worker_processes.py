@@ -34,19 +34,21 @@ import sys
 import traceback
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection, Pipe
 from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.function import run_backward
-from tensorlib.engine.grad_mode import enable_grad
 from tensorlib.engine.parallel import _run_chunk, get_num_threads, set_num_threads
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.gpt.data_parallel import (
     _accumulate_parts,
+    _batch_loss,
     _part_bounds,
+    _part_gradients,
+    _part_weights,
+    _trainable,
     blas_threads,
     micro_batch_backward,
 )
@@ -76,22 +78,6 @@ def _views(area: mmap.mmap, params: list[Tensor], offsets: list[int]) -> list[np
         np.frombuffer(area, p._data.dtype, p._data.size, offset).reshape(p._data.shape)
         for p, offset in zip(params, offsets, strict=True)
     ]
-
-
-def _part_result(
-    loss_fn: Callable[..., Tensor], part: Sequence[Tensor], weight: float, params: list[Tensor]
-) -> tuple[np.ndarray, list[np.ndarray | None]]:
-    """One part's loss and the gradients of ``params``, its backward started from ``weight``
-    (:math:`n_i/n`), as in :func:`micro_batch_backward`."""
-    with enable_grad():
-        loss = loss_fn(*part)
-        if not isinstance(loss, Tensor) or loss.numel() != 1:
-            raise ValueError(
-                "MicroBatchProcesses: loss_fn must return a one-element tensor, "
-                f"got {getattr(loss, 'shape', type(loss).__name__)}"
-            )
-        seed = np.full(loss.shape, weight, dtype=loss.dtype)
-        return loss.detach().numpy().reshape(()), run_backward([loss], [seed], capture=params)
 
 
 def _error_text(error: BaseException) -> str:
@@ -125,7 +111,9 @@ def _serve(
                 return
             try:
                 part = [Tensor(array) for array in arrays]
-                loss, part_grads = _part_result(loss_fn, part, weight, params)
+                loss, part_grads = _part_gradients(
+                    loss_fn, part, weight, params, "MicroBatchProcesses"
+                )
                 for j, grad in enumerate(part_grads):
                     reached[j] = grad is not None
                     if grad is not None:
@@ -197,8 +185,7 @@ class MicroBatchProcesses:
                 f"MicroBatchProcesses: micro_batches must be an int >= 1, got {micro_batches!r}"
             )
         self.loss_fn, self.micro_batches = loss_fn, micro_batches
-        # each parameter once, in order, as micro_batch_backward takes them
-        self.params = list({id(p): p for p in parameters if p.requires_grad}.values())
+        self.params = _trainable(parameters)  # as micro_batch_backward takes them
         for view in (p for p in self.params if p._data.base is not None):  # only views can overlap
             if any(q is not view and np.may_share_memory(view._data, q._data) for q in self.params):
                 raise ValueError("MicroBatchProcesses: two parameters share memory; each needs an "
@@ -263,7 +250,7 @@ class MicroBatchProcesses:
         if not self._workers:
             self._start()
         self._share_values()
-        weights = [(bounds[i + 1] - bounds[i]) / bounds[-1] for i in range(self.micro_batches)]
+        weights = _part_weights(bounds)
         self._pending = True
         for i, (_, connection) in enumerate(self._workers, start=1):
             part = [np.ascontiguousarray(x._data[bounds[i] : bounds[i + 1]]) for x in inputs]
@@ -283,9 +270,7 @@ class MicroBatchProcesses:
             for grads, reached in zip(self._grads, self._reached, strict=True)
         ]
         _accumulate_parts(self.params, grads)
-        losses = [first[0]] + [loss for _, loss in replies]
-        loss = sum(float(w) * float(x) for w, x in zip(weights, losses, strict=True))
-        return Tensor(np.asarray(loss, dtype=losses[0].dtype))
+        return _batch_loss(weights, [first[0]] + [loss for _, loss in replies])
 
     def _share_values(self) -> None:
         """Make each parameter's array its view in the shared area (the workers' copies of the
@@ -304,7 +289,9 @@ class MicroBatchProcesses:
         result = []
 
         def run(start: int, stop: int) -> None:
-            result.append(_part_result(self.loss_fn, part, weight, self.params))
+            result.append(
+                _part_gradients(self.loss_fn, part, weight, self.params, "MicroBatchProcesses")
+            )
 
         _run_chunk(run, 0, 1)
         return result[0]
