@@ -205,6 +205,7 @@ class MicroBatchProcesses:
         self._share_values()
         self._grads = [_views(mmap.mmap(-1, size), self.params, offsets)
                        for _ in range(self.micro_batches - 1)]
+        # one flag per parameter: did the worker's part reach it (+1 byte: mmap refuses 0)
         self._reached = [np.frombuffer(mmap.mmap(-1, len(self.params) + 1), np.bool_,
                                        len(self.params)) for _ in range(self.micro_batches - 1)]
         for index in range(self.micro_batches - 1):
