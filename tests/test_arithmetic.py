@@ -64,3 +64,59 @@ PROBE = {
 @pytest.mark.parametrize("case", list(PROBE))
 def test_matches_pytorch(case):
     assert_matches_pytorch(case, PROBE[case])
+
+
+# One exponent and a floating tensor: PyTorch's shortcuts (2, 3, -1, -2, -1/2) with its bits, and
+# other whole exponents as |a|^b with a's sign put back (numpy's power is slow on negative bases)
+BASES = (np.random.default_rng(0).standard_normal(4096) * 3).astype(np.float32)
+SHORTCUTS = (2.0, 3.0, -1.0, -2.0, -0.5)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("exponent", SHORTCUTS)
+def test_pytorchs_power_shortcuts_give_its_bits(exponent, dtype):
+    torch = pytest.importorskip("torch")
+    bases = BASES.astype(dtype)
+    with np.errstate(invalid="ignore"):  # (-x) ** -0.5 is NaN in both
+        ours = (tl.tensor(bases) ** exponent).numpy()
+    theirs = torch.pow(torch.from_numpy(bases), exponent).numpy()
+    assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs, equal_nan=True)
+
+
+@pytest.mark.parametrize("exponent", [0, 1, 4, 5, -3, 7.0, 2.5])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_whole_powers_of_negative_bases_are_numpys_values_with_the_sign_of_an_odd_power(
+    exponent, dtype
+):
+    bases = BASES.astype(dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ours = (tl.tensor(bases) ** exponent).numpy()
+        reference = np.power(bases.astype(np.float64), exponent).astype(dtype)
+    assert ours.dtype == dtype
+    tolerance = {np.float16: 1e-3, np.float32: 1e-6, np.float64: 1e-14}[dtype]
+    np.testing.assert_allclose(ours, reference, rtol=tolerance, equal_nan=True)
+    if float(exponent).is_integer():  # odd powers are odd functions, even ones even, to the bit
+        sign = -1 if exponent % 2 else 1
+        assert np.array_equal((tl.tensor(-bases) ** exponent).numpy(), sign * ours)
+
+
+def test_power_shortcuts_keep_signed_zeros_infinities_and_nan():
+    values = tl.tensor([-0.0, 0.0, -np.inf, np.inf, np.nan, -2.0])
+    cube, fifth = (values**3).numpy(), (values**5).numpy()
+    for result in (cube, fifth):
+        assert np.signbit(result[0]) and not np.signbit(result[1])
+        assert result[2] == -np.inf and result[3] == np.inf and np.isnan(result[4])
+    assert cube[5] == -8.0 and fifth[5] == -32.0
+    assert (values**4).numpy()[2] == np.inf and (values**-3).numpy()[0] == -np.inf
+    assert (tl.tensor([0.0]) ** -1).tolist() == [np.inf]  # no warning either (pytest -W error)
+
+
+@pytest.mark.parametrize("exponent", [3.0, 4.0, -3.0, 0.5, -2.0, -0.5])
+def test_power_gradients_with_the_shortcuts(exponent):
+    bases = np.random.default_rng(1).standard_normal(6) * 2
+    if exponent in (0.5, -0.5):
+        bases = np.abs(bases) + 0.5
+    x = tl.tensor(bases, dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: t**exponent, (x,))
+    assert tl.autograd.gradcheck(lambda t: tl.pow(t, exponent).sum() * t, (x,))

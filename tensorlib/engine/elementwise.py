@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 100
+# %% book/02_autograd.ipynb, cell 102
 from typing import Any
 
 import numpy as np
@@ -161,7 +161,7 @@ class Log1p(Function):
         return (grad / (1 + self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 102
+# %% book/02_autograd.ipynb, cell 104
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -253,7 +253,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 104
+# %% book/02_autograd.ipynb, cell 106
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     return Exp.apply(input)

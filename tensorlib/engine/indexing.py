@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 118
+# %% book/02_autograd.ipynb, cell 120
 import operator
 import warnings
 from typing import Any

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 130
+# %% book/02_autograd.ipynb, cell 132
 from typing import Any
 
 import numpy as np
@@ -81,7 +81,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 131
+# %% book/02_autograd.ipynb, cell 133
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
     _check_in_place(tensor, value, "index assignment")

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 121
+# %% book/02_autograd.ipynb, cell 123
 import math
 from collections.abc import Sequence
 

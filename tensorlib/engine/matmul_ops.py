@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 91
+# %% book/02_autograd.ipynb, cell 93
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 92
+# %% book/02_autograd.ipynb, cell 94
 def matmul(input: Any, other: Any) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):

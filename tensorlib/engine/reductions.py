@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 79
+# %% book/02_autograd.ipynb, cell 81
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -163,7 +163,7 @@ class Std(Function):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
 
 
-# %% book/02_autograd.ipynb, cell 81
+# %% book/02_autograd.ipynb, cell 83
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -208,7 +208,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 82
+# %% book/02_autograd.ipynb, cell 84
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -305,7 +305,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 86
+# %% book/02_autograd.ipynb, cell 88
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -446,7 +446,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 87
+# %% book/02_autograd.ipynb, cell 89
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""

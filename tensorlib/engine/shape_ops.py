@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 113
+# %% book/02_autograd.ipynb, cell 115
 import math
 import operator
 from typing import Any
@@ -183,7 +183,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 114
+# %% book/02_autograd.ipynb, cell 116
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 110
+# %% book/02_autograd.ipynb, cell 112
 import functools
 import math
 

@@ -1194,7 +1194,7 @@ class Tensor:
         return conversion.to(self, dtypes.bool_)
 
 
-# %% book/02_autograd.ipynb, cell 161
+# %% book/02_autograd.ipynb, cell 163
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
