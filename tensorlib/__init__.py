@@ -17,7 +17,7 @@ from tensorlib.shape import (
 from tensorlib.engine import (
     abs, add, allclose, amax, amin, arange, argmax, argmin, as_device, bitwise_and, bitwise_not,
     bitwise_or, bitwise_xor, bmm, bool_ as bool, cat, chunk, clamp, concat, cos, cuda, cumsum,
-    device, div, double, empty, empty_like, enable_grad, eq, exp, eye, flatten, float16,
+    device, div, double, empty, empty_like, enable_grad, eq, equal, exp, eye, flatten, float16,
     float16 as half, float32, float32 as float, float64, floor_divide, from_numpy, full, full_like,
     Function, gather, ge, gt, inf, int16, int32, int32 as int, int64, int8, is_grad_enabled,
     is_tensor, le, linspace, log, log1p, log_softmax, long, lt, masked_fill, matmul, max, maximum,
@@ -49,8 +49,10 @@ from tensorlib import serialization
 from tensorlib.serialization import load, save
 
 # Chapter 8, A GPT end to end: what PyTorch programs import at the top for GPUs and many processes,
-# answered for one CPU process (tl.backends, tl.accelerator, tl.amp, tl.distributed, tl.onnx; also
-# tensorlib.nn.parallel, tensorlib.utils.tensorboard); tensorlib.run_as_torch runs PyTorch programs
-from tensorlib import accelerator, amp, backends, distributed, onnx
+# answered for one CPU process (tl.backends, tl.accelerator, tl.amp, tl.compiler, tl.distributed,
+# tl.onnx; also tensorlib.nn.parallel, tensorlib.utils.tensorboard); tensorlib.run_as_torch runs
+# PyTorch programs
+from tensorlib import accelerator, amp, backends, compiler, distributed, onnx
+from tensorlib.compiler import compile  # returns the model: no compiler (torch.compile's name)
 
 __version__ = "0.1.0"

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 101
+# %% book/08_gpt.ipynb, cell 102
 import importlib
 import importlib.abc
 import importlib.machinery

@@ -120,3 +120,27 @@ def test_power_gradients_with_the_shortcuts(exponent):
     x = tl.tensor(bases, dtype=tl.float64, requires_grad=True)
     assert tl.autograd.gradcheck(lambda t: t**exponent, (x,))
     assert tl.autograd.gradcheck(lambda t: tl.pow(t, exponent).sum() * t, (x,))
+
+
+EQUAL_CASES = {
+    "same": (lambda lib: (lib.ones(2, 3), lib.ones(2, 3))),
+    "other shape": (lambda lib: (lib.ones(1, 3), lib.ones(3))),
+    "other value": (lambda lib: (lib.tensor([1.0, 2.0]), lib.tensor([1.0, 2.5]))),
+    "nan": (lambda lib: (lib.tensor([float("nan")]), lib.tensor([float("nan")]))),
+    "other dtype, same values": (lambda lib: (lib.ones(2), lib.ones(2, dtype=lib.int64))),
+    "empty": (lambda lib: (lib.zeros(0), lib.zeros(0))),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", list(EQUAL_CASES))
+def test_equal_matches_pytorch(case):
+    torch = pytest.importorskip("torch")
+    a, b = EQUAL_CASES[case](tl)
+    ta, tb = EQUAL_CASES[case](torch)
+    assert tl.equal(a, b) is torch.equal(ta, tb) and a.equal(b) is ta.equal(tb)
+
+
+def test_equal_wants_tensors():
+    with pytest.raises(TypeError, match="equal expects Tensors, got list"):
+        tl.equal(tl.ones(2), [1.0, 1.0])

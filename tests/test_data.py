@@ -142,8 +142,6 @@ def test_options_are_checked_as_pytorch_checks_them() -> None:
         DataLoader(dataset, batch_sampler=[[0]], batch_size=2)
     with pytest.raises(ValueError, match="mutually exclusive with drop_last"):
         DataLoader(dataset, batch_size=None, drop_last=True)
-    with pytest.raises(ValueError, match="num_workers must be 0, got 2"):
-        DataLoader(dataset, num_workers=2)
     with pytest.raises(ValueError, match="num_workers option should be non-negative"):
         DataLoader(dataset, num_workers=-1)
     with pytest.raises(ValueError, match="persistent_workers option needs num_workers > 0"):
@@ -152,6 +150,44 @@ def test_options_are_checked_as_pytorch_checks_them() -> None:
         DataLoader(Stream(), shuffle=True)
     with pytest.raises(ValueError, match="Size mismatch between tensors"):
         TensorDataset(tl.zeros(3), tl.zeros(4))
+
+
+def test_workers_give_the_batches_of_the_calling_process() -> None:
+    """num_workers > 0 (minGPT's and makemore's default): the same batches, in the same order."""
+    dataset = TensorDataset(tl.arange(10), tl.arange(10) * 2)
+
+    def batches(**options):
+        loader = DataLoader(
+            dataset, batch_size=3, shuffle=True, generator=tl.Generator().manual_seed(4), **options
+        )
+        return [[part.tolist() for part in batch] for epoch in range(2) for batch in loader]
+
+    assert batches(num_workers=4) == batches()
+    assert batches(num_workers=2, persistent_workers=True, prefetch_factor=4) == batches()
+    assert DataLoader(dataset, num_workers=3).num_workers == 3
+    assert tl.utils.data.get_worker_info() is None
+
+
+def test_workers_are_refused_where_one_process_would_differ() -> None:
+    with pytest.raises(ValueError, match="gives each worker a copy of an IterableDataset"):
+        DataLoader(Stream(), batch_size=2, num_workers=2)
+    with pytest.raises(ValueError, match="runs worker_init_fn in each worker process"):
+        DataLoader(TensorDataset(tl.arange(4)), num_workers=2, worker_init_fn=print)
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified"):
+        DataLoader(TensorDataset(tl.arange(4)), prefetch_factor=2)
+    # without workers both are accepted, as in PyTorch
+    assert len(list(DataLoader(Stream(), batch_size=2, worker_init_fn=print))) == 4
+
+
+@pytest.mark.parity
+def test_workers_give_pytorchs_batches() -> None:
+    torch = pytest.importorskip("torch")
+    values = np.arange(12, dtype=np.float32)
+    ours = DataLoader(TensorDataset(tl.tensor(values)), batch_size=5, num_workers=2)
+    theirs = torch.utils.data.DataLoader(
+        torch.utils.data.TensorDataset(torch.tensor(values)), batch_size=5, num_workers=2
+    )
+    assert [b.numpy().tolist() for (b,) in ours] == [b.numpy().tolist() for (b,) in theirs]
 
 
 def test_iterable_dataset_batches_consecutive_samples() -> None:

@@ -111,3 +111,29 @@ def test_flags_and_answers_match_pytorch_on_a_cpu():
         warnings.simplefilter("ignore")
         # both disabled without CUDA
         assert amp.GradScaler().is_enabled() == torch.amp.GradScaler("cuda").is_enabled()
+
+
+def test_compile_returns_the_model_or_function_itself() -> None:
+    model = tl.nn.Linear(3, 2)
+    assert tl.compile(model) is model
+    assert list(tl.compile(model).state_dict()) == ["weight", "bias"]  # no _orig_mod. prefix
+    assert tl.compile(model, mode="max-autotune", fullgraph=True, dynamic=False) is model
+
+    @tl.compile
+    def double(x):
+        return 2 * x
+
+    @tl.compile(mode="reduce-overhead")
+    def triple(x):
+        return 3 * x
+
+    assert double(tl.tensor([1.0])).tolist() == [2.0] and triple(tl.tensor([1.0])).tolist() == [3.0]
+    assert tl.compiler.disable(double) is double and not tl.compiler.is_compiling()
+    tl.compiler.reset()
+
+
+def test_compile_checks_its_arguments_as_pytorch_does() -> None:
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fastest, should be one of"):
+        tl.compile(tl.nn.Linear(1, 1), mode="fastest")
+    with pytest.raises(TypeError, match="A callable function is expected"):
+        tl.compile(3)

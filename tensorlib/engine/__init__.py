@@ -24,7 +24,8 @@ from tensorlib.engine.creation import (
 from tensorlib.engine.conversion import Cast, Clone
 from tensorlib.engine.arithmetic import (
     Add, Div, Mul, Neg, Pow, Sub, add, allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
-    div, eq, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, rsqrt, square, sub,
+    div, eq, equal, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, rsqrt, square,
+    sub,
 )
 from tensorlib.engine.reductions import (
     ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Std, Sum, Var, Cumsum, amax,
@@ -60,8 +61,8 @@ __all__ = [
     "linspace", "numel", "ones", "ones_like", "tensor", "zeros", "zeros_like",
     "Cast", "Clone",
     "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "div", "eq", "floor_divide", "ge", "gt", "le", "lt", "mul", "ne",
-    "neg", "pow", "remainder", "rsqrt", "square", "sub",
+    "bitwise_or", "bitwise_xor", "div", "eq", "equal", "floor_divide", "ge", "gt", "le", "lt",
+    "mul", "ne", "neg", "pow", "remainder", "rsqrt", "square", "sub",
     "ElementwiseExtremum", "Extremum", "ExtremumAlongDim", "Mean", "Norm", "Sort", "Std", "Sum",
     "Var", "Cumsum", "amax", "amin", "argmax", "argmin", "cumsum", "max", "maximum", "mean", "min",
     "minimum", "norm", "sort", "std", "sum", "topk", "var",

@@ -42,6 +42,7 @@ __all__ = [
     'bitwise_or',
     'bitwise_xor',
     'allclose',
+    'equal',
 ]
 
 
@@ -448,3 +449,12 @@ def allclose(
         if not isinstance(value, Tensor):
             raise TypeError(f"allclose expects Tensors, got {type(value).__name__}")
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """Whether the two tensors have the same shape and the same elements (values compared after
+    type promotion, so ``equal(ones(2), ones(2, dtype=int64))`` holds; NaN equals nothing), like
+    ``torch.equal``."""
+    for value in (input, other):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"equal expects Tensors, got {type(value).__name__}")
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))

@@ -740,6 +740,10 @@ class Tensor:
         like ``torch.allclose``."""
         return arithmetic.allclose(self, other, rtol, atol, equal_nan)
 
+    def equal(self, other: Tensor) -> builtins.bool:
+        """Same shape and same elements, like ``torch.equal``."""
+        return arithmetic.equal(self, other)
+
     def __invert__(self) -> Tensor:
         return arithmetic.bitwise_not(self)
 

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 98
+# %% book/08_gpt.ipynb, cell 99
 from typing import Any
 
 from tensorlib.backends import single_process_error

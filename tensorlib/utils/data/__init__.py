@@ -5,7 +5,9 @@ Written by hand, re-exports only: each name lives in a module generated from boo
 (``dataset``, ``sampler``, ``dataloader``, the module names PyTorch uses).
 """
 
-from tensorlib.utils.data.dataloader import DataLoader, default_collate, default_convert
+from tensorlib.utils.data.dataloader import (
+    DataLoader, default_collate, default_convert, get_worker_info,
+)
 from tensorlib.utils.data.dataset import (
     Dataset, IterableDataset, Subset, TensorDataset, random_split,
 )
@@ -26,5 +28,6 @@ __all__ = [
     "TensorDataset",
     "default_collate",
     "default_convert",
+    "get_worker_info",
     "random_split",
 ]

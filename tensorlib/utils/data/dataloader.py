@@ -7,7 +7,8 @@
 A loader draws index batches from a ``BatchSampler`` (over a ``SequentialSampler``, or a
 ``RandomSampler`` when ``shuffle=True``), fetches each sample with ``dataset[index]`` and merges
 the list of samples with ``collate_fn`` (default :func:`default_collate`). Loading runs in the
-calling process: ``num_workers`` must be 0.
+calling process; with ``num_workers > 0`` it gives the batches PyTorch's worker processes give, in
+the same order (a map-style dataset, no ``worker_init_fn``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 __all__ = [
     'default_collate',
     'default_convert',
+    'get_worker_info',
     'DataLoader',
 ]
 
@@ -115,29 +117,53 @@ def default_convert(data: Any) -> Any:
 
 
 # %% book/04_layers.ipynb, cell 165
+def get_worker_info() -> None:
+    """``None``: the process is not a worker of a ``DataLoader`` (PyTorch's answer outside a
+    worker process; tensorlib has none)."""
+    return None
+
+
 def _check_loader_options(
-    num_workers: int, timeout: float, prefetch_factor: int | None, persistent_workers: bool
+    num_workers: int,
+    timeout: float,
+    prefetch_factor: int | None,
+    persistent_workers: bool,
+    iterable: bool,
+    worker_init_fn: Callable[[int], None] | None,
 ) -> None:
-    """Refuse the multiprocessing options: tensorlib loads in the calling process."""
+    """Check the multiprocessing options as PyTorch does. With ``num_workers > 0`` the calling
+    process loads the batches the workers would; refuse the two cases where it would not: an
+    iterable dataset (each of PyTorch's workers yields its own copy) and a ``worker_init_fn``
+    (PyTorch runs it in each worker process)."""
     if num_workers < 0:
         raise ValueError(
             "num_workers option should be non-negative; use num_workers=0 to "
             "disable multiprocessing."
         )
-    if num_workers > 0:
-        raise ValueError(
-            f"tensorlib's DataLoader loads in the calling process only (no worker processes): "
-            f"num_workers must be 0, got {num_workers}"
-        )
     if timeout < 0:
         raise ValueError("timeout option should be non-negative")
-    if prefetch_factor is not None:
+    if num_workers == 0:
+        if prefetch_factor is not None:
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing; "
+                "with num_workers=0 set it to None"
+            )
+        if persistent_workers:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        return
+    if iterable:
         raise ValueError(
-            "prefetch_factor option could only be specified in multiprocessing; "
-            "with num_workers=0 set it to None"
+            f"tensorlib's DataLoader loads in the calling process: with num_workers={num_workers} "
+            "PyTorch gives each worker a copy of an IterableDataset, which then yields every "
+            "sample once per worker unless it splits them with get_worker_info(); use "
+            "num_workers=0"
         )
-    if persistent_workers:
-        raise ValueError("persistent_workers option needs num_workers > 0")
+    if worker_init_fn is not None:
+        raise ValueError(
+            "tensorlib's DataLoader loads in the calling process, and PyTorch runs worker_init_fn "
+            "in each worker process: use num_workers=0 (and call the function yourself if the "
+            "dataset needs it)"
+        )
 
 
 def _index_batches(
@@ -184,13 +210,17 @@ class DataLoader:
         sampler: an iterable of indices to use instead (excludes ``shuffle``).
         batch_sampler: an iterable of index lists to use instead (excludes ``batch_size``,
             ``shuffle``, ``sampler`` and ``drop_last``).
-        num_workers: must be 0: samples are loaded in the calling process.
+        num_workers: PyTorch's worker processes (default 0). With ``n > 0`` the calling process
+            loads the batches the workers would, in the same order; an ``IterableDataset`` or
+            a ``worker_init_fn`` with ``n > 0`` is refused (their results would differ).
         collate_fn: merges a list of samples into a batch (default :func:`default_collate`).
         pin_memory: accepted and ignored (there is no accelerator memory to pin for).
         drop_last: drop the last batch when it is shorter than ``batch_size`` (default ``False``).
         timeout: must be non-negative; there is no worker to wait for.
-        worker_init_fn, multiprocessing_context, prefetch_factor, persistent_workers: PyTorch's
-            options for worker processes, accepted at their defaults (None, None, None, False).
+        worker_init_fn: refused with ``num_workers > 0`` (see ``num_workers``).
+        multiprocessing_context, prefetch_factor, persistent_workers: PyTorch's options for
+            worker processes; ``prefetch_factor`` and ``persistent_workers`` need
+            ``num_workers > 0``, as in PyTorch; all are accepted and ignored.
         pin_memory_device, in_order: accepted and ignored.
         generator: the generator of ``RandomSampler`` when ``shuffle=True``.
 
@@ -230,7 +260,14 @@ class DataLoader:
         pin_memory_device: str = "",
         in_order: bool = True,
     ) -> None:
-        _check_loader_options(num_workers, timeout, prefetch_factor, persistent_workers)
+        _check_loader_options(
+            num_workers,
+            timeout,
+            prefetch_factor,
+            persistent_workers,
+            isinstance(dataset, IterableDataset),
+            worker_init_fn,
+        )
         if isinstance(dataset, IterableDataset):
             for name, value in (
                 ("shuffle", shuffle if shuffle else None),
