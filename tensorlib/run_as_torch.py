@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 102
+# %% book/08_gpt.ipynb, cell 106
 import importlib
 import importlib.abc
 import importlib.machinery

@@ -1,5 +1,5 @@
 """The stand-ins for the imports of multi-GPU programs (tensorlib.backends, .accelerator, .amp,
-.distributed, .nn.parallel, .onnx, .utils.tensorboard; chapter 8, section 16): no-ops where PyTorch
+.distributed, .nn.parallel, .onnx; chapter 8, section 16): no-ops where PyTorch
 on a CPU does nothing, a clear error where a program really uses a GPU or many processes."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import pytest
 import tensorlib as tl
 from tensorlib import accelerator, amp, backends, distributed, onnx
 from tensorlib.nn.parallel import DataParallel, DistributedDataParallel
-from tensorlib.utils.tensorboard import SummaryWriter
 
 REFUSED = [
     (lambda: distributed.init_process_group("gloo"), "torch.distributed.init_process_group"),
@@ -25,7 +24,6 @@ REFUSED = [
     ),
     (lambda: DataParallel(tl.nn.Linear(2, 2)), "torch.nn.parallel.DataParallel"),
     (lambda: onnx.export(tl.nn.Linear(2, 2), (tl.ones(1, 2),), "m.onnx"), "torch.onnx.export"),
-    (lambda: SummaryWriter("runs"), "torch.utils.tensorboard.SummaryWriter"),
     (lambda: amp.autocast("cpu"), "autocast(device_type='cpu', enabled=True)"),
     (lambda: amp.GradScaler("cpu"), "GradScaler(device='cpu', enabled=True)"),
 ]
