@@ -9,7 +9,7 @@ CPU, PyTorch accepts the flags and ignores them, and says no GPU backend is avai
 tensorlib: :data:`cuda`, :data:`cudnn` and :data:`mps` hold the same flags with PyTorch's
 defaults. :func:`single_process_error` is the error every stand-in of a multi-device feature
 raises when a program really uses one (``torch.distributed``, ``DistributedDataParallel``,
-mixed precision, ONNX export, TensorBoard).
+mixed precision, ONNX export).
 """
 
 from __future__ import annotations
