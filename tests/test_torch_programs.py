@@ -30,6 +30,7 @@ PROGRAMS_AND_WHAT_THEY_USE = {
     "batchnorm_cnn.py": "nn.BatchNorm1d/2d (chapter 4)",
     "lbfgs_fit.py": "optim.LBFGS (chapter 6)",
     "ddp_amp_train.py": "the single-process stand-ins (chapter 8)",
+    "mingpt_style.py": "DataLoader workers, torch.compile, SummaryWriter, pow, equal (ch. 2, 4, 8)",
 }
 
 
