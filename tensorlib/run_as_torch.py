@@ -173,6 +173,27 @@ def _missing_name(error: BaseException) -> str | None:
     return None
 
 
+def _where(error: BaseException, script: Path, typed: str) -> str:
+    """``file, line N`` of the program's own code that asked for the missing name: the innermost
+    frame outside tensorlib and the import machinery (the script, or a module of the program's
+    that the script imported); the script as typed if no frame qualifies."""
+    package = Path(__file__).resolve().parent
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = Path(frame.filename)
+        if frame.filename.startswith("<") or path.name == "runpy.py":
+            continue  # frozen importlib, or runpy running the script
+        if package in path.resolve().parents:
+            continue
+        if path.resolve() == script.resolve():
+            return f"{typed}, line {frame.lineno}"
+        try:
+            shown = str(path.resolve().relative_to(Path.cwd()))
+        except ValueError:
+            shown = str(path)
+        return f"{shown}, line {frame.lineno}"
+    return typed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tensorlib.run_as_torch script.py [args]``: run ``script.py`` with torch resolving
     to tensorlib. Returns the script's exit status, or 2 for a missing script or torch name."""
@@ -200,13 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = _missing_name(error)
         if name is None:
             raise
-        frames = [
-            frame
-            for frame in traceback.extract_tb(error.__traceback__)
-            if Path(frame.filename) == script.resolve() or frame.filename == str(script)
-        ]
-        where = f", line {frames[-1].lineno}" if frames else ""
-        print(f"error: {argv[0]}{where}: tensorlib has no {name}", file=sys.stderr)
+        print(f"error: {_where(error, script, argv[0])}: tensorlib has no {name}", file=sys.stderr)
         return 2
     return 0
 

@@ -110,6 +110,10 @@ def test_power_shortcuts_keep_signed_zeros_infinities_and_nan():
     assert cube[5] == -8.0 and fifth[5] == -32.0
     assert (values**4).numpy()[2] == np.inf and (values**-3).numpy()[0] == -np.inf
     assert (tl.tensor([0.0]) ** -1).tolist() == [np.inf]  # no warning either (pytest -W error)
+    # a 0-d base (an element of a tensor), odd and even
+    for exponent, expected in ((5, -32.0), (4, 16.0), (3, -8.0), (-3, -0.125)):
+        result = tl.tensor([-2.0, 1.0])[0] ** exponent
+        assert result.shape == () and result.item() == expected
 
 
 @pytest.mark.parametrize("exponent", [3.0, 4.0, -3.0, 0.5, -2.0, -0.5])

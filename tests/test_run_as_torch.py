@@ -130,3 +130,13 @@ def test_install_refuses_when_pytorch_is_imported():
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
     )
     assert "PyTorch is already imported in this process" in done.stdout
+
+
+def test_a_missing_name_in_a_module_of_the_program_is_reported_where_it_is_used(tmp_path):
+    """The program's own module that uses the name, not the script line that called into it."""
+    (tmp_path / "helper.py").write_text(
+        "import torch\n\n\ndef legacy():\n    return torch.LongTensor(3)\n", encoding="utf-8"
+    )
+    done = run_script(tmp_path, "import helper\n\nhelper.legacy()\n")
+    assert done.returncode == 2
+    assert done.stderr == "error: helper.py, line 5: tensorlib has no torch.LongTensor\n"

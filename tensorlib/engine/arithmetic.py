@@ -249,7 +249,7 @@ def _power(a: Any, b: Any) -> np.ndarray:
         return np.asarray(shortcut(a), dtype=a.dtype)
     if not exponent.is_integer():
         return np.power(a, b)
-    magnitude = np.power(np.abs(a), b)
+    magnitude = np.asarray(np.power(np.abs(a), b))  # an array also for a 0-d ``a``
     return np.copysign(magnitude, a, out=magnitude) if exponent % 2 else magnitude
 
 
