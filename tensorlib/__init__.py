@@ -37,6 +37,7 @@ from tensorlib.random import (
     bernoulli, default_generator, Generator, get_rng_state, initial_seed, manual_seed, multinomial,
     rand, rand_like, randint, randint_like, randn, randn_like, randperm, set_rng_state,
 )
+from tensorlib import distributions  # Categorical, Normal, Bernoulli (tl.distributions)
 
 # Chapter 4, Layers: tl.utils.data (datasets, samplers, DataLoader), as torch.utils.data
 from tensorlib import utils
