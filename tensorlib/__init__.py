@@ -30,6 +30,11 @@ from tensorlib.engine import (
     bfloat16, flip, get_default_device, get_num_threads, inference_mode, is_floating_point, mm,
     narrow, roll, set_default_device, set_num_threads,
 )
+from tensorlib.engine import (
+    argsort, ceil, clip, count_nonzero, expm1, floor, isclose, isfinite, isinf, isnan, log2, log10,
+    logical_and, logical_not, logical_or, logical_xor, logsumexp, nonzero, reciprocal, round, sign,
+    signbit, trunc,
+)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)

@@ -27,17 +27,27 @@ from tensorlib.engine.arithmetic import (
     div, eq, equal, floor_divide, ge, gt, le, lt, mul, ne, neg, pow, remainder, rsqrt, square,
     sub,
 )
+from tensorlib.engine.arithmetic import (
+    count_nonzero, isclose, isfinite, isinf, isnan, logical_and, logical_not, logical_or,
+    logical_xor, nonzero, reciprocal, signbit,
+)
 from tensorlib.engine.reductions import (
     ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Std, Sum, Var, Cumsum, amax,
     amin, argmax, argmin, cumsum, max, maximum, mean, min, minimum, norm, sort, std, sum, topk, var,
 )
+from tensorlib.engine.reductions import argsort
 from tensorlib.engine.matmul_ops import MatMul, bmm, matmul, outer
 from tensorlib.engine.selection import MaskedFill, Where, masked_fill, tril, triu, where
 from tensorlib.engine.elementwise import (
     Abs, Clamp, Cos, Exp, Log, Log1p, Relu, Sigmoid, Sin, Sqrt, Tanh, abs, clamp, cos, exp, log,
     log1p, relu, sigmoid, sin, sqrt, tanh,
 )
-from tensorlib.engine.softmax_ops import LogSoftmax, Softmax, log_softmax, softmax
+from tensorlib.engine.elementwise import (
+    Expm1, LogBase, PiecewiseConstant, ceil, clip, expm1, floor, log2, log10, round, sign, trunc,
+)
+from tensorlib.engine.softmax_ops import (
+    LogSoftmax, LogSumExp, Softmax, log_softmax, logsumexp, softmax,
+)
 from tensorlib.engine.parallel import get_num_threads, parallel_for, set_num_threads
 from tensorlib.engine.shape_ops import (
     Expand, Permute, Repeat, Reshape, expand, flatten, permute, repeat, reshape, squeeze, transpose,
@@ -60,6 +70,10 @@ __all__ = [
     "arange", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "is_tensor",
     "linspace", "numel", "ones", "ones_like", "tensor", "zeros", "zeros_like",
     "Cast", "Clone",
+    "count_nonzero", "isclose", "isfinite", "isinf", "isnan", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "nonzero", "reciprocal", "signbit", "argsort",
+    "Expm1", "LogBase", "PiecewiseConstant", "ceil", "clip", "expm1", "floor", "log2", "log10",
+    "round", "sign", "trunc", "LogSumExp", "logsumexp",
     "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "div", "eq", "equal", "floor_divide", "ge", "gt", "le", "lt",
     "mul", "ne", "neg", "pow", "remainder", "rsqrt", "square", "sub",

@@ -43,6 +43,18 @@ __all__ = [
     'bitwise_xor',
     'allclose',
     'equal',
+    'isnan',
+    'isinf',
+    'isfinite',
+    'signbit',
+    'logical_and',
+    'logical_or',
+    'logical_xor',
+    'logical_not',
+    'isclose',
+    'count_nonzero',
+    'nonzero',
+    'reciprocal',
 ]
 
 
@@ -458,3 +470,74 @@ def equal(input: Tensor, other: Tensor) -> bool:
         if not isinstance(value, Tensor):
             raise TypeError(f"equal expects Tensors, got {type(value).__name__}")
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+
+def isnan(input: Tensor) -> Tensor:
+    """Whether each element is NaN, a bool tensor."""
+    return _wrap(np.asarray(np.isnan(input._data)), None)
+
+
+def isinf(input: Tensor) -> Tensor:
+    """Whether each element is :math:`\\pm\\infty`, a bool tensor."""
+    return _wrap(np.asarray(np.isinf(input._data)), None)
+
+
+def isfinite(input: Tensor) -> Tensor:
+    """Whether each element is neither infinite nor NaN, a bool tensor."""
+    return _wrap(np.asarray(np.isfinite(input._data)), None)
+
+
+def signbit(input: Tensor) -> Tensor:
+    """Whether each element's sign bit is set (true for -0.0), a bool tensor."""
+    return _wrap(np.asarray(np.signbit(input._data)), None)
+
+
+def logical_and(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input and other`` of the truth values (nonzero is true), a bool tensor."""
+    return _compare(input, other, np.logical_and)
+
+
+def logical_or(input: Tensor, other: Any) -> Tensor:
+    """Elementwise ``input or other`` of the truth values, a bool tensor."""
+    return _compare(input, other, np.logical_or)
+
+
+def logical_xor(input: Tensor, other: Any) -> Tensor:
+    """Elementwise exclusive or of the truth values, a bool tensor."""
+    return _compare(input, other, np.logical_xor)
+
+
+def logical_not(input: Tensor) -> Tensor:
+    """Elementwise ``not input`` (zero is false), a bool tensor."""
+    return _wrap(np.asarray(np.logical_not(input._data)), None)
+
+
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    """Elementwise :math:`|x - y| \\le atol + rtol\\,|y|`, a bool tensor (``allclose`` is its
+    ``all``)."""
+    return _wrap(
+        np.asarray(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)),
+        None,
+    )
+
+
+def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
+    """The number of nonzero elements (over ``dim``, an int or a tuple, or all), int64."""
+    axes = None if dim is None else normalize_axes(dim, input._data.ndim)
+    return _wrap(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64), None)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """The indices of the nonzero elements: an int64 tensor of shape (n, ndim), one row per
+    element in row-major order, or with ``as_tuple`` one 1-D tensor per dimension."""
+    data = input._data
+    if as_tuple:  # (a 0-d tensor is one element: indices into a 1-element vector, as in torch)
+        indices = np.nonzero(data.reshape(1) if data.ndim == 0 else data)
+        return tuple(_wrap(index.astype(np.int64), None) for index in indices)
+    return _wrap(np.argwhere(data).astype(np.int64), None)
+
+
+def reciprocal(input: Tensor) -> Tensor:
+    """Elementwise :math:`1/x` (an integer tensor gives float32, as in PyTorch)."""
+    return div(1.0, input)

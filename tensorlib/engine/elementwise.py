@@ -21,6 +21,9 @@ __all__ = [
     'Sin',
     'Cos',
     'Log1p',
+    'Expm1',
+    'LogBase',
+    'PiecewiseConstant',
     'Tanh',
     'sigmoid_array',
     'Sigmoid',
@@ -36,11 +39,21 @@ __all__ = [
     'sigmoid',
     'relu',
     'clamp',
+    'expm1',
+    'log2',
+    'log10',
+    'floor',
+    'ceil',
+    'trunc',
+    'round',
+    'sign',
+    'clip',
     'abs',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 102
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -159,6 +172,61 @@ class Log1p(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad / (1 + self.x),)
+
+class Expm1(Function):
+    """:math:`y = e^x - 1`, accurate for small :math:`x`; :math:`\\bar x = \\bar y (y + 1)`."""
+
+    __slots__ = ("out",)
+    reads = (("out",),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            self.out = np.expm1(floating_array(x))
+        return self.out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad * (self.out + 1),)
+
+
+class LogBase(Function):
+    """:math:`y = \\log_b x` for a base :math:`b` of 2 or 10;
+    :math:`\\bar x = \\bar y / (x \\ln b)`."""
+
+    __slots__ = ("x", "base")
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray, base: int) -> np.ndarray:
+        self.x, self.base = floating_array(x), base
+        with np.errstate(divide="ignore", invalid="ignore"):  # log(0) = -inf, log(-1) = nan
+            return np.log2(self.x) if base == 2 else np.log10(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(divide="ignore"):
+            return (grad / (self.x * np.log(self.x.dtype.type(self.base))),)
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """:math:`[x > 0] - [x < 0]` in ``x``'s dtype, PyTorch's sign: 0 for -0.0 and for NaN."""
+    return np.asarray((x > 0).astype(x.dtype) - (x < 0).astype(x.dtype))
+
+
+class PiecewiseConstant(Function):
+    """A function constant between its jumps (``floor``, ``ceil``, ``round``, ``trunc``,
+    ``sign``): :math:`\\bar x = 0`, the derivative wherever it exists, as PyTorch defines it."""
+
+    __slots__ = ("shape",)
+    reads = ()
+
+    def forward(
+        self, x: np.ndarray, ufunc: Callable[..., np.ndarray], decimals: int = 0
+    ) -> np.ndarray:
+        self.shape = x.shape
+        if x.dtype.kind == "b" or (x.dtype.kind in "iu" and ufunc is not _sign):
+            return x.copy()  # an integer is its own floor, ceiling, rounding and truncation
+        return np.asarray(np.round(x, decimals) if decimals else ufunc(x))
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (np.zeros(self.shape, grad.dtype),)
 
 
 # %% book/02_autograd.ipynb, cell 104
@@ -322,6 +390,54 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if input._data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
         x = to(input, _DEFAULT_FLOAT)
     return Clamp.apply(x, low=low, high=high)
+
+
+def expm1(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`e^x - 1`, accurate for small ``x``."""
+    return Expm1.apply(input)
+
+
+def log2(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\log_2 x`."""
+    return LogBase.apply(input, base=2)
+
+
+def log10(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\log_{10} x`."""
+    return LogBase.apply(input, base=10)
+
+
+def floor(input: Tensor) -> Tensor:
+    """The largest integer :math:`\\le x`, elementwise (integer tensors are returned as a copy);
+    gradient 0."""
+    return PiecewiseConstant.apply(input, ufunc=np.floor)
+
+
+def ceil(input: Tensor) -> Tensor:
+    """The smallest integer :math:`\\ge x`, elementwise; gradient 0."""
+    return PiecewiseConstant.apply(input, ufunc=np.ceil)
+
+
+def trunc(input: Tensor) -> Tensor:
+    """``x`` rounded toward zero, elementwise; gradient 0."""
+    return PiecewiseConstant.apply(input, ufunc=np.trunc)
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # shadows the builtin in this module
+    """``x`` rounded to ``decimals`` decimal places, halves to even (``round(2.5)`` is 2), as
+    ``torch.round``; gradient 0."""
+    return PiecewiseConstant.apply(input, ufunc=np.rint, decimals=decimals)
+
+
+def sign(input: Tensor) -> Tensor:
+    """-1, 0 or 1 by the sign of ``x``, elementwise (0 for -0.0 and NaN, as in PyTorch);
+    gradient 0."""
+    return PiecewiseConstant.apply(input, ufunc=_sign)
+
+
+def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """``clamp`` under NumPy's name, as ``torch.clip``."""
+    return clamp(input, min, max)
 
 
 def abs(input: Tensor) -> Tensor:  # defined last: shadows the builtin abs in this module

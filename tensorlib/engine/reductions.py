@@ -34,6 +34,7 @@ __all__ = [
     'argmin',
     'sort',
     'topk',
+    'argsort',
     'maximum',
     'minimum',
     'max',
@@ -547,6 +548,12 @@ def topk(
     """The ``k`` largest (``largest=False``: smallest) values along ``dim`` and
     their indices, in order."""
     return _sorted(input, dim, largest, k)
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``input`` along ``dim`` (``sort``'s indices; ties keep their order,
+    so ``stable`` changes nothing), int64."""
+    return _sorted(input, dim, descending, None).indices
 
 
 def maximum(input: Tensor, other: Tensor) -> Tensor:

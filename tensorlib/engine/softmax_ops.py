@@ -14,19 +14,22 @@ __all__ = [
     'LogSoftmax',
     'softmax',
     'log_softmax',
+    'LogSumExp',
+    'logsumexp',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 112
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.tensor_type import Tensor
-from tensorlib.shape import normalize_axis
+from tensorlib.shape import normalize_axes, normalize_axis
 
 
 def _constant(shape: tuple[int, ...], value: float, dtype: np.dtype) -> np.ndarray:
@@ -188,3 +191,30 @@ def log_softmax(input: Tensor, dim: int) -> Tensor:
     Also ``tensorlib.nn.functional.log_softmax``.
     """
     return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
+
+class LogSumExp(Function):
+    """:math:`y = m + \\log \\sum e^{x - m}` over ``axes``, with :math:`m = \\max x` (0 where the
+    maximum is infinite, so that a row of :math:`-\\infty` gives :math:`-\\infty`);
+    :math:`\\bar x = \\bar y \\, e^{x - y}`, the softmax."""
+
+    __slots__ = ("x", "out", "axes")
+    reads = ((0, "out"),)
+
+    def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdim: bool) -> np.ndarray:
+        self.x, self.axes = floating_array(x), axes
+        shift = np.max(self.x, axis=axes, keepdims=True)
+        shift[~np.isfinite(shift)] = 0
+        with np.errstate(divide="ignore"):  # a row of -inf: log(0)
+            self.out = np.log(np.exp(self.x - shift).sum(axis=axes, keepdims=True)) + shift
+        return self.out if keepdim else np.squeeze(self.out, axis=axes)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        grad = grad.reshape(self.out.shape)  # the reduced dims back, as size 1
+        with np.errstate(invalid="ignore"):
+            return (grad * np.exp(self.x - self.out),)
+
+
+def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    r""":math:`\log \sum_i e^{x_i}` over ``dim`` (an int or a tuple), computed without overflow:
+    the log of the softmax's denominator."""
+    return LogSumExp.apply(input, axes=normalize_axes(dim, input._data.ndim), keepdim=keepdim)

@@ -744,6 +744,56 @@ class Tensor:
         """Same shape and same elements, like ``torch.equal``."""
         return arithmetic.equal(self, other)
 
+    def isclose(
+        self,
+        other: Tensor,
+        rtol: builtins.float = 1e-05,
+        atol: builtins.float = 1e-08,
+        equal_nan: builtins.bool = False,
+    ) -> Tensor:
+        """Elementwise closeness, a bool tensor (``allclose`` is its ``all``)."""
+        return arithmetic.isclose(self, other, rtol, atol, equal_nan)
+
+    def isnan(self) -> Tensor:
+        """Whether each element is NaN, a bool tensor."""
+        return arithmetic.isnan(self)
+
+    def isinf(self) -> Tensor:
+        """Whether each element is infinite, a bool tensor."""
+        return arithmetic.isinf(self)
+
+    def isfinite(self) -> Tensor:
+        """Whether each element is finite, a bool tensor."""
+        return arithmetic.isfinite(self)
+
+    def signbit(self) -> Tensor:
+        """Whether each element's sign bit is set, a bool tensor."""
+        return arithmetic.signbit(self)
+
+    def logical_and(self, other: Any) -> Tensor:
+        """Elementwise logical and, a bool tensor."""
+        return arithmetic.logical_and(self, other)
+
+    def logical_or(self, other: Any) -> Tensor:
+        """Elementwise logical or, a bool tensor."""
+        return arithmetic.logical_or(self, other)
+
+    def logical_xor(self, other: Any) -> Tensor:
+        """Elementwise logical exclusive or, a bool tensor."""
+        return arithmetic.logical_xor(self, other)
+
+    def logical_not(self) -> Tensor:
+        """Elementwise logical not, a bool tensor."""
+        return arithmetic.logical_not(self)
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        """The number of nonzero elements (over ``dim``, or all), int64."""
+        return arithmetic.count_nonzero(self, dim)
+
+    def nonzero(self, *, as_tuple: builtins.bool = False) -> Any:
+        """The indices of the nonzero elements, (n, ndim) int64 (or one tensor per dim)."""
+        return arithmetic.nonzero(self, as_tuple=as_tuple)
+
     def __invert__(self) -> Tensor:
         return arithmetic.bitwise_not(self)
 
@@ -894,6 +944,15 @@ class Tensor:
         Gradients flow to the values."""
         return reductions.sort(self, dim, descending)
 
+    def argsort(
+        self,
+        dim: builtins.int = -1,
+        descending: builtins.bool = False,
+        stable: builtins.bool = False,
+    ) -> Tensor:
+        """The indices that sort along ``dim`` (ties keep their order), int64."""
+        return reductions.argsort(self, dim, descending, stable)
+
     def topk(
         self,
         k: builtins.int,
@@ -973,6 +1032,46 @@ class Tensor:
     def log1p(self) -> Tensor:
         """``log(1 + x)``, accurate for small ``x``."""
         return elementwise.log1p(self)
+
+    def expm1(self) -> Tensor:
+        """``exp(x) - 1``, accurate for small ``x``."""
+        return elementwise.expm1(self)
+
+    def log2(self) -> Tensor:
+        r"""Elementwise :math:`\log_2 x`."""
+        return elementwise.log2(self)
+
+    def log10(self) -> Tensor:
+        r"""Elementwise :math:`\log_{10} x`."""
+        return elementwise.log10(self)
+
+    def floor(self) -> Tensor:
+        """Rounded down, elementwise; gradient 0."""
+        return elementwise.floor(self)
+
+    def ceil(self) -> Tensor:
+        """Rounded up, elementwise; gradient 0."""
+        return elementwise.ceil(self)
+
+    def trunc(self) -> Tensor:
+        """Rounded toward zero, elementwise; gradient 0."""
+        return elementwise.trunc(self)
+
+    def round(self, *, decimals: builtins.int = 0) -> Tensor:
+        """Rounded to ``decimals`` places, halves to even; gradient 0."""
+        return elementwise.round(self, decimals=decimals)
+
+    def sign(self) -> Tensor:
+        """-1, 0 or 1 by sign, elementwise; gradient 0."""
+        return elementwise.sign(self)
+
+    def reciprocal(self) -> Tensor:
+        """Elementwise ``1 / x``."""
+        return arithmetic.reciprocal(self)
+
+    def logsumexp(self, dim: Any, keepdim: builtins.bool = False) -> Tensor:
+        r""":math:`\log \sum e^x` over ``dim``, without overflow."""
+        return softmax_ops.logsumexp(self, dim, keepdim)
 
     def tanh(self) -> Tensor:
         """Elementwise :math:`\\tanh x`."""
