@@ -35,6 +35,11 @@ from tensorlib.engine import (
     logical_and, logical_not, logical_or, logical_xor, logsumexp, nonzero, reciprocal, round, sign,
     signbit, trunc,
 )
+from tensorlib.engine import (
+    acos, addcdiv, addcmul, arccos, arcsin, arctan, asin, atan, broadcast_tensors, broadcast_to,
+    clamp_max, clamp_min, cosh, finfo, iinfo, index_select, lerp, masked_select, movedim, sinh,
+    swapaxes, swapdims, tan, tile,
+)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)

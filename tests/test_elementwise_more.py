@@ -125,3 +125,130 @@ def test_logical_isclose_count_nonzero_nonzero_argsort_match_pytorch():
         ours = tl.argsort(tl.tensor(a), dim=1, descending=descending)
         theirs = torch.argsort(torch.from_numpy(a), dim=1, descending=descending, stable=True)
         assert ours.dtype == np.int64 and ours.tolist() == theirs.tolist()
+
+
+TRIG = {
+    "tan": np.array([-1.2, -0.3, 0.0, 0.7, 1.4]),
+    "atan": np.array([-50.0, -1.0, 0.0, 0.3, 8.0]),
+    "asin": np.array([-0.99, -0.5, 0.0, 0.4, 0.9]),
+    "acos": np.array([-0.99, -0.5, 0.0, 0.4, 0.9]),
+    "sinh": np.array([-3.0, -0.5, 0.0, 0.2, 4.0]),
+    "cosh": np.array([-3.0, -0.5, 0.0, 0.2, 4.0]),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", sorted(TRIG))
+def test_trigonometric_functions_and_gradients_match_pytorch(name):
+    torch = torch_or_skip()
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(TRIG[name], requires_grad=True)
+        y = getattr(lib, name)(x)
+        (y * lib.tensor([1.0, -2.0, 0.5, 3.0, 1.5])).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+    assert tl.autograd.gradcheck(getattr(tl, name), (tl.tensor(TRIG[name], requires_grad=True),))
+    alias = {"atan": "arctan", "asin": "arcsin", "acos": "arccos"}.get(name)
+    if alias:
+        assert getattr(tl, alias) is getattr(tl, name)
+
+
+@pytest.mark.parity
+def test_outside_the_domain_asin_and_acos_are_nan_without_warning():
+    torch = torch_or_skip()
+    values = np.array([-2.0, 1.0, 1.5])
+    for name in ("asin", "acos"):
+        ours = getattr(tl, name)(tl.tensor(values)).numpy()
+        np.testing.assert_array_equal(ours, getattr(torch, name)(torch.from_numpy(values)).numpy())
+
+
+@pytest.mark.parity
+def test_composites_match_pytorch_with_gradients():
+    torch = torch_or_skip()
+    rng = np.random.default_rng(5)
+    a, b, c = (rng.standard_normal((3, 4)) for _ in range(3))
+    c = np.abs(c) + 0.5
+    cases = {
+        "lerp": lambda lib, x, y, z: lib.lerp(x, y, z),
+        "lerp scalar": lambda lib, x, y, z: x.lerp(y, 0.3),
+        "addcmul": lambda lib, x, y, z: lib.addcmul(x, y, z, value=-0.5),
+        "addcdiv": lambda lib, x, y, z: x.addcdiv(y, z, value=2.0),
+        "clamp_min/max": lambda lib, x, y, z: lib.clamp_min(x, -0.2) + x.clamp_max(0.3),
+    }
+    for name, case in cases.items():
+        results = []
+        for lib in (tl, torch):
+            x, y, z = (lib.tensor(v, requires_grad=True) for v in (a, b, c))
+            out = case(lib, x, y, z)
+            out.sum().backward()
+            grads = [None if t.grad is None else t.grad.numpy() for t in (x, y, z)]
+            results.append([out.detach().numpy(), *grads])
+        for mine, theirs in zip(*results, strict=True):
+            assert (mine is None) == (theirs is None), name
+            if mine is not None:
+                np.testing.assert_allclose(mine, theirs, rtol=1e-12, err_msg=name)
+
+
+@pytest.mark.parity
+def test_shape_and_index_functions_match_pytorch():
+    torch = torch_or_skip()
+    values = np.arange(24.0).reshape(2, 3, 4)
+    ours, theirs = tl.tensor(values), torch.from_numpy(values)
+    for source, destination in ((0, -1), ((0, 1), (2, 0)), (2, 0), ([1], [0])):
+        assert np.array_equal(
+            tl.movedim(ours, source, destination).numpy(),
+            torch.movedim(theirs, source, destination).numpy(),
+        )
+    assert np.array_equal(tl.swapdims(ours, 0, 2).numpy(), torch.swapdims(theirs, 0, 2).numpy())
+    for dims in ((2,), (2, 1, 1), (1, 2, 1, 3)):
+        assert np.array_equal(tl.tile(ours, dims).numpy(), torch.tile(theirs, dims).numpy())
+    assert tl.broadcast_to(tl.ones(3, 1), (2, 3, 4)).shape == (2, 3, 4)
+    shapes = [tuple(t.shape) for t in tl.broadcast_tensors(tl.ones(3, 1), tl.ones(4), tl.ones(1))]
+    assert shapes == [(3, 4)] * 3
+    index = np.array([2, 0, 2])
+    x = tl.tensor(values, requires_grad=True)
+    tx = torch.tensor(values, requires_grad=True)
+    for lib_x, lib, idx in ((x, tl, tl.tensor(index)), (tx, torch, torch.tensor(index))):
+        (lib.index_select(lib_x, 1, idx) * 2).sum().backward()
+    assert np.array_equal(tl.index_select(x, 1, tl.tensor(index)).detach().numpy(),
+                          torch.index_select(tx, 1, torch.tensor(index)).detach().numpy())
+    assert np.array_equal(x.grad.numpy(), tx.grad.numpy())  # a position picked twice: 4
+    mask = values % 3 == 0
+    x.grad = None
+    tx.grad = None
+    tl.masked_select(x, tl.tensor(mask[0])).sum().backward()
+    torch.masked_select(tx, torch.tensor(mask[0])).sum().backward()
+    assert np.array_equal(x.grad.numpy(), tx.grad.numpy())
+    assert tl.masked_select(x, tl.tensor(mask)).tolist() == values[mask].tolist()
+
+
+def test_index_select_and_masked_select_refuse_bad_indices():
+    with pytest.raises(ValueError, match="index must be a 1-D integer tensor, got float32"):
+        tl.index_select(tl.ones(3), 0, tl.tensor([1.0]))
+    with pytest.raises(TypeError, match="mask must be a bool tensor, got int64"):
+        tl.masked_select(tl.ones(3), tl.tensor([1, 0, 1]))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["float16", "float32", "float64", "int8", "uint8", "int64"])
+def test_finfo_and_iinfo_match_pytorch(name):
+    torch = torch_or_skip()
+    ours_dtype, theirs_dtype = getattr(tl, name), getattr(torch, name)
+    if name.startswith("float"):
+        ours, theirs = tl.finfo(ours_dtype), torch.finfo(theirs_dtype)
+        fields = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution")
+    else:
+        ours, theirs = tl.iinfo(ours_dtype), torch.iinfo(theirs_dtype)
+        fields = ("bits", "max", "min")
+    assert {f: getattr(ours, f) for f in fields} == {f: getattr(theirs, f) for f in fields}
+    assert ours.dtype == name
+    assert tl.finfo().eps == torch.finfo().eps
+
+
+def test_finfo_and_iinfo_refuse_the_other_kind():
+    with pytest.raises(TypeError, match="requires a floating point input type, got int64"):
+        tl.finfo(tl.int64)
+    with pytest.raises(TypeError, match="requires an integer input type, got float32"):
+        tl.iinfo(tl.float32)

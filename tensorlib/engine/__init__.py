@@ -45,6 +45,16 @@ from tensorlib.engine.elementwise import (
 from tensorlib.engine.elementwise import (
     Expm1, LogBase, PiecewiseConstant, ceil, clip, expm1, floor, log2, log10, round, sign, trunc,
 )
+from tensorlib.engine.elementwise import (
+    Acos, Asin, Atan, Cosh, Sinh, Tan, acos, arccos, arcsin, arctan, asin, atan, clamp_max,
+    clamp_min, cosh, sinh, tan,
+)
+from tensorlib.engine.arithmetic import addcdiv, addcmul, lerp
+from tensorlib.engine.shape_ops import (
+    broadcast_tensors, broadcast_to, movedim, swapaxes, swapdims, tile,
+)
+from tensorlib.engine.indexing import index_select, masked_select
+from tensorlib.engine.dtypes import finfo, iinfo
 from tensorlib.engine.softmax_ops import (
     LogSoftmax, LogSumExp, Softmax, log_softmax, logsumexp, softmax,
 )
@@ -74,6 +84,10 @@ __all__ = [
     "logical_or", "logical_xor", "nonzero", "reciprocal", "signbit", "argsort",
     "Expm1", "LogBase", "PiecewiseConstant", "ceil", "clip", "expm1", "floor", "log2", "log10",
     "round", "sign", "trunc", "LogSumExp", "logsumexp",
+    "Acos", "Asin", "Atan", "Cosh", "Sinh", "Tan", "acos", "arccos", "arcsin", "arctan", "asin",
+    "atan", "clamp_max", "clamp_min", "cosh", "sinh", "tan", "addcdiv", "addcmul", "lerp",
+    "broadcast_tensors", "broadcast_to", "movedim", "swapaxes", "swapdims", "tile",
+    "index_select", "masked_select", "finfo", "iinfo",
     "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "div", "eq", "equal", "floor_divide", "ge", "gt", "le", "lt",
     "mul", "ne", "neg", "pow", "remainder", "rsqrt", "square", "sub",

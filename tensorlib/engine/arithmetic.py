@@ -27,6 +27,9 @@ __all__ = [
     'neg',
     'square',
     'rsqrt',
+    'lerp',
+    'addcmul',
+    'addcdiv',
     'floor_divide',
     'remainder',
     'eq',
@@ -346,6 +349,21 @@ def square(input: Tensor) -> Tensor:
 def rsqrt(input: Tensor) -> Tensor:
     """``1 / sqrt(x)``."""
     return Pow.apply(input, -0.5)
+
+def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
+    """:math:`x + w\\,(e - x)`, elementwise with broadcasting: a composite, so autograd
+    differentiates it through its ``sub``, ``mul`` and ``add``."""
+    return add(input, mul(weight, sub(end, input)))
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """:math:`x + v\\,t_1 t_2`, elementwise with broadcasting (a composite)."""
+    return add(input, mul(mul(tensor1, tensor2), value))
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """:math:`x + v\\,t_1 / t_2`, elementwise with broadcasting (a composite)."""
+    return add(input, mul(div(tensor1, tensor2), value))
 
 
 # %% book/02_autograd.ipynb, cell 75

@@ -33,6 +33,8 @@ __all__ = [
     'set_default_device',
     'get_default_device',
     'cuda',
+    'finfo',
+    'iinfo',
     'parse_to',
 ]
 
@@ -211,6 +213,47 @@ cuda = _Cuda()
 def _is_device(value: Any) -> bool:
     """Whether a positional argument of ``Tensor.to`` names a device (rather than a dtype)."""
     return isinstance(value, (str, device))
+
+class finfo:  # noqa: N801  (PyTorch's name)
+    """The limits of a floating dtype, as ``torch.finfo(dtype)`` gives them (default: float32):
+    ``bits``, ``eps`` (the gap above 1), ``max``, ``min`` (the most negative, ``-max``),
+    ``tiny`` and ``smallest_normal`` (the least positive normal number), ``resolution`` and
+    ``dtype`` (its name). Programs use ``finfo(x.dtype).min`` as a mask value that stays finite."""
+
+    def __init__(self, type: Any = None) -> None:
+        kind = np.dtype(float32 if type is None else type)
+        if kind.kind != "f":
+            raise TypeError(
+                f"finfo() requires a floating point input type, got {kind}; use iinfo for integers"
+            )
+        info = np.finfo(kind)
+        self.bits, self.dtype = info.bits, str(kind)
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0**-info.precision  # 1e-6 for float32, as PyTorch states it
+
+    def __repr__(self) -> str:
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
+
+
+class iinfo:  # noqa: N801  (PyTorch's name)
+    """The limits of an integer dtype, as ``torch.iinfo(dtype)``: ``bits``, ``max``, ``min``,
+    ``dtype`` (its name)."""
+
+    def __init__(self, type: Any) -> None:
+        kind = np.dtype(type)
+        if kind.kind not in "iu":
+            raise TypeError(f"iinfo() requires an integer input type, got {kind}; use finfo")
+        info = np.iinfo(kind)
+        self.bits, self.dtype = info.bits, str(kind)
+        self.max, self.min = int(info.max), int(info.min)
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
 # %% book/02_autograd.ipynb, cell 21

@@ -24,6 +24,12 @@ __all__ = [
     'Expm1',
     'LogBase',
     'PiecewiseConstant',
+    'Tan',
+    'Atan',
+    'Asin',
+    'Acos',
+    'Sinh',
+    'Cosh',
     'Tanh',
     'sigmoid_array',
     'Sigmoid',
@@ -45,6 +51,14 @@ __all__ = [
     'floor',
     'ceil',
     'trunc',
+    'tan',
+    'atan',
+    'asin',
+    'acos',
+    'sinh',
+    'cosh',
+    'clamp_min',
+    'clamp_max',
     'round',
     'sign',
     'clip',
@@ -227,6 +241,99 @@ class PiecewiseConstant(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.zeros(self.shape, grad.dtype),)
+
+class Tan(Function):
+    """:math:`y = \\tan x`; :math:`\\bar x = \\bar y\\,(1 + y^2)`."""
+
+    __slots__ = ("out",)
+    reads = (("out",),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.out = np.tan(floating_array(x))
+        return self.out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad * (1 + self.out * self.out),)
+
+
+class Atan(Function):
+    """:math:`y = \\arctan x`; :math:`\\bar x = \\bar y / (1 + x^2)`."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = floating_array(x)
+        return np.arctan(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad / (1 + self.x * self.x),)
+
+
+class Asin(Function):
+    """:math:`y = \\arcsin x`; :math:`\\bar x = \\bar y / \\sqrt{1 - x^2}` (NaN outside
+    :math:`[-1, 1]`, infinite at its ends, as in PyTorch)."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = floating_array(x)
+        with np.errstate(invalid="ignore"):
+            return np.arcsin(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (grad / np.sqrt(1 - self.x * self.x),)
+
+
+class Acos(Function):
+    """:math:`y = \\arccos x = \\pi/2 - \\arcsin x`;
+    :math:`\\bar x = -\\bar y / \\sqrt{1 - x^2}`."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = floating_array(x)
+        with np.errstate(invalid="ignore"):
+            return np.arccos(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (-grad / np.sqrt(1 - self.x * self.x),)
+
+
+class Sinh(Function):
+    """:math:`y = \\sinh x`; :math:`\\bar x = \\bar y \\cosh x`."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = floating_array(x)
+        with np.errstate(over="ignore"):
+            return np.sinh(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(over="ignore"):
+            return (grad * np.cosh(self.x),)
+
+
+class Cosh(Function):
+    """:math:`y = \\cosh x`; :math:`\\bar x = \\bar y \\sinh x`."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = floating_array(x)
+        with np.errstate(over="ignore"):
+            return np.cosh(self.x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(over="ignore"):
+            return (grad * np.sinh(self.x),)
 
 
 # %% book/02_autograd.ipynb, cell 104
@@ -421,6 +528,49 @@ def ceil(input: Tensor) -> Tensor:
 def trunc(input: Tensor) -> Tensor:
     """``x`` rounded toward zero, elementwise; gradient 0."""
     return PiecewiseConstant.apply(input, ufunc=np.trunc)
+
+
+def tan(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\tan x`."""
+    return Tan.apply(input)
+
+
+def atan(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\arctan x` (also ``arctan``)."""
+    return Atan.apply(input)
+
+
+def asin(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\arcsin x` (also ``arcsin``)."""
+    return Asin.apply(input)
+
+
+def acos(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\arccos x` (also ``arccos``)."""
+    return Acos.apply(input)
+
+
+def sinh(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\sinh x`."""
+    return Sinh.apply(input)
+
+
+def cosh(input: Tensor) -> Tensor:
+    r"""Elementwise :math:`\cosh x`."""
+    return Cosh.apply(input)
+
+
+arctan, arcsin, arccos = atan, asin, acos
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """``clamp(input, min=min)``."""
+    return clamp(input, min, None)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """``clamp(input, max=max)``."""
+    return clamp(input, None, max)
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # shadows the builtin in this module

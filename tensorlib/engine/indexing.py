@@ -16,6 +16,8 @@ __all__ = [
     'getitem',
     'gather',
     'narrow',
+    'index_select',
+    'masked_select',
 ]
 
 
@@ -197,3 +199,24 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
         )
     axis = normalize_axis(dim, input._data.ndim)
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
+    ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
+    if index._data.ndim > 1 or index._data.dtype.kind not in "iu":
+        raise ValueError(
+            f"index_select: index must be a 1-D integer tensor, got {index._data.dtype} of shape "
+            f"{tuple(index._data.shape)}"
+        )
+    axis = normalize_axis(dim, input._data.ndim or 1)
+    return input[(slice(None),) * axis + (index.reshape(-1),)]
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The entries of ``input`` where the bool ``mask`` is true (the two broadcast together), as
+    a 1-D tensor in row-major order; the gradient goes back to those entries."""
+    if mask._data.dtype != np.bool_:
+        raise TypeError(f"masked_select: mask must be a bool tensor, got {mask._data.dtype}")
+    shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+    values = input if input._data.shape == shape else input.expand(*shape)
+    return values[mask.expand(*shape) if mask._data.shape != shape else mask]

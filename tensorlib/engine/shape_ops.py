@@ -32,6 +32,12 @@ __all__ = [
     'reverse_dims',
     'expand',
     'repeat',
+    'broadcast_to',
+    'broadcast_tensors',
+    'movedim',
+    'swapaxes',
+    'swapdims',
+    'tile',
 ]
 
 
@@ -358,3 +364,45 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
             f"of tensor ({input._data.ndim})"
         )
     return Repeat.apply(input, sizes=sizes)
+
+def broadcast_to(input: Tensor, size: Any) -> Tensor:
+    """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
+    return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    """The tensors broadcast to their common shape (views, as ``expand`` makes)."""
+    shape = np.broadcast_shapes(*(t._data.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """``input`` with dims ``source`` (an int or a sequence) moved to ``destination``, the
+    others keeping their order (a ``permute``)."""
+    ndim = input._data.ndim
+    source = (source,) if isinstance(source, int) else tuple(source)
+    destination = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(source) != len(destination):
+        raise ValueError(
+            f"movedim: source and destination need as many dims, got {source} and {destination}"
+        )
+    moved = [normalize_axis(d, ndim) for d in source]
+    targets = [normalize_axis(d, ndim) for d in destination]
+    rest = iter(d for d in range(ndim) if d not in moved)
+    dims = [moved[targets.index(k)] if k in targets else next(rest) for k in range(ndim)]
+    return permute(input, dims)
+
+
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """``transpose`` under NumPy's name (also ``swapdims``)."""
+    return transpose(input, axis0, axis1)
+
+
+swapdims = swapaxes
+
+
+def tile(input: Tensor, dims: Any) -> Tensor:
+    """``input`` repeated ``dims[d]`` times along each dim; fewer ``dims`` than dimensions are
+    padded with 1s in front (where ``repeat`` would refuse them), as ``torch.tile``."""
+    dims = tuple(dims) if not isinstance(dims, int) else (dims,)
+    return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)

@@ -1033,6 +1033,52 @@ class Tensor:
         """``log(1 + x)``, accurate for small ``x``."""
         return elementwise.log1p(self)
 
+    def tan(self) -> Tensor:
+        r"""Elementwise :math:`\tan x`."""
+        return elementwise.tan(self)
+
+    def atan(self) -> Tensor:
+        r"""Elementwise :math:`\arctan x`."""
+        return elementwise.atan(self)
+
+    def asin(self) -> Tensor:
+        r"""Elementwise :math:`\arcsin x`."""
+        return elementwise.asin(self)
+
+    def acos(self) -> Tensor:
+        r"""Elementwise :math:`\arccos x`."""
+        return elementwise.acos(self)
+
+    arctan, arcsin, arccos = atan, asin, acos
+
+    def sinh(self) -> Tensor:
+        r"""Elementwise :math:`\sinh x`."""
+        return elementwise.sinh(self)
+
+    def cosh(self) -> Tensor:
+        r"""Elementwise :math:`\cosh x`."""
+        return elementwise.cosh(self)
+
+    def clamp_min(self, min: Any) -> Tensor:
+        """``clamp(min=min)``."""
+        return elementwise.clamp(self, min, None)
+
+    def clamp_max(self, max: Any) -> Tensor:
+        """``clamp(max=max)``."""
+        return elementwise.clamp(self, None, max)
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        """:math:`x + w (e - x)`."""
+        return arithmetic.lerp(self, end, weight)
+
+    def addcmul(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        """:math:`x + v\\,t_1 t_2`."""
+        return arithmetic.addcmul(self, tensor1, tensor2, value=value)
+
+    def addcdiv(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        """:math:`x + v\\,t_1 / t_2`."""
+        return arithmetic.addcdiv(self, tensor1, tensor2, value=value)
+
     def expm1(self) -> Tensor:
         """``exp(x) - 1``, accurate for small ``x``."""
         return elementwise.expm1(self)
@@ -1156,6 +1202,30 @@ class Tensor:
     def swapaxes(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         """``transpose``, by numpy's name."""
         return shape_ops.transpose(self, dim0, dim1)
+
+    def swapdims(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        """``transpose``, by another of PyTorch's names."""
+        return shape_ops.transpose(self, dim0, dim1)
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        """Dims ``source`` moved to ``destination``, the others in order."""
+        return shape_ops.movedim(self, source, destination)
+
+    def broadcast_to(self, size: Any) -> Tensor:
+        """A broadcast view to ``size`` (``expand``)."""
+        return shape_ops.broadcast_to(self, size)
+
+    def tile(self, dims: Any) -> Tensor:
+        """Repeated ``dims[d]`` times along each dim (missing leading ``dims`` are 1)."""
+        return shape_ops.tile(self, dims)
+
+    def index_select(self, dim: builtins.int, index: Tensor) -> Tensor:
+        """The entries along ``dim`` at the 1-D integer ``index``."""
+        return indexing.index_select(self, dim, index)
+
+    def masked_select(self, mask: Tensor) -> Tensor:
+        """The entries where the bool ``mask`` holds, as a 1-D tensor."""
+        return indexing.masked_select(self, mask)
 
     def t(self) -> Tensor:
         """The transpose of a tensor with at most 2 dims."""
