@@ -37,7 +37,8 @@ from tensorlib.engine import (
 )
 from tensorlib.engine import (
     acos, addcdiv, addcmul, arccos, arcsin, arctan, asin, atan, broadcast_tensors, broadcast_to,
-    clamp_max, clamp_min, cosh, finfo, iinfo, index_select, lerp, masked_select, movedim, sinh,
+    clamp_max, clamp_min, cosh, einsum, finfo, iinfo, index_select, lerp, masked_select, movedim,
+    sinh,
     swapaxes, swapdims, tan, tile,
 )
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional

@@ -36,7 +36,7 @@ from tensorlib.engine.reductions import (
     amin, argmax, argmin, cumsum, max, maximum, mean, min, minimum, norm, sort, std, sum, topk, var,
 )
 from tensorlib.engine.reductions import argsort
-from tensorlib.engine.matmul_ops import MatMul, bmm, matmul, outer
+from tensorlib.engine.matmul_ops import Einsum, MatMul, bmm, einsum, matmul, outer
 from tensorlib.engine.selection import MaskedFill, Where, masked_fill, tril, triu, where
 from tensorlib.engine.elementwise import (
     Abs, Clamp, Cos, Exp, Log, Log1p, Relu, Sigmoid, Sin, Sqrt, Tanh, abs, clamp, cos, exp, log,
@@ -94,7 +94,7 @@ __all__ = [
     "ElementwiseExtremum", "Extremum", "ExtremumAlongDim", "Mean", "Norm", "Sort", "Std", "Sum",
     "Var", "Cumsum", "amax", "amin", "argmax", "argmin", "cumsum", "max", "maximum", "mean", "min",
     "minimum", "norm", "sort", "std", "sum", "topk", "var",
-    "MatMul", "bmm", "matmul", "outer",
+    "Einsum", "MatMul", "bmm", "einsum", "matmul", "outer",
     "get_num_threads", "parallel_for", "set_num_threads",
     "MaskedFill", "Where", "masked_fill", "tril", "triu", "where",
     "Abs", "Clamp", "Cos", "Exp", "Log", "Log1p", "Relu", "Sigmoid", "Sin", "Sqrt", "Tanh", "abs",

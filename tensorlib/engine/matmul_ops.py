@@ -15,10 +15,13 @@ __all__ = [
     'mm',
     'bmm',
     'outer',
+    'Einsum',
+    'einsum',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 93
+import string
 from typing import Any
 
 import numpy as np
@@ -123,3 +126,97 @@ def outer(input: Tensor, vec2: Tensor) -> Tensor:
             f"{getattr(vec2, 'shape', None)}"
         )
     return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+def _einsum_subscripts(equation: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """The input subscripts and the output of ``equation``, explicit: ``...`` replaced by letters
+    the equation does not use (right-aligned across operands, as broadcasting aligns them), and
+    an implicit output made of the letters that appear once, in alphabetical order (capitals
+    first, as in PyTorch), after the ``...`` ones."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(
+            f"einsum: the equation has {len(terms)} operands, {len(shapes)} tensors were given"
+        )
+    pairs = list(zip(terms, shapes, strict=True))
+    ranks = [len(shape) - len(term.replace("...", "")) for term, shape in pairs]
+    if any(r < 0 or (r and "..." not in t) for r, (t, _) in zip(ranks, pairs, strict=True)):
+        raise ValueError(f"einsum: {equation!r} does not match operands of shapes {shapes}")
+    # (no max(): the notebook that defines this has rebound it to tensorlib's)
+    extra = int(np.max(ranks)) if ranks else 0
+    unused = [c for c in string.ascii_letters if c not in equation]
+    spare = "".join(unused[:extra])
+    terms = [t.replace("...", spare[extra - r :]) for t, r in zip(terms, ranks, strict=True)]
+    if arrow:
+        output = output.replace("...", spare)
+    else:
+        counts = "".join(terms)
+        once = sorted(c for c in set(counts) if counts.count(c) == 1 and c not in spare)
+        output = spare + "".join(once)
+    return terms, output
+
+
+class Einsum(Function):
+    """A sum of products over the repeated letters of an equation (``"bij,bjk->bik"``).
+
+    The gradient of operand :math:`k` is the same kind of sum: the output's gradient times the
+    other operands, summed over every letter operand :math:`k` lacks, written to its own letters.
+    Letters only operand :math:`k` has (summed in the forward) broadcast back; a letter twice in
+    one operand (a diagonal, ``"ii->i"``) receives the gradient on that diagonal; a broadcast
+    ``...`` dimension of size 1 sums it.
+    """
+
+    __slots__ = ("terms", "output", "arrays")
+    reads = None  # every operand's gradient reads the others: the engine keeps all inputs
+
+    def forward(self, *arrays: np.ndarray, equation: str) -> np.ndarray:
+        self.terms, self.output = _einsum_subscripts(equation, [a.shape for a in arrays])
+        self.arrays = arrays
+        spec = ",".join(self.terms) + "->" + self.output
+        return np.asarray(np.einsum(spec, *arrays, optimize=len(arrays) > 1))
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        return tuple(
+            self._operand_grad(k, grad) if need else None
+            for k, need in enumerate(self.needs_input_grad)
+        )
+
+    def _operand_grad(self, k: int, grad: np.ndarray) -> np.ndarray:
+        term, array = self.terms[k], self.arrays[k]
+        letters = "".join(dict.fromkeys(term))  # its letters once, in order
+        pairs = zip(self.terms, self.arrays, strict=True)
+        others = [(t, a) for j, (t, a) in enumerate(pairs) if j != k]
+        known = set(self.output).union(*(set(t) for t, _ in others))
+        kept = "".join(c for c in letters if c in known)
+        spec = ",".join([self.output] + [t for t, _ in others]) + "->" + kept
+        partial = np.einsum(spec, grad, *(a for _, a in others), optimize=bool(others))
+        sizes: dict[str, int] = {}  # each letter's size, the largest where "..." broadcasts
+        shapes = [a.shape for a in self.arrays]
+        for t, shape in [(self.output, grad.shape), *zip(self.terms, shapes, strict=True)]:
+            for c, n in zip(t, shape, strict=True):
+                sizes[c] = n if n > sizes.get(c, 1) else sizes.get(c, 1)
+        for axis, c in enumerate(letters):  # letters summed only here: broadcast back
+            if c not in known:
+                partial = np.expand_dims(partial, axis)
+        partial = np.broadcast_to(partial, [sizes[c] for c in letters])
+        unique_shape = [array.shape[term.index(c)] for c in letters]
+        for axis, n in enumerate(unique_shape):  # a broadcast "..." dim of size 1: sum it
+            if n == 1 and partial.shape[axis] != 1:
+                partial = partial.sum(axis=axis, keepdims=True)
+        out = np.zeros(array.shape, np.result_type(grad, array))
+        np.einsum(f"{term}->{letters}", out)[...] = partial  # a view: the diagonal, if repeated
+        return out
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation over the letters of ``equation``, as ``torch.einsum``:
+    ``einsum("bij,bjk->bik", a, b)`` is a batched product, ``einsum("ii", a)`` a trace; ``...``
+    stands for broadcast dimensions, and without ``->`` the output is the letters that appear
+    once, in alphabetical order. ``operands`` may also be one list of tensors."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for operand in operands:
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"einsum expects Tensors, got {type(operand).__name__}")
+    return Einsum.apply(*operands, equation=equation)
