@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.distributions.distribution import Distribution, _parameter
+from tensorlib.distributions.distribution import Distribution, _probs_or_logits
 from tensorlib.engine import Tensor, clamp, log, no_grad, sigmoid, tensor
 from tensorlib.nn.functional.loss import binary_cross_entropy_with_logits
 from tensorlib.random import bernoulli
@@ -36,9 +36,7 @@ class Bernoulli(Distribution):
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = _parameter(probs if logits is None else logits)
+        given, _ = _probs_or_logits(probs, logits)
         super().__init__(tuple(given.shape), (), validate_args)
         if logits is None and self._validate_args:
             array = given.detach().numpy()

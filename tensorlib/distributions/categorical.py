@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.distributions.distribution import Distribution, _parameter
+from tensorlib.distributions.distribution import Distribution, _probs_or_logits
 from tensorlib.engine import Tensor, clamp, log, log_softmax, no_grad, softmax, tensor
 from tensorlib.random import multinomial
 
@@ -38,9 +38,7 @@ class Categorical(Distribution):
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
     ) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        given = _parameter(probs if logits is None else logits)
+        given, _ = _probs_or_logits(probs, logits)
         if given.ndim < 1:
             raise ValueError(
                 "Categorical: probs or logits must have at least one dimension (the categories), "

@@ -42,6 +42,14 @@ def _parameter(value: Any) -> Tensor:
     return value if value.dtype.kind == "f" else value.float()
 
 
+def _probs_or_logits(probs: Any, logits: Any) -> tuple[Tensor, bool]:
+    """The one of ``probs`` and ``logits`` that was given, as a floating tensor, and whether it
+    is the logits: a distribution of categories or coins takes exactly one of the two."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    return _parameter(probs if logits is None else logits), logits is not None
+
+
 class Distribution:
     """The interface of a distribution with parameters of ``batch_shape`` and draws of
     ``event_shape``; each subclass gives ``log_prob``, ``entropy``, ``mean`` and ``variance``, and
