@@ -238,30 +238,32 @@ def _integer_power(a: Any, b: np.ndarray) -> np.ndarray:
     return np.where(b < 0, reciprocal, out).astype(out.dtype)
 
 
-# PyTorch's shortcuts for one exponent (ATen's pow kernels): the same bits as PyTorch
-_POWER_SHORTCUTS = {
-    2.0: lambda a: a * a,
-    3.0: lambda a: a * a * a,
-    -1.0: lambda a: 1 / a,
-    -2.0: lambda a: 1 / (a * a),
-    -0.5: lambda a: 1 / np.sqrt(a),
-}
-
-
 def _power(a: Any, b: Any) -> np.ndarray:
     """``np.power(a, b)``, faster where one exponent meets a floating array.
 
-    Exponents 2, 3, -1, -2 and -1/2 are products and square roots, as PyTorch computes them.
-    Other whole exponents are :math:`|a|^b` with the sign of ``a`` put back when ``b`` is odd:
-    numpy's ``power`` leaves its vectorised loop for a negative base and runs about 25 times
-    slower (``x ** 3`` on a million float32 numbers: 50 ms against 2).
+    Exponents 2, 3, -1, -2 and -1/2 are products and square roots, as PyTorch's kernels compute
+    them (the same bits). Other whole exponents are :math:`|a|^b` with the sign of ``a`` put back
+    when ``b`` is odd: numpy's ``power`` leaves its vectorised loop for a negative base and runs
+    about 25 times slower (``x ** 3`` on a million float32 numbers: 50 ms against 2).
     """
-    if not (isinstance(a, np.ndarray) and a.dtype.kind == "f" and np.ndim(b) == 0):
+    if not (type(a) is np.ndarray and a.dtype.kind == "f"):
         return np.power(a, b)
-    exponent = float(b)
-    shortcut = _POWER_SHORTCUTS.get(exponent)
-    if shortcut is not None:
-        return np.asarray(shortcut(a), dtype=a.dtype)
+    if type(b) is float or type(b) is int:
+        exponent = float(b)
+    elif type(b) is np.ndarray and b.ndim == 0:
+        exponent = float(b)
+    else:
+        return np.power(a, b)
+    if exponent == 2.0:  # the common case first: x ** 2, square()
+        return a * a
+    if exponent == 3.0:
+        return a * a * a
+    if exponent == -1.0:
+        return 1 / a
+    if exponent == -2.0:
+        return 1 / (a * a)
+    if exponent == -0.5:
+        return 1 / np.sqrt(a)
     if not exponent.is_integer():
         return np.power(a, b)
     magnitude = np.asarray(np.power(np.abs(a), b))  # an array also for a 0-d ``a``
