@@ -41,6 +41,7 @@ from tensorlib.engine import (
     sinh,
     swapaxes, swapdims, tan, tile,
 )
+from tensorlib.engine import diag, diagonal, meshgrid, repeat_interleave, trace
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)

@@ -252,3 +252,47 @@ def test_finfo_and_iinfo_refuse_the_other_kind():
         tl.finfo(tl.int64)
     with pytest.raises(TypeError, match="requires an integer input type, got float32"):
         tl.iinfo(tl.float32)
+
+
+@pytest.mark.parity
+def test_diagonal_diag_trace_repeat_interleave_meshgrid_match_pytorch():
+    torch = torch_or_skip()
+    rng = np.random.default_rng(7)
+    cube, vector = rng.standard_normal((3, 4, 5)), rng.standard_normal(4)
+
+    def both(fn, *arrays):
+        results = []
+        for lib in (tl, torch):
+            tensors = [lib.tensor(a, requires_grad=True) for a in arrays]
+            out = fn(lib, *tensors)
+            outs = out if isinstance(out, tuple) else (out,)
+            weights = [np.random.default_rng(2).standard_normal(tuple(o.shape)) for o in outs]
+            sum(((o * lib.tensor(w)).sum() for o, w in zip(outs, weights, strict=True))).backward()
+            results.append(([o.detach().numpy() for o in outs], [t.grad.numpy() for t in tensors]))
+        for mine, theirs in zip(results[0][0] + results[0][1], results[1][0] + results[1][1],
+                                strict=True):
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+
+    for offset, dim1, dim2 in ((0, 0, 1), (1, 0, 1), (-2, 1, 2), (2, 2, 0), (7, 0, 1)):
+        both(lambda lib, x, o=offset, a=dim1, b=dim2: lib.diagonal(x, o, a, b), cube)
+    for k in (0, 1, -2):
+        both(lambda lib, v, k=k: lib.diag(v, k), vector)
+        both(lambda lib, m, k=k: m.diag(k), cube[0])
+    both(lambda lib, m: lib.trace(m), cube[0])
+    for repeats, dim in ((2, None), (3, 1), ([1, 0, 2], 0)):
+        both(lambda lib, x, r=repeats, d=dim: lib.repeat_interleave(
+            x, r if isinstance(r, int) else lib.tensor(r), dim=d), cube)
+    for indexing in ("ij", "xy"):
+        both(lambda lib, a, b, c, i=indexing: lib.meshgrid(a, b, c, indexing=i),
+             vector, vector[:3], vector[:2])
+
+
+def test_bad_arguments_of_the_index_functions():
+    with pytest.raises(ValueError, match="diagonal: expected at least 2 dims"):
+        tl.diagonal(tl.ones(3))
+    with pytest.raises(ValueError, match="trace: expected a matrix"):
+        tl.trace(tl.ones(2, 2, 2))
+    with pytest.raises(ValueError, match="repeats must be integers >= 0"):
+        tl.repeat_interleave(tl.ones(3), tl.tensor([1, -1, 2]))
+    with pytest.raises(ValueError, match="indexing must be 'ij' or 'xy'"):
+        tl.meshgrid(tl.ones(2), indexing="yx")

@@ -53,7 +53,9 @@ from tensorlib.engine.arithmetic import addcdiv, addcmul, lerp
 from tensorlib.engine.shape_ops import (
     broadcast_tensors, broadcast_to, movedim, swapaxes, swapdims, tile,
 )
-from tensorlib.engine.indexing import index_select, masked_select
+from tensorlib.engine.indexing import (
+    diag, diagonal, index_select, masked_select, meshgrid, repeat_interleave, trace,
+)
 from tensorlib.engine.dtypes import finfo, iinfo
 from tensorlib.engine.softmax_ops import (
     LogSoftmax, LogSumExp, Softmax, log_softmax, logsumexp, softmax,
@@ -87,7 +89,8 @@ __all__ = [
     "Acos", "Asin", "Atan", "Cosh", "Sinh", "Tan", "acos", "arccos", "arcsin", "arctan", "asin",
     "atan", "clamp_max", "clamp_min", "cosh", "sinh", "tan", "addcdiv", "addcmul", "lerp",
     "broadcast_tensors", "broadcast_to", "movedim", "swapaxes", "swapdims", "tile",
-    "index_select", "masked_select", "finfo", "iinfo",
+    "index_select", "masked_select", "finfo", "iinfo", "diag", "diagonal", "meshgrid",
+    "repeat_interleave", "trace",
     "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "div", "eq", "equal", "floor_divide", "ge", "gt", "le", "lt",
     "mul", "ne", "neg", "pow", "remainder", "rsqrt", "square", "sub",

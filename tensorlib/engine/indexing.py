@@ -18,6 +18,11 @@ __all__ = [
     'narrow',
     'index_select',
     'masked_select',
+    'diagonal',
+    'trace',
+    'diag',
+    'repeat_interleave',
+    'meshgrid',
 ]
 
 
@@ -30,7 +35,7 @@ import numpy as np
 
 from tensorlib.engine.function import Function
 from tensorlib.engine.shape_ops import _view_of
-from tensorlib.engine.tensor_type import Tensor
+from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
 
 
@@ -220,3 +225,78 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
     values = input if input._data.shape == shape else input.expand(*shape)
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
+
+def _index(values: np.ndarray) -> Tensor:
+    """An int64 index tensor outside the graph."""
+    return _wrap(np.asarray(values, dtype=np.int64), None)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The entries :math:`x_{i, i + offset}` of the matrices in dims ``dim1`` and ``dim2``, as the
+    last dim of the result (a copy, read with an index, so the gradient goes back to them)."""
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise ValueError(f"diagonal: expected at least 2 dims, got shape {tuple(input.shape)}")
+    moved = input.movedim((dim1, dim2), (ndim - 2, ndim - 1))
+    rows, columns = moved._data.shape[-2:]
+    first_row, first_column = (0, offset) if offset >= 0 else (-offset, 0)
+    count = int(np.clip(np.minimum(rows - first_row, columns - first_column), 0, None))
+    steps = np.arange(count)
+    return moved[..., _index(steps + first_row), _index(steps + first_column)]
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of the main diagonal of a matrix."""
+    if input._data.ndim != 2:
+        raise ValueError(f"trace: expected a matrix, got shape {tuple(input.shape)}")
+    return diagonal(input).sum()
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A vector's entries put on the ``diagonal``-th diagonal of a square matrix of zeros, or a
+    matrix's ``diagonal``-th diagonal as a vector, as ``torch.diag``."""
+    if input._data.ndim == 2:
+        return input.diagonal(diagonal)
+    if input._data.ndim != 1:
+        raise ValueError(f"diag: expected a vector or a matrix, got shape {tuple(input.shape)}")
+    n, shift = input._data.shape[0], diagonal if diagonal >= 0 else -diagonal
+    size = n + shift
+    rows, columns = np.indices((size, size))
+    on_diagonal = columns - rows == diagonal
+    source = np.clip(rows if diagonal >= 0 else columns, 0, n - 1)  # which entry each cell reads
+    mask = _wrap(on_diagonal.astype(input._data.dtype), None)
+    return input[_index(source)] * mask
+
+
+def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+    """Each entry along ``dim`` repeated ``repeats`` times in place (an int, or one count per
+    entry); with no ``dim``, of the flattened tensor. Differentiable: an index read."""
+    values = input.reshape(-1) if dim is None else input
+    axis = 0 if dim is None else normalize_axis(dim, values._data.ndim or 1)
+    counts = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    if counts.dtype.kind not in "iu" or (counts < 0).any():
+        raise ValueError(f"repeat_interleave: repeats must be integers >= 0, got {repeats!r}")
+    index = np.repeat(np.arange(values._data.shape[axis]), counts)
+    return values[(slice(None),) * axis + (_index(index),)]
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors: output ``k`` holds tensor ``k`` along its own dim,
+    broadcast over the others (views). ``indexing="xy"`` swaps the first two dims, as NumPy's
+    and PyTorch's do (rows follow the second tensor)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(order) >= 2:
+        order[0], order[1] = 1, 0
+    shape = [0] * len(tensors)
+    for position, t in zip(order, tensors, strict=True):
+        shape[position] = t._data.size
+    grids = []
+    for position, t in zip(order, tensors, strict=True):
+        placed = [1] * len(tensors)
+        placed[position] = -1
+        grids.append(t.reshape(*placed).expand(*shape))
+    return tuple(grids)

@@ -1227,6 +1227,24 @@ class Tensor:
         """The entries where the bool ``mask`` holds, as a 1-D tensor."""
         return indexing.masked_select(self, mask)
 
+    def diagonal(
+        self, offset: builtins.int = 0, dim1: builtins.int = 0, dim2: builtins.int = 1
+    ) -> Tensor:
+        """The ``offset``-th diagonal of the matrices in ``dim1``, ``dim2``, as the last dim."""
+        return indexing.diagonal(self, offset, dim1, dim2)
+
+    def diag(self, diagonal: builtins.int = 0) -> Tensor:
+        """A vector on a diagonal of a square matrix, or a matrix's diagonal as a vector."""
+        return indexing.diag(self, diagonal)
+
+    def trace(self) -> Tensor:
+        """The sum of a matrix's main diagonal."""
+        return indexing.trace(self)
+
+    def repeat_interleave(self, repeats: Any, dim: builtins.int | None = None) -> Tensor:
+        """Each entry along ``dim`` (or of the flattened tensor) repeated in place."""
+        return indexing.repeat_interleave(self, repeats, dim)
+
     def t(self) -> Tensor:
         """The transpose of a tensor with at most 2 dims."""
         return shape_ops.matrix_transpose(self)
