@@ -42,6 +42,10 @@ from tensorlib.engine import (
     swapaxes, swapdims, tan, tile,
 )
 from tensorlib.engine import diag, diagonal, meshgrid, repeat_interleave, trace
+from tensorlib.engine import (
+    aminmax, bincount, bucketize, nan_to_num, prod, searchsorted, std_mean, tril_indices,
+    triu_indices, unique, var_mean,
+)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)

@@ -296,3 +296,84 @@ def test_bad_arguments_of_the_index_functions():
         tl.repeat_interleave(tl.ones(3), tl.tensor([1, -1, 2]))
     with pytest.raises(ValueError, match="indexing must be 'ij' or 'xy'"):
         tl.meshgrid(tl.ones(2), indexing="yx")
+
+
+@pytest.mark.parity
+def test_prod_with_zeros_and_its_gradient_match_pytorch():
+    torch = torch_or_skip()
+    values = np.array([[1.5, 0.0, 3.0, -2.0], [2.0, 0.0, 0.0, 1.0], [0.5, 4.0, -1.0, 2.0]])
+    for dim, keepdim in ((None, False), (1, False), (0, True), (-1, True)):
+        results = []
+        for lib in (tl, torch):
+            x = lib.tensor(values, requires_grad=True)
+            y = lib.prod(x) if dim is None else lib.prod(x, dim, keepdim=keepdim)
+            (y * lib.tensor(np.full(tuple(y.shape), 1.5))).sum().backward()
+            results.append((y.detach().numpy(), x.grad.numpy()))
+        np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+    assert tl.prod(tl.tensor([2, 3, 4])).dtype == torch.prod(torch.tensor([2, 3, 4])).numpy().dtype
+    x = tl.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: t.prod(1), (x,))
+
+
+@pytest.mark.parity
+def test_outside_the_graph_functions_match_pytorch():
+    torch = torch_or_skip()
+    data = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5])
+    for kwargs in ({}, {"return_counts": True}, {"return_inverse": True, "return_counts": True}):
+        ours = tl.unique(tl.tensor(data), **kwargs)
+        theirs = torch.unique(torch.tensor(data), **kwargs)
+        ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+        assert [o.tolist() for o in ours] == [t.tolist() for t in theirs]
+    rows = np.array([[1, 2], [3, 4], [1, 2]])
+    unique_rows = torch.unique(torch.tensor(rows), dim=0).tolist()
+    assert tl.unique(tl.tensor(rows), dim=0).tolist() == unique_rows
+    assert tl.bincount(tl.tensor(data), minlength=12).tolist() == torch.bincount(
+        torch.tensor(data), minlength=12).tolist()
+    weights = np.linspace(0, 1, len(data))
+    np.testing.assert_allclose(
+        tl.bincount(tl.tensor(data), tl.tensor(weights)).numpy(),
+        torch.bincount(torch.tensor(data), torch.tensor(weights)).numpy())
+    sequence, values = np.array([1.0, 3.0, 5.0, 7.0]), np.array([[0.0, 3.0], [5.0, 9.0]])
+    for right in (False, True):
+        assert tl.searchsorted(tl.tensor(sequence), tl.tensor(values), right=right).tolist() == (
+            torch.searchsorted(torch.tensor(sequence), torch.tensor(values), right=right).tolist())
+        assert tl.bucketize(tl.tensor(values), tl.tensor(sequence), right=right).tolist() == (
+            torch.bucketize(torch.tensor(values), torch.tensor(sequence), right=right).tolist())
+    batched = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])
+    assert tl.searchsorted(tl.tensor(batched), tl.tensor([[2.5], [2.5]])).tolist() == (
+        torch.searchsorted(torch.tensor(batched), torch.tensor([[2.5], [2.5]])).tolist())
+    for offset in (0, 1, -1):
+        assert tl.tril_indices(3, 4, offset).tolist() == torch.tril_indices(3, 4, offset).tolist()
+        assert tl.triu_indices(4, 3, offset).tolist() == torch.triu_indices(4, 3, offset).tolist()
+
+
+@pytest.mark.parity
+def test_nan_to_num_std_mean_var_mean_aminmax_match_pytorch():
+    torch = torch_or_skip()
+    values = np.array([np.nan, np.inf, -np.inf, 1.5, -2.0], dtype=np.float32)
+    for kwargs in ({}, {"nan": 1.0, "posinf": 9.0, "neginf": -9.0}):
+        x, tx = tl.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+        y, ty = tl.nan_to_num(x, **kwargs), torch.nan_to_num(tx, **kwargs)
+        assert np.array_equal(y.detach().numpy(), ty.detach().numpy())
+        y.sum().backward()
+        ty.sum().backward()
+        assert np.array_equal(x.grad.numpy(), tx.grad.numpy())
+    matrix = np.random.default_rng(4).standard_normal((3, 5))
+    for fn in ("std_mean", "var_mean"):
+        for kwargs in ({}, {"dim": 1}, {"dim": 0, "keepdim": True, "correction": 0}):
+            ours = getattr(tl, fn)(tl.tensor(matrix), **kwargs)
+            theirs = getattr(torch, fn)(torch.tensor(matrix), **kwargs)
+            for mine, reference in zip(ours, theirs, strict=True):
+                np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-12)
+    for kwargs in ({}, {"dim": 1}, {"dim": 0, "keepdim": True}):
+        ours = tl.aminmax(tl.tensor(matrix), **kwargs)
+        theirs = torch.aminmax(torch.tensor(matrix), **kwargs)
+        assert [o.tolist() for o in ours] == [t.tolist() for t in theirs]
+
+
+def test_bincount_and_searchsorted_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="bincount: expected a 1-D tensor of integers >= 0"):
+        tl.bincount(tl.tensor([1, -1]))
+    with pytest.raises(ValueError, match="side must be 'left' or 'right', got 'middle'"):
+        tl.searchsorted(tl.tensor([1.0]), tl.tensor([1.0]), side="middle")

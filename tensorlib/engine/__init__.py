@@ -35,7 +35,7 @@ from tensorlib.engine.reductions import (
     ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Std, Sum, Var, Cumsum, amax,
     amin, argmax, argmin, cumsum, max, maximum, mean, min, minimum, norm, sort, std, sum, topk, var,
 )
-from tensorlib.engine.reductions import argsort
+from tensorlib.engine.reductions import Prod, aminmax, argsort, prod, std_mean, var_mean
 from tensorlib.engine.matmul_ops import Einsum, MatMul, bmm, einsum, matmul, outer
 from tensorlib.engine.selection import MaskedFill, Where, masked_fill, tril, triu, where
 from tensorlib.engine.elementwise import (
@@ -50,6 +50,10 @@ from tensorlib.engine.elementwise import (
     clamp_min, cosh, sinh, tan,
 )
 from tensorlib.engine.arithmetic import addcdiv, addcmul, lerp
+from tensorlib.engine.arithmetic import (
+    bincount, bucketize, searchsorted, tril_indices, triu_indices, unique,
+)
+from tensorlib.engine.elementwise import nan_to_num
 from tensorlib.engine.shape_ops import (
     broadcast_tensors, broadcast_to, movedim, swapaxes, swapdims, tile,
 )
@@ -90,7 +94,8 @@ __all__ = [
     "atan", "clamp_max", "clamp_min", "cosh", "sinh", "tan", "addcdiv", "addcmul", "lerp",
     "broadcast_tensors", "broadcast_to", "movedim", "swapaxes", "swapdims", "tile",
     "index_select", "masked_select", "finfo", "iinfo", "diag", "diagonal", "meshgrid",
-    "repeat_interleave", "trace",
+    "repeat_interleave", "trace", "Prod", "aminmax", "prod", "std_mean", "var_mean", "bincount",
+    "bucketize", "searchsorted", "tril_indices", "triu_indices", "unique", "nan_to_num",
     "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "div", "eq", "equal", "floor_divide", "ge", "gt", "le", "lt",
     "mul", "ne", "neg", "pow", "remainder", "rsqrt", "square", "sub",

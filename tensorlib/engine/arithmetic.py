@@ -58,11 +58,17 @@ __all__ = [
     'count_nonzero',
     'nonzero',
     'reciprocal',
+    'unique',
+    'bincount',
+    'searchsorted',
+    'bucketize',
+    'tril_indices',
+    'triu_indices',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 66
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -70,7 +76,7 @@ from tensorlib.engine.dtypes import _DEFAULT_FLOAT
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _promote
 from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
-from tensorlib.shape import broadcast_shapes, normalize_axes, sum_to_shape
+from tensorlib.shape import broadcast_shapes, normalize_axes, normalize_axis, sum_to_shape
 
 
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -561,3 +567,72 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
 def reciprocal(input: Tensor) -> Tensor:
     """Elementwise :math:`1/x` (an integer tensor gives float32, as in PyTorch)."""
     return div(1.0, input)
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """The distinct elements, sorted (or the distinct slices along ``dim``), with, on request,
+    each element's index into them (``return_inverse``, the input's shape) and their counts."""
+    axis = None if dim is None else normalize_axis(dim, input._data.ndim or 1)
+    values, inverse, counts = np.unique(
+        input._data, return_inverse=True, return_counts=True, axis=axis
+    )
+    out = [_wrap(np.asarray(values), None)]
+    if return_inverse:
+        shape = input._data.shape if axis is None else (input._data.shape[axis],)
+        out.append(_wrap(inverse.reshape(shape).astype(np.int64), None))
+    if return_counts:
+        out.append(_wrap(counts.astype(np.int64), None))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How many times each value ``0, 1, ...`` occurs in the 1-D non-negative integer ``input``
+    (or the sum of ``weights`` there), at least ``minlength`` bins."""
+    data = input._data
+    if data.ndim != 1 or data.dtype.kind not in "iu" or (data < 0).any():
+        raise ValueError(f"bincount: expected a 1-D tensor of integers >= 0, got {data.dtype} "
+                         f"of shape {data.shape}")
+    counts = np.bincount(data, None if weights is None else weights._data, minlength)
+    return _wrap(counts.astype(np.int64) if weights is None else counts, None)
+
+
+def searchsorted(
+    sorted_sequence: Tensor, values: Any, *, right: bool = False, side: str | None = None
+) -> Tensor:
+    """For each value, the index at which inserting it keeps ``sorted_sequence`` sorted (the
+    first such index, or the last with ``right=True`` or ``side="right"``), int64; a sequence of
+    several dims searches row by row."""
+    chosen = side or ("right" if right else "left")
+    if chosen not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    where: Literal["left", "right"] = "right" if chosen == "right" else "left"
+    data = sorted_sequence._data
+    wanted = values._data if isinstance(values, Tensor) else np.asarray(values)
+    if data.ndim <= 1:
+        return _wrap(np.asarray(np.searchsorted(data, wanted, side=where), dtype=np.int64), None)
+    rows = data.reshape(-1, data.shape[-1])
+    pairs = zip(rows, wanted.reshape(len(rows), -1), strict=True)
+    found = [np.searchsorted(r, v, side=where) for r, v in pairs]
+    return _wrap(np.asarray(found, dtype=np.int64).reshape(wanted.shape), None)
+
+
+def bucketize(input: Tensor, boundaries: Tensor, *, right: bool = False) -> Tensor:
+    """The bucket of each element among the sorted 1-D ``boundaries``: ``searchsorted`` with
+    the roles turned, and ``right`` meaning what it means in ``torch.bucketize``."""
+    return searchsorted(boundaries, input, side="left" if not right else "right")
+
+
+def tril_indices(row: int, col: int, offset: int = 0) -> Tensor:
+    """The (2, n) row and column indices of the lower triangle of a ``row`` x ``col`` matrix
+    (on and below the ``offset``-th diagonal), row by row, int64."""
+    return _wrap(np.stack(np.tril_indices(row, offset, col)).astype(np.int64), None)
+
+
+def triu_indices(row: int, col: int, offset: int = 0) -> Tensor:
+    """The (2, n) indices of the upper triangle (on and above the ``offset``-th diagonal)."""
+    return _wrap(np.stack(np.triu_indices(row, offset, col)).astype(np.int64), None)

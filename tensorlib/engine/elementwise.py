@@ -59,6 +59,7 @@ __all__ = [
     'cosh',
     'clamp_min',
     'clamp_max',
+    'nan_to_num',
     'round',
     'sign',
     'clip',
@@ -571,6 +572,22 @@ def clamp_min(input: Tensor, min: Any) -> Tensor:
 def clamp_max(input: Tensor, max: Any) -> Tensor:
     """``clamp(input, max=max)``."""
     return clamp(input, None, max)
+
+
+def nan_to_num(
+    input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
+) -> Tensor:
+    """NaN, :math:`+\\infty` and :math:`-\\infty` replaced by ``nan``, ``posinf`` and ``neginf``
+    (by default 0 and the dtype's largest and most negative numbers); the gradient passes where
+    the input was finite."""
+    if input._data.dtype.kind != "f":
+        return input.clone()
+    info = np.finfo(input._data.dtype)
+    top = float(info.max) if posinf is None else posinf
+    bottom = float(info.min) if neginf is None else neginf
+    data = input._data
+    replaced = np.where(np.isnan(data), nan, np.where(data > 0, top, bottom)).astype(data.dtype)
+    return where(Tensor(np.asarray(np.isfinite(data))), input, Tensor(replaced))
 
 
 def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # shadows the builtin in this module

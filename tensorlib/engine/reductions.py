@@ -39,6 +39,11 @@ __all__ = [
     'minimum',
     'max',
     'min',
+    'Prod',
+    'prod',
+    'std_mean',
+    'var_mean',
+    'aminmax',
 ]
 
 
@@ -594,3 +599,69 @@ def min(
     """The smallest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first);
     with a tensor, the elementwise minimum."""
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)
+
+class Prod(Function):
+    """:math:`y = \\prod_i x_i` along ``axis`` (all elements when ``None``);
+    :math:`\\bar x_j = \\bar y \\prod_{i \\ne j} x_i`, the product of the others: the running
+    products from the left and from the right, which needs no division and so stays exact
+    where some :math:`x_i` are 0."""
+
+    __slots__ = ("x", "axis", "keepdim")
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray, axis: int | None, keepdim: bool) -> np.ndarray:
+        self.x, self.axis, self.keepdim = x, axis, keepdim
+        return np.asarray(np.prod(x, axis=axis, keepdims=keepdim))
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        x = self.x.reshape(-1) if self.axis is None else np.moveaxis(self.x, self.axis, -1)
+        ones = np.ones(x.shape[:-1] + (1,), x.dtype)
+        left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+        right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        if self.axis is None:
+            return ((grad * left * right).reshape(self.x.shape),)
+        g = grad if self.keepdim else np.expand_dims(grad, self.axis)
+        return (np.moveaxis(np.moveaxis(g, self.axis, -1) * left * right, -1, self.axis),)
+
+
+def prod(
+    input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None
+) -> Tensor:
+    """The product of the elements (along ``dim``, an int, or of all); an integer or bool tensor
+    gives int64, as in PyTorch."""
+    values = input if dtype is None else input.to(dtype)
+    if dtype is None and values._data.dtype.kind in "biu":
+        values = values.long()
+    axis = None if dim is None else normalize_axis(dim, values._data.ndim or 1)
+    return Prod.apply(values, axis=axis, keepdim=keepdim if axis is not None else False)
+
+
+def std_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``(std(input, ...), mean(input, ...))``, as ``torch.std_mean``."""
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def var_mean(
+    input: Tensor,
+    dim: Any = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+) -> tuple[Tensor, Tensor]:
+    """``(var(input, ...), mean(input, ...))``, as ``torch.var_mean``."""
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
+
+
+def aminmax(
+    input: Tensor, *, dim: int | None = None, keepdim: bool = False
+) -> tuple[Tensor, Tensor]:
+    """``(amin, amax)`` over ``dim`` (or all elements), as ``torch.aminmax``."""
+    return amin(input, dim, keepdim), amax(input, dim, keepdim)

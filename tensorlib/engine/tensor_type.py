@@ -1241,6 +1241,41 @@ class Tensor:
         """The sum of a matrix's main diagonal."""
         return indexing.trace(self)
 
+    def prod(
+        self, dim: builtins.int | None = None, keepdim: builtins.bool = False, *, dtype: Any = None
+    ) -> Tensor:
+        """The product of the elements (along ``dim``, or of all)."""
+        return reductions.prod(self, dim, keepdim, dtype=dtype)
+
+    def aminmax(
+        self, *, dim: builtins.int | None = None, keepdim: builtins.bool = False
+    ) -> tuple[Tensor, Tensor]:
+        """``(amin, amax)`` over ``dim`` (or all elements)."""
+        return reductions.aminmax(self, dim=dim, keepdim=keepdim)
+
+    def unique(
+        self,
+        sorted: builtins.bool = True,
+        return_inverse: builtins.bool = False,
+        return_counts: builtins.bool = False,
+        dim: builtins.int | None = None,
+    ) -> Any:
+        """The distinct elements, sorted, with their inverse indices and counts on request."""
+        return arithmetic.unique(self, sorted, return_inverse, return_counts, dim)
+
+    def bincount(self, weights: Tensor | None = None, minlength: builtins.int = 0) -> Tensor:
+        """How often each value ``0, 1, ...`` occurs (or the sum of ``weights`` there)."""
+        return arithmetic.bincount(self, weights, minlength)
+
+    def nan_to_num(
+        self,
+        nan: builtins.float = 0.0,
+        posinf: builtins.float | None = None,
+        neginf: builtins.float | None = None,
+    ) -> Tensor:
+        """NaN and infinities replaced by finite numbers."""
+        return elementwise.nan_to_num(self, nan, posinf, neginf)
+
     def repeat_interleave(self, repeats: Any, dim: builtins.int | None = None) -> Tensor:
         """Each entry along ``dim`` (or of the flattened tensor) repeated in place."""
         return indexing.repeat_interleave(self, repeats, dim)
