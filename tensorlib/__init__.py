@@ -41,7 +41,9 @@ from tensorlib.engine import (
     sinh,
     swapaxes, swapdims, tan, tile,
 )
-from tensorlib.engine import diag, diagonal, meshgrid, repeat_interleave, trace
+from tensorlib.engine import (
+    diag, diagonal, meshgrid, repeat_interleave, scatter, scatter_add, trace,
+)
 from tensorlib.engine import (
     aminmax, bincount, bucketize, nan_to_num, prod, searchsorted, std_mean, tril_indices,
     triu_indices, unique, var_mean,

@@ -377,3 +377,45 @@ def test_bincount_and_searchsorted_refuse_bad_arguments():
         tl.bincount(tl.tensor([1, -1]))
     with pytest.raises(ValueError, match="side must be 'left' or 'right', got 'middle'"):
         tl.searchsorted(tl.tensor([1.0]), tl.tensor([1.0]), side="middle")
+
+
+@pytest.mark.parity
+def test_scatter_and_scatter_add_match_pytorch_with_gradients():
+    torch = torch_or_skip()
+    rng = np.random.default_rng(11)
+    base, src = rng.standard_normal((3, 5)), rng.standard_normal((3, 4))
+    index = np.array([[0, 4, 2, 2], [1, 1, 3, 0], [4, 3, 2, 1]])  # row 0 picks 2 twice
+    for fn in ("scatter_add", "scatter"):
+        results = []
+        for lib in (tl, torch):
+            x = lib.tensor(base, requires_grad=True)
+            # scatter: no repeated position, and src the index's shape (PyTorch's backward
+            # refuses a larger one)
+            s = lib.tensor(src[:, :2] if fn == "scatter" else src, requires_grad=True)
+            idx = lib.tensor(index[:, :2] if fn == "scatter" else index)
+            out = getattr(lib, fn)(x, 1, idx, s)
+            (out * lib.tensor(np.arange(15.0).reshape(3, 5))).sum().backward()
+            results.append((out.detach().numpy(), x.grad.numpy(), s.grad.numpy()))
+        for mine, theirs in zip(*results, strict=True):
+            np.testing.assert_allclose(mine, theirs, rtol=1e-12, err_msg=fn)
+    labels = [2, 0, 1]
+    ours = tl.zeros(3, 4).scatter_(1, tl.tensor(labels).unsqueeze(1), 1.0)
+    theirs = torch.zeros(3, 4).scatter_(1, torch.tensor(labels).unsqueeze(1), 1.0)
+    assert ours.tolist() == theirs.tolist()
+    counts = tl.zeros(5).scatter_add_(0, tl.tensor([1, 1, 4]), tl.ones(3))
+    assert counts.tolist() == torch.zeros(5).scatter_add_(
+        0, torch.tensor([1, 1, 4]), torch.ones(3)).tolist()
+    assert tl.scatter(tl.zeros(2, 3), 0, tl.tensor([[1, 0, 1]]), value=7.0).tolist() == (
+        torch.scatter(torch.zeros(2, 3), 0, torch.tensor([[1, 0, 1]]), value=7.0).tolist())
+
+
+def test_scatter_refuses_what_pytorch_refuses():
+    with pytest.raises(RuntimeError, match="index .* is out of bounds"):
+        tl.scatter(tl.zeros(2, 3), 1, tl.tensor([[3]]), tl.ones(1, 1))
+    with pytest.raises(RuntimeError, match="must be no larger than src"):
+        tl.scatter_add(tl.zeros(2, 3), 1, tl.tensor([[0, 1]]), tl.ones(1, 1))
+    with pytest.raises(TypeError, match="give either src"):
+        tl.scatter(tl.zeros(2), 0, tl.tensor([0]))
+    leaf = tl.zeros(3, requires_grad=True)
+    with pytest.raises(RuntimeError):
+        leaf.scatter_(0, tl.tensor([1]), 1.0)  # a leaf that requires grad, as in PyTorch

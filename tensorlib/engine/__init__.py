@@ -60,6 +60,7 @@ from tensorlib.engine.shape_ops import (
 from tensorlib.engine.indexing import (
     diag, diagonal, index_select, masked_select, meshgrid, repeat_interleave, trace,
 )
+from tensorlib.engine.indexing import Scatter, scatter, scatter_add
 from tensorlib.engine.dtypes import finfo, iinfo
 from tensorlib.engine.softmax_ops import (
     LogSoftmax, LogSumExp, Softmax, log_softmax, logsumexp, softmax,
@@ -96,6 +97,7 @@ __all__ = [
     "index_select", "masked_select", "finfo", "iinfo", "diag", "diagonal", "meshgrid",
     "repeat_interleave", "trace", "Prod", "aminmax", "prod", "std_mean", "var_mean", "bincount",
     "bucketize", "searchsorted", "tril_indices", "triu_indices", "unique", "nan_to_num",
+    "Scatter", "scatter", "scatter_add",
     "Add", "Div", "Mul", "Neg", "Pow", "Sub", "add", "allclose", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "div", "eq", "equal", "floor_divide", "ge", "gt", "le", "lt",
     "mul", "ne", "neg", "pow", "remainder", "rsqrt", "square", "sub",

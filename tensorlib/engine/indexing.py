@@ -23,6 +23,9 @@ __all__ = [
     'diag',
     'repeat_interleave',
     'meshgrid',
+    'Scatter',
+    'scatter',
+    'scatter_add',
 ]
 
 
@@ -300,3 +303,75 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
         placed[position] = -1
         grids.append(t.reshape(*placed).expand(*shape))
     return tuple(grids)
+
+class Scatter(Function):
+    """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
+    ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then
+    :math:`\\bar x = \\bar y` where nothing was written (all of it for an add) and
+    :math:`\\bar{\\text{src}} = \\bar y` read at ``index`` (a gather)."""
+
+    __slots__ = ("index", "axis", "add", "src_shape")
+    reads = ((2,), (2,), ())  # both gradients read the index (input 2)
+
+    def forward(
+        self, x: np.ndarray, src: np.ndarray, index: np.ndarray, axis: int, add: bool
+    ) -> np.ndarray:
+        self.index, self.axis, self.add, self.src_shape = index, axis, add, src.shape
+        out = x.copy()
+        values = src[tuple(slice(0, n) for n in index.shape)]
+        if add:  # a position picked twice receives both
+            np.add.at(out, _gather_where(index, axis), values)
+        else:
+            out[_gather_where(index, axis)] = values
+        return out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        where = _gather_where(self.index, self.axis)
+        grad_x = grad.copy()
+        if not self.add:
+            grad_x[where] = 0  # overwritten: those entries of x never reached y
+        grad_src = np.zeros(self.src_shape, grad.dtype)
+        grad_src[tuple(slice(0, n) for n in self.index.shape)] = grad[where]
+        return grad_x, grad_src, None
+
+
+def _scatter_operands(input: Tensor, dim: int, index: Any, src: Any, value: Any, op: str) -> Any:
+    """``index`` checked as ``gather`` checks it, and ``src`` as a tensor at least as large as
+    ``index`` in every dim (``value``, or a number given as ``src``, as PyTorch allows, makes
+    one)."""
+    checked = _gather_index(input, dim, index)
+    if isinstance(src, (int, float, bool)) and value is None:  # scatter_(1, index, 1.0)
+        src, value = None, src
+    if (src is None) == (value is None):
+        raise TypeError(f"{op}: give either src (a tensor) or value (a number)")
+    if src is None:
+        src = Tensor(np.full(checked.shape, value, dtype=input._data.dtype))
+    if not isinstance(src, Tensor):
+        src = Tensor(np.asarray(src, dtype=input._data.dtype))
+    if src._data.ndim != checked.ndim or any(
+        n > m for n, m in zip(checked.shape, src._data.shape, strict=True)
+    ):
+        raise RuntimeError(
+            f"{op}: index {checked.shape} must be no larger than src {tuple(src.shape)} in every "
+            "dimension"
+        )
+    return checked, src
+
+
+def scatter(
+    input: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None
+) -> Tensor:
+    """A copy of ``input`` with ``src[i][j][k]`` written at ``index[i][j][k]`` along ``dim`` (or
+    the number ``value`` everywhere ``index`` points); where ``index`` repeats a position, one of
+    the writes wins, as in PyTorch."""
+    checked, src = _scatter_operands(input, dim, index, src, value, "scatter")
+    axis = normalize_axis(dim, input._data.ndim or 1)
+    return Scatter.apply(input, src, Tensor(checked), axis=axis, add=False)
+
+
+def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
+    """A copy of ``input`` with ``src[i][j][k]`` added at ``index[i][j][k]`` along ``dim``;
+    repeated positions receive every addition."""
+    checked, src = _scatter_operands(input, dim, index, src, None, "scatter_add")
+    axis = normalize_axis(dim, input._data.ndim or 1)
+    return Scatter.apply(input, src, Tensor(checked), axis=axis, add=True)

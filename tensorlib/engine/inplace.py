@@ -24,6 +24,8 @@ __all__ = [
     'mul_',
     'div_',
     'clamp_',
+    'scatter_',
+    'scatter_add_',
 ]
 
 
@@ -35,7 +37,7 @@ import numpy as np
 from tensorlib.engine.elementwise import _clamp_bounds
 from tensorlib.engine.function import count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
-from tensorlib.engine.indexing import _index_key
+from tensorlib.engine.indexing import _index_key, scatter, scatter_add
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.tensor_type import Tensor, _scalar_operand
 from tensorlib.shape import broadcast_shapes
@@ -209,5 +211,21 @@ def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -
                 f"desired output type {tensor._data.dtype}"
             )
     np.clip(tensor._data, low, high, out=tensor._data)
+    _mark_changed(tensor)
+    return tensor
+
+def scatter_(tensor: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
+    """``scatter`` written into ``tensor`` (a one-hot: ``zeros(n, c).scatter_(1, labels, 1)``);
+    returns ``tensor``."""
+    _check_in_place(tensor, src, "scatter_")
+    tensor._data[...] = scatter(tensor.detach(), dim, index, src, value=value)._data
+    _mark_changed(tensor)
+    return tensor
+
+
+def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
+    """``scatter_add`` written into ``tensor``; returns ``tensor``."""
+    _check_in_place(tensor, src, "scatter_add_")
+    tensor._data[...] = scatter_add(tensor.detach(), dim, index, src)._data
     _mark_changed(tensor)
     return tensor

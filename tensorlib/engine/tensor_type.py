@@ -1280,6 +1280,26 @@ class Tensor:
         """Each entry along ``dim`` (or of the flattened tensor) repeated in place."""
         return indexing.repeat_interleave(self, repeats, dim)
 
+    def scatter(
+        self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None
+    ) -> Tensor:
+        """A copy with ``src`` (or ``value``) written at ``index`` along ``dim``."""
+        return indexing.scatter(self, dim, index, src, value=value)
+
+    def scatter_add(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
+        """A copy with ``src`` added at ``index`` along ``dim``."""
+        return indexing.scatter_add(self, dim, index, src)
+
+    def scatter_(
+        self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None
+    ) -> Tensor:
+        """``scatter`` in place; returns ``self``."""
+        return inplace.scatter_(self, dim, index, src, value=value)
+
+    def scatter_add_(self, dim: builtins.int, index: Any, src: Tensor) -> Tensor:
+        """``scatter_add`` in place; returns ``self``."""
+        return inplace.scatter_add_(self, dim, index, src)
+
     def t(self) -> Tensor:
         """The transpose of a tensor with at most 2 dims."""
         return shape_ops.matrix_transpose(self)
