@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 49
+# %% book/02_autograd.ipynb, cell 50
 from typing import Any
 
 import numpy as np
@@ -193,7 +193,7 @@ def eye(
     return out
 
 
-# %% book/02_autograd.ipynb, cell 50
+# %% book/02_autograd.ipynb, cell 51
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)

@@ -214,6 +214,8 @@ def _is_device(value: Any) -> bool:
     """Whether a positional argument of ``Tensor.to`` names a device (rather than a dtype)."""
     return isinstance(value, (str, device))
 
+
+# %% book/02_autograd.ipynb, cell 21
 class finfo:  # noqa: N801  (PyTorch's name)
     """The limits of a floating dtype, as ``torch.finfo(dtype)`` gives them (default: float32):
     ``bits``, ``eps`` (the gap above 1), ``max``, ``min`` (the most negative, ``-max``),
@@ -256,7 +258,7 @@ class iinfo:  # noqa: N801  (PyTorch's name)
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
-# %% book/02_autograd.ipynb, cell 21
+# %% book/02_autograd.ipynb, cell 22
 def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device, np.dtype | None]:
     """Resolve PyTorch's ``to(...)`` arguments into ``(device, dtype)``;
     ``dtype`` is None when not given.

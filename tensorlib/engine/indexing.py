@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 120
+# %% book/02_autograd.ipynb, cell 128
 import operator
 import warnings
 from typing import Any
@@ -208,6 +208,8 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     axis = normalize_axis(dim, input._data.ndim)
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
 
+
+# %% book/02_autograd.ipynb, cell 129
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
     ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
@@ -229,6 +231,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     values = input if input._data.shape == shape else input.expand(*shape)
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
 
+
+# %% book/02_autograd.ipynb, cell 130
 def _index(values: np.ndarray) -> Tensor:
     """An int64 index tensor outside the graph."""
     return _wrap(np.asarray(values, dtype=np.int64), None)
@@ -304,6 +308,8 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
         grids.append(t.reshape(*placed).expand(*shape))
     return tuple(grids)
 
+
+# %% book/02_autograd.ipynb, cell 131
 class Scatter(Function):
     """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
     ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then

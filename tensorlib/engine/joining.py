@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 123
+# %% book/02_autograd.ipynb, cell 134
 import math
 from collections.abc import Sequence
 

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 93
+# %% book/02_autograd.ipynb, cell 97
 import string
 from typing import Any
 
@@ -81,7 +81,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 94
+# %% book/02_autograd.ipynb, cell 98
 def matmul(input: Any, other: Any) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):

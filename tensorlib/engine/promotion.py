@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 61
+# %% book/02_autograd.ipynb, cell 62
 from typing import Any
 
 import numpy as np

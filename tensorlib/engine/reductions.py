@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 81
+# %% book/02_autograd.ipynb, cell 84
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -169,7 +169,7 @@ class Std(Function):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
 
 
-# %% book/02_autograd.ipynb, cell 83
+# %% book/02_autograd.ipynb, cell 86
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -214,7 +214,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 84
+# %% book/02_autograd.ipynb, cell 87
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -311,7 +311,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 88
+# %% book/02_autograd.ipynb, cell 91
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -452,7 +452,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 89
+# %% book/02_autograd.ipynb, cell 92
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""
@@ -600,6 +600,8 @@ def min(
     with a tensor, the elementwise minimum."""
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)
 
+
+# %% book/02_autograd.ipynb, cell 93
 class Prod(Function):
     """:math:`y = \\prod_i x_i` along ``axis`` (all elements when ``None``);
     :math:`\\bar x_j = \\bar y \\prod_{i \\ne j} x_i`, the product of the others: the running

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 115
+# %% book/02_autograd.ipynb, cell 122
 import math
 import operator
 from typing import Any
@@ -189,7 +189,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 116
+# %% book/02_autograd.ipynb, cell 123
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(
@@ -365,6 +365,8 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
         )
     return Repeat.apply(input, sizes=sizes)
 
+
+# %% book/02_autograd.ipynb, cell 124
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
     return expand(input, tuple(size))

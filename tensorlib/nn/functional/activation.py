@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 177
+# %% book/02_autograd.ipynb, cell 188
 import math
 
 import numpy as np
