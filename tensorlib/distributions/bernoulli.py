@@ -36,7 +36,7 @@ class Bernoulli(Distribution):
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
     ) -> None:
-        given, _ = _probs_or_logits(probs, logits)
+        given = _probs_or_logits(probs, logits)
         super().__init__(tuple(given.shape), (), validate_args)
         if logits is None and self._validate_args:
             array = given.detach().numpy()

@@ -38,7 +38,7 @@ class Categorical(Distribution):
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
     ) -> None:
-        given, _ = _probs_or_logits(probs, logits)
+        given = _probs_or_logits(probs, logits)
         if given.ndim < 1:
             raise ValueError(
                 "Categorical: probs or logits must have at least one dimension (the categories), "

@@ -42,12 +42,12 @@ def _parameter(value: Any) -> Tensor:
     return value if value.dtype.kind == "f" else value.float()
 
 
-def _probs_or_logits(probs: Any, logits: Any) -> tuple[Tensor, bool]:
-    """The one of ``probs`` and ``logits`` that was given, as a floating tensor, and whether it
-    is the logits: a distribution of categories or coins takes exactly one of the two."""
+def _probs_or_logits(probs: Any, logits: Any) -> Tensor:
+    """The one of ``probs`` and ``logits`` that was given, as a floating tensor: a distribution
+    of categories or coins takes exactly one of the two."""
     if (probs is None) == (logits is None):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    return _parameter(probs if logits is None else logits), logits is not None
+    return _parameter(probs if logits is None else logits)
 
 
 class Distribution:
