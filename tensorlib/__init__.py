@@ -55,6 +55,10 @@ from tensorlib.random import (
     bernoulli, default_generator, Generator, get_rng_state, initial_seed, manual_seed, multinomial,
     rand, rand_like, randint, randint_like, randn, randn_like, randperm, set_rng_state,
 )
+from tensorlib.random import (
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled, normal,
+    poisson, seed, use_deterministic_algorithms,
+)
 from tensorlib import distributions  # Categorical, Normal, Bernoulli (tl.distributions)
 
 # Chapter 4, Layers: tl.utils.data (datasets, samplers, DataLoader), as torch.utils.data

@@ -24,7 +24,10 @@ float64 normal may differ in its last bit between platforms (a float32 one almos
 ``dtype=``, ``requires_grad=``, ``generator=`` and ``device=`` (None, "cpu" or
 ``device("cpu")``: tensorlib computes on the CPU only). ``multinomial`` draws category
 indices from rows of weights, as ``torch.multinomial`` (inverse CDF with replacement, an
-exponential race without).
+exponential race without). ``normal`` takes a mean and a standard deviation per element
+(``torch.normal``'s four forms), ``poisson`` draws counts (inversion below rate 10,
+Hörmann's PTRS above); ``seed`` reseeds from the operating system, and
+``use_deterministic_algorithms`` records PyTorch's flags: tensorlib is always deterministic.
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ __all__ = [
     'randint_like',
     'bernoulli',
     'multinomial',
+    'normal',
+    'poisson',
+    'seed',
+    'use_deterministic_algorithms',
+    'are_deterministic_algorithms_enabled',
+    'is_deterministic_algorithms_warn_only_enabled',
 ]
 
 
@@ -54,13 +63,15 @@ __all__ = [
 import functools
 import math
 import operator
+import secrets
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device, device, parse_to, tensor
-from tensorlib.shape import as_shape
+from tensorlib.engine import Function, Tensor, as_device, device, parse_to, tensor
+from tensorlib.shape import as_shape, broadcast_shapes
 
 _INCREMENT = 0x9E3779B97F4A7C15  # G: odd, close to 2**64 / golden ratio
 _MIX_1 = 0xBF58476D1CE4E5B9
@@ -205,6 +216,13 @@ class Generator:
     def initial_seed(self) -> int:
         """The seed of the last ``manual_seed`` (or of the constructor), in [0, 2**64)."""
         return self._seed
+
+    def seed(self) -> int:
+        """Reseed from the operating system (``secrets.randbits(64)``) and return the new seed,
+        in [0, 2**64), like ``torch.Generator.seed``."""
+        new_seed = secrets.randbits(64)
+        self.manual_seed(new_seed)
+        return new_seed
 
     def get_state(self) -> Tensor:
         """The state as a uint8 tensor of shape (16,): state, then seed, as little-endian uint64.
@@ -693,3 +711,246 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
         order = np.argsort(np.take_along_axis(keys, candidates, axis=1), axis=1, kind="stable")
         samples = np.take_along_axis(candidates, order, axis=1)
     return Tensor(samples.astype(np.int64, copy=False).reshape(*input.shape[:-1], num_samples))
+
+
+# %% book/03_init.ipynb, cell 33
+class _Sampled(Function):
+    """The graph node of a sample drawn from tensor parameters (``normal``, ``poisson``).
+
+    As in PyTorch, a sample drawn from a parameter that requires grad is recorded, and its
+    gradient with respect to every parameter is zero: the draw is not reparametrized.
+    ``forward`` returns the sample it is given as ``values``.
+    """
+
+    __slots__ = ("_shapes",)
+    _shapes: list[tuple[int, ...]]
+    reads = ()  # a zero gradient reads no values: changing a parameter in place later is harmless
+
+    def forward(self, *params: Any, **options: Any) -> np.ndarray:
+        self._shapes = [np.shape(p) for p in params]
+        values: np.ndarray = options["values"]
+        return values
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        return tuple(np.zeros(shape, dtype=grad.dtype) if needed else None
+                     for shape, needed in zip(self._shapes, self.needs_input_grad, strict=True))
+
+
+class _Normal(_Sampled):
+    """``normal``'s node (``grad_fn`` prints as NormalBackward)."""
+
+    __slots__ = ()
+
+
+def _real(value: object, what: str) -> float:
+    """A Python or numpy number (bools too, as PyTorch takes them) as a float."""
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    raise TypeError(f"normal: {what} must be a Tensor or a number, got {type(value).__name__}")
+
+
+def _normal_from_tensors(mean: Tensor | float, std: Tensor | float,
+                         generator: Generator | None) -> Tensor:
+    """``normal`` when ``mean`` or ``std`` is a Tensor: broadcast shape, the dtype of the
+    tensor mean (else of the tensor std)."""
+    source, which = (mean, "mean") if isinstance(mean, Tensor) else (std, "std")
+    assert isinstance(source, Tensor)
+    if source.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"normal: the result takes the dtype of {which}, which must be float16, "
+                        f"float32 or float64, got {source.dtype}")
+    if isinstance(std, Tensor) and std.dtype.kind not in "biuf":
+        raise TypeError(f"normal: std must hold real numbers, got dtype {std.dtype}")
+    means = mean.detach().numpy() if isinstance(mean, Tensor) else _real(mean, "mean")
+    stds = std.detach().numpy() if isinstance(std, Tensor) else _real(std, "std")
+    if not np.all(np.greater_equal(stds, 0)):  # NaN fails this test too, as in PyTorch
+        raise ValueError(f"normal expects all elements of std >= 0, got {np.min(stds)}")
+    shape = broadcast_shapes(np.shape(means), np.shape(stds))
+    z = resolve_generator(generator)._normal(shape, _FLOAT_DTYPES[2])  # randn's draws, float64
+    z *= stds  # the scalar form's arithmetic, so the two forms agree bit for bit
+    z += means
+    return _Normal.apply(mean, std, values=z.astype(source.dtype, copy=False))
+
+
+def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Sequence[int] | None = None,
+           *, generator: Generator | None = None, dtype: object = None,
+           device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
+    r"""Samples of :math:`\mathcal N(\text{mean}, \text{std}^2)`, in ``torch.normal``'s four forms.
+
+    - ``normal(mean: Tensor, std: Tensor)``: the broadcast shape of ``mean`` and ``std``, the
+      dtype of ``mean``;
+    - ``normal(mean: Tensor, std: float = 1.0)``: the shape and dtype of ``mean``;
+    - ``normal(mean: float, std: Tensor)``: the shape and dtype of ``std``;
+    - ``normal(mean: float, std: float, size)``: shape ``size`` (a tuple or list of ints),
+      ``dtype`` float32 by default (float16, float64), ``device`` and ``requires_grad`` as in
+      ``randn``.
+
+    Element i is ``mean + std * z`` computed in float64 and rounded once, where ``z`` is the
+    standard normal ``randn`` draws at position i (draws 2i and 2i+1 of ``generator``). When a
+    tensor ``mean`` or ``std`` requires grad the result does too, and its gradient is zero, as
+    in PyTorch: the sample is not reparametrized (``distributions.Normal.rsample`` is).
+
+    Raises TypeError for a ``size``, ``dtype``, ``device`` or ``requires_grad`` with a tensor
+    mean or std, two numbers without a ``size`` (or an int ``size``), or a result dtype that is
+    not float16, float32 or float64; ValueError for a ``std`` below 0 or NaN anywhere, or
+    shapes that do not broadcast. Nothing is drawn when it raises.
+    """
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        if size is not None or dtype is not None or device is not None or requires_grad:
+            raise TypeError("normal with a tensor mean or std takes no size, dtype, device or "
+                            "requires_grad: the result has their broadcast shape and the tensor's "
+                            "dtype")
+        return _normal_from_tensors(mean, std, generator)
+    if size is None or isinstance(size, (int, np.integer)):
+        raise TypeError("normal(mean: float, std: float, size) needs size as a tuple or list of "
+                        f"ints, got {size!r}")
+    mean_value, std_value = _real(mean, "mean"), _real(std, "std")
+    if not std_value >= 0:
+        raise ValueError(f"normal expects std >= 0, got {std_value}")
+    as_device(device)
+    resolved = _float_dtype(dtype)
+    values = resolve_generator(generator)._normal(as_shape(size, "size"), resolved, mean_value,
+                                                  std_value)
+    return Tensor(values, requires_grad=requires_grad)
+
+
+# %% book/03_init.ipynb, cell 36
+class _Poisson(_Sampled):
+    """``poisson``'s node (``grad_fn`` prints as PoissonBackward)."""
+
+    __slots__ = ()
+
+
+_LOG_FACTORIALS = np.array([math.lgamma(k + 1) for k in range(256)])  # log k!, k < 256
+_PTRS_FROM = 10.0  # rates from here use transformed rejection, below it inversion (as numpy)
+
+
+def _log_factorial(k: np.ndarray) -> np.ndarray:
+    """log k! of whole numbers k >= 0 (float64): a table below 256, Stirling's series above."""
+    out = np.empty_like(k)
+    small = k < _LOG_FACTORIALS.size
+    out[small] = _LOG_FACTORIALS[k[small].astype(np.int64)]
+    x = k[~small] + 1.0  # log k! = log Gamma(k + 1)
+    r = 1.0 / x  # powers of 1/x, not of x: no overflow for the largest candidates
+    out[~small] = ((x - 0.5) * np.log(x) - x + 0.5 * math.log(2 * math.pi)
+                   + r / 12 - r**3 / 360 + r**5 / 1260)
+    return out
+
+
+def _poisson_inversion(u: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """The smallest k with u < F(k), F the Poisson CDF of each rate: counts of shape (n,)."""
+    counts = np.zeros_like(rates)
+    term = np.exp(-rates)  # P(K = 0)
+    cdf = term.copy()
+    pending = np.flatnonzero(u >= cdf)
+    k = 0
+    while pending.size:  # all searches advance together; finished ones drop out
+        k += 1
+        term[pending] *= rates[pending] / k
+        cdf[pending] += term[pending]
+        counts[pending] = k
+        # past the mode, a term below 2**-54 leaves a tail below the resolution of u (for a rate
+        # under 10 the terms shrink 3-fold a step there): a u above the cdf is rounding
+        done = (k > rates[pending]) & (term[pending] < 2.0**-54)
+        pending = pending[(u[pending] >= cdf[pending]) & ~done]
+    return counts
+
+
+def _poisson_ptrs(generator: Generator, rates: np.ndarray) -> np.ndarray:
+    """Hörmann's transformed rejection with squeeze (PTRS) for rates >= 10, vectorised: every
+    round draws two 53-bit uniforms per pending rate, in order, and keeps the accepted."""
+    counts = np.empty_like(rates)
+    b = 0.931 + 2.53 * np.sqrt(rates)
+    a = -0.059 + 0.02483 * b
+    log_inv_alpha = np.log(1.1239 + 1.1328 / (b - 3.4))
+    v_r = 0.9277 - 3.6224 / (b - 2)
+    pending = np.arange(rates.size)
+    while pending.size:
+        uv = _top_bits_as_unit(generator._draw(2 * pending.size), 53)
+        u, v = uv[0::2] - 0.5, uv[1::2]
+        lam, a_p, b_p = rates[pending], a[pending], b[pending]
+        us = 0.5 - np.abs(u)
+        with np.errstate(divide="ignore", invalid="ignore"):  # us = 0 gives k = -inf: rejected
+            k = np.floor((2 * a_p / us + b_p) * u + lam + 0.43)
+        accept = (us >= 0.07) & (v <= v_r[pending])  # the squeeze: no logarithm needed
+        test = np.flatnonzero(~accept & (k >= 0) & ~((us < 0.013) & (v > us)))
+        with np.errstate(divide="ignore"):  # v = 0: log v = -inf, always accepted
+            lhs = (np.log(v[test]) + log_inv_alpha[pending[test]]
+                   - np.log(a_p[test] / us[test] ** 2 + b_p[test]))
+        rhs = -lam[test] + k[test] * np.log(lam[test]) - _log_factorial(k[test])
+        accept[test] = lhs <= rhs
+        counts[pending[accept]] = k[accept]
+        pending = pending[~accept]
+    return counts
+
+
+def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
+    r"""One Poisson count per rate: :math:`P(K = k) = e^{-\lambda}\lambda^k / k!` for each
+    :math:`\lambda` of ``input``, as ``torch.poisson``.
+
+    ``input`` is a floating tensor (float16, float32 or float64) of rates; the counts have its
+    shape and dtype (whole numbers stored as floats). Rates below 10 use inversion, one 53-bit
+    uniform each (draw i for the i-th such rate, in the tensor's order); rates from 10 up use
+    Hörmann's PTRS, two uniforms per candidate, drawn after those. When ``input`` requires
+    grad the result does too, with a zero gradient, as in PyTorch.
+
+    Raises TypeError for a non-tensor or a non-floating dtype, ValueError for a negative, NaN
+    or infinite rate (PyTorch returns a meaningless count for an infinite one). Nothing is
+    drawn when it raises.
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"poisson expects a Tensor of rates, got {type(input).__name__}")
+    if input.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"poisson expects floating-point rates (float16, float32 or float64), "
+                        f"got dtype {input.dtype}")
+    rates = input.detach().numpy().astype(np.float64).reshape(-1)
+    bad = ~(np.isfinite(rates) & (rates >= 0))
+    if bad.any():
+        raise ValueError(f"poisson expects finite rates >= 0, got {rates[np.argmax(bad)]:g}")
+    gen = resolve_generator(generator)
+    counts = np.empty_like(rates)
+    small = rates < _PTRS_FROM
+    u = _top_bits_as_unit(gen._draw(int(np.count_nonzero(small))), 53)
+    counts[small] = _poisson_inversion(u, rates[small])
+    counts[~small] = _poisson_ptrs(gen, rates[~small])
+    with np.errstate(over="ignore"):  # a float16 count above 65504 is inf, as float16 holds it
+        values = counts.reshape(input.shape).astype(input.dtype)
+    return _Poisson.apply(input, values=values)
+
+
+# %% book/03_init.ipynb, cell 39
+def seed() -> int:
+    """Seed the default generator from the operating system and return the seed, in [0, 2**64).
+
+    As ``torch.seed``: ``initial_seed()`` returns the same number afterwards, and
+    ``manual_seed(seed)`` replays the run.
+    """
+    return default_generator.seed()
+
+
+# The flags of use_deterministic_algorithms: process-wide, as PyTorch's
+_deterministic = {"mode": False, "warn_only": False}
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Record PyTorch's determinism flags; tensorlib is deterministic whatever they say.
+
+    As ``torch.use_deterministic_algorithms``: ``mode`` and ``warn_only`` must be bools (a
+    TypeError names what came). tensorlib has no nondeterministic kernel (same seed, same bits,
+    at any thread count), so the flags change nothing else; ``are_deterministic_algorithms_enabled``
+    and ``is_deterministic_algorithms_warn_only_enabled`` read them back.
+    """
+    for name, value in (("mode", mode), ("warn_only", warn_only)):
+        if not isinstance(value, bool):
+            raise TypeError(f"use_deterministic_algorithms: {name} must be bool, got "
+                            f"{type(value).__name__} {value!r}")
+    _deterministic["mode"], _deterministic["warn_only"] = mode, warn_only
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """The ``mode`` last given to ``use_deterministic_algorithms`` (False at start)."""
+    return _deterministic["mode"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    """The ``warn_only`` last given to ``use_deterministic_algorithms`` (False at start)."""
+    return _deterministic["warn_only"]

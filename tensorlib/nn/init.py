@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 54
+# %% book/03_init.ipynb, cell 63
 import math
 import warnings
 
@@ -49,7 +49,7 @@ _GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_t
 _NONLINEARITIES = (*_GAIN_ONE, "tanh", "relu", "leaky_relu", "selu")
 
 
-# %% book/03_init.ipynb, cell 55
+# %% book/03_init.ipynb, cell 64
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for ``nonlinearity``, as in ``torch.nn.init.calculate_gain``.
 
@@ -133,7 +133,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
     return _fill(tensor, values)
 
 
-# %% book/03_init.ipynb, cell 56
+# %% book/03_init.ipynb, cell 65
 def _standard_normal_mass(lo: float, hi: float) -> float:
     """P(lo <= Z <= hi) for Z ~ N(0, 1), accurate in both tails."""
     if lo >= 0:
@@ -206,7 +206,7 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1)
 
 
-# %% book/03_init.ipynb, cell 57
+# %% book/03_init.ipynb, cell 66
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
                     generator: Generator | None = None) -> Tensor:
     """Glorot uniform: U(-b, b) with ``b = gain * sqrt(6 / (fan_in + fan_out))``, in place.
@@ -269,7 +269,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator=generator)
 
 
-# %% book/03_init.ipynb, cell 59
+# %% book/03_init.ipynb, cell 68
 def default_init_(weight: Tensor, bias: Tensor | None = None,
                   generator: Generator | None = None) -> Tensor:
     r"""PyTorch's default initialisation of a weight layer (``nn.Linear``, ``nn.Conv2d``), in place.
