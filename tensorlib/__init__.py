@@ -48,6 +48,19 @@ from tensorlib.engine import (
     aminmax, bincount, bucketize, nan_to_num, prod, searchsorted, std_mean, tril_indices,
     triu_indices, unique, var_mean,
 )
+from tensorlib.engine import (
+    addbmm, addmm, addmv, addr, atleast_1d, atleast_2d, atleast_3d, baddbmm, column_stack,
+    concatenate, cumprod, diff, dot, dsplit, dstack, fliplr, flipud, hsplit, hstack, kron,
+    kthvalue, median, mv, nanmean, nanmedian, nanquantile, nansum, quantile, ravel, rot90,
+    row_stack, take, take_along_dim, tensor_split, tensordot, unbind, unflatten, vdot, vsplit,
+    vstack,
+)
+from tensorlib.engine import (
+    arctan2, atan2, copysign, deg2rad, erf, erfc, erfinv, exp2, float_power, fmax, fmin, fmod,
+    frac, hypot, logaddexp, logaddexp2, logit, rad2deg, sinc, true_divide, xlogy,
+)
+from tensorlib.engine.linalg_ops import det, inverse, legacy_cross as cross, logdet, slogdet
+from tensorlib import linalg  # tl.linalg: det, inv, solve, norms, cholesky, eigh (torch.linalg)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)

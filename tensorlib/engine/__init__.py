@@ -78,6 +78,26 @@ from tensorlib.engine.creation import is_floating_point
 from tensorlib.engine.matmul_ops import mm
 from tensorlib.engine.shape_ops import Flip, Roll, flip, roll
 from tensorlib.engine.indexing import narrow
+from tensorlib.engine.reductions import Cumprod, cumprod
+from tensorlib.engine.matmul_ops import (
+    addbmm, addmm, addmv, addr, baddbmm, dot, kron, mv, tensordot, vdot,
+)
+from tensorlib.engine.shape_ops import fliplr, flipud, ravel, rot90, unflatten
+from tensorlib.engine.indexing import take, take_along_dim
+from tensorlib.engine.joining import (
+    atleast_1d, atleast_2d, atleast_3d, column_stack, concatenate, diff, dsplit, dstack, hsplit,
+    hstack, row_stack, tensor_split, unbind, vsplit, vstack,
+)
+from tensorlib.engine.pairwise_ops import (
+    Atan2, Copysign, FloatingExtremum, Fmod, Hypot, LogAddExp, arctan2, atan2, copysign,
+    float_power, fmax, fmin, fmod, hypot, logaddexp, logaddexp2, true_divide,
+)
+from tensorlib.engine.special_ops import (
+    Erf, Erfinv, Sinc, Xlogy, deg2rad, erf, erfc, erfinv, exp2, frac, logit, rad2deg, sinc, xlogy,
+)
+from tensorlib.engine.statistics import (
+    kthvalue, median, nanmean, nanmedian, nanquantile, nansum, quantile,
+)
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
@@ -117,4 +137,14 @@ __all__ = [
     "inference_mode", "bfloat16", "get_default_device", "set_default_device", "is_floating_point",
     "mm",
     "Flip", "Roll", "flip", "roll", "narrow",
+    "Cumprod", "cumprod",
+    "addbmm", "addmm", "addmv", "addr", "baddbmm", "dot", "kron", "mv", "tensordot", "vdot",
+    "fliplr", "flipud", "ravel", "rot90", "unflatten", "take", "take_along_dim",
+    "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "concatenate", "diff", "dsplit",
+    "dstack", "hsplit", "hstack", "row_stack", "tensor_split", "unbind", "vsplit", "vstack",
+    "kthvalue", "median", "nanmean", "nanmedian", "nanquantile", "nansum", "quantile",
+    "Atan2", "Copysign", "Erf", "Erfinv", "FloatingExtremum", "Fmod", "Hypot", "LogAddExp", "Sinc",
+    "Xlogy", "arctan2", "atan2", "copysign", "deg2rad", "erf", "erfc", "erfinv", "exp2",
+    "float_power", "fmax", "fmin", "fmod", "frac", "hypot", "logaddexp", "logaddexp2", "logit",
+    "rad2deg", "sinc", "true_divide", "xlogy",
 ]

@@ -26,10 +26,12 @@ __all__ = [
     'Scatter',
     'scatter',
     'scatter_add',
+    'take_along_dim',
+    'take',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 128
+# %% book/02_autograd.ipynb, cell 138
 import operator
 import warnings
 from typing import Any
@@ -209,7 +211,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
 
 
-# %% book/02_autograd.ipynb, cell 129
+# %% book/02_autograd.ipynb, cell 139
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
     ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
@@ -232,7 +234,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
 
 
-# %% book/02_autograd.ipynb, cell 130
+# %% book/02_autograd.ipynb, cell 140
 def _index(values: np.ndarray) -> Tensor:
     """An int64 index tensor outside the graph."""
     return _wrap(np.asarray(values, dtype=np.int64), None)
@@ -309,7 +311,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-# %% book/02_autograd.ipynb, cell 131
+# %% book/02_autograd.ipynb, cell 141
 class Scatter(Function):
     """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
     ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then
@@ -381,3 +383,49 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     checked, src = _scatter_operands(input, dim, index, src, None, "scatter_add")
     axis = normalize_axis(dim, input._data.ndim or 1)
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=True)
+
+
+# %% book/02_autograd.ipynb, cell 144
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Values of ``input`` picked along ``dim`` by ``indices``, the other dims broadcast between
+    the two (``gather`` after broadcasting), as ``torch.take_along_dim`` and
+    ``numpy.take_along_axis``; with ``dim=None`` both are flattened first. The indices that
+    ``argmax(dim, keepdim=True)`` or ``argsort(dim)`` return pick their values back."""
+    if not isinstance(indices, Tensor) or indices._data.dtype.kind not in "iu":
+        raise TypeError(
+            "take_along_dim: expected an integer index tensor, got "
+            f"{getattr(indices, 'dtype', type(indices).__name__)}"
+        )
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    ndim = input._data.ndim
+    if indices._data.ndim != ndim:
+        raise RuntimeError(
+            f"take_along_dim: input and indices should have the same number of dimensions, but "
+            f"got {ndim} dimensions for input, and {indices._data.ndim} dimensions for indices"
+        )
+    axis = normalize_axis(dim, ndim or 1)
+    others = np.broadcast_shapes(
+        *(s[:axis] + (1,) + s[axis + 1 :] for s in (input._data.shape, indices._data.shape))
+    )
+
+    def along(tensor: Tensor) -> Tensor:
+        shape = others[:axis] + tensor._data.shape[axis : axis + 1] + others[axis + 1 :]
+        return tensor if tensor._data.shape == shape else tensor.expand(*shape)
+
+    return gather(along(input), dim, along(indices))
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of ``input``, seen as 1-D in row-major order, at ``index`` (any shape; the
+    result has its shape; negative indices count from the end); repeated indices add their
+    gradients."""
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise TypeError(
+            "take: expected an integer index tensor, got "
+            f"{getattr(index, 'dtype', type(index).__name__)}"
+        )
+    size = input._data.size
+    if index._data.size and not -size <= int(index._data.min()) <= int(index._data.max()) < size:
+        raise IndexError(f"take: index out of range for a tensor of {size} elements")
+    return input.reshape(-1)[index]

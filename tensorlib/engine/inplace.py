@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 143
+# %% book/02_autograd.ipynb, cell 174
 from typing import Any
 
 import numpy as np
@@ -83,7 +83,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 144
+# %% book/02_autograd.ipynb, cell 175
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
     _check_in_place(tensor, value, "index assignment")

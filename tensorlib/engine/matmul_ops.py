@@ -4,7 +4,9 @@
 """Matrix multiplication, ``MatMul``: :math:`\\bar A = \\bar C B^\\top`,
 :math:`\\bar B = A^\\top \\bar C`, with batch dims and 1-D operands as in numpy.
 
-Also ``bmm`` (batched, 3-D only) and ``outer`` (two vectors).
+Also ``bmm`` (batched, 3-D only) and ``outer`` (two vectors); ``dot``, ``mv``, the
+``add*`` products (:math:`\\beta\\,\\text{input} + \\alpha\\,\\text{product}`), ``tensordot`` and
+``kron``, built on them.
 """
 
 from __future__ import annotations
@@ -17,10 +19,21 @@ __all__ = [
     'outer',
     'Einsum',
     'einsum',
+    'dot',
+    'vdot',
+    'mv',
+    'addmm',
+    'addmv',
+    'addr',
+    'baddbmm',
+    'addbmm',
+    'tensordot',
+    'kron',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 97
+# %% book/02_autograd.ipynb, cell 100
+import math
 import string
 from typing import Any
 
@@ -29,7 +42,7 @@ import numpy as np
 from tensorlib.engine.arithmetic import _unbroadcast
 from tensorlib.engine.function import Function
 from tensorlib.engine.tensor_type import Tensor
-from tensorlib.shape import matmul_shape
+from tensorlib.shape import matmul_shape, normalize_axis
 
 
 def _matmul_operand(value: Any) -> Any:
@@ -81,7 +94,7 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 98
+# %% book/02_autograd.ipynb, cell 101
 def matmul(input: Any, other: Any) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):
@@ -220,3 +233,163 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         if not isinstance(operand, Tensor):
             raise TypeError(f"einsum expects Tensors, got {type(operand).__name__}")
     return Einsum.apply(*operands, equation=equation)
+
+
+# %% book/02_autograd.ipynb, cell 157
+def _same_dtype(name: str, *tensors: Tensor) -> None:
+    """PyTorch's products do not promote: mixed dtypes are refused."""
+    dtypes = [t._data.dtype for t in tensors]
+    if any(d != dtypes[0] for d in dtypes):
+        raise RuntimeError(
+            f"{name}: expected all operands to have the same dtype, got "
+            f"{', '.join(map(str, dtypes))}"
+        )
+
+
+def _dims(name: str, **tensors: Any) -> None:
+    """Each operand a Tensor with the number of dims its name's entry says."""
+    for label, (tensor, ndim) in tensors.items():
+        if not isinstance(tensor, Tensor) or tensor._data.ndim != ndim:
+            raise RuntimeError(
+                f"{name}: {label} must be a {ndim}-D tensor, got "
+                f"{getattr(tensor, 'shape', type(tensor).__name__)}"
+            )
+
+
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    r"""The inner product :math:`\sum_i x_i y_i` of two 1-D tensors of one size and one dtype:
+    a 0-d tensor."""
+    _dims("dot", input=(input, 1), tensor=(tensor, 1))
+    _same_dtype("dot", input, tensor)
+    if input._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            f"dot: inconsistent tensor size, expected tensors of the same number of elements, "
+            f"got {input.shape[0]} and {tensor.shape[0]}"
+        )
+    return MatMul.apply(input, tensor)
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """``dot`` with the first vector conjugated: for real tensors, ``dot``."""
+    return dot(input, other)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """The product of an ``(n, m)`` matrix and an ``(m,)`` vector: ``(n,)``."""
+    _dims("mv", input=(input, 2), vec=(vec, 1))
+    _same_dtype("mv", input, vec)
+    if input._data.shape[1] != vec._data.shape[0]:
+        raise RuntimeError(
+            f"mv: size mismatch, got input ({input.shape[0]}x{input.shape[1]}), "
+            f"vec ({vec.shape[0]})"
+        )
+    return MatMul.apply(input, vec)
+
+
+def _beta_input_plus_alpha(
+    name: str, input: Tensor, product: Tensor, beta: Any, alpha: Any
+) -> Tensor:
+    r""":math:`\beta\,\text{input} + \alpha\,\text{product}`, ``input`` broadcast to the product's
+    shape. With :math:`\beta = 0` the input is not read (a NaN in it does not propagate), as in
+    PyTorch."""
+    if np.broadcast_shapes(input._data.shape, product._data.shape) != product._data.shape:
+        raise RuntimeError(
+            f"{name}: the input of shape {input.shape} cannot be broadcast to the product's "
+            f"shape {product.shape}"
+        )
+    _same_dtype(name, input, product)
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return scaled
+    return (input if beta == 1 else input * beta) + scaled
+
+
+def addmm(
+    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    r""":math:`\beta\,\text{input} + \alpha\,(\text{mat1} \,@\, \text{mat2})`: ``mat1`` ``(n, m)``,
+    ``mat2`` ``(m, p)``, ``input`` broadcastable to ``(n, p)`` (a bias row, say)."""
+    return _beta_input_plus_alpha("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    r""":math:`\beta\,\text{input} + \alpha\,(\text{mat} \,@\, \text{vec})`: ``mat`` ``(n, m)``,
+    ``vec`` ``(m,)``, ``input`` broadcastable to ``(n,)``."""
+    return _beta_input_plus_alpha("addmv", input, mv(mat, vec), beta, alpha)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    r""":math:`\beta\,\text{input} + \alpha\,\text{vec1} \otimes \text{vec2}`: the outer product
+    of ``(n,)`` and ``(p,)``, ``input`` broadcastable to ``(n, p)``."""
+    _dims("addr", vec1=(vec1, 1), vec2=(vec2, 1))
+    return _beta_input_plus_alpha("addr", input, outer(vec1, vec2), beta, alpha)
+
+
+def baddbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    r""":math:`\beta\,\text{input} + \alpha\,\text{bmm}(\text{batch1}, \text{batch2})`:
+    ``(b, n, m)`` by ``(b, m, p)``, ``input`` broadcastable to ``(b, n, p)``."""
+    return _beta_input_plus_alpha("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    r""":math:`\beta\,\text{input} + \alpha \sum_b \text{batch1}_b \,@\, \text{batch2}_b`: the
+    products of a batch added up, ``input`` broadcastable to ``(n, p)``."""
+    return _beta_input_plus_alpha("addbmm", input, bmm(batch1, batch2).sum(dim=0), beta, alpha)
+
+
+def _tensordot_dims(dims: Any, a_ndim: int, b_ndim: int) -> tuple[list[int], list[int]]:
+    """``dims`` as two lists of contracted dims: an int ``d`` is ``a``'s last ``d`` with ``b``'s
+    first ``d``."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (int, np.integer)) and not isinstance(dims, bool):
+        most = a_ndim if a_ndim < b_ndim else b_ndim  # not min(): chapter 2 rebinds it
+        if dims < 0 or dims > most:
+            raise RuntimeError(f"tensordot: dims must be in [0, {most}], got {dims}")
+        return list(range(a_ndim - dims, a_ndim)), list(range(int(dims)))
+    if len(dims) != 2:
+        raise RuntimeError(f"tensordot: dims must be an int or two lists of dims, got {dims!r}")
+    first, second = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(first) != len(second):
+        raise RuntimeError(
+            f"tensordot: both dimension lists should have same length, got {first} and {second}"
+        )
+    return [normalize_axis(d, a_ndim) for d in first], [normalize_axis(d, b_ndim) for d in second]
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    r"""The sum of products of ``a`` and ``b`` over the dims ``dims`` pairs up, as
+    ``torch.tensordot``: the free dims of ``a``, then those of ``b``. One matrix product: ``a``
+    as (free, contracted) times ``b`` as (contracted, free), so its gradients are ``MatMul``'s."""
+    _same_dtype("tensordot", a, b)
+    dims_a, dims_b = _tensordot_dims(dims, a._data.ndim, b._data.ndim)
+    for da, db in zip(dims_a, dims_b, strict=True):
+        if a._data.shape[da] != b._data.shape[db]:
+            raise RuntimeError(
+                f"tensordot: contracted dimensions need to match, but first has size "
+                f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} in dim {db}"
+            )
+    free_a = [d for d in range(a._data.ndim) if d not in dims_a]
+    free_b = [d for d in range(b._data.ndim) if d not in dims_b]
+    size = math.prod(a._data.shape[d] for d in dims_a)
+    left = a.permute(*free_a, *dims_a).reshape(-1, size)
+    right = b.permute(*dims_b, *free_b).reshape(size, -1)
+    shape = [a._data.shape[d] for d in free_a] + [b._data.shape[d] for d in free_b]
+    return MatMul.apply(left, right).reshape(shape)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    r"""The Kronecker product: block :math:`i` of the result is :math:`a_i \cdot b`, for any
+    numbers of dims (the fewer are padded with leading size-1 dims): shape
+    :math:`(a_0 b_0, a_1 b_1, \ldots)`. A broadcast product of ``a`` and ``b`` with their dims
+    interleaved, reshaped."""
+    ndim = np.maximum(input._data.ndim, other._data.ndim)  # not max(): chapter 2 rebinds it
+    a_shape = (1,) * (ndim - input._data.ndim) + input._data.shape
+    b_shape = (1,) * (ndim - other._data.ndim) + other._data.shape
+    a = input.reshape([s for size in a_shape for s in (size, 1)])
+    b = other.reshape([s for size in b_shape for s in (1, size)])
+    return (a * b).reshape([m * n for m, n in zip(a_shape, b_shape, strict=True)])

@@ -44,6 +44,8 @@ __all__ = [
     'std_mean',
     'var_mean',
     'aminmax',
+    'Cumprod',
+    'cumprod',
 ]
 
 
@@ -667,3 +669,48 @@ def aminmax(
 ) -> tuple[Tensor, Tensor]:
     """``(amin, amax)`` over ``dim`` (or all elements), as ``torch.aminmax``."""
     return amin(input, dim, keepdim), amax(input, dim, keepdim)
+
+
+# %% book/02_autograd.ipynb, cell 97
+class Cumprod(Function):
+    r""":math:`y_i = \prod_{j \le i} x_j` along ``axis``. The gradient of :math:`x_k` is
+    :math:`\bar x_k = \sum_{i \ge k} \bar y_i \prod_{j \le i,\, j \ne k} x_j`. Where no
+    :math:`x_j` of a row is 0, that is :math:`\sum_{i \ge k} \bar y_i y_i / x_k`, a cumsum from the
+    end divided by :math:`x_k`. In a row whose first 0 is at :math:`z`: before it, the same
+    formula (every later :math:`y_i` is 0); at it, :math:`\sum_{i \ge z} \bar y_i c_i` with
+    :math:`c` the running product of the row with :math:`x_z` set to 1; after it, 0 (each product
+    still holds :math:`x_z`). Exact, as PyTorch's."""
+
+    __slots__ = ("x", "y", "axis")
+    reads = (("out", 0),)
+
+    def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
+        self.axis = axis
+        self.x = x
+        # ints: int64, as in torch
+        self.y = np.cumprod(x, axis=axis, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
+        return self.y
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        x, y, g = (np.moveaxis(a, self.axis, -1) for a in (self.x, self.y, grad))
+        zero = x == 0
+        from_end = np.flip(np.cumsum(np.flip(g * y, -1), axis=-1), -1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(zero, 0, from_end / np.where(zero, 1, x))
+        rows = zero.any(axis=-1)
+        if rows.any():  # the rows with a 0: its first 0's entry, and 0 after it
+            first = np.argmax(zero[rows], axis=-1)[:, None]
+            position = np.arange(x.shape[-1])
+            ones_at_first = np.where(position == first, 1, x[rows])
+            at_first = (g[rows] * np.cumprod(ones_at_first, axis=-1) * (position >= first)).sum(-1)
+            row_out = np.where(position < first, out[rows], 0)
+            np.put_along_axis(row_out, first, at_first[:, None], axis=-1)
+            out[rows] = row_out
+        return (np.moveaxis(out, -1, self.axis),)
+
+
+def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """The running product along ``dim``: ``out[i] = input[0] * ... * input[i]`` (integer and bool
+    inputs give int64, as in PyTorch)."""
+    values = input if dtype is None else input.to(dtype)
+    return Cumprod.apply(values, axis=normalize_axis(dim, values._data.ndim or 1))

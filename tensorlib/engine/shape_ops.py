@@ -38,10 +38,15 @@ __all__ = [
     'swapaxes',
     'swapdims',
     'tile',
+    'ravel',
+    'unflatten',
+    'flipud',
+    'fliplr',
+    'rot90',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 122
+# %% book/02_autograd.ipynb, cell 129
 import math
 import operator
 from typing import Any
@@ -189,7 +194,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 123
+# %% book/02_autograd.ipynb, cell 130
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(
@@ -366,7 +371,7 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
     return Repeat.apply(input, sizes=sizes)
 
 
-# %% book/02_autograd.ipynb, cell 124
+# %% book/02_autograd.ipynb, cell 131
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
     return expand(input, tuple(size))
@@ -408,3 +413,58 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     padded with 1s in front (where ``repeat`` would refuse them), as ``torch.tile``."""
     dims = tuple(dims) if not isinstance(dims, int) else (dims,)
     return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
+
+
+# %% book/02_autograd.ipynb, cell 135
+def ravel(input: Tensor) -> Tensor:
+    """The elements as a 1-D tensor in row-major order: a view when the memory allows, else a
+    copy (``reshape(-1)``)."""
+    return reshape(input, (-1,))
+
+
+def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:
+    """Dim ``dim`` split into dims of ``sizes`` (one of them may be -1), the inverse of
+    ``flatten``: ``(2, 12).unflatten(1, (3, -1))`` is ``(2, 3, 4)``."""
+    axis = normalize_axis(dim, input._data.ndim)
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    shape = input._data.shape
+    return reshape(input, shape[:axis] + sizes + shape[axis + 1 :])
+
+
+def flipud(input: Tensor) -> Tensor:
+    """The rows in reverse order (``flip(0)``); the tensor needs at least 1 dim."""
+    if input._data.ndim < 1:
+        raise RuntimeError("flipud: input must be >= 1-d")
+    return flip(input, (0,))
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """The columns in reverse order (``flip(1)``); the tensor needs at least 2 dims."""
+    if input._data.ndim < 2:
+        raise RuntimeError("fliplr: input must be >= 2-d")
+    return flip(input, (1,))
+
+
+def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+    """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first dim
+    towards the second (``k`` may be negative), as ``torch.rot90`` and ``numpy.rot90``: a flip
+    and a transpose, so the gradient is the opposite rotation."""
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
+    ndim = input._data.ndim
+    if ndim < 2:
+        raise RuntimeError(f"rot90: expected total dims >= 2, but got total dims = {ndim}")
+    first, second = (normalize_axis(d, ndim) for d in dims)
+    if first == second:
+        raise RuntimeError(f"rot90: expected rotation dims to be different, got {dims}")
+    turns = k % 4
+    if turns == 1:
+        return transpose(flip(input, (second,)), first, second)
+    if turns == 2:
+        return flip(input, (first, second))
+    if turns == 3:
+        return flip(transpose(input, first, second), (second,))
+    return input.clone()  # as PyTorch: a quarter-turn count of 0 copies

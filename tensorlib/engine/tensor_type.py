@@ -867,6 +867,10 @@ class Tensor:
         """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""
         return reductions.cumsum(self, dim)
 
+    def cumprod(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
+        """Running products along ``dim``: ``y[i] = x[0] * ... * x[i]``."""
+        return reductions.cumprod(self, dim, dtype=dtype)
+
     # --- extrema and sorting (reductions)
     # ------------------------------------------------------------
     def max(
@@ -964,6 +968,57 @@ class Tensor:
         their indices, in order."""
         return reductions.topk(self, k, dim, largest, sorted)
 
+    # --- order statistics and sums that skip NaN (statistics)
+    # ----------------------------------------
+    def median(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Any:
+        """The lower median: of all elements (0-d), or ``(values, indices)`` along ``dim``."""
+        return statistics.median(self, dim, keepdim)
+
+    def nanmedian(self, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Any:
+        """``median`` of the numbers that are not NaN."""
+        return statistics.nanmedian(self, dim, keepdim)
+
+    def kthvalue(
+        self, k: builtins.int, dim: builtins.int = -1, keepdim: builtins.bool = False
+    ) -> _ValuesIndices:
+        """The ``k``-th smallest entry along ``dim`` (``k`` from 1) and its index."""
+        return statistics.kthvalue(self, k, dim, keepdim)
+
+    def quantile(
+        self,
+        q: Any,
+        dim: builtins.int | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        interpolation: str = "linear",
+    ) -> Tensor:
+        """The ``q``-quantiles (``q`` a number or a 1-D tensor in [0, 1]), of all elements or
+        along ``dim``."""
+        return statistics.quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(
+        self,
+        q: Any,
+        dim: builtins.int | None = None,
+        keepdim: builtins.bool = False,
+        *,
+        interpolation: str = "linear",
+    ) -> Tensor:
+        """``quantile`` of the numbers that are not NaN."""
+        return statistics.nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nansum(
+        self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None
+    ) -> Tensor:
+        """``sum`` with NaNs counted as 0."""
+        return statistics.nansum(self, dim, keepdim, dtype=dtype)
+
+    def nanmean(
+        self, dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None
+    ) -> Tensor:
+        """``mean`` of the numbers that are not NaN."""
+        return statistics.nanmean(self, dim, keepdim, dtype=dtype)
+
     # --- matrix products (matmul_ops)
     # ----------------------------------------------------------------
     def __matmul__(self, other: Any) -> Tensor:
@@ -987,6 +1042,68 @@ class Tensor:
     def outer(self, vec2: Tensor) -> Tensor:
         """The outer product of two 1-D tensors: ``out[i, j] = self[i] * vec2[j]``."""
         return matmul_ops.outer(self, vec2)
+
+    def dot(self, tensor: Tensor) -> Tensor:
+        """The inner product with another 1-D tensor of the same size and dtype (0-d)."""
+        return matmul_ops.dot(self, tensor)
+
+    def vdot(self, other: Tensor) -> Tensor:
+        """``dot`` (the first vector conjugated: for real tensors, the same)."""
+        return matmul_ops.vdot(self, other)
+
+    def mv(self, vec: Tensor) -> Tensor:
+        """The product of this ``(n, m)`` matrix and an ``(m,)`` vector."""
+        return matmul_ops.mv(self, vec)
+
+    def addmm(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``beta * self + alpha * (mat1 @ mat2)``."""
+        return matmul_ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addmv(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``beta * self + alpha * (mat @ vec)``."""
+        return matmul_ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
+
+    def addr(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``beta * self + alpha * outer(vec1, vec2)``."""
+        return matmul_ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+
+    def baddbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``beta * self + alpha * bmm(batch1, batch2)``."""
+        return matmul_ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def addbmm(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``beta * self + alpha * bmm(batch1, batch2).sum(0)``."""
+        return matmul_ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+
+    def kron(self, other: Tensor) -> Tensor:
+        """The Kronecker product with ``other``."""
+        return matmul_ops.kron(self, other)
+
+    # --- linear algebra (tensorlib.linalg)
+    # ----------------------------------------------------------
+    def det(self) -> Tensor:
+        """The determinant of this square matrix, or of each in a batch
+        (:func:`tensorlib.linalg.det`)."""
+        return linalg_ops.det(self)
+
+    def logdet(self) -> Tensor:
+        """:math:`\\log \\det` of this square matrix (batched): NaN where the determinant is
+        negative (:func:`tensorlib.logdet`)."""
+        return linalg_ops.logdet(self)
+
+    def slogdet(self) -> Any:
+        """``(sign, logabsdet)`` of the determinant (:func:`tensorlib.linalg.slogdet`)."""
+        return linalg_ops.slogdet(self)
+
+    def inverse(self) -> Tensor:
+        """The inverse of this square matrix, or of each in a batch
+        (:func:`tensorlib.linalg.inv`)."""
+        return linalg_ops.inv(self)
+
+    def cross(self, other: Tensor, dim: builtins.int | None = None) -> Tensor:
+        """The cross product with ``other`` along ``dim`` (default: the first dim of size 3,
+        with PyTorch's deprecation warning), as ``torch.Tensor.cross``."""
+        return linalg_ops.legacy_cross(self, other, dim)
 
     # --- choosing elements (selection)
     # ---------------------------------------------------------------
@@ -1140,6 +1257,92 @@ class Tensor:
         """``clamp``, by numpy's name."""
         return elementwise.clamp(self, min, max)
 
+    # --- two-operand and special functions (elementwise)
+    # --------------------------------------------
+    def atan2(self, other: Any) -> Tensor:
+        """The angle of the point ``(other, self)``, elementwise."""
+        return pairwise_ops.atan2(self, other)
+
+    def arctan2(self, other: Any) -> Tensor:
+        """``atan2``, by numpy's name."""
+        return pairwise_ops.atan2(self, other)
+
+    def hypot(self, other: Any) -> Tensor:
+        """:math:`\\sqrt{x^2 + y^2}`, elementwise."""
+        return pairwise_ops.hypot(self, other)
+
+    def logaddexp(self, other: Any) -> Tensor:
+        """:math:`\\log(e^x + e^y)`, elementwise."""
+        return pairwise_ops.logaddexp(self, other)
+
+    def logaddexp2(self, other: Any) -> Tensor:
+        """:math:`\\log_2(2^x + 2^y)`, elementwise."""
+        return pairwise_ops.logaddexp2(self, other)
+
+    def xlogy(self, other: Any) -> Tensor:
+        """:math:`x \\log y`, 0 where ``x`` is 0."""
+        return special_ops.xlogy(self, other)
+
+    def copysign(self, other: Any) -> Tensor:
+        """The magnitudes of ``self`` with the signs of ``other``."""
+        return pairwise_ops.copysign(self, other)
+
+    def fmod(self, other: Any) -> Tensor:
+        """The remainder of ``self / other`` with the sign of ``self``."""
+        return pairwise_ops.fmod(self, other)
+
+    def fmax(self, other: Tensor) -> Tensor:
+        """The elementwise maximum, a NaN losing to a number."""
+        return pairwise_ops.fmax(self, other)
+
+    def fmin(self, other: Tensor) -> Tensor:
+        """The elementwise minimum, a NaN losing to a number."""
+        return pairwise_ops.fmin(self, other)
+
+    def float_power(self, exponent: Any) -> Tensor:
+        """``self ** exponent`` in float64."""
+        return pairwise_ops.float_power(self, exponent)
+
+    def true_divide(self, other: Any) -> Tensor:
+        """``self / other``."""
+        return pairwise_ops.true_divide(self, other)
+
+    def erf(self) -> Tensor:
+        """The error function, elementwise."""
+        return special_ops.erf(self)
+
+    def erfc(self) -> Tensor:
+        """:math:`1 - \\operatorname{erf} x`, elementwise."""
+        return special_ops.erfc(self)
+
+    def erfinv(self) -> Tensor:
+        """The inverse error function, elementwise."""
+        return special_ops.erfinv(self)
+
+    def sinc(self) -> Tensor:
+        """:math:`\\sin(\\pi x) / (\\pi x)`, 1 at 0."""
+        return special_ops.sinc(self)
+
+    def exp2(self) -> Tensor:
+        """:math:`2^x`, elementwise."""
+        return special_ops.exp2(self)
+
+    def frac(self) -> Tensor:
+        """The fractional part, :math:`x - \\operatorname{trunc} x`."""
+        return special_ops.frac(self)
+
+    def deg2rad(self) -> Tensor:
+        """Degrees to radians."""
+        return special_ops.deg2rad(self)
+
+    def rad2deg(self) -> Tensor:
+        """Radians to degrees."""
+        return special_ops.rad2deg(self)
+
+    def logit(self, eps: builtins.float | None = None) -> Tensor:
+        """:math:`\\log(p / (1 - p))`, ``p`` clamped to ``[eps, 1 - eps]`` when given."""
+        return special_ops.logit(self, eps)
+
     # --- softmax (softmax_ops)
     # -----------------------------------------------------------------------
     def softmax(self, dim: builtins.int) -> Tensor:
@@ -1198,6 +1401,26 @@ class Tensor:
         """The elements shifted cyclically by ``shifts`` along ``dims`` (``None``:
         the flattened tensor)."""
         return shape_ops.roll(self, shifts, dims)
+
+    def ravel(self) -> Tensor:
+        """The elements as a 1-D tensor (a view when the memory allows)."""
+        return shape_ops.ravel(self)
+
+    def unflatten(self, dim: builtins.int, sizes: Any) -> Tensor:
+        """Dim ``dim`` split into dims of ``sizes`` (one may be -1)."""
+        return shape_ops.unflatten(self, dim, sizes)
+
+    def flipud(self) -> Tensor:
+        """``flip(0)``."""
+        return shape_ops.flipud(self)
+
+    def fliplr(self) -> Tensor:
+        """``flip(1)``."""
+        return shape_ops.fliplr(self)
+
+    def rot90(self, k: builtins.int = 1, dims: Any = (0, 1)) -> Tensor:
+        """Rotated by ``k`` quarter turns in the plane of ``dims``."""
+        return shape_ops.rot90(self, k, dims)
 
     def swapaxes(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         """``transpose``, by numpy's name."""
@@ -1341,6 +1564,14 @@ class Tensor:
         the output has its shape)."""
         return indexing.gather(self, dim, index)
 
+    def take_along_dim(self, indices: Tensor, dim: builtins.int | None = None) -> Tensor:
+        """Values picked along ``dim`` by ``indices``, the other dims broadcast (``gather``)."""
+        return indexing.take_along_dim(self, indices, dim)
+
+    def take(self, index: Tensor) -> Tensor:
+        """The elements, seen as 1-D, at ``index`` (the result has ``index``'s shape)."""
+        return indexing.take(self, index)
+
     # --- splitting (joining)
     # -------------------------------------------------------------------------
     def split(
@@ -1352,6 +1583,36 @@ class Tensor:
     def chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
         """``chunks`` pieces of (nearly) equal size along ``dim``."""
         return joining.chunk(self, chunks, dim)
+
+    def unbind(self, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        """The slices along ``dim``, each without that dim."""
+        return joining.unbind(self, dim)
+
+    def tensor_split(self, indices_or_sections: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        """``n`` nearly equal parts along ``dim``, or the parts between the given indices."""
+        return joining.tensor_split(self, indices_or_sections, dim)
+
+    def hsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        """Split column-wise (dim 1, or dim 0 of a 1-D tensor)."""
+        return joining.hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        """Split row-wise (dim 0)."""
+        return joining.vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections: Any) -> tuple[Tensor, ...]:
+        """Split depth-wise (dim 2)."""
+        return joining.dsplit(self, indices_or_sections)
+
+    def diff(
+        self,
+        n: builtins.int = 1,
+        dim: builtins.int = -1,
+        prepend: Tensor | None = None,
+        append: Tensor | None = None,
+    ) -> Tensor:
+        """The ``n``-th forward difference along ``dim``."""
+        return joining.diff(self, n, dim, prepend, append)
 
     # --- in place (inplace): outside the graph, counted by the version counter
     # -----------------------
@@ -1440,7 +1701,7 @@ class Tensor:
         return conversion.to(self, dtypes.bool_)
 
 
-# %% book/02_autograd.ipynb, cell 174
+# %% book/02_autograd.ipynb, cell 205
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -1453,10 +1714,14 @@ from tensorlib.engine import (  # noqa: E402
     inplace,
     interop,
     joining,
+    linalg_ops,
     matmul_ops,
+    pairwise_ops,
     reductions,
     retain_grad,
     selection,
     shape_ops,
     softmax_ops,
+    special_ops,
+    statistics,
 )

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 188
+# %% book/02_autograd.ipynb, cell 219
 import math
 
 import numpy as np
@@ -30,9 +30,9 @@ from tensorlib.engine.parallel import block_bounds, parallel_for
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.softmax_ops import log_softmax as log_softmax
 from tensorlib.engine.softmax_ops import softmax as softmax
+from tensorlib.engine.special_ops import _erf64
 from tensorlib.engine.tensor_type import Tensor
 
-_exact_erf = np.frompyfunc(math.erf, 1, 1)
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _GELU_TANH_COEFF = 0.044715
 
@@ -47,7 +47,7 @@ def _erf(x: np.ndarray) -> np.ndarray:
     from the formula, the rest float32 rounding where the result is small).
     """
     if x.dtype == np.float64:
-        return np.asarray(_exact_erf(x), dtype=np.float64)
+        return np.asarray(_erf64(x), dtype=np.float64)
     z = np.abs(x)
     t = 1 / (1 + 0.3275911 * z)
     poly = (
