@@ -67,6 +67,7 @@ PACKAGE_ORDER = [
     "linalg_norms",
     "inplace",
     "retain_grad",
+    "hooks",
     "interop",
 ]
 

@@ -248,6 +248,11 @@ _retained: dict[Function, weakref.ref] = {}
 Weak references whose callback removes the entry: it goes away with its tensor, so the
 registry keeps no graph alive, and a plain dict keeps the per-backward check cheap."""
 
+_gradient_hooks: dict[Function | int, dict[int, Callable[[Tensor], Any]]] = {}
+"""The hooks of ``register_hook`` (``tensorlib.engine.hooks``), by the node of the tensor that has
+them, or by ``id`` for a leaf (which has no node): each tensor's hooks by their handle's id, in
+the order they came. An entry goes away with its tensor, as ``_retained``'s do."""
+
 
 @overload
 def run_backward(
@@ -265,16 +270,15 @@ def run_backward(
 ) -> list[np.ndarray | None] | None:
     """Backpropagate ``root_grads`` (one array per root, of its shape) from ``roots``.
 
-    Gradients flowing into the same node are added (the multivariate chain rule) and the
-    gradients of leaves are accumulated into their ``.grad``, and into ``.grad`` of the
-    non-leaves that called ``retain_grad``. With ``capture`` (tensors), no ``.grad`` is
-    touched: the gradient that reached each captured tensor is returned instead, ``None``
-    where none did (``tensorlib.autograd.grad``). Unless ``retain_graph``, each node's saved
-    arrays are freed once its backward has run. Arithmetic runs under ``np.errstate``: inf
-    and nan come out silently, as in torch. Raises ``RuntimeError`` before any gradient is
-    computed if a value a backward reads was changed in place since the op ran, and if a
-    ``backward`` returns the wrong number or shape of gradients, or runs a second time
-    through freed values.
+    Gradients flowing into a node are added (the multivariate chain rule); leaves' gradients
+    accumulate into their ``.grad``, as do those of non-leaves that called ``retain_grad``, once
+    the hooks of ``register_hook`` have seen them. With ``capture`` (tensors), no ``.grad`` is
+    touched: the gradient that reached each captured tensor is returned, ``None`` where none did
+    (``autograd.grad``). Unless ``retain_graph``, a node's saved arrays are freed after its
+    backward. Arithmetic runs under ``np.errstate``: inf and nan come out silently, as in torch.
+    Raises ``RuntimeError`` before any gradient is computed if a value a backward reads was
+    changed in place since the op ran, and if a ``backward`` returns the wrong number or shape of
+    gradients, or runs a second time through freed values.
     """
     pending, leaf_roots = _seed(roots, root_grads)  # node -> the gradient of its output, so far
     owned: dict[Function, np.ndarray] = {}  # the entries of pending that only the pass holds
@@ -283,6 +287,7 @@ def run_backward(
     # 3. where a leaf's gradient goes: into .grad, or, captured, into a list
     deliver, captured_nodes, captured = _into_grad() if capture is None else _capture(capture)
     retained = _retained.copy() if _retained and capture is None else None  # 4. non-leaves' .grad
+    deliver, hooked, finish = _with_hooks(deliver)  # 4'. register_hook: hooked leaves wait
     for leaf, leaf_grad in leaf_roots:
         deliver(leaf, leaf_grad)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # ~1 us a pass, not a node
@@ -292,8 +297,8 @@ def run_backward(
                 continue
             if owned:
                 owned.pop(node, None)
-            if captured_nodes or retained:  # the complete gradient of a captured non-leaf
-                _deliver_non_leaf(node, grad, captured_nodes, captured, retained)
+            if captured_nodes or retained or hooked:  # steps 3, 4 and 4' for a non-leaf
+                grad = _deliver_non_leaf(node, grad, captured_nodes, captured, retained, hooked)
             grads: tuple[np.ndarray | None, ...]
             if node.adds_into_input and _add_into_input(node, grad, pending, owned):
                 grads = ()  # 5'. added into its input's running sum (Index, a slice)
@@ -315,6 +320,7 @@ def run_backward(
                     pending[parent_node] = owned[parent_node] = pending[parent_node] + parent_grad
                 else:
                     pending[parent_node] = parent_grad
+    finish()  # 4'. the hooked leaves' summed gradients, through their hooks
     return None if capture is None else captured
 
 
@@ -409,14 +415,83 @@ def _deliver_non_leaf(
     captured_nodes: dict[Function, list[int]],
     captured: list[np.ndarray | None],
     retained: dict[Function, weakref.ref] | None,
-) -> None:
-    """Steps 3 and 4 for a non-leaf: its complete gradient into the list of captured
-    gradients, or into its ``.grad`` if it called ``retain_grad``."""
+    hooked: dict[Function | int, dict[int, Callable[[Tensor], Any]]] | None,
+) -> np.ndarray:
+    """Steps 3, 4 and 4' for a non-leaf, in PyTorch's order: its complete gradient into the list
+    of captured gradients (as it arrived), through its tensor's hooks (step 4'), then into its
+    ``.grad`` if it called ``retain_grad``. Returns the gradient its node's backward receives."""
     if captured_nodes and node in captured_nodes:
         for index in captured_nodes[node]:
             captured[index] = grad
+    if hooked and node in hooked:
+        grad = _run_hooks(hooked[node], grad)
     if retained:
         _deliver_retained(retained, node, grad)
+    return grad
+
+
+def _run_hooks(hooks: dict[int, Callable[[Tensor], Any]], grad: np.ndarray) -> np.ndarray:
+    """Step 4': a tensor's hooks, in the order they were registered, each called with the
+    gradient so far as a tensor over a copy (a hook that changes it in place changes that copy
+    only, which then goes on), and returning None or a tensor of the same shape and dtype to use
+    instead."""
+    for hook in list(hooks.values()):  # a hook may remove itself
+        given = _wrap(grad.copy(), None)
+        result = hook(given)
+        if result is None:
+            grad = given._data
+            continue
+        if not isinstance(result, Tensor) or result._data.shape != grad.shape or (
+            result._data.dtype != grad.dtype
+        ):
+            raise RuntimeError(
+                f"hook {getattr(hook, '__name__', hook)!r} has changed the gradient: expected None "
+                f"or a tensor of shape {grad.shape} and dtype {grad.dtype}, got "
+                f"{_shape_and_dtype(result)}"
+            )
+        grad = result._data
+    return grad
+
+
+def _shape_and_dtype(value: Any) -> str:
+    return (
+        f"shape {value._data.shape} and dtype {value._data.dtype}"
+        if isinstance(value, Tensor)
+        else f"a {type(value).__name__}"
+    )
+
+
+def _nothing_to_finish() -> None:
+    """No leaf of the pass has hooks."""
+
+
+def _with_hooks(
+    deliver: Callable[[Tensor, np.ndarray], None],
+) -> tuple[
+    Callable[[Tensor, np.ndarray], None],
+    dict[Function | int, dict[int, Callable[[Tensor], Any]]] | None,
+    Callable[[], None],
+]:
+    """Step 4': the hooks of this pass, a ``deliver`` that holds back the gradients of hooked
+    leaves, and ``finish``, which runs their hooks on the sum and delivers it. A leaf used twice
+    receives two gradients; as in PyTorch, its hooks see their sum, once."""
+    if not _gradient_hooks:
+        return deliver, None, _nothing_to_finish
+    hooked = dict(_gradient_hooks)  # a hook may register or remove hooks while the pass runs
+    held: dict[int, tuple[Tensor, np.ndarray]] = {}
+
+    def hold(leaf: Tensor, grad: np.ndarray) -> None:
+        key = id(leaf)
+        if key not in hooked:
+            deliver(leaf, grad)
+        else:
+            held[key] = (leaf, grad + held[key][1] if key in held else grad)
+
+    def finish() -> None:
+        for key, (leaf, grad) in held.items():
+            deliver(leaf, _run_hooks(hooked[key], grad))
+
+    return hold, hooked, finish
 
 
 class _Join(Function):
@@ -526,7 +601,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 199
+# %% book/02_autograd.ipynb, cell 202
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

@@ -423,6 +423,11 @@ class Tensor:
         """Set ``requires_grad`` in place (leaves only) and return ``self``."""
         return _set_requires_grad(self, requires_grad)
 
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` with this tensor's gradient in each backward pass; a tensor it
+        returns replaces the gradient. Returns a handle whose ``remove()`` takes the hook off."""
+        return hooks.register_hook(self, hook)
+
     def detach(self) -> Tensor:
         """A tensor with the same memory (and version counter), outside the graph."""
         return _detach(self)
@@ -1701,7 +1706,7 @@ class Tensor:
         return conversion.to(self, dtypes.bool_)
 
 
-# %% book/02_autograd.ipynb, cell 205
+# %% book/02_autograd.ipynb, cell 208
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -1710,6 +1715,7 @@ from tensorlib.engine import (  # noqa: E402
     creation,
     elementwise,
     function,
+    hooks,
     indexing,
     inplace,
     interop,
