@@ -56,6 +56,9 @@ from tensorlib.engine import (
     vstack,
 )
 from tensorlib.engine import (
+    as_tensor, clone, dtype, index_add, index_copy, index_fill, masked_scatter, neg as negative,
+)
+from tensorlib.engine import (
     arctan2, atan2, copysign, deg2rad, erf, erfc, erfinv, exp2, float_power, fmax, fmin, fmod,
     frac, hypot, logaddexp, logaddexp2, logit, rad2deg, sinc, true_divide, xlogy,
 )

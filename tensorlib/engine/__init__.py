@@ -95,6 +95,11 @@ from tensorlib.engine.pairwise_ops import (
 from tensorlib.engine.special_ops import (
     Erf, Erfinv, Sinc, Xlogy, deg2rad, erf, erfc, erfinv, exp2, frac, logit, rad2deg, sinc, xlogy,
 )
+from tensorlib.engine.indexing import index_add, index_copy, index_fill, masked_scatter
+from tensorlib.engine.creation import as_tensor
+from tensorlib.engine.conversion import clone
+from tensorlib.engine.dtypes import dtype
+from tensorlib.engine.hooks import RemovableHandle
 from tensorlib.engine.statistics import (
     kthvalue, median, nanmean, nanmedian, nanquantile, nansum, quantile,
 )
@@ -147,4 +152,6 @@ __all__ = [
     "Xlogy", "arctan2", "atan2", "copysign", "deg2rad", "erf", "erfc", "erfinv", "exp2",
     "float_power", "fmax", "fmin", "fmod", "frac", "hypot", "logaddexp", "logaddexp2", "logit",
     "rad2deg", "sinc", "true_divide", "xlogy",
+    "index_add", "index_copy", "index_fill", "masked_scatter", "as_tensor", "clone", "dtype",
+    "RemovableHandle",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = [
     'tensor',
     'from_numpy',
+    'as_tensor',
     'zeros',
     'ones',
     'empty',
@@ -58,6 +59,19 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy expects an np.ndarray, got {type(array).__name__}")
     return _wrap(_as_array(array), None)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor, sharing memory where it can, as ``torch.as_tensor``: a Tensor of
+    that dtype is returned itself (another dtype: ``data.to(dtype)``, in the graph); an ndarray of
+    that dtype is wrapped without a copy, as ``from_numpy``; anything else is copied (``tensor``).
+    """
+    _, wanted = parse_to(dtype=dtype, device=device)
+    if isinstance(data, Tensor):
+        return data if wanted is None or wanted == data._data.dtype else data.to(wanted)
+    if isinstance(data, np.ndarray) and (wanted is None or wanted == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=wanted)
 
 
 def _filled(

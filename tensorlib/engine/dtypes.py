@@ -25,6 +25,7 @@ __all__ = [
     'long',
     'uint8',
     'bool_',
+    'dtype',
     'bfloat16',
     'inf',
     'nan',
@@ -56,6 +57,8 @@ int64 = np.dtype(np.int64)
 long = int64
 uint8 = np.dtype(np.uint8)
 bool_ = np.dtype(np.bool_)  # exported as tensorlib.bool (a name that would shadow the builtin here)
+# torch.dtype, for annotations and isinstance checks: tensorlib's dtypes are numpy's
+dtype = np.dtype
 
 _DEFAULT_FLOAT = float32
 

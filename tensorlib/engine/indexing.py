@@ -28,6 +28,10 @@ __all__ = [
     'scatter_add',
     'take_along_dim',
     'take',
+    'index_add',
+    'index_copy',
+    'index_fill',
+    'masked_scatter',
 ]
 
 
@@ -429,3 +433,67 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     if index._data.size and not -size <= int(index._data.min()) <= int(index._data.max()) < size:
         raise IndexError(f"take: index out of range for a tensor of {size} elements")
     return input.reshape(-1)[index]
+
+
+# %% book/02_autograd.ipynb, cell 147
+def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tensor]:
+    """A 1-D integer ``index`` of ``like.shape[dim]`` positions, as an index of ``like``'s shape
+    that holds ``index[i]`` at every position ``i`` of ``dim`` (what ``scatter`` takes)."""
+    if not isinstance(index, Tensor) or index._data.ndim > 1 or index._data.dtype.kind not in "iu":
+        raise TypeError(f"{name}: index must be a 1-D integer tensor, got {index!r:.60}")
+    axis = normalize_axis(dim, like._data.ndim or 1)
+    length = like._data.shape[axis] if like._data.ndim else 1
+    if index._data.size != length:
+        raise RuntimeError(
+            f"{name}: the index has {index._data.size} entries, but the source has {length} "
+            f"along dim {dim}"
+        )
+    shape = [-1 if d == axis else 1 for d in range(like._data.ndim)] or [-1]
+    return axis, index.reshape(shape).expand(*(like._data.shape or (1,)))
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along
+    ``dim`` (a repeated index adds every time): a ``scatter_add``, so the gradient of ``source``
+    is the output's read at the index."""
+    axis, spread = _along(index, dim, source, "index_add")
+    return scatter_add(input, axis, spread, source if alpha == 1 else source * alpha)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``input`` with ``source[..., i, ...]`` written at ``input[..., index[i], ...]`` along
+    ``dim`` (a ``scatter``)."""
+    axis, spread = _along(index, dim, source, "index_copy")
+    return scatter(input, axis, spread, source)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """``input`` with the positions ``index`` of ``dim`` set to ``value`` (a number or a 0-d
+    tensor): a ``masked_fill``, so no gradient reaches the filled entries."""
+    if not isinstance(index, Tensor) or index._data.ndim > 1 or index._data.dtype.kind not in "iu":
+        raise TypeError(f"index_fill: index must be a 1-D integer tensor, got {index!r:.60}")
+    axis = normalize_axis(dim, input._data.ndim or 1)
+    size = input._data.shape[axis] if input._data.ndim else 1
+    chosen = np.zeros(size, dtype=bool)
+    chosen[index._data.reshape(-1)] = True  # an index out of range raises IndexError here
+    shape = [size if d == axis else 1 for d in range(input._data.ndim)]
+    return input.masked_fill(chosen.reshape(shape), value)
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``input`` with the positions where ``mask`` (bool, broadcast to ``input``'s shape) holds
+    filled, in row-major order, by the first elements of ``source``. A read of ``source`` at each
+    position's rank among the chosen ones, then a ``where``: the gradient of ``source`` is the
+    output's at the positions it went to, 0 for its elements left over."""
+    if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
+        raise TypeError(f"masked_scatter: mask must be a bool tensor, got {mask!r:.60}")
+    chosen = np.broadcast_to(mask._data, input._data.shape)
+    count = int(chosen.sum())
+    if count > source._data.size:
+        raise RuntimeError(
+            f"masked_scatter: the mask chooses {count} positions, but source has only "
+            f"{source._data.size} elements"
+        )
+    rank = np.cumsum(chosen.reshape(-1)).reshape(chosen.shape) - 1
+    picked = source.reshape(-1)[_index(np.where(chosen, rank, 0))] if source._data.size else source
+    return picked.where(mask, input) if source._data.size else input.clone()

@@ -26,10 +26,12 @@ __all__ = [
     'clamp_',
     'scatter_',
     'scatter_add_',
+    'apply_',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 174
+# %% book/02_autograd.ipynb, cell 177
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -83,7 +85,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 175
+# %% book/02_autograd.ipynb, cell 178
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
     _check_in_place(tensor, value, "index assignment")
@@ -227,5 +229,27 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """``scatter_add`` written into ``tensor``; returns ``tensor``."""
     _check_in_place(tensor, src, "scatter_add_")
     tensor._data[...] = scatter_add(tensor.detach(), dim, index, src)._data
+    _mark_changed(tensor)
+    return tensor
+
+
+# %% book/02_autograd.ipynb, cell 185
+def apply_(
+    tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
+) -> Tensor:
+    """``tensor`` overwritten, in place, with ``function(tensor, *args, **kwargs)``, the
+    out-of-place op computed on its values: how ``exp_``, ``lerp_``, ``index_add_`` and the other
+    in-place forms are made. As PyTorch, a result whose dtype cannot be cast to ``tensor``'s
+    within its kind is refused (``exp_`` on an integer tensor), before anything is written."""
+    _check_in_place(tensor, None, op)
+    for value in (*args, *kwargs.values()):  # a value written in may not drop a gradient
+        _check_in_place(tensor, value, op)
+    result = function(tensor.detach(), *args, **kwargs)._data
+    if not np.can_cast(result.dtype, tensor._data.dtype, "same_kind"):
+        raise RuntimeError(
+            f"{op}: result type {result.dtype} can't be cast to the desired output type "
+            f"{tensor._data.dtype}"
+        )
+    tensor._data[...] = result
     _mark_changed(tensor)
     return tensor

@@ -376,6 +376,34 @@ class Tensor:
         """The number of elements (``numel``'s other name, as in torch)."""
         return self._data.size
 
+    def stride(self, dim: builtins.int | None = None) -> Any:
+        """The steps in memory, in elements, between neighbours along each dim (a tuple), or
+        along ``dim``."""
+        steps = tuple(s // self._data.itemsize for s in self._data.strides)
+        return steps if dim is None else steps[normalize_axis(dim, self._data.ndim or 1)]
+
+    def element_size(self) -> builtins.int:
+        """The bytes of one element (4 for float32)."""
+        return builtins.int(self._data.itemsize)
+
+    @property
+    def itemsize(self) -> builtins.int:
+        """The bytes of one element, as ``element_size()``."""
+        return builtins.int(self._data.itemsize)
+
+    @property
+    def nbytes(self) -> builtins.int:
+        """The bytes of all the elements: ``numel() * element_size()``."""
+        return builtins.int(self._data.size * self._data.itemsize)
+
+    def positive(self) -> Tensor:
+        """``self`` (``+x``)."""
+        return self
+
+    def negative(self) -> Tensor:
+        """``-self``, PyTorch's other name for ``neg``."""
+        return arithmetic.neg(self)
+
     def __len__(self) -> builtins.int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -545,6 +573,26 @@ class Tensor:
     ) -> Tensor:
         """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
         return creation.ones(
+            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+        )
+
+    def new_full(
+        self, size: Any, fill_value: Any, *, dtype: Any = None,
+        requires_grad: builtins.bool = False,
+    ) -> Tensor:
+        """``fill_value`` in a tensor of ``size``, of this tensor's dtype unless ``dtype`` is
+        given."""
+        return creation.full(
+            size, fill_value, dtype=self._data.dtype if dtype is None else dtype,
+            requires_grad=requires_grad,
+        )
+
+    def new_empty(
+        self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False
+    ) -> Tensor:
+        """A tensor of ``size`` (zeros: tensorlib's ``empty`` is reproducible), of this tensor's
+        dtype unless ``dtype`` is given."""
+        return creation.empty(
             *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
         )
 
@@ -1117,6 +1165,11 @@ class Tensor:
         is True, else ``self``."""
         return selection.masked_fill(self, mask, value)
 
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """``self`` where ``condition`` holds, else ``other`` (``torch.where(condition, self,
+        other)``)."""
+        return selection.where(condition, self, other)
+
     def tril(self, diagonal: builtins.int = 0) -> Tensor:
         """The lower triangle of the last two dims (elements above ``diagonal`` set to 0)."""
         return selection.tril(self, diagonal)
@@ -1577,6 +1630,24 @@ class Tensor:
         """The elements, seen as 1-D, at ``index`` (the result has ``index``'s shape)."""
         return indexing.take(self, index)
 
+    def index_add(
+        self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: Any = 1
+    ) -> Tensor:
+        """``alpha * source`` added at the positions ``index`` of ``dim`` (repeats add up)."""
+        return indexing.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_copy(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """``source`` written at the positions ``index`` of ``dim``."""
+        return indexing.index_copy(self, dim, index, source)
+
+    def index_fill(self, dim: builtins.int, index: Tensor, value: Any) -> Tensor:
+        """The positions ``index`` of ``dim`` set to ``value``."""
+        return indexing.index_fill(self, dim, index, value)
+
+    def masked_scatter(self, mask: Tensor, source: Tensor) -> Tensor:
+        """The positions where ``mask`` holds filled, in order, by ``source``'s elements."""
+        return indexing.masked_scatter(self, mask, source)
+
     # --- splitting (joining)
     # -------------------------------------------------------------------------
     def split(
@@ -1664,6 +1735,185 @@ class Tensor:
         """Clamp to ``[min, max]`` in place (number bounds); returns ``self``."""
         return inplace.clamp_(self, min, max)
 
+    # --- the in-place forms of ops above (inplace.apply_): the op on the values, written back
+    # -----------------------------------------------------------------------------------
+    def exp_(self) -> Tensor:
+        """``exp`` in place; returns ``self``."""
+        return inplace.apply_(self, "exp_", elementwise.exp)
+
+    def log_(self) -> Tensor:
+        """``log`` in place; returns ``self``."""
+        return inplace.apply_(self, "log_", elementwise.log)
+
+    def log1p_(self) -> Tensor:
+        """``log1p`` in place; returns ``self``."""
+        return inplace.apply_(self, "log1p_", elementwise.log1p)
+
+    def expm1_(self) -> Tensor:
+        """``expm1`` in place; returns ``self``."""
+        return inplace.apply_(self, "expm1_", elementwise.expm1)
+
+    def sqrt_(self) -> Tensor:
+        """``sqrt`` in place; returns ``self``."""
+        return inplace.apply_(self, "sqrt_", elementwise.sqrt)
+
+    def rsqrt_(self) -> Tensor:
+        """``rsqrt`` in place; returns ``self``."""
+        return inplace.apply_(self, "rsqrt_", arithmetic.rsqrt)
+
+    def abs_(self) -> Tensor:
+        """``abs`` in place; returns ``self``."""
+        return inplace.apply_(self, "abs_", elementwise.abs)
+
+    def neg_(self) -> Tensor:
+        """``neg`` in place; returns ``self``."""
+        return inplace.apply_(self, "neg_", arithmetic.neg)
+
+    def negative_(self) -> Tensor:
+        """``negative`` in place; returns ``self``."""
+        return inplace.apply_(self, "negative_", arithmetic.neg)
+
+    def sigmoid_(self) -> Tensor:
+        """``sigmoid`` in place; returns ``self``."""
+        return inplace.apply_(self, "sigmoid_", elementwise.sigmoid)
+
+    def tanh_(self) -> Tensor:
+        """``tanh`` in place; returns ``self``."""
+        return inplace.apply_(self, "tanh_", elementwise.tanh)
+
+    def relu_(self) -> Tensor:
+        """``relu`` in place; returns ``self``."""
+        return inplace.apply_(self, "relu_", elementwise.relu)
+
+    def sin_(self) -> Tensor:
+        """``sin`` in place; returns ``self``."""
+        return inplace.apply_(self, "sin_", elementwise.sin)
+
+    def cos_(self) -> Tensor:
+        """``cos`` in place; returns ``self``."""
+        return inplace.apply_(self, "cos_", elementwise.cos)
+
+    def tan_(self) -> Tensor:
+        """``tan`` in place; returns ``self``."""
+        return inplace.apply_(self, "tan_", elementwise.tan)
+
+    def floor_(self) -> Tensor:
+        """``floor`` in place; returns ``self``."""
+        return inplace.apply_(self, "floor_", elementwise.floor)
+
+    def ceil_(self) -> Tensor:
+        """``ceil`` in place; returns ``self``."""
+        return inplace.apply_(self, "ceil_", elementwise.ceil)
+
+    def trunc_(self) -> Tensor:
+        """``trunc`` in place; returns ``self``."""
+        return inplace.apply_(self, "trunc_", elementwise.trunc)
+
+    def frac_(self) -> Tensor:
+        """``frac`` in place; returns ``self``."""
+        return inplace.apply_(self, "frac_", special_ops.frac)
+
+    def sign_(self) -> Tensor:
+        """``sign`` in place; returns ``self``."""
+        return inplace.apply_(self, "sign_", elementwise.sign)
+
+    def reciprocal_(self) -> Tensor:
+        """``reciprocal`` in place; returns ``self``."""
+        return inplace.apply_(self, "reciprocal_", arithmetic.reciprocal)
+
+    def square_(self) -> Tensor:
+        """``square`` in place; returns ``self``."""
+        return inplace.apply_(self, "square_", arithmetic.square)
+
+    def erf_(self) -> Tensor:
+        """``erf`` in place; returns ``self``."""
+        return inplace.apply_(self, "erf_", special_ops.erf)
+
+    def erfinv_(self) -> Tensor:
+        """``erfinv`` in place; returns ``self``."""
+        return inplace.apply_(self, "erfinv_", special_ops.erfinv)
+
+    def logical_not_(self) -> Tensor:
+        """``logical_not`` in place; returns ``self``."""
+        return inplace.apply_(self, "logical_not_", arithmetic.logical_not)
+
+    def round_(self, *, decimals: builtins.int = 0) -> Tensor:
+        """``round`` in place; returns ``self``."""
+        return inplace.apply_(self, "round_", elementwise.round, decimals=decimals)
+
+    def pow_(self, exponent: Any) -> Tensor:
+        """``pow`` in place; returns ``self``."""
+        return inplace.apply_(self, "pow_", arithmetic.pow, exponent)
+
+    def clip_(self, min: Any = None, max: Any = None) -> Tensor:
+        """``clip`` in place; returns ``self``."""
+        return inplace.apply_(self, "clip_", elementwise.clamp, min, max)
+
+    def clamp_min_(self, min: Any) -> Tensor:
+        """``clamp_min`` in place; returns ``self``."""
+        return inplace.apply_(self, "clamp_min_", elementwise.clamp_min, min)
+
+    def clamp_max_(self, max: Any) -> Tensor:
+        """``clamp_max`` in place; returns ``self``."""
+        return inplace.apply_(self, "clamp_max_", elementwise.clamp_max, max)
+
+    def nan_to_num_(
+        self,
+        nan: builtins.float = 0.0,
+        posinf: builtins.float | None = None,
+        neginf: builtins.float | None = None,
+    ) -> Tensor:
+        """``nan_to_num`` in place; returns ``self``."""
+        return inplace.apply_(self, "nan_to_num_", elementwise.nan_to_num, nan, posinf, neginf)
+
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        """``lerp`` in place; returns ``self``."""
+        return inplace.apply_(self, "lerp_", arithmetic.lerp, end, weight)
+
+    def addcmul_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        """``addcmul`` in place; returns ``self``."""
+        return inplace.apply_(self, "addcmul_", arithmetic.addcmul, tensor1, tensor2, value=value)
+
+    def addcdiv_(self, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+        """``addcdiv`` in place; returns ``self``."""
+        return inplace.apply_(self, "addcdiv_", arithmetic.addcdiv, tensor1, tensor2, value=value)
+
+    def fmod_(self, other: Any) -> Tensor:
+        """``fmod`` in place; returns ``self``."""
+        return inplace.apply_(self, "fmod_", pairwise_ops.fmod, other)
+
+    def remainder_(self, other: Any) -> Tensor:
+        """``remainder`` in place; returns ``self``."""
+        return inplace.apply_(self, "remainder_", arithmetic.remainder, other)
+
+    def atan2_(self, other: Any) -> Tensor:
+        """``atan2`` in place; returns ``self``."""
+        return inplace.apply_(self, "atan2_", pairwise_ops.atan2, other)
+
+    def hypot_(self, other: Any) -> Tensor:
+        """``hypot`` in place; returns ``self``."""
+        return inplace.apply_(self, "hypot_", pairwise_ops.hypot, other)
+
+    def index_add_(
+        self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: Any = 1
+    ) -> Tensor:
+        """``index_add`` in place; returns ``self``."""
+        return inplace.apply_(
+            self, "index_add_", indexing.index_add, dim, index, source, alpha=alpha
+        )
+
+    def index_copy_(self, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+        """``index_copy`` in place; returns ``self``."""
+        return inplace.apply_(self, "index_copy_", indexing.index_copy, dim, index, source)
+
+    def index_fill_(self, dim: builtins.int, index: Tensor, value: Any) -> Tensor:
+        """``index_fill`` in place; returns ``self``."""
+        return inplace.apply_(self, "index_fill_", indexing.index_fill, dim, index, value)
+
+    def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
+        """``masked_scatter`` in place; returns ``self``."""
+        return inplace.apply_(self, "masked_scatter_", indexing.masked_scatter, mask, source)
+
     def __iadd__(self, other: Any) -> Tensor:
         return inplace.add_(self, other)
 
@@ -1705,8 +1955,20 @@ class Tensor:
         """This tensor as bool (outside the graph)."""
         return conversion.to(self, dtypes.bool_)
 
+    def short(self) -> Tensor:
+        """This tensor as int16 (outside the graph)."""
+        return conversion.to(self, dtypes.int16)
 
-# %% book/02_autograd.ipynb, cell 208
+    def char(self) -> Tensor:
+        """This tensor as int8 (outside the graph)."""
+        return conversion.to(self, dtypes.int8)
+
+    def byte(self) -> Tensor:
+        """This tensor as uint8 (outside the graph)."""
+        return conversion.to(self, dtypes.uint8)
+
+
+# %% book/02_autograd.ipynb, cell 214
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

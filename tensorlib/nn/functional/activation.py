@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 222
+# %% book/02_autograd.ipynb, cell 228
 import math
 
 import numpy as np
