@@ -654,8 +654,10 @@ def test_module_dict_views_have_docstrings():
 
 
 _MODULE_METHODS = (
-    # registration, calling, walking the tree, modes and casts, state_dict, printing
+    # registration, calling, hooks, walking the tree, modes and casts, state_dict, printing
     "register_parameter", "register_buffer", "add_module", "register_module", "forward",
+    "register_forward_pre_hook", "register_forward_hook", "register_full_backward_pre_hook",
+    "register_full_backward_hook",
     "named_modules", "modules", "named_children", "children", "named_parameters", "parameters",
     "named_buffers", "buffers", "get_submodule", "apply",
     "train", "eval", "requires_grad_", "zero_grad", "to", "cpu", "double", "float", "half",

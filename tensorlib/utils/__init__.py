@@ -1,7 +1,8 @@
 """tensorlib.utils: PyTorch's ``torch.utils`` names that tensorlib has.
 
 Written by hand, re-exports only. Chapter 4 (Layers): ``tensorlib.utils.data`` (datasets, samplers
-and the data loader). Chapter 8 (A GPT, end to end): ``tensorlib.utils.tensorboard``
+and the data loader) and ``tensorlib.utils.hooks`` (``RemovableHandle``, which hook registrations
+return). Chapter 8 (A GPT, end to end): ``tensorlib.utils.tensorboard``
 (``SummaryWriter``, which refuses, saying why), imported on demand as ``torch.utils.tensorboard``
 is.
 """
@@ -9,4 +10,7 @@ is.
 # Chapter 4, Layers: datasets, samplers and the data loader (tensorlib.utils.data)
 from tensorlib.utils import data as data
 
-__all__ = ["data"]
+# Chapter 4, Layers (and chapter 2's register_hook): the handle hooks return (tensorlib.utils.hooks)
+from tensorlib.utils import hooks as hooks
+
+__all__ = ["data", "hooks"]

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 53
+# %% book/04_layers.ipynb, cell 62
 import math
 import operator
 from collections.abc import Sequence
@@ -152,7 +152,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 69
+# %% book/04_layers.ipynb, cell 78
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -224,7 +224,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     )
 
 
-# %% book/04_layers.ipynb, cell 74
+# %% book/04_layers.ipynb, cell 83
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -260,7 +260,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 81
+# %% book/04_layers.ipynb, cell 90
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -361,7 +361,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 83
+# %% book/04_layers.ipynb, cell 92
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -500,7 +500,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 85
+# %% book/04_layers.ipynb, cell 94
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -556,7 +556,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 94
+# %% book/04_layers.ipynb, cell 103
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -625,7 +625,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 95
+# %% book/04_layers.ipynb, cell 104
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -706,7 +706,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 103
+# %% book/04_layers.ipynb, cell 112
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -744,7 +744,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 105
+# %% book/04_layers.ipynb, cell 114
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
@@ -777,7 +777,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 122
+# %% book/04_layers.ipynb, cell 131
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -859,7 +859,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 132
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -982,7 +982,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 124
+# %% book/04_layers.ipynb, cell 133
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1035,7 +1035,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 133
+# %% book/04_layers.ipynb, cell 142
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1119,7 +1119,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 136
+# %% book/04_layers.ipynb, cell 145
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 51
+# %% book/04_layers.ipynb, cell 60
 from collections.abc import Iterable, Sequence
 from typing import Any
 

@@ -21,14 +21,14 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 114
+# %% book/04_layers.ipynb, cell 123
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
 from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 115
+# %% book/04_layers.ipynb, cell 124
 class ReLU(Module):
     """:math:`\\max(0, x)`, elementwise."""
 

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 44
+# %% book/04_layers.ipynb, cell 53
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -27,7 +27,7 @@ from typing import Any, overload
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 45
+# %% book/04_layers.ipynb, cell 54
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)
@@ -110,7 +110,7 @@ class Sequential(Module):
         return input
 
 
-# %% book/04_layers.ipynb, cell 46
+# %% book/04_layers.ipynb, cell 55
 class ModuleList(Module):
     """A list of modules, registered as children ``"0"``, ``"1"``, ...
 
@@ -175,7 +175,7 @@ class ModuleList(Module):
             self._modules[str(number)] = value
 
 
-# %% book/04_layers.ipynb, cell 47
+# %% book/04_layers.ipynb, cell 56
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
 

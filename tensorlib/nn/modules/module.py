@@ -12,28 +12,39 @@ in its constructor (``self.fc = Linear(2, 3)``):
 
 Walking that tree depth first gives every tensor a dotted name (``blocks.0.attn.qkv.weight``)
 in registration order; ``state_dict`` and ``load_state_dict`` key checkpoints by those names.
+
+Hooks (``register_forward_pre_hook``, ``register_forward_hook``,
+``register_full_backward_pre_hook``, ``register_full_backward_hook``, and the global
+``register_module_forward_pre_hook`` and ``register_module_forward_hook``) run code around
+``forward`` and at the module's border in backward, through two gate nodes per call.
 The behaviour follows ``torch.nn.Module``: see the chapter "Layers" of the book.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    'register_module_forward_pre_hook',
+    'register_module_forward_hook',
     'Module',
 ]
 
 
-# %% book/04_layers.ipynb, cell 19
+# %% book/04_layers.ipynb, cell 22
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 
-from tensorlib.engine import Tensor, no_grad, parse_to
+from tensorlib.engine import Tensor, is_grad_enabled, no_grad, parse_to
+from tensorlib.engine.function import Function
+from tensorlib.engine.hooks import RemovableHandle
+from tensorlib.engine.tensor_type import _shared_versions, _wrap
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 20
+# %% book/04_layers.ipynb, cell 23
 def _check_name(owner: Module, name: object, kind: str, table: Mapping[str, object]) -> None:
     """A registered name must be a non-empty str without dots, not already another attribute."""
     if not isinstance(name, str):
@@ -56,7 +67,7 @@ def _indent_after_first_line(text: str, spaces: int) -> str:
 _T = TypeVar("_T", bound=Tensor)  # the tensor type a walk yields: Parameter or Tensor
 
 
-# %% book/04_layers.ipynb, cell 22
+# %% book/04_layers.ipynb, cell 25
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
 
@@ -153,13 +164,290 @@ def _check_state(
     return sources, missing, unexpected
 
 
-# %% book/04_layers.ipynb, cell 24
+# %% book/04_layers.ipynb, cell 27
+# The tables of the hooks every module runs (register_module_forward_pre_hook and
+# register_module_forward_hook): by handle id, in the order they run. Module.__call__ reads them
+# first, before the module's own.
+_global_forward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_forward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_forward_hooks_with_kwargs: OrderedDict[int, bool] = OrderedDict()
+_global_forward_hooks_always_called: OrderedDict[int, bool] = OrderedDict()
+
+# A module's own hook tables (each an OrderedDict by handle id), as PyTorch names them
+_HOOK_TABLES = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_backward_pre_hooks",
+    "_backward_hooks",
+)
+
+
+# False until a hook is registered anywhere (most programs never register one): while it is,
+# Module.__call__ tests this one name instead of six tables
+_hooks_registered = False
+
+
+def _note_hooks_registered() -> None:
+    """From now on ``Module.__call__`` looks at the hook tables."""
+    global _hooks_registered
+    _hooks_registered = True
+
+
+def _add_hook(
+    hooks: OrderedDict[int, Callable[..., Any]],
+    hook: object,
+    method: str,
+    prepend: bool = False,
+    flags: tuple[tuple[dict[int, bool], bool], ...] = (),
+) -> RemovableHandle:
+    """File ``hook`` in ``hooks`` under a new handle's id (first if ``prepend``) and mark it in
+    each ``(flag table, on)`` of ``flags`` that is on; returns the handle."""
+    if not callable(hook):
+        raise TypeError(f"{method}: expected a callable hook, got {type(hook).__name__}")
+    for flag, _ in flags:
+        # RemovableHandle.remove takes a hook out of its own table only: forget stale flags here
+        for stale in [key for key in flag if key not in hooks]:
+            del flag[stale]
+    _note_hooks_registered()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    for flag, on in flags:
+        if on:
+            flag[handle.id] = True
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, args) -> None or modified input`` to run before every module's
+    ``forward`` (and before the module's own pre-hooks). For debugging and profiling: it is
+    global state. Returns a :class:`~tensorlib.utils.hooks.RemovableHandle`."""
+    return _add_hook(_global_forward_pre_hooks, hook, "register_module_forward_pre_hook")
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Register ``hook(module, args, output) -> None or modified output`` (with ``with_kwargs``:
+    ``hook(module, args, kwargs, output)``) to run after every module's ``forward``, before the
+    module's own forward hooks; ``always_call=True`` runs it even if ``forward`` raised. Global
+    state, for debugging and profiling. Returns a handle."""
+    return _add_hook(
+        _global_forward_hooks,
+        hook,
+        "register_module_forward_hook",
+        flags=(
+            (_global_forward_hooks_with_kwargs, with_kwargs),
+            (_global_forward_hooks_always_called, always_call),
+        ),
+    )
+
+
+# %% book/04_layers.ipynb, cell 28
+class _BackwardHookGate(Function):
+    """Joins the Tensors of one side of a module call (its inputs, or its outputs) in one node.
+
+    Its output is a 0-d token; each Tensor that requires grad is handed on as a
+    :class:`_BackwardHookFunction` of the token. Backward visits every copy before the gate (they
+    use its output), so when the gate runs, ``arrived`` holds each copy's complete gradient, or
+    ``None``: ``on_gradients`` sees them all at once, as PyTorch's one node with many outputs.
+    With ``materialize`` (the inputs' side), a Tensor that received no gradient gets zeros, even
+    one that does not require grad: PyTorch's identity Function materializes them so.
+    """
+
+    __slots__ = ("arrived", "on_gradients", "like")
+    reads = ()  # reads nothing that a later in-place change could spoil
+    arrived: list[np.ndarray | None]
+    on_gradients: Callable[[list[np.ndarray | None]], list[np.ndarray | None]]
+    like: list[tuple[tuple[int, ...], np.dtype]] | None
+
+    def forward(self, *arrays: Any, on_gradients: Any = None, materialize: bool = False) -> Any:
+        self.arrived = [None] * len(arrays)
+        self.on_gradients = on_gradients
+        self.like = [(a.shape, a.dtype) for a in arrays] if materialize else None
+        return np.zeros(())
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        arrived = list(self.arrived)
+        self.arrived[:] = [None] * len(arrived)  # in place (the copies hold it): for a next pass
+        if self.like is not None:
+            arrived = [
+                np.zeros(*self.like[k]) if g is None else g
+                for k, g in enumerate(arrived)
+            ]
+        return tuple(self.on_gradients(arrived))
+
+
+class _BackwardHookFunction(Function):
+    """The identity on one Tensor, through a gate's token: its backward files its gradient
+    with the gate (in slot ``slot``) and sends the token a zero."""
+
+    __slots__ = ("arrived", "slot")
+    reads = ()
+    arrived: list[np.ndarray | None]
+    slot: int
+
+    def forward(self, token: Any, *, value: Any = None, arrived: Any = None, slot: int = 0) -> Any:
+        self.arrived, self.slot = arrived, slot
+        return value  # the same memory, as PyTorch hands on a view
+
+    def backward(self, grad: np.ndarray) -> np.ndarray:
+        self.arrived[self.slot] = grad
+        return np.zeros(())
+
+
+def _route(
+    values: tuple[Any, ...],
+    on_gradients: Callable[[list[np.ndarray | None]], list[np.ndarray | None]],
+    materialize: bool,
+) -> tuple[tuple[Any, ...], list[int] | None]:
+    """``values`` with each Tensor that requires grad replaced by a copy through one gate, and the
+    positions of the Tensors; ``(values, None)`` if no Tensor requires grad (or grad mode is off).
+    """
+    index = [i for i, value in enumerate(values) if isinstance(value, Tensor)]
+    if not (any(values[i].requires_grad for i in index) and is_grad_enabled()):
+        return values, None
+    token = _BackwardHookGate.apply(
+        *(values[i] for i in index), on_gradients=on_gradients, materialize=materialize
+    )
+    arrived = token.grad_fn.arrived  # type: ignore[union-attr]
+    routed = list(values)
+    for slot, i in enumerate(index):
+        if values[i].requires_grad:
+            copy = _BackwardHookFunction.apply(
+                token, value=values[i]._data, arrived=arrived, slot=slot
+            )
+            copy._versions = _shared_versions(values[i])  # an in-place change shows in both
+            routed[i] = copy
+    return tuple(routed), index
+
+
+def _pack(index: list[int], values: list[Any], size: int) -> tuple[Any, ...]:
+    """``size`` entries: ``values`` at the positions ``index``, ``None`` elsewhere."""
+    packed: list[Any] = [None] * size
+    for i, value in zip(index, values, strict=True):
+        packed[i] = value
+    return tuple(packed)
+
+
+def _arrays(grads: Any) -> list[np.ndarray | None]:
+    """A hook's gradients (Tensors, or anything array-like) back to arrays for the engine."""
+    return [
+        None if g is None else g._data if isinstance(g, Tensor) else np.asarray(g) for g in grads
+    ]
+
+
+def _tensors(grads: list[np.ndarray | None]) -> list[Tensor | None]:
+    """The engine's arrays as the Tensors a hook sees."""
+    return [None if g is None else _wrap(g, None) for g in grads]
+
+
+# %% book/04_layers.ipynb, cell 29
+_NO_INPUT_GRAD_WARNING = (
+    "Full backward hook is firing when gradients are computed with respect to module outputs "
+    "since no inputs require gradients. See "
+    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+    "#torch.nn.Module.register_full_backward_hook for more details."
+)
+
+
+class _BackwardHook:
+    """One module call's full backward hooks and pre-hooks (PyTorch's
+    ``torch.utils.hooks.BackwardHook``): a gate on the inputs and one on the outputs.
+
+    The outputs' gate runs first in backward: it calls the pre-hooks with ``grad_output`` and
+    keeps it; the inputs' gate then calls the hooks with ``grad_input`` and that ``grad_output``.
+    If no input requires grad, the outputs' gate calls the hooks, with ``grad_input`` all ``None``.
+    """
+
+    def __init__(
+        self, module: Module, hooks: list[Callable[..., Any]], pre_hooks: list[Callable[..., Any]]
+    ) -> None:
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.grad_outputs: tuple[Any, ...] | None = None
+        self.n_inputs = self.n_outputs = -1
+        self.input_index: list[int] | None = None
+        self.output_index: list[int] | None = None
+
+    def setup_input(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The positional arguments, their Tensors routed through the inputs' gate."""
+        routed, self.input_index = _route(args, self._on_grad_inputs, materialize=True)
+        self.n_inputs = len(args)
+        return routed
+
+    def setup_output(self, result: Any) -> Any:
+        """The result (a Tensor or a tuple), its Tensors routed through the outputs' gate."""
+        is_tuple = isinstance(result, tuple)
+        outputs = result if is_tuple else (result,)
+        routed, self.output_index = _route(outputs, self._on_grad_outputs, materialize=False)
+        self.n_outputs = len(outputs)
+        return routed if is_tuple else routed[0]
+
+    def _on_grad_outputs(self, grads: list[np.ndarray | None]) -> list[np.ndarray | None]:
+        assert self.output_index is not None  # the gate exists only once the index is known
+        self.grad_outputs = _pack(self.output_index, _tensors(grads), self.n_outputs)
+        with no_grad():
+            for pre_hook in self.pre_hooks:
+                new = pre_hook(self.module, self.grad_outputs)
+                if new is None:
+                    continue
+                if len(new) != len(self.grad_outputs):
+                    raise RuntimeError(
+                        "Backward pre hook returned an invalid number of grad_output, "
+                        f"got {len(new)}, but expected {len(self.grad_outputs)}"
+                    )
+                self.grad_outputs = new
+            grad_outputs = self.grad_outputs
+            if self.input_index is None:  # no input requires grad: the hooks fire here
+                self._fire_without_input_grads()
+        return _arrays([grad_outputs[i] for i in self.output_index])
+
+    def _fire_without_input_grads(self) -> None:
+        warnings.warn(_NO_INPUT_GRAD_WARNING, stacklevel=2)
+        grad_inputs = (None,) * self.n_inputs
+        for hook in self.hooks:
+            result = hook(self.module, grad_inputs, self.grad_outputs)
+            if result is not None and not (
+                isinstance(result, tuple) and all(g is None for g in result)
+            ):
+                raise RuntimeError(
+                    "Backward hook for Modules where no input requires gradient should always "
+                    "return None or None for all gradients."
+                )
+        self.grad_outputs = None
+
+    def _on_grad_inputs(self, grads: list[np.ndarray | None]) -> list[np.ndarray | None]:
+        assert self.input_index is not None
+        if self.grad_outputs is None:  # the gradient reached the inputs but not via the outputs
+            return grads
+        grad_inputs = _pack(self.input_index, _tensors(grads), self.n_inputs)
+        with no_grad():
+            for hook in self.hooks:
+                new = hook(self.module, grad_inputs, self.grad_outputs)
+                if new is None:
+                    continue
+                if len(new) != len(grad_inputs):
+                    raise RuntimeError(
+                        "Backward hook returned an invalid number of grad_input, "
+                        f"got {len(new)}, but expected {len(grad_inputs)}"
+                    )
+                grad_inputs = new
+        self.grad_outputs = None
+        return _arrays([grad_inputs[i] for i in self.input_index])
+
+
+# %% book/04_layers.ipynb, cell 31
 class Module:
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 
     Assigning a :class:`Parameter`, a :class:`Module` or (through :meth:`register_buffer`) a
     buffer tensor to an attribute registers it under that name, in order. Calling the module
-    calls ``forward``. ``training`` (``True`` after construction) is switched recursively by
+    calls ``forward``, with its hooks around it (section 2.5).
+    ``training`` (``True`` after construction) is switched recursively by
     :meth:`train` and :meth:`eval`; only a few layers (Dropout) read it.
 
     Example::
@@ -185,6 +473,13 @@ class Module:
     _buffers: dict[str, Tensor | None]
     _non_persistent_buffers: set[str]
     _modules: dict[str, Module | None]
+    _forward_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _forward_pre_hooks_with_kwargs: OrderedDict[int, bool]
+    _forward_hooks: OrderedDict[int, Callable[..., Any]]
+    _forward_hooks_with_kwargs: OrderedDict[int, bool]
+    _forward_hooks_always_called: OrderedDict[int, bool]
+    _backward_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _backward_hooks: OrderedDict[int, Callable[..., Any]]
 
     def __init__(self) -> None:
         # object.__setattr__ because our own __setattr__ consults these tables
@@ -193,6 +488,15 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        for table in _HOOK_TABLES:  # the hooks, by handle id (section 2.5)
+            object.__setattr__(self, table, OrderedDict())
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a module pickled before it had hook tables gets empty ones, as in PyTorch
+        self.__dict__.update(state)
+        for table in _HOOK_TABLES:
+            if self.__dict__.setdefault(table, OrderedDict()):
+                _note_hooks_registered()  # a copy, or an unpickled module, that has hooks
 
     # ---- registration: by assignment and by name -------------------------------------------
 
@@ -343,7 +647,197 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        # No hook ever registered (the usual case): one test, then forward; else six tables
+        if not _hooks_registered or not (
+            self._forward_pre_hooks
+            or self._forward_hooks
+            or self._backward_hooks
+            or self._backward_pre_hooks
+            or _global_forward_pre_hooks
+            or _global_forward_hooks
+        ):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``__call__`` with hooks: pre-hooks, the backward hooks' input gate, ``forward``, forward
+        hooks, the output gate; if anything raises, the ``always_call`` hooks that have not run."""
+        result = None
+        called: set[int] = set()  # the always_call hooks that have run
+        try:
+            args, kwargs = self._run_forward_pre_hooks(args, kwargs)
+            backward = None
+            if self._backward_hooks or self._backward_pre_hooks:
+                backward = _BackwardHook(
+                    self,
+                    list(self._backward_hooks.values()),
+                    list(self._backward_pre_hooks.values()),
+                )
+                args = backward.setup_input(args)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in (*_global_forward_hooks.items(), *self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called or (
+                    hook_id in _global_forward_hooks_always_called
+                ):
+                    called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs or (
+                    hook_id in _global_forward_hooks_with_kwargs
+                ):
+                    hook_result = hook(self, args, kwargs, result)
+                else:
+                    hook_result = hook(self, args, result)
+                if hook_result is not None:
+                    result = hook_result
+            if backward is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or a "
+                        f"tuple of Tensors but received {type(result)}",
+                        stacklevel=2,
+                    )
+                result = backward.setup_output(result)
+            return result
+        except Exception:
+            self._run_always_called_hooks(args, kwargs, result, called)
+            raise
+
+    def _run_forward_pre_hooks(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The global pre-hooks, then the module's, each on what the previous one returned."""
+        for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                new = hook(self, args, kwargs)
+                if new is None:
+                    continue
+                if not (isinstance(new, tuple) and len(new) == 2):
+                    raise RuntimeError(
+                        "forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                        f"but got {new}."
+                    )
+                args, kwargs = new
+            else:
+                new = hook(self, args)
+                if new is not None:
+                    args = new if isinstance(new, tuple) else (new,)  # one value: one argument
+        return args, kwargs
+
+    def _run_always_called_hooks(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, called: set[int]
+    ) -> None:
+        """After an exception: the ``always_call`` forward hooks that have not run, each in its
+        own ``try`` (a failing one only warns: the first exception is the one re-raised)."""
+        for hook_id, hook in _global_forward_hooks.items():
+            if hook_id in _global_forward_hooks_always_called and hook_id not in called:
+                try:
+                    hook_result = hook(self, args, result)  # PyTorch passes no kwargs here
+                    if hook_result is not None:
+                        result = hook_result
+                except Exception as error:
+                    warnings.warn(
+                        "global module forward hook with ``always_call=True`` raised an exception "
+                        f"that was silenced as another error was raised in forward: {error}",
+                        stacklevel=2,
+                    )
+        for hook_id, hook in self._forward_hooks.items():
+            if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        hook_result = hook(self, args, kwargs, result)
+                    else:
+                        hook_result = hook(self, args, result)
+                    if hook_result is not None:
+                        result = hook_result
+                except Exception as error:
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception that "
+                        f"was silenced as another error was raised in forward: {error}",
+                        stacklevel=2,
+                    )
+
+    # ---- hooks -----------------------------------------------------------------------------
+
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Register ``hook(module, args) -> None or modified input``, called before ``forward``.
+
+        ``args`` are the positional arguments (a tuple); a value returned that is not a tuple is
+        wrapped into one. With ``with_kwargs=True`` the hook is ``hook(module, args, kwargs) ->
+        None or (new_args, new_kwargs)``. Hooks run in the order registered; ``prepend=True`` puts
+        this one first (global pre-hooks still run before all of them). Default: ``False`` both.
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(
+            self._forward_pre_hooks, hook, "register_forward_pre_hook", prepend,
+            ((self._forward_pre_hooks_with_kwargs, with_kwargs),),
+        )
+
+    def register_forward_hook(
+        self,
+        hook: Callable[..., Any],
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """Register ``hook(module, args, output) -> None or modified output``, called after
+        ``forward``; with ``with_kwargs=True``, ``hook(module, args, kwargs, output)``.
+
+        ``args`` are the positional arguments ``forward`` received (after the pre-hooks).
+        ``prepend=True`` runs this hook before the module's others; ``always_call=True`` runs it
+        even if ``forward`` (or an earlier hook) raised, with ``output`` as far as it got
+        (``None`` if ``forward`` raised), and then the exception goes on. Defaults: ``False``.
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(
+            self._forward_hooks, hook, "register_forward_hook", prepend,
+            (
+                (self._forward_hooks_with_kwargs, with_kwargs),
+                (self._forward_hooks_always_called, always_call),
+            ),
+        )
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Register ``hook(module, grad_output) -> None or new grad_output``, called in backward
+        when the gradients w.r.t. the module's outputs are known, before they go into it.
+
+        ``grad_output`` has one entry per output (``None`` for a non-Tensor output, or one that
+        received no gradient); a tuple returned (of the same length) replaces it. While the hook
+        is registered, ``forward`` receives, and the caller gets back, new tensors with the same
+        memory (as PyTorch's views). ``prepend=True`` puts the hook first.
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(
+            self._backward_pre_hooks, hook, "register_full_backward_pre_hook", prepend
+        )
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Register ``hook(module, grad_input, grad_output) -> None or new grad_input``, called in
+        backward once the gradients w.r.t. the module's positional inputs are known.
+
+        ``grad_input`` has one entry per positional argument (``None`` for a non-Tensor; zeros
+        for a Tensor that received no gradient, even one that does not require grad, as in
+        PyTorch); ``grad_output`` one per output, as :meth:`register_full_backward_pre_hook`
+        sees it. A tuple returned (of the same length) replaces ``grad_input``. If no input
+        requires grad, the hook fires when the outputs' gradients are known, with ``grad_input``
+        all ``None`` (and a warning); if no output requires grad, it does not fire. Keyword
+        arguments get no entry. ``prepend=True`` puts the hook first.
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(self._backward_hooks, hook, "register_full_backward_hook", prepend)
 
     # ---- walking the tree ------------------------------------------------------------------
 
@@ -635,7 +1129,7 @@ class Module:
         )
 
 
-# %% book/04_layers.ipynb, cell 25
+# %% book/04_layers.ipynb, cell 32
 # A module's own parameter and buffer tables, as the walkers (named_parameters,
 # named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:

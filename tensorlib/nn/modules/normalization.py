@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 86
+# %% book/04_layers.ipynb, cell 95
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +24,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 87
+# %% book/04_layers.ipynb, cell 96
 class LayerNorm(Module):
     """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
