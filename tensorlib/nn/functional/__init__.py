@@ -6,6 +6,10 @@ Written by hand, re-exports only.
 
 # Chapter 2, Autograd: activations and losses (nn.functional.activation, nn.functional.loss)
 from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
+from tensorlib.nn.functional.activation import (
+    celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish,
+    prelu, relu6, rrelu, selu, softmin, softplus, softshrink, softsign, tanhshrink, threshold,
+)
 from tensorlib.nn.functional.loss import (
     binary_cross_entropy_with_logits,
     cross_entropy,
@@ -49,6 +53,26 @@ __all__ = [
     "silu",
     "softmax",
     "tanh",
+    "celu",
+    "elu",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "leaky_relu",
+    "logsigmoid",
+    "mish",
+    "prelu",
+    "relu6",
+    "rrelu",
+    "selu",
+    "softmin",
+    "softplus",
+    "softshrink",
+    "softsign",
+    "tanhshrink",
+    "threshold",
     # Chapter 4
     "BatchNormFunction",
     "LayerNormFunction",

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 233
+# %% book/02_autograd.ipynb, cell 238
 from typing import overload
 
 import numpy as np
@@ -154,7 +154,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 234
+# %% book/02_autograd.ipynb, cell 239
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood:
     :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
@@ -305,7 +305,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 235
+# %% book/02_autograd.ipynb, cell 240
 @overload
 def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
 @overload
