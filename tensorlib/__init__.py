@@ -65,6 +65,7 @@ from tensorlib.engine import (
 from tensorlib.engine.linalg_ops import det, inverse, legacy_cross as cross, logdet, slogdet
 from tensorlib import linalg  # tl.linalg: det, inv, solve, norms, cholesky, eigh (torch.linalg)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
+from tensorlib.nn.functional.distance import cdist, cosine_similarity, pairwise_distance, pdist
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)
 from tensorlib.random import (

@@ -6,6 +6,14 @@ Written by hand, re-exports only.
 
 # Chapter 2, Autograd: activations and losses (nn.functional.activation, nn.functional.loss)
 from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
+from tensorlib.nn.functional.loss import gaussian_nll_loss, kl_div, l1_loss, poisson_nll_loss
+from tensorlib.nn.functional.distance import (
+    cdist, cosine_similarity, normalize, pairwise_distance, pdist,
+)
+from tensorlib.nn.functional.margin_loss import (
+    cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+    multilabel_soft_margin_loss, soft_margin_loss, triplet_margin_loss,
+)
 from tensorlib.nn.functional.activation import (
     celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish,
     prelu, relu6, rrelu, selu, softmin, softplus, softshrink, softsign, tanhshrink, threshold,
@@ -73,6 +81,22 @@ __all__ = [
     "softsign",
     "tanhshrink",
     "threshold",
+    "gaussian_nll_loss",
+    "kl_div",
+    "l1_loss",
+    "poisson_nll_loss",
+    "cdist",
+    "cosine_similarity",
+    "normalize",
+    "pairwise_distance",
+    "pdist",
+    "cosine_embedding_loss",
+    "hinge_embedding_loss",
+    "margin_ranking_loss",
+    "multi_margin_loss",
+    "multilabel_soft_margin_loss",
+    "soft_margin_loss",
+    "triplet_margin_loss",
     # Chapter 4
     "BatchNormFunction",
     "LayerNormFunction",

@@ -2,7 +2,7 @@
 # edit the notebook and run `make export`.
 
 """Loss functions, as in ``torch.nn.functional``: cross_entropy, nll_loss, mse_loss,
-binary_cross_entropy_with_logits.
+binary_cross_entropy_with_logits; l1_loss, kl_div, poisson_nll_loss, gaussian_nll_loss.
 
 Cross-entropy is fused with log-softmax into one Function whose backward is
 :math:`\\text{softmax}(x) - \\text{target}` (scaled by weights and the reduction), and
@@ -16,10 +16,16 @@ __all__ = [
     'nll_loss',
     'mse_loss',
     'binary_cross_entropy_with_logits',
+    'l1_loss',
+    'kl_div',
+    'poisson_nll_loss',
+    'gaussian_nll_loss',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 238
+import math
+import warnings
 from typing import overload
 
 import numpy as np
@@ -28,6 +34,7 @@ from tensorlib.engine.dtypes import float16
 from tensorlib.engine.elementwise import sigmoid_array
 from tensorlib.engine.function import Function
 from tensorlib.engine.softmax_ops import log_softmax_array
+from tensorlib.engine.special_ops import xlogy
 from tensorlib.engine.tensor_type import Tensor
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -442,3 +449,114 @@ def binary_cross_entropy_with_logits(
     return _BinaryCrossEntropyWithLogits.apply(
         input, target, weight=_array(weight), pos_weight=_array(pos_weight), reduction=reduction
     )
+
+
+# %% book/02_autograd.ipynb, cell 248
+def _reduced(losses: Tensor, reduction: str) -> Tensor:
+    """The per-element losses as ``reduction`` asks: as they are, summed, or averaged."""
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
+def _same_shape(name: str, input: Tensor, target: Tensor) -> None:
+    """As ``mse_loss``: no silent broadcasting of a prediction against its target."""
+    if input.shape != target.shape:
+        raise ValueError(
+            f"{name}: input and target must have the same shape, got {input.shape} and "
+            f"{target.shape}"
+        )
+
+
+def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+    """Mean absolute error :math:`|x - y|`, averaged, summed or per element; its gradient is
+    :math:`\\operatorname{sign}(x - y)` (0 where they are equal, as PyTorch)."""
+    _check_reduction(reduction)
+    _same_shape("l1_loss", input, target)
+    return _reduced((input - target).abs(), reduction)
+
+
+def kl_div(
+    input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False
+) -> Tensor:
+    """The Kullback-Leibler divergence :math:`\\sum p (\\log p - x)` of the distribution ``target``
+    (probabilities :math:`p`, or their logs with ``log_target``) from ``input``, which holds
+    log-probabilities :math:`x`, as ``torch.nn.functional.kl_div``. A :math:`p = 0` adds 0.
+    ``"batchmean"`` divides the sum by the batch size, the divergence per sample; ``"mean"``
+    divides by the number of elements, and warns, as PyTorch does."""
+    if reduction not in ("none", "sum", "mean", "batchmean"):
+        raise ValueError(f"kl_div: {reduction!r} is not a valid value for reduction")
+    if log_target:
+        pointwise = target.exp() * (target - input)
+    else:
+        pointwise = xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return pointwise.sum() / (input.shape[0] if input.ndim else 1)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return _reduced(pointwise, reduction)
+
+
+def poisson_nll_loss(
+    input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+    size_average: None = None, eps: float = 1e-8, reduce: None = None, reduction: str = "mean",
+) -> Tensor:
+    """The negative log-likelihood of counts ``target`` under Poisson rates: :math:`e^x - y x`
+    with ``log_input`` (``input`` holds :math:`\\log \\lambda`), else :math:`x - y \\log(x +
+    \\varepsilon)`; ``full`` adds Stirling's :math:`y \\log y - y + \\frac12 \\log(2 \\pi y)` for
+    :math:`y > 1`. ``size_average`` and ``reduce`` are PyTorch's deprecated arguments: only None."""
+    _check_reduction(reduction)
+    if size_average is not None or reduce is not None:
+        raise ValueError("poisson_nll_loss: size_average and reduce are deprecated: use reduction")
+    if log_input:
+        losses = input.exp() - target * input
+    else:
+        losses = input - target * (input + eps).log()
+    if full:
+        small = target <= 1  # no Stirling term there; 1 in its place keeps log(0) out
+        counts = target.masked_fill(small, 1.0)
+        stirling = counts * counts.log() - counts + 0.5 * (2 * math.pi * counts).log()
+        losses = losses + stirling.masked_fill(small, 0.0)
+    return _reduced(losses, reduction)
+
+
+def _gaussian_var(input: Tensor, var: Tensor) -> Tensor:
+    """``var`` shaped to broadcast against ``input`` by PyTorch's rules: the same shape, one
+    fewer trailing dim (a variance per sample), or a last dim of 1."""
+    if var.shape == input.shape:
+        return var
+    if input.shape[:-1] == var.shape:
+        return var.unsqueeze(-1)
+    if input.shape[:-1] == var.shape[:-1] and var.shape[-1:] == (1,):
+        return var
+    raise ValueError(f"gaussian_nll_loss: var is of incorrect size {tuple(var.shape)} for input "
+                     f"{tuple(input.shape)}")
+
+
+def gaussian_nll_loss(
+    input: Tensor, target: Tensor, var: Tensor | float, full: bool = False, eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """The negative log-likelihood of ``target`` under normal distributions of mean ``input`` and
+    variance ``var``: :math:`\\frac12 (\\log \\sigma^2 + (x - y)^2 / \\sigma^2)`, plus
+    :math:`\\frac12 \\log 2\\pi` with ``full``. ``var`` is clamped to at least ``eps`` for the
+    value only: as in PyTorch, its gradient ignores the clamp."""
+    _check_reduction(reduction)
+    if not isinstance(var, Tensor):
+        var = Tensor(np.full(input.shape, float(var), dtype=input.dtype))
+    var = _gaussian_var(input, var)
+    if bool((var.detach() < 0).any()):
+        raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+    floor = var.detach()
+    var = var + (floor.clamp_min(eps) - floor)  # the clamped value, var's own gradient
+    losses = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        losses = losses + 0.5 * math.log(2 * math.pi)
+    return _reduced(losses, reduction)
