@@ -45,6 +45,27 @@ from tensorlib.nn.modules import SiLU as SiLU
 from tensorlib.nn.modules import SmoothL1Loss as SmoothL1Loss
 from tensorlib.nn.modules import Softmax as Softmax
 from tensorlib.nn.modules import Tanh as Tanh
+# section 8.1: PyTorch's other activations
+from tensorlib.nn.modules import CELU as CELU
+from tensorlib.nn.modules import ELU as ELU
+from tensorlib.nn.modules import GLU as GLU
+from tensorlib.nn.modules import Hardshrink as Hardshrink
+from tensorlib.nn.modules import Hardsigmoid as Hardsigmoid
+from tensorlib.nn.modules import Hardswish as Hardswish
+from tensorlib.nn.modules import Hardtanh as Hardtanh
+from tensorlib.nn.modules import LeakyReLU as LeakyReLU
+from tensorlib.nn.modules import LogSigmoid as LogSigmoid
+from tensorlib.nn.modules import Mish as Mish
+from tensorlib.nn.modules import PReLU as PReLU
+from tensorlib.nn.modules import ReLU6 as ReLU6
+from tensorlib.nn.modules import RReLU as RReLU
+from tensorlib.nn.modules import SELU as SELU
+from tensorlib.nn.modules import Softmin as Softmin
+from tensorlib.nn.modules import Softplus as Softplus
+from tensorlib.nn.modules import Softshrink as Softshrink
+from tensorlib.nn.modules import Softsign as Softsign
+from tensorlib.nn.modules import Tanhshrink as Tanhshrink
+from tensorlib.nn.modules import Threshold as Threshold
 from tensorlib.nn.parameter import Parameter as Parameter
 
 # Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers

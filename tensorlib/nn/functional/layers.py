@@ -777,7 +777,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 131
+# %% book/04_layers.ipynb, cell 138
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -859,7 +859,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 132
+# %% book/04_layers.ipynb, cell 139
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -982,7 +982,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 133
+# %% book/04_layers.ipynb, cell 140
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1035,7 +1035,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 142
+# %% book/04_layers.ipynb, cell 149
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1119,7 +1119,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 152
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

@@ -4,7 +4,35 @@ Written by hand, re-exports only: each class lives in a module generated from
 book/04_layers.ipynb.
 """
 
-from tensorlib.nn.modules.activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh
+from tensorlib.nn.modules.activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU6,
+    RReLU,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+)
 from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tensorlib.nn.modules.container import ModuleDict, ModuleList, Sequential
 from tensorlib.nn.modules.conv import Conv2d
@@ -61,6 +89,27 @@ __all__ = [
     "Sigmoid",
     "Softmax",
     "Tanh",
+    # Chapter 4, section 8.1: PyTorch's other activations
+    "CELU",
+    "ELU",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "Mish",
+    "PReLU",
+    "ReLU6",
+    "RReLU",
+    "SELU",
+    "Softmin",
+    "Softplus",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
     # Chapter 5
     "GRU",
     "GRUCell",

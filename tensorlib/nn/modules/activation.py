@@ -2,10 +2,14 @@
 # edit the notebook and run `make export`.
 
 """Activation modules: ``ReLU``, ``GELU``, ``Tanh``, ``Sigmoid``, ``SiLU``,
-``Softmax``, ``LogSoftmax``.
+``Softmax``, ``LogSoftmax``, and PyTorch's others (section 8.1): ``LeakyReLU``, ``ELU``,
+``CELU``, ``SELU``, ``Threshold``, ``Softplus``, ``Hardtanh``, ``ReLU6``, ``Hardsigmoid``,
+``Hardswish``, ``Mish``, ``LogSigmoid``, ``Softsign``, ``Tanhshrink``, ``Softshrink``,
+``Hardshrink``, ``GLU``, ``Softmin``, ``PReLU``, ``RReLU``.
 
 Each wraps the function of :mod:`tensorlib.nn.functional.activation` (derived in chapter 2)
-so it can be a layer of a :class:`~tensorlib.nn.Sequential`. Shapes: any, unchanged.
+so it can be a layer of a :class:`~tensorlib.nn.Sequential`. Shapes: any, unchanged (``GLU``
+halves one dimension).
 """
 
 from __future__ import annotations
@@ -18,14 +22,67 @@ __all__ = [
     'SiLU',
     'Softmax',
     'LogSoftmax',
+    'LeakyReLU',
+    'ELU',
+    'CELU',
+    'SELU',
+    'Threshold',
+    'Softplus',
+    'Hardtanh',
+    'ReLU6',
+    'Hardsigmoid',
+    'Hardswish',
+    'Mish',
+    'LogSigmoid',
+    'Softsign',
+    'Tanhshrink',
+    'Softshrink',
+    'Hardshrink',
+    'GLU',
+    'Softmin',
+    'PReLU',
+    'RReLU',
 ]
 
 
 # %% book/04_layers.ipynb, cell 123
+from typing import Any
+
+import numpy as np
+
 from tensorlib.engine import Tensor
-from tensorlib.nn.functional.activation import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
-from tensorlib.nn.functional.utils import _check_tensor
+from tensorlib.nn.functional.activation import (
+    celu,
+    elu,
+    gelu,
+    glu,
+    hardshrink,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    leaky_relu,
+    log_softmax,
+    logsigmoid,
+    mish,
+    prelu,
+    relu,
+    rrelu,
+    selu,
+    sigmoid,
+    silu,
+    softmax,
+    softmin,
+    softplus,
+    softshrink,
+    softsign,
+    tanh,
+    tanhshrink,
+    threshold,
+)
+from tensorlib.nn.functional.utils import _check_size, _check_tensor, _parameter_dtype
+from tensorlib.nn.init import constant_
 from tensorlib.nn.modules.module import Module
+from tensorlib.nn.parameter import Parameter
 
 
 # %% book/04_layers.ipynb, cell 124
@@ -107,3 +164,457 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+# %% book/04_layers.ipynb, cell 129
+def _inplace_text(inplace: bool, first: bool = False) -> str:
+    """PyTorch's printed form of ``inplace``: shown only when True."""
+    if not inplace:
+        return ""
+    return "inplace=True" if first else ", inplace=True"
+
+
+class LeakyReLU(Module):
+    """:math:`x` for :math:`x > 0`, else ``negative_slope`` :math:`\\cdot x`.
+
+    Args:
+        negative_slope: the slope of the negative side (default 0.01).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}{_inplace_text(self.inplace)}"
+
+
+class ELU(Module):
+    """ELU: :math:`x` for :math:`x > 0`, else :math:`\\alpha (e^x - 1)`.
+
+    Args:
+        alpha: :math:`\\alpha` (default 1.0).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_text(self.inplace)}"
+
+
+class CELU(Module):
+    """CELU: :math:`x` for :math:`x > 0`, else :math:`\\alpha (e^{x/\\alpha} - 1)`.
+
+    Args:
+        alpha: :math:`\\alpha`, not 0 (default 1.0).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_text(self.inplace)}"
+
+
+class SELU(Module):
+    """SELU: :math:`\\lambda\\,\\mathrm{elu}(x, \\alpha)` with the self-normalising constants
+    :math:`\\lambda \\approx 1.0507`, :math:`\\alpha \\approx 1.6733`.
+
+    Args:
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return selu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_text(self.inplace, first=True)
+
+
+class Threshold(Module):
+    """:math:`x` where :math:`x >` ``threshold``, else ``value``.
+
+    Args:
+        threshold: the value to compare with.
+        value: what replaces the entries at or below ``threshold``.
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace_text(self.inplace)}"
+
+
+# %% book/04_layers.ipynb, cell 130
+class Softplus(Module):
+    """:math:`\\frac{1}{\\beta}\\log(1 + e^{\\beta x})`, a smooth ReLU; :math:`x` itself where
+    :math:`\\beta x >` ``threshold``.
+
+    Args:
+        beta: :math:`\\beta` (default 1.0).
+        threshold: above this value of :math:`\\beta x` the result is :math:`x` (default 20.0).
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Hardtanh(Module):
+    """:math:`x` clamped to ``[min_val, max_val]``; gradient 1 strictly inside, 0 outside.
+
+    Args:
+        min_val: the lower end (default -1.0).
+        max_val: the upper end, at least ``min_val`` (default 1.0).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError(
+                f"{type(self).__name__}: min_val ({min_val}) must not exceed max_val ({max_val})"
+            )
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_text(self.inplace)}"
+
+
+class ReLU6(Hardtanh):
+    """:math:`\\min(\\max(x, 0), 6)`: ``Hardtanh(0.0, 6.0)``, as in PyTorch.
+
+    Args:
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_text(self.inplace, first=True)
+
+
+class Hardsigmoid(Module):
+    """:math:`\\mathrm{relu6}(x + 3) / 6`, a piecewise-linear sigmoid.
+
+    Args:
+        inplace: accepted for PyTorch compatibility (and, as in PyTorch, not printed).
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return hardsigmoid(input, self.inplace)
+
+
+class Hardswish(Module):
+    """:math:`x\\,\\mathrm{relu6}(x + 3) / 6`, MobileNetV3's activation.
+
+    Args:
+        inplace: accepted for PyTorch compatibility (and, as in PyTorch, not printed).
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return hardswish(input, self.inplace)
+
+
+class Mish(Module):
+    """:math:`x \\tanh(\\mathrm{softplus}(x))`.
+
+    Args:
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return mish(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_text(self.inplace, first=True)
+
+
+class LogSigmoid(Module):
+    """:math:`\\log \\sigma(x) = -\\mathrm{softplus}(-x)`, computed without overflow.
+
+    Shapes: any, unchanged.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return logsigmoid(input)
+
+
+class Softsign(Module):
+    """:math:`x / (1 + |x|)`.
+
+    Shapes: any, unchanged.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return softsign(input)
+
+
+class Tanhshrink(Module):
+    """:math:`x - \\tanh x`.
+
+    Shapes: any, unchanged.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return tanhshrink(input)
+
+
+class Softshrink(Module):
+    """:math:`x - \\lambda` above :math:`\\lambda`, :math:`x + \\lambda` below
+    :math:`-\\lambda`, 0 between.
+
+    Args:
+        lambd: :math:`\\lambda \\ge 0` (default 0.5).
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        if lambd < 0:
+            raise ValueError(f"Softshrink: lambd must be at least 0, got {lambd}")
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Module):
+    """:math:`x` where :math:`|x| > \\lambda`, else 0.
+
+    Args:
+        lambd: :math:`\\lambda` (default 0.5).
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+# %% book/04_layers.ipynb, cell 131
+class GLU(Module):
+    """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
+    :math:`a \\odot \\sigma(b)`.
+
+    Args:
+        dim: the dimension to halve; its size must be even (default -1).
+
+    Shapes: input :math:`(\\ast_1, 2M, \\ast_2)`, output :math:`(\\ast_1, M, \\ast_2)`.
+    """
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmin(Module):
+    """:math:`e^{-x_i}/\\sum_j e^{-x_j}` along ``dim``: weights that favour the small entries.
+
+    Args:
+        dim: the dimension to normalise over; ``None`` (default) is PyTorch's deprecated
+            implicit choice, with its warning.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return softmin(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+# %% book/04_layers.ipynb, cell 132
+class PReLU(Module):
+    """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
+
+    Args:
+        num_parameters: 1 (one slope for everything, the default) or the number of channels
+            (dimension 1 of the input), one slope each.
+        init: the initial value of every slope (default 0.25).
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
+        dtype: float dtype of the weight (default float32).
+
+    Shapes: any, unchanged; with ``num_parameters > 1`` the input is (N, C, ...) with
+    C = ``num_parameters``.
+
+    Attributes:
+        weight: (num_parameters,), filled with ``init``; its gradient is the sum of
+            :math:`x\\,\\bar y` over the non-positive entries of its channel.
+    """
+
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__()
+        self.num_parameters = _check_size(num_parameters, "num_parameters", "PReLU")
+        self.init = init
+        dtype = _parameter_dtype(dtype, device)
+        self.weight = Parameter(np.empty(self.num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Set every slope to ``init``, as PyTorch."""
+        constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU, in evaluation: :math:`x` for :math:`x \\ge 0`, else
+    :math:`\\frac{l + u}{2} x`.
+
+    PyTorch draws each negative entry's slope from :math:`U(l, u)` in training mode; tensorlib
+    has only the evaluation form (chapter 2's ``rrelu``), so in training mode ``forward``
+    raises ``NotImplementedError``: call ``.eval()`` first.
+
+    Args:
+        lower: :math:`l` (default 1/8).
+        upper: :math:`u`, at least ``lower`` (default 1/3).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+
+    Shapes: any, unchanged.
+    """
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        if lower > upper:
+            raise ValueError(f"RReLU: lower ({lower}) must not exceed upper ({upper})")
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        if self.training:
+            raise NotImplementedError(
+                "RReLU in training mode draws a random slope per entry, which tensorlib does not "
+                "implement; call .eval() to use the mean slope (lower + upper) / 2"
+            )
+        return rrelu(input, self.lower, self.upper, False, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_text(self.inplace)}"

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 134
+# %% book/04_layers.ipynb, cell 141
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +25,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 142
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 

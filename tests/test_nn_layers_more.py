@@ -1,0 +1,109 @@
+"""The layers chapter 4 added beyond its first library (PyTorch's other activation modules,
+section 8.1, and the later sections' layers): values against numpy definitions, float64
+gradchecks, and the error messages for bad input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib import nn
+from tensorlib.autograd import gradcheck
+
+
+def randn(*shape, seed=0, requires_grad=True):
+    return tl.tensor(
+        np.random.default_rng(seed).standard_normal(shape), requires_grad=requires_grad
+    )
+
+
+# ----------------------------------------------------------------------------- activations
+
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+ELEMENTWISE = [
+    (nn.LeakyReLU(0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
+    (nn.ELU(0.5), lambda x: np.where(x > 0, x, 0.5 * np.expm1(x))),
+    (nn.CELU(2.0), lambda x: np.where(x > 0, x, 2.0 * np.expm1(x / 2.0))),
+    (nn.SELU(), lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x))),
+    (nn.Threshold(0.1, 5.0), lambda x: np.where(x > 0.1, x, 5.0)),
+    (nn.Softplus(2.0), lambda x: np.log1p(np.exp(2.0 * x)) / 2.0),
+    (nn.Hardtanh(-0.5, 2.0), lambda x: np.clip(x, -0.5, 2.0)),
+    (nn.ReLU6(), lambda x: np.clip(x, 0.0, 6.0)),
+    (nn.Hardsigmoid(), lambda x: np.clip(x + 3, 0, 6) / 6),
+    (nn.Hardswish(), lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    (nn.Mish(), lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    (nn.LogSigmoid(), lambda x: -np.log1p(np.exp(-x))),
+    (nn.Softsign(), lambda x: x / (1 + np.abs(x))),
+    (nn.Tanhshrink(), lambda x: x - np.tanh(x)),
+    (nn.Softshrink(0.4), lambda x: np.where(x > 0.4, x - 0.4, np.where(x < -0.4, x + 0.4, 0))),
+    (nn.Hardshrink(0.4), lambda x: np.where(np.abs(x) > 0.4, x, 0.0)),
+    (nn.PReLU(), lambda x: np.where(x > 0, x, 0.25 * x)),
+    (nn.RReLU(0.1, 0.3).eval(), lambda x: np.where(x > 0, x, 0.2 * x)),
+]
+
+
+@pytest.mark.parametrize("layer, definition", ELEMENTWISE, ids=[repr(e[0]) for e in ELEMENTWISE])
+def test_activation_values_and_gradients(layer, definition):
+    x = randn(3, 4, 5, seed=1) * 3
+    expected = definition(x.numpy())
+    np.testing.assert_allclose(layer(x).numpy(), expected, rtol=1e-6, atol=1e-7)
+    layer.double()
+    # keep the sample points away from the kinks (0, +-0.4, 0.1, -3, 3, 6, -0.5, 2)
+    x = tl.tensor(np.round(x.numpy(), 1) + 0.05, requires_grad=True)
+    assert gradcheck(layer, (x,))
+
+
+def test_glu_and_softmin():
+    x = randn(2, 6, 3, seed=2)
+    a, b = x.numpy()[:, :3], x.numpy()[:, 3:]
+    np.testing.assert_allclose(nn.GLU(1)(x).numpy(), a / (1 + np.exp(-b)), rtol=1e-12)
+    e = np.exp(-x.numpy())
+    np.testing.assert_allclose(
+        nn.Softmin(2)(x).numpy(), e / e.sum(axis=2, keepdims=True), rtol=1e-12
+    )
+    assert gradcheck(nn.GLU(1), (x,)) and gradcheck(nn.Softmin(0), (x,))
+    with pytest.raises(RuntimeError, match="even"):
+        nn.GLU()(x)
+    with pytest.warns(UserWarning, match="Implicit dimension"):
+        nn.Softmin()(x)
+
+
+def test_prelu_parameter_and_gradient():
+    layer = nn.PReLU(3, init=0.1, dtype=tl.float64)
+    assert [name for name, _ in layer.named_parameters()] == ["weight"]
+    assert layer.weight.numpy().tolist() == [0.1, 0.1, 0.1]
+    x = randn(2, 3, 4, seed=3)
+    assert gradcheck(lambda x, w: tl.nn.functional.prelu(x, w), (x, layer.weight))
+    layer(x).sum().backward()
+    expected = (x.numpy() * (x.numpy() <= 0)).sum(axis=(0, 2))
+    np.testing.assert_allclose(layer.weight.grad.numpy(), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="3 entries.*4 channels"):
+        layer(randn(2, 4, 4))
+    with pytest.raises(TypeError, match="floating dtype"):
+        nn.PReLU(dtype=tl.int64)
+
+
+def test_rrelu_refuses_training_mode():
+    layer = nn.RReLU()
+    with pytest.raises(NotImplementedError, match=r"\.eval\(\)"):
+        layer(randn(3))
+    assert layer.eval()(tl.tensor([-1.0])).item() == pytest.approx(-(1 / 8 + 1 / 3) / 2)
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError, match="min_val"):
+        nn.Hardtanh(2.0, 1.0)
+    with pytest.raises(ValueError, match="lambd"):
+        nn.Softshrink(-1.0)
+    with pytest.raises(ValueError, match="lower"):
+        nn.RReLU(0.5, 0.1)
+    with pytest.raises(TypeError, match="Tensor"):
+        nn.Mish()(np.zeros(3))
+
+
+def test_relu6_is_a_hardtanh():
+    layer = nn.ReLU6(inplace=True)
+    assert isinstance(layer, nn.Hardtanh) and (layer.min_val, layer.max_val) == (0.0, 6.0)
+    assert repr(layer) == "ReLU6(inplace=True)"
