@@ -55,6 +55,8 @@ from tensorlib.engine import (
     row_stack, take, take_along_dim, tensor_split, tensordot, unbind, unflatten, vdot, vsplit,
     vstack,
 )
+from tensorlib.engine import can_cast, promote_types, result_type
+from tensorlib import special, testing  # tl.special (torch.special), tl.testing.assert_close
 from tensorlib.engine import (
     as_tensor, clone, dtype, index_add, index_copy, index_fill, masked_scatter, neg as negative,
 )

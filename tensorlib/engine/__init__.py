@@ -100,6 +100,8 @@ from tensorlib.engine.creation import as_tensor
 from tensorlib.engine.conversion import clone
 from tensorlib.engine.dtypes import dtype
 from tensorlib.engine.hooks import RemovableHandle
+from tensorlib.engine.promotion import can_cast, promote_types, result_type
+from tensorlib.engine.special_ops import entr, ndtr, ndtri, xlog1py
 from tensorlib.engine.statistics import (
     kthvalue, median, nanmean, nanmedian, nanquantile, nansum, quantile,
 )
@@ -153,5 +155,6 @@ __all__ = [
     "float_power", "fmax", "fmin", "fmod", "frac", "hypot", "logaddexp", "logaddexp2", "logit",
     "rad2deg", "sinc", "true_divide", "xlogy",
     "index_add", "index_copy", "index_fill", "masked_scatter", "as_tensor", "clone", "dtype",
-    "RemovableHandle",
+    "RemovableHandle", "can_cast", "promote_types", "result_type", "entr", "ndtr", "ndtri",
+    "xlog1py",
 ]

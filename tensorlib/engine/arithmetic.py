@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 67
+# %% book/02_autograd.ipynb, cell 73
 from typing import Any, Literal
 
 import numpy as np
@@ -139,7 +139,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 69
+# %% book/02_autograd.ipynb, cell 75
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`,
     :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
@@ -211,7 +211,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 71
+# %% book/02_autograd.ipynb, cell 77
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -318,7 +318,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 73
+# %% book/02_autograd.ipynb, cell 79
 def add(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
     return Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
@@ -374,7 +374,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return add(input, mul(div(tensor1, tensor2), value))
 
 
-# %% book/02_autograd.ipynb, cell 76
+# %% book/02_autograd.ipynb, cell 82
 def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
     return _wrap(
@@ -498,7 +498,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-# %% book/02_autograd.ipynb, cell 77
+# %% book/02_autograd.ipynb, cell 83
 def isnan(input: Tensor) -> Tensor:
     """Whether each element is NaN, a bool tensor."""
     return _wrap(np.asarray(np.isnan(input._data)), None)
@@ -571,7 +571,7 @@ def reciprocal(input: Tensor) -> Tensor:
     return div(1.0, input)
 
 
-# %% book/02_autograd.ipynb, cell 78
+# %% book/02_autograd.ipynb, cell 84
 def unique(
     input: Tensor,
     sorted: bool = True,

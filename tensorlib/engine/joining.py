@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 150
+# %% book/02_autograd.ipynb, cell 157
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -168,7 +168,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, -(-size // chunks) or 1, dim)
 
 
-# %% book/02_autograd.ipynb, cell 153
+# %% book/02_autograd.ipynb, cell 160
 def _at_least(tensor: Tensor, ndim: int) -> Tensor:
     """``tensor`` with size-1 dims added as ``numpy.atleast_{1,2,3}d`` adds them: a vector becomes
     a row ``(1, n)``, then ``(1, n, 1)``; a matrix ``(m, n)`` becomes ``(m, n, 1)``."""

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 121
+# %% book/02_autograd.ipynb, cell 127
 from typing import Any
 
 import numpy as np

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 __all__ = [
     'floating_array',
+    'result_type',
+    'promote_types',
+    'can_cast',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 62
+# %% book/02_autograd.ipynb, cell 66
 from typing import Any
 
 import numpy as np
@@ -125,3 +128,37 @@ def _promote_all(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
     for t in tensors[1:]:
         dtype = _result_dtype(_wrap(np.empty((1,), dtype), None), t)
     return tuple(t if t._data.dtype == dtype else t.to(dtype) for t in tensors)
+
+
+# %% book/02_autograd.ipynb, cell 67
+def result_type(tensor1: Any, tensor2: Any) -> np.dtype:
+    """The dtype of ``tensor1 + tensor2`` (tensors or Python numbers) by PyTorch's rules, as
+    ``torch.result_type``."""
+    for value in (tensor1, tensor2):
+        _check_operand(value, "result_type")
+    return _result_dtype(tensor1, tensor2)
+
+
+def promote_types(type1: Any, type2: Any) -> np.dtype:
+    """The dtype two tensors of dtypes ``type1`` and ``type2`` promote to, as
+    ``torch.promote_types`` (``int32`` and ``float16`` give ``float16``)."""
+    first, second = (np.zeros(1, dtype=_dtype_named(t, "promote_types")) for t in (type1, type2))
+    return _result_dtype(first, second)
+
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}  # a cast down this order loses what a value means
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """Whether PyTorch's in-place ops may write a ``from_`` result into a ``to`` tensor: not
+    float into integer, not anything else into bool (``torch.can_cast``; within a kind, narrowing
+    is allowed)."""
+    source, target = _dtype_named(from_, "can_cast"), _dtype_named(to, "can_cast")
+    return _KIND_RANK[source.kind] <= _KIND_RANK[target.kind]
+
+
+def _dtype_named(value: Any, name: str) -> np.dtype:
+    """A dtype given as a dtype (``tl.float32``), refusing a tensor or a string as PyTorch does."""
+    if not isinstance(value, np.dtype):
+        raise TypeError(f"{name}: expected a dtype (such as tensorlib.float32), got {value!r}")
+    return value

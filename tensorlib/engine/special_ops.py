@@ -26,10 +26,15 @@ __all__ = [
     'deg2rad',
     'rad2deg',
     'logit',
+    'ndtr',
+    'ndtri',
+    'Entr',
+    'entr',
+    'xlog1py',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 122
+# %% book/02_autograd.ipynb, cell 128
 import math
 from typing import Any
 
@@ -218,3 +223,48 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     if eps is not None:
         p = clamp(p, eps, 1 - eps)
     return log(p / (1 - p))
+
+
+# %% book/02_autograd.ipynb, cell 129
+_SQRT2 = math.sqrt(2)
+
+
+def ndtr(input: Tensor) -> Tensor:
+    """The standard normal distribution function :math:`\\Phi(x) = \\frac12
+    \\operatorname{erfc}(-x/\\sqrt2)` (erfc keeps the small values in the left tail)."""
+    return erfc(-_floating(input, "ndtr") / _SQRT2) * 0.5
+
+
+def ndtri(input: Tensor) -> Tensor:
+    """Its inverse, the normal quantile function :math:`\\Phi^{-1}(p) = \\sqrt2
+    \\operatorname{erf}^{-1}(2p - 1)`."""
+    return erfinv(_floating(input, "ndtri") * 2 - 1) * _SQRT2
+
+
+class Entr(Function):
+    r""":math:`y = -x \log x`, 0 at 0 and :math:`-\infty` below; :math:`\bar x = -\bar y
+    (1 + \log x)`, :math:`+\infty` at 0 (the slope of the curve there), as PyTorch."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = x
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inside = np.where(x > 0, -x * np.log(np.where(x > 0, x, 1)), 0)
+        return np.where(x < 0, -np.inf, inside).astype(x.dtype, copy=False)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (-grad * (1 + np.log(self.x)),)
+
+
+def entr(input: Tensor) -> Tensor:
+    """The entropy term :math:`-x \\log x`, 0 at 0 and :math:`-\\infty` below."""
+    return Entr.apply(_floating(input, "entr"))
+
+
+def xlog1py(input: Any, other: Any) -> Tensor:
+    """:math:`x \\log(1 + y)`, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    x, y = _binary_operands(input, other, "xlog1py")
+    return xlogy(x, y + 1)

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 156
+# %% book/02_autograd.ipynb, cell 163
 from collections.abc import Callable
 from typing import Any
 
@@ -181,7 +181,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 157
+# %% book/02_autograd.ipynb, cell 164
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
     values = input if dtype is None else input.to(dtype)

@@ -1,0 +1,18 @@
+"""tensorlib.special: special functions under ``torch.special``'s names (chapter 2, sections 16,
+16.1 and 17).
+
+Written by hand, re-exports only: each function lives in the engine module of its chapter
+section (``tensorlib.engine.special_ops`` for most).
+"""
+
+from tensorlib.engine.elementwise import expm1, log1p, round
+from tensorlib.engine.elementwise import sigmoid as expit
+from tensorlib.engine.softmax_ops import log_softmax, logsumexp, softmax
+from tensorlib.engine.special_ops import (
+    entr, erf, erfc, erfinv, exp2, logit, ndtr, ndtri, sinc, xlog1py, xlogy,
+)
+
+__all__ = [
+    "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "log_softmax",
+    "logit", "logsumexp", "ndtr", "ndtri", "round", "sinc", "softmax", "xlog1py", "xlogy",
+]
