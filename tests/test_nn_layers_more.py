@@ -107,3 +107,75 @@ def test_relu6_is_a_hardtanh():
     layer = nn.ReLU6(inplace=True)
     assert isinstance(layer, nn.Hardtanh) and (layer.min_val, layer.max_val) == (0.0, 6.0)
     assert repr(layer) == "ReLU6(inplace=True)"
+
+
+# ----------------------------------------------------------------------------- convolutions
+
+
+def test_conv1d_is_conv2d_on_a_height_1_image():
+    x, w, b = randn(2, 4, 9, seed=4), randn(6, 2, 3, seed=5), randn(6, seed=6)
+    ours = tl.nn.functional.conv1d(x, w, b, stride=2, padding=1, groups=2)
+    image = tl.nn.functional.conv2d(
+        x.unsqueeze(2), w.unsqueeze(2), b, (1, 2), (0, 1), groups=2
+    ).squeeze(2)
+    np.testing.assert_allclose(ours.numpy(), image.numpy(), rtol=1e-12)
+    assert gradcheck(lambda x, w, b: tl.nn.functional.conv1d(x, w, b, 2, 1, 1, 2), (x, w, b))
+    unbatched = tl.nn.functional.conv1d(x[0], w, b, 2, 1, 1, 2)
+    np.testing.assert_allclose(unbatched.numpy(), ours.numpy()[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("stride, padding, output_padding, dilation, groups", [
+    (1, 0, 0, 1, 1), (2, 1, 1, 1, 2), (3, 2, 2, 2, 1), (2, 0, 1, 3, 1),
+])
+def test_conv_transpose2d_is_the_adjoint_of_conv2d(stride, padding, output_padding, dilation,
+                                                   groups):
+    z, w = randn(2, 4, 3, 4, seed=7), randn(4, 6 // groups, 3, 2, seed=8)
+    y = tl.nn.functional.conv_transpose2d(z, w, None, stride, padding, output_padding, groups,
+                                          dilation)
+    expected = [(n - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+                for n, k in zip((3, 4), (3, 2), strict=True)]
+    assert tuple(y.shape) == (2, 6, *expected)
+    x = randn(*y.shape, seed=9)
+    forward = tl.nn.functional.conv2d(x, w, None, stride, padding, dilation, groups)
+    assert tuple(forward.shape) == tuple(z.shape)
+    lhs, rhs = (forward.numpy() * z.numpy()).sum(), (x.numpy() * y.numpy()).sum()
+    assert lhs == pytest.approx(rhs, rel=1e-12)
+    b = randn(6, seed=10)
+    assert gradcheck(
+        lambda z, w, b: tl.nn.functional.conv_transpose2d(
+            z, w, b, stride, padding, output_padding, groups, dilation
+        ),
+        (z, w, b),
+    )
+
+
+def test_conv_transpose_modules_shapes_and_parameters():
+    layer = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+    assert tuple(layer.weight.shape) == (4, 3, 3, 3) and tuple(layer.bias.shape) == (6,)
+    bound = 1 / np.sqrt(3 * 9)
+    assert np.abs(layer.weight.numpy()).max() <= bound
+    assert tuple(layer(tl.zeros(2, 4, 5, 5)).shape) == (2, 6, 10, 10)
+    assert tuple(layer(tl.zeros(4, 5, 5)).shape) == (6, 10, 10)
+    one = nn.ConvTranspose1d(2, 3, 4, stride=2, bias=False)
+    assert one.bias is None and tuple(one(tl.zeros(1, 2, 5)).shape) == (1, 3, 12)
+    assert tuple(nn.Conv1d(2, 3, 3, padding="same")(tl.zeros(1, 2, 7)).shape) == (1, 3, 7)
+
+
+def test_convolution_errors():
+    F = tl.nn.functional
+    with pytest.raises(ValueError, match="3-D weight"):
+        F.conv1d(randn(1, 2, 5), randn(3, 2, 1, 1))
+    with pytest.raises(ValueError, match="2 channels.*expects 3"):
+        F.conv1d(randn(1, 2, 5), randn(3, 3, 1))
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv_transpose2d(randn(1, 2, 3, 3), randn(2, 1, 3, 3), stride=2, output_padding=2)
+    with pytest.raises(ValueError, match="2 channels.*expects 3"):
+        F.conv_transpose2d(randn(1, 2, 3, 3), randn(3, 1, 3, 3))
+    with pytest.raises(ValueError, match="bias must have shape"):
+        F.conv_transpose2d(randn(1, 2, 3, 3), randn(2, 1, 3, 3), randn(2))
+    with pytest.raises(ValueError, match="divisible by groups"):
+        nn.ConvTranspose2d(3, 4, 3, groups=2)
+    with pytest.raises(TypeError, match="1-tuple"):
+        nn.Conv1d(2, 3, (3, 3))
+    with pytest.raises(ValueError, match="padding='same'"):
+        nn.Conv1d(2, 3, 3, stride=2, padding="same")

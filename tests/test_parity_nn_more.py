@@ -146,3 +146,91 @@ def test_activations_in_a_sequential_match_torch():
     )
     assert repr(ours) == repr(theirs)
     run_both(ours, theirs, [normal(3, 5, 4)], np.float64)
+
+
+# ----------------------------------------------------------------------------- convolutions
+
+CONV1D_CASES = [  # (in, out, kernel, keyword arguments), input length
+    ((3, 4, 3, {}), 9),
+    ((4, 6, 3, {"stride": 2, "padding": 1, "groups": 2}), 10),
+    ((2, 3, 4, {"dilation": 2, "padding": "same"}), 8),
+    ((2, 2, 5, {"stride": 3, "padding": 2, "dilation": 2, "bias": False}), 13),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args, length", CONV1D_CASES)
+def test_conv1d(dtype, args, length):
+    cin, cout, k, kwargs = args
+    ours, theirs = nn.Conv1d(cin, cout, k, **kwargs), torch.nn.Conv1d(cin, cout, k, **kwargs)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(4, 2, cin, length)], dtype)
+
+
+CONV_TRANSPOSE_CASES = [  # (in, out, kernel, keyword arguments), input spatial size
+    ((3, 4, 3, {}), (4, 5)),
+    ((4, 6, 3, {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2}), (3, 4)),
+    ((2, 3, (2, 3), {"stride": (2, 1), "dilation": (1, 2), "output_padding": (1, 1)}), (3, 3)),
+    ((2, 2, 4, {"stride": 3, "padding": 2, "dilation": 2, "bias": False}), (4, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args, size", CONV_TRANSPOSE_CASES)
+def test_conv_transpose2d(dtype, args, size):
+    cin, cout, k, kwargs = args
+    ours = nn.ConvTranspose2d(cin, cout, k, **kwargs)
+    theirs = torch.nn.ConvTranspose2d(cin, cout, k, **kwargs)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(5, 2, cin, *size)], dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args, size", CONV_TRANSPOSE_CASES)
+def test_conv_transpose1d(dtype, args, size):
+    cin, cout, k, kwargs = args
+    one = {key: (v[0] if isinstance(v, tuple) else v) for key, v in kwargs.items()}
+    k = k[0] if isinstance(k, tuple) else k
+    ours = nn.ConvTranspose1d(cin, cout, k, **one)
+    theirs = torch.nn.ConvTranspose1d(cin, cout, k, **one)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(6, 2, cin, size[0])], dtype)
+
+
+def test_conv_transpose2d_output_size_and_unbatched_match_torch():
+    ours = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1).double()
+    theirs = torch.nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(to_numpy(ours.weight)))
+        theirs.bias.copy_(torch.from_numpy(to_numpy(ours.bias)))
+    x = normal(7, 3, 4, 5)
+    for size in [None, (8, 10), (7, 9), [2, 8, 9]]:
+        a = ours(tl.tensor(x), output_size=size)
+        b = theirs(torch.from_numpy(x), output_size=size)
+        np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="output size"):
+        ours(tl.tensor(x), output_size=(10, 10))
+    with pytest.raises(ValueError, match="2 or 3 elements"):
+        ours(tl.tensor(x), output_size=(1, 2, 8, 9))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_functional_convolutions_match_torch(dtype):
+    x, w, b = normal(8, 2, 4, 7), normal(9, 6, 2, 3), normal(10, 6)
+    run_both(
+        lambda x, w, b: tl.nn.functional.conv1d(x, w, b, 2, 1, 1, 2),
+        lambda x, w, b: TF.conv1d(x, w, b, 2, 1, 1, 2),
+        [x, w, b], dtype,
+    )
+    wt = normal(11, 4, 3, 3)
+    run_both(
+        lambda x, w, b: tl.nn.functional.conv_transpose1d(x, w, b, 2, 1, 1, 2, 1),
+        lambda x, w, b: TF.conv_transpose1d(x, w, b, 2, 1, 1, 2, 1),
+        [x, wt, b], dtype,
+    )
+    x2, wt2 = normal(12, 2, 4, 3, 5), normal(13, 4, 3, 2, 3)
+    run_both(
+        lambda x, w, b: tl.nn.functional.conv_transpose2d(x, w, b, (2, 1), (1, 0), (1, 0), 2, 2),
+        lambda x, w, b: TF.conv_transpose2d(x, w, b, (2, 1), (1, 0), (1, 0), 2, 2),
+        [x2, wt2, b], dtype,
+    )

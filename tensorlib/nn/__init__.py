@@ -19,7 +19,10 @@ from tensorlib.nn.modules import BatchNorm1d as BatchNorm1d
 from tensorlib.nn.modules import BatchNorm2d as BatchNorm2d
 from tensorlib.nn.modules import BCELoss as BCELoss
 from tensorlib.nn.modules import BCEWithLogitsLoss as BCEWithLogitsLoss
+from tensorlib.nn.modules import Conv1d as Conv1d
 from tensorlib.nn.modules import Conv2d as Conv2d
+from tensorlib.nn.modules import ConvTranspose1d as ConvTranspose1d
+from tensorlib.nn.modules import ConvTranspose2d as ConvTranspose2d
 from tensorlib.nn.modules import CrossEntropyLoss as CrossEntropyLoss
 from tensorlib.nn.modules import Dropout as Dropout
 from tensorlib.nn.modules import Dropout2d as Dropout2d

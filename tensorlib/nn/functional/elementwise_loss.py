@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 160
+# %% book/04_layers.ipynb, cell 167
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, where

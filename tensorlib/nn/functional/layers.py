@@ -2,8 +2,8 @@
 # edit the notebook and run `make export`.
 
 """Functional forms of the layers: ``linear``, ``embedding``, ``one_hot``, ``layer_norm``,
-``rms_norm``, ``batch_norm``, ``dropout``, ``dropout2d``, ``conv2d``, ``unfold``, ``pad``,
-``max_pool2d`` and ``avg_pool2d``.
+``rms_norm``, ``batch_norm``, ``dropout``, ``dropout2d``, ``conv2d``, ``conv1d``,
+``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``, ``max_pool2d`` and ``avg_pool2d``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -29,6 +29,9 @@ __all__ = [
     'conv2d',
     'unfold',
     'pad',
+    'conv1d',
+    'conv_transpose2d',
+    'conv_transpose1d',
     'max_pool2d',
     'avg_pool2d',
 ]
@@ -54,6 +57,7 @@ from tensorlib.nn.functional.utils import (
     _normalized_shape,
     _pair,
     _Sides,
+    _single,
     _symmetric,
 )
 from tensorlib.random import Generator, resolve_generator
@@ -1120,6 +1124,220 @@ def pad(
 
 
 # %% book/04_layers.ipynb, cell 152
+def conv1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """1-D convolution (cross-correlation): :func:`conv2d` on a height-1 image.
+
+    :math:`Y_{n,o,i} = b_o + \\sum_{c,u} W_{o,c,u} X^{pad}_{n,c,si+du}`.
+
+    Shapes: ``input`` (N, C, L) or unbatched (C, L); ``weight`` (O, C/groups, k); ``bias``
+    (O,) or None; result (N, O, L_out) (or (O, L_out)) with
+    :math:`L_{out} = \\lfloor (L + 2p - d(k-1) - 1)/s \\rfloor + 1`. ``stride``, ``padding``
+    and ``dilation`` are ints (or 1-tuples); ``padding`` may also be ``"valid"`` or ``"same"``.
+    """
+    _check_tensor(input, "conv1d")
+    _check_tensor(weight, "conv1d", "weight")
+    if input.ndim not in (2, 3) or weight.ndim != 3:
+        raise ValueError(
+            "conv1d: expected a 2-D (C, L) or 3-D (N, C, L) input and a 3-D weight "
+            f"(out_channels, in_channels/groups, k), got shapes {_shape_text(input)} and "
+            f"{_shape_text(weight)}"
+        )
+    if input.shape[-2] != weight.shape[1] * groups:
+        raise ValueError(
+            f"conv1d: input of shape {_shape_text(input)} has {input.shape[-2]} channels, but "
+            f"weight {_shape_text(weight)} with groups={groups} expects "
+            f"{weight.shape[1] * groups}"
+        )
+    stride, dilation = _single(stride, "stride"), _single(dilation, "dilation")
+    if not isinstance(padding, str):
+        padding = (0, _single(padding, "padding"))
+    # the length becomes the width of a height-1 image: (N, C, 1, L) and a (O, C/g, 1, k) kernel
+    return conv2d(
+        input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, stride), padding, (1, dilation),
+        groups,
+    ).squeeze(-2)
+
+
+# %% book/04_layers.ipynb, cell 153
+class _ConvTranspose2d(Function):
+    """The transposed convolution: conv2d's input gradient as a forward, conv2d as its backward."""
+
+    __slots__ = (
+        "x_rows", "input_size", "weight_matrix", "weight_shape", "sides", "stride", "dilation"
+    )
+    # X̄ reads W, W̄ reads x, b̄ nothing
+    reads = ((1,), (0,), ())
+
+    def forward(
+        self,
+        x: np.ndarray,
+        weight: np.ndarray,
+        bias: np.ndarray | None,
+        stride: tuple[int, int] = (1, 1),
+        padding: _Sides = ((0, 0), (0, 0)),
+        output_padding: tuple[int, int] = (0, 0),
+        dilation: tuple[int, int] = (1, 1),
+        groups: int = 1,
+    ) -> np.ndarray:
+        n, in_channels, h, w = x.shape
+        _, group_out, kh, kw = weight.shape  # (C_in, C_out/g, kh, kw)
+        weight_matrix = weight.reshape(groups, in_channels // groups, group_out * kh * kw)
+        x_rows = x.reshape(n, groups, in_channels // groups, h * w)
+        # the columns conv2d's backward would compute, X̄_col = W_matᵀ Ȳ_mat, with x as Ȳ
+        columns = weight_matrix.transpose(0, 2, 1) @ x_rows
+        note_product(group_out * kh * kw, h * w, in_channels // groups)
+        patches = columns.reshape(n, groups * group_out, kh, kw, h, w)
+        full = tuple(
+            (size - 1) * s + d * (k - 1) + 1 + extra
+            for size, s, d, k, extra in zip((h, w), stride, dilation, (kh, kw), output_padding,
+                                            strict=True)
+        )
+        y = _crop(_fold(patches, (n, groups * group_out, *full), stride, dilation), padding)
+        self.x_rows, self.weight_matrix, self.weight_shape = x_rows, weight_matrix, weight.shape
+        self.input_size, self.sides, self.stride, self.dilation = (h, w), padding, stride, dilation
+        return y + bias.reshape(1, -1, 1, 1) if bias is not None else y
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        n, groups, group_in, positions = self.x_rows.shape
+        _, group_out, kh, kw = self.weight_shape
+        # the adjoint of col2im and cropping is padding and im2col: conv2d's forward on ȳ
+        windows = _windows(_pad(grad, self.sides), (kh, kw), self.stride, self.dilation)
+        h, w = self.input_size
+        windows = windows[:, :, :h, :w]  # a last partial stride (output_padding) reads nothing
+        columns = windows.transpose(0, 1, 4, 5, 2, 3).reshape(
+            n, groups, group_out * kh * kw, positions
+        )
+        note_product(group_in, positions, group_out * kh * kw)
+        grad_x = grad_weight = grad_bias = None
+        if self.needs_input_grad[0]:
+            grad_x = (self.weight_matrix @ columns).reshape(n, groups * group_in, h, w)
+        if self.needs_input_grad[1]:
+            grad_weight = np.stack(
+                [
+                    np.tensordot(self.x_rows[:, g], columns[:, g], axes=([0, 2], [0, 2]))
+                    for g in range(groups)
+                ]
+            ).reshape(self.weight_shape)
+        if self.needs_input_grad[2]:
+            grad_bias = grad.sum(axis=(0, 2, 3))
+        return grad_x, grad_weight, grad_bias
+
+
+def _transposed_arguments(
+    what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
+) -> int:
+    """Check a transposed convolution's shapes; return ``groups`` as an int."""
+    groups = operator.index(groups)
+    if groups < 1 or input.shape[1] != weight.shape[0] or weight.shape[0] % groups:
+        raise ValueError(
+            f"{what}: input of shape {_shape_text(input)} has {input.shape[1]} channels, but "
+            f"weight {_shape_text(weight)} (in_channels, out_channels/groups, ...) expects "
+            f"{weight.shape[0]}, divisible by groups={groups}"
+        )
+    out_channels = weight.shape[1] * groups
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise ValueError(f"{what}: bias must have shape ({out_channels},), got {_shape_text(bias)}")
+    _check_same_dtype(what, input, weight=weight, bias=bias)
+    return groups
+
+
+def conv_transpose2d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """2-D transposed convolution: the adjoint of :func:`conv2d` in its input, plus a bias.
+
+    Each input pixel scatters a weighted copy of the kernel onto the output, ``stride`` apart;
+    overlaps add. It is the input gradient of ``conv2d(y, weight, stride, padding, dilation,
+    groups)``, so it undoes that convolution's change of shape.
+
+    Shapes: ``input`` (N, C_in, H, W) or unbatched (C_in, H, W); ``weight``
+    (C_in, C_out/groups, kh, kw); ``bias`` (C_out,) or None; result (N, C_out, H_out, W_out)
+    with :math:`H_{out} = (H-1)s - 2p + d(k_h-1) + \\text{output\\_padding} + 1` (the same for
+    W). ``output_padding`` (< stride or < dilation) adds rows and columns at the bottom and
+    right, choosing among the input sizes that a strided conv2d maps to the same size.
+    Note PyTorch's argument order: ``groups`` comes before ``dilation``.
+    """
+    _check_tensor(input, "conv_transpose2d")
+    _check_tensor(weight, "conv_transpose2d", "weight")
+    if input.ndim == 3:
+        return conv_transpose2d(
+            input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation
+        ).squeeze(0)
+    if input.ndim != 4 or weight.ndim != 4:
+        raise ValueError(
+            "conv_transpose2d: expected a 3-D or 4-D input and a 4-D weight, got shapes "
+            f"{_shape_text(input)} and {_shape_text(weight)}"
+        )
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    padding, extra = _pair(padding, "padding"), _pair(output_padding, "output_padding")
+    groups = _transposed_arguments("conv_transpose2d", input, weight, bias, groups)
+    kernel = tuple(weight.shape[2:])
+    for size, k, s, p, d, e in zip(input.shape[2:], kernel, stride, padding, dilation, extra,
+                                   strict=True):
+        if min(s, d) < 1 or p < 0 or not 0 <= e < max(s, d):
+            raise ValueError(
+                "conv_transpose2d: stride and dilation must be >= 1, padding >= 0 and "
+                "output_padding smaller than stride or dilation, got "
+                f"stride={stride}, padding={padding}, output_padding={extra}, dilation={dilation}"
+            )
+        if (size - 1) * s - 2 * p + d * (k - 1) + e + 1 < 1:
+            raise ValueError(
+                f"conv_transpose2d: input of shape {_shape_text(input)} and kernel {kernel} "
+                f"with padding={padding} give an empty output"
+            )
+    return _ConvTranspose2d.apply(
+        input, weight, bias, stride=stride, padding=_symmetric(padding), output_padding=extra,
+        dilation=dilation, groups=groups,
+    )
+
+
+def conv_transpose1d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """1-D transposed convolution: :func:`conv_transpose2d` on a height-1 image.
+
+    Shapes: ``input`` (N, C_in, L) or unbatched (C_in, L); ``weight`` (C_in, C_out/groups, k);
+    ``bias`` (C_out,) or None; result (N, C_out, L_out) with
+    :math:`L_{out} = (L-1)s - 2p + d(k-1) + \\text{output\\_padding} + 1`.
+    """
+    _check_tensor(input, "conv_transpose1d")
+    _check_tensor(weight, "conv_transpose1d", "weight")
+    if input.ndim not in (2, 3) or weight.ndim != 3:
+        raise ValueError(
+            "conv_transpose1d: expected a 2-D (C, L) or 3-D (N, C, L) input and a 3-D weight "
+            f"(in_channels, out_channels/groups, k), got shapes {_shape_text(input)} and "
+            f"{_shape_text(weight)}"
+        )
+    return conv_transpose2d(
+        input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _single(stride, "stride")),
+        (0, _single(padding, "padding")), (0, _single(output_padding, "output_padding")), groups,
+        (1, _single(dilation, "dilation")),
+    ).squeeze(-2)
+
+
+# %% book/04_layers.ipynb, cell 159
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 

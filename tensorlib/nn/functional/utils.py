@@ -75,6 +75,18 @@ def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     return int(pair[0]), int(pair[1])
 
 
+def _single(value: int | Sequence[int], name: str) -> int:
+    """An int or a one-element sequence of ints (PyTorch's 1-d convention) as a Python int."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    single = tuple(value) if isinstance(value, Iterable) else (value,)
+    if len(single) != 1 or isinstance(single[0], bool) or not isinstance(
+        single[0], (int, np.integer)
+    ):
+        raise TypeError(f"{name} must be an int or a 1-tuple of ints, got {value!r}")
+    return int(single[0])
+
+
 def _symmetric(padding: tuple[int, int]) -> _Sides:
     """PyTorch's (h, w) padding, the same on both sides of each axis."""
     return (padding[0], padding[0]), (padding[1], padding[1])

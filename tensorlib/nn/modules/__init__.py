@@ -35,7 +35,7 @@ from tensorlib.nn.modules.activation import (
 )
 from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tensorlib.nn.modules.container import ModuleDict, ModuleList, Sequential
-from tensorlib.nn.modules.conv import Conv2d
+from tensorlib.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from tensorlib.nn.modules.dropout import Dropout, Dropout2d
 from tensorlib.nn.modules.flatten import Flatten
 from tensorlib.nn.modules.linear import Identity, Linear, NonDynamicallyQuantizableLinear
@@ -60,7 +60,10 @@ __all__ = [
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "Conv1d",
     "Conv2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
     "CrossEntropyLoss",
     "Dropout",
     "Dropout2d",

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 153
+# %% book/04_layers.ipynb, cell 160
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
@@ -20,7 +20,7 @@ from tensorlib.nn.functional.utils import _pair
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 154
+# %% book/04_layers.ipynb, cell 161
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
