@@ -56,6 +56,10 @@ from tensorlib.engine import (
     vstack,
 )
 from tensorlib.engine import can_cast, promote_types, result_type
+from tensorlib.engine import (
+    block_diag, cartesian_prod, combinations, corrcoef, cov, cummax, cummin, cumulative_trapezoid,
+    gcd, heaviside, histc, histogram, isin, lcm, ldexp, logspace, trapezoid, vander,
+)
 from tensorlib import special, testing  # tl.special (torch.special), tl.testing.assert_close
 from tensorlib.engine import (
     as_tensor, clone, dtype, index_add, index_copy, index_fill, masked_scatter, neg as negative,

@@ -102,6 +102,13 @@ from tensorlib.engine.dtypes import dtype
 from tensorlib.engine.hooks import RemovableHandle
 from tensorlib.engine.promotion import can_cast, promote_types, result_type
 from tensorlib.engine.special_ops import entr, ndtr, ndtri, xlog1py
+from tensorlib.engine.arithmetic import gcd, heaviside, histc, histogram, isin, lcm
+from tensorlib.engine.creation import logspace
+from tensorlib.engine.pairwise_ops import ldexp
+from tensorlib.engine.joining import block_diag, cartesian_prod, combinations, vander
+from tensorlib.engine.statistics import (
+    corrcoef, cov, cummax, cummin, cumulative_trapezoid, trapezoid,
+)
 from tensorlib.engine.statistics import (
     kthvalue, median, nanmean, nanmedian, nanquantile, nansum, quantile,
 )
@@ -156,5 +163,7 @@ __all__ = [
     "rad2deg", "sinc", "true_divide", "xlogy",
     "index_add", "index_copy", "index_fill", "masked_scatter", "as_tensor", "clone", "dtype",
     "RemovableHandle", "can_cast", "promote_types", "result_type", "entr", "ndtr", "ndtri",
-    "xlog1py",
+    "xlog1py", "gcd", "heaviside", "histc", "histogram", "isin", "lcm", "logspace", "ldexp",
+    "block_diag", "cartesian_prod", "combinations", "vander", "corrcoef", "cov", "cummax",
+    "cummin", "cumulative_trapezoid", "trapezoid",
 ]

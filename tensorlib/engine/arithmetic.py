@@ -64,6 +64,12 @@ __all__ = [
     'bucketize',
     'tril_indices',
     'triu_indices',
+    'histc',
+    'histogram',
+    'isin',
+    'heaviside',
+    'gcd',
+    'lcm',
 ]
 
 
@@ -640,3 +646,61 @@ def tril_indices(row: int, col: int, offset: int = 0) -> Tensor:
 def triu_indices(row: int, col: int, offset: int = 0) -> Tensor:
     """The (2, n) indices of the upper triangle (on and above the ``offset``-th diagonal)."""
     return _wrap(np.stack(np.triu_indices(row, offset, col)).astype(np.int64), None)
+
+
+# %% book/02_autograd.ipynb, cell 85
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    """The counts of ``input``'s elements in ``bins`` equal bins over ``[min, max]`` (both 0: the
+    data's own range), elements outside left out; a float tensor of ``input``'s dtype, outside
+    the graph."""
+    values = input._data.reshape(-1)
+    low, high = float(min), float(max)
+    if low == high == 0 and values.size:
+        low, high = float(values.min()), float(values.max())
+    if low == high:  # one value: PyTorch widens the range by 1 each way
+        low, high = low - 1, high + 1
+    if low > high:
+        raise RuntimeError(f"histc: max must be larger than min, got min={low} and max={high}")
+    counts, _ = np.histogram(values, bins=int(bins), range=(low, high))
+    return _wrap(counts.astype(input._data.dtype), None)
+
+
+def histogram(
+    input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,
+    density: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """``(hist, bin_edges)``: numpy's histogram of ``input``'s elements (``bins`` a count or a
+    tensor of edges), as ``torch.histogram``, outside the graph."""
+    edges = bins._data if isinstance(bins, Tensor) else int(bins)
+    counts, bounds = np.histogram(
+        input._data.reshape(-1), bins=edges, range=range, density=density,
+        weights=None if weight is None else weight._data.reshape(-1),
+    )
+    dtype = input._data.dtype
+    return _wrap(counts.astype(dtype), None), _wrap(bounds.astype(dtype), None)
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """Whether each element of ``elements`` is among ``test_elements`` (either may be a number),
+    a bool tensor of ``elements``' shape."""
+    values = [
+        v._data if isinstance(v, Tensor) else np.asarray(v) for v in (elements, test_elements)
+    ]
+    return _wrap(np.isin(values[0], values[1], assume_unique=assume_unique, invert=invert), None)
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 below 0, 1 above, ``values`` (broadcast) at 0; outside the graph
+    (PyTorch defines no gradient)."""
+    return _wrap(np.heaviside(input._data, values._data).astype(input._data.dtype), None)
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The greatest common divisor of integer tensors, elementwise (broadcast)."""
+    return _wrap(np.gcd(input._data, other._data), None)
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The least common multiple of integer tensors, elementwise (broadcast)."""
+    return _wrap(np.lcm(input._data, other._data), None)

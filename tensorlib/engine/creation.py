@@ -24,6 +24,7 @@ __all__ = [
     'empty_like',
     'arange',
     'linspace',
+    'logspace',
     'eye',
     'is_tensor',
     'is_floating_point',
@@ -191,6 +192,18 @@ def linspace(
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     _, dtype = parse_to(dtype=dtype, device=device)
     out = _wrap(np.linspace(start, end, steps).astype(dtype or _DEFAULT_FLOAT), None)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
+             requires_grad: bool = False, device: Any = None) -> Tensor:
+    """``steps`` numbers from :math:`b^{start}` to :math:`b^{end}`, evenly spaced in the exponent
+    (float32 by default)."""
+    _, dtype = parse_to(dtype=dtype, device=device)
+    exponents = np.linspace(start, end, steps)
+    out = _wrap(np.power(float(base), exponents).astype(dtype or _DEFAULT_FLOAT), None)
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -33,10 +33,15 @@ __all__ = [
     'vsplit',
     'dsplit',
     'diff',
+    'block_diag',
+    'cartesian_prod',
+    'combinations',
+    'vander',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 157
+# %% book/02_autograd.ipynb, cell 158
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -168,7 +173,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, -(-size // chunks) or 1, dim)
 
 
-# %% book/02_autograd.ipynb, cell 160
+# %% book/02_autograd.ipynb, cell 161
 def _at_least(tensor: Tensor, ndim: int) -> Tensor:
     """``tensor`` with size-1 dims added as ``numpy.atleast_{1,2,3}d`` adds them: a vector becomes
     a row ``(1, n)``, then ``(1, n, 1)``; a matrix ``(m, n)`` becomes ``(m, n, 1)``."""
@@ -341,3 +346,63 @@ def diff(
         later, earlier = values.narrow(axis, 1, size - 1), values.narrow(axis, 0, size - 1)
         values = later != earlier if values._data.dtype == np.bool_ else later - earlier
     return values
+
+
+# %% book/02_autograd.ipynb, cell 162
+def block_diag(*tensors: Tensor) -> Tensor:
+    """The tensors (0-, 1- or 2-D; a vector is a row) on the diagonal of a matrix of zeros,
+    in order, as ``scipy.linalg.block_diag``: joins, so each block's gradient is its place's."""
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in _tensors(tensors, "block_diag")]
+    for i, block in enumerate(blocks):
+        if block.ndim != 2:
+            raise RuntimeError(f"block_diag: input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {block.ndim} dimensions")
+    width = int(np.sum([b.shape[1] for b in blocks]))
+    dtype = _promote_all(tuple(blocks))[0].dtype
+    rows, left = [], 0
+    for block in blocks:
+        block = block.to(dtype)
+        right = width - left - block.shape[1]
+        pieces = [Tensor(np.zeros((block.shape[0], left), dtype)), block,
+                  Tensor(np.zeros((block.shape[0], right), dtype))]
+        rows.append(cat(pieces, dim=1))
+        left += block.shape[1]
+    return cat(rows, dim=0)
+
+
+def cartesian_prod(*tensors: Tensor) -> Tensor:
+    """Every combination of one element from each 1-D tensor, in row-major order: shape
+    ``(n_1 \\cdots n_k, k)`` (one tensor: itself), as ``itertools.product``."""
+    vectors = _tensors(tensors, "cartesian_prod")
+    if len(vectors) == 1:
+        return vectors[0]
+    from_each = np.indices([v.shape[0] for v in vectors]).reshape(len(vectors), -1)
+    return stack([v[Tensor(index)] for v, index in zip(vectors, from_each, strict=True)], dim=1)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The ``r``-element combinations of a 1-D tensor's elements, as ``itertools.combinations``
+    (``with_replacement``: ``combinations_with_replacement``), one per row."""
+    if input.ndim != 1:
+        raise RuntimeError(f"combinations: expect a 1D vector, but got shape {tuple(input.shape)}")
+    choose = (
+        itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    )
+    picks = np.array(list(choose(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    return input[Tensor(picks)]
+
+
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
+    """The Vandermonde matrix of a 1-D tensor: column ``j`` holds :math:`x^{N-1-j}` (or
+    :math:`x^j` with ``increasing``); ``N`` defaults to ``len(x)``."""
+    if x.ndim != 1:
+        raise RuntimeError(
+            f"vander: x must be a one-dimensional tensor, got shape {tuple(x.shape)}"
+        )
+    count = x.shape[0] if N is None else N
+    values = x.long() if x.dtype.kind in "biu" else x  # integers: int64, as PyTorch
+    ones = Tensor(np.ones((x.shape[0], 1 if count else 0), values.dtype))
+    # x, x^2, ... as running products: exact gradients at x = 0, where x^(j-1) would be 0^-1
+    powers = values.unsqueeze(1).expand(x.shape[0], count - 1).cumprod(1) if count > 1 else None
+    columns = ones if powers is None else cat([ones, powers], dim=1)
+    return columns if increasing else columns.flip(1)

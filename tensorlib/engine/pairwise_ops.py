@@ -28,10 +28,11 @@ __all__ = [
     'fmin',
     'float_power',
     'true_divide',
+    'ldexp',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 127
+# %% book/02_autograd.ipynb, cell 128
 from typing import Any
 
 import numpy as np
@@ -235,3 +236,9 @@ def float_power(input: Any, exponent: Any) -> Tensor:
 def true_divide(dividend: Tensor, divisor: Any) -> Tensor:
     """``dividend / divisor``: true division, PyTorch's older name for ``div``."""
     return dividend / divisor
+
+
+def ldexp(input: Tensor, other: Any) -> Tensor:
+    """:math:`x \\cdot 2^{k}` elementwise, in a float dtype."""
+    x, k = _binary_operands(input, other, "ldexp")
+    return x * (2.0 ** k)

@@ -20,10 +20,16 @@ __all__ = [
     'nanquantile',
     'nansum',
     'nanmean',
+    'cummax',
+    'cummin',
+    'cov',
+    'corrcoef',
+    'trapezoid',
+    'cumulative_trapezoid',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 163
+# %% book/02_autograd.ipynb, cell 165
 from collections.abc import Callable
 from typing import Any
 
@@ -181,7 +187,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 164
+# %% book/02_autograd.ipynb, cell 166
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
     values = input if dtype is None else input.to(dtype)
@@ -201,3 +207,84 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
         )
     counted = _wrap((~np.isnan(values._data)).astype(values._data.dtype), None)
     return nansum(values, dim, keepdim) / counted.sum(dim=dim, keepdim=keepdim)
+
+
+# %% book/02_autograd.ipynb, cell 167
+def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
+    """``cummax``/``cummin``: the running extreme along ``dim`` and where it was last reached
+    (a NaN, once met, is the extreme from then on; ties take the later index, as PyTorch)."""
+    axis = normalize_axis(dim, input._data.ndim or 1)
+    x = input._data if input._data.ndim else input._data.reshape(1)
+    running = (np.maximum if largest else np.minimum).accumulate(x, axis=axis)
+    reached = (x == running) | (np.isnan(x) if x.dtype.kind == "f" else False)
+    positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+    index = np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
+    values = (input if input._data.ndim else input.reshape(1)).gather(axis, _long(index))
+    if not input._data.ndim:
+        return _ValuesIndices(values.reshape(()), _long(index.reshape(())))
+    return _ValuesIndices(values, _long(index))
+
+
+def cummax(input: Tensor, dim: int) -> _ValuesIndices:
+    """``(values, indices)``: the running maximum along ``dim`` and the index it came from; the
+    gradient goes to that element."""
+    return _running_extreme(input, dim, largest=True)
+
+
+def cummin(input: Tensor, dim: int) -> _ValuesIndices:
+    """``(values, indices)``: the running minimum along ``dim`` and the index it came from."""
+    return _running_extreme(input, dim, largest=False)
+
+
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    r"""The covariance matrix of the variables in the rows of ``input`` :math:`(V, N)`,
+    :math:`\frac{1}{N - c} (X - \bar X)(X - \bar X)^\top` (a 1-D input is one variable: a 0-d
+    result), as ``torch.cov``; frequency and observation weights are not supported here."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights and aweights are not supported by tensorlib")
+    if input.ndim > 2:
+        raise ValueError(f"cov: expected input to have two or fewer dimensions, got {input.ndim}")
+    rows = input.reshape(1, -1) if input.ndim < 2 else input
+    rows = rows if rows.dtype.kind == "f" else rows.float()
+    centred = rows - rows.mean(dim=1, keepdim=True)
+    matrix = (centred @ centred.mT) / (rows.shape[1] - correction)
+    return matrix.reshape(()) if input.ndim < 2 else matrix
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    r"""Pearson's correlation coefficients of the rows of ``input``:
+    :math:`C_{ij} / \sqrt{C_{ii} C_{jj}}` from the covariance :math:`C`, clipped to
+    :math:`[-1, 1]` as PyTorch does."""
+    matrix = cov(input)
+    if matrix.ndim == 0:
+        return matrix / matrix
+    spread = matrix.diagonal().sqrt()
+    return (matrix / spread.unsqueeze(1) / spread.unsqueeze(0)).clamp(-1.0, 1.0)
+
+
+def _trapezoid_spacing(y: Tensor, x: Tensor | None, dx: float | None, axis: int) -> Any:
+    if x is None:
+        return 1.0 if dx is None else dx
+    if x.ndim == 1:
+        return x.diff().reshape([-1 if d == axis else 1 for d in range(y.ndim)])
+    return x.diff(dim=axis)
+
+
+def trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
+              dim: int = -1) -> Tensor:
+    r"""The trapezoidal rule along ``dim``: :math:`\sum_i \frac{(x_{i+1} - x_i)(y_i + y_{i+1})}{2}`,
+    with sample points ``x`` (or a spacing ``dx``, default 1)."""
+    axis = normalize_axis(dim, y.ndim)
+    size = y.shape[axis]
+    heights = y.narrow(axis, 1, size - 1) + y.narrow(axis, 0, size - 1) if size else y
+    return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).sum(axis)
+
+
+def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None = None,
+                         dim: int = -1) -> Tensor:
+    """The running trapezoidal rule along ``dim``: one value fewer than ``y`` has there."""
+    axis = normalize_axis(dim, y.ndim)
+    size = y.shape[axis]
+    heights = y.narrow(axis, 1, size - 1) + y.narrow(axis, 0, size - 1)
+    return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).cumsum(axis)

@@ -924,6 +924,36 @@ class Tensor:
         """Running products along ``dim``: ``y[i] = x[0] * ... * x[i]``."""
         return reductions.cumprod(self, dim, dtype=dtype)
 
+    def cummax(self, dim: builtins.int) -> _ValuesIndices:
+        """``(values, indices)``: the running maximum along ``dim`` and where it came from."""
+        return statistics.cummax(self, dim)
+
+    def cummin(self, dim: builtins.int) -> _ValuesIndices:
+        """``(values, indices)``: the running minimum along ``dim`` and where it came from."""
+        return statistics.cummin(self, dim)
+
+    def histc(
+        self, bins: builtins.int = 100, min: Any = 0, max: Any = 0
+    ) -> Tensor:
+        """Counts in ``bins`` equal bins over ``[min, max]`` (both 0: the data's range)."""
+        return arithmetic.histc(self, bins, min, max)
+
+    def heaviside(self, values: Tensor) -> Tensor:
+        """The step function, ``values`` at 0."""
+        return arithmetic.heaviside(self, values)
+
+    def gcd(self, other: Tensor) -> Tensor:
+        """The greatest common divisor, elementwise."""
+        return arithmetic.gcd(self, other)
+
+    def lcm(self, other: Tensor) -> Tensor:
+        """The least common multiple, elementwise."""
+        return arithmetic.lcm(self, other)
+
+    def ldexp(self, other: Any) -> Tensor:
+        """:math:`x \\cdot 2^k`, elementwise."""
+        return pairwise_ops.ldexp(self, other)
+
     # --- extrema and sorting (reductions)
     # ------------------------------------------------------------
     def max(
@@ -1968,7 +1998,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 221
+# %% book/02_autograd.ipynb, cell 224
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

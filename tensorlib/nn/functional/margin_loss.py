@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 257
+# %% book/02_autograd.ipynb, cell 260
 import numpy as np
 
 from tensorlib.engine.selection import where
