@@ -179,3 +179,65 @@ def test_convolution_errors():
         nn.Conv1d(2, 3, (3, 3))
     with pytest.raises(ValueError, match="padding='same'"):
         nn.Conv1d(2, 3, 3, stride=2, padding="same")
+
+
+# ----------------------------------------------------------------------------- pooling
+
+
+def adaptive_by_definition(x, out_h, out_w, reduce):
+    h, w = x.shape[-2:]
+    y = np.zeros(x.shape[:-2] + (out_h, out_w))
+    for i in range(out_h):
+        for j in range(out_w):
+            rows = slice(i * h // out_h, -(-(i + 1) * h // out_h))
+            cols = slice(j * w // out_w, -(-(j + 1) * w // out_w))
+            y[..., i, j] = reduce(x[..., rows, cols], axis=(-2, -1))
+    return y
+
+
+@pytest.mark.parametrize("size, out", [((7, 5), (3, 2)), ((4, 4), (4, 4)), ((3, 2), (4, 5))])
+def test_adaptive_pooling_by_definition_and_gradcheck(size, out):
+    F = tl.nn.functional
+    x = randn(2, 3, *size, seed=11)
+    avg, mx = F.adaptive_avg_pool2d(x, out), F.adaptive_max_pool2d(x, out)
+    np.testing.assert_allclose(avg.numpy(), adaptive_by_definition(x.numpy(), *out, np.mean),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(mx.numpy(), adaptive_by_definition(x.numpy(), *out, np.max))
+    assert gradcheck(lambda x: F.adaptive_avg_pool2d(x, out), (x,))
+    assert gradcheck(lambda x: F.adaptive_max_pool2d(x, out), (x,))
+
+
+def test_global_average_pooling_is_the_mean():
+    x = randn(2, 3, 5, 7, seed=12)
+    y = nn.AdaptiveAvgPool2d((1, 1))(x)
+    np.testing.assert_allclose(y.numpy(), x.numpy().mean(axis=(2, 3), keepdims=True), rtol=1e-12)
+    one = nn.AdaptiveAvgPool1d(1)(x[:, :, 0])
+    np.testing.assert_allclose(one.numpy()[..., 0], x.numpy()[:, :, 0].mean(axis=-1), rtol=1e-12)
+
+
+def test_pool1d_is_pool2d_on_a_height_1_image():
+    F = tl.nn.functional
+    x = randn(2, 3, 10, seed=13)
+    np.testing.assert_array_equal(
+        F.max_pool1d(x, 3, 2, 1).numpy(), F.max_pool2d(x.unsqueeze(2), (1, 3), (1, 2), (0, 1))
+        .squeeze(2).numpy()
+    )
+    assert gradcheck(lambda x: F.avg_pool1d(x, 3, 2, 1, True, False), (x,))
+    assert gradcheck(lambda x: F.max_pool1d(x, 2, 1, 1, 2), (x,))
+    assert tuple(nn.MaxPool1d(2)(x[0]).shape) == (3, 5)
+
+
+def test_pooling_errors():
+    F = tl.nn.functional
+    with pytest.raises(ValueError, match="3-D"):
+        F.max_pool1d(randn(2, 3, 4, 5), 2)
+    with pytest.raises(TypeError, match="floating-point"):
+        F.adaptive_avg_pool2d(tl.zeros(1, 2, 3, 3, dtype=tl.int64), 1)
+    with pytest.raises(ValueError, match="output_size must have 2 entries"):
+        F.adaptive_avg_pool2d(randn(1, 2, 3, 3), (1, 2, 3))
+    with pytest.raises(ValueError, match="positive"):
+        F.adaptive_max_pool2d(randn(1, 2, 3, 3), 0)
+    with pytest.raises(ValueError, match="4-D"):
+        F.adaptive_avg_pool2d(randn(3, 3), 1)
+    with pytest.raises(NotImplementedError, match="return_indices"):
+        nn.AdaptiveMaxPool2d(2, return_indices=True)

@@ -234,3 +234,82 @@ def test_functional_convolutions_match_torch(dtype):
         lambda x, w, b: TF.conv_transpose2d(x, w, b, (2, 1), (1, 0), (1, 0), 2, 2),
         [x2, wt2, b], dtype,
     )
+
+
+# ----------------------------------------------------------------------------- pooling
+
+POOL1D_CASES = [  # (kernel, stride, padding, dilation, ceil_mode), length
+    ((2, None, 0, 1, False), 9),
+    ((3, 2, 1, 1, False), 10),
+    ((3, 2, 1, 2, True), 11),
+    ((4, 3, 2, 1, True), 12),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args, length", POOL1D_CASES)
+def test_max_pool1d(dtype, args, length):
+    *positional, ceil_mode = args
+    ours = nn.MaxPool1d(*positional, ceil_mode=ceil_mode)
+    theirs = torch.nn.MaxPool1d(*positional, ceil_mode=ceil_mode)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(14, 2, 3, length)], dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args, length", POOL1D_CASES)
+@pytest.mark.parametrize("count_include_pad", [True, False])
+def test_avg_pool1d(dtype, args, length, count_include_pad):
+    kernel, stride, padding, _, ceil_mode = args
+    ours = nn.AvgPool1d(kernel, stride, padding, ceil_mode, count_include_pad)
+    theirs = torch.nn.AvgPool1d(kernel, stride, padding, ceil_mode, count_include_pad)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(15, 2, 3, length)], dtype)
+
+
+ADAPTIVE_2D = [
+    ((7, 5), (3, 2)), ((6, 6), 3), ((5, 9), (1, 1)), ((4, 3), (5, 4)), ((7, 6), (None, 4)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size, out", ADAPTIVE_2D)
+@pytest.mark.parametrize("kind", ["AdaptiveAvgPool2d", "AdaptiveMaxPool2d"])
+def test_adaptive_pool2d(dtype, kind, size, out):
+    ours, theirs = getattr(nn, kind)(out), getattr(torch.nn, kind)(out)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(16, 2, 3, *size)], dtype)
+    run_both(ours, theirs, [normal(17, 3, *size)], dtype)  # unbatched
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("length, out", [(11, 4), (8, 4), (3, 5), (7, 1)])
+def test_adaptive_avg_pool1d(dtype, length, out):
+    ours, theirs = nn.AdaptiveAvgPool1d(out), torch.nn.AdaptiveAvgPool1d(out)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(18, 2, 3, length)], dtype)
+
+
+def test_adaptive_max_pool2d_ties_and_functional_forms_match_torch():
+    x = np.zeros((1, 2, 5, 5))
+    x[0, 1, 1:4, 1:4] = 1.0  # ties inside overlapping windows
+    run_both(lambda x: tl.nn.functional.adaptive_max_pool2d(x, 3),
+             lambda x: TF.adaptive_max_pool2d(x, 3), [x], np.float64)
+    run_both(lambda x: tl.nn.functional.adaptive_avg_pool1d(x, 2),
+             lambda x: TF.adaptive_avg_pool1d(x, 2), [normal(19, 2, 5)], np.float64)
+    run_both(lambda x: tl.nn.functional.max_pool1d(x, 3, 1, 1, 1, True),
+             lambda x: TF.max_pool1d(x, 3, 1, 1, 1, True), [normal(20, 2, 3, 6)], np.float64)
+    run_both(lambda x: tl.nn.functional.avg_pool1d(x, 3, 2, 1, False, False),
+             lambda x: TF.avg_pool1d(x, 3, 2, 1, False, False), [normal(21, 2, 6)], np.float64)
+
+
+def test_max_pool_modules_take_return_indices_before_ceil_mode_as_torch():
+    for ours, theirs in [
+        (nn.MaxPool1d(3, 2, 1, 1, False, True), torch.nn.MaxPool1d(3, 2, 1, 1, False, True)),
+        (nn.MaxPool2d(3, 2, 1, 1, False, True), torch.nn.MaxPool2d(3, 2, 1, 1, False, True)),
+    ]:
+        assert repr(ours) == repr(theirs) and ours.ceil_mode
+    run_both(nn.MaxPool2d(3, 2, 1, 1, False, True), torch.nn.MaxPool2d(3, 2, 1, 1, False, True),
+             [normal(22, 2, 3, 6, 7)], np.float64)
+    with pytest.raises(NotImplementedError, match="return_indices"):
+        nn.MaxPool2d(2, return_indices=True)

@@ -14,6 +14,10 @@ from tensorlib.nn import init as init
 from tensorlib.nn import modules as modules
 from tensorlib.nn.modules import GELU as GELU
 from tensorlib.nn.modules import MLP as MLP
+from tensorlib.nn.modules import AdaptiveAvgPool1d as AdaptiveAvgPool1d
+from tensorlib.nn.modules import AdaptiveAvgPool2d as AdaptiveAvgPool2d
+from tensorlib.nn.modules import AdaptiveMaxPool2d as AdaptiveMaxPool2d
+from tensorlib.nn.modules import AvgPool1d as AvgPool1d
 from tensorlib.nn.modules import AvgPool2d as AvgPool2d
 from tensorlib.nn.modules import BatchNorm1d as BatchNorm1d
 from tensorlib.nn.modules import BatchNorm2d as BatchNorm2d
@@ -33,6 +37,7 @@ from tensorlib.nn.modules import Identity as Identity
 from tensorlib.nn.modules import LayerNorm as LayerNorm
 from tensorlib.nn.modules import Linear as Linear
 from tensorlib.nn.modules import LogSoftmax as LogSoftmax
+from tensorlib.nn.modules import MaxPool1d as MaxPool1d
 from tensorlib.nn.modules import MaxPool2d as MaxPool2d
 from tensorlib.nn.modules import Module as Module
 from tensorlib.nn.modules import ModuleDict as ModuleDict

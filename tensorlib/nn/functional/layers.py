@@ -3,7 +3,9 @@
 
 """Functional forms of the layers: ``linear``, ``embedding``, ``one_hot``, ``layer_norm``,
 ``rms_norm``, ``batch_norm``, ``dropout``, ``dropout2d``, ``conv2d``, ``conv1d``,
-``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``, ``max_pool2d`` and ``avg_pool2d``.
+``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``, ``max_pool2d``, ``avg_pool2d``,
+``max_pool1d``, ``avg_pool1d``, ``adaptive_avg_pool2d``, ``adaptive_avg_pool1d`` and
+``adaptive_max_pool2d``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -34,6 +36,11 @@ __all__ = [
     'conv_transpose1d',
     'max_pool2d',
     'avg_pool2d',
+    'max_pool1d',
+    'avg_pool1d',
+    'adaptive_avg_pool2d',
+    'adaptive_avg_pool1d',
+    'adaptive_max_pool2d',
 ]
 
 
@@ -1503,3 +1510,171 @@ def avg_pool2d(
     return _AvgPool2d.apply(
         input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad
     )
+
+
+# %% book/04_layers.ipynb, cell 166
+def _check_1d(what: str, input: Tensor) -> None:
+    if input.ndim not in (2, 3):
+        raise ValueError(
+            f"{what}: expected a 2-D (C, L) or 3-D (N, C, L) input, got shape {_shape_text(input)}"
+        )
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """1-D max pooling: :func:`max_pool2d` on a height-1 image with a (1, k) window.
+
+    Shapes: ``input`` (N, C, L) or unbatched (C, L), floating point; result (N, C, L_out) with
+    :math:`L_{out} = \\lfloor (L + 2p - d(k-1) - 1)/s \\rfloor + 1` (rounded up if
+    ``ceil_mode``). ``stride`` defaults to ``kernel_size``; padding is with
+    :math:`-\\infty`, at most half the kernel.
+    """
+    _check_tensor(input, "max_pool1d")
+    _check_1d("max_pool1d", input)
+    k = _single(kernel_size, "kernel_size")
+    s = k if stride is None else _single(stride, "stride")
+    return max_pool2d(
+        input.unsqueeze(-2), (1, k), (1, s), (0, _single(padding, "padding")),
+        (1, _single(dilation, "dilation")), ceil_mode,
+    ).squeeze(-2)
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """1-D average pooling: :func:`avg_pool2d` on a height-1 image with a (1, k) window.
+
+    Shapes as :func:`max_pool1d`. Padding is with zeros; ``count_include_pad`` decides whether
+    they count in the divisor (default ``True``).
+    """
+    _check_tensor(input, "avg_pool1d")
+    _check_1d("avg_pool1d", input)
+    k = _single(kernel_size, "kernel_size")
+    s = k if stride is None else _single(stride, "stride")
+    return avg_pool2d(
+        input.unsqueeze(-2), (1, k), (1, s), (0, _single(padding, "padding")), ceil_mode,
+        count_include_pad=count_include_pad,
+    ).squeeze(-2)
+
+
+# %% book/04_layers.ipynb, cell 167
+def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def _adaptive_sizes(
+    what: str, input: Tensor, output_size: Any, dims: int
+) -> tuple[int, ...]:
+    """Check an adaptive pooling call; return its output size, ``None`` entries filled in."""
+    _check_tensor(input, what)
+    _check_floating(what, input)
+    if input.ndim not in (dims + 1, dims + 2):
+        raise ValueError(
+            f"{what}: expected a {dims + 1}-D or {dims + 2}-D input, got shape "
+            f"{_shape_text(input)}"
+        )
+    sizes = (output_size,) * dims if not isinstance(output_size, Sequence) else output_size
+    if len(sizes) != dims:
+        raise ValueError(f"{what}: output_size must have {dims} entries, got {output_size!r}")
+    spatial = tuple(input.shape[-dims:])
+    result = tuple(n if m is None else operator.index(m) for m, n in zip(sizes, spatial,
+                                                                          strict=True))
+    if min(result) < 1 or min(spatial) < 1:
+        raise ValueError(
+            f"{what}: output_size must be positive and the input non-empty, got output_size="
+            f"{output_size!r} for an input of shape {_shape_text(input)}"
+        )
+    return result
+
+
+def _averaging_matrix(size: int, out: int, dtype: Any) -> Tensor:
+    """The (out, size) matrix A of section 10.1: row i averages window i."""
+    matrix = np.zeros((out, size), dtype=dtype)
+    for i, (start, end) in enumerate(_adaptive_windows(size, out)):
+        matrix[i, start:end] = 1.0 / (end - start)
+    return Tensor(matrix)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Average pooling to a fixed output size: :math:`Y = A_H X A_W^\\top` per sample and
+    channel, with PyTorch's windows (section 10.1).
+
+    Shapes: ``input`` (N, C, H, W) or (C, H, W), floating point; result (N, C, H_out, W_out)
+    (or (C, H_out, W_out)), ``output_size`` an int or an (H_out, W_out) pair whose ``None``
+    entries keep the input's size.
+    """
+    out_h, out_w = _adaptive_sizes("adaptive_avg_pool2d", input, output_size, 2)
+    h, w = input.shape[-2:]
+    rows = _averaging_matrix(h, out_h, input.dtype)
+    columns = _averaging_matrix(w, out_w, input.dtype)
+    return rows @ input @ columns.T
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tensor:
+    """Average pooling to a fixed length: :math:`Y = X A^\\top` with PyTorch's windows.
+
+    Shapes: ``input`` (N, C, L) or (C, L), floating point; result (N, C, output_size).
+    """
+    (out,) = _adaptive_sizes("adaptive_avg_pool1d", input, output_size, 1)
+    return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
+
+
+# %% book/04_layers.ipynb, cell 168
+class _AdaptiveMaxPool2d(Function):
+    """The maximum of each adaptive window; backward adds each gradient at its window's
+    (first) argmax."""
+
+    __slots__ = ("winners", "input_shape")
+    reads = ()  # the argmax positions, computed in forward
+
+    def forward(self, x: np.ndarray, output_size: tuple[int, int] = (1, 1)) -> np.ndarray:
+        n, c, h, w = x.shape
+        rows, cols = _adaptive_windows(h, output_size[0]), _adaptive_windows(w, output_size[1])
+        y = np.empty((n, c, *output_size), dtype=x.dtype)
+        winners = np.empty((n, c, *output_size), dtype=np.int64)  # flat indices into h * w
+        for i, (top, bottom) in enumerate(rows):
+            for j, (left, right) in enumerate(cols):
+                window = x[:, :, top:bottom, left:right].reshape(n, c, -1)
+                first = window.argmax(axis=-1)  # the first maximum, row-major, as PyTorch
+                y[:, :, i, j] = np.take_along_axis(window, first[..., None], axis=-1)[..., 0]
+                r, q = np.divmod(first, right - left)
+                winners[:, :, i, j] = (top + r) * w + left + q
+        self.winners, self.input_shape = winners, x.shape
+        return y
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        n, c, h, w = self.input_shape
+        flat = np.zeros((n * c, h * w), dtype=grad.dtype)
+        samples = np.arange(n * c)[:, None]
+        # windows may overlap, so one pixel may win twice: add, not assign
+        np.add.at(flat, (samples, self.winners.reshape(n * c, -1)), grad.reshape(n * c, -1))
+        return (flat.reshape(self.input_shape),)
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
+) -> Tensor:
+    """Max pooling to a fixed output size, with PyTorch's windows (section 10.1).
+
+    Shapes: ``input`` (N, C, H, W) or (C, H, W), floating point; result (N, C, H_out, W_out)
+    (or (C, H_out, W_out)); ``None`` entries of ``output_size`` keep the input's size.
+    ``return_indices=True`` is not implemented.
+    """
+    sizes = _adaptive_sizes("adaptive_max_pool2d", input, output_size, 2)
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not implemented")
+    if input.ndim == 3:
+        return _AdaptiveMaxPool2d.apply(input.unsqueeze(0), output_size=sizes).squeeze(0)
+    return _AdaptiveMaxPool2d.apply(input, output_size=sizes)

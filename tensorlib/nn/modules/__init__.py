@@ -51,10 +51,22 @@ from tensorlib.nn.modules.loss import (
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.normalization import LayerNorm, RMSNorm
-from tensorlib.nn.modules.pooling import AvgPool2d, MaxPool2d
+from tensorlib.nn.modules.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from tensorlib.nn.modules.sparse import Embedding, PositionalEmbedding
 
 __all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+    "AvgPool1d",
     "AvgPool2d",
     "BCELoss",
     "BCEWithLogitsLoss",
@@ -77,6 +89,7 @@ __all__ = [
     "LogSoftmax",
     "MLP",
     "MSELoss",
+    "MaxPool1d",
     "MaxPool2d",
     "Module",
     "ModuleDict",
