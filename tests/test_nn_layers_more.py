@@ -241,3 +241,53 @@ def test_pooling_errors():
         F.adaptive_avg_pool2d(randn(3, 3), 1)
     with pytest.raises(NotImplementedError, match="return_indices"):
         nn.AdaptiveMaxPool2d(2, return_indices=True)
+
+
+# ----------------------------------------------------------------------------- normalisation
+
+
+def test_group_norm_by_definition_and_gradcheck():
+    x, w, b = randn(2, 6, 3, 2, seed=14), randn(6, seed=15), randn(6, seed=16)
+    y = tl.nn.functional.group_norm(x, 3, w, b, eps=1e-5).numpy()
+    grouped = x.numpy().reshape(2, 3, -1)
+    normalised = (grouped - grouped.mean(axis=2, keepdims=True)) / np.sqrt(
+        grouped.var(axis=2, keepdims=True) + 1e-5
+    )
+    expected = normalised.reshape(x.shape) * w.numpy()[:, None, None] + b.numpy()[:, None, None]
+    np.testing.assert_allclose(y, expected, rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda x, w, b: tl.nn.functional.group_norm(x, 3, w, b), (x, w, b))
+
+
+def test_instance_norm_running_estimates_and_modes():
+    layer = nn.InstanceNorm1d(3, momentum=0.5, track_running_stats=True, dtype=tl.float64)
+    x = randn(4, 3, 6, seed=17, requires_grad=False)
+    layer(x)
+    values = x.numpy()
+    np.testing.assert_allclose(
+        layer.running_mean.numpy(), 0.5 * values.mean(axis=(0, 2)), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        layer.running_var.numpy(), 0.5 + 0.5 * values.var(axis=2, ddof=1).mean(axis=0),
+        rtol=1e-12,
+    )
+    assert layer.num_batches_tracked.item() == 0  # as PyTorch: instance norm does not count
+    default = nn.InstanceNorm2d(3)
+    assert default.weight is None and default.running_mean is None
+    y = default.eval()(randn(2, 3, 4, 4, seed=18))
+    np.testing.assert_allclose(y.numpy().mean(axis=(2, 3)), 0, atol=1e-12)
+    assert gradcheck(lambda x: tl.nn.functional.instance_norm(x), (randn(2, 3, 5, seed=19),))
+
+
+def test_normalisation_errors():
+    with pytest.raises(ValueError, match="divisible by num_groups"):
+        nn.GroupNorm(4, 6)
+    with pytest.raises(ValueError, match="divisible by num_groups"):
+        tl.nn.functional.group_norm(randn(2, 6, 3), 4)
+    with pytest.raises(ValueError, match="expected 3D or 4D input"):
+        nn.InstanceNorm2d(3)(randn(2, 3, 4, 4, 1))
+    with pytest.raises(ValueError, match="num_features"):
+        nn.InstanceNorm1d(4, affine=True)(randn(2, 3, 5))
+    with pytest.warns(UserWarning, match="num_features"):
+        nn.InstanceNorm1d(4)(randn(2, 3, 5))
+    with pytest.raises(ValueError, match="more than 1 spatial element"):
+        tl.nn.functional.instance_norm(randn(2, 3, 1))

@@ -313,3 +313,50 @@ def test_max_pool_modules_take_return_indices_before_ceil_mode_as_torch():
              [normal(22, 2, 3, 6, 7)], np.float64)
     with pytest.raises(NotImplementedError, match="return_indices"):
         nn.MaxPool2d(2, return_indices=True)
+
+
+# ----------------------------------------------------------------------------- normalisation
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("groups, channels, shape, affine", [
+    (1, 4, (3, 5), True), (2, 4, (3, 5), True), (4, 4, (3, 5), True), (3, 6, (7,), False),
+    (2, 6, (), True),
+])
+def test_group_norm(dtype, groups, channels, shape, affine):
+    ours = nn.GroupNorm(groups, channels, affine=affine)
+    theirs = torch.nn.GroupNorm(groups, channels, affine=affine)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(23, 2, channels, *shape) * 3 + 1], dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind, shape", [
+    ("InstanceNorm1d", (2, 3, 7)), ("InstanceNorm1d", (3, 7)),
+    ("InstanceNorm2d", (2, 3, 4, 5)), ("InstanceNorm2d", (3, 4, 5)),
+])
+@pytest.mark.parametrize("affine, track", [(False, False), (True, False), (True, True)])
+def test_instance_norm_training_and_eval(dtype, kind, shape, affine, track):
+    ours = getattr(nn, kind)(3, affine=affine, track_running_stats=track)
+    theirs = getattr(torch.nn, kind)(3, affine=affine, track_running_stats=track)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(24, *shape) * 2 - 1], dtype)
+    if track:
+        for name in ("running_mean", "running_var"):
+            np.testing.assert_allclose(
+                to_numpy(getattr(ours, name)), to_numpy(getattr(theirs, name)),
+                **TOLERANCES[dtype], err_msg=name,
+            )
+        assert list(ours.state_dict()) == list(theirs.state_dict())
+    ours.eval(), theirs.eval()
+    ours.zero_grad(), theirs.zero_grad()
+    run_both(ours, theirs, [normal(25, *shape)], dtype, seed=1)
+
+
+def test_functional_norms_match_torch():
+    x, w, b = normal(26, 2, 6, 5), normal(27, 6), normal(28, 6)
+    run_both(lambda x, w, b: tl.nn.functional.group_norm(x, 3, w, b, 1e-3),
+             lambda x, w, b: TF.group_norm(x, 3, w, b, 1e-3), [x, w, b], np.float64)
+    run_both(lambda x, w, b: tl.nn.functional.instance_norm(x, weight=w, bias=b, eps=1e-3),
+             lambda x, w, b: TF.instance_norm(x, weight=w, bias=b, eps=1e-3), [x, w, b],
+             np.float64)

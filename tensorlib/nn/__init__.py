@@ -33,7 +33,10 @@ from tensorlib.nn.modules import Dropout2d as Dropout2d
 from tensorlib.nn.modules import Embedding as Embedding
 from tensorlib.nn.modules import Flatten as Flatten
 from tensorlib.nn.modules import HuberLoss as HuberLoss
+from tensorlib.nn.modules import GroupNorm as GroupNorm
 from tensorlib.nn.modules import Identity as Identity
+from tensorlib.nn.modules import InstanceNorm1d as InstanceNorm1d
+from tensorlib.nn.modules import InstanceNorm2d as InstanceNorm2d
 from tensorlib.nn.modules import LayerNorm as LayerNorm
 from tensorlib.nn.modules import Linear as Linear
 from tensorlib.nn.modules import LogSoftmax as LogSoftmax

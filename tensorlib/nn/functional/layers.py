@@ -2,10 +2,10 @@
 # edit the notebook and run `make export`.
 
 """Functional forms of the layers: ``linear``, ``embedding``, ``one_hot``, ``layer_norm``,
-``rms_norm``, ``batch_norm``, ``dropout``, ``dropout2d``, ``conv2d``, ``conv1d``,
-``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``, ``max_pool2d``, ``avg_pool2d``,
-``max_pool1d``, ``avg_pool1d``, ``adaptive_avg_pool2d``, ``adaptive_avg_pool1d`` and
-``adaptive_max_pool2d``.
+``rms_norm``, ``batch_norm``, ``group_norm``, ``instance_norm``, ``dropout``, ``dropout2d``,
+``conv2d``, ``conv1d``, ``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``,
+``max_pool2d``, ``avg_pool2d``, ``max_pool1d``, ``avg_pool1d``, ``adaptive_avg_pool2d``,
+``adaptive_avg_pool1d`` and ``adaptive_max_pool2d``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -26,6 +26,8 @@ __all__ = [
     'rms_norm',
     'BatchNormFunction',
     'batch_norm',
+    'group_norm',
+    'instance_norm',
     'dropout',
     'dropout2d',
     'conv2d',
@@ -718,6 +720,84 @@ def batch_norm(
 
 
 # %% book/04_layers.ipynb, cell 112
+def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
+    shape = (1, -1) + (1,) * (y.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Group normalisation: each sample's channels in ``num_groups`` groups, each group
+    normalised over its channels and positions (a layer norm of (N, G, M)), then a per-channel
+    :math:`w_c y + b_c`.
+
+    Shapes: ``input`` (N, C, *) with C divisible by ``num_groups``; ``weight`` and ``bias``
+    (C,) or None; result like ``input``.
+    """
+    channels = _check_batch_norm(input, weight=weight, bias=bias)
+    num_groups = operator.index(num_groups)
+    if num_groups < 1 or channels % num_groups:
+        raise ValueError(
+            "group_norm: expected the number of channels to be divisible by num_groups, got "
+            f"input of shape {_shape_text(input)} and num_groups={num_groups}"
+        )
+    _check_same_dtype("group_norm", input, weight=weight, bias=bias)
+    grouped = input.reshape(input.shape[0], num_groups, -1)  # (N, G, M)
+    normalised = layer_norm(grouped, grouped.shape[-1], None, None, eps).reshape(input.shape)
+    return _per_channel_affine(normalised, weight, bias)
+
+
+def instance_norm(
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Instance normalisation: each (sample, channel) over its positions (section 6.7).
+
+    With ``use_input_stats`` (the default) the statistics are each instance's; running
+    estimates, if given, are updated in place with their average over the batch (the unbiased
+    variance). Otherwise the running estimates normalise, as :func:`batch_norm` in evaluation.
+    Shapes: ``input`` (N, C, *); ``running_mean``, ``running_var``, ``weight`` and ``bias``
+    (C,) or None; result like ``input``.
+    """
+    _check_batch_norm(
+        input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias
+    )
+    _check_same_dtype("instance_norm", input, weight=weight, bias=bias)
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    n, c = input.shape[:2]
+    flat = input.reshape(n, c, -1)  # (N, C, S)
+    size = flat.shape[-1]
+    if size <= 1:
+        raise ValueError(
+            "instance_norm: expected more than 1 spatial element when training, got input of "
+            f"shape {_shape_text(input)}"
+        )
+    values = flat._data
+    _update_running(running_mean, values.mean(axis=(0, 2)), momentum)
+    _update_running(running_var, (values.var(axis=2) * (size / (size - 1))).mean(axis=0),
+                    momentum)
+    normalised = layer_norm(flat, size, None, None, eps).reshape(input.shape)
+    return _per_channel_affine(normalised, weight, bias)
+
+
+# %% book/04_layers.ipynb, cell 118
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -755,7 +835,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 114
+# %% book/04_layers.ipynb, cell 120
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
@@ -788,7 +868,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 144
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -870,7 +950,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 139
+# %% book/04_layers.ipynb, cell 145
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -993,7 +1073,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 140
+# %% book/04_layers.ipynb, cell 146
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1046,7 +1126,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 149
+# %% book/04_layers.ipynb, cell 155
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1130,7 +1210,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 152
+# %% book/04_layers.ipynb, cell 158
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1173,7 +1253,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 153
+# %% book/04_layers.ipynb, cell 159
 class _ConvTranspose2d(Function):
     """The transposed convolution: conv2d's input gradient as a forward, conv2d as its backward."""
 
@@ -1344,7 +1424,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 159
+# %% book/04_layers.ipynb, cell 165
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -1512,7 +1592,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 166
+# %% book/04_layers.ipynb, cell 172
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -1568,7 +1648,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 167
+# %% book/04_layers.ipynb, cell 173
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -1631,7 +1711,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 168
+# %% book/04_layers.ipynb, cell 174
 class _AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window; backward adds each gradient at its window's
     (first) argmax."""

@@ -50,7 +50,8 @@ from tensorlib.nn.modules.loss import (
 )
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
-from tensorlib.nn.modules.normalization import LayerNorm, RMSNorm
+from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
+from tensorlib.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
 from tensorlib.nn.modules.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -82,8 +83,11 @@ __all__ = [
     "Embedding",
     "Flatten",
     "GELU",
+    "GroupNorm",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
     "LayerNorm",
     "Linear",
     "LogSoftmax",

@@ -10,13 +10,13 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 125
+# %% book/04_layers.ipynb, cell 131
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 126
+# %% book/04_layers.ipynb, cell 132
 class Flatten(Module):
     """Merge dimensions ``start_dim`` to ``end_dim`` (inclusive) into one.
 
