@@ -64,6 +64,7 @@ from tensorlib import special, testing  # tl.special (torch.special), tl.testing
 from tensorlib.engine import (
     as_tensor, clone, dtype, index_add, index_copy, index_fill, masked_scatter, neg as negative,
 )
+from tensorlib.engine import get_default_dtype, set_default_dtype
 from tensorlib.engine import (
     arctan2, atan2, copysign, deg2rad, erf, erfc, erfinv, exp2, float_power, fmax, fmin, fmod,
     frac, hypot, logaddexp, logaddexp2, logit, rad2deg, sinc, true_divide, xlogy,

@@ -70,7 +70,15 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Function, Tensor, as_device, device, parse_to, tensor
+from tensorlib.engine import (
+    Function,
+    Tensor,
+    as_device,
+    device,
+    get_default_dtype,
+    parse_to,
+    tensor,
+)
 from tensorlib.shape import as_shape, broadcast_shapes
 
 _INCREMENT = 0x9E3779B97F4A7C15  # G: odd, close to 2**64 / golden ratio
@@ -140,9 +148,10 @@ def _check_seed(seed: int) -> int:
 
 
 def _float_dtype(dtype: object) -> np.dtype:
-    """``dtype`` (float32 when None) as a numpy dtype, checked to be float16, float32 or float64."""
+    """``dtype`` (the default, float32 unless ``set_default_dtype`` changed it, when None) as a
+    numpy dtype, checked to be float16, float32 or float64."""
     if dtype is None:  # the common case, answered without building a dtype
-        return _FLOAT_DTYPES[1]
+        return get_default_dtype()
     try:
         # chapter 2's one resolver: refuses str, object, complex, ...
         _, resolved = parse_to(dtype=dtype)

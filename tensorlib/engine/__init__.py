@@ -98,7 +98,7 @@ from tensorlib.engine.special_ops import (
 from tensorlib.engine.indexing import index_add, index_copy, index_fill, masked_scatter
 from tensorlib.engine.creation import as_tensor
 from tensorlib.engine.conversion import clone
-from tensorlib.engine.dtypes import dtype
+from tensorlib.engine.dtypes import dtype, get_default_dtype, set_default_dtype
 from tensorlib.engine.hooks import RemovableHandle
 from tensorlib.engine.promotion import can_cast, promote_types, result_type
 from tensorlib.engine.special_ops import entr, ndtr, ndtri, xlog1py
@@ -162,6 +162,7 @@ __all__ = [
     "float_power", "fmax", "fmin", "fmod", "frac", "hypot", "logaddexp", "logaddexp2", "logit",
     "rad2deg", "sinc", "true_divide", "xlogy",
     "index_add", "index_copy", "index_fill", "masked_scatter", "as_tensor", "clone", "dtype",
+    "get_default_dtype", "set_default_dtype",
     "RemovableHandle", "can_cast", "promote_types", "result_type", "entr", "ndtr", "ndtri",
     "xlog1py", "gcd", "heaviside", "histc", "histogram", "isin", "lcm", "logspace", "ldexp",
     "block_diag", "cartesian_prod", "combinations", "vander", "corrcoef", "cov", "cummax",

@@ -78,7 +78,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tensorlib.engine.dtypes import _DEFAULT_FLOAT
+from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _promote
 from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
@@ -185,7 +185,7 @@ class Div(Function):
             _broadcast_error(a, b)
             raise
         if out.dtype == np.float64 and _all_integer(a, b):  # int / int is a float32 tensor in torch
-            out = out.astype(_DEFAULT_FLOAT)
+            out = out.astype(get_default_dtype())
         return out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import _DEFAULT_FLOAT, bool_, int64, parse_to
+from tensorlib.engine.dtypes import bool_, get_default_dtype, int64, parse_to
 from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _wrap
 
 
@@ -88,18 +88,18 @@ def _filled(
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor of zeros; ``zeros(2, 3)`` and ``zeros((2, 3))`` are the same
     (float32 by default)."""
-    return _filled(size, 0, dtype or _DEFAULT_FLOAT, requires_grad, device)
+    return _filled(size, 0, dtype or get_default_dtype(), requires_grad, device)
 
 
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor of ones (float32 by default)."""
-    return _filled(size, 1, dtype or _DEFAULT_FLOAT, requires_grad, device)
+    return _filled(size, 1, dtype or get_default_dtype(), requires_grad, device)
 
 
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A tensor whose values are not set (tensorlib fills it with zeros,
     so runs are reproducible)."""
-    return _filled(size, 0, dtype or _DEFAULT_FLOAT, requires_grad, device)
+    return _filled(size, 0, dtype or get_default_dtype(), requires_grad, device)
 
 
 def full(
@@ -114,7 +114,7 @@ def full(
             if isinstance(value, (bool, np.bool_))
             else int64
             if isinstance(value, (int, np.integer))
-            else _DEFAULT_FLOAT
+            else get_default_dtype()
         )
     return _filled((size,), fill_value, dtype, requires_grad, device)
 
@@ -172,7 +172,7 @@ def arange(
         integral = all(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step)
         )
-        dtype = int64 if integral else _DEFAULT_FLOAT
+        dtype = int64 if integral else get_default_dtype()
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     out = _wrap(np.arange(start, end, step).astype(np.dtype(dtype)), None)
@@ -191,7 +191,7 @@ def linspace(
 ) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     _, dtype = parse_to(dtype=dtype, device=device)
-    out = _wrap(np.linspace(start, end, steps).astype(dtype or _DEFAULT_FLOAT), None)
+    out = _wrap(np.linspace(start, end, steps).astype(dtype or get_default_dtype()), None)
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -203,7 +203,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
     (float32 by default)."""
     _, dtype = parse_to(dtype=dtype, device=device)
     exponents = np.linspace(start, end, steps)
-    out = _wrap(np.power(float(base), exponents).astype(dtype or _DEFAULT_FLOAT), None)
+    out = _wrap(np.power(float(base), exponents).astype(dtype or get_default_dtype()), None)
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -214,7 +214,7 @@ def eye(
 ) -> Tensor:
     """The ``n x m`` identity matrix (``m = n`` by default)."""
     _, dtype = parse_to(dtype=dtype, device=device)
-    out = _wrap(np.eye(n, m, dtype=dtype or _DEFAULT_FLOAT), None)
+    out = _wrap(np.eye(n, m, dtype=dtype or get_default_dtype()), None)
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -26,6 +26,8 @@ __all__ = [
     'uint8',
     'bool_',
     'dtype',
+    'get_default_dtype',
+    'set_default_dtype',
     'bfloat16',
     'inf',
     'nan',
@@ -60,7 +62,28 @@ bool_ = np.dtype(np.bool_)  # exported as tensorlib.bool (a name that would shad
 # torch.dtype, for annotations and isinstance checks: tensorlib's dtypes are numpy's
 dtype = np.dtype
 
-_DEFAULT_FLOAT = float32
+# set_default_dtype changes it; read through get_default_dtype, when it is needed
+_default_float = float32
+
+
+def get_default_dtype() -> np.dtype:
+    """The default floating dtype: what Python floats, ``zeros()``, ``rand()``, layers'
+    parameters and integer division give (float32 unless ``set_default_dtype`` changed it)."""
+    return _default_float
+
+
+def set_default_dtype(d: Any) -> None:
+    """Make ``d`` (float16, float32 or float64) the default floating dtype, as
+    ``torch.set_default_dtype``: for the whole process, like PyTorch's, so set it before building
+    a model. Tensors that exist keep their dtypes."""
+    global _default_float
+    resolved = d if isinstance(d, np.dtype) else None
+    if resolved is None or resolved.kind != "f":
+        raise TypeError(
+            f"set_default_dtype: only floating-point types are supported as the default type, "
+            f"got {d!r}"
+        )
+    _default_float = resolved
 
 
 class _MissingDtype:

@@ -74,7 +74,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.conversion import to
-from tensorlib.engine.dtypes import _DEFAULT_FLOAT
+from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.selection import where
@@ -500,7 +500,7 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
         return out
     x = input
     if input._data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
-        x = to(input, _DEFAULT_FLOAT)
+        x = to(input, get_default_dtype())
     return Clamp.apply(x, low=low, high=high)
 
 

@@ -39,7 +39,7 @@ import numpy as np
 
 from tensorlib.engine.arithmetic import _unbroadcast
 from tensorlib.engine.conversion import to
-from tensorlib.engine.dtypes import _DEFAULT_FLOAT
+from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _promote
 from tensorlib.engine.tensor_type import Tensor
@@ -56,7 +56,7 @@ def _binary_operands(
     dtype = a._data.dtype if isinstance(a, Tensor) else b._data.dtype
     a, b = (t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=dtype)) for t in (a, b))
     if floating and dtype.kind != "f":
-        return to(a, _DEFAULT_FLOAT), to(b, _DEFAULT_FLOAT)
+        return to(a, get_default_dtype()), to(b, get_default_dtype())
     return a, b
 
 

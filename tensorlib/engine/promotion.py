@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import _DEFAULT_FLOAT, bool_, int64
+from tensorlib.engine.dtypes import bool_, get_default_dtype, int64
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating point
@@ -58,7 +58,7 @@ def _result_dtype(a: Any, b: Any) -> np.dtype:
         ]
         if dtypes:
             return np.result_type(*dtypes)
-    return (bool_, int64, _DEFAULT_FLOAT)[top]
+    return (bool_, int64, get_default_dtype())[top]
 
 
 def _converted(value: Any, dtype: np.dtype) -> Any:
@@ -107,7 +107,7 @@ def _float_result_dtype(a: Any, b: Any) -> np.dtype:
     """The result dtype of a true division: ``_result_dtype``,
     but int / int is float32, as in torch."""
     dtype = _result_dtype(a, b)
-    return dtype if dtype.kind == "f" else _DEFAULT_FLOAT
+    return dtype if dtype.kind == "f" else get_default_dtype()
 
 
 def floating_array(array: np.ndarray) -> np.ndarray:
@@ -116,7 +116,7 @@ def floating_array(array: np.ndarray) -> np.ndarray:
 
     A float array is returned as it is. For the ``forward`` of a custom :class:`Function`.
     """
-    return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
+    return array if array.dtype.kind == "f" else array.astype(get_default_dtype())
 
 
 def _promote_all(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:

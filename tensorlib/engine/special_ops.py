@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.conversion import to
-from tensorlib.engine.dtypes import _DEFAULT_FLOAT
+from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.elementwise import clamp, log, trunc
 from tensorlib.engine.function import Function
 from tensorlib.engine.pairwise_ops import _binary_operands, _sum_to
@@ -164,7 +164,7 @@ def _floating(input: Tensor, name: str) -> Tensor:
     float-valued functions take them."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(input).__name__}")
-    return input if input._data.dtype.kind == "f" else to(input, _DEFAULT_FLOAT)
+    return input if input._data.dtype.kind == "f" else to(input, get_default_dtype())
 
 
 def erf(input: Tensor) -> Tensor:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tensorlib.engine import dtypes
-from tensorlib.engine.dtypes import _CPU, _DEFAULT_FLOAT, bool_, float32, int64, parse_to
+from tensorlib.engine.dtypes import _CPU, bool_, float32, get_default_dtype, int64, parse_to
 from tensorlib.shape import as_shape, normalize_axis
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
                 "the same length (and every element be a number)"
             ) from None
         if dtype is None and array.dtype == np.float64 and not isinstance(data, np.floating):
-            array = array.astype(_DEFAULT_FLOAT)
+            array = array.astype(get_default_dtype())
         if array.dtype.kind in "Ou" and array.dtype.itemsize == 8 and _beyond_int64(data):
             # torch: as floats they are fine, as int64 not
             if dtype is None or np.dtype(dtype).kind != "f":

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device, matmul
+from tensorlib.engine import Tensor, as_device, get_default_dtype, matmul
 from tensorlib.nn import init
 from tensorlib.nn.functional import dropout, linear
 from tensorlib.nn.functional.attention import MaskedSoftmax, scaled_dot_product_attention
@@ -115,7 +115,7 @@ class MultiheadAttention(Module):
         super().__init__()
         _check_arguments(embed_dim, num_heads, dropout, add_bias_kv or add_zero_attn, kdim, vdim)
         as_device(device)
-        dtype = np.dtype(np.float32 if dtype is None else dtype)
+        dtype = get_default_dtype() if dtype is None else np.dtype(dtype)
         self.embed_dim, self.num_heads, self.head_dim = (
             int(embed_dim), int(num_heads), int(embed_dim) // int(num_heads)
         )

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device
+from tensorlib.engine import Tensor, as_device, get_default_dtype
 from tensorlib.nn import init
 from tensorlib.nn.functional import gelu, relu
 from tensorlib.nn.modules import Dropout, LayerNorm, Linear, Module, ModuleList
@@ -80,7 +80,8 @@ def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = N
     return Tensor(
         np.triu(
             np.full(
-                (int(sz), int(sz)), -np.inf, dtype=np.dtype(np.float32 if dtype is None else dtype)
+                (int(sz), int(sz)), -np.inf,
+                dtype=get_default_dtype() if dtype is None else np.dtype(dtype),
             ),
             1,
         )
