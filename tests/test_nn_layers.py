@@ -1035,15 +1035,10 @@ def test_pad_rejects_bad_widths(widths, error, fragment):
 
 
 def test_pad_modes():
-    x = tensor(np.zeros((1, 2, 3)))
-    for mode in ("reflect", "replicate", "circular"):
-        with pytest.raises(
-            NotImplementedError,
-            match=re.escape(
-                f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only"
-            ),
-        ):
-            F.pad(x, (1, 1), mode=mode)
+    x = tensor(np.arange(6.0).reshape(1, 2, 3))
+    for mode, numpy_mode in (("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")):
+        expected = np.pad(x.numpy(), ((0, 0), (0, 0), (2, 1)), mode=numpy_mode)
+        np.testing.assert_array_equal(F.pad(x, (2, 1), mode=mode).numpy(), expected)
     with pytest.raises(ValueError, match=re.escape("pad: unknown mode 'mirror'")):
         F.pad(x, (1, 1), mode="mirror")
 

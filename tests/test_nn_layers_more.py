@@ -291,3 +291,54 @@ def test_normalisation_errors():
         nn.InstanceNorm1d(4)(randn(2, 3, 5))
     with pytest.raises(ValueError, match="more than 1 spatial element"):
         tl.nn.functional.instance_norm(randn(2, 3, 1))
+
+
+# ----------------------------------------------------------------------------- padding, shuffle
+
+
+@pytest.mark.parametrize("mode, numpy_mode", [
+    ("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap"),
+])
+def test_pad_modes_against_numpy_and_gradcheck(mode, numpy_mode):
+    x = randn(2, 3, 4, 5, seed=20)
+    y = tl.nn.functional.pad(x, (2, 1, 0, 3), mode)
+    expected = np.pad(x.numpy(), ((0, 0), (0, 0), (0, 3), (2, 1)), mode=numpy_mode)
+    np.testing.assert_array_equal(y.numpy(), expected)
+    assert gradcheck(lambda x: tl.nn.functional.pad(x, (2, 1, 0, 3), mode), (x,))
+
+
+def test_pad_mode_errors():
+    F = tl.nn.functional
+    with pytest.raises(ValueError, match="between 0 and the size - 1"):
+        F.pad(randn(1, 2, 3), (3, 0), "reflect")
+    with pytest.raises(ValueError, match="between 0 and the size"):
+        F.pad(randn(1, 2, 3), (4, 0), "circular")
+    with pytest.raises(NotImplementedError, match="last 1, 2 or 3 dimensions"):
+        F.pad(randn(5), (1, 1), "replicate")
+    with pytest.raises(ValueError, match="unknown mode"):
+        F.pad(randn(1, 5), (1, 1), "mirror")
+    with pytest.raises(TypeError, match="4 ints"):
+        nn.ReflectionPad2d((1, 2))
+
+
+def test_pixel_shuffle_definition_and_inverse():
+    F = tl.nn.functional
+    x = randn(2, 12, 2, 3, seed=21)
+    y = F.pixel_shuffle(x, 2)
+    assert tuple(y.shape) == (2, 3, 4, 6)
+    for c, i, j in [(0, 0, 0), (1, 1, 0), (2, 1, 1), (2, 0, 1)]:
+        np.testing.assert_array_equal(y.numpy()[:, c, i::2, j::2], x.numpy()[:, c * 4 + i * 2 + j])
+    np.testing.assert_array_equal(F.pixel_unshuffle(y, 2).numpy(), x.numpy())
+    assert gradcheck(lambda x: F.pixel_shuffle(x, 2), (x,))
+    with pytest.raises(RuntimeError, match="C \\* 4"):
+        F.pixel_shuffle(randn(1, 6, 2, 2), 2)
+    with pytest.raises(ValueError, match="positive int"):
+        nn.PixelUnshuffle(0)(x)
+
+
+def test_unflatten_inverts_flatten():
+    x = randn(2, 3, 4, 5, seed=22)
+    flat = nn.Flatten()(x)
+    np.testing.assert_array_equal(nn.Unflatten(1, (3, 4, 5))(flat).numpy(), x.numpy())
+    with pytest.raises(TypeError, match="tuple or list"):
+        nn.Unflatten(1, 12)

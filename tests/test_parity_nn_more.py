@@ -360,3 +360,52 @@ def test_functional_norms_match_torch():
     run_both(lambda x, w, b: tl.nn.functional.instance_norm(x, weight=w, bias=b, eps=1e-3),
              lambda x, w, b: TF.instance_norm(x, weight=w, bias=b, eps=1e-3), [x, w, b],
              np.float64)
+
+
+# ----------------------------------------------------------------------------- padding, shuffle
+
+PAD_LAYERS = [
+    ("ZeroPad1d", (2,), (2, 3, 5)), ("ZeroPad2d", ((1, 2, 0, 3),), (2, 3, 4, 5)),
+    ("ConstantPad1d", ((1, 0), 3.5), (3, 5)), ("ConstantPad2d", (1, -1.0), (2, 3, 4, 5)),
+    ("ReflectionPad1d", ((3, 1),), (2, 3, 5)), ("ReflectionPad1d", (2,), (3, 5)),
+    ("ReflectionPad2d", ((1, 2, 3, 0),), (2, 3, 4, 5)), ("ReflectionPad2d", (2,), (3, 4, 5)),
+    ("ReplicationPad1d", ((3, 1),), (2, 3, 5)), ("ReplicationPad2d", ((4, 0, 1, 5),), (2, 3, 4, 5)),
+    ("CircularPad1d", ((5, 2),), (2, 3, 5)), ("CircularPad2d", ((1, 2, 4, 3),), (2, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, args, shape", PAD_LAYERS, ids=[f"{p[0]}{p[1]}" for p in PAD_LAYERS])
+def test_padding_layers(dtype, name, args, shape):
+    ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(29, *shape)], dtype)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("widths, shape", [
+    ((1, 2), (2, 4)), ((1, 2, 2, 1), (2, 3, 4)), ((1, 0, 2, 1, 0, 2), (1, 2, 3, 4, 3)),
+])
+def test_pad_modes_match_torch(mode, widths, shape):
+    run_both(lambda x: tl.nn.functional.pad(x, widths, mode),
+             lambda x: TF.pad(x, widths, mode), [normal(30, *shape)], np.float64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("factor, shape", [(2, (2, 8, 3, 4)), (3, (9, 2, 2)), (2, (2, 1, 4, 1, 2))])
+def test_pixel_shuffle_and_unshuffle(dtype, factor, shape):
+    ours, theirs = nn.PixelShuffle(factor), torch.nn.PixelShuffle(factor)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(31, *shape)], dtype)
+    small = (*shape[:-3], shape[-3] // factor**2, shape[-2] * factor, shape[-1] * factor)
+    ours, theirs = nn.PixelUnshuffle(factor), torch.nn.PixelUnshuffle(factor)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(32, *small)], dtype)
+
+
+def test_unflatten_matches_torch():
+    ours, theirs = nn.Unflatten(1, (3, 4)), torch.nn.Unflatten(1, (3, 4))
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(33, 2, 12, 5)], np.float64)
+    run_both(nn.Unflatten(-1, [2, -1]), torch.nn.Unflatten(-1, [2, -1]), [normal(34, 3, 8)],
+             np.float64)

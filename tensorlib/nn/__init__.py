@@ -77,6 +77,20 @@ from tensorlib.nn.modules import Softshrink as Softshrink
 from tensorlib.nn.modules import Softsign as Softsign
 from tensorlib.nn.modules import Tanhshrink as Tanhshrink
 from tensorlib.nn.modules import Threshold as Threshold
+# sections 8 and 9.7: Unflatten, the padding layers, pixel shuffle
+from tensorlib.nn.modules import CircularPad1d as CircularPad1d
+from tensorlib.nn.modules import CircularPad2d as CircularPad2d
+from tensorlib.nn.modules import ConstantPad1d as ConstantPad1d
+from tensorlib.nn.modules import ConstantPad2d as ConstantPad2d
+from tensorlib.nn.modules import ReflectionPad1d as ReflectionPad1d
+from tensorlib.nn.modules import ReflectionPad2d as ReflectionPad2d
+from tensorlib.nn.modules import ReplicationPad1d as ReplicationPad1d
+from tensorlib.nn.modules import ReplicationPad2d as ReplicationPad2d
+from tensorlib.nn.modules import ZeroPad1d as ZeroPad1d
+from tensorlib.nn.modules import ZeroPad2d as ZeroPad2d
+from tensorlib.nn.modules import PixelShuffle as PixelShuffle
+from tensorlib.nn.modules import PixelUnshuffle as PixelUnshuffle
+from tensorlib.nn.modules import Unflatten as Unflatten
 from tensorlib.nn.parameter import Parameter as Parameter
 
 # Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers

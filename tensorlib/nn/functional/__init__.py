@@ -52,6 +52,8 @@ from tensorlib.nn.functional.layers import (
     max_pool2d,
     one_hot,
     pad,
+    pixel_shuffle,
+    pixel_unshuffle,
     rms_norm,
     unfold,
 )
@@ -133,6 +135,8 @@ __all__ = [
     "max_pool2d",
     "one_hot",
     "pad",
+    "pixel_shuffle",
+    "pixel_unshuffle",
     "rms_norm",
     "smooth_l1_loss",
     "unfold",

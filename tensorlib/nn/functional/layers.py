@@ -4,6 +4,7 @@
 """Functional forms of the layers: ``linear``, ``embedding``, ``one_hot``, ``layer_norm``,
 ``rms_norm``, ``batch_norm``, ``group_norm``, ``instance_norm``, ``dropout``, ``dropout2d``,
 ``conv2d``, ``conv1d``, ``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``,
+``pixel_shuffle``, ``pixel_unshuffle``,
 ``max_pool2d``, ``avg_pool2d``, ``max_pool1d``, ``avg_pool1d``, ``adaptive_avg_pool2d``,
 ``adaptive_avg_pool1d`` and ``adaptive_max_pool2d``.
 
@@ -36,6 +37,8 @@ __all__ = [
     'conv1d',
     'conv_transpose2d',
     'conv_transpose1d',
+    'pixel_shuffle',
+    'pixel_unshuffle',
     'max_pool2d',
     'avg_pool2d',
     'max_pool1d',
@@ -868,7 +871,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 144
+# %% book/04_layers.ipynb, cell 145
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -950,7 +953,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 146
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -1073,7 +1076,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 146
+# %% book/04_layers.ipynb, cell 147
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1126,7 +1129,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 155
+# %% book/04_layers.ipynb, cell 156
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1162,7 +1165,8 @@ class _Pad(Function):
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:
-    r"""Pad the trailing dimensions with the constant ``value`` (0 if None), like
+    r"""Pad the trailing dimensions with the constant ``value`` (0 if None), or by
+    ``mode`` ``"reflect"``, ``"replicate"`` or ``"circular"`` (section 9.7), like
     ``torch.nn.functional.pad``.
 
     ``pad`` holds (before, after) widths starting from the **last** dimension:
@@ -1174,16 +1178,15 @@ def pad(
     Raises:
         TypeError: if a width is not an int.
         ValueError: if ``pad`` has an odd length or more than 2 * input.ndim entries, a
-            dimension would become negative, or ``mode`` is unknown.
-        NotImplementedError: for PyTorch's other modes, ``"reflect"``,
-            ``"replicate"``, ``"circular"``.
+            dimension would become negative, ``mode`` is unknown, or a width does not fit
+            the mode (reflection needs widths below the size, circular at most the size).
+        NotImplementedError: a non-constant mode on more than 3 dimensions or on an input
+            without one or two leading dimensions, as in PyTorch.
     """
     _check_tensor(input, "pad")
     if mode != "constant":
         if mode in ("reflect", "replicate", "circular"):
-            raise NotImplementedError(
-                f"pad: mode {mode!r} is not implemented; tensorlib pads with mode='constant' only"
-            )
+            return _pad_by_index(input, tuple(pad), mode)  # section 9.7
         raise ValueError(
             f"pad: unknown mode {mode!r}, expected 'constant' (PyTorch also has 'reflect', "
             "'replicate', 'circular')"
@@ -1210,7 +1213,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 158
+# %% book/04_layers.ipynb, cell 159
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1253,7 +1256,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 159
+# %% book/04_layers.ipynb, cell 160
 class _ConvTranspose2d(Function):
     """The transposed convolution: conv2d's input gradient as a forward, conv2d as its backward."""
 
@@ -1424,7 +1427,84 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 165
+# %% book/04_layers.ipynb, cell 166
+def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
+    """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
+    j = np.arange(-before, n + after)
+    if mode == "reflect":
+        return (n - 1) - np.abs((n - 1) - np.abs(j))
+    if mode == "replicate":
+        return np.clip(j, 0, n - 1)
+    return j % n  # circular
+
+
+def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
+    """Reflection, replication or circular padding: one gather per padded axis, whose backward
+    (chapter 2's ``index_select``) adds the gradients of the copies back onto their source."""
+    count = len(widths) // 2
+    if len(widths) % 2 or not 1 <= count <= 3 or input.ndim not in (count + 1, count + 2):
+        raise NotImplementedError(
+            f"pad: mode {mode!r} pads the last 1, 2 or 3 dimensions of an input with 1 or 2 more "
+            f"dimensions (2 widths: 2-D or 3-D input, 4: 3-D or 4-D, 6: 4-D or 5-D), got "
+            f"{len(widths)} widths for an input of shape {_shape_text(input)}"
+        )
+    for i in range(count):
+        axis, before, after = input.ndim - 1 - i, widths[2 * i], widths[2 * i + 1]
+        n = int(input.shape[axis])
+        limit = n - 1 if mode == "reflect" else n if mode == "circular" else None
+        if min(before, after) < 0 or (limit is not None and max(before, after) > limit) or n < 1:
+            raise ValueError(
+                f"pad: mode {mode!r} needs widths between 0 and "
+                f"{'the size - 1' if mode == 'reflect' else 'the size'} of the padded "
+                f"dimension, got ({before}, {after}) for dimension {axis} of size {n}"
+            )
+        index = Tensor(_gather_index(n, before, after, mode))
+        input = input.index_select(axis, index)
+    return input
+
+
+# %% book/04_layers.ipynb, cell 169
+def _check_factor(what: str, factor: int) -> int:
+    if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
+        raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
+    return int(factor)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Move channels into space: (*, C r², H, W) -> (*, C, H r, W r) with
+    :math:`y_{c, hr+i, wr+j} = x_{cr^2+ir+j, h, w}` (section 9.7)."""
+    _check_tensor(input, "pixel_shuffle")
+    r = _check_factor("pixel_shuffle", upscale_factor)
+    if input.ndim < 3 or input.shape[-3] % (r * r):
+        raise RuntimeError(
+            f"pixel_shuffle: expected an input (*, C * {r * r}, H, W), got shape "
+            f"{_shape_text(input)}"
+        )
+    *lead, channels, h, w = input.shape
+    c = channels // (r * r)
+    k = len(lead)
+    x = input.reshape(*lead, c, r, r, h, w)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)  # (*, C, H, r, W, r)
+    return x.reshape(*lead, c, h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """The inverse of :func:`pixel_shuffle`: (*, C, H r, W r) -> (*, C r², H, W)."""
+    _check_tensor(input, "pixel_unshuffle")
+    r = _check_factor("pixel_unshuffle", downscale_factor)
+    if input.ndim < 3 or input.shape[-2] % r or input.shape[-1] % r:
+        raise RuntimeError(
+            f"pixel_unshuffle: expected an input (*, C, H, W) with H and W divisible by {r}, "
+            f"got shape {_shape_text(input)}"
+        )
+    *lead, c, hr, wr = input.shape
+    h, w, k = hr // r, wr // r, len(lead)
+    x = input.reshape(*lead, c, h, r, w, r)
+    x = x.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)  # (*, C, r, r, H, W)
+    return x.reshape(*lead, c * r * r, h, w)
+
+
+# %% book/04_layers.ipynb, cell 173
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -1592,7 +1672,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 172
+# %% book/04_layers.ipynb, cell 180
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -1648,7 +1728,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 173
+# %% book/04_layers.ipynb, cell 181
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -1711,7 +1791,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 174
+# %% book/04_layers.ipynb, cell 182
 class _AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window; backward adds each gradient at its window's
     (first) argmax."""

@@ -37,7 +37,7 @@ from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
 from tensorlib.nn.modules.container import ModuleDict, ModuleList, Sequential
 from tensorlib.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from tensorlib.nn.modules.dropout import Dropout, Dropout2d
-from tensorlib.nn.modules.flatten import Flatten
+from tensorlib.nn.modules.flatten import Flatten, Unflatten
 from tensorlib.nn.modules.linear import Identity, Linear, NonDynamicallyQuantizableLinear
 from tensorlib.nn.modules.loss import (
     BCELoss,
@@ -52,6 +52,19 @@ from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
 from tensorlib.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from tensorlib.nn.modules.padding import (
+    CircularPad1d,
+    CircularPad2d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
+from tensorlib.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from tensorlib.nn.modules.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
@@ -109,6 +122,20 @@ __all__ = [
     "Sigmoid",
     "Softmax",
     "Tanh",
+    # Chapter 4, sections 8 and 9.7: Unflatten, the padding layers, pixel shuffle
+    "CircularPad1d",
+    "CircularPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Unflatten",
     # Chapter 4, section 8.1: PyTorch's other activations
     "CELU",
     "ELU",

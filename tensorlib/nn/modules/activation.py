@@ -166,7 +166,7 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 136
 def _inplace_text(inplace: bool, first: bool = False) -> str:
     """PyTorch's printed form of ``inplace``: shown only when True."""
     if not inplace:
@@ -290,7 +290,7 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 136
+# %% book/04_layers.ipynb, cell 137
 class Softplus(Module):
     """:math:`\\frac{1}{\\beta}\\log(1 + e^{\\beta x})`, a smooth ReLU; :math:`x` itself where
     :math:`\\beta x >` ``threshold``.
@@ -495,7 +495,7 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-# %% book/04_layers.ipynb, cell 137
+# %% book/04_layers.ipynb, cell 138
 class GLU(Module):
     """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
     :math:`a \\odot \\sigma(b)`.
@@ -540,7 +540,7 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 139
 class PReLU(Module):
     """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
 
