@@ -342,3 +342,46 @@ def test_unflatten_inverts_flatten():
     np.testing.assert_array_equal(nn.Unflatten(1, (3, 4, 5))(flat).numpy(), x.numpy())
     with pytest.raises(TypeError, match="tuple or list"):
         nn.Unflatten(1, 12)
+
+
+# ----------------------------------------------------------------------------- resampling
+
+
+def test_bilinear_is_separable_and_exact_at_the_grid():
+    F = tl.nn.functional
+    x = randn(2, 3, 4, 5, seed=23)
+    # align_corners=True keeps the corners; an integer factor with it keeps every input pixel
+    y = F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True)
+    np.testing.assert_allclose(y.numpy()[:, :, ::2, ::2], x.numpy(), rtol=1e-12, atol=1e-12)
+    # along one axis at a time is the same as both at once
+    rows = F.interpolate(x.movedim(3, 1).reshape(10, 3, 4), size=6, mode="linear")
+    assert tuple(rows.shape) == (10, 3, 6)
+    assert gradcheck(lambda x: F.interpolate(x, size=(3, 7), mode="bilinear"), (x,))
+    assert gradcheck(lambda x: F.interpolate(x, size=(6, 8), mode="nearest-exact"), (x,))
+
+
+def test_nearest_doubling_copies_each_pixel_four_times():
+    x = randn(1, 1, 2, 3, seed=24)
+    y = tl.nn.functional.interpolate(x, scale_factor=2)
+    np.testing.assert_array_equal(y.numpy(), x.numpy().repeat(2, axis=2).repeat(2, axis=3))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((1, 1, 2, 3), 4.0))
+
+
+def test_interpolate_errors():
+    F = tl.nn.functional
+    x = randn(1, 2, 3, 3)
+    with pytest.raises(ValueError, match="exactly one of size and scale_factor"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="exactly one of size and scale_factor"):
+        F.interpolate(x, size=4, scale_factor=2)
+    with pytest.raises(ValueError, match="align_corners"):
+        F.interpolate(x, scale_factor=2, align_corners=True)
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.interpolate(x, scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="'linear' 3-D only"):
+        F.interpolate(x, scale_factor=2, mode="linear")
+    with pytest.raises(ValueError, match="2 spatial dimension"):
+        F.interpolate(x, size=(2, 3, 4))
+    with pytest.raises(TypeError, match="floating-point"):
+        F.interpolate(tl.zeros(1, 1, 2, 2, dtype=tl.int64), scale_factor=2)

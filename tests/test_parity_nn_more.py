@@ -409,3 +409,45 @@ def test_unflatten_matches_torch():
     run_both(ours, theirs, [normal(33, 2, 12, 5)], np.float64)
     run_both(nn.Unflatten(-1, [2, -1]), torch.nn.Unflatten(-1, [2, -1]), [normal(34, 3, 8)],
              np.float64)
+
+
+# ----------------------------------------------------------------------------- resampling
+
+INTERPOLATE_CASES = [  # shape, keyword arguments
+    ((2, 3, 4, 5), dict(scale_factor=2)),
+    ((2, 3, 4, 5), dict(scale_factor=1.5)),
+    ((2, 3, 7, 5), dict(size=(3, 11))),
+    ((2, 3, 6, 5), dict(size=(4, 5), mode="nearest-exact")),
+    ((2, 3, 5, 7), dict(scale_factor=(0.6, 1.7), mode="nearest-exact")),
+    ((2, 3, 4, 5), dict(scale_factor=2, mode="bilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=2, mode="bilinear", align_corners=True)),
+    ((2, 3, 7, 6), dict(size=(3, 10), mode="bilinear")),
+    ((2, 3, 7, 6), dict(size=(1, 10), mode="bilinear", align_corners=True)),
+    ((2, 3, 5, 4), dict(scale_factor=(1.7, 0.6), mode="bilinear")),
+    ((2, 3, 5, 4), dict(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True)),
+    ((2, 3, 9), dict(size=4, mode="linear")),
+    ((2, 3, 4), dict(scale_factor=3, mode="linear", align_corners=True)),
+    ((2, 3, 9), dict(scale_factor=0.5)),
+    ((2, 3, 7, 5), dict(size=(3, 2), mode="area")),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape, kwargs", INTERPOLATE_CASES)
+def test_interpolate_matches_torch(dtype, shape, kwargs):
+    run_both(lambda x: tl.nn.functional.interpolate(x, **kwargs),
+             lambda x: TF.interpolate(x, **kwargs), [normal(35, *shape)], dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("make", [
+    lambda nn: nn.Upsample(scale_factor=2),
+    lambda nn: nn.Upsample(size=(6, 9), mode="bilinear"),
+    lambda nn: nn.Upsample(scale_factor=(2, 3), mode="bilinear", align_corners=True),
+    lambda nn: nn.UpsamplingNearest2d(scale_factor=3),
+    lambda nn: nn.UpsamplingBilinear2d(size=7),
+])
+def test_upsample_modules(dtype, make):
+    ours, theirs = make(nn), make(torch.nn)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(36, 2, 3, 4, 5)], dtype)

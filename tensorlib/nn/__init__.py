@@ -91,6 +91,10 @@ from tensorlib.nn.modules import ZeroPad2d as ZeroPad2d
 from tensorlib.nn.modules import PixelShuffle as PixelShuffle
 from tensorlib.nn.modules import PixelUnshuffle as PixelUnshuffle
 from tensorlib.nn.modules import Unflatten as Unflatten
+# section 10.2: resampling
+from tensorlib.nn.modules import Upsample as Upsample
+from tensorlib.nn.modules import UpsamplingBilinear2d as UpsamplingBilinear2d
+from tensorlib.nn.modules import UpsamplingNearest2d as UpsamplingNearest2d
 from tensorlib.nn.parameter import Parameter as Parameter
 
 # Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers

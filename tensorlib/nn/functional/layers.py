@@ -6,7 +6,7 @@
 ``conv2d``, ``conv1d``, ``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``,
 ``pixel_shuffle``, ``pixel_unshuffle``,
 ``max_pool2d``, ``avg_pool2d``, ``max_pool1d``, ``avg_pool1d``, ``adaptive_avg_pool2d``,
-``adaptive_avg_pool1d`` and ``adaptive_max_pool2d``.
+``adaptive_avg_pool1d``, ``adaptive_max_pool2d`` and ``interpolate``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -46,6 +46,7 @@ __all__ = [
     'adaptive_avg_pool2d',
     'adaptive_avg_pool1d',
     'adaptive_max_pool2d',
+    'interpolate',
 ]
 
 
@@ -1838,3 +1839,118 @@ def adaptive_max_pool2d(
     if input.ndim == 3:
         return _AdaptiveMaxPool2d.apply(input.unsqueeze(0), output_size=sizes).squeeze(0)
     return _AdaptiveMaxPool2d.apply(input, output_size=sizes)
+
+
+# %% book/04_layers.ipynb, cell 187
+def _resample_sizes(
+    input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
+) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
+    """The output size of each resampled axis and the scale factor given for it (or None)."""
+    dims = input.ndim - 2
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: exactly one of size and scale_factor must be given")
+    given = size if size is not None else scale_factor
+    values = tuple(given) if isinstance(given, Sequence) else (given,) * dims
+    if len(values) != dims:
+        raise ValueError(
+            f"interpolate: the input has {dims} spatial dimension(s) (shape "
+            f"{_shape_text(input)}), but {'size' if size is not None else 'scale_factor'} has "
+            f"{len(values)} entries"
+        )
+    scales: tuple[float | None, ...] = (None,) * dims
+    if size is not None:
+        sizes = tuple(operator.index(v) for v in values)
+    else:
+        factors = tuple(float(v) for v in values)
+        sizes = tuple(math.floor(n * f) for n, f in zip(input.shape[2:], factors, strict=True))
+        if not recompute_scale_factor:
+            scales = factors
+    if min(sizes) < 1:
+        raise ValueError(f"interpolate: the output size {sizes} must be positive")
+    return sizes, scales
+
+
+def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.ndarray:
+    """PyTorch's nearest source index of each output position, computed in float32 as PyTorch."""
+    rho = np.float32(1.0 / scale if scale else size / out)
+    positions = np.arange(out, dtype=np.float32) + np.float32(0.5 if exact else 0.0)
+    return np.minimum(np.floor(positions * rho).astype(np.int64), size - 1)
+
+
+def _linear_matrix(
+    size: int, out: int, scale: float | None, align_corners: bool, dtype: Any
+) -> Tensor:
+    """The (out, size) matrix of linear interpolation along one axis (section 10.2)."""
+    if align_corners:
+        rho = (size - 1) / (out - 1) if out > 1 else 0.0
+        source = np.arange(out, dtype=dtype) * dtype.type(rho)
+    else:
+        rho = 1.0 / scale if scale else size / out
+        source = np.maximum((np.arange(out, dtype=dtype) + 0.5) * dtype.type(rho) - 0.5, 0)
+    low = source.astype(np.int64)
+    high = np.minimum(low + 1, size - 1)
+    weight = np.clip(source - low, 0, 1).astype(dtype)
+    matrix = np.zeros((out, size), dtype=dtype)
+    np.add.at(matrix, (np.arange(out), low), 1 - weight)
+    np.add.at(matrix, (np.arange(out), high), weight)
+    return Tensor(matrix)
+
+
+# %% book/04_layers.ipynb, cell 188
+def interpolate(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resample the spatial axes to ``size`` or by ``scale_factor`` (section 10.2).
+
+    Shapes: ``input`` (N, C, L) or (N, C, H, W); result (N, C, L_out) or (N, C, H_out, W_out)
+    with ``size`` (an int or one per axis) or :math:`\\lfloor n \\cdot` scale_factor
+    :math:`\\rfloor`. ``mode``: ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (3-D),
+    ``"bilinear"`` (4-D) or ``"area"``; ``align_corners`` (linear modes only, default
+    ``False``) aligns the corner pixels' centres instead of the pixel edges.
+
+    Raises:
+        ValueError: both or neither of ``size`` and ``scale_factor``, a size that does not fit
+            the input, or ``align_corners`` with a mode that does not interpolate.
+        NotImplementedError: ``"bicubic"``, ``"trilinear"``, ``antialias=True``, a linear mode
+            of the wrong rank, or an input that is not 3-D or 4-D.
+    """
+    _check_tensor(input, "interpolate")
+    _check_floating("interpolate", input)
+    linear = {"linear": 3, "bilinear": 4}
+    if mode not in ("nearest", "nearest-exact", "area", *linear):
+        raise NotImplementedError(
+            f"interpolate: mode {mode!r} is not implemented; tensorlib has 'nearest', "
+            "'nearest-exact', 'linear', 'bilinear' and 'area'"
+        )
+    if input.ndim not in (3, 4) or (mode in linear and input.ndim != linear[mode]) or antialias:
+        raise NotImplementedError(
+            f"interpolate: got a {input.ndim}-D input with mode {mode!r} and antialias="
+            f"{antialias}; tensorlib resamples 3-D (N, C, L) and 4-D (N, C, H, W) inputs, "
+            "'linear' 3-D only, 'bilinear' 4-D only, without antialiasing"
+        )
+    if align_corners is not None and mode not in linear:
+        raise ValueError(
+            "align_corners option can only be set with the interpolating modes: "
+            "linear | bilinear | bicubic | trilinear"
+        )
+    sizes, scales = _resample_sizes(input, size, scale_factor, recompute_scale_factor)
+    if mode == "area":
+        pool = adaptive_avg_pool1d if input.ndim == 3 else adaptive_avg_pool2d
+        return pool(input, sizes)
+    output = input
+    for axis, (out, scale) in enumerate(zip(sizes, scales, strict=True), start=2):
+        n = int(input.shape[axis])
+        if mode in linear:
+            matrix = _linear_matrix(n, out, scale, bool(align_corners), input.dtype)
+            # y = A x along this axis: move it last, multiply by Aᵀ, move it back
+            output = (output.movedim(axis, -1) @ matrix.T).movedim(-1, axis)
+        else:
+            index = _nearest_index(n, out, scale, exact=mode == "nearest-exact")
+            output = output.index_select(axis, Tensor(index))
+    return output

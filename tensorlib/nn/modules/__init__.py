@@ -75,6 +75,7 @@ from tensorlib.nn.modules.pooling import (
     MaxPool2d,
 )
 from tensorlib.nn.modules.sparse import Embedding, PositionalEmbedding
+from tensorlib.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "AdaptiveAvgPool1d",
@@ -136,6 +137,9 @@ __all__ = [
     "PixelShuffle",
     "PixelUnshuffle",
     "Unflatten",
+    "Upsample",
+    "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
     # Chapter 4, section 8.1: PyTorch's other activations
     "CELU",
     "ELU",
