@@ -385,3 +385,41 @@ def test_interpolate_errors():
         F.interpolate(x, size=(2, 3, 4))
     with pytest.raises(TypeError, match="floating-point"):
         F.interpolate(tl.zeros(1, 1, 2, 2, dtype=tl.int64), scale_factor=2)
+
+
+# ----------------------------------------------------------------------------- containers
+
+
+def test_parameter_list_registers_and_trains():
+    plist = nn.ParameterList([tl.zeros(2), nn.Parameter(np.ones(3))])
+    plist.append(tl.ones(1))
+    plist += [tl.zeros(4)]
+    assert len(plist) == 4 and all(isinstance(p, nn.Parameter) for p in plist)
+    assert [n for n, _ in plist.named_parameters()] == ["0", "1", "2", "3"]
+    assert isinstance(plist[1:], nn.ParameterList) and len(plist[1:]) == 3
+    assert plist[-1] is list(plist)[3]
+    plist[0] = tl.ones(2)
+    assert plist[0].numpy().tolist() == [1.0, 1.0]
+    loss = sum((p * p).sum() for p in plist)
+    loss.backward()
+    np.testing.assert_array_equal(plist[1].grad.numpy(), 2 * np.ones(3))
+    with pytest.raises(IndexError):
+        plist[4]
+    with pytest.raises(TypeError, match="Parameter or a Tensor"):
+        plist.append([1.0])
+
+
+def test_parameter_dict_is_a_dict_of_parameters():
+    assert list(nn.ParameterDict({"z": tl.zeros(1), "y": tl.zeros(1)})) == ["y", "z"]
+    pdict = nn.ParameterDict({"a": tl.zeros(2)})
+    pdict["b"] = nn.Parameter(np.ones(1))
+    pdict.update([("c", tl.ones(3))])
+    assert list(pdict) == ["a", "b", "c"] and "b" in pdict and len(pdict) == 3
+    assert isinstance(pdict["a"], nn.Parameter) and pdict.get("z") is None
+    del pdict["a"]
+    assert list(pdict.keys()) == ["b", "c"]
+    assert pdict.pop("b").numpy().tolist() == [1.0]
+    assert [n for n, _ in pdict.named_parameters()] == ["c"]
+    assert "Parameter containing" in repr(pdict)
+    pdict.clear()
+    assert len(pdict) == 0

@@ -451,3 +451,25 @@ def test_upsample_modules(dtype, make):
     ours, theirs = make(nn), make(torch.nn)
     assert repr(ours) == repr(theirs)
     run_both(ours, theirs, [normal(36, 2, 3, 4, 5)], dtype)
+
+
+# ----------------------------------------------------------------------------- containers
+
+
+def test_parameter_containers_match_torch_names_and_state_dict():
+    values = [normal(37, 2, 3), normal(38, 4)]
+    ours = nn.ParameterList([tl.tensor(v) for v in values])
+    theirs = torch.nn.ParameterList([torch.from_numpy(v) for v in values])
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    table = {"b": normal(39, 3), "a": normal(40, 1, 2)}
+    ours_d = nn.ParameterDict({k: tl.tensor(v) for k, v in table.items()})
+    theirs_d = torch.nn.ParameterDict({k: torch.from_numpy(v) for k, v in table.items()})
+    assert list(ours_d.keys()) == list(theirs_d.keys()) == ["a", "b"]  # a dict is sorted
+    pairs = [("b", tl.zeros(1)), ("a", tl.zeros(1))]
+    assert list(nn.ParameterDict(pairs)) == list(torch.nn.ParameterDict(
+        [(k, torch.zeros(1)) for k, _ in pairs])) == ["b", "a"]
+    assert list(ours_d.state_dict()) == list(theirs_d.state_dict())
+    # a torch state_dict loads into the tensorlib container
+    ours_d.load_state_dict(theirs_d.state_dict())
+    np.testing.assert_array_equal(to_numpy(ours_d["a"]), table["a"])

@@ -47,6 +47,8 @@ from tensorlib.nn.modules import ModuleDict as ModuleDict
 from tensorlib.nn.modules import ModuleList as ModuleList
 from tensorlib.nn.modules import MSELoss as MSELoss
 from tensorlib.nn.modules import NLLLoss as NLLLoss
+from tensorlib.nn.modules import ParameterDict as ParameterDict
+from tensorlib.nn.modules import ParameterList as ParameterList
 from tensorlib.nn.modules import PositionalEmbedding as PositionalEmbedding
 from tensorlib.nn.modules import ReLU as ReLU
 from tensorlib.nn.modules import RMSNorm as RMSNorm

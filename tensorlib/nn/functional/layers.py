@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 62
+# %% book/04_layers.ipynb, cell 64
 import math
 import operator
 from collections.abc import Sequence
@@ -169,7 +169,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 78
+# %% book/04_layers.ipynb, cell 80
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -241,7 +241,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     )
 
 
-# %% book/04_layers.ipynb, cell 83
+# %% book/04_layers.ipynb, cell 85
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -277,7 +277,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 90
+# %% book/04_layers.ipynb, cell 92
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -378,7 +378,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 92
+# %% book/04_layers.ipynb, cell 94
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -517,7 +517,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 94
+# %% book/04_layers.ipynb, cell 96
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -573,7 +573,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 103
+# %% book/04_layers.ipynb, cell 105
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -642,7 +642,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 104
+# %% book/04_layers.ipynb, cell 106
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -723,7 +723,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 112
+# %% book/04_layers.ipynb, cell 114
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -801,7 +801,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 118
+# %% book/04_layers.ipynb, cell 120
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -839,7 +839,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 120
+# %% book/04_layers.ipynb, cell 122
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
@@ -872,7 +872,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 147
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -954,7 +954,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 146
+# %% book/04_layers.ipynb, cell 148
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -1077,7 +1077,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 147
+# %% book/04_layers.ipynb, cell 149
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1130,7 +1130,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 156
+# %% book/04_layers.ipynb, cell 158
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1214,7 +1214,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 159
+# %% book/04_layers.ipynb, cell 161
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1257,7 +1257,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 160
+# %% book/04_layers.ipynb, cell 162
 class _ConvTranspose2d(Function):
     """The transposed convolution: conv2d's input gradient as a forward, conv2d as its backward."""
 
@@ -1428,7 +1428,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 166
+# %% book/04_layers.ipynb, cell 168
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -1464,7 +1464,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 169
+# %% book/04_layers.ipynb, cell 171
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -1505,7 +1505,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 173
+# %% book/04_layers.ipynb, cell 175
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -1673,7 +1673,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 180
+# %% book/04_layers.ipynb, cell 182
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -1729,7 +1729,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 181
+# %% book/04_layers.ipynb, cell 183
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -1792,7 +1792,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 182
+# %% book/04_layers.ipynb, cell 184
 class _AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window; backward adds each gradient at its window's
     (first) argmax."""
@@ -1841,7 +1841,7 @@ def adaptive_max_pool2d(
     return _AdaptiveMaxPool2d.apply(input, output_size=sizes)
 
 
-# %% book/04_layers.ipynb, cell 187
+# %% book/04_layers.ipynb, cell 189
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -1896,7 +1896,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 188
+# %% book/04_layers.ipynb, cell 190
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,

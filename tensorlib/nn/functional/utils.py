@@ -17,7 +17,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 60
+# %% book/04_layers.ipynb, cell 62
 from collections.abc import Iterable, Sequence
 from typing import Any
 

@@ -34,7 +34,13 @@ from tensorlib.nn.modules.activation import (
     Threshold,
 )
 from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
-from tensorlib.nn.modules.container import ModuleDict, ModuleList, Sequential
+from tensorlib.nn.modules.container import (
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
 from tensorlib.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from tensorlib.nn.modules.dropout import Dropout, Dropout2d
 from tensorlib.nn.modules.flatten import Flatten, Unflatten
@@ -114,6 +120,8 @@ __all__ = [
     "ModuleList",
     "NLLLoss",
     "NonDynamicallyQuantizableLinear",
+    "ParameterDict",
+    "ParameterList",
     "PositionalEmbedding",
     "RMSNorm",
     "ReLU",

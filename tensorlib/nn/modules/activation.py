@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 129
+# %% book/04_layers.ipynb, cell 131
 from typing import Any
 
 import numpy as np
@@ -85,7 +85,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 130
+# %% book/04_layers.ipynb, cell 132
 class ReLU(Module):
     """:math:`\\max(0, x)`, elementwise."""
 
@@ -166,7 +166,7 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 136
+# %% book/04_layers.ipynb, cell 138
 def _inplace_text(inplace: bool, first: bool = False) -> str:
     """PyTorch's printed form of ``inplace``: shown only when True."""
     if not inplace:
@@ -290,7 +290,7 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 137
+# %% book/04_layers.ipynb, cell 139
 class Softplus(Module):
     """:math:`\\frac{1}{\\beta}\\log(1 + e^{\\beta x})`, a smooth ReLU; :math:`x` itself where
     :math:`\\beta x >` ``threshold``.
@@ -495,7 +495,7 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 140
 class GLU(Module):
     """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
     :math:`a \\odot \\sigma(b)`.
@@ -540,7 +540,7 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 139
+# %% book/04_layers.ipynb, cell 141
 class PReLU(Module):
     """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
 

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 106
+# %% book/04_layers.ipynb, cell 108
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 107
+# %% book/04_layers.ipynb, cell 109
 class _BatchNorm(Module):
     """Batch normalisation over the channel dimension 1 of an input (N, C, *): the body of
     :class:`BatchNorm1d` and :class:`BatchNorm2d`.
@@ -115,7 +115,7 @@ class _BatchNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 108
+# %% book/04_layers.ipynb, cell 110
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of an input (N, C) or (N, C, L), per channel; arguments as for
     :class:`BatchNorm2d`."""

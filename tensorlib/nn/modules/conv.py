@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 148
+# %% book/04_layers.ipynb, cell 150
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +36,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 149
+# %% book/04_layers.ipynb, cell 151
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -126,7 +126,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 161
+# %% book/04_layers.ipynb, cell 163
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -226,7 +226,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 162
+# %% book/04_layers.ipynb, cell 164
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 114
+# %% book/04_layers.ipynb, cell 116
 import warnings
 from typing import Any
 
@@ -26,7 +26,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 115
+# %% book/04_layers.ipynb, cell 117
 class _InstanceNorm(Module):
     """The body of :class:`InstanceNorm1d` and :class:`InstanceNorm2d`; subclasses give the
     number of dimensions of an unbatched input (``_unbatched_dims``)."""

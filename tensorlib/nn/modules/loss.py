@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 194
+# %% book/04_layers.ipynb, cell 196
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.elementwise_loss import (
     binary_cross_entropy,
@@ -36,7 +36,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 195
+# %% book/04_layers.ipynb, cell 197
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -150,7 +150,7 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 196
+# %% book/04_layers.ipynb, cell 198
 class BCELoss(Module):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
