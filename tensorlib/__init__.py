@@ -8,7 +8,7 @@ only re-exports: every definition lives in a module generated from a chapter of 
 
 # Chapter 1, Tensors: shape algebra (tensorlib.shape)
 from tensorlib.shape import (
-    broadcast_shapes, sum_to_shape,
+    Size, broadcast_shapes, sum_to_shape,
 )
 
 # Chapter 2, Autograd: Tensor, its ops and the engine (tensorlib.engine, tensorlib.autograd).
@@ -66,6 +66,10 @@ from tensorlib.engine import (
 )
 from tensorlib.engine import get_default_dtype, set_default_dtype
 from tensorlib.engine import (
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor, e, pi,
+)
+from tensorlib.engine import (
     arctan2, atan2, copysign, deg2rad, erf, erfc, erfinv, exp2, float_power, fmax, fmin, fmod,
     frac, hypot, logaddexp, logaddexp2, logit, rad2deg, sinc, true_divide, xlogy,
 )
@@ -101,5 +105,7 @@ from tensorlib.serialization import load, save
 # PyTorch programs
 from tensorlib import accelerator, amp, backends, compiler, distributed, onnx
 from tensorlib.compiler import compile  # returns the model: no compiler (torch.compile's name)
+from tensorlib import jit  # script/trace return their argument, decorators their function
+from tensorlib.backends import get_float32_matmul_precision, set_float32_matmul_precision
 
 __version__ = "0.1.0"

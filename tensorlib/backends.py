@@ -9,7 +9,8 @@ CPU, PyTorch accepts the flags and ignores them, and says no GPU backend is avai
 tensorlib: :data:`cuda`, :data:`cudnn` and :data:`mps` hold the same flags with PyTorch's
 defaults. :func:`single_process_error` is the error every stand-in of a multi-device feature
 raises when a program really uses one (``torch.distributed``, ``DistributedDataParallel``,
-mixed precision, ONNX export).
+mixed precision, ONNX export). :func:`set_float32_matmul_precision` records PyTorch's TF32
+switch and leaves numpy's float32 products as they are.
 """
 
 from __future__ import annotations
@@ -23,10 +24,15 @@ __all__ = [
     'cuda',
     'cudnn',
     'mps',
+    'set_float32_matmul_precision',
+    'get_float32_matmul_precision',
 ]
 
 
 # %% book/08_gpt.ipynb, cell 92
+import warnings
+
+
 def single_process_error(feature: str) -> RuntimeError:
     """The error a stand-in raises when ``feature`` (for example
     ``"torch.distributed.init_process_group"``)
@@ -95,3 +101,27 @@ class MpsBackend:
 cuda = CudaBackend()
 cudnn = CudnnBackend()
 mps = MpsBackend()
+
+_PRECISIONS = ("highest", "high", "medium")
+_float32_matmul_precision = "highest"
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """``torch.set_float32_matmul_precision``: lets a GPU multiply float32 matrices in TF32 or
+    bfloat16 (``"high"``, ``"medium"``); recorded here, and ignored, since numpy's products are full
+    float32. Another value warns and changes nothing, as PyTorch."""
+    global _float32_matmul_precision
+    if precision not in _PRECISIONS:
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+            "setFloat32MatmulPrecision call has no effect.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    _float32_matmul_precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    """The value last set by :func:`set_float32_matmul_precision` (``"highest"`` at first)."""
+    return _float32_matmul_precision

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 106
+# %% book/08_gpt.ipynb, cell 108
 import importlib
 import importlib.abc
 import importlib.machinery

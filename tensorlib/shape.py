@@ -22,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     'as_shape',
     'contiguous_strides',
+    'Size',
     'is_contiguous',
     'broadcast_shapes',
     'sum_to_shape',
@@ -34,6 +35,7 @@ __all__ = [
 # %% book/01_tensors.ipynb, cell 4
 import operator
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -110,7 +112,35 @@ def contiguous_strides(shape: Sequence[int], itemsize: int = 1) -> tuple[int, ..
     return tuple(reversed(strides))
 
 
-# %% book/01_tensors.ipynb, cell 24
+# %% book/01_tensors.ipynb, cell 14
+class Size(tuple[int, ...]):
+    """A shape as PyTorch names it (``torch.Size``): a tuple of non-negative ints, checked by
+    :func:`as_shape`, with ``numel()``; slicing it or adding a tuple gives a ``Size``.
+
+    Example:
+        >>> Size([2, 3]), Size([2, 3]).numel(), Size([2, 3]) == (2, 3)
+        (Size([2, 3]), 6, True)
+    """
+
+    def __new__(cls, sizes: Sequence[int] = ()) -> Size:
+        return super().__new__(cls, as_shape(sizes, "Size"))
+
+    def numel(self) -> int:
+        """The number of elements a tensor of this shape has: the product of the sizes."""
+        return int(np.prod(self, dtype=np.int64))
+
+    def __getitem__(self, key: Any) -> Any:
+        item = super().__getitem__(key)
+        return Size(item) if isinstance(key, slice) else item
+
+    def __add__(self, other: Any) -> Size:
+        return Size(tuple(self) + tuple(other))
+
+    def __repr__(self) -> str:
+        return f"Size({list(self)})"
+
+
+# %% book/01_tensors.ipynb, cell 27
 def is_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int = 1) -> bool:
     r"""Whether the layout (``shape``, ``strides``) is row-major contiguous.
 
@@ -144,7 +174,7 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int = 
     return True
 
 
-# %% book/01_tensors.ipynb, cell 30
+# %% book/01_tensors.ipynb, cell 33
 def _join_shapes(shapes: Sequence[tuple[int, ...]]) -> str:
     """``(2, 3), (1,) and (4,)``: the shapes for an error message."""
     shown = [str(shape) for shape in shapes]
@@ -188,7 +218,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
     return tuple(result)
 
 
-# %% book/01_tensors.ipynb, cell 40
+# %% book/01_tensors.ipynb, cell 43
 def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     r"""Sum ``array`` down to ``shape``: the adjoint (transpose) of broadcasting.
 
@@ -232,7 +262,7 @@ def sum_to_shape(array: np.ndarray, shape: Sequence[int]) -> np.ndarray:
     return array.sum(axis=tuple(range(lead)) + stretched, keepdims=True).reshape(target)
 
 
-# %% book/01_tensors.ipynb, cell 47
+# %% book/01_tensors.ipynb, cell 50
 def normalize_axis(axis: int, ndim: int) -> int:
     """``axis`` as an index in ``[0, ndim)``; a negative axis counts from the end.
 
@@ -302,7 +332,7 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
     return () if ndim == 0 else tuple(sorted(seen))
 
 
-# %% book/01_tensors.ipynb, cell 57
+# %% book/01_tensors.ipynb, cell 60
 def matmul_shape(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     r"""The shape of ``a @ b`` for operands of shapes ``a`` and ``b`` (numpy and PyTorch rules).
 

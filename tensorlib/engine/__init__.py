@@ -104,6 +104,11 @@ from tensorlib.engine.promotion import can_cast, promote_types, result_type
 from tensorlib.engine.special_ops import entr, ndtr, ndtri, xlog1py
 from tensorlib.engine.arithmetic import gcd, heaviside, histc, histogram, isin, lcm
 from tensorlib.engine.creation import logspace
+from tensorlib.engine.creation import (
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LegacyTensorType, LongTensor, ShortTensor,
+)
+from tensorlib.engine.dtypes import e, pi
 from tensorlib.engine.pairwise_ops import ldexp
 from tensorlib.engine.joining import block_diag, cartesian_prod, combinations, vander
 from tensorlib.engine.statistics import (
@@ -166,5 +171,7 @@ __all__ = [
     "RemovableHandle", "can_cast", "promote_types", "result_type", "entr", "ndtr", "ndtri",
     "xlog1py", "gcd", "heaviside", "histc", "histogram", "isin", "lcm", "logspace", "ldexp",
     "block_diag", "cartesian_prod", "combinations", "vander", "corrcoef", "cov", "cummax",
-    "cummin", "cumulative_trapezoid", "trapezoid",
+    "cummin", "cumulative_trapezoid", "trapezoid", "BoolTensor", "ByteTensor", "CharTensor",
+    "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LegacyTensorType", "LongTensor",
+    "ShortTensor", "e", "pi",
 ]

@@ -29,6 +29,16 @@ __all__ = [
     'is_tensor',
     'is_floating_point',
     'numel',
+    'LegacyTensorType',
+    'FloatTensor',
+    'DoubleTensor',
+    'HalfTensor',
+    'LongTensor',
+    'IntTensor',
+    'ShortTensor',
+    'CharTensor',
+    'ByteTensor',
+    'BoolTensor',
 ]
 
 
@@ -37,7 +47,19 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import bool_, get_default_dtype, int64, parse_to
+from tensorlib.engine.dtypes import (
+    bool_,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    parse_to,
+    uint8,
+)
 from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _wrap
 
 
@@ -234,3 +256,47 @@ def is_floating_point(input: Tensor) -> bool:
 def numel(input: Tensor) -> int:
     """The number of elements of ``input``."""
     return input._data.size
+
+
+# %% book/02_autograd.ipynb, cell 52
+class LegacyTensorType:
+    """PyTorch's typed constructors of old, ``FloatTensor``, ``LongTensor`` and the rest: each
+    makes tensors of one dtype and answers ``isinstance`` for it.
+
+    ``FloatTensor([1, 2])`` holds the data (as ``tensor(data, dtype=float32)``); ``FloatTensor(2,
+    3)`` is a tensor of that size, filled with zeros where PyTorch leaves it uninitialised (as
+    tensorlib's ``empty``); ``isinstance(t, FloatTensor)`` is whether ``t`` is a float32 tensor.
+    """
+
+    __slots__ = ("name", "dtype")
+
+    def __init__(self, name: str, dtype: np.dtype) -> None:
+        # ``dtype``: numpy reads it, so ``t.type(FloatTensor)`` and ``np.dtype(FloatTensor)`` work
+        self.name, self.dtype = name, dtype
+
+    def __call__(self, *args: Any, device: Any = None) -> Tensor:
+        if args and all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            return empty(*args, dtype=self.dtype, device=device)
+        if len(args) > 1:
+            raise TypeError(
+                f"{self.name}: expected data (a sequence, an array or a tensor) or sizes "
+                f"(ints), got {len(args)} arguments of types {[type(a).__name__ for a in args]}"
+            )
+        return tensor(args[0] if args else [], dtype=self.dtype, device=device)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return isinstance(instance, Tensor) and instance._data.dtype == self.dtype
+
+    def __repr__(self) -> str:
+        return f"<class 'tensorlib.{self.name}'>"
+
+
+FloatTensor = LegacyTensorType("FloatTensor", float32)
+DoubleTensor = LegacyTensorType("DoubleTensor", float64)
+HalfTensor = LegacyTensorType("HalfTensor", float16)
+LongTensor = LegacyTensorType("LongTensor", int64)
+IntTensor = LegacyTensorType("IntTensor", int32)
+ShortTensor = LegacyTensorType("ShortTensor", int16)
+CharTensor = LegacyTensorType("CharTensor", int8)
+ByteTensor = LegacyTensorType("ByteTensor", uint8)
+BoolTensor = LegacyTensorType("BoolTensor", bool_)

@@ -31,6 +31,8 @@ __all__ = [
     'bfloat16',
     'inf',
     'nan',
+    'pi',
+    'e',
     'device',
     'as_device',
     'set_default_device',
@@ -122,6 +124,8 @@ class _MissingDtype:
 bfloat16 = _MissingDtype("bfloat16", 2)
 inf = math.inf
 nan = math.nan
+pi = math.pi  # torch.pi and torch.e: Python floats, as in PyTorch
+e = math.e
 
 
 class device:

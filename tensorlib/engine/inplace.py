@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 187
+# %% book/02_autograd.ipynb, cell 188
 from collections.abc import Callable
 from typing import Any
 
@@ -85,7 +85,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 188
+# %% book/02_autograd.ipynb, cell 189
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
     _check_in_place(tensor, value, "index assignment")
@@ -233,7 +233,7 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 195
+# %% book/02_autograd.ipynb, cell 196
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:

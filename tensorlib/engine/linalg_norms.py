@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 177
+# %% book/02_autograd.ipynb, cell 178
 import math
 from collections.abc import Sequence
 from typing import Any

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 137
+# %% book/02_autograd.ipynb, cell 138
 import math
 import operator
 from typing import Any
@@ -194,7 +194,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 138
+# %% book/02_autograd.ipynb, cell 139
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(
@@ -371,7 +371,7 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
     return Repeat.apply(input, sizes=sizes)
 
 
-# %% book/02_autograd.ipynb, cell 139
+# %% book/02_autograd.ipynb, cell 140
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
     return expand(input, tuple(size))
@@ -415,7 +415,7 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 
-# %% book/02_autograd.ipynb, cell 143
+# %% book/02_autograd.ipynb, cell 144
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor in row-major order: a view when the memory allows, else a
     copy (``reshape(-1)``)."""

@@ -32,6 +32,9 @@ __all__ = [
     'kaiming_uniform_',
     'kaiming_normal_',
     'default_init_',
+    'orthogonal_',
+    'eye_',
+    'dirac_',
 ]
 
 
@@ -288,3 +291,50 @@ def default_init_(weight: Tensor, bias: Tensor | None = None,
         bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
         uniform_(bias, -bound, bound, generator=generator)
     return weight
+
+
+# %% book/03_init.ipynb, cell 70
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
+    """A (semi-)orthogonal matrix in ``tensor`` (2-D or more, trailing dims flattened), times
+    ``gain`` (Saxe et al., 2013), as ``torch.nn.init.orthogonal_``: the :math:`Q` of a QR
+    factorisation of a standard normal matrix, each column's sign set by :math:`R`'s diagonal so
+    that :math:`Q` is uniformly distributed over the orthogonal matrices."""
+    _check_tensor(tensor, "orthogonal_")
+    if tensor.ndim < 2:
+        raise ValueError("orthogonal_: only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    columns = tensor.numel() // rows
+    gaussian = resolve_generator(generator).normal((rows, columns), 0.0, 1.0, dtype=np.float64)
+    tall = gaussian if rows >= columns else gaussian.T
+    q, r = np.linalg.qr(tall)
+    q *= np.sign(np.diag(r))  # Q's columns up to sign are unique; the signs make it uniform
+    return _fill(tensor, gain * (q if rows >= columns else q.T).reshape(tensor.shape))
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """The identity in a 2-D ``tensor`` (ones on the diagonal of a rectangle), in place."""
+    _check_tensor(tensor, "eye_")
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: only 2-D tensors are supported, got {tensor.ndim}-D")
+    rows, columns = tensor.shape
+    return _fill(tensor, np.eye(rows, columns))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A convolution kernel that passes its input through: in each of ``groups`` groups, output
+    channel ``d`` has a 1 at the centre of input channel ``d`` (3-, 4- or 5-D ``tensor``)."""
+    _check_tensor(tensor, "dirac_")
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"dirac_: only 3, 4 or 5-D tensors are supported, got {tensor.ndim}-D")
+    out_channels = tensor.shape[0]
+    if out_channels % groups:
+        raise ValueError(f"dirac_: dim 0 ({out_channels}) must be divisible by groups ({groups})")
+    per_group = out_channels // groups
+    values = np.zeros(tuple(tensor.shape))
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    for group in range(groups):
+        for channel in range(min(per_group, tensor.shape[1])):
+            values[(group * per_group + channel, channel) + centre] = 1.0
+    return _fill(tensor, values)
