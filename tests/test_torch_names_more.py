@@ -107,3 +107,54 @@ def test_structural_initializers_match_pytorch():
         tl.nn.init.orthogonal_(tl.empty(3))
     with pytest.raises(ValueError, match="divisible"):
         tl.nn.init.dirac_(tl.empty(3, 2, 3), groups=2)
+
+
+def test_in_place_draws_are_the_generators_own():
+    tl.manual_seed(3)
+    drawn = tl.empty(1000, dtype=tl.float64).uniform_(-2.0, 3.0)
+    tl.manual_seed(3)
+    np.testing.assert_array_equal(drawn.numpy(), (tl.rand(1000, dtype=tl.float64) * 5 - 2).numpy())
+    g = tl.Generator(5)
+    normal = tl.empty(20000).normal_(1.0, 0.5, generator=g).numpy()
+    assert abs(normal.mean() - 1.0) < 0.02 and abs(normal.std() - 0.5) < 0.02
+    coins = tl.zeros(20000).bernoulli_(0.25, generator=g).numpy()
+    assert set(np.unique(coins)) <= {0.0, 1.0} and abs(coins.mean() - 0.25) < 0.02
+    assert abs(tl.empty(20000).exponential_(4.0, generator=g).numpy().mean() - 0.25) < 0.01
+    per_row = tl.zeros(2, 5000).bernoulli_(tl.tensor([[0.0], [1.0]]), generator=g).numpy()
+    assert per_row[0].sum() == 0 and per_row[1].sum() == 5000
+
+
+def test_in_place_draws_refuse_what_pytorch_refuses():
+    leaf = tl.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.uniform_()
+    with tl.no_grad():
+        leaf.normal_()  # allowed under no_grad, as in PyTorch
+    with pytest.raises(RuntimeError, match="std"):
+        tl.empty(2).normal_(0.0, -1.0)
+    with pytest.raises(TypeError, match="floating"):
+        tl.zeros(2, dtype=tl.int64).uniform_()
+
+
+@pytest.mark.parity
+def test_unfold_and_triangles_in_place_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(2).standard_normal((2, 3, 7))
+    for dim, size, step in ((2, 3, 2), (2, 7, 1), (1, 2, 1), (-1, 1, 3)):
+        results = []
+        for lib in (tl, torch):
+            a = lib.tensor(x, requires_grad=True)
+            out = a.unfold(dim, size, step)
+            weights = np.random.default_rng(1).standard_normal(tuple(out.shape))
+            (out * lib.tensor(weights)).sum().backward()
+            results.append((out.detach().numpy(), a.grad.numpy()))
+        np.testing.assert_allclose(results[0][0], results[1][0])
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+    leaf = tl.tensor(x[0], requires_grad=True)
+    assert tl.autograd.gradcheck(lambda a: a.unfold(1, 3, 1), (leaf,))
+    with pytest.raises(RuntimeError, match="maximum size"):
+        tl.ones(3).unfold(0, 4, 1)
+    for lib in (tl, torch):
+        m = lib.ones(3, 3)
+        assert m.triu_(1) is m and m.tolist() == [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+        assert lib.ones(2, 2).tril_().tolist() == [[1, 0], [1, 1]]

@@ -109,6 +109,7 @@ from tensorlib.engine.creation import (
     LegacyTensorType, LongTensor, ShortTensor,
 )
 from tensorlib.engine.dtypes import e, pi
+from tensorlib.engine.shape_ops import Unfold
 from tensorlib.engine.pairwise_ops import ldexp
 from tensorlib.engine.joining import block_diag, cartesian_prod, combinations, vander
 from tensorlib.engine.statistics import (
@@ -173,5 +174,5 @@ __all__ = [
     "block_diag", "cartesian_prod", "combinations", "vander", "corrcoef", "cov", "cummax",
     "cummin", "cumulative_trapezoid", "trapezoid", "BoolTensor", "ByteTensor", "CharTensor",
     "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LegacyTensorType", "LongTensor",
-    "ShortTensor", "e", "pi",
+    "ShortTensor", "e", "pi", "Unfold",
 ]

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 211
+# %% book/02_autograd.ipynb, cell 213
 import itertools
 import weakref
 from collections import OrderedDict

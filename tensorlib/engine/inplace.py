@@ -27,10 +27,12 @@ __all__ = [
     'scatter_',
     'scatter_add_',
     'apply_',
+    'random_fill_',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 188
+# %% book/02_autograd.ipynb, cell 189
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -85,7 +87,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 189
+# %% book/02_autograd.ipynb, cell 190
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
     _check_in_place(tensor, value, "index assignment")
@@ -233,7 +235,7 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 196
+# %% book/02_autograd.ipynb, cell 197
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -251,5 +253,38 @@ def apply_(
             f"{tensor._data.dtype}"
         )
     tensor._data[...] = result
+    _mark_changed(tensor)
+    return tensor
+
+
+# %% book/02_autograd.ipynb, cell 198
+def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
+    """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)`` and
+    ``exponential_(rate)``: ``tensor`` overwritten by draws from chapter 3's generators
+    (``generator``, else the default one), after the checks every in-place method makes.
+
+    Chapter 2's ``Tensor`` comes before the generators, so their module is looked up when a draw
+    is asked for, as minitorch's ``Function.apply`` looks up ``Tensor``; no module of this chapter
+    imports it, and the draws are the generator's own, so a seed gives the same bits."""
+    _check_in_place(tensor, None, op)
+    if tensor._data.dtype.kind != "f" and op != "bernoulli_":
+        raise TypeError(f"{op}: expected a floating-point tensor, got {tensor._data.dtype}")
+    source = importlib.import_module("tensorlib.random").resolve_generator(generator)
+    shape = tensor._data.shape
+    if op == "uniform_":
+        values = source.uniform(shape, *args, dtype=np.float64)
+    elif op == "normal_":
+        if not args[1] >= 0:
+            raise RuntimeError(f"normal_ expects std >= 0.0, but found std {args[1]}")
+        values = source.normal(shape, *args, dtype=np.float64)
+    elif op == "exponential_":
+        if not args[0] > 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={args[0]}")
+        values = -np.log1p(-source.uniform(shape, dtype=np.float64)) / args[0]
+    else:  # bernoulli_: p a number or a tensor broadcast to the tensor's shape
+        p = args[0]._data if isinstance(args[0], Tensor) else args[0]
+        probabilities = np.broadcast_to(np.asarray(p, np.float64), shape)
+        values = source.bernoulli(probabilities, dtype=np.float64)
+    tensor._data[...] = values
     _mark_changed(tensor)
     return tensor

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 178
+# %% book/02_autograd.ipynb, cell 179
 import math
 from collections.abc import Sequence
 from typing import Any

@@ -43,6 +43,8 @@ __all__ = [
     'flipud',
     'fliplr',
     'rot90',
+    'Unfold',
+    'unfold',
 ]
 
 
@@ -468,3 +470,44 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     if turns == 3:
         return flip(transpose(input, first, second), (second,))
     return input.clone()  # as PyTorch: a quarter-turn count of 0 copies
+
+
+# %% book/02_autograd.ipynb, cell 145
+class Unfold(Function):
+    r"""The windows of ``size`` entries, ``step`` apart, along ``axis``: that axis becomes the
+    number of windows and a new last axis holds each window (a strided view, as
+    ``Tensor.unfold``). An entry may sit in several windows, so its gradient is the sum of the
+    window entries it became:
+    :math:`\bar x_i = \sum_{(w, k):\, w \cdot step + k = i} \bar y_{w, k}`."""
+
+    __slots__ = ("shape", "axis", "size", "step")
+    reads = ((),)
+
+    def forward(self, x: np.ndarray, axis: int, size: int, step: int) -> np.ndarray:
+        self.shape, self.axis, self.size, self.step = x.shape, axis, size, step
+        windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=axis)
+        return windows[(slice(None),) * axis + (slice(None, None, step),)]
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        count = grad.shape[self.axis]
+        lead = (slice(None),) * self.axis
+        for k in range(self.size):  # entry k of every window: one strided slice of the input
+            stop = k + (count - 1) * self.step + 1
+            out[lead + (slice(k, stop, self.step),)] += grad[..., k]
+        return (out,)
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """``input.unfold(dimension, size, step)``: the windows of ``size`` along ``dimension``,
+    ``step`` apart, as a new last dim (a view of the same memory, read-only as ``expand``'s)."""
+    axis = normalize_axis(dimension, input._data.ndim or 1)
+    length = input._data.shape[axis] if input._data.ndim else 1
+    if size < 0 or size > length:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {dimension} is {length} but size is {size}"
+        )
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    source = input if input._data.ndim else input.reshape(1)
+    return _view_of(Unfold.apply(source, axis=axis, size=int(size), step=int(step)), input)

@@ -1510,6 +1510,10 @@ class Tensor:
         """Rotated by ``k`` quarter turns in the plane of ``dims``."""
         return shape_ops.rot90(self, k, dims)
 
+    def unfold(self, dimension: builtins.int, size: builtins.int, step: builtins.int) -> Tensor:
+        """The windows of ``size`` along ``dimension``, ``step`` apart, as a new last dim."""
+        return shape_ops.unfold(self, dimension, size, step)
+
     def swapaxes(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
         """``transpose``, by numpy's name."""
         return shape_ops.transpose(self, dim0, dim1)
@@ -1765,6 +1769,28 @@ class Tensor:
         """Clamp to ``[min, max]`` in place (number bounds); returns ``self``."""
         return inplace.clamp_(self, min, max)
 
+    # --- draws in place (inplace.random_fill_, from chapter 3's generators)
+    # -----------------------------------------
+    def uniform_(
+        self, from_: builtins.float = 0.0, to: builtins.float = 1.0, *, generator: Any = None
+    ) -> Tensor:
+        """Fill with draws from :math:`U[from, to)`, in place; returns ``self``."""
+        return inplace.random_fill_(self, "uniform_", from_, to, generator=generator)
+
+    def normal_(
+        self, mean: builtins.float = 0.0, std: builtins.float = 1.0, *, generator: Any = None
+    ) -> Tensor:
+        """Fill with draws from :math:`N(mean, std^2)`, in place; returns ``self``."""
+        return inplace.random_fill_(self, "normal_", mean, std, generator=generator)
+
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        """Fill with 1 (probability ``p``, a number or a tensor) or 0, in place."""
+        return inplace.random_fill_(self, "bernoulli_", p, generator=generator)
+
+    def exponential_(self, lambd: builtins.float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with draws from the exponential distribution of rate ``lambd``, in place."""
+        return inplace.random_fill_(self, "exponential_", lambd, generator=generator)
+
     # --- the in-place forms of ops above (inplace.apply_): the op on the values, written back
     # -----------------------------------------------------------------------------------
     def exp_(self) -> Tensor:
@@ -1940,6 +1966,14 @@ class Tensor:
         """``index_fill`` in place; returns ``self``."""
         return inplace.apply_(self, "index_fill_", indexing.index_fill, dim, index, value)
 
+    def triu_(self, diagonal: builtins.int = 0) -> Tensor:
+        """``triu`` in place; returns ``self``."""
+        return inplace.apply_(self, "triu_", selection.triu, diagonal)
+
+    def tril_(self, diagonal: builtins.int = 0) -> Tensor:
+        """``tril`` in place; returns ``self``."""
+        return inplace.apply_(self, "tril_", selection.tril, diagonal)
+
     def masked_scatter_(self, mask: Tensor, source: Tensor) -> Tensor:
         """``masked_scatter`` in place; returns ``self``."""
         return inplace.apply_(self, "masked_scatter_", indexing.masked_scatter, mask, source)
@@ -1998,7 +2032,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 225
+# %% book/02_autograd.ipynb, cell 227
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
