@@ -473,3 +473,45 @@ def test_parameter_containers_match_torch_names_and_state_dict():
     # a torch state_dict loads into the tensorlib container
     ours_d.load_state_dict(theirs_d.state_dict())
     np.testing.assert_array_equal(to_numpy(ours_d["a"]), table["a"])
+
+
+# ----------------------------------------------------------------------------- small networks
+
+
+def _encoder_decoder(lib):
+    """A ResNet-style encoder ending in global average pooling, and a decoder that upsamples
+    with a transposed convolution, interpolation and pixel shuffle: the new layers together."""
+    n = lib.nn
+    encoder = n.Sequential(
+        n.ReflectionPad2d(1), n.Conv2d(3, 8, 3), n.GroupNorm(2, 8), n.LeakyReLU(0.1),
+        n.MaxPool2d(2), n.Conv2d(8, 8, 3, padding=1), n.InstanceNorm2d(8, affine=True),
+        n.Hardswish(), n.AdaptiveAvgPool2d((1, 1)), n.Flatten(), n.Linear(8, 16),
+    )
+    decoder = n.Sequential(
+        n.Unflatten(1, (4, 2, 2)), n.ConvTranspose2d(4, 8, 3, stride=2, padding=1,
+                                                     output_padding=1),
+        n.ELU(), n.Upsample(scale_factor=2, mode="bilinear"), n.Conv2d(8, 12, 1),
+        n.PixelShuffle(2), n.PReLU(3), n.ZeroPad2d((0, 1, 1, 0)),
+    )
+    return n.Sequential(encoder, decoder)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_an_encoder_decoder_of_the_new_layers_matches_torch(dtype):
+    ours, theirs = _encoder_decoder(tl), _encoder_decoder(torch)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(41, 2, 3, 10, 10)], dtype)
+
+
+def test_a_1d_network_of_the_new_layers_matches_torch():
+    def build(lib):
+        n = lib.nn
+        return n.Sequential(
+            n.Conv1d(2, 6, 5, padding="same"), n.BatchNorm1d(6), n.Mish(), n.AvgPool1d(2),
+            n.ReplicationPad1d((2, 0)), n.Conv1d(6, 6, 3, groups=3, dilation=2),
+            n.InstanceNorm1d(6), n.GLU(1), n.MaxPool1d(2, ceil_mode=True),
+            n.ConvTranspose1d(3, 4, 4, stride=2), n.AdaptiveAvgPool1d(5), n.Softplus(2.0),
+        )
+    ours, theirs = build(tl), build(torch)
+    assert repr(ours) == repr(theirs)
+    run_both(ours, theirs, [normal(42, 3, 2, 24)], np.float64)
