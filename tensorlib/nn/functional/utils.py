@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, parse_to
+from tensorlib.engine import Tensor, get_default_dtype, parse_to
 from tensorlib.shape import as_shape
 
 _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
@@ -50,14 +50,15 @@ def _check_size(value: Any, name: str, owner: str) -> int:
 
 
 def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
-    """The dtype of a layer's parameters: float32 if None, else float16, float32 or float64.
+    """The dtype of a layer's parameters: the default dtype if None, else float16, float32 or
+    float64.
 
     ``device`` must be None or the CPU (tensorlib's only device).
     """
     # chapter 2's one resolver of dtype= and device=
     _, resolved = parse_to(dtype=dtype, device=device)
-    if resolved is None:
-        return _FLOAT_DTYPES[1]
+    if resolved is None:  # the default, float32 unless set_default_dtype changed it
+        return get_default_dtype()
     if resolved not in _FLOAT_DTYPES:
         raise TypeError(f"expected a floating dtype (float16, float32 or float64), got {resolved}")
     return resolved

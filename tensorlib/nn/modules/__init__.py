@@ -54,6 +54,21 @@ from tensorlib.nn.modules.loss import (
     NLLLoss,
     SmoothL1Loss,
 )
+from tensorlib.nn.modules.loss import (
+    CosineEmbeddingLoss,
+    CosineSimilarity,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+)
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
@@ -113,6 +128,19 @@ __all__ = [
     "LogSoftmax",
     "MLP",
     "MSELoss",
+    "CosineEmbeddingLoss",
+    "CosineSimilarity",
+    "GaussianNLLLoss",
+    "HingeEmbeddingLoss",
+    "KLDivLoss",
+    "L1Loss",
+    "MarginRankingLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "PairwiseDistance",
+    "PoissonNLLLoss",
+    "SoftMarginLoss",
+    "TripletMarginLoss",
     "MaxPool1d",
     "MaxPool2d",
     "Module",

@@ -2,8 +2,10 @@
 # edit the notebook and run `make export`.
 
 """Loss modules over the functional losses: ``CrossEntropyLoss``, ``NLLLoss``, ``MSELoss`` and
-``BCEWithLogitsLoss`` (chapter 2), ``BCELoss``, ``SmoothL1Loss`` and ``HuberLoss``. Each is called
-as ``loss(input, target)``."""
+``BCEWithLogitsLoss`` (chapter 2), ``BCELoss``, ``SmoothL1Loss`` and ``HuberLoss``; the modules of
+chapter 2's section 33.1 (``L1Loss``, ``KLDivLoss``, the likelihoods and the margin losses) and its
+distances (``CosineSimilarity``, ``PairwiseDistance``). Each is called as ``loss(input, target)``
+(or with the inputs its function takes)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,25 @@ __all__ = [
     'BCELoss',
     'SmoothL1Loss',
     'HuberLoss',
+    'L1Loss',
+    'KLDivLoss',
+    'PoissonNLLLoss',
+    'GaussianNLLLoss',
+    'MarginRankingLoss',
+    'HingeEmbeddingLoss',
+    'CosineEmbeddingLoss',
+    'TripletMarginLoss',
+    'MultiMarginLoss',
+    'SoftMarginLoss',
+    'MultiLabelSoftMarginLoss',
+    'CosineSimilarity',
+    'PairwiseDistance',
 ]
 
 
 # %% book/04_layers.ipynb, cell 196
 from tensorlib.engine import Tensor
+from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
     binary_cross_entropy,
     huber_loss,
@@ -29,8 +45,21 @@ from tensorlib.nn.functional.loss import (
     _check_reduction,
     binary_cross_entropy_with_logits,
     cross_entropy,
+    gaussian_nll_loss,
+    kl_div,
+    l1_loss,
     mse_loss,
     nll_loss,
+    poisson_nll_loss,
+)
+from tensorlib.nn.functional.margin_loss import (
+    cosine_embedding_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_soft_margin_loss,
+    soft_margin_loss,
+    triplet_margin_loss,
 )
 from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
@@ -204,3 +233,199 @@ class HuberLoss(Module):
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+# %% book/04_layers.ipynb, cell 200
+class L1Loss(Module):
+    """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
+
+    Args:
+        reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
+    """
+
+    def __init__(self, *, reduction: str = "mean") -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return l1_loss(input, target, reduction=self.reduction)
+
+
+class KLDivLoss(Module):
+    """The Kullback-Leibler divergence of ``target`` from the log-probabilities ``input``
+    (``F.kl_div``).
+
+    Args:
+        reduction: ``'mean'`` (default, with PyTorch's warning), ``'batchmean'``, ``'sum'`` or
+            ``'none'``.
+        log_target: whether ``target`` holds log-probabilities. Default: False.
+    """
+
+    def __init__(self, *, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__()
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class PoissonNLLLoss(Module):
+    """The negative log-likelihood of counts under Poisson rates (``F.poisson_nll_loss``).
+
+    Args:
+        log_input: whether ``input`` holds log-rates (default True); full: add Stirling's term
+            (default False); eps: added to rates before the log (default 1e-8); reduction:
+            ``'mean'``, ``'sum'`` or ``'none'``.
+    """
+
+    def __init__(self, log_input: bool = True, full: bool = False, *, eps: float = 1e-8,
+                 reduction: str = "mean") -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.log_input, self.full, self.eps, self.reduction = log_input, full, eps, reduction
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(Module):
+    """The negative log-likelihood of ``target`` under normal distributions of mean ``input`` and
+    variance ``var`` (``F.gaussian_nll_loss``).
+
+    Args:
+        full: add :math:`\\frac12 \\log 2\\pi` (default False); eps: the least variance used
+            (default 1e-6); reduction: ``'mean'``, ``'sum'`` or ``'none'``.
+    """
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.full, self.eps, self.reduction = full, eps, reduction
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
+        return gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                 reduction=self.reduction)
+
+
+class _MarginModule(Module):
+    """What the margin losses' modules share: a margin and a reduction."""
+
+    def __init__(self, margin: float, reduction: str) -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.margin, self.reduction = margin, reduction
+
+
+class MarginRankingLoss(_MarginModule):
+    """:math:`\\max(0, -y (x_1 - x_2) + m)` (``F.margin_ranking_loss``). Default margin 0."""
+
+    def __init__(self, margin: float = 0.0, *, reduction: str = "mean") -> None:
+        super().__init__(margin, reduction)
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginModule):
+    """:math:`x` for :math:`y = 1`, :math:`\\max(0, m - x)` for :math:`y = -1`
+    (``F.hinge_embedding_loss``). Default margin 1."""
+
+    def __init__(self, margin: float = 1.0, *, reduction: str = "mean") -> None:
+        super().__init__(margin, reduction)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return hinge_embedding_loss(input, target, self.margin, self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginModule):
+    """:math:`1 - \\cos` for :math:`y = 1`, :math:`\\max(0, \\cos - m)` for :math:`y = -1`
+    (``F.cosine_embedding_loss``). Default margin 0."""
+
+    def __init__(self, margin: float = 0.0, *, reduction: str = "mean") -> None:
+        super().__init__(margin, reduction)
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class TripletMarginLoss(_MarginModule):
+    """:math:`\\max(0, d(a, p) - d(a, n) + m)` (``F.triplet_margin_loss``).
+
+    Args:
+        margin: default 1; p: the norm's order (default 2); eps: added to differences (default
+            1e-6); swap: use the harder of the two negatives' distances (default False).
+    """
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 *, reduction: str = "mean") -> None:
+        super().__init__(margin, reduction)
+        self.p, self.eps, self.swap = p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
+                                   self.swap, self.reduction)
+
+
+class MultiMarginLoss(_MarginModule):
+    """The multi-class hinge loss (``F.multi_margin_loss``): p 1 or 2 (default 1), margin
+    (default 1), an optional per-class ``weight``."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, *,
+                 reduction: str = "mean") -> None:
+        super().__init__(margin, reduction)
+        self.p = p
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return multi_margin_loss(input, target, self.p, self.margin, self.weight, self.reduction)
+
+
+class SoftMarginLoss(Module):
+    """The logistic loss :math:`\\log(1 + e^{-y x})` (``F.soft_margin_loss``)."""
+
+    def __init__(self, *, reduction: str = "mean") -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return soft_margin_loss(input, target, self.reduction)
+
+
+class MultiLabelSoftMarginLoss(Module):
+    """Binary cross-entropy per label, averaged over the labels
+    (``F.multilabel_soft_margin_loss``), with an optional per-class ``weight``."""
+
+    def __init__(self, weight: Tensor | None = None, *, reduction: str = "mean") -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return multilabel_soft_margin_loss(input, target, self.weight, self.reduction)
+
+
+class CosineSimilarity(Module):
+    """``F.cosine_similarity`` along ``dim`` (default 1), with ``eps`` (default 1e-8)."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """``F.pairwise_distance``: the p-norm (default 2) of the difference, with ``eps``
+    (default 1e-6), optionally keeping the last dim."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
