@@ -9,6 +9,8 @@ half precision, with ``enabled=`` deciding. Disabled, both do nothing, as in PyT
 machine without it, PyTorch warns and disables them; so does tensorlib, which never has CUDA.
 Enabled on the CPU (PyTorch would compute in bfloat16 or scale the loss), both raise
 :func:`~tensorlib.backends.single_process_error`'s error: tensorlib has no mixed precision.
+The queries ``is_autocast_enabled`` and ``get_autocast_dtype`` (and their older names) answer as
+PyTorch does outside any autocast: False, and PyTorch's default dtypes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from __future__ import annotations
 __all__ = [
     'autocast',
     'GradScaler',
+    'is_autocast_enabled',
+    'get_autocast_dtype',
+    'is_autocast_cpu_enabled',
+    'get_autocast_cpu_dtype',
+    'get_autocast_gpu_dtype',
 ]
 
 
@@ -25,7 +32,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tensorlib.backends import single_process_error
-from tensorlib.engine import Tensor
+from tensorlib.engine import Tensor, bfloat16, float16
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -120,3 +127,30 @@ class GradScaler:
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Accept a disabled scaler's (empty) state; a saved enabled scaler's state is ignored, as
         there is no scale."""
+
+
+def is_autocast_enabled(device_type: str | None = None) -> bool:
+    """False, for every device: tensorlib never computes in mixed precision (an enabled
+    :class:`autocast` raises). timm's layers ask before choosing a dtype."""
+    return False
+
+
+def get_autocast_dtype(device_type: str) -> Any:
+    """The dtype an enabled autocast would compute in on ``device_type``: PyTorch's defaults,
+    bfloat16 on the CPU (a name only, in tensorlib) and float16 elsewhere."""
+    return bfloat16 if device_type == "cpu" else float16
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """PyTorch's older name for ``is_autocast_enabled("cpu")``: False."""
+    return False
+
+
+def get_autocast_cpu_dtype() -> Any:
+    """PyTorch's older name for ``get_autocast_dtype("cpu")``: bfloat16."""
+    return bfloat16
+
+
+def get_autocast_gpu_dtype() -> Any:
+    """PyTorch's older name for ``get_autocast_dtype("cuda")``: float16."""
+    return float16

@@ -80,3 +80,32 @@ def test_weights_are_buffers_and_layers_follow_the_default_dtype():
     finally:
         tl.set_default_dtype(tl.float32)
     assert tl.nn.Linear(2, 2).weight.dtype == tl.float32
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_sequence_matches_pytorch(batch_first, side):
+    torch = pytest.importorskip("torch")
+    arrays = [RNG.standard_normal((n, 2)) for n in (3, 1, 2)]
+    results = []
+    for lib in (tl, torch):
+        leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.nn.utils.rnn.pad_sequence(leaves, batch_first=batch_first, padding_value=-1.0,
+                                            padding_side=side)
+        (out * lib.tensor(np.arange(out.numel()).reshape(tuple(out.shape)) * 1.0)).sum().backward()
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in leaves])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs)
+    with pytest.raises(RuntimeError, match="trailing shape"):
+        tl.nn.utils.rnn.pad_sequence([tl.ones(2, 3), tl.ones(2, 4)])
+
+
+@pytest.mark.parity
+def test_unfold_module_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 3, 5, 5))
+    ours = tl.nn.Unfold(2, dilation=1, padding=1, stride=2)(tl.tensor(x)).numpy()
+    theirs = torch.nn.Unfold(2, dilation=1, padding=1, stride=2)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, theirs)
+    assert repr(tl.nn.Unfold(3)) == repr(torch.nn.Unfold(3))

@@ -46,6 +46,7 @@ from tensorlib.nn.modules import Module as Module
 from tensorlib.nn.modules import ModuleDict as ModuleDict
 from tensorlib.nn.modules import ModuleList as ModuleList
 from tensorlib.nn.modules import MSELoss as MSELoss
+from tensorlib.nn.modules import Unfold as Unfold
 from tensorlib.nn.modules import CosineEmbeddingLoss as CosineEmbeddingLoss
 from tensorlib.nn.modules import CosineSimilarity as CosineSimilarity
 from tensorlib.nn.modules import GaussianNLLLoss as GaussianNLLLoss

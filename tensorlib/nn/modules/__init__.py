@@ -44,6 +44,7 @@ from tensorlib.nn.modules.container import (
 from tensorlib.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from tensorlib.nn.modules.dropout import Dropout, Dropout2d
 from tensorlib.nn.modules.flatten import Flatten, Unflatten
+from tensorlib.nn.modules.fold import Unfold
 from tensorlib.nn.modules.linear import Identity, Linear, NonDynamicallyQuantizableLinear
 from tensorlib.nn.modules.loss import (
     BCELoss,
@@ -128,6 +129,7 @@ __all__ = [
     "LogSoftmax",
     "MLP",
     "MSELoss",
+    "Unfold",
     "CosineEmbeddingLoss",
     "CosineSimilarity",
     "GaussianNLLLoss",

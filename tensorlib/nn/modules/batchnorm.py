@@ -26,6 +26,37 @@ from tensorlib.nn.parameter import Parameter
 
 
 # %% book/04_layers.ipynb, cell 109
+def _norm_state(
+    module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
+    track_running_stats: bool, bias: bool, dtype: np.dtype,
+) -> None:
+    """What a normalisation over channels holds (``BatchNorm*d`` here, ``InstanceNorm*d`` in
+    section 6.7, as PyTorch's ``_NormBase``): its options, :math:`w` (ones) and :math:`b` (zeros)
+    when ``affine``, and the running mean, variance and batch count when
+    ``track_running_stats``; what is absent is registered as None, so ``state_dict`` keys agree
+    with PyTorch's."""
+    module.num_features = _check_size(num_features, "num_features", type(module).__name__)
+    module.eps, module.momentum, module.affine, module.track_running_stats = (
+        eps, momentum, affine, track_running_stats
+    )
+    if affine:
+        module.weight = Parameter(np.ones(num_features, dtype=dtype))
+        if bias:
+            module.bias = Parameter(np.zeros(num_features, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+    if track_running_stats:
+        module.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype)))
+        module.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype)))
+        module.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+    else:
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            module.register_buffer(name, None)
+
+
 class _BatchNorm(Module):
     """Batch normalisation over the channel dimension 1 of an input (N, C, *): the body of
     :class:`BatchNorm1d` and :class:`BatchNorm2d`.
@@ -47,27 +78,8 @@ class _BatchNorm(Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        self.num_features = _check_size(num_features, "num_features", type(self).__name__)
-        self.eps, self.momentum, self.affine, self.track_running_stats = (
-            eps, momentum, affine, track_running_stats
-        )
-        dtype = _parameter_dtype(dtype, device)
-        if affine:
-            self.weight = Parameter(np.ones(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(np.zeros(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype)))
-            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype)))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        _norm_state(self, num_features, eps, momentum, affine, track_running_stats, bias,
+                    _parameter_dtype(dtype, device))
 
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batch tracked."""

@@ -126,7 +126,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 163
+# %% book/04_layers.ipynb, cell 166
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -226,7 +226,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 164
+# %% book/04_layers.ipynb, cell 167
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:

@@ -16,14 +16,12 @@ __all__ = [
 import warnings
 from typing import Any
 
-import numpy as np
-
 from tensorlib.engine import Tensor
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import instance_norm
-from tensorlib.nn.functional.utils import _check_size, _check_tensor, _parameter_dtype
+from tensorlib.nn.functional.utils import _check_tensor, _parameter_dtype
+from tensorlib.nn.modules.batchnorm import _norm_state
 from tensorlib.nn.modules.module import Module
-from tensorlib.nn.parameter import Parameter
 
 
 # %% book/04_layers.ipynb, cell 117
@@ -39,27 +37,8 @@ class _InstanceNorm(Module):
         dtype: Any = None, *, bias: bool = True,
     ) -> None:
         super().__init__()
-        self.num_features = _check_size(num_features, "num_features", type(self).__name__)
-        self.eps, self.momentum, self.affine, self.track_running_stats = (
-            eps, momentum, affine, track_running_stats
-        )
-        dtype = _parameter_dtype(dtype, device)
-        if affine:
-            self.weight = Parameter(np.ones(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(np.zeros(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype)))
-            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype)))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        _norm_state(self, num_features, eps, momentum, affine, track_running_stats, bias,
+                    _parameter_dtype(dtype, device))
 
     def reset_parameters(self) -> None:
         """Running mean 0 and variance 1; :math:`w` to 1 and :math:`b` to 0."""

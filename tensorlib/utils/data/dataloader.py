@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 217
+# %% book/04_layers.ipynb, cell 220
 import collections.abc
 import copy
 from collections.abc import Callable, Iterable, Iterator
@@ -116,7 +116,7 @@ def default_convert(data: Any) -> Any:
     return data
 
 
-# %% book/04_layers.ipynb, cell 219
+# %% book/04_layers.ipynb, cell 222
 def get_worker_info() -> None:
     """``None``: the process is not a worker of a ``DataLoader`` (PyTorch's answer outside a
     worker process; tensorlib has none)."""
