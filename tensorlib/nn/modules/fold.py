@@ -23,8 +23,10 @@ class Unfold(Module):
     :func:`~tensorlib.nn.functional.unfold` computes them.
 
     Args:
-        kernel_size, dilation (default 1), padding (default 0), stride (default 1): an int or a
-            pair, as for ``Conv2d``.
+        kernel_size: the window's size, an int or a pair, as for ``Conv2d``.
+        dilation: the spacing of a window's entries. Default: 1.
+        padding: zeros added on each side. Default: 0.
+        stride: the step between windows. Default: 1.
     """
 
     def __init__(
