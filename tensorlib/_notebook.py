@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 25
+# %% book/02_autograd.ipynb, cell 27
 import sys
 from pathlib import Path
 from types import ModuleType

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 58
+# %% book/02_autograd.ipynb, cell 62
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -139,7 +139,7 @@ def backward(
     )
 
 
-# %% book/02_autograd.ipynb, cell 59
+# %% book/02_autograd.ipynb, cell 63
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt``
     (a ``(y.numel(), x.numel())`` matrix),

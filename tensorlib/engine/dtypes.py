@@ -88,6 +88,7 @@ def set_default_dtype(d: Any) -> None:
     _default_float = resolved
 
 
+# %% book/02_autograd.ipynb, cell 21
 class _MissingDtype:
     """A PyTorch dtype numpy has not (``bfloat16``): the name exists,
     and using it raises ``TypeError``.
@@ -128,6 +129,7 @@ pi = math.pi  # torch.pi and torch.e: Python floats, as in PyTorch
 e = math.e
 
 
+# %% book/02_autograd.ipynb, cell 22
 class device:
     """Where a tensor's memory lives, like ``torch.device``; tensorlib has one device, the CPU.
 
@@ -245,7 +247,7 @@ def _is_device(value: Any) -> bool:
     return isinstance(value, (str, device))
 
 
-# %% book/02_autograd.ipynb, cell 21
+# %% book/02_autograd.ipynb, cell 23
 class finfo:  # noqa: N801  (PyTorch's name)
     """The limits of a floating dtype, as ``torch.finfo(dtype)`` gives them (default: float32):
     ``bits``, ``eps`` (the gap above 1), ``max``, ``min`` (the most negative, ``-max``),
@@ -288,7 +290,7 @@ class iinfo:  # noqa: N801  (PyTorch's name)
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
-# %% book/02_autograd.ipynb, cell 22
+# %% book/02_autograd.ipynb, cell 24
 def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device, np.dtype | None]:
     """Resolve PyTorch's ``to(...)`` arguments into ``(device, dtype)``;
     ``dtype`` is None when not given.

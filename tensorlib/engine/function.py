@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 35
+# %% book/02_autograd.ipynb, cell 37
 import inspect
 import threading
 import weakref
@@ -202,7 +202,7 @@ class Function:
         return f"<{self.name()}>"
 
 
-# %% book/02_autograd.ipynb, cell 37
+# %% book/02_autograd.ipynb, cell 39
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -241,7 +241,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
         )
 
 
-# %% book/02_autograd.ipynb, cell 40
+# %% book/02_autograd.ipynb, cell 42
 _retained: dict[Function, weakref.ref] = {}
 """The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
 
@@ -324,7 +324,7 @@ def run_backward(
     return None if capture is None else captured
 
 
-# %% book/02_autograd.ipynb, cell 42
+# %% book/02_autograd.ipynb, cell 44
 def _seed(
     roots: Sequence[Tensor], root_grads: Sequence[np.ndarray],
 ) -> tuple[dict[Function, np.ndarray], list[tuple[Tensor, np.ndarray]]]:
@@ -501,7 +501,7 @@ class _Join(Function):
     reads = ()
 
 
-# %% book/02_autograd.ipynb, cell 44
+# %% book/02_autograd.ipynb, cell 46
 def _node_backward(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
     """Step 5: ``node.backward(grad)``, with one gradient per input
     (a bare array for one input is fine, as in PyTorch)."""
@@ -560,7 +560,7 @@ def _add_into_input(
     return True
 
 
-# %% book/02_autograd.ipynb, cell 48
+# %% book/02_autograd.ipynb, cell 50
 def tensor_backward(
     tensor: Tensor, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None,
     create_graph: bool = False,
@@ -601,7 +601,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 221
+# %% book/02_autograd.ipynb, cell 229
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

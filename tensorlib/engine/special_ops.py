@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 130
+# %% book/02_autograd.ipynb, cell 135
 import math
 from typing import Any
 
@@ -225,7 +225,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return log(p / (1 - p))
 
 
-# %% book/02_autograd.ipynb, cell 131
+# %% book/02_autograd.ipynb, cell 136
 _SQRT2 = math.sqrt(2)
 
 

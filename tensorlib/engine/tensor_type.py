@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 28
+# %% book/02_autograd.ipynb, cell 30
 import builtins
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -95,7 +95,7 @@ def _preview(data: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# %% book/02_autograd.ipynb, cell 29
+# %% book/02_autograd.ipynb, cell 31
 # The helpers of the class and of every op: making results, the autograd fields' checks, argument
 # parsing shared by methods, the repr.
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
@@ -263,7 +263,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 32
+# %% book/02_autograd.ipynb, cell 34
 class Tensor:
     """An n-dimensional array that records the ops applied to it, for reverse-mode autograd.
 
@@ -2032,7 +2032,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 227
+# %% book/02_autograd.ipynb, cell 235
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

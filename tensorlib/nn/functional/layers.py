@@ -872,7 +872,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 147
+# %% book/04_layers.ipynb, cell 148
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
@@ -954,7 +954,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 148
+# %% book/04_layers.ipynb, cell 149
 class _Conv2d(Function):
     """Convolution as im2col and one matrix product per group."""
 
@@ -1077,7 +1077,7 @@ def conv2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 149
+# %% book/04_layers.ipynb, cell 150
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1130,7 +1130,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 161
+# %% book/04_layers.ipynb, cell 162
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1214,7 +1214,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 164
+# %% book/04_layers.ipynb, cell 165
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1257,7 +1257,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 165
+# %% book/04_layers.ipynb, cell 166
 class _ConvTranspose2d(Function):
     """The transposed convolution: conv2d's input gradient as a forward, conv2d as its backward."""
 
@@ -1428,7 +1428,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 171
+# %% book/04_layers.ipynb, cell 172
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -1464,7 +1464,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 174
+# %% book/04_layers.ipynb, cell 175
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -1505,7 +1505,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 178
+# %% book/04_layers.ipynb, cell 179
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -1673,7 +1673,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 185
+# %% book/04_layers.ipynb, cell 186
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -1729,7 +1729,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 186
+# %% book/04_layers.ipynb, cell 187
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -1792,7 +1792,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 187
+# %% book/04_layers.ipynb, cell 188
 class _AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window; backward adds each gradient at its window's
     (first) argmax."""
@@ -1841,7 +1841,7 @@ def adaptive_max_pool2d(
     return _AdaptiveMaxPool2d.apply(input, output_size=sizes)
 
 
-# %% book/04_layers.ipynb, cell 192
+# %% book/04_layers.ipynb, cell 193
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -1896,7 +1896,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 193
+# %% book/04_layers.ipynb, cell 194
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,

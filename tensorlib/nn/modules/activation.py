@@ -396,6 +396,7 @@ class Hardswish(Module):
         return hardswish(input, self.inplace)
 
 
+# %% book/04_layers.ipynb, cell 140
 class Mish(Module):
     """:math:`x \\tanh(\\mathrm{softplus}(x))`.
 
@@ -495,7 +496,7 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-# %% book/04_layers.ipynb, cell 140
+# %% book/04_layers.ipynb, cell 141
 class GLU(Module):
     """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
     :math:`a \\odot \\sigma(b)`.
@@ -540,7 +541,7 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 141
+# %% book/04_layers.ipynb, cell 142
 class PReLU(Module):
     """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
 

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 150
+# %% book/04_layers.ipynb, cell 151
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +36,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 151
+# %% book/04_layers.ipynb, cell 152
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -126,7 +126,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 166
+# %% book/04_layers.ipynb, cell 167
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -226,7 +226,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 167
+# %% book/04_layers.ipynb, cell 168
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:

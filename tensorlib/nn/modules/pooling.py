@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 179
+# %% book/04_layers.ipynb, cell 180
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
@@ -27,7 +27,7 @@ from tensorlib.nn.functional.utils import _pair, _single
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 180
+# %% book/04_layers.ipynb, cell 181
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
@@ -124,7 +124,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 188
+# %% book/04_layers.ipynb, cell 189
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -222,7 +222,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 189
+# %% book/04_layers.ipynb, cell 190
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
