@@ -35,14 +35,10 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine.indexing import _index
 from tensorlib.engine.reductions import _ValuesIndices
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
-
-
-def _long(values: np.ndarray) -> Tensor:
-    """An int64 index tensor outside the graph."""
-    return _wrap(np.asarray(values, dtype=np.int64), None)
 
 
 def _rows_sorted(input: Tensor, dim: int | None) -> tuple[Tensor, np.ndarray, np.ndarray]:
@@ -69,14 +65,14 @@ def _pick_ranked(
         raise IndexError(f"cannot take an order statistic of an empty dim (shape {input.shape})")
     at = np.expand_dims(rank(valid, rows._data.shape[-1]).astype(np.int64), -1)
     index = np.take_along_axis(order, at, axis=-1)
-    values = rows.gather(-1, _long(index))  # (*rest, 1)
+    values = rows.gather(-1, _index(index))  # (*rest, 1)
     if dim is None or input._data.ndim == 0:
-        return _ValuesIndices(values.reshape(()), _long(index.reshape(())))
+        return _ValuesIndices(values.reshape(()), _index(index.reshape(())))
     axis = normalize_axis(dim, input._data.ndim)
     values, index = values.movedim(-1, axis), np.moveaxis(index, -1, axis)
     if not keepdim:
         values, index = values.squeeze(axis), np.squeeze(index, axis)
-    return _ValuesIndices(values, _long(index))
+    return _ValuesIndices(values, _index(index))
 
 
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
@@ -152,8 +148,8 @@ def _quantile(
         below = above = np.round(ranks)  # half to even, as torch.round
     below = np.minimum(below, n - 1).astype(np.int64)
     above = np.minimum(above, n - 1).astype(np.int64)
-    in_order = rows.gather(-1, _long(order))  # sorted, differentiable
-    low, high = in_order.gather(-1, _long(below)), in_order.gather(-1, _long(above))
+    in_order = rows.gather(-1, _index(order))  # sorted, differentiable
+    low, high = in_order.gather(-1, _index(below)), in_order.gather(-1, _index(above))
     if interpolation in ("linear", "midpoint"):
         weight = np.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
         low = low.lerp(high, _wrap(weight.astype(qs.dtype), None))
@@ -219,10 +215,10 @@ def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     reached = (x == running) | (np.isnan(x) if x.dtype.kind == "f" else False)
     positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
     index = np.maximum.accumulate(np.where(reached, positions, 0), axis=axis)
-    values = (input if input._data.ndim else input.reshape(1)).gather(axis, _long(index))
+    values = (input if input._data.ndim else input.reshape(1)).gather(axis, _index(index))
     if not input._data.ndim:
-        return _ValuesIndices(values.reshape(()), _long(index.reshape(())))
-    return _ValuesIndices(values, _long(index))
+        return _ValuesIndices(values.reshape(()), _index(index.reshape(())))
+    return _ValuesIndices(values, _index(index))
 
 
 def cummax(input: Tensor, dim: int) -> _ValuesIndices:
