@@ -112,8 +112,6 @@ def test_bad_inputs_raise():
         lstm(tl.zeros(5, 2, 7))
     with pytest.raises(ValueError, match="h_0 of shape"):
         lstm(tl.zeros(5, 2, 3), (tl.zeros(1, 2, 4), tl.zeros(2, 2, 4)))
-    with pytest.raises(ValueError, match="bidirectional"):
-        nn.LSTM(3, 4, bidirectional=True)
     with pytest.raises(ValueError, match="nonlinearity"):
         nn.RNN(3, 4, nonlinearity="sigmoid")
     with pytest.raises(ValueError, match="hidden_size"):
@@ -387,8 +385,6 @@ def test_flatten_parameters_is_a_no_op():
 
 
 def test_gru_bad_arguments():
-    with pytest.raises(ValueError, match="bidirectional"):
-        nn.GRU(3, 4, bidirectional=True)
     with pytest.raises(ValueError, match="expected input of shape"):
         nn.GRU(3, 4)(tl.zeros(5, 2, 2))
     with pytest.raises(ValueError, match=r"expected hx of shape \(1, 2, 4\)"):

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 79
+# %% book/05_attention.ipynb, cell 86
 import math
 from typing import Any
 
@@ -72,7 +72,7 @@ def _check_arguments(
         raise ValueError(f"MultiheadAttention: dropout must be a number in [0, 1), got {dropout!r}")
 
 
-# %% book/05_attention.ipynb, cell 80
+# %% book/05_attention.ipynb, cell 87
 class MultiheadAttention(Module):
     r"""Multi-head attention
     :math:`\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_o^\top + b_o`,
