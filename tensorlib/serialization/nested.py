@@ -10,7 +10,8 @@ tensor, named by its path in the structure, such as ``model.fc.weight``) and the
 goes into the file's metadata as JSON, so the file opens with any safetensors reader and
 no code ever runs on load. Anything else is refused with a ``TypeError`` that names its path.
 ``f`` is a path or a binary file object. ``load`` also reads PyTorch's own ``torch.save`` files
-(:mod:`tensorlib.serialization.pytorch`), weights only.
+(:mod:`tensorlib.serialization.pytorch`), weights only, and ``get_unsafe_globals_in_checkpoint``
+lists the globals such a file would need allowed.
 See the chapter "Checkpointing" of the book.
 """
 
@@ -21,10 +22,11 @@ __all__ = [
     'MAX_DEPTH',
     'save',
     'load',
+    'get_unsafe_globals_in_checkpoint',
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 65
+# %% book/07_checkpointing.ipynb, cell 69
 import io
 import json
 import math
@@ -34,11 +36,18 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from tensorlib.engine import Tensor, from_numpy, tensor
-from tensorlib.serialization.pytorch import ZIP_MAGIC, check_map_location, map_storage, read_pt
+from tensorlib.serialization.pytorch import (
+    ZIP_MAGIC,
+    check_map_location,
+    map_storage,
+    read_pt,
+    unsafe_globals,
+)
 from tensorlib.serialization.reader import CheckpointError, open_regular_file
 from tensorlib.serialization.safetensors import (
     _byte_bounds,
     _read,
+    _read_header,
     _reject_constant,
     _serialize,
     save_file,
@@ -51,7 +60,7 @@ _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
 _RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 66
+# %% book/07_checkpointing.ipynb, cell 70
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -151,7 +160,7 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 67
+# %% book/07_checkpointing.ipynb, cell 71
 def _decode(
     node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
 ) -> Any:
@@ -246,16 +255,19 @@ def load(
     :func:`save` loads as it was saved; a safetensors file written by another program (no
     tensorlib structure in its metadata) as a dict of name to tensor; a ``torch.save`` archive
     (the zip format of PyTorch 1.6 and later) as ``torch.load(f, weights_only=True)`` loads it
-    (see :func:`~tensorlib.serialization.pytorch.read_pt`). Nothing in a file is ever executed:
-    there is no pickle of arbitrary objects, so ``weights_only=False`` loads the same way, and a
-    file that needs another global is refused, saying which.
+    (see :func:`~tensorlib.serialization.pytorch.read_pt`). Nothing in a file is ever executed
+    but the globals allow-listed with :func:`~tensorlib.serialization.pytorch.add_safe_globals`
+    or :class:`~tensorlib.serialization.pytorch.safe_globals`: there is no pickle of arbitrary
+    objects, so ``weights_only=False`` loads the same way, and a file that needs another global
+    is refused, saying which and how to allow it.
 
     Args:
         f: the file.
         map_location: where storages go, as in ``torch.load``: ``None``, ``"cpu"``, a device, a
             dict of saved location to ``"cpu"`` or a callable ``(storage, location)``; tensorlib
             has only the CPU, so any other device is an error.
-        weights_only: accepted for ``torch.load``'s signature; loading is always weights only.
+        weights_only: accepted for ``torch.load``'s signature; loading is always weights only,
+            with the allow-list (PyTorch's ``weights_only=False`` would unpickle anything).
 
     Raises:
         CheckpointError: for a bad file or structure, or a path that is not a regular file.
@@ -285,3 +297,30 @@ def load(
             f"{source}: the file holds tensors the structure never uses: {unused[:5]}"
         )
     return obj
+
+
+# %% book/07_checkpointing.ipynb, cell 72
+def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | BinaryIO) -> list[str]:
+    """The globals of a ``torch.save`` file that a weights-only :func:`load` would refuse.
+
+    As ``torch.serialization.get_unsafe_globals_in_checkpoint``: each as ``"module.qualname"``,
+    once, in the order the file names them, given the allow-list as it is now (what
+    :func:`~tensorlib.serialization.pytorch.add_safe_globals` would have to add for the file to
+    load). The pickle is read, never run, so any file is safe to inspect. A file of :func:`save`,
+    or any safetensors file, holds no pickle and so no global: the list is empty.
+
+    Args:
+        f: a path or a binary file object (read from its position).
+
+    Raises:
+        CheckpointError: for a file that is neither a ``torch.save`` archive nor a safetensors file.
+    """
+    stream, size, source = _open(f)
+    try:
+        if _is_torch_archive(stream, source):
+            return unsafe_globals(stream, size, source)
+        _read_header(stream, size, source)
+        return []
+    finally:
+        if stream is not f:
+            stream.close()

@@ -17,10 +17,13 @@ r"""Reading PyTorch's own ``.pt`` / ``.pth`` files without PyTorch and without r
 
 :func:`read_pt` reads it as ``torch.load(f, weights_only=True)`` does: a restricted unpickler
 that resolves only the globals a tensor checkpoint needs (the tensor and parameter rebuilds,
-storage types by name, ``collections.OrderedDict``, ``_codecs.encode`` for bytes), accepts only
-the pickle opcodes of plain data, and checks every storage, offset, shape and stride against
-the bytes the archive holds before it makes an array. Anything else is refused with a
-:class:`~tensorlib.serialization.reader.CheckpointError`: no code in the file ever runs.
+storage types by name, ``collections.OrderedDict``, ``_codecs.encode`` for bytes) and those the
+user allow-listed (:func:`add_safe_globals`, :class:`safe_globals`, PyTorch's
+``torch.serialization`` API), accepts only the pickle opcodes of plain data and of building an
+allow-listed object, and checks every storage, offset, shape and stride against the bytes the
+archive holds before it makes an array. Anything else is refused with a
+:class:`~tensorlib.serialization.reader.CheckpointError`: no code in the file ever runs, only
+the allow-listed globals.
 See the chapter "Checkpointing" of the book.
 """
 
@@ -28,21 +31,28 @@ __all__ = [
     'ZIP_MAGIC',
     'STORAGE_DTYPES',
     'MAX_PICKLE_BYTES',
+    'add_safe_globals',
+    'get_safe_globals',
+    'clear_safe_globals',
+    'safe_globals',
     'PickleReader',
     'check_map_location',
     'map_storage',
     'read_pt',
+    'unsafe_globals',
 ]
 
 
 # %% book/07_checkpointing.ipynb, cell 56
+import _compat_pickle
 import collections
 import io
 import pickle
 import pickletools
+import threading
 import zipfile
 from collections.abc import Callable
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -63,12 +73,13 @@ STORAGE_DTYPES = {
     "ByteStorage": "u1",
     "BoolStorage": "b1",
 }
-# the pickle opcodes of plain data, containers, globals and calls (what torch.save emits); no
-# INST/OBJ/NEWOBJ (they call classes), no EXT codes, no out-of-band buffers
+# the pickle opcodes of plain data, containers, globals and calls (what torch.save emits), and
+# NEWOBJ, which PickleReader allows only for an allow-listed class; no INST/OBJ (they call
+# classes from their own arguments), no EXT codes, no out-of-band buffers
 _OPCODES = frozenset(
     "PROTO FRAME STOP MARK POP POP_MARK DUP EMPTY_DICT EMPTY_LIST EMPTY_TUPLE TUPLE TUPLE1 "
     "TUPLE2 TUPLE3 LIST DICT APPEND APPENDS SETITEM SETITEMS BINPUT LONG_BINPUT MEMOIZE "
-    "BINGET LONG_BINGET GLOBAL STACK_GLOBAL REDUCE BUILD BINPERSID NONE NEWTRUE NEWFALSE "
+    "BINGET LONG_BINGET GLOBAL STACK_GLOBAL REDUCE NEWOBJ BUILD BINPERSID NONE NEWTRUE NEWFALSE "
     "BININT BININT1 BININT2 LONG1 BINFLOAT BINUNICODE SHORT_BINUNICODE BINUNICODE8 "
     "BINBYTES SHORT_BINBYTES BINBYTES8 SHORT_BINSTRING BINSTRING".split()
 )
@@ -194,62 +205,317 @@ def _ordered_dict(*args: Any) -> collections.OrderedDict:
     return collections.OrderedDict()
 
 
-# %% book/07_checkpointing.ipynb, cell 58
+# %% book/07_checkpointing.ipynb, cell 59
+# The user's part of the allow-list: one for the whole process, as PyTorch's, kept as a dict for
+# its order of insertion. Each change replaces the dict whole, under the lock, so a load that reads
+# it once (read_pt) sees one consistent list while other threads add or remove globals.
+_safe_globals_lock = threading.Lock()
+_marked_safe_globals: dict[Any, None] = {}
+
+
+def _full_path(entry: Any) -> str:
+    """The ``module.qualname`` by which a pickle names the allow-list item ``entry``."""
+    if isinstance(entry, tuple):
+        if len(entry) != 2:
+            raise ValueError(
+                "an allow-list tuple must be (global, 'module.qualname'), got a tuple of length "
+                f"{len(entry)}"
+            )
+        if not isinstance(entry[1], str):
+            raise TypeError(
+                "the second item of an allow-list tuple must be the global's full path, a str "
+                f"'module.qualname', got {type(entry[1]).__name__}"
+            )
+        return entry[1]
+    module = getattr(entry, "__module__", None)
+    qualname = getattr(entry, "__qualname__", None)
+    if not (isinstance(module, str) and isinstance(qualname, str)):
+        raise TypeError(
+            "an allow-list item must be a class, a function or a (global, 'module.qualname') "
+            f"tuple, got a {type(entry).__name__}"
+        )
+    return f"{module}.{qualname}"
+
+
+def _entries(safe_globals: Any) -> list[Any]:
+    """The items of an allow-list argument, each checked."""
+    if not isinstance(safe_globals, (list, tuple, set, frozenset)):
+        raise TypeError(
+            "safe_globals must be a list of classes, functions or (global, 'module.qualname') "
+            f"tuples, got {type(safe_globals).__name__}"
+        )
+    for entry in safe_globals:
+        _full_path(entry)
+    return list(safe_globals)
+
+
+def _user_globals() -> dict[str, Any]:
+    """The user's allow-list as one load reads it: full path -> global."""
+    return {
+        _full_path(entry): entry[0] if isinstance(entry, tuple) else entry
+        for entry in _marked_safe_globals
+    }
+
+
+def add_safe_globals(
+    safe_globals: list[Callable[..., Any] | tuple[Callable[..., Any], str]],
+) -> None:
+    """Mark globals as safe for a weights-only load: a pickle may then name, call and build them.
+
+    As ``torch.serialization.add_safe_globals``. A pickle names a class or function by
+    ``{__module__}.{__qualname__}`` (``__main__.TrainConfig`` for a class of the script that ran
+    ``torch.save``); a tuple ``(global, "module.qualname")`` allows ``global`` under the name a
+    file gives it when that differs (a class saved from another module). The list is one for the
+    whole process, as in PyTorch: what one thread adds, every thread's loads allow.
+
+    A pickle may call an allowed class (``cls(*args)``, how an enum member is rebuilt) or create
+    an instance without ``__init__`` (``cls.__new__(cls, *args)``) and set its state
+    (``__setstate__``, else ``__dict__`` and slots); it may call an allowed function with
+    arguments of its choosing. Allow only what cannot do harm with any arguments: a dataclass of
+    settings, an enum, ``argparse.Namespace``. No global of ``os``, ``sys``, ``posix`` or ``nt``
+    is ever allowed.
+
+    Args:
+        safe_globals: classes, functions, or ``(global, "module.qualname")`` tuples.
+
+    Raises:
+        TypeError: for an item that is none of these, or for ``safe_globals`` not a list.
+        ValueError: for a tuple of another length than 2.
+    """
+    global _marked_safe_globals
+    entries = _entries(safe_globals)
+    with _safe_globals_lock:
+        _marked_safe_globals = {**_marked_safe_globals, **dict.fromkeys(entries)}
+
+
+def get_safe_globals() -> list[Callable[..., Any] | tuple[Callable[..., Any], str]]:
+    """The globals marked safe by :func:`add_safe_globals` and the active :class:`safe_globals`
+    blocks, in the order they were added (as ``torch.serialization.get_safe_globals``)."""
+    return list(_marked_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    """Forget every global marked safe (as ``torch.serialization.clear_safe_globals``)."""
+    global _marked_safe_globals
+    with _safe_globals_lock:
+        _marked_safe_globals = {}
+
+
+class safe_globals:
+    """Context manager that marks globals safe for a weights-only load while its block runs.
+
+    As ``torch.serialization.safe_globals``: ``with safe_globals([TrainConfig]): tl.load(f)``.
+    On exit, also by an exception, it removes the globals it added, and only those: one that was
+    already marked stays marked (PyTorch removes it too). The list is the process's, so loads in
+    other threads allow the globals while the block runs, as in PyTorch.
+
+    Args:
+        safe_globals: as for :func:`add_safe_globals`.
+    """
+
+    def __init__(
+        self, safe_globals: list[Callable[..., Any] | tuple[Callable[..., Any], str]]
+    ) -> None:
+        self.safe_globals = _entries(safe_globals)
+        self.added: list[Any] = []
+
+    def __enter__(self) -> None:
+        global _marked_safe_globals
+        with _safe_globals_lock:
+            self.added = [entry for entry in self.safe_globals if entry not in _marked_safe_globals]
+            _marked_safe_globals = {**_marked_safe_globals, **dict.fromkeys(self.added)}
+
+    def __exit__(self, *exc_info: object) -> None:
+        global _marked_safe_globals
+        added = set(self.added)
+        with _safe_globals_lock:
+            _marked_safe_globals = {
+                entry: None for entry in _marked_safe_globals if entry not in added
+            }
+
+
+# %% book/07_checkpointing.ipynb, cell 60
 _UNSUPPORTED = {
     "BFloat16Storage": "bfloat16 has no numpy dtype, so tensorlib cannot hold it (convert the "
     "tensors with .float() in PyTorch before saving)"
 }
+# the globals a tensor checkpoint needs, by (module, name), and what each resolves to
+_ALLOWED: dict[tuple[str, str], Callable[..., Any]] = {
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+    ("collections", "OrderedDict"): _ordered_dict,
+    ("_codecs", "encode"): _encode,
+}
+# modules no allow-list can open, as in PyTorch: their globals are refused even when listed
+_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
+# the standard library's own unpickler in Python: its opcodes are a table of methods, of which
+# the reader keeps those of _OPCODES (the others are refused before it runs, and unknown to it)
+_STANDARD_OPCODES: dict[int, Callable[[Any], None]] = {
+    ord(opcode.code): pickle._Unpickler.dispatch[ord(opcode.code)]
+    for opcode in pickletools.opcodes
+    if opcode.name in _OPCODES
+}
+# what the reader's own records stand for, in messages
+_RECORDS = {
+    _Global: "a rebuild function",
+    _StorageType: "a storage type",
+    _Storage: "a storage",
+    _Rebuilt: "a tensor",
+}
 
 
-def _resolve_global(module: str, name: str, source: str) -> Any:
+def _python3_name(module: str, name: str) -> tuple[str, str]:
+    """A global as Python 3 names it: protocol 2 writes Python 2's names (``__builtin__.set``)."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[module, name]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
+def _refused(module: str, name: str, user: dict[str, Any]) -> bool:
+    """Whether a weights-only load refuses the global ``module.name`` (by Python 3 names) as
+    unsafe, given the user's allow-list ``user`` (full path -> global)."""
+    if (module, name) in _ALLOWED or (
+        module == "torch" and (name in STORAGE_DTYPES or name in _UNSUPPORTED)
+    ):
+        return False
+    return module in _BLOCKED_MODULES or f"{module}.{name}" not in user
+
+
+def _resolve_global(module: str, name: str, source: str, user: dict[str, Any]) -> Any:
     """What the global ``module.name`` of a weights-only pickle resolves to; refuses all others."""
-    allowed: dict[tuple[str, str], Callable[..., Any]] = {
-        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
-        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-        ("collections", "OrderedDict"): _ordered_dict,
-        ("_codecs", "encode"): _encode,
-    }
-    if (module, name) in allowed:
-        return _Global(f"{module}.{name}", allowed[module, name])
+    module, name = _python3_name(module, name)
+    full = f"{module}.{name}"
+    if _refused(module, name, user):
+        advice = (
+            f"; no global of the module {module} is ever allowed"
+            if module in _BLOCKED_MODULES
+            else f". If you trust {full}, allow it with "
+            f"tensorlib.serialization.add_safe_globals([{full}]) or, for one block, the context "
+            f"manager tensorlib.serialization.safe_globals([{full}])"
+        )
+        raise CheckpointError(
+            f"{source}: data.pkl asks for the global {full}, which a weights-only load refuses: "
+            "unpickling an arbitrary global can run any code, so tensorlib reads only tensors, "
+            "Parameters, storages, OrderedDict and plain containers, numbers and strings (as "
+            "torch.load(weights_only=True)), and the globals the user allow-listed" + advice
+        )
+    if (module, name) in _ALLOWED:
+        return _Global(full, _ALLOWED[module, name])
     if module == "torch" and name in STORAGE_DTYPES:
         return _StorageType(name, STORAGE_DTYPES[name])
     if module == "torch" and name in _UNSUPPORTED:
         raise CheckpointError(f"{source}: {name}: {_UNSUPPORTED[name]}")
-    raise CheckpointError(
-        f"{source}: data.pkl asks for the global {module}.{name}, "
-        "which a weights-only load refuses: "
-        "unpickling an arbitrary global can run any code, "
-        "so tensorlib reads only tensors, Parameters, "
-        "storages, OrderedDict and plain containers, numbers and strings (as "
-        "torch.load(weights_only=True))"
-    )
+    return user[full]
 
 
-class PickleReader(pickle.Unpickler):
+def _what(value: Any) -> str:
+    """``value`` named for a message, without calling any method of it."""
+    if type(value) in _RECORDS:
+        return _RECORDS[type(value)]
+    if isinstance(value, type):
+        return f"the class {value.__module__}.{value.__qualname__}"
+    return f"a {type(value).__module__}.{type(value).__qualname__} object"
+
+
+class PickleReader(pickle._Unpickler):
     """An unpickler that allows only what a weights-only checkpoint holds, as ``weights_only=True``.
 
     ``find_class`` resolves the tensor and parameter rebuilds, storage types by name,
-    ``collections.OrderedDict`` and ``_codecs.encode`` and refuses every other global;
-    ``persistent_load`` turns a storage record into that storage's elements, read from the
-    archive (once per key, so views of one storage share memory) through ``read_storage``.
+    ``collections.OrderedDict``, ``_codecs.encode`` and the user's allow-list
+    (:func:`add_safe_globals`) and refuses every other global; ``persistent_load`` turns a
+    storage record into that storage's elements, read from the archive (once per key, so views
+    of one storage share memory) through ``read_storage``. It is Python's own unpickler written
+    in Python, with the three opcodes that call or change objects guarded, as in PyTorch's:
+    REDUCE calls only an allowed global, NEWOBJ creates only an instance of an allow-listed class,
+    BUILD sets the state only of an ``OrderedDict`` (a state dict's ``_metadata``) or of an
+    instance of an allow-listed class. What a user's global receives holds
+    :class:`~tensorlib.Tensor` objects, not the reader's records.
 
     Args:
         data: the bytes of ``data.pkl``.
         read_storage: ``(key, dtype, location, numel) -> 1-D array``.
         source: the file's name for error messages.
+        user: the user's allow-list, full path -> global; ``None`` reads the current one.
     """
 
+    stack: list[Any]  # the unpickler's stack, which the standard library's class does not declare
+
     def __init__(
-        self, data: bytes, read_storage: Callable[[str, str, str, int], np.ndarray], source: str
+        self,
+        data: bytes,
+        read_storage: Callable[[str, str, str, int], np.ndarray],
+        source: str,
+        user: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(io.BytesIO(data))
         self.read_storage = read_storage
         self.source = source
         self.storages: dict[str, _Storage] = {}
+        self.user = _user_globals() if user is None else user
+        self.user_ids = {id(value) for value in self.user.values()}
+        # id -> (record, its conversion), shared with the conversion of the whole result
+        self.converted: dict[int, tuple[Any, Any]] = {}
 
     def find_class(self, module: str, name: str) -> Any:
-        return _resolve_global(module, name, self.source)
+        return _resolve_global(module, name, self.source, self.user)
+
+    def _refuse(self, what: str, subject: Any) -> CheckpointError:
+        if type(subject) in _RECORDS:  # torch.save never writes that
+            return CheckpointError(
+                f"{self.source}: not a valid torch.save archive: data.pkl {what}"
+            )
+        if self.user_ids & {id(subject), id(type(subject))}:  # used for more than it allows
+            return CheckpointError(
+                f"{self.source}: data.pkl {what}, which a weights-only load refuses even for an "
+                "allow-listed global (it may be called, or instantiated and its instances' state "
+                "set, never changed itself)"
+            )
+        return CheckpointError(
+            f"{self.source}: data.pkl {what}, which a weights-only load refuses (allow the class "
+            "or function with tensorlib.serialization.add_safe_globals if you trust it)"
+        )
+
+    def _arguments(self) -> None:
+        """Make the tensors of what is on top of the stack (a user's global's arguments or an
+        instance's state) :class:`~tensorlib.Tensor` objects."""
+        self.stack[-1] = _convert(self.stack[-1], self.converted, (), self.source)
+
+    def load_reduce(self) -> None:
+        function, arguments = self.stack[-2], self.stack[-1]
+        if not isinstance(arguments, tuple):
+            raise self._refuse(f"calls {_what(function)} with {_what(arguments)}", arguments)
+        if not isinstance(function, _Global):
+            if id(function) not in self.user_ids:
+                raise self._refuse(f"calls {_what(function)}, not an allowed global", function)
+            self._arguments()
+        _STANDARD_OPCODES[pickle.REDUCE[0]](self)
+
+    def load_newobj(self) -> None:
+        cls, arguments = self.stack[-2], self.stack[-1]
+        if not (isinstance(cls, type) and id(cls) in self.user_ids):
+            raise self._refuse(
+                f"creates an instance of {_what(cls)}, not an allow-listed class", cls
+            )
+        if not isinstance(arguments, tuple):
+            raise self._refuse(f"creates {cls.__qualname__} from {_what(arguments)}", arguments)
+        self._arguments()
+        _STANDARD_OPCODES[pickle.NEWOBJ[0]](self)
+
+    def load_build(self) -> None:
+        target = self.stack[-2]
+        if type(target) is not collections.OrderedDict:
+            if id(type(target)) not in self.user_ids:
+                raise self._refuse(f"sets the state of {_what(target)}", target)
+            self._arguments()
+        _STANDARD_OPCODES[pickle.BUILD[0]](self)
+
+    dispatch: ClassVar[dict[int, Callable[[Any], None]]] = {
+        **_STANDARD_OPCODES,
+        pickle.REDUCE[0]: load_reduce,
+        pickle.NEWOBJ[0]: load_newobj,
+        pickle.BUILD[0]: load_build,
+    }
 
     def persistent_load(self, pid: Any) -> _Storage:
         if not (
@@ -279,7 +545,7 @@ class PickleReader(pickle.Unpickler):
         return storage
 
 
-def _check_opcodes(data: bytes, source: str) -> None:
+def _check_opcodes(data: bytes, source: str, user: dict[str, Any]) -> None:
     """Refuse a pickle that uses an opcode outside :data:`_OPCODES`, a global outside the allow-list
     or a memo index past its end."""
     try:
@@ -287,7 +553,7 @@ def _check_opcodes(data: bytes, source: str) -> None:
             # refused by name, before an opcode uses it
             if opcode.name == "GLOBAL" and " " in str(arg):
                 module, name = str(arg).split(" ", 1)
-                _resolve_global(module, name, source)
+                _resolve_global(module, name, source, user)
             if opcode.name not in _OPCODES:
                 raise CheckpointError(
                     f"{source}: data.pkl byte {position}: pickle opcode "
@@ -307,7 +573,7 @@ def _check_opcodes(data: bytes, source: str) -> None:
         raise CheckpointError(f"{source}: data.pkl is not a valid pickle: {error}") from None
 
 
-# %% book/07_checkpointing.ipynb, cell 59
+# %% book/07_checkpointing.ipynb, cell 61
 def _is_cpu(device: Any) -> bool:
     name = device if isinstance(device, str) else getattr(device, "type", None)
     return isinstance(name, str) and (name == "cpu" or name.startswith("cpu:"))
@@ -369,10 +635,15 @@ def map_storage(map_location: Any, array: np.ndarray, location: str, source: str
     return array
 
 
-def _convert(node: Any, done: dict[int, Any], path: tuple[int, ...], source: str) -> Any:
-    """The loaded object with each rebuilt tensor made a :class:`Tensor` (one per rebuild)."""
+def _convert(
+    node: Any, done: dict[int, tuple[Any, Any]], path: tuple[int, ...], source: str
+) -> Any:
+    """The loaded object with each rebuilt tensor made a :class:`Tensor` (one per rebuild).
+
+    ``done`` maps the id of each node converted so far to the node (kept alive, so its id is not
+    reused) and its conversion."""
     if id(node) in done:
-        return done[id(node)]
+        return done[id(node)][1]
     if id(node) in path or len(path) > _MAX_DEPTH:
         raise CheckpointError(
             f"{source}: data.pkl holds a container that contains itself or nests "
@@ -394,16 +665,20 @@ def _convert(node: Any, done: dict[int, Any], path: tuple[int, ...], source: str
         )
     elif type(node) in (list, tuple):
         result = type(node)(_convert(item, done, inner, source) for item in node)
-    else:
+    elif isinstance(node, (_Global, _StorageType, _Storage)):
         raise CheckpointError(
             f"{source}: data.pkl holds a {type(node).__name__.lstrip('_')} object where a tensor, "
             "container, number or string belongs"
         )
-    done[id(node)] = result
+    else:
+        # nothing else can reach the stack but a global of the user's allow-list or what one
+        # made (given its tensors as Tensors when it was made): it stays as it is
+        return node
+    done[id(node)] = (node, result)
     return result
 
 
-# %% book/07_checkpointing.ipynb, cell 60
+# %% book/07_checkpointing.ipynb, cell 62
 def _members(
     archive: zipfile.ZipFile, size: int, source: str
 ) -> tuple[str, dict[str, zipfile.ZipInfo]]:
@@ -473,31 +748,44 @@ def _storage_reader(
     return read_storage
 
 
+def _pickle_of(
+    archive: zipfile.ZipFile, size: int, source: str
+) -> tuple[bytes, str, dict[str, zipfile.ZipInfo]]:
+    """The bytes of the archive's ``data.pkl``, its folder name and its members."""
+    prefix, members = _members(archive, size, source)
+    info = members[f"{prefix}/data.pkl"]
+    if info.file_size > MAX_PICKLE_BYTES:
+        raise CheckpointError(
+            f"{source}: data.pkl is {info.file_size} bytes, more than {MAX_PICKLE_BYTES}"
+        )
+    return archive.read(info), prefix, members
+
+
 def read_pt(file: BinaryIO, size: int, source: str, map_location: Any = None) -> Any:
     """The object of the ``torch.save`` archive ``file`` (``size`` bytes), read weights-only.
 
     Tensors come back as :class:`~tensorlib.Tensor` (``nn.Parameter`` where one was saved),
     views of one storage sharing memory as in PyTorch; containers, numbers and strings as
-    themselves. See the module docstring for what is allowed.
+    themselves, and objects of the globals allow-listed with :func:`add_safe_globals` (the list
+    as it is when the load starts) as their classes and functions rebuild them. See the module
+    docstring for what is allowed.
 
     Raises:
         CheckpointError: for anything but a valid weights-only archive, naming the problem.
     """
+    user = _user_globals()
     try:
         with zipfile.ZipFile(file) as archive:
-            prefix, members = _members(archive, size, source)
+            data, prefix, members = _pickle_of(archive, size, source)
             order = _byteorder(archive, members, prefix, source)
-            info = members[f"{prefix}/data.pkl"]
-            if info.file_size > MAX_PICKLE_BYTES:
-                raise CheckpointError(
-                    f"{source}: data.pkl is {info.file_size} bytes, more than {MAX_PICKLE_BYTES}"
-                )
-            data = archive.read(info)
-            _check_opcodes(data, source)
+            _check_opcodes(data, source, user)
             reader = PickleReader(
-                data, _storage_reader(archive, members, prefix, order, map_location, source), source
+                data,
+                _storage_reader(archive, members, prefix, order, map_location, source),
+                source,
+                user,
             )
-            return _convert(reader.load(), {}, (), source)
+            return _convert(reader.load(), reader.converted, (), source)
     except CheckpointError:
         raise
     # zipfile, zlib, pickle and struct each raise their own types on damaged bytes
@@ -505,3 +793,35 @@ def read_pt(file: BinaryIO, size: int, source: str, map_location: Any = None) ->
         raise CheckpointError(
             f"{source}: not a valid torch.save archive: {type(error).__name__}: {error}"
         ) from None
+
+
+def unsafe_globals(file: BinaryIO, size: int, source: str) -> list[str]:
+    """The globals of the ``torch.save`` archive ``file`` that a weights-only load refuses.
+
+    Each as ``"module.qualname"``, once, in the order the pickle names them, given the
+    allow-list as it is now; what ``tl.serialization.get_unsafe_globals_in_checkpoint`` returns
+    for such an archive. The pickle's opcodes are only listed, never run. As in PyTorch, a
+    global a pickle builds from strings on its stack (protocol 4's ``STACK_GLOBAL``) is not
+    listed (a load refuses it all the same).
+
+    Raises:
+        CheckpointError: for a damaged archive or pickle.
+    """
+    user = _user_globals()
+    found: list[str] = []
+    try:
+        with zipfile.ZipFile(file) as archive:
+            data = _pickle_of(archive, size, source)[0]
+            for opcode, arg, _ in pickletools.genops(data):
+                if opcode.name == "GLOBAL" and " " in str(arg):
+                    module, name = _python3_name(*str(arg).split(" ", 1))
+                    full = f"{module}.{name}"
+                    if _refused(module, name, user) and full not in found:
+                        found.append(full)
+    except CheckpointError:
+        raise
+    except Exception as error:
+        raise CheckpointError(
+            f"{source}: not a valid torch.save archive: {type(error).__name__}: {error}"
+        ) from None
+    return found
