@@ -9,10 +9,11 @@ A scheduler owns an optimizer and rewrites ``group["lr"]`` of each param group o
 stepping the same optimizer compose (their factors multiply). ``state_dict()`` is a plain dict
 of numbers with PyTorch's keys (never a function: ``LambdaLR`` saves ``None`` for its lambdas).
 
-Schedules: ``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``, ``LinearLR``,
-``CosineAnnealingLR``, ``OneCycleLR`` (which also cycles the momentum or :math:`\beta_1`), and
-the combinators ``SequentialLR`` (one schedule after another) and
-``ChainedScheduler`` (all at once);
+Schedules: ``LambdaLR``, ``MultiplicativeLR``, ``StepLR``, ``MultiStepLR``, ``ConstantLR``,
+``ExponentialLR``, ``LinearLR``, ``PolynomialLR``, ``CosineAnnealingLR``,
+``CosineAnnealingWarmRestarts``, ``OneCycleLR`` and ``CyclicLR`` (which also cycle the momentum or
+:math:`\beta_1`), ``ReduceLROnPlateau`` (driven by a metric, not by the step count), and the
+combinators ``SequentialLR`` (one schedule after another) and ``ChainedScheduler`` (all at once);
 ``warmup_cosine`` builds the linear-warmup-then-cosine schedule of transformer training from them.
 """
 
@@ -30,10 +31,16 @@ __all__ = [
     'ChainedScheduler',
     'OneCycleLR',
     'warmup_cosine',
+    'ConstantLR',
+    'MultiplicativeLR',
+    'PolynomialLR',
+    'CosineAnnealingWarmRestarts',
+    'CyclicLR',
+    'ReduceLROnPlateau',
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 91
+# %% book/06_optimizers.ipynb, cell 111
 import bisect
 import math
 import numbers
@@ -46,7 +53,7 @@ from typing import Any
 from tensorlib.optim.optimizer import Optimizer
 
 
-# %% book/06_optimizers.ipynb, cell 92
+# %% book/06_optimizers.ipynb, cell 112
 def _lrs(optimizer: Optimizer) -> list[float]:
     return [group["lr"] for group in optimizer.param_groups]
 
@@ -70,6 +77,7 @@ class LRScheduler:
     _step_count: int
     _is_initial = False  # True during the constructor's first step
     _get_lr_called_within_step = False
+    _steps_on_a_metric = False  # ReduceLROnPlateau: step(metrics), no place in a combinator
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -166,7 +174,7 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-# %% book/06_optimizers.ipynb, cell 93
+# %% book/06_optimizers.ipynb, cell 113
 def _check_positive_int(value: Any, name: str, owner: str) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
@@ -195,7 +203,9 @@ class LambdaLR(LRScheduler):
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         if not all(callable(fn) for fn in self.lr_lambdas):
-            raise TypeError("LambdaLR: lr_lambda must be a callable (or a list of them)")
+            raise TypeError(
+                f"{type(self).__name__}: lr_lambda must be a callable (or a list of them)"
+            )
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
@@ -213,14 +223,14 @@ class LambdaLR(LRScheduler):
         lambdas = state.pop("lr_lambdas", None)
         if not isinstance(lambdas, list) or len(lambdas) != len(self.lr_lambdas):
             raise ValueError(
-                "LambdaLR.load_state_dict: expected lr_lambdas, "
+                f"{type(self).__name__}.load_state_dict: expected lr_lambdas, "
                 f"a list of {len(self.lr_lambdas)} entries"
             )
         expected = set(self.state_dict()) - {"lr_lambdas"}
         if set(state) != expected:
             raise ValueError(
-                f"LambdaLR.load_state_dict: expected the keys {sorted(expected | {'lr_lambdas'})}, "
-                f"got {sorted(state_dict)}"
+                f"{type(self).__name__}.load_state_dict: expected the keys "
+                f"{sorted(expected | {'lr_lambdas'})}, got {sorted(state_dict)}"
             )
         self.__dict__.update(state)
         for fn, saved in zip(self.lr_lambdas, lambdas, strict=True):
@@ -301,7 +311,7 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 94
+# %% book/06_optimizers.ipynb, cell 114
 class LinearLR(LRScheduler):
     r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over
     ``total_iters`` steps, then hold.
@@ -397,7 +407,7 @@ class CosineAnnealingLR(LRScheduler):
         ]
 
 
-# %% book/06_optimizers.ipynb, cell 95
+# %% book/06_optimizers.ipynb, cell 115
 def _check_schedulers(
     owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None
 ) -> Optimizer:
@@ -411,6 +421,12 @@ def _check_schedulers(
         if not isinstance(scheduler, LRScheduler):
             raise TypeError(
                 f"{owner}: the scheduler at index {index} is a {type(scheduler).__name__}"
+            )
+        if scheduler._steps_on_a_metric:
+            raise ValueError(
+                f"{owner} does not support `{type(scheduler).__name__}` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{index} in the given schedulers sequence."
             )
         if scheduler.optimizer is not optimizer:
             raise ValueError(
@@ -530,7 +546,7 @@ def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str,
         scheduler.load_state_dict(part)
 
 
-# %% book/06_optimizers.ipynb, cell 96
+# %% book/06_optimizers.ipynb, cell 116
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
@@ -680,7 +696,7 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
-# %% book/06_optimizers.ipynb, cell 102
+# %% book/06_optimizers.ipynb, cell 122
 def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
                   eta_min: float = 0.0) -> SequentialLR | CosineAnnealingLR:
     r"""Linear warmup to the optimizer's rate over ``warmup_steps``, then cosine decay to
@@ -737,3 +753,486 @@ def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
             total_iters=int(warmup_steps) - 1,
         )
     return SequentialLR(optimizer, [warmup, cosine], milestones=[int(warmup_steps)])
+
+
+# %% book/06_optimizers.ipynb, cell 125
+class ConstantLR(LRScheduler):
+    r"""Multiply the rate by ``factor`` for the first ``total_iters`` steps, then restore it.
+
+    :math:`\eta_t = \eta_0 f` for :math:`t < T`, and :math:`\eta_0` from :math:`t = T` on. In
+    chainable form: the first step multiplies the current rate by :math:`f`, step :math:`T`
+    divides it by :math:`f`, every other step leaves it alone.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        factor: :math:`f`, in :math:`[0, 1]` (default 1/3).
+        total_iters: :math:`T`, the number of steps at the reduced rate (default 5).
+        last_epoch: the index of the last step taken (default -1: a fresh start).
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if not 0 <= factor <= 1.0:
+            raise ValueError(
+                f"Constant multiplicative factor expected to be between 0 and 1, got {factor}"
+            )
+        _check_positive_int(total_iters, "total_iters", "ConstantLR")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._check_called_within_step()
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _lrs(self.optimizer)
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class MultiplicativeLR(LambdaLR):
+    r"""Multiply the current rate by ``lr_lambda(epoch)`` at every step (one function, or one per
+    param group): :math:`\eta_t = \eta_{t-1}\,\lambda(t)`.
+
+    Where :class:`LambdaLR` gives the rate itself as a function of the step, this gives the
+    *factor* from one step to the next, so ``lambda t: 0.95`` is :class:`ExponentialLR`. The
+    lambdas are saved as :class:`LambdaLR` saves them (``None`` for a plain function).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        lr_lambda: a function of the step returning the factor, or a list of them, one per group.
+        last_epoch: the index of the last step taken (default -1: a fresh start).
+    """
+
+    def get_lr(self) -> list[float]:
+        self._check_called_within_step()
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [
+            group["lr"] * fn(self.last_epoch)
+            for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups, strict=True)
+        ]
+
+
+class PolynomialLR(LRScheduler):
+    r"""Decay the rate to zero along a polynomial over ``total_iters`` steps, then hold it.
+
+    :math:`\eta_t = \eta_0\,(1 - \min(t, T)/T)^p`. In chainable form each step multiplies the
+    current rate by :math:`\bigl((1 - t/T)/(1 - (t-1)/T)\bigr)^p`; ``power=1`` is a straight line
+    to zero (:class:`LinearLR` with ``end_factor=0``).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        total_iters: :math:`T`, the step at which the rate reaches zero (default 5).
+        power: :math:`p`, the power of the polynomial (default 1.0).
+        last_epoch: the index of the last step taken (default -1: a fresh start).
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        _check_positive_int(total_iters, "total_iters", "PolynomialLR")
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._check_called_within_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        decay_factor = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[float]:
+        return [
+            base_lr
+            * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base_lr in self.base_lrs
+        ]
+
+
+# %% book/06_optimizers.ipynb, cell 127
+class CosineAnnealingWarmRestarts(LRScheduler):
+    r"""Cosine annealing that restarts from the initial rate, with periods growing by ``T_mult``
+    (SGDR, Loshchilov and Hutter, 2017).
+
+    .. math::
+        \eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})\bigl(1 + \cos(\pi T_{cur}/T_i)\bigr),
+
+    where :math:`T_{cur}` counts the epochs since the last restart and :math:`T_i` is the length
+    of the current period: :math:`T_0`, then :math:`T_0 T_{mult}`, :math:`T_0 T_{mult}^2`, ...
+    The rate is computed from the closed form at every step (not chained).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        T_0: the length of the first period, a positive int.
+        T_mult: the factor by which each period is longer than the one before, an int >= 1
+            (default 1).
+        eta_min: the rate at the end of every period (default 0).
+        last_epoch: the index of the last step taken (default -1: a fresh start).
+
+    ``step()`` advances one epoch; ``step(epoch)`` jumps to ``epoch``, which may be fractional
+    (``step(epoch + i / iters)`` after batch ``i`` of ``iters`` anneals within the epoch).
+    """
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if isinstance(T_0, bool) or not isinstance(T_0, numbers.Integral) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0!r}")
+        if isinstance(T_mult, bool) or not isinstance(T_mult, numbers.Integral) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult!r}")
+        if isinstance(eta_min, bool) or not isinstance(eta_min, numbers.Real):
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min!r} "
+                f"of type {type(eta_min).__name__}"
+            )
+        self.T_0: int = T_0
+        self.T_i: int = T_0
+        self.T_mult: int = T_mult
+        self.eta_min: float = eta_min
+        self.T_cur: float = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        self._check_called_within_step()
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base_lr in self.base_lrs
+        ]
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance one epoch, or (``epoch`` given) jump to ``epoch``, a number >= 0."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:  # a restart
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if isinstance(epoch, bool) or not isinstance(epoch, numbers.Real) or epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch!r}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:  # n whole periods fit: T_0 (T_mult^n - 1) / (T_mult - 1) <= epoch
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult**n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            group["lr"] = lr
+        self._last_lr = _lrs(self.optimizer)
+
+
+# %% book/06_optimizers.ipynb, cell 129
+class CyclicLR(LRScheduler):
+    r"""Cycle the rate between ``base_lr`` and ``max_lr`` along triangles (Smith, 2017).
+
+    With :math:`S_u` steps up and :math:`S_d` down, a cycle has :math:`S = S_u + S_d` steps; at
+    step :math:`t` the cycle is :math:`c = \lfloor 1 + t/S\rfloor`, the position in it
+    :math:`x = 1 + t/S - c \in [0, 1)` and the height
+    :math:`h = x/r` while :math:`x \le r = S_u/S` (going up), :math:`(x - 1)/(r - 1)` after it:
+
+    .. math::
+        \eta_t = \eta_{base} + (\eta_{max} - \eta_{base})\,h\,s,
+
+    with the amplitude scale :math:`s` = 1 (``"triangular"``), :math:`2^{1-c}` (``"triangular2"``,
+    halved each cycle), :math:`\gamma^t` (``"exp_range"``) or ``scale_fn`` of :math:`c`
+    (``scale_mode="cycle"``) or of :math:`t` (``"iterations"``). With ``cycle_momentum`` the
+    momentum (Adam's :math:`\beta_1`) runs the other way, from ``max_momentum`` at the bottom of
+    a cycle to ``base_momentum`` at its top. ``step()`` is meant to be called after every batch.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is scheduled.
+        base_lr: the lower rate of the cycle (one number, or one per group); it becomes the
+            groups' ``lr`` at construction.
+        max_lr: the upper rate (one number, or one per group).
+        step_size_up: :math:`S_u`, the steps from the bottom to the top (default 2000).
+        step_size_down: :math:`S_d` (default ``None``: the same as ``step_size_up``).
+        mode: ``"triangular"`` (default), ``"triangular2"`` or ``"exp_range"``; ignored when
+            ``scale_fn`` is given.
+        gamma: :math:`\gamma` of ``"exp_range"`` (default 1.0).
+        scale_fn: a function of one number into [0, 1] that replaces ``mode``.
+        scale_mode: what ``scale_fn`` is a function of, ``"cycle"`` (default) or ``"iterations"``.
+        cycle_momentum: cycle the momentum or :math:`\beta_1` too (default True; the optimizer
+            must have ``momentum`` or ``betas``).
+        base_momentum: the momentum at the top of the rate's cycle (default 0.8).
+        max_momentum: the momentum at its bottom (default 0.9).
+        last_epoch: the index of the last batch (default -1: a fresh start).
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list[float],
+        max_lr: float | list[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.8,
+        max_momentum: float | list[float] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        if not (up > 0 and down > 0):
+            raise ValueError(
+                f"CyclicLR: step_size_up and step_size_down must be positive, got {up} and {down}"
+            )
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"mode is invalid and scale_fn is None (got mode={mode!r})")
+        if scale_fn is not None and scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._init_momentum(base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_momentum(self, base_momentum: Any, max_momentum: Any, last_epoch: int) -> None:
+        """Cycle ``momentum`` (or ``betas[0]``): record each group's bounds, start at the top."""
+        if "momentum" not in self.optimizer.defaults and "betas" not in self.optimizer.defaults:
+            raise ValueError(
+                "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+            )
+        self.use_beta1 = "betas" in self.optimizer.defaults
+        self.base_momentums = _per_group("base_momentum", self.optimizer, base_momentum)
+        self.max_momentums = _per_group("max_momentum", self.optimizer, max_momentum)
+        if last_epoch == -1:
+            for top, bottom, group in zip(self.max_momentums, self.base_momentums,
+                                          self.optimizer.param_groups, strict=True):
+                if self.use_beta1:
+                    group["betas"] = (top, *group["betas"][1:])
+                else:
+                    group["momentum"] = top
+                group["max_momentum"] = top
+                group["base_momentum"] = bottom
+
+    def _init_scale_fn(self) -> None:
+        """The built-in modes fix what the scale is a function of, as in PyTorch."""
+        if self._scale_fn_custom is None:
+            self.scale_mode = "iterations" if self.mode == "exp_range" else "cycle"
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude scale :math:`s` at ``x`` (the cycle, or the step)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list[float]:
+        self._check_called_within_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base_lr + (max_lr - base_lr) * scale_factor * scale
+            for base_lr, max_lr in zip(self.base_lrs, self.max_lrs, strict=True)
+        ]
+        if self.cycle_momentum:
+            for group, bottom, top in zip(self.optimizer.param_groups, self.base_momentums,
+                                          self.max_momentums, strict=True):
+                momentum = top - (top - bottom) * scale_factor * scale
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """As :meth:`LRScheduler.state_dict`; ``scale_fn`` is saved as ``None`` when it is a
+        plain function and as its ``__dict__`` when it is a callable object, as in PyTorch."""
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = (
+            None if fn is None or isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+        )
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        fn = self._scale_fn_custom
+        super().load_state_dict(state_dict)
+        saved: Any = self._scale_fn_custom  # the saved __dict__, or None
+        self._scale_fn_custom = fn
+        if saved is not None and fn is not None:
+            fn.__dict__.update(saved)
+        self._init_scale_fn()
+
+
+# %% book/06_optimizers.ipynb, cell 131
+class ReduceLROnPlateau(LRScheduler):
+    r"""Divide the rate when a watched metric has stopped improving.
+
+    ``step(metrics)`` takes the metric of the epoch (a validation loss, say). It counts as an
+    improvement on the best value so far, :math:`b`, when it is below
+    :math:`b(1 - \tau)` (``mode="min"``, ``threshold_mode="rel"``), below :math:`b - \tau`
+    (``"abs"``), or above :math:`b(1 + \tau)` or :math:`b + \tau` with ``mode="max"``. After more
+    than ``patience`` epochs in a row without one, every group's rate becomes
+    :math:`\max(\eta f, \eta_{min})` (a change smaller than ``eps`` is skipped), and the count
+    rests for ``cooldown`` epochs. Unlike the other schedules it reads no step count, only the
+    metric, so it works with any epoch length and cannot be put in :class:`SequentialLR` or
+    :class:`ChainedScheduler`.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` is reduced.
+        mode: ``"min"`` (default: lower is better) or ``"max"``.
+        factor: :math:`f < 1`, the factor of a reduction (default 0.1).
+        patience: the epochs without improvement that are tolerated (default 10).
+        threshold: :math:`\tau`, the least change that counts as an improvement (default 1e-4).
+        threshold_mode: ``"rel"`` (default: relative to the best value) or ``"abs"``.
+        cooldown: the epochs after a reduction during which no bad epoch is counted (default 0).
+        min_lr: the lowest rate, one number or one per group (default 0).
+        eps: the smallest change of rate applied (default 1e-8).
+    """
+
+    _steps_on_a_metric = True
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: list[float] | float = 0,
+        eps: float = 1e-8,
+    ) -> None:
+        if factor >= 1.0:
+            raise ValueError(f"Factor should be < 1.0, got {factor}")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.default_min_lr: float | None = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _lrs(optimizer)
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode!r} is unknown! (expected 'min' or 'max')")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(
+                f"threshold mode {threshold_mode!r} is unknown! (expected 'rel' or 'abs')"
+            )
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def _reset(self) -> None:
+        """Forget the best value, the bad epochs and the cooldown."""
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min":
+            return a < best - self.threshold
+        if self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def step(self, metrics: Any) -> None:  # type: ignore[override]
+        """Record the metric of one more epoch (a number or a 0-d tensor); reduce the rates
+        after too many epochs without improvement."""
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in the cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _lrs(self.optimizer)
+
+    def _reduce_lr(self) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` "
+                    f"({len(self.optimizer.param_groups)}) differs from when `ReduceLROnPlateau` "
+                    f"was initialized ({len(self.min_lrs)}), usually due to a new param group "
+                    "being added to the optimizer. Please modify the `min_lrs` field to match "
+                    "the length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs, strict=True):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        super().load_state_dict(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 75
+# %% book/06_optimizers.ipynb, cell 95
 import math
 import numbers
 from collections.abc import Iterable
@@ -43,7 +43,7 @@ from tensorlib.engine import Tensor
 from tensorlib.optim.optimizer import Optimizer, _check_flag, _check_number
 
 
-# %% book/06_optimizers.ipynb, cell 76
+# %% book/06_optimizers.ipynb, cell 96
 def zeropower_via_newtonschulz(
     grad: Any,
     ns_coefficients: tuple[float, float, float] = (3.4445, -4.7750, 2.0315),
@@ -97,7 +97,7 @@ def _adjust_lr(lr: float, adjust_lr_fn: str | None, shape: tuple[int, ...]) -> f
     return lr
 
 
-# %% book/06_optimizers.ipynb, cell 77
+# %% book/06_optimizers.ipynb, cell 97
 class Muon(Optimizer):
     r"""Muon (Jordan et al., 2024) for 2-D weights, as ``torch.optim.Muon``.
 

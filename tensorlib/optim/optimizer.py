@@ -178,6 +178,10 @@ class _FlatBuffer:
         self.scratch = np.empty(total, dtype)
         self.state = {name: np.zeros(total, dtype) for name in names}
         self.steps = np.zeros(len(params), np.float32)
+        # per-parameter numbers besides the step (NAdam's mu_product), float32 as PyTorch's
+        self.scalars = {
+            name: np.zeros(len(params), np.float32) for name in optimizer._scalar_states
+        }
         self.views = []
         self.grad_views = []
         # the parameters' own arrays stay where they are
@@ -200,6 +204,8 @@ class _FlatBuffer:
         fresh = {}
         if self.with_step:
             fresh["step"] = Tensor(self.steps[index : index + 1].reshape(()))
+        for name, values in self.scalars.items():
+            fresh[name] = Tensor(values[index : index + 1].reshape(()))
         for name in self.names:
             fresh[name] = Tensor(self.state[name][where].reshape(param.shape))
         for key, value in entry.items():  # any other state the rule keeps stays as it is
@@ -223,6 +229,9 @@ class _FlatBuffer:
         if self.with_step and "step" in entry:
             step = entry["step"]
             self.steps[index] = float(step.item() if isinstance(step, Tensor) else step)
+        for name, values in self.scalars.items():
+            value = entry.get(name, optimizer._init_scalar(group, name))
+            values[index] = float(value.item() if isinstance(value, Tensor) else value)
         self._bind(optimizer, index)
 
     def valid(self, optimizer: Optimizer) -> bool:
@@ -261,18 +270,25 @@ class _FlatBuffer:
             len(present) == len(self.params)
             and (all(self.initialized) or not any(self.initialized))
             and (not self.with_step or steps.min() == steps.max())
+            and all(values.min() == values.max() for values in self.scalars.values())
         )
         if uniform and optimizer._flat:
             first = not self.initialized[0]
             if first:
                 for name in self.names:
                     optimizer._init_state(group, name, self.state[name])
+                for name, values in self.scalars.items():
+                    values[:] = optimizer._init_scalar(group, name)
                 for index in range(len(self.params)):
                     self._bind(optimizer, index)
             steps += 1
+            # the numbers are equal: the rule updates the first, the others follow
+            state = {**self.state, **{name: v[:1] for name, v in self.scalars.items()}}
             optimizer._update(
-                group, self.param, self.grad, self.state, float(steps[0]), self.scratch, first
+                group, self.param, self.grad, state, float(steps[0]), self.scratch, first
             )
+            for values in self.scalars.values():
+                values[1:] = values[0]
         else:
             for index in present:
                 first = not self.initialized[index]
@@ -280,6 +296,8 @@ class _FlatBuffer:
                 if first:
                     for name, view in self._state_views(index).items():
                         optimizer._init_state(group, name, view)
+                    for name, values in self.scalars.items():
+                        values[index] = optimizer._init_scalar(group, name)
                     self._bind(optimizer, index)
                 steps[index] += 1
                 shape = self.params[index].shape if not optimizer._flat else (-1,)
@@ -287,7 +305,8 @@ class _FlatBuffer:
                     group,
                     self.param[where].reshape(shape),
                     self.grad[where].reshape(shape),
-                    {name: flat[where].reshape(shape) for name, flat in self.state.items()},
+                    {name: flat[where].reshape(shape) for name, flat in self.state.items()}
+                    | {name: v[index : index + 1] for name, v in self.scalars.items()},
                     float(steps[index]),
                     self.scratch[where].reshape(shape),
                     first,
@@ -317,10 +336,11 @@ def _is_index(value: Any) -> bool:
 
 
 def _checked_entry(
-    where: str, required: tuple[str, ...], param: Tensor, entry: Mapping[str, Any]
+    where: str, required: tuple[str, ...], param: Tensor, entry: Mapping[str, Any],
+    scalars: tuple[str, ...] = ("step",),
 ) -> dict[str, Any]:
     """One parameter's saved state, validated against ``param`` and copied in its
-    dtype (``step``: float32).
+    dtype (``step`` and the other ``scalars``: float32 numbers).
 
     ``required`` names the state tensors the optimizer keeps (an empty ``entry`` is a parameter
     that has not been stepped yet); ``where`` starts every error message.
@@ -336,10 +356,10 @@ def _checked_entry(
                 raise ValueError(
                     f"{where}: {name!r} has dtype {array.dtype}, expected a floating tensor"
                 )
-            if name == "step":
+            if name in scalars:
                 if array.size != 1:
                     raise ValueError(
-                        f"{where}: 'step' must hold one number, got shape {array.shape}"
+                        f"{where}: {name!r} must hold one number, got shape {array.shape}"
                     )
                 checked[name] = Tensor(np.array(array.reshape(()), dtype=np.float32))
                 continue
@@ -352,7 +372,7 @@ def _checked_entry(
                 raise ValueError(f"{where}: {name!r} has dtype {array.dtype}, "
                                  "expected a floating tensor")
             checked[name] = Tensor(array.astype(param.dtype, copy=True))
-        elif name == "step" and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        elif name in scalars and isinstance(value, numbers.Real) and not isinstance(value, bool):
             checked[name] = Tensor(np.array(value, dtype=np.float32))
         elif name in required:
             raise ValueError(f"{where}: {name!r} must be a tensor, got {type(value).__name__}")
@@ -372,10 +392,13 @@ class Optimizer:
 
     A subclass defines ``_check_group(group)`` (validate hyperparameters), ``_state_names(group)``
     (the per-parameter state arrays, in PyTorch's order), ``_has_step`` (whether it counts steps)
-    and ``_update(group, param, grad, state, step, scratch, first)``, the rule on flat arrays.
+    and ``_update(group, param, grad, state, step, scratch, first)``, the rule on flat arrays;
+    ``_scalar_states`` names per-parameter numbers it keeps besides the step (``_init_scalar``
+    gives their first value), which ``_update`` finds in ``state`` as one-element arrays.
     """
 
     _has_step = True
+    _scalar_states: tuple[str, ...] = ()  # e.g. NAdam's ("mu_product",): 0-d float32 state
     _flat = True  # False: the rule needs each parameter's own shape (Muon)
 
     # -- construction and param groups -------------------------------------------------------
@@ -453,6 +476,10 @@ class Optimizer:
     def _init_state(self, group: dict[str, Any], name: str, array: np.ndarray) -> None:
         """Fill a fresh state array (zeros unless the rule says otherwise)."""
         array[...] = 0
+
+    def _init_scalar(self, group: dict[str, Any], name: str) -> float:
+        """The first value of a per-parameter number of ``_scalar_states``."""
+        return 0.0
 
     def _after_add(self, group: dict[str, Any]) -> None:
         """Called once a group is in (Adagrad creates its state here, as PyTorch does)."""
@@ -655,9 +682,14 @@ class Optimizer:
                     f"{owner}.load_state_dict: state of parameter {index} must be a dict"
                 )
             group = next(g for g in new_groups if any(p is param for p in g["params"]))
-            required = (("step",) if self._has_step else ()) + self._state_names(group)
+            required = (
+                (("step",) if self._has_step else ()) + self._scalar_states
+                + self._state_names(group)
+            )
             where = f"{owner}.load_state_dict: state of parameter {index}"
-            new_state[param] = _checked_entry(where, required, param, entry)
+            new_state[param] = _checked_entry(
+                where, required, param, entry, ("step",) + self._scalar_states
+            )
         return new_state
 
     # -- printing ----------------------------------------------------------------------------
@@ -669,7 +701,7 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
-# %% book/06_optimizers.ipynb, cell 84
+# %% book/06_optimizers.ipynb, cell 104
 def decay_groups(
     model: Module, weight_decay: float, decay_types: tuple[type, ...] = (Linear, Conv2d, Embedding)
 ) -> list[dict[str, Any]]:
