@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 34
+# %% book/05_attention.ipynb, cell 41
 import functools
 import math
 from typing import Any
@@ -47,7 +47,7 @@ from tensorlib.engine.softmax_ops import _UNSHIFTED_LIMIT, _row_sums
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 35
+# %% book/05_attention.ipynb, cell 42
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape``
     up to ``grad.shape``."""
@@ -164,7 +164,7 @@ def _score_grad(
     return grad_s
 
 
-# %% book/05_attention.ipynb, cell 37
+# %% book/05_attention.ipynb, cell 44
 class SoftmaxAttention(Function):
     r"""The fused attention ``Function``:
     :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two
@@ -254,7 +254,7 @@ class MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 45
+# %% book/05_attention.ipynb, cell 52
 @functools.lru_cache(maxsize=16)
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else
@@ -445,7 +445,7 @@ class PackedCausalAttention(Function):
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 49
+# %% book/05_attention.ipynb, cell 56
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`:
     :math:`j \le i + \text{offset}`.
@@ -646,7 +646,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 71
+# %% book/05_attention.ipynb, cell 78
 def _check_block_size(block_size: Any) -> None:
     """Refuse a ``block_size`` that is not an int >= 1 (a bool is not one)."""
     if (
