@@ -657,7 +657,8 @@ _MODULE_METHODS = (
     # registration, calling, hooks, walking the tree, modes and casts, state_dict, printing
     "register_parameter", "register_buffer", "add_module", "register_module", "forward",
     "register_forward_pre_hook", "register_forward_hook", "register_full_backward_pre_hook",
-    "register_full_backward_hook",
+    "register_full_backward_hook", "register_state_dict_pre_hook", "register_state_dict_post_hook",
+    "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
     "named_modules", "modules", "named_children", "children", "named_parameters", "parameters",
     "named_buffers", "buffers", "get_submodule", "apply",
     "train", "eval", "requires_grad_", "zero_grad", "to", "cpu", "double", "float", "half",

@@ -4,9 +4,11 @@
 """Functional forms of the layers: ``linear``, ``embedding``, ``one_hot``, ``layer_norm``,
 ``rms_norm``, ``batch_norm``, ``group_norm``, ``instance_norm``, ``dropout``, ``dropout2d``,
 ``conv2d``, ``conv1d``, ``conv_transpose2d``, ``conv_transpose1d``, ``unfold``, ``pad``,
+``conv3d``, ``conv_transpose3d``,
 ``pixel_shuffle``, ``pixel_unshuffle``,
 ``max_pool2d``, ``avg_pool2d``, ``max_pool1d``, ``avg_pool1d``, ``adaptive_avg_pool2d``,
-``adaptive_avg_pool1d``, ``adaptive_max_pool2d`` and ``interpolate``.
+``adaptive_avg_pool1d``, ``adaptive_max_pool2d``, ``interpolate``, ``max_pool3d``,
+``avg_pool3d`` and ``adaptive_avg_pool3d``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -39,6 +41,8 @@ __all__ = [
     'conv_transpose1d',
     'pixel_shuffle',
     'pixel_unshuffle',
+    'conv3d',
+    'conv_transpose3d',
     'max_pool2d',
     'avg_pool2d',
     'max_pool1d',
@@ -47,10 +51,13 @@ __all__ = [
     'adaptive_avg_pool1d',
     'adaptive_max_pool2d',
     'interpolate',
+    'max_pool3d',
+    'avg_pool3d',
+    'adaptive_avg_pool3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 64
+# %% book/04_layers.ipynb, cell 67
 import math
 import operator
 from collections.abc import Sequence
@@ -68,6 +75,7 @@ from tensorlib.nn.functional.utils import (
     _check_tensor,
     _conv_padding,
     _normalized_shape,
+    _ntuple,
     _pair,
     _Sides,
     _single,
@@ -169,7 +177,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 80
+# %% book/04_layers.ipynb, cell 83
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -241,7 +249,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     )
 
 
-# %% book/04_layers.ipynb, cell 85
+# %% book/04_layers.ipynb, cell 88
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -277,7 +285,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 92
+# %% book/04_layers.ipynb, cell 95
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -378,7 +386,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 94
+# %% book/04_layers.ipynb, cell 97
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -517,7 +525,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 96
+# %% book/04_layers.ipynb, cell 99
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -573,7 +581,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 105
+# %% book/04_layers.ipynb, cell 108
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -642,7 +650,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 106
+# %% book/04_layers.ipynb, cell 109
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -723,7 +731,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 114
+# %% book/04_layers.ipynb, cell 117
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -801,7 +809,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 120
+# %% book/04_layers.ipynb, cell 123
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -839,7 +847,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 122
+# %% book/04_layers.ipynb, cell 125
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
@@ -872,22 +880,30 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 148
+# %% book/04_layers.ipynb, cell 151
+# the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
+_SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
+_KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
+
+
 def _check_spatial(
     what: str,
     shape: tuple[int, ...],
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
     sides: _Sides,
-    dilation: tuple[int, int],
+    dilation: tuple[int, ...],
 ) -> None:
-    if len(shape) != 4:
+    dims = len(kernel)
+    if len(shape) != dims + 2:
+        axes = _SPATIAL_AXES[dims]
         raise ValueError(
-            f"{what}: expected a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {shape}"
+            f"{what}: expected a {dims + 1}-D (C, {axes}) or {dims + 2}-D (N, C, {axes}) input, "
+            f"got shape {shape}"
         )
-    top_left = (sides[0][0], sides[1][0])
+    before = tuple(side[0] for side in sides)
     # messages show PyTorch's (h, w) when they can
-    padding = top_left if sides == _symmetric(top_left) else sides
+    padding = before if sides == _symmetric(before) else sides
     if (
         min(kernel) < 1
         or min(stride) < 1
@@ -899,8 +915,8 @@ def _check_spatial(
             f"got kernel_size={kernel}, "
             f"stride={stride}, padding={padding}, dilation={dilation}"
         )
-    for size, k, (before, after), d in zip(shape[2:], kernel, sides, dilation, strict=True):
-        if size + before + after < d * (k - 1) + 1:
+    for size, k, (low, high), d in zip(shape[2:], kernel, sides, dilation, strict=True):
+        if size + low + high < d * (k - 1) + 1:
             raise ValueError(
                 f"{what}: input of spatial size {tuple(shape[2:])} padded by {padding} is "
                 "smaller than the kernel "
@@ -909,54 +925,63 @@ def _check_spatial(
 
 
 def _pad(x: np.ndarray, sides: _Sides, value: float = 0.0) -> np.ndarray:
-    if sides == ((0, 0), (0, 0)):
+    if not any(low or high for low, high in sides):
         return x
     return np.pad(x, ((0, 0), (0, 0), *sides), constant_values=value)
 
 
 def _crop(x: np.ndarray, sides: _Sides) -> np.ndarray:
-    """The adjoint of zero padding: cut the padded rows and columns off again."""
-    (top, bottom), (left, right) = sides
-    return x[:, :, top : x.shape[2] - bottom, left : x.shape[3] - right]
+    """The adjoint of zero padding: cut the padded rows and columns (and planes) off again."""
+    kept = (slice(low, n - high) for (low, high), n in zip(sides, x.shape[2:], strict=True))
+    return x[(slice(None), slice(None)) + tuple(kept)]
 
 
 def _windows(
-    padded: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int]
+    padded: np.ndarray,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
 ) -> np.ndarray:
-    """The sliding windows of (N, C, Hp, Wp) as a strided view (N, C, OH, OW, kh, kw): no copy."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    spans = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
-    view = sliding_window_view(padded, spans, axis=(2, 3))
-    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+    """The sliding windows of (N, C, *spatial) as a strided view (N, C, *out, *kernel): no copy.
+
+    In 2-D that is (N, C, OH, OW, kh, kw); in 3-D (N, C, OD, OH, OW, kd, kh, kw).
+    """
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True))
+    view = sliding_window_view(padded, spans, axis=tuple(range(2, 2 + len(kernel))))
+    steps = [slice(None, None, s) for s in stride] + [slice(None, None, d) for d in dilation]
+    return view[(slice(None), slice(None)) + tuple(steps)]
 
 
 def _fold(
     patches: np.ndarray,
     padded_shape: tuple[int, ...],
-    stride: tuple[int, int],
-    dilation: tuple[int, int],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
 ) -> np.ndarray:
     """col2im, the adjoint of ``_windows``: add each window entry back onto
     the pixel it was read from.
 
-    ``patches`` is (N, C, kh, kw, OH, OW): for each kernel tap (u, v), the entries of every
-    window. The result has ``padded_shape``. One strided slice per tap; a pixel read by
-    several windows receives the sum of their entries.
+    ``patches`` is (N, C, *kernel, *out), in 2-D (N, C, kh, kw, OH, OW): for each kernel tap
+    (u, v), the entries of every window. The result has ``padded_shape``. One strided slice
+    per tap; a pixel read by several windows receives the sum of their entries.
     """
-    n, c, kh, kw, oh, ow = patches.shape
-    (sh, sw), (dh, dw) = stride, dilation
+    dims = len(stride)
+    kernel, out = patches.shape[2 : 2 + dims], patches.shape[2 + dims :]
     image = np.zeros(padded_shape, dtype=patches.dtype)
-    for u in range(kh):
-        for v in range(kw):
-            rows = slice(u * dh, u * dh + sh * (oh - 1) + 1, sh)
-            cols = slice(v * dw, v * dw + sw * (ow - 1) + 1, sw)
-            image[:, :, rows, cols] += patches[:, :, u, v]
+    every = (slice(None), slice(None))  # all samples and channels
+    for tap in np.ndindex(*kernel):
+        where = (
+            slice(t * d, t * d + s * (o - 1) + 1, s)
+            for t, d, s, o in zip(tap, dilation, stride, out, strict=True)
+        )
+        image[every + tuple(where)] += patches[every + tap]
     return image
 
 
-# %% book/04_layers.ipynb, cell 149
-class _Conv2d(Function):
-    """Convolution as im2col and one matrix product per group."""
+# %% book/04_layers.ipynb, cell 152
+class _ConvNd(Function):
+    """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
+    (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
 
     __slots__ = (
         "columns",
@@ -970,47 +995,53 @@ class _Conv2d(Function):
     # X̄_col reads W (a view), W̄ reads X_col (may be a view of x), b̄ nothing
     reads = ((1,), (0,), ())
 
+    def name(self) -> str:
+        """``Conv2dBackward`` or ``Conv3dBackward`` (PyTorch's node is
+        ``ConvolutionBackward0``)."""
+        return f"Conv{len(getattr(self, 'stride', (0, 0)))}dBackward"
+
     def forward(
         self,
         x: np.ndarray,
         weight: np.ndarray,
         bias: np.ndarray | None,
-        stride: tuple[int, int] = (1, 1),
+        stride: tuple[int, ...] = (1, 1),
         padding: _Sides = ((0, 0), (0, 0)),
-        dilation: tuple[int, int] = (1, 1),
+        dilation: tuple[int, ...] = (1, 1),
         groups: int = 1,
     ) -> np.ndarray:
-        n = x.shape[0]
-        out_channels, group_channels, kh, kw = weight.shape
+        n, dims = x.shape[0], x.ndim - 2
+        out_channels, group_channels, *kernel = weight.shape
+        taps = group_channels * math.prod(kernel)
         padded = _pad(x, padding)
-        windows = _windows(padded, (kh, kw), stride, dilation)  # (N, C, OH, OW, kh, kw), a view
-        oh, ow = windows.shape[2:4]
-        # im2col, one matrix per sample and group: rows (c, u, v), columns the positions (i, j).
+        windows = _windows(padded, tuple(kernel), stride, dilation)  # (N, C, *out, *kernel), a view
+        out = windows.shape[2 : 2 + dims]
+        # im2col, one matrix per sample and group: rows (c, *tap), columns the positions.
         # Positions last keeps the copy's inner loop contiguous and the product already in NCHW.
-        columns = windows.transpose(0, 1, 4, 5, 2, 3).reshape(
-            n, groups, group_channels * kh * kw, oh * ow
-        )
-        weight_matrix = weight.reshape(groups, out_channels // groups, group_channels * kh * kw)
+        taps_first = (0, 1, *range(2 + dims, 2 + 2 * dims), *range(2, 2 + dims))
+        columns = windows.transpose(taps_first).reshape(n, groups, taps, math.prod(out))
+        weight_matrix = weight.reshape(groups, out_channels // groups, taps)
         # (N, g, O/g, L): Y = W_mat X_col
-        y = (weight_matrix @ columns).reshape(n, out_channels, oh, ow)
-        note_product(out_channels // groups, oh * ow, group_channels * kh * kw)
+        y = (weight_matrix @ columns).reshape(n, out_channels, *out)
+        note_product(out_channels // groups, math.prod(out), taps)
         self.columns, self.weight_matrix, self.weight_shape = columns, weight_matrix, weight.shape
         self.padded_shape, self.stride, self.padding, self.dilation = (
             padded.shape, stride, padding, dilation
         )
-        return y + bias.reshape(1, -1, 1, 1) if bias is not None else y
+        return y + bias.reshape(1, -1, *(1,) * dims) if bias is not None else y
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-        n, out_channels, oh, ow = grad.shape
-        groups, group_out, _ = self.weight_matrix.shape
-        _, group_channels, kh, kw = self.weight_shape
-        grad_rows = grad.reshape(n, groups, group_out, oh * ow)  # Ȳ_mat for each sample and group
-        note_product(group_out, oh * ow, group_channels * kh * kw)
+        n, _, *out = grad.shape
+        groups, group_out, taps = self.weight_matrix.shape
+        _, group_channels, *kernel = self.weight_shape
+        # Ȳ_mat for each sample and group
+        grad_rows = grad.reshape(n, groups, group_out, math.prod(out))
+        note_product(group_out, math.prod(out), taps)
         grad_x = grad_weight = grad_bias = None
         if self.needs_input_grad[0]:
             # X̄_col = W_matᵀ Ȳ_mat
             grad_columns = self.weight_matrix.transpose(0, 2, 1) @ grad_rows
-            patches = grad_columns.reshape(n, groups * group_channels, kh, kw, oh, ow)
+            patches = grad_columns.reshape(n, groups * group_channels, *kernel, *out)
             # col2im, unpad
             grad_x = _crop(
                 _fold(patches, self.padded_shape, self.stride, self.dilation), self.padding
@@ -1024,9 +1055,54 @@ class _Conv2d(Function):
                 ]
             ).reshape(self.weight_shape)
         if self.needs_input_grad[2]:
-            grad_bias = grad.sum(axis=(0, 2, 3))
+            grad_bias = grad.sum(axis=(0, *range(2, grad.ndim)))
         return grad_x, grad_weight, grad_bias
 
+
+def _convolution(
+    what: str,
+    dims: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int] | str,
+    dilation: int | Sequence[int],
+    groups: int,
+) -> Tensor:
+    """The checks ``conv2d`` and ``conv3d`` share (``dims`` spatial axes), then the op; an
+    unbatched (C, *spatial) input is a batch of one, as in PyTorch."""
+    _check_tensor(input, what)
+    _check_tensor(weight, what, "weight")
+    if input.ndim == dims + 1:  # unbatched: a batch of one, as PyTorch does
+        batched = _convolution(
+            what, dims, input.unsqueeze(0), weight, bias, stride, padding, dilation, groups
+        )
+        return batched.squeeze(0)
+    stride, dilation = _ntuple(stride, "stride", dims), _ntuple(dilation, "dilation", dims)
+    if weight.ndim != dims + 2:
+        raise ValueError(
+            f"{what}: weight must be {dims + 2}-D (out_channels, in_channels/groups, "
+            f"{_KERNEL_AXES[dims]}), got shape {_shape_text(weight)}"
+        )
+    out_channels, group_channels = weight.shape[:2]
+    kernel = tuple(weight.shape[2:])
+    sides = _conv_padding(padding, kernel, stride, dilation, what)
+    _check_spatial(what, tuple(input.shape), kernel, stride, sides, dilation)
+    groups = operator.index(groups)
+    if groups < 1 or out_channels % groups or input.shape[1] != group_channels * groups:
+        raise ValueError(
+            f"{what}: input of shape {_shape_text(input)} has {input.shape[1]} channels, but "
+            f"weight {_shape_text(weight)} "
+            f"with groups={groups} expects {group_channels * groups} "
+            "(and out_channels divisible by groups)"
+        )
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise ValueError(f"{what}: bias must have shape ({out_channels},), got {_shape_text(bias)}")
+    _check_same_dtype(what, input, weight=weight, bias=bias)
+    return _ConvNd.apply(
+        input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups
+    )
 
 
 def conv2d(
@@ -1048,36 +1124,10 @@ def conv2d(
     ``stride`` and ``dilation`` are an int or an (h, w) pair; ``padding`` (zeros) is an int,
     a pair, ``"valid"`` (no padding) or ``"same"`` (output size = input size, stride 1 only).
     """
-    _check_tensor(input, "conv2d")
-    if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
-        batched = conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups)
-        return batched.squeeze(0)
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-    if weight.ndim != 4:
-        raise ValueError(
-            "conv2d: weight must be 4-D (out_channels, in_channels/groups, kh, kw), "
-            f"got shape {_shape_text(weight)}"
-        )
-    out_channels, group_channels, kh, kw = weight.shape
-    sides = _conv_padding(padding, (kh, kw), stride, dilation)
-    _check_spatial("conv2d", tuple(input.shape), (kh, kw), stride, sides, dilation)
-    groups = operator.index(groups)
-    if groups < 1 or out_channels % groups or input.shape[1] != group_channels * groups:
-        raise ValueError(
-            f"conv2d: input of shape {_shape_text(input)} has {input.shape[1]} channels, but "
-            f"weight {_shape_text(weight)} "
-            f"with groups={groups} expects {group_channels * groups} "
-            "(and out_channels divisible by groups)"
-        )
-    if bias is not None and tuple(bias.shape) != (out_channels,):
-        raise ValueError(f"conv2d: bias must have shape ({out_channels},), got {_shape_text(bias)}")
-    _check_same_dtype("conv2d", input, weight=weight, bias=bias)
-    return _Conv2d.apply(
-        input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups
-    )
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 150
+# %% book/04_layers.ipynb, cell 153
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1130,7 +1180,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 162
+# %% book/04_layers.ipynb, cell 165
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1214,7 +1264,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 165
+# %% book/04_layers.ipynb, cell 168
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1257,9 +1307,10 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 166
-class _ConvTranspose2d(Function):
-    """The transposed convolution: conv2d's input gradient as a forward, conv2d as its backward."""
+# %% book/04_layers.ipynb, cell 169
+class _ConvTransposeNd(Function):
+    """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
+    a forward, the convolution as its backward."""
 
     __slots__ = (
         "x_rows", "input_size", "weight_matrix", "weight_shape", "sides", "stride", "dilation"
@@ -1267,49 +1318,60 @@ class _ConvTranspose2d(Function):
     # X̄ reads W, W̄ reads x, b̄ nothing
     reads = ((1,), (0,), ())
 
+    def name(self) -> str:
+        """``ConvTranspose2dBackward`` or ``ConvTranspose3dBackward``."""
+        return f"ConvTranspose{len(getattr(self, 'stride', (0, 0)))}dBackward"
+
     def forward(
         self,
         x: np.ndarray,
         weight: np.ndarray,
         bias: np.ndarray | None,
-        stride: tuple[int, int] = (1, 1),
+        stride: tuple[int, ...] = (1, 1),
         padding: _Sides = ((0, 0), (0, 0)),
-        output_padding: tuple[int, int] = (0, 0),
-        dilation: tuple[int, int] = (1, 1),
+        output_padding: tuple[int, ...] = (0, 0),
+        dilation: tuple[int, ...] = (1, 1),
         groups: int = 1,
     ) -> np.ndarray:
-        n, in_channels, h, w = x.shape
-        _, group_out, kh, kw = weight.shape  # (C_in, C_out/g, kh, kw)
-        weight_matrix = weight.reshape(groups, in_channels // groups, group_out * kh * kw)
-        x_rows = x.reshape(n, groups, in_channels // groups, h * w)
-        # the columns conv2d's backward would compute, X̄_col = W_matᵀ Ȳ_mat, with x as Ȳ
+        n, in_channels, *size = x.shape
+        _, group_out, *kernel = weight.shape  # (C_in, C_out/g, *kernel)
+        taps = group_out * math.prod(kernel)
+        weight_matrix = weight.reshape(groups, in_channels // groups, taps)
+        x_rows = x.reshape(n, groups, in_channels // groups, math.prod(size))
+        # the columns the convolution's backward would compute, X̄_col = W_matᵀ Ȳ_mat, x as Ȳ
         columns = weight_matrix.transpose(0, 2, 1) @ x_rows
-        note_product(group_out * kh * kw, h * w, in_channels // groups)
-        patches = columns.reshape(n, groups * group_out, kh, kw, h, w)
+        note_product(taps, math.prod(size), in_channels // groups)
+        patches = columns.reshape(n, groups * group_out, *kernel, *size)
         full = tuple(
-            (size - 1) * s + d * (k - 1) + 1 + extra
-            for size, s, d, k, extra in zip((h, w), stride, dilation, (kh, kw), output_padding,
-                                            strict=True)
+            (length - 1) * s + d * (k - 1) + 1 + extra
+            for length, s, d, k, extra in zip(size, stride, dilation, kernel, output_padding,
+                                              strict=True)
         )
         y = _crop(_fold(patches, (n, groups * group_out, *full), stride, dilation), padding)
         self.x_rows, self.weight_matrix, self.weight_shape = x_rows, weight_matrix, weight.shape
-        self.input_size, self.sides, self.stride, self.dilation = (h, w), padding, stride, dilation
-        return y + bias.reshape(1, -1, 1, 1) if bias is not None else y
+        self.input_size, self.sides, self.stride, self.dilation = (
+            tuple(size), padding, stride, dilation
+        )
+        return y + bias.reshape(1, -1, *(1,) * len(size)) if bias is not None else y
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         n, groups, group_in, positions = self.x_rows.shape
-        _, group_out, kh, kw = self.weight_shape
-        # the adjoint of col2im and cropping is padding and im2col: conv2d's forward on ȳ
-        windows = _windows(_pad(grad, self.sides), (kh, kw), self.stride, self.dilation)
-        h, w = self.input_size
-        windows = windows[:, :, :h, :w]  # a last partial stride (output_padding) reads nothing
-        columns = windows.transpose(0, 1, 4, 5, 2, 3).reshape(
-            n, groups, group_out * kh * kw, positions
+        _, group_out, *kernel = self.weight_shape
+        dims = len(kernel)
+        # the adjoint of col2im and cropping is padding and im2col: the convolution's forward on ȳ
+        windows = _windows(_pad(grad, self.sides), tuple(kernel), self.stride, self.dilation)
+        # a last partial stride (output_padding) reads nothing
+        windows = windows[(slice(None), slice(None)) + tuple(slice(m) for m in self.input_size)]
+        taps_first = (0, 1, *range(2 + dims, 2 + 2 * dims), *range(2, 2 + dims))
+        columns = windows.transpose(taps_first).reshape(
+            n, groups, group_out * math.prod(kernel), positions
         )
-        note_product(group_in, positions, group_out * kh * kw)
+        note_product(group_in, positions, group_out * math.prod(kernel))
         grad_x = grad_weight = grad_bias = None
         if self.needs_input_grad[0]:
-            grad_x = (self.weight_matrix @ columns).reshape(n, groups * group_in, h, w)
+            grad_x = (self.weight_matrix @ columns).reshape(
+                n, groups * group_in, *self.input_size
+            )
         if self.needs_input_grad[1]:
             grad_weight = np.stack(
                 [
@@ -1318,7 +1380,7 @@ class _ConvTranspose2d(Function):
                 ]
             ).reshape(self.weight_shape)
         if self.needs_input_grad[2]:
-            grad_bias = grad.sum(axis=(0, 2, 3))
+            grad_bias = grad.sum(axis=(0, *range(2, grad.ndim)))
         return grad_x, grad_weight, grad_bias
 
 
@@ -1338,6 +1400,56 @@ def _transposed_arguments(
         raise ValueError(f"{what}: bias must have shape ({out_channels},), got {_shape_text(bias)}")
     _check_same_dtype(what, input, weight=weight, bias=bias)
     return groups
+
+
+def _transposed_convolution(
+    what: str,
+    dims: int,
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None,
+    stride: int | Sequence[int],
+    padding: int | Sequence[int],
+    output_padding: int | Sequence[int],
+    groups: int,
+    dilation: int | Sequence[int],
+) -> Tensor:
+    """The checks ``conv_transpose2d`` and ``conv_transpose3d`` share (``dims`` spatial axes),
+    then the op; an unbatched input is a batch of one."""
+    _check_tensor(input, what)
+    _check_tensor(weight, what, "weight")
+    if input.ndim == dims + 1:
+        return _transposed_convolution(
+            what, dims, input.unsqueeze(0), weight, bias, stride, padding, output_padding,
+            groups, dilation,
+        ).squeeze(0)
+    if input.ndim != dims + 2 or weight.ndim != dims + 2:
+        raise ValueError(
+            f"{what}: expected a {dims + 1}-D or {dims + 2}-D input and a {dims + 2}-D weight, "
+            f"got shapes {_shape_text(input)} and {_shape_text(weight)}"
+        )
+    stride, dilation = _ntuple(stride, "stride", dims), _ntuple(dilation, "dilation", dims)
+    padding = _ntuple(padding, "padding", dims)
+    extra = _ntuple(output_padding, "output_padding", dims)
+    groups = _transposed_arguments(what, input, weight, bias, groups)
+    kernel = tuple(weight.shape[2:])
+    for size, k, s, p, d, e in zip(input.shape[2:], kernel, stride, padding, dilation, extra,
+                                   strict=True):
+        if min(s, d) < 1 or p < 0 or not 0 <= e < max(s, d):
+            raise ValueError(
+                f"{what}: stride and dilation must be >= 1, padding >= 0 and "
+                "output_padding smaller than stride or dilation, got "
+                f"stride={stride}, padding={padding}, output_padding={extra}, dilation={dilation}"
+            )
+        if (size - 1) * s - 2 * p + d * (k - 1) + e + 1 < 1:
+            raise ValueError(
+                f"{what}: input of shape {_shape_text(input)} and kernel {kernel} "
+                f"with padding={padding} give an empty output"
+            )
+    return _ConvTransposeNd.apply(
+        input, weight, bias, stride=stride, padding=_symmetric(padding), output_padding=extra,
+        dilation=dilation, groups=groups,
+    )
 
 
 def conv_transpose2d(
@@ -1363,37 +1475,9 @@ def conv_transpose2d(
     right, choosing among the input sizes that a strided conv2d maps to the same size.
     Note PyTorch's argument order: ``groups`` comes before ``dilation``.
     """
-    _check_tensor(input, "conv_transpose2d")
-    _check_tensor(weight, "conv_transpose2d", "weight")
-    if input.ndim == 3:
-        return conv_transpose2d(
-            input.unsqueeze(0), weight, bias, stride, padding, output_padding, groups, dilation
-        ).squeeze(0)
-    if input.ndim != 4 or weight.ndim != 4:
-        raise ValueError(
-            "conv_transpose2d: expected a 3-D or 4-D input and a 4-D weight, got shapes "
-            f"{_shape_text(input)} and {_shape_text(weight)}"
-        )
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-    padding, extra = _pair(padding, "padding"), _pair(output_padding, "output_padding")
-    groups = _transposed_arguments("conv_transpose2d", input, weight, bias, groups)
-    kernel = tuple(weight.shape[2:])
-    for size, k, s, p, d, e in zip(input.shape[2:], kernel, stride, padding, dilation, extra,
-                                   strict=True):
-        if min(s, d) < 1 or p < 0 or not 0 <= e < max(s, d):
-            raise ValueError(
-                "conv_transpose2d: stride and dilation must be >= 1, padding >= 0 and "
-                "output_padding smaller than stride or dilation, got "
-                f"stride={stride}, padding={padding}, output_padding={extra}, dilation={dilation}"
-            )
-        if (size - 1) * s - 2 * p + d * (k - 1) + e + 1 < 1:
-            raise ValueError(
-                f"conv_transpose2d: input of shape {_shape_text(input)} and kernel {kernel} "
-                f"with padding={padding} give an empty output"
-            )
-    return _ConvTranspose2d.apply(
-        input, weight, bias, stride=stride, padding=_symmetric(padding), output_padding=extra,
-        dilation=dilation, groups=groups,
+    return _transposed_convolution(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
     )
 
 
@@ -1428,7 +1512,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 172
+# %% book/04_layers.ipynb, cell 175
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -1464,7 +1548,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 175
+# %% book/04_layers.ipynb, cell 178
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -1505,7 +1589,59 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 179
+# %% book/04_layers.ipynb, cell 184
+def conv3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+) -> Tensor:
+    """3-D convolution (cross-correlation) over volumes, by im2col and one matrix product
+    (section 9.8).
+
+    :math:`Y_{n,o,i,j,l} = b_o + \\sum_{c,t,u,v} W_{o,c,t,u,v}
+    X^{pad}_{n,c,s_D i+d_D t,s_H j+d_H u,s_W l+d_W v}`.
+
+    Shapes: ``input`` (N, C, D, H, W) or unbatched (C, D, H, W); ``weight``
+    (O, C/groups, kd, kh, kw); ``bias`` (O,) or None; result (N, O, D_out, H_out, W_out) (or
+    (O, D_out, H_out, W_out)) with :math:`D_{out} = \\lfloor (D + 2p - d(k_d-1) - 1)/s \\rfloor + 1`
+    (the same for H and W). ``stride`` and ``dilation`` are an int or a (d, h, w) triple;
+    ``padding`` (zeros) is an int, a triple, ``"valid"`` or ``"same"`` (stride 1 only).
+    """
+    return _convolution("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose3d(
+    input: Tensor,
+    weight: Tensor,
+    bias: Tensor | None = None,
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    output_padding: int | Sequence[int] = 0,
+    groups: int = 1,
+    dilation: int | Sequence[int] = 1,
+) -> Tensor:
+    """3-D transposed convolution: the adjoint of :func:`conv3d` in its input, plus a bias
+    (sections 9.6 and 9.8).
+
+    Shapes: ``input`` (N, C_in, D, H, W) or unbatched (C_in, D, H, W); ``weight``
+    (C_in, C_out/groups, kd, kh, kw); ``bias`` (C_out,) or None; result
+    (N, C_out, D_out, H_out, W_out) with
+    :math:`D_{out} = (D-1)s - 2p + d(k_d-1) + \\text{output\\_padding} + 1` (the same for H and
+    W). Each argument is an int or a (d, h, w) triple; ``output_padding`` (< stride or
+    < dilation) picks among the sizes a strided conv3d maps to the same size. As in PyTorch,
+    ``groups`` comes before ``dilation``.
+    """
+    return _transposed_convolution(
+        "conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )
+
+
+# %% book/04_layers.ipynb, cell 188
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -1527,12 +1663,14 @@ def _pool_arguments(
     padding: Any,
     dilation: Any = 1,
     ceil_mode: bool = False,
-) -> tuple[tuple[int, int], tuple[int, int], _Sides, tuple[int, int]]:
-    """Validate a pooling call; return (kernel, stride, sides, dilation)."""
+    dims: int = 2,
+) -> tuple[tuple[int, ...], tuple[int, ...], _Sides, tuple[int, ...]]:
+    """Validate a pooling call over ``dims`` spatial axes; return (kernel, stride, sides,
+    dilation)."""
     _check_floating(what, input)
-    kernel = _pair(kernel_size, "kernel_size")
-    stride = kernel if stride is None else _pair(stride, "stride")
-    padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
+    kernel = _ntuple(kernel_size, "kernel_size", dims)
+    stride = kernel if stride is None else _ntuple(stride, "stride", dims)
+    padding, dilation = _ntuple(padding, "padding", dims), _ntuple(dilation, "dilation", dims)
     sides = _symmetric(padding)
     _check_spatial(what, tuple(input.shape), kernel, stride, sides, dilation)
     for k, p, d in zip(kernel, padding, dilation, strict=True):
@@ -1545,73 +1683,123 @@ def _pool_arguments(
             _ceil_extra(*args)
             for args in zip(input.shape[2:], kernel, stride, padding, dilation, strict=True)
         ]
-        sides = (padding[0], padding[0] + extra[0]), (padding[1], padding[1] + extra[1])
+        sides = tuple((p, p + e) for p, e in zip(padding, extra, strict=True))
     return kernel, stride, sides, dilation
 
 
-class _MaxPool2d(Function):
-    """Window maxima; backward routes each gradient to its window's (first) argmax."""
+class _MaxPoolNd(Function):
+    """Window maxima over 2 or 3 spatial axes; backward routes each gradient to its window's
+    (first) argmax."""
 
     __slots__ = ("winners", "padded_shape", "kernel", "stride", "padding", "dilation")
     reads = ()  # the argmax positions, computed in forward
 
+    def name(self) -> str:
+        """``MaxPool2dBackward`` or ``MaxPool3dBackward``."""
+        return f"MaxPool{len(getattr(self, 'kernel', (0, 0)))}dBackward"
+
     def forward(
-        self, x: np.ndarray, kernel: tuple[int, int] = (1, 1), stride: tuple[int, int] = (1, 1),
-        padding: _Sides = ((0, 0), (0, 0)), dilation: tuple[int, int] = (1, 1),
+        self, x: np.ndarray, kernel: tuple[int, ...] = (1, 1), stride: tuple[int, ...] = (1, 1),
+        padding: _Sides = ((0, 0), (0, 0)), dilation: tuple[int, ...] = (1, 1),
     ) -> np.ndarray:
         padded = _pad(x, padding, -np.inf)
-        windows = _windows(padded, kernel, stride, dilation)
-        flat = windows.reshape(*windows.shape[:4], kernel[0] * kernel[1])  # (N, C, OH, OW, kh*kw)
+        windows = _windows(padded, kernel, stride, dilation)  # (N, C, *out, *kernel)
+        flat = windows.reshape(*windows.shape[: 2 + len(kernel)], math.prod(kernel))
         winners = flat.argmax(axis=-1)  # the first maximum, as in PyTorch
-        self.winners = winners[:, :, None]  # (N, C, 1, OH, OW): the tap axis where col2im wants it
+        self.winners = winners[:, :, None]  # (N, C, 1, *out): the tap axis where col2im wants it
         self.padded_shape, self.kernel, self.stride = padded.shape, kernel, stride
         self.padding, self.dilation = padding, dilation
         return np.take_along_axis(flat, winners[..., None], axis=-1)[..., 0]
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        n, c, oh, ow = grad.shape
-        patches = np.zeros((n, c, self.kernel[0] * self.kernel[1], oh, ow), dtype=grad.dtype)
+        n, c, *out = grad.shape
+        patches = np.zeros((n, c, math.prod(self.kernel), *out), dtype=grad.dtype)
         # each gradient to its winner
         np.put_along_axis(patches, self.winners, grad[:, :, None], axis=2)
-        patches = patches.reshape(n, c, *self.kernel, oh, ow)
+        patches = patches.reshape(n, c, *self.kernel, *out)
         return (_crop(_fold(patches, self.padded_shape, self.stride, self.dilation), self.padding),)
 
 
-class _AvgPool2d(Function):
-    """Window means; backward spreads each gradient evenly over its window."""
+class _AvgPoolNd(Function):
+    """Window means over 2 or 3 spatial axes; backward spreads each gradient evenly over its
+    window."""
 
     __slots__ = ("divisor", "padded_shape", "kernel", "stride", "padding")
     reads = ()
 
+    def name(self) -> str:
+        """``AvgPool2dBackward`` or ``AvgPool3dBackward``."""
+        return f"AvgPool{len(getattr(self, 'kernel', (0, 0)))}dBackward"
+
     def forward(
-        self, x: np.ndarray, kernel: tuple[int, int] = (1, 1), stride: tuple[int, int] = (1, 1),
+        self, x: np.ndarray, kernel: tuple[int, ...] = (1, 1), stride: tuple[int, ...] = (1, 1),
         padding: _Sides = ((0, 0), (0, 0)), count_include_pad: bool = True,
     ) -> np.ndarray:
+        dims = len(kernel)
         padded = _pad(x, padding)
-        windows = _windows(padded, kernel, stride, (1, 1))
-        (top, bottom), (left, right) = padding  # bottom > top, right > left only in ceil_mode
-        if (top, left) == (bottom, right) and (count_include_pad or (top, left) == (0, 0)):
-            self.divisor = np.asarray(kernel[0] * kernel[1], dtype=x.dtype)
+        windows = _windows(padded, kernel, stride, (1,) * dims)
+        window_axes = tuple(range(-dims, 0))
+        low = tuple(side[0] for side in padding)  # the high side is larger only in ceil_mode
+        if padding == _symmetric(low) and (count_include_pad or not any(low)):
+            self.divisor = np.asarray(math.prod(kernel), dtype=x.dtype)
         # count the pixels that count: the real ones (and the zeros of `padding`, if included)
         else:
             if count_include_pad:
                 counted = np.ones(
-                    (1, 1, x.shape[2] + 2 * top, x.shape[3] + 2 * left), dtype=x.dtype
+                    (1, 1, *(n + 2 * p for n, p in zip(x.shape[2:], low, strict=True))),
+                    dtype=x.dtype,
                 )
-                counted = _pad(counted, ((0, bottom - top), (0, right - left)))
+                counted = _pad(counted, tuple((0, b - a) for a, b in padding))
             else:
                 counted = _pad(np.ones((1, 1, *x.shape[2:]), dtype=x.dtype), padding)
-            self.divisor = _windows(counted, kernel, stride, (1, 1)).sum(axis=(-2, -1))
+            self.divisor = _windows(counted, kernel, stride, (1,) * dims).sum(axis=window_axes)
         self.padded_shape, self.kernel, self.stride, self.padding = (
             padded.shape, kernel, stride, padding
         )
-        return windows.sum(axis=(-2, -1)) / self.divisor
+        return windows.sum(axis=window_axes) / self.divisor
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        n, c, oh, ow = grad.shape
-        share = (grad / self.divisor)[:, :, None, None]  # (N, C, 1, 1, OH, OW)
-        patches = np.broadcast_to(share, (n, c, *self.kernel, oh, ow))
-        return (_crop(_fold(patches, self.padded_shape, self.stride, (1, 1)), self.padding),)
+        n, c, *out = grad.shape
+        dims = len(self.kernel)
+        share = (grad / self.divisor)[(slice(None), slice(None)) + (None,) * dims]
+        patches = np.broadcast_to(share, (n, c, *self.kernel, *out))  # (N, C, *kernel, *out)
+        return (_crop(_fold(patches, self.padded_shape, self.stride, (1,) * dims), self.padding),)
+
+
+def _max_pool(
+    what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+    dilation: Any, ceil_mode: bool,
+) -> Tensor:
+    """Max pooling over ``dims`` spatial axes, checked; an unbatched input is a batch of one."""
+    _check_tensor(input, what)
+    if input.ndim == dims + 1:  # unbatched: a batch of one, as PyTorch does
+        return _max_pool(
+            what, dims, input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode
+        ).squeeze(0)
+    kernel, stride, sides, dilation = _pool_arguments(
+        what, input, kernel_size, stride, padding, dilation, ceil_mode, dims
+    )
+    return _MaxPoolNd.apply(input, kernel=kernel, stride=stride, padding=sides, dilation=dilation)
+
+
+def _avg_pool(
+    what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
+    ceil_mode: bool, count_include_pad: bool,
+) -> Tensor:
+    """Average pooling over ``dims`` spatial axes, checked; an unbatched input is a batch of
+    one."""
+    _check_tensor(input, what)
+    if input.ndim == dims + 1:
+        return _avg_pool(
+            what, dims, input.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
+            count_include_pad,
+        ).squeeze(0)
+    kernel, stride, sides, _ = _pool_arguments(
+        what, input, kernel_size, stride, padding, 1, ceil_mode, dims
+    )
+    return _AvgPoolNd.apply(
+        input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad
+    )
 
 
 def max_pool2d(
@@ -1629,15 +1817,7 @@ def max_pool2d(
     instead of down if ``ceil_mode``. ``stride`` defaults to ``kernel_size``; padding (at
     most half the kernel) is with :math:`-\\infty`.
     """
-    _check_tensor(input, "max_pool2d")
-    if input.ndim == 3:  # unbatched: a batch of one, as PyTorch does
-        return max_pool2d(
-            input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode
-        ).squeeze(0)
-    kernel, stride, sides, dilation = _pool_arguments(
-        "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode
-    )
-    return _MaxPool2d.apply(input, kernel=kernel, stride=stride, padding=sides, dilation=dilation)
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def avg_pool2d(
@@ -1655,25 +1835,12 @@ def avg_pool2d(
     whether they count in the divisor (PyTorch's default ``True``). The extra window
     positions of ``ceil_mode`` never count (as in PyTorch).
     """
-    _check_tensor(input, "avg_pool2d")
-    if input.ndim == 3:
-        return avg_pool2d(
-            input.unsqueeze(0),
-            kernel_size,
-            stride,
-            padding,
-            ceil_mode,
-            count_include_pad=count_include_pad,
-        ).squeeze(0)
-    kernel, stride, sides, _ = _pool_arguments(
-        "avg_pool2d", input, kernel_size, stride, padding, 1, ceil_mode
-    )
-    return _AvgPool2d.apply(
-        input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad
+    return _avg_pool(
+        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad
     )
 
 
-# %% book/04_layers.ipynb, cell 186
+# %% book/04_layers.ipynb, cell 195
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -1729,7 +1896,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 187
+# %% book/04_layers.ipynb, cell 196
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -1792,7 +1959,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 188
+# %% book/04_layers.ipynb, cell 197
 class _AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window; backward adds each gradient at its window's
     (first) argmax."""
@@ -1841,7 +2008,7 @@ def adaptive_max_pool2d(
     return _AdaptiveMaxPool2d.apply(input, output_size=sizes)
 
 
-# %% book/04_layers.ipynb, cell 193
+# %% book/04_layers.ipynb, cell 202
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -1896,7 +2063,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 194
+# %% book/04_layers.ipynb, cell 203
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -1954,3 +2121,61 @@ def interpolate(
             index = _nearest_index(n, out, scale, exact=mode == "nearest-exact")
             output = output.index_select(axis, Tensor(index))
     return output
+
+
+# %% book/04_layers.ipynb, cell 207
+def max_pool3d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False,
+) -> Tensor:
+    """3-D max pooling: the maximum of each (kd, kh, kw) window of each channel (section 10.3).
+
+    Shapes: ``input`` (N, C, D, H, W) or unbatched (C, D, H, W), floating point; result
+    (N, C, D_out, H_out, W_out) with the convolution's formula on each axis, rounded up
+    instead of down if ``ceil_mode``. Each argument is an int or a (d, h, w) triple;
+    ``stride`` defaults to ``kernel_size``; padding (at most half the kernel) is with
+    :math:`-\\infty`.
+    """
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """3-D average pooling: the mean of each (kd, kh, kw) window of each channel
+    (section 10.3).
+
+    Shapes as :func:`max_pool3d`. Padding is with zeros; ``count_include_pad`` decides
+    whether they count in the divisor (PyTorch's default ``True``); the extra window
+    positions of ``ceil_mode`` never count.
+    """
+    return _avg_pool(
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad
+    )
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) -> Tensor:
+    """Average pooling to a fixed output size, one averaging matrix per axis, with PyTorch's
+    windows (sections 10.1 and 10.3).
+
+    Shapes: ``input`` (N, C, D, H, W) or (C, D, H, W), floating point; result
+    (N, C, D_out, H_out, W_out) (or unbatched); ``output_size`` an int or a
+    (D_out, H_out, W_out) triple whose ``None`` entries keep the input's size.
+    """
+    out_d, out_h, out_w = _adaptive_sizes("adaptive_avg_pool3d", input, output_size, 3)
+    *lead, d, h, w = input.shape
+    depth = _averaging_matrix(d, out_d, input.dtype)
+    # A_D on the depth axis: (*, D, H W) -> (*, D_out, H W)
+    x = (depth @ input.reshape(*lead, d, h * w)).reshape(*lead, out_d, h, w)
+    rows = _averaging_matrix(h, out_h, input.dtype)
+    columns = _averaging_matrix(w, out_w, input.dtype)
+    return rows @ x @ columns.T

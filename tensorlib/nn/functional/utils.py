@@ -2,7 +2,8 @@
 # edit the notebook and run `make export`.
 
 """Argument checks shared by the layer functions (``tensorlib.nn.functional``) and the layer
-modules (``tensorlib.nn``): sizes, parameter dtypes, int-or-pair arguments, padding, drop
+modules (``tensorlib.nn``): sizes, parameter dtypes, int-or-pair arguments, padding (and the
+convolutions' ``padding_mode``), drop
 probabilities, ``normalized_shape`` and ``padding_idx``.
 
 PyTorch keeps the same kind of helpers (``_pair``, ``_single``, ...) in
@@ -17,7 +18,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 62
+# %% book/04_layers.ipynb, cell 65
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -27,8 +28,8 @@ from tensorlib.engine import Tensor, get_default_dtype, parse_to
 from tensorlib.shape import as_shape
 
 _FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-# ((top, bottom), (left, right)) zeros around an image
-_Sides = tuple[tuple[int, int], tuple[int, int]]
+# (before, after) zeros on each spatial axis: ((top, bottom), (left, right)) around an image
+_Sides = tuple[tuple[int, int], ...]
 
 
 def _check_tensor(value: Any, owner: str, name: str = "input") -> None:
@@ -64,16 +65,32 @@ def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
     return resolved
 
 
+_PAIR_WORDS = {2: "a pair", 3: "a triple"}
+
+
+def _ntuple(value: int | Sequence[int], name: str, n: int) -> tuple[int, ...]:
+    """An int or ``n`` ints (PyTorch's convention) as a tuple of ``n`` Python ints."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    values = tuple(value) if isinstance(value, Iterable) else (value,)
+    if len(values) != n or any(
+        isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values
+    ):
+        words = _PAIR_WORDS.get(n, f"a tuple of {n}")
+        raise TypeError(f"{name} must be an int or {words} of ints, got {value!r}")
+    return tuple(int(v) for v in values)
+
+
 def _pair(value: int | Sequence[int], name: str) -> tuple[int, int]:
     """An int or a pair of ints (PyTorch's convention) as a pair of Python ints."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return int(value), int(value)
-    pair = tuple(value) if isinstance(value, Iterable) else (value,)
-    if len(pair) != 2 or any(
-        isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in pair
-    ):
-        raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
-    return int(pair[0]), int(pair[1])
+    first, second = _ntuple(value, name, 2)
+    return first, second
+
+
+def _triple(value: int | Sequence[int], name: str) -> tuple[int, int, int]:
+    """An int or three ints (PyTorch's 3-d convention: depth, height, width) as a triple."""
+    depth, height, width = _ntuple(value, name, 3)
+    return depth, height, width
 
 
 def _single(value: int | Sequence[int], name: str) -> int:
@@ -88,35 +105,55 @@ def _single(value: int | Sequence[int], name: str) -> int:
     return int(single[0])
 
 
-def _symmetric(padding: tuple[int, int]) -> _Sides:
-    """PyTorch's (h, w) padding, the same on both sides of each axis."""
-    return (padding[0], padding[0]), (padding[1], padding[1])
+def _symmetric(padding: tuple[int, ...]) -> _Sides:
+    """PyTorch's (h, w) (or (d, h, w)) padding, the same on both sides of each axis."""
+    return tuple((p, p) for p in padding)
 
 
 def _conv_padding(
     padding: int | Sequence[int] | str,
-    kernel: tuple[int, int],
-    stride: tuple[int, int],
-    dilation: tuple[int, int],
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    dilation: tuple[int, ...],
+    what: str = "conv2d",
 ) -> _Sides:
-    """Convolution padding as sides: an int, an (h, w) pair, ``"valid"`` (none) or ``"same"``.
+    """Convolution padding as sides: an int, an (h, w) pair (a (d, h, w) triple in 3-D),
+    ``"valid"`` (none) or ``"same"``.
 
-    ``"same"`` keeps H and W (stride 1 only, as in PyTorch): an axis needs
+    ``"same"`` keeps every spatial size (stride 1 only, as in PyTorch): an axis needs
     :math:`d(k-1)` zeros in all, :math:`\\lfloor d(k-1)/2 \\rfloor` before and the rest after,
-    so an even kernel pads one more zero at the bottom and right.
+    so an even kernel pads one more zero at the bottom and right. ``what`` names the
+    function in messages.
     """
+    dims = len(kernel)
     if not isinstance(padding, str):
-        return _symmetric(_pair(padding, "padding"))
+        return _symmetric(_ntuple(padding, "padding", dims))
     if padding == "valid":
-        return (0, 0), (0, 0)
+        return ((0, 0),) * dims
     if padding != "same":
         raise ValueError(
-            f"conv2d: invalid padding string {padding!r}, should be one of 'valid', 'same'"
+            f"{what}: invalid padding string {padding!r}, should be one of 'valid', 'same'"
         )
-    if stride != (1, 1):
-        raise ValueError("conv2d: padding='same' is not supported for strided convolutions")
-    total_h, total_w = (d * (k - 1) for k, d in zip(kernel, dilation, strict=True))
-    return (total_h // 2, total_h - total_h // 2), (total_w // 2, total_w - total_w // 2)
+    if any(s != 1 for s in stride):
+        raise ValueError(f"{what}: padding='same' is not supported for strided convolutions")
+    totals = (d * (k - 1) for k, d in zip(kernel, dilation, strict=True))
+    return tuple((total // 2, total - total // 2) for total in totals)
+
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _check_padding_mode(padding_mode: str, owner: str, transposed: bool = False) -> str:
+    """A convolution layer's ``padding_mode``, checked as PyTorch checks it; a transposed
+    convolution pads with zeros only."""
+    if transposed and padding_mode != "zeros":
+        raise ValueError(f'Only "zeros" padding mode is supported for {owner}')
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(
+            f"padding_mode must be one of {', '.join(map(repr, _PADDING_MODES))}, but got "
+            f"padding_mode={padding_mode!r}"
+        )
+    return padding_mode
 
 
 def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tuple[int, ...]:

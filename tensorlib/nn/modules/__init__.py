@@ -33,7 +33,7 @@ from tensorlib.nn.modules.activation import (
     Tanhshrink,
     Threshold,
 )
-from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d
+from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from tensorlib.nn.modules.container import (
     ModuleDict,
     ModuleList,
@@ -41,7 +41,14 @@ from tensorlib.nn.modules.container import (
     ParameterList,
     Sequential,
 )
-from tensorlib.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from tensorlib.nn.modules.conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from tensorlib.nn.modules.dropout import Dropout, Dropout2d
 from tensorlib.nn.modules.flatten import Flatten, Unflatten
 from tensorlib.nn.modules.fold import Unfold
@@ -72,7 +79,7 @@ from tensorlib.nn.modules.loss import (
 )
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
-from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d
+from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from tensorlib.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
 from tensorlib.nn.modules.padding import (
     CircularPad1d,
@@ -90,11 +97,14 @@ from tensorlib.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from tensorlib.nn.modules.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
 )
 from tensorlib.nn.modules.sparse import Embedding, PositionalEmbedding
 from tensorlib.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
@@ -102,17 +112,22 @@ from tensorlib.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, Upsa
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool2d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "BCELoss",
     "BCEWithLogitsLoss",
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
     "Conv1d",
     "Conv2d",
+    "Conv3d",
     "ConvTranspose1d",
     "ConvTranspose2d",
+    "ConvTranspose3d",
     "CrossEntropyLoss",
     "Dropout",
     "Dropout2d",
@@ -124,6 +139,7 @@ __all__ = [
     "Identity",
     "InstanceNorm1d",
     "InstanceNorm2d",
+    "InstanceNorm3d",
     "LayerNorm",
     "Linear",
     "LogSoftmax",
@@ -145,6 +161,7 @@ __all__ = [
     "TripletMarginLoss",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "Module",
     "ModuleDict",
     "ModuleList",

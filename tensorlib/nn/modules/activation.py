@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 131
+# %% book/04_layers.ipynb, cell 134
 from typing import Any
 
 import numpy as np
@@ -85,7 +85,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 132
+# %% book/04_layers.ipynb, cell 135
 class ReLU(Module):
     """:math:`\\max(0, x)`, elementwise."""
 
@@ -166,7 +166,7 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 141
 def _inplace_text(inplace: bool, first: bool = False) -> str:
     """PyTorch's printed form of ``inplace``: shown only when True."""
     if not inplace:
@@ -290,7 +290,7 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 139
+# %% book/04_layers.ipynb, cell 142
 class Softplus(Module):
     """:math:`\\frac{1}{\\beta}\\log(1 + e^{\\beta x})`, a smooth ReLU; :math:`x` itself where
     :math:`\\beta x >` ``threshold``.
@@ -396,7 +396,7 @@ class Hardswish(Module):
         return hardswish(input, self.inplace)
 
 
-# %% book/04_layers.ipynb, cell 140
+# %% book/04_layers.ipynb, cell 143
 class Mish(Module):
     """:math:`x \\tanh(\\mathrm{softplus}(x))`.
 
@@ -496,7 +496,7 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-# %% book/04_layers.ipynb, cell 141
+# %% book/04_layers.ipynb, cell 144
 class GLU(Module):
     """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
     :math:`a \\odot \\sigma(b)`.
@@ -541,7 +541,7 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 142
+# %% book/04_layers.ipynb, cell 145
 class PReLU(Module):
     """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
 

@@ -2,7 +2,8 @@
 # edit the notebook and run `make export`.
 
 """``Conv2d``: 2-D convolution by im2col and one matrix product; ``Conv1d``, and the
-transposed convolutions ``ConvTranspose2d`` and ``ConvTranspose1d`` (section 9.6)."""
+transposed convolutions ``ConvTranspose2d`` and ``ConvTranspose1d`` (section 9.6);
+``Conv3d`` and ``ConvTranspose3d`` (section 9.8)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ __all__ = [
     'Conv1d',
     'ConvTranspose2d',
     'ConvTranspose1d',
+    'Conv3d',
+    'ConvTranspose3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 151
+# %% book/04_layers.ipynb, cell 154
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,19 +27,21 @@ from tensorlib.engine import Tensor
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import conv2d
 from tensorlib.nn.functional.utils import (
+    _check_padding_mode,
     _check_size,
     _check_tensor,
     _conv_padding,
     _pair,
     _parameter_dtype,
     _single,
+    _triple,
 )
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 152
+# %% book/04_layers.ipynb, cell 155
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -50,6 +55,8 @@ class Conv2d(Module):
         dilation: spacing between kernel taps, an int or an (h, w) pair (default 1).
         groups: split channels into this many independent groups (default 1).
         bias: whether to learn a bias per output channel (default ``True``).
+        padding_mode: ``"zeros"`` (default), ``"reflect"``, ``"replicate"`` or ``"circular"``:
+            what the padding is made of (section 9.7).
         device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the parameters (default float32).
         generator: the generator for the initial values; the global one if ``None``.
@@ -74,6 +81,7 @@ class Conv2d(Module):
         dilation: int | Sequence[int] = 1,
         groups: int = 1,
         bias: bool = True,
+        padding_mode: str = "zeros",
         *,
         device: Any = None,
         dtype: Any = None,
@@ -89,6 +97,7 @@ class Conv2d(Module):
         _conv_padding(padding, self.kernel_size, self.stride, self.dilation)
         self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
         self.groups = _check_size(groups, "groups", "Conv2d")
+        self.padding_mode = _check_padding_mode(padding_mode, "Conv2d")
         if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
             raise ValueError(
                 f"Conv2d: in_channels={in_channels} and out_channels={out_channels} must both be "
@@ -108,8 +117,11 @@ class Conv2d(Module):
         init.default_init_(self.weight, self.bias, generator=generator)
 
     def forward(self, input: Tensor) -> Tensor:
+        padding: Any = self.padding
+        if self.padding_mode != "zeros":  # pad in that mode first (section 9.7)
+            input, padding = _mode_padded(self, input)
         return conv2d(
-            input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups
+            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
         )
 
     def extra_repr(self) -> str:
@@ -123,10 +135,12 @@ class Conv2d(Module):
             text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
         return text
 
 
-# %% book/04_layers.ipynb, cell 167
+# %% book/04_layers.ipynb, cell 170
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -149,6 +163,8 @@ def _conv_repr(module: Module) -> str:
         text += f", groups={m.groups}"
     if m.bias is None:
         text += ", bias=False"
+    if m.padding_mode != "zeros":
+        text += f", padding_mode={m.padding_mode}"
     return text
 
 
@@ -182,6 +198,7 @@ class Conv1d(Module):
             (default 0; also ``"valid"`` or ``"same"``) and ``dilation`` (default 1).
         groups: split channels into this many independent groups (default 1).
         bias: whether to learn a bias per output channel (default ``True``).
+        padding_mode: ``"zeros"`` (default), ``"reflect"``, ``"replicate"`` or ``"circular"``.
         device: ``None`` or ``"cpu"``; dtype: float dtype of the parameters (default float32);
         generator: the generator for the initial values; the global one if ``None``.
 
@@ -196,8 +213,9 @@ class Conv1d(Module):
     def __init__(
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
-        dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True, *,
-        device: Any = None, dtype: Any = None, generator: Generator | None = None,
+        dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
+        padding_mode: str = "zeros", *, device: Any = None, dtype: Any = None,
+        generator: Generator | None = None,
     ) -> None:
         super().__init__()
         self.in_channels = _check_size(in_channels, "in_channels", "Conv1d")
@@ -209,6 +227,7 @@ class Conv1d(Module):
         _conv_padding(padding, kernel, steps, gaps)  # a bad string fails here, not in forward
         self.padding = padding if isinstance(padding, str) else (_single(padding, "padding"),)
         self.groups = _check_size(groups, "groups", "Conv1d")
+        self.padding_mode = _check_padding_mode(padding_mode, "Conv1d")
         shape = (self.out_channels, self.in_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
@@ -217,7 +236,10 @@ class Conv1d(Module):
         init.default_init_(self.weight, self.bias, generator=generator)
 
     def forward(self, input: Tensor) -> Tensor:
-        padding = self.padding if isinstance(self.padding, str) else self.padding[0]
+        padding: Any = self.padding
+        if self.padding_mode != "zeros":  # pad in that mode first (section 9.7)
+            input, padding = _mode_padded(self, input)
+        padding = padding if isinstance(padding, str) else padding[0]
         return conv1d(
             input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups
         )
@@ -226,7 +248,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 168
+# %% book/04_layers.ipynb, cell 171
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -269,6 +291,7 @@ class ConvTranspose2d(Module):
             or the dilation, default 0) and ``dilation`` (default 1).
         groups: split channels into this many independent groups (default 1).
         bias: whether to learn a bias per output channel (default ``True``).
+        padding_mode: ``"zeros"`` only (the default), as in PyTorch.
         device: ``None`` or ``"cpu"``; dtype: float dtype of the parameters (default float32);
         generator: the generator for the initial values; the global one if ``None``.
 
@@ -286,8 +309,8 @@ class ConvTranspose2d(Module):
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
         output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
-        dilation: int | Sequence[int] = 1, *, device: Any = None, dtype: Any = None,
-        generator: Generator | None = None,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", *, device: Any = None,
+        dtype: Any = None, generator: Generator | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -299,6 +322,7 @@ class ConvTranspose2d(Module):
         self.output_padding = _pair(output_padding, "output_padding")
         self.dilation = _pair(dilation, "dilation")
         self.groups = _check_size(groups, "groups", name)
+        self.padding_mode = _check_padding_mode(padding_mode, name, transposed=True)
         shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
@@ -322,7 +346,7 @@ class ConvTranspose1d(Module):
     on a height-1 image.
 
     Args:
-        in_channels, out_channels, groups, bias, device, dtype, generator: as
+        in_channels, out_channels, groups, bias, padding_mode, device, dtype, generator: as
             :class:`ConvTranspose2d`; ``kernel_size``, ``stride``, ``padding``,
             ``output_padding`` and ``dilation`` are ints (or 1-tuples).
 
@@ -338,8 +362,8 @@ class ConvTranspose1d(Module):
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
         output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
-        dilation: int | Sequence[int] = 1, *, device: Any = None, dtype: Any = None,
-        generator: Generator | None = None,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", *, device: Any = None,
+        dtype: Any = None, generator: Generator | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -351,6 +375,7 @@ class ConvTranspose1d(Module):
         self.output_padding = (_single(output_padding, "output_padding"),)
         self.dilation = (_single(dilation, "dilation"),)
         self.groups = _check_size(groups, "groups", name)
+        self.padding_mode = _check_padding_mode(padding_mode, name, transposed=True)
         shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
@@ -363,6 +388,155 @@ class ConvTranspose1d(Module):
         return conv_transpose1d(
             input, self.weight, self.bias, self.stride[0], self.padding[0],
             _output_padding(self, input, output_size, 1)[0], self.groups, self.dilation[0],
+        )
+
+    def extra_repr(self) -> str:
+        return _conv_repr(self)
+
+
+# %% book/04_layers.ipynb, cell 179
+# F.pad, defined after this module's header (sections 9.5 and 9.7)
+from tensorlib.nn.functional.layers import pad  # noqa: E402
+
+
+def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]]:
+    """A convolution layer's input padded in its ``padding_mode`` by its ``padding``, and the
+    padding left for the convolution (none), as PyTorch does for a mode other than zeros."""
+    m: Any = module
+    sides = _conv_padding(m.padding, m.kernel_size, m.stride, m.dilation, type(module).__name__)
+    widths = tuple(w for side in reversed(sides) for w in side)  # pad lists the last axis first
+    return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
+
+
+# %% book/04_layers.ipynb, cell 185
+# the functions of section 9.8, defined after this module's header (section 9.3)
+from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
+
+
+class Conv3d(Module):
+    """3-D convolution over an input (N, C_in, D, H, W), by im2col and one matrix product
+    (section 9.8).
+
+    Args:
+        in_channels: :math:`C_{in}`.
+        out_channels: :math:`C_{out}`, the number of filters.
+        kernel_size: an int or a (d, h, w) triple.
+        stride: an int or a (d, h, w) triple (default 1).
+        padding: zero padding on each side, an int or a (d, h, w) triple (default 0), or
+            ``"valid"`` (none) or ``"same"`` (output size = input size; stride 1 only).
+        dilation: spacing between kernel taps, an int or a (d, h, w) triple (default 1).
+        groups: split channels into this many independent groups (default 1).
+        bias: whether to learn a bias per output channel (default ``True``).
+        padding_mode: ``"zeros"`` (default), ``"reflect"``, ``"replicate"`` or ``"circular"``:
+            what the padding is made of (section 9.7).
+        device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
+        dtype: float dtype of the parameters (default float32).
+        generator: the generator for the initial values; the global one if ``None``.
+
+    Shapes: input (N, C_in, D, H, W) or unbatched (C_in, D, H, W), output
+    (N, C_out, D_out, H_out, W_out) (or unbatched) with
+    :math:`D_{out} = \\lfloor (D + 2p - d(k-1) - 1)/s \\rfloor + 1`, the same for H and W.
+
+    Attributes:
+        weight: (C_out, C_in/groups, kd, kh, kw) and ``bias`` (C_out,), both
+            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with
+            fan_in = C_in/groups * kd * kh * kw, as in PyTorch.
+    """
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
+        padding_mode: str = "zeros", *, device: Any = None, dtype: Any = None,
+        generator: Generator | None = None,
+    ) -> None:
+        super().__init__()
+        self.in_channels = _check_size(in_channels, "in_channels", "Conv3d")
+        self.out_channels = _check_size(out_channels, "out_channels", "Conv3d")
+        self.kernel_size = _triple(kernel_size, "kernel_size")
+        self.stride = _triple(stride, "stride")
+        self.dilation = _triple(dilation, "dilation")
+        # a bad string fails here, not in forward
+        _conv_padding(padding, self.kernel_size, self.stride, self.dilation, "Conv3d")
+        self.padding = padding if isinstance(padding, str) else _triple(padding, "padding")
+        self.groups = _check_size(groups, "groups", "Conv3d")
+        self.padding_mode = _check_padding_mode(padding_mode, "Conv3d")
+        shape = (self.out_channels, self.in_channels // max(self.groups, 1), *self.kernel_size)
+        _conv_parameters(self, shape, bias, dtype, device, generator)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
+        init.default_init_(self.weight, self.bias, generator=generator)
+
+    def forward(self, input: Tensor) -> Tensor:
+        padding: Any = self.padding
+        if self.padding_mode != "zeros":  # pad in that mode first (section 9.7)
+            input, padding = _mode_padded(self, input)
+        return conv3d(
+            input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
+        )
+
+    def extra_repr(self) -> str:
+        return _conv_repr(self)
+
+
+class ConvTranspose3d(Module):
+    """3-D transposed convolution (the adjoint of :class:`Conv3d`), which upsamples volumes
+    (sections 9.6 and 9.8).
+
+    Args:
+        in_channels, out_channels: :math:`C_{in}`, :math:`C_{out}`.
+        kernel_size: an int or a (d, h, w) triple, as are ``stride`` (default 1), ``padding``
+            (cropped from each side of the full result, default 0), ``output_padding`` (extra
+            planes, rows and columns at the far end, smaller than the stride or the dilation,
+            default 0) and ``dilation`` (default 1).
+        groups: split channels into this many independent groups (default 1).
+        bias: whether to learn a bias per output channel (default ``True``).
+        padding_mode: ``"zeros"`` only (the default), as in PyTorch.
+        device: ``None`` or ``"cpu"``; dtype: float dtype of the parameters (default float32);
+        generator: the generator for the initial values; the global one if ``None``.
+
+    Shapes: input (N, C_in, D, H, W) or (C_in, D, H, W), output (N, C_out, D_out, H_out, W_out)
+    with :math:`D_{out} = (D-1)s - 2p + d(k-1) + \\text{output\\_padding} + 1`, the same for H
+    and W. ``forward(input, output_size)`` picks ``output_padding`` to reach ``output_size``.
+
+    Attributes:
+        weight: (C_in, C_out/groups, kd, kh, kw) and ``bias`` (C_out,), both
+            :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` with
+            fan_in = C_out/groups * kd * kh * kw (PyTorch computes it from the weight's
+            dimension 1).
+    """
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+        output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", *, device: Any = None,
+        dtype: Any = None, generator: Generator | None = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.in_channels = _check_size(in_channels, "in_channels", name)
+        self.out_channels = _check_size(out_channels, "out_channels", name)
+        self.kernel_size = _triple(kernel_size, "kernel_size")
+        self.stride = _triple(stride, "stride")
+        self.padding = _triple(padding, "padding")
+        self.output_padding = _triple(output_padding, "output_padding")
+        self.dilation = _triple(dilation, "dilation")
+        self.groups = _check_size(groups, "groups", name)
+        self.padding_mode = _check_padding_mode(padding_mode, name, transposed=True)
+        shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
+        _conv_parameters(self, shape, bias, dtype, device, generator)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
+        init.default_init_(self.weight, self.bias, generator=generator)
+
+    def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        return conv_transpose3d(
+            input, self.weight, self.bias, self.stride, self.padding,
+            _output_padding(self, input, output_size, 3), self.groups, self.dilation,
         )
 
     def extra_repr(self) -> str:

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 126
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import dropout, dropout2d
 from tensorlib.nn.functional.utils import _check_probability
@@ -20,7 +20,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 124
+# %% book/04_layers.ipynb, cell 127
 class Dropout(Module):
     """During training, zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 
@@ -47,7 +47,7 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
-# %% book/04_layers.ipynb, cell 125
+# %% book/04_layers.ipynb, cell 128
 class Dropout2d(Module):
     """During training, zero each whole channel of an (N, C, H, W) input with probability ``p``;
     scale the rest by ``1/(1-p)``.

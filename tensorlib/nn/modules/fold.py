@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 154
+# %% book/04_layers.ipynb, cell 157
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor

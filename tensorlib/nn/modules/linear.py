@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 68
+# %% book/04_layers.ipynb, cell 71
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 69
+# %% book/04_layers.ipynb, cell 72
 class Identity(Module):
     """Return the input unchanged; any constructor arguments are ignored (as in PyTorch)."""
 
@@ -92,7 +92,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-# %% book/04_layers.ipynb, cell 71
+# %% book/04_layers.ipynb, cell 74
 class NonDynamicallyQuantizableLinear(Linear):
     """A ``Linear`` under PyTorch's other name, with the same arguments and behaviour.
 

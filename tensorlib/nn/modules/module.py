@@ -16,7 +16,10 @@ in registration order; ``state_dict`` and ``load_state_dict`` key checkpoints by
 Hooks (``register_forward_pre_hook``, ``register_forward_hook``,
 ``register_full_backward_pre_hook``, ``register_full_backward_hook``, and the global
 ``register_module_forward_pre_hook`` and ``register_module_forward_hook``) run code around
-``forward`` and at the module's border in backward, through two gate nodes per call.
+``forward`` and at the module's border in backward, through two gate nodes per call; four
+more (``register_state_dict_pre_hook``, ``register_state_dict_post_hook``,
+``register_load_state_dict_pre_hook``, ``register_load_state_dict_post_hook``) adapt
+checkpoints, and ``load_state_dict`` stays all or nothing with them.
 The behaviour follows ``torch.nn.Module``: see the chapter "Layers" of the book.
 """
 
@@ -29,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 22
+# %% book/04_layers.ipynb, cell 23
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -44,7 +47,7 @@ from tensorlib.engine.tensor_type import _shared_versions, _wrap
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 23
+# %% book/04_layers.ipynb, cell 24
 def _check_name(owner: Module, name: object, kind: str, table: Mapping[str, object]) -> None:
     """A registered name must be a non-empty str without dots, not already another attribute."""
     if not isinstance(name, str):
@@ -67,7 +70,7 @@ def _indent_after_first_line(text: str, spaces: int) -> str:
 _T = TypeVar("_T", bound=Tensor)  # the tensor type a walk yields: Parameter or Tensor
 
 
-# %% book/04_layers.ipynb, cell 25
+# %% book/04_layers.ipynb, cell 26
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
 
@@ -119,21 +122,27 @@ def _state_array(key: str, value: Any) -> np.ndarray:
 
 
 def _check_state(
-    owner: str, state_dict: Any, targets: dict[str, Tensor], strict: bool
+    owner: str,
+    state_dict: Any,
+    targets: dict[str, Tensor],
+    strict: bool,
+    reported: tuple[list[str], list[str], list[str]] = ([], [], []),
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
     """Validate a checkpoint against ``targets`` before anything is copied.
 
     Returns the arrays to copy (by key) and the missing and unexpected keys; raises
     ``TypeError`` for a value that is not a tensor and one ``RuntimeError`` listing every
-    size mismatch, every read-only target (and, if ``strict``, every key mismatch).
+    size mismatch, every read-only target, every message in ``reported`` (and, if ``strict``,
+    every key mismatch). ``reported`` holds the missing keys, unexpected keys and messages that
+    load pre-hooks added; they count like the ones found here.
     """
     if not isinstance(state_dict, Mapping):
         raise TypeError(
             f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}"
         )
     sources = {key: _state_array(key, state_dict[key]) for key in targets if key in state_dict}
-    missing = [key for key in targets if key not in state_dict]
-    unexpected = [key for key in state_dict if key not in targets]
+    missing = reported[0] + [key for key in targets if key not in state_dict]
+    unexpected = reported[1] + [key for key in state_dict if key not in targets]
     errors = [
         f"size mismatch for {key}: copying a param with shape "
         f"{tuple(array.shape)} from checkpoint, "
@@ -149,22 +158,107 @@ def _check_state(
         for key in sources
         if not targets[key].numpy().flags.writeable
     ]
+    errors += reported[2]
     if strict:
-        if missing:
-            errors.insert(
-                0, "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + "."
-            )
-        if unexpected:
-            errors.insert(
-                1 if missing else 0,
-                "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ".",
-            )
-    if errors:
-        raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(errors))
+        errors = _key_errors(missing, unexpected) + errors
+    _raise_load_errors(owner, errors)
     return sources, missing, unexpected
 
+def _key_errors(missing: list[str], unexpected: list[str]) -> list[str]:
+    """PyTorch's messages for the key mismatches that ``strict=True`` refuses."""
+    errors = []
+    if missing:
+        errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ".")
+    if unexpected:
+        errors.append(
+            "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + "."
+        )
+    return errors
 
-# %% book/04_layers.ipynb, cell 27
+
+def _raise_load_errors(owner: str, errors: list[str]) -> None:
+    """One ``RuntimeError`` listing every problem of a load, as PyTorch words it."""
+    if errors:
+        raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(errors))
+
+
+def _module_paths(module: Module, prefix: str = "") -> Iterator[tuple[str, Module]]:
+    """``(prefix, module)`` for the tree, parents first, one entry per path (a shared module
+    once for each of its names), as ``state_dict`` and ``load_state_dict`` visit it."""
+    yield prefix, module
+    for name, child in module._modules.items():
+        if child is not None:
+            yield from _module_paths(child, prefix + name + ".")
+
+
+_Reported = tuple[list[str], list[str], list[str]]  # missing keys, unexpected keys, messages
+
+
+def _run_load_pre_hooks(module: Module, state_dict: Any) -> tuple[Any, _Reported]:
+    """Run the load pre-hooks of the tree, parents first, on one copy of the checkpoint (the
+    caller's mapping is never changed); return it and the keys and messages the hooks added to
+    PyTorch's three lists. As in PyTorch 2.13, ``strict`` reaches a pre-hook as ``True``."""
+    reported: _Reported = ([], [], [])
+    paths = [(p, m) for p, m in _module_paths(module) if m._load_state_dict_pre_hooks]
+    if not paths or not isinstance(state_dict, Mapping):  # _check_state refuses a non-mapping
+        return state_dict, reported
+    metadata = getattr(state_dict, "_metadata", None)  # a torch checkpoint's, by module path
+    state: Any = OrderedDict(state_dict)
+    if metadata is not None:
+        state._metadata = metadata
+    for prefix, owner in paths:
+        local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+        for hook in list(owner._load_state_dict_pre_hooks.values()):
+            hook(owner, state, prefix, local_metadata, True, *reported)
+    return state, reported
+
+
+def _copy_state(targets: dict[str, Tensor], sources: Mapping[str, np.ndarray]) -> None:
+    """Copy each source array into its target tensor, in place (cast to the target's dtype)."""
+    with no_grad():
+        for key, array in sources.items():
+            targets[key].copy_(array)
+
+
+def _run_load_post_hooks(module: Module, keys: _IncompatibleKeys) -> None:
+    """The load post-hooks of the tree, children first (PyTorch's order); they change ``keys``'
+    lists in place and must return ``None``."""
+    for child in module._modules.values():
+        if child is not None:
+            _run_load_post_hooks(child, keys)
+    for hook in list(module._load_state_dict_post_hooks.values()):
+        if hook(module, keys) is not None:
+            raise AssertionError(
+                "Hooks registered with ``register_load_state_dict_post_hook`` are not expected "
+                "to return new values, if incompatible_keys need to be modified, it should be "
+                "done inplace."
+            )
+
+
+def _load_with_post_hooks(
+    module: Module,
+    targets: dict[str, Tensor],
+    sources: dict[str, np.ndarray],
+    keys: _IncompatibleKeys,
+    strict: bool,
+) -> None:
+    """Copy, run the post-hooks (which see the loaded values and may change the key lists), then
+    judge ``strict``. If that fails or a hook raises, the old values are copied back: the load
+    stays all or nothing."""
+    backup = {key: targets[key].numpy().copy() for key in sources}
+    _copy_state(targets, sources)
+    try:
+        _run_load_post_hooks(module, keys)
+        if strict:
+            _raise_load_errors(
+                type(module).__name__, _key_errors(keys.missing_keys, keys.unexpected_keys)
+            )
+    except BaseException:
+        _copy_state(targets, backup)
+        raise
+
+
+# %% book/04_layers.ipynb, cell 28
 # The tables of the hooks every module runs (register_module_forward_pre_hook and
 # register_module_forward_hook): by handle id, in the order they run. Module.__call__ reads them
 # first, before the module's own.
@@ -182,6 +276,10 @@ _HOOK_TABLES = (
     "_forward_hooks_always_called",
     "_backward_pre_hooks",
     "_backward_hooks",
+    "_state_dict_pre_hooks",
+    "_state_dict_hooks",
+    "_load_state_dict_pre_hooks",
+    "_load_state_dict_post_hooks",
 )
 
 
@@ -247,7 +345,7 @@ def register_module_forward_hook(
     )
 
 
-# %% book/04_layers.ipynb, cell 28
+# %% book/04_layers.ipynb, cell 29
 class _BackwardHookGate(Function):
     """Joins the Tensors of one side of a module call (its inputs, or its outputs) in one node.
 
@@ -346,7 +444,7 @@ def _tensors(grads: list[np.ndarray | None]) -> list[Tensor | None]:
     return [None if g is None else _wrap(g, None) for g in grads]
 
 
-# %% book/04_layers.ipynb, cell 29
+# %% book/04_layers.ipynb, cell 30
 _NO_INPUT_GRAD_WARNING = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See "
@@ -440,7 +538,7 @@ class _BackwardHook:
         return _arrays([grad_inputs[i] for i in self.input_index])
 
 
-# %% book/04_layers.ipynb, cell 31
+# %% book/04_layers.ipynb, cell 32
 class Module:
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 
@@ -480,6 +578,12 @@ class Module:
     _forward_hooks_always_called: OrderedDict[int, bool]
     _backward_pre_hooks: OrderedDict[int, Callable[..., Any]]
     _backward_hooks: OrderedDict[int, Callable[..., Any]]
+    _state_dict_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _state_dict_hooks: OrderedDict[int, Callable[..., Any]]
+    _load_state_dict_pre_hooks: OrderedDict[int, Callable[..., Any]]
+    _load_state_dict_post_hooks: OrderedDict[int, Callable[..., Any]]
+    # what a state_dict post-hook gets as local_metadata["version"], as in PyTorch
+    _version: int = 1
 
     def __init__(self) -> None:
         # object.__setattr__ because our own __setattr__ consults these tables
@@ -839,6 +943,60 @@ class Module:
         """
         return _add_hook(self._backward_hooks, hook, "register_full_backward_hook", prepend)
 
+    def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Register ``hook(module, prefix, keep_vars) -> None``, called when :meth:`state_dict`
+        starts on this module (``prefix`` is its dotted path plus a dot, ``""`` at the root).
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(self._state_dict_pre_hooks, hook, "register_state_dict_pre_hook")
+
+    def register_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Register ``hook(module, state_dict, prefix, local_metadata) -> None``, called when
+        :meth:`state_dict` has put in this module's entries and its children's.
+
+        The hook may change ``state_dict`` in place (rename, add or drop entries); returning
+        anything but ``None`` is a ``RuntimeError``, as in PyTorch. ``local_metadata`` is
+        ``{"version": module._version}``.
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(self._state_dict_hooks, hook, "register_state_dict_post_hook")
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Register ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) -> None``, called by :meth:`load_state_dict` before it
+        looks at any key.
+
+        ``state_dict`` is a copy of the checkpoint that the hook may change in place; keys or
+        messages appended to the three lists count like the ones the load finds (a message
+        refuses the load). ``local_metadata`` is the module's entry of a torch checkpoint's
+        ``_metadata`` (``{}`` without one); ``strict`` is ``True``, as PyTorch 2.13 passes it.
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(
+            self._load_state_dict_pre_hooks, hook, "register_load_state_dict_pre_hook"
+        )
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Register ``hook(module, incompatible_keys) -> None``, called by
+        :meth:`load_state_dict` after the values are copied (children's hooks first).
+
+        ``incompatible_keys`` is the ``(missing_keys, unexpected_keys)`` named tuple the load
+        returns; the hook may change its lists in place, and ``strict`` judges what is left.
+        If the hook raises, or ``strict`` then refuses the load, the copied values are undone.
+
+        Returns:
+            :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+        """
+        return _add_hook(
+            self._load_state_dict_post_hooks, hook, "register_load_state_dict_post_hook"
+        )
+
     # ---- walking the tree ------------------------------------------------------------------
 
     def named_modules(
@@ -1056,20 +1214,32 @@ class Module:
         As in PyTorch the values are detached tensors that share memory with the module's
         own (no copy is made): save them, or ``copy`` them, before training on. Tied
         parameters appear under each of their names. ``keep_vars=True`` returns the
-        parameter objects themselves.
+        parameter objects themselves. Each module's state-dict pre-hooks run before its
+        entries are collected, its post-hooks after its children's (section 2.5).
         """
         if destination is None:
             destination = OrderedDict()
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, child in self._modules.items():
+            if child is not None:
+                child.state_dict(destination, prefix + name + ".", keep_vars)
+        for hook in list(self._state_dict_hooks.values()):
+            if hook(self, destination, prefix, {"version": self._version}) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+        return destination
+
+    def _save_to_state_dict(
+        self, destination: dict[str, Tensor], prefix: str, keep_vars: bool
+    ) -> None:
+        """Put this module's own parameters and persistent buffers into ``destination``."""
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
         for name, buffer in self._buffers.items():
             if buffer is not None and name not in self._non_persistent_buffers:
                 destination[prefix + name] = buffer if keep_vars else buffer.detach()
-        for name, child in self._modules.items():
-            if child is not None:
-                child.state_dict(destination, prefix + name + ".", keep_vars)
-        return destination
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
@@ -1080,7 +1250,9 @@ class Module:
         module unchanged. A value's shape must equal the target's (always an error, as in
         PyTorch); values are cast to the target's dtype. With ``strict=True`` missing keys
         (the module has, the dict lacks) and unexpected keys (the other way round) are an
-        error too; with ``strict=False`` they are returned.
+        error too; with ``strict=False`` they are returned. Load pre-hooks run first, on a copy
+        of ``state_dict``; load post-hooks run after the copy and may change the returned lists,
+        which ``strict`` then judges; a load they refuse is undone (section 2.5).
 
         Args:
             state_dict: dotted name to Tensor, numpy array or any array-like with
@@ -1096,14 +1268,22 @@ class Module:
             RuntimeError: listing every missing and unexpected key (strict) and every
                 shape mismatch, all in one message.
         """
-        targets = self.state_dict(keep_vars=True)  # name to the live tensor an entry is copied into
+        state, reported = _run_load_pre_hooks(self, state_dict)
+        # name to the live tensor an entry is copied into: state_dict(keep_vars=True), no hooks
+        targets: dict[str, Tensor] = OrderedDict()
+        for prefix, module in _module_paths(self):
+            module._save_to_state_dict(targets, prefix, True)
+        # with post-hooks, the keys are judged after them: they may change the lists
+        post_hooks = any(m._load_state_dict_post_hooks for _, m in _module_paths(self))
         sources, missing, unexpected = _check_state(
-            type(self).__name__, state_dict, targets, strict
+            type(self).__name__, state, targets, strict and not post_hooks, reported
         )
-        with no_grad():
-            for key, array in sources.items():
-                targets[key].copy_(array)  # casts to the target's dtype
-        return _IncompatibleKeys(missing, unexpected)
+        keys = _IncompatibleKeys(missing, unexpected)
+        if post_hooks:
+            _load_with_post_hooks(self, targets, sources, keys, strict)
+        else:
+            _copy_state(targets, sources)
+        return keys
 
     # ---- printing --------------------------------------------------------------------------
 
@@ -1129,7 +1309,7 @@ class Module:
         )
 
 
-# %% book/04_layers.ipynb, cell 32
+# %% book/04_layers.ipynb, cell 33
 # A module's own parameter and buffer tables, as the walkers (named_parameters,
 # named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 97
+# %% book/04_layers.ipynb, cell 100
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +27,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 98
+# %% book/04_layers.ipynb, cell 101
 class LayerNorm(Module):
     """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
@@ -118,7 +118,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-# %% book/04_layers.ipynb, cell 115
+# %% book/04_layers.ipynb, cell 118
 # the function of section 6.7, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import group_norm  # noqa: E402
 

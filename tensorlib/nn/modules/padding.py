@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 173
+# %% book/04_layers.ipynb, cell 176
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,7 +32,7 @@ from tensorlib.nn.functional.layers import pad
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 174
+# %% book/04_layers.ipynb, cell 177
 class _PadNd(Module):
     """Padding of the last ``_dims`` dimensions with ``_mode``: the body of the padding layers.
 

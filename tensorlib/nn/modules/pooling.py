@@ -3,7 +3,8 @@
 
 """``MaxPool2d`` and ``AvgPool2d``: summarise each window of each channel; ``MaxPool1d``,
 ``AvgPool1d`` and the adaptive poolings ``AdaptiveAvgPool2d``, ``AdaptiveAvgPool1d``,
-``AdaptiveMaxPool2d`` (section 10.1)."""
+``AdaptiveMaxPool2d`` (section 10.1); ``MaxPool3d``, ``AvgPool3d`` and ``AdaptiveAvgPool3d``
+(section 10.3)."""
 
 from __future__ import annotations
 
@@ -15,19 +16,22 @@ __all__ = [
     'AdaptiveAvgPool2d',
     'AdaptiveAvgPool1d',
     'AdaptiveMaxPool2d',
+    'MaxPool3d',
+    'AvgPool3d',
+    'AdaptiveAvgPool3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 180
+# %% book/04_layers.ipynb, cell 189
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import avg_pool2d, max_pool2d
-from tensorlib.nn.functional.utils import _pair, _single
+from tensorlib.nn.functional.utils import _pair, _single, _triple
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 181
+# %% book/04_layers.ipynb, cell 190
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
@@ -124,7 +128,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 189
+# %% book/04_layers.ipynb, cell 198
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -222,7 +226,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 190
+# %% book/04_layers.ipynb, cell 199
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -285,6 +289,128 @@ class AdaptiveMaxPool2d(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return adaptive_max_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+# %% book/04_layers.ipynb, cell 208
+# the functions of section 10.3, defined after this module's header (section 10)
+from tensorlib.nn.functional.layers import (  # noqa: E402
+    adaptive_avg_pool3d,
+    avg_pool3d,
+    max_pool3d,
+)
+
+
+class MaxPool3d(Module):
+    """3-D max pooling over windows of ``kernel_size`` (section 10.3).
+
+    Args:
+        kernel_size: an int or a (d, h, w) triple.
+        stride: an int or a triple; ``None`` (default) means ``kernel_size``.
+        padding: implicit :math:`-\\infty` padding, at most half the kernel (default 0).
+        dilation: spacing between window taps (default 1).
+        return_indices: must be ``False`` (returning the argmax positions is not implemented);
+            it comes before ``ceil_mode``, as in PyTorch.
+        ceil_mode: round the output size up instead of down, keeping a last partial window.
+
+    Shapes: input (N, C, D, H, W) or (C, D, H, W), output (N, C, D_out, H_out, W_out) or
+    (C, D_out, H_out, W_out), :math:`D_{out} = \\lfloor (D + 2p - d(k-1) - 1)/s \\rfloor + 1`
+    (:math:`\\lceil\\cdot\\rceil` if ``ceil_mode``), the same for H and W.
+    """
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        _triple(kernel_size, "kernel_size")
+        if return_indices:
+            raise NotImplementedError(
+                f"{type(self).__name__}: return_indices=True is not implemented"
+            )
+        self.return_indices = return_indices
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.dilation = dilation
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return max_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
+
+class AvgPool3d(Module):
+    """3-D average pooling over windows of ``kernel_size`` (section 10.3).
+
+    Args:
+        kernel_size: an int or a (d, h, w) triple.
+        stride: an int or a triple; ``None`` (default) means ``kernel_size``.
+        padding: implicit zero padding, at most half the kernel (default 0).
+        ceil_mode: round the output size up instead of down, keeping a last partial window.
+        count_include_pad: whether padded zeros count in the divisor (default ``True``).
+
+    Shapes: input (N, C, D, H, W) or (C, D, H, W), output (N, C, D_out, H_out, W_out) or
+    (C, D_out, H_out, W_out).
+    """
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+    ) -> None:
+        super().__init__()
+        _triple(kernel_size, "kernel_size")
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: Tensor) -> Tensor:
+        return avg_pool3d(
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad,
+        )
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool3d(Module):
+    """Average pooling to a fixed output size, whatever the input's (section 10.3).
+
+    Args:
+        output_size: an int or a (D_out, H_out, W_out) triple; a ``None`` entry keeps that
+            input size. ``AdaptiveAvgPool3d(1)`` is global average pooling.
+
+    Shapes: input (N, C, D, H, W) or (C, D, H, W), output (N, C, D_out, H_out, W_out) or
+    (C, D_out, H_out, W_out).
+    """
+
+    def __init__(self, output_size: int | Sequence[int | None]) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_avg_pool3d(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 82
+# %% book/04_layers.ipynb, cell 85
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 83
+# %% book/04_layers.ipynb, cell 86
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 

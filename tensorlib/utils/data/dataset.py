@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 215
+# %% book/04_layers.ipynb, cell 228
 import math
 from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar
@@ -107,7 +107,7 @@ class Subset(Dataset[_T_co]):
         return len(self.indices)
 
 
-# %% book/04_layers.ipynb, cell 217
+# %% book/04_layers.ipynb, cell 230
 def _split_lengths(total: int, lengths: Sequence[int | float]) -> list[int]:
     """Integer lengths summing to ``total``: ``lengths`` themselves, or fractions of ``total``.
 

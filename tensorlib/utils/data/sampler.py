@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 219
+# %% book/04_layers.ipynb, cell 232
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Generic, TypeVar
 
