@@ -74,6 +74,8 @@ from tensorlib.engine import (
     frac, hypot, logaddexp, logaddexp2, logit, rad2deg, sinc, true_divide, xlogy,
 )
 from tensorlib.engine.linalg_ops import det, inverse, legacy_cross as cross, logdet, slogdet
+from tensorlib.engine import digamma, lgamma, logcumsumexp, mode, msort, polygamma
+from tensorlib.engine.linalg_decomps import legacy_svd as svd, matrix_power, pinverse
 from tensorlib import linalg  # tl.linalg: det, inv, solve, norms, cholesky, eigh (torch.linalg)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 from tensorlib.nn.functional.distance import cdist, cosine_similarity, pairwise_distance, pdist

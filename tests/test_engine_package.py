@@ -65,6 +65,7 @@ PACKAGE_ORDER = [
     "special_ops",
     "linalg_ops",
     "linalg_norms",
+    "linalg_decomps",
     "inplace",
     "retain_grad",
     "hooks",

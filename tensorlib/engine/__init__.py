@@ -118,6 +118,9 @@ from tensorlib.engine.statistics import (
 from tensorlib.engine.statistics import (
     kthvalue, median, nanmean, nanmedian, nanquantile, nansum, quantile,
 )
+from tensorlib.engine.reductions import LogCumSumExp, logcumsumexp
+from tensorlib.engine.special_ops import Lgamma, Polygamma, digamma, lgamma, polygamma
+from tensorlib.engine.statistics import mode, msort
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
@@ -175,4 +178,6 @@ __all__ = [
     "cummin", "cumulative_trapezoid", "trapezoid", "BoolTensor", "ByteTensor", "CharTensor",
     "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LegacyTensorType", "LongTensor",
     "ShortTensor", "e", "pi", "Unfold",
+    "LogCumSumExp", "logcumsumexp", "Lgamma", "Polygamma", "digamma", "lgamma", "polygamma",
+    "mode", "msort",
 ]

@@ -601,7 +601,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 229
+# %% book/02_autograd.ipynb, cell 246
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 221
+# %% book/02_autograd.ipynb, cell 238
 import itertools
 import weakref
 from collections import OrderedDict

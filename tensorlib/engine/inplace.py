@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 197
+# %% book/02_autograd.ipynb, cell 214
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +87,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 198
+# %% book/02_autograd.ipynb, cell 215
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
     _check_in_place(tensor, value, "index assignment")
@@ -235,7 +235,7 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 205
+# %% book/02_autograd.ipynb, cell 222
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -257,7 +257,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 206
+# %% book/02_autograd.ipynb, cell 223
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)`` and
     ``exponential_(rate)``: ``tensor`` overwritten by draws from chapter 3's generators

@@ -46,6 +46,8 @@ __all__ = [
     'aminmax',
     'Cumprod',
     'cumprod',
+    'LogCumSumExp',
+    'logcumsumexp',
 ]
 
 
@@ -714,3 +716,54 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     inputs give int64, as in PyTorch)."""
     values = input if dtype is None else input.to(dtype)
     return Cumprod.apply(values, axis=normalize_axis(dim, values._data.ndim or 1))
+
+
+# %% book/02_autograd.ipynb, cell 112
+def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
+    r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
+    end."""
+    return np.flip(np.logaddexp.accumulate(np.flip(v, axis), axis=axis), axis)
+
+
+class LogCumSumExp(Function):
+    r""":math:`y_i = \log \sum_{j \le i} e^{x_j}` along ``axis``, a running ``logaddexp``
+    (each step :math:`\log(e^a + e^b) = \max(a, b) + \log(1 + e^{-|a - b|})`: nothing
+    overflows). :math:`\partial y_i / \partial x_j = e^{x_j - y_i}` for :math:`j \le i`, so
+
+    .. math:: \bar x_j = e^{x_j} \sum_{i \ge j} \bar y_i e^{-y_i},
+
+    summed in log space from the end, the positive and the negative :math:`\bar y_i` apart
+    (PyTorch's way): :math:`\bar x_j = e^{x_j + P_j} - e^{x_j + N_j}`.
+    """
+
+    __slots__ = ("x", "out", "axis")
+    reads = ((0, "out"),)
+
+    def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
+        self.x, self.axis = x, axis
+        self.out = np.logaddexp.accumulate(x.reshape(x.shape or (1,)), axis=axis).reshape(x.shape)
+        return self.out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        shape = self.x.shape or (1,)
+        x, out, grad = self.x.reshape(shape), self.out.reshape(shape), grad.reshape(shape)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            scaled = np.log(np.abs(grad)) - out  # log |grad_i| - y_i
+            positive = _reverse_logcumsumexp(np.where(grad > 0, scaled, -np.inf), self.axis)
+            negative = _reverse_logcumsumexp(np.where(grad < 0, scaled, -np.inf), self.axis)
+            result = np.exp(x + positive) - np.exp(x + negative)
+        return (result.reshape(self.x.shape).astype(self.x.dtype, copy=False),)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    r"""The running log-sum-exp along ``dim``: ``out[i] = log(exp(input[0]) + ... +
+    exp(input[i]))``, computed without overflow (:class:`LogCumSumExp`).
+
+    Args:
+        input: a float tensor.
+        dim: the dim to run along.
+    """
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{input._data.dtype}': expected a floating point tensor")
+    return LogCumSumExp.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 117
+# %% book/02_autograd.ipynb, cell 120
 from typing import Any
 
 import numpy as np
@@ -89,7 +89,7 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 118
+# %% book/02_autograd.ipynb, cell 121
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """``value`` where ``mask`` (bool, broadcastable to ``input.shape``) is True, else ``input``."""
     # a tensor: an input, version-checked

@@ -31,10 +31,15 @@ __all__ = [
     'Entr',
     'entr',
     'xlog1py',
+    'Lgamma',
+    'Polygamma',
+    'lgamma',
+    'digamma',
+    'polygamma',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 135
+# %% book/02_autograd.ipynb, cell 138
 import math
 from typing import Any
 
@@ -225,7 +230,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return log(p / (1 - p))
 
 
-# %% book/02_autograd.ipynb, cell 136
+# %% book/02_autograd.ipynb, cell 139
 _SQRT2 = math.sqrt(2)
 
 
@@ -268,3 +273,169 @@ def xlog1py(input: Any, other: Any) -> Tensor:
     """:math:`x \\log(1 + y)`, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     x, y = _binary_operands(input, other, "xlog1py")
     return xlogy(x, y + 1)
+
+
+# %% book/02_autograd.ipynb, cell 142
+def _lgamma_or_pole(x: float) -> float:
+    r""":math:`\log|\Gamma(x)|` by Python's ``math.lgamma``; :math:`+\infty` at the poles
+    :math:`0, -1, -2, \dots` and where it overflows (where ``math.lgamma`` raises)."""
+    try:
+        return math.lgamma(x)
+    except (ValueError, OverflowError):
+        return math.inf
+
+
+_lgamma64 = np.frompyfunc(_lgamma_or_pole, 1, 1)
+
+
+def _hurwitz_zeta(s: float, q: np.ndarray) -> np.ndarray:
+    r""":math:`\zeta(s, q) = \sum_{k \ge 0} (q + k)^{-s}` for :math:`s > 1` (Cephes' ``zeta``,
+    as PyTorch's): the first terms summed until :math:`q + k > 9`, the rest by Euler-Maclaurin,
+    :math:`\frac{w^{1-s}}{s-1} - \frac{w^{-s}}{2} + \sum_j \frac{B_{2j}}{(2j)!}
+    s(s+1)\cdots(s+2j-2)\, w^{-s-2j+1}`. Infinite at :math:`q = 0, -1, -2, \dots`."""
+    pole = (q <= 0) & (q == np.floor(q))
+    a = np.where(pole, 1.0, q)
+    with np.errstate(over="ignore", divide="ignore"):
+        total = a**-s
+        for k in range(1, 10**7):
+            step = (a <= 9) | (k <= 9)
+            if not step.any():
+                break
+            a = np.where(step, a + 1, a)
+            total = total + np.where(step, a**-s, 0)
+        b = a**-s
+        total = total + a ** (1 - s) / (s - 1) - 0.5 * b
+        rising, k_, done = np.ones_like(a), 0.0, np.zeros(a.shape, bool)
+        for divisor in _EULER_MACLAURIN:
+            rising, b = rising * (s + k_), b / a
+            term = rising * b / divisor
+            total = np.where(done, total, total + term)
+            done |= np.abs(term) < np.finfo(np.float64).eps * np.abs(total)
+            rising, b, k_ = rising * (s + k_ + 1), b / a, k_ + 2
+    return np.where(pole, np.inf, total)
+
+
+# (2j)! / B_2j, j = 1..12: Cephes' table for the Euler-Maclaurin tail of the zeta function
+_EULER_MACLAURIN = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+                    7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+                    -4.5979787224074726105e15, 1.8152105401943546773e17,
+                    -7.1661652561756670113e18)
+# lgamma(1 + z) = -log1p(z) + z (1 - gamma) + sum_k (-1)^k (zeta(k) - 1) / k z^k (Abramowitz and
+# Stegun 6.1.33): the coefficients for k = 40 .. 2, highest first, for np.polyval
+_LGAMMA_SERIES = tuple(
+    (-1) ** k * (float(_hurwitz_zeta(float(k), np.array([2.0]))[0])) / k for k in range(40, 1, -1)
+) + (0.0, 0.0)
+_EULER_GAMMA = 0.57721566490153286061
+
+
+def _lgamma_array(x: np.ndarray) -> np.ndarray:
+    r""":math:`\log|\Gamma(x)|` in float64: ``math.lgamma``, except on :math:`[0.5, 2.5]`, around
+    the zeros at 1 and 2, where its digits cancel: there the series of :math:`\log\Gamma(1 + z)`,
+    :math:`|z| \le \tfrac12`, and :math:`\log\Gamma(2 + z) = \log(1 + z) + \log\Gamma(1 + z)`."""
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # the C library's flags
+        out = np.asarray(_lgamma64(x64), dtype=np.float64)
+    near = (x64 >= 0.5) & (x64 <= 2.5)
+    z = np.where(x64 > 1.5, x64 - 2, x64 - 1)[near]
+    series = -np.log1p(z) + z * (1 - _EULER_GAMMA) + np.polyval(_LGAMMA_SERIES, z)
+    out[near] = series + np.where(x64[near] > 1.5, np.log1p(z), 0.0)
+    return out.astype(x.dtype, copy=False)
+
+
+_DIGAMMA_ASYMPTOTIC = (8.33333333333333333333e-2, -2.10927960927960927961e-2,
+                       7.57575757575757575758e-3, -4.16666666666666666667e-3,
+                       3.96825396825396825397e-3, -8.33333333333333333333e-3,
+                       8.33333333333333333333e-2)
+
+
+def _digamma_array(x: np.ndarray) -> np.ndarray:
+    r""":math:`\psi(x) = \Gamma'(x) / \Gamma(x)` in float64, PyTorch's (Cephes') way: for
+    :math:`x < 0` the reflection :math:`\psi(x) = \psi(1 - x) - \pi / \tan(\pi r)` (:math:`r` the
+    fractional part of :math:`x`, exact, so the tangent keeps its digits); then
+    :math:`\psi(x) = \psi(x + 1) - 1/x` up to :math:`x \ge 10`, and there the asymptotic series
+    :math:`\log x - \frac{1}{2x} - \sum_k \frac{B_{2k}}{2k\, x^{2k}}`. :math:`\mp\infty` at
+    :math:`\pm 0`, NaN at the negative integers."""
+    v = x.astype(np.float64)
+    negative, fraction = v < 0, np.modf(v)[0]
+    pole = (v == 0) | (negative & (fraction == 0))
+    y = np.where(pole, 1.0, np.where(negative, 1 - v, v))
+    result = np.zeros_like(y)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        while (small := y < 10).any():
+            result, y = result - np.where(small, 1 / y, 0), np.where(small, y + 1, y)
+        z = 1 / (y * y)
+        tail = np.where(y < 1e17, z * np.polyval(_DIGAMMA_ASYMPTOTIC, z), 0)
+        result = result + np.log(y) - 0.5 / y - tail
+        result = np.where(negative, result - np.pi / np.tan(np.pi * fraction), result)
+    at_zero = np.where(np.signbit(v), np.inf, -np.inf)
+    result = np.where(pole, np.where(v == 0, at_zero, np.nan), result)
+    return result.astype(x.dtype, copy=False)
+
+
+def _polygamma_array(n: int, x: np.ndarray) -> np.ndarray:
+    r""":math:`\psi^{(n)}(x) = (-1)^{n+1} n!\, \zeta(n + 1, x)` for :math:`n \ge 1`; the
+    digamma function for :math:`n = 0`."""
+    if n == 0:
+        return _digamma_array(x)
+    zeta = _hurwitz_zeta(float(n + 1), x.astype(np.float64))
+    return ((-1) ** (n + 1) * float(math.factorial(n)) * zeta).astype(x.dtype, copy=False)
+
+
+class Lgamma(Function):
+    r""":math:`y = \log|\Gamma(x)|`; :math:`\bar x = \bar y\, \psi(x)`, the digamma function
+    (:math:`\frac{d}{dx} \log|\Gamma(x)| = \Gamma'(x)/\Gamma(x)` for either sign of
+    :math:`\Gamma`)."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = x
+        return _lgamma_array(x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad * _digamma_array(self.x),)
+
+
+class Polygamma(Function):
+    r""":math:`y = \psi^{(n)}(x)`, the :math:`n`-th derivative of the digamma function
+    (:math:`n = 0`: digamma itself); :math:`\bar x = \bar y\, \psi^{(n+1)}(x)`."""
+
+    __slots__ = ("x", "n")
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray, n: int) -> np.ndarray:
+        self.x, self.n = x, n
+        return _polygamma_array(n, x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad * _polygamma_array(self.n + 1, self.x),)
+
+
+def lgamma(input: Tensor) -> Tensor:
+    r""":math:`\log|\Gamma(x)|`, elementwise (also ``special.gammaln``); :math:`+\infty` at
+    :math:`0, -1, -2, \dots`. Its gradient is :func:`digamma`."""
+    return Lgamma.apply(_floating(input, "lgamma"))
+
+
+def digamma(input: Tensor) -> Tensor:
+    r"""The digamma function :math:`\psi(x) = \frac{d}{dx} \log\Gamma(x)`, elementwise (also
+    ``special.digamma`` and ``special.psi``): :math:`-\infty` at 0, NaN at the negative integers.
+    Its gradient is ``polygamma(1, x)``."""
+    return Polygamma.apply(_floating(input, "digamma"), n=0)
+
+
+def polygamma(n: int, input: Tensor) -> Tensor:
+    r"""The :math:`n`-th derivative of the digamma function, :math:`\psi^{(n)}(x)`,
+    elementwise.
+
+    Args:
+        n: the order, an int :math:`\ge 0` (0 is the digamma function).
+        input: the tensor.
+    """
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return Polygamma.apply(_floating(input, "polygamma"), n=int(n))

@@ -26,10 +26,12 @@ __all__ = [
     'corrcoef',
     'trapezoid',
     'cumulative_trapezoid',
+    'mode',
+    'msort',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 172
+# %% book/02_autograd.ipynb, cell 178
 from collections.abc import Callable
 from typing import Any
 
@@ -183,7 +185,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 173
+# %% book/02_autograd.ipynb, cell 179
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
     values = input if dtype is None else input.to(dtype)
@@ -205,7 +207,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return nansum(values, dim, keepdim) / counted.sum(dim=dim, keepdim=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 174
+# %% book/02_autograd.ipynb, cell 180
 def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     """``cummax``/``cummin``: the running extreme along ``dim`` and where it was last reached
     (a NaN, once met, is the extreme from then on; ties take the later index, as PyTorch)."""
@@ -284,3 +286,56 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     size = y.shape[axis]
     heights = y.narrow(axis, 1, size - 1) + y.narrow(axis, 0, size - 1)
     return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).cumsum(axis)
+
+
+# %% book/02_autograd.ipynb, cell 181
+def _mode_positions(rows: np.ndarray) -> np.ndarray:
+    """Where in each row (the last dim) its mode is: the last occurrence of the most frequent
+    value, the smallest of those that tie (PyTorch's choices). Equal values are runs of the
+    stably sorted row; NaN equals nothing, so each NaN is a run of one."""
+    order = np.argsort(rows, axis=-1, kind="stable")
+    ordered = np.take_along_axis(rows, order, axis=-1)
+    n = rows.shape[-1]
+    starts = np.ones(rows.shape, bool)
+    starts[..., 1:] = ordered[..., 1:] != ordered[..., :-1]
+    positions = np.broadcast_to(np.arange(n), rows.shape)
+    run_start = np.maximum.accumulate(np.where(starts, positions, 0), axis=-1)
+    count = positions - run_start + 1  # each element's place in its run
+    # the first place where a run reaches the longest length: the end of the smallest mode's run
+    end = np.argmax(count == count.max(axis=-1, keepdims=True), axis=-1)[..., None]
+    return np.take_along_axis(order, end, axis=-1)
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> _ValuesIndices:
+    """The most frequent value along ``dim`` and where it is, as ``(values, indices)``: of
+    values that tie, the smallest; its index is that of its last occurrence (PyTorch's
+    choices). The value is read from the input with ``gather``, so the gradient goes to that
+    index, as ``median``'s does.
+
+    Args:
+        input: a tensor of any dtype.
+        dim: the dim to reduce. Default: -1.
+        keepdim: keep ``dim``, with size 1.
+    """
+    if input._data.ndim == 0:
+        normalize_axis(dim, 1)
+        return _ValuesIndices(input.clone(), _index(np.zeros((), np.int64)))
+    axis = normalize_axis(dim, input._data.ndim)
+    if input._data.shape[axis] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
+    rows = input.movedim(axis, -1)
+    index = _mode_positions(rows._data) if rows._data.size else np.zeros(
+        rows._data.shape[:-1] + (1,), np.int64)
+    values = rows.gather(-1, _index(index)).movedim(-1, axis)
+    index = np.moveaxis(index, -1, axis)
+    if not keepdim:
+        values, index = values.squeeze(axis), np.squeeze(index, axis)
+    return _ValuesIndices(values, _index(index))
+
+
+def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dim, ascending: ``sort(input, dim=0).values``, whose
+    gradient gives its own (each entry's gradient goes back to where it came from)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"msort(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.sort(0).values

@@ -932,6 +932,10 @@ class Tensor:
         """``(values, indices)``: the running minimum along ``dim`` and where it came from."""
         return statistics.cummin(self, dim)
 
+    def logcumsumexp(self, dim: builtins.int) -> Tensor:
+        """The running log-sum-exp along ``dim``: ``y[i] = log(exp(x[0]) + ... + exp(x[i]))``."""
+        return reductions.logcumsumexp(self, dim)
+
     def histc(
         self, bins: builtins.int = 100, min: Any = 0, max: Any = 0
     ) -> Tensor:
@@ -1061,6 +1065,15 @@ class Tensor:
         """``median`` of the numbers that are not NaN."""
         return statistics.nanmedian(self, dim, keepdim)
 
+    def mode(self, dim: builtins.int = -1, keepdim: builtins.bool = False) -> _ValuesIndices:
+        """``(values, indices)``: the most frequent value along ``dim`` (the smallest of those
+        that tie) and its last position."""
+        return statistics.mode(self, dim, keepdim)
+
+    def msort(self) -> Tensor:
+        """Sorted along the first dim, ascending."""
+        return statistics.msort(self)
+
     def kthvalue(
         self, k: builtins.int, dim: builtins.int = -1, keepdim: builtins.bool = False
     ) -> _ValuesIndices:
@@ -1182,6 +1195,20 @@ class Tensor:
         """The inverse of this square matrix, or of each in a batch
         (:func:`tensorlib.linalg.inv`)."""
         return linalg_ops.inv(self)
+
+    def pinverse(self, rcond: builtins.float = 1e-15) -> Tensor:
+        """The pseudo-inverse of this matrix, or of each in a batch
+        (:func:`tensorlib.linalg.pinv` with ``rtol=rcond``)."""
+        return linalg_decomps.pinverse(self, rcond)
+
+    def matrix_power(self, n: builtins.int) -> Tensor:
+        """This square matrix to the integer power ``n`` (:func:`tensorlib.linalg.matrix_power`)."""
+        return linalg_decomps.matrix_power(self, n)
+
+    def svd(self, some: builtins.bool = True, compute_uv: builtins.bool = True) -> Any:
+        """``(U, S, V)`` with ``self = U diag(S) V^T``, as ``torch.svd``
+        (:func:`tensorlib.linalg.svd` returns ``Vh``)."""
+        return linalg_decomps.legacy_svd(self, some, compute_uv)
 
     def cross(self, other: Tensor, dim: builtins.int | None = None) -> Tensor:
         """The cross product with ``other`` along ``dim`` (default: the first dim of size 3,
@@ -1430,6 +1457,18 @@ class Tensor:
     def logit(self, eps: builtins.float | None = None) -> Tensor:
         """:math:`\\log(p / (1 - p))`, ``p`` clamped to ``[eps, 1 - eps]`` when given."""
         return special_ops.logit(self, eps)
+
+    def lgamma(self) -> Tensor:
+        """:math:`\\log|\\Gamma(x)|`, elementwise."""
+        return special_ops.lgamma(self)
+
+    def digamma(self) -> Tensor:
+        """The digamma function :math:`\\Gamma'(x) / \\Gamma(x)`, elementwise."""
+        return special_ops.digamma(self)
+
+    def polygamma(self, n: builtins.int) -> Tensor:
+        """The ``n``-th derivative of the digamma function, elementwise."""
+        return special_ops.polygamma(n, self)
 
     # --- softmax (softmax_ops)
     # -----------------------------------------------------------------------
@@ -2032,7 +2071,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 235
+# %% book/02_autograd.ipynb, cell 252
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -2046,6 +2085,7 @@ from tensorlib.engine import (  # noqa: E402
     inplace,
     interop,
     joining,
+    linalg_decomps,
     linalg_ops,
     matmul_ops,
     pairwise_ops,

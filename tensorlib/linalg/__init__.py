@@ -1,11 +1,11 @@
 """tensorlib.linalg: determinants, inverses, solves, norms, the cross product, chained
-products, Cholesky factors and the symmetric eigendecomposition, as ``torch.linalg`` (chapter 2,
-section 20.4).
+products, Cholesky factors, the symmetric eigendecomposition, the SVD, QR, the pseudo-inverse and
+least squares, as ``torch.linalg`` (chapter 2, section 20.4).
 
-Written by hand, re-exports only: the ops live in ``tensorlib.engine.linalg_ops`` and
-``tensorlib.engine.linalg_norms``, generated from book/02_autograd.ipynb. There ``norm`` is
-``linalg_norm``: chapter 2's notebook, where both modules are written, already has a ``norm``
-(``torch.norm``'s, which ``Tensor.norm`` calls).
+Written by hand, re-exports only: the ops live in ``tensorlib.engine.linalg_ops``,
+``tensorlib.engine.linalg_norms`` and ``tensorlib.engine.linalg_decomps``, generated from
+book/02_autograd.ipynb. There ``norm`` is ``linalg_norm``: chapter 2's notebook, where the
+modules are written, already has a ``norm`` (``torch.norm``'s, which ``Tensor.norm`` calls).
 """
 
 from tensorlib.engine.linalg_norms import linalg_norm as norm
@@ -13,8 +13,12 @@ from tensorlib.engine.linalg_norms import matrix_norm, svdvals, vector_norm
 from tensorlib.engine.linalg_ops import (
     LinAlgError, cholesky, cross, det, eigh, inv, multi_dot, slogdet, solve,
 )
+from tensorlib.engine.linalg_decomps import (
+    eigvalsh, lstsq, matrix_power, matrix_rank, pinv, qr, solve_triangular, svd, vecdot,
+)
 
 __all__ = [
-    "LinAlgError", "cholesky", "cross", "det", "eigh", "inv", "matrix_norm", "multi_dot", "norm",
-    "slogdet", "solve", "svdvals", "vector_norm",
+    "LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "lstsq", "matrix_norm",
+    "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+    "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
 ]

@@ -11,8 +11,12 @@ from tensorlib.engine.softmax_ops import log_softmax, logsumexp, softmax
 from tensorlib.engine.special_ops import (
     entr, erf, erfc, erfinv, exp2, logit, ndtr, ndtri, sinc, xlog1py, xlogy,
 )
+from tensorlib.engine.special_ops import digamma, polygamma
+from tensorlib.engine.special_ops import digamma as psi
+from tensorlib.engine.special_ops import lgamma as gammaln
 
 __all__ = [
-    "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "log_softmax",
-    "logit", "logsumexp", "ndtr", "ndtri", "round", "sinc", "softmax", "xlog1py", "xlogy",
+    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p",
+    "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
+    "softmax", "xlog1py", "xlogy",
 ]
