@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 87
+# %% book/06_optimizers.ipynb, cell 107
 import math
 from collections.abc import Iterable
 
@@ -26,7 +26,7 @@ import numpy as np
 from tensorlib.engine import Tensor, no_grad
 
 
-# %% book/06_optimizers.ipynb, cell 88
+# %% book/06_optimizers.ipynb, cell 108
 def _grads(parameters: Tensor | Iterable[Tensor], owner: str) -> list[Tensor]:
     if isinstance(parameters, Tensor):
         parameters = [parameters]
