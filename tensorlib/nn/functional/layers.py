@@ -8,7 +8,11 @@
 ``pixel_shuffle``, ``pixel_unshuffle``,
 ``max_pool2d``, ``avg_pool2d``, ``max_pool1d``, ``avg_pool1d``, ``adaptive_avg_pool2d``,
 ``adaptive_avg_pool1d``, ``adaptive_max_pool2d``, ``interpolate``, ``max_pool3d``,
-``avg_pool3d`` and ``adaptive_avg_pool3d``.
+``avg_pool3d``, ``adaptive_avg_pool3d``, ``affine_grid``, ``grid_sample``, ``dropout1d``,
+``dropout3d``, ``alpha_dropout``, ``feature_alpha_dropout``, ``gumbel_softmax``, ``channel_shuffle``
+and the in-place activations ``relu_``, ``elu_``, ``leaky_relu_``, ``hardtanh_``, ``threshold_``,
+``celu_``, ``selu_``, ``rrelu_``; ``bilinear``, ``fold``, ``embedding_bag``,
+``adaptive_max_pool1d``, ``lp_pool1d``, ``lp_pool2d`` and ``local_response_norm``.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -22,8 +26,10 @@ from __future__ import annotations
 
 __all__ = [
     'linear',
+    'bilinear',
     'embedding',
     'one_hot',
+    'embedding_bag',
     'LayerNormFunction',
     'layer_norm',
     'rms_norm',
@@ -33,8 +39,23 @@ __all__ = [
     'instance_norm',
     'dropout',
     'dropout2d',
+    'dropout1d',
+    'dropout3d',
+    'alpha_dropout',
+    'feature_alpha_dropout',
+    'gumbel_softmax',
+    'channel_shuffle',
+    'relu_',
+    'elu_',
+    'leaky_relu_',
+    'hardtanh_',
+    'threshold_',
+    'celu_',
+    'selu_',
+    'rrelu_',
     'conv2d',
     'unfold',
+    'fold',
     'pad',
     'conv1d',
     'conv_transpose2d',
@@ -54,12 +75,19 @@ __all__ = [
     'max_pool3d',
     'avg_pool3d',
     'adaptive_avg_pool3d',
+    'affine_grid',
+    'grid_sample',
+    'adaptive_max_pool1d',
+    'lp_pool1d',
+    'lp_pool2d',
+    'local_response_norm',
 ]
 
 
 # %% book/04_layers.ipynb, cell 67
 import math
 import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,8 +95,18 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor, no_grad
+from tensorlib.engine.inplace import apply_
 from tensorlib.engine.parallel import block_bounds, note_product, parallel_for, worth_splitting
 from tensorlib.engine.softmax_ops import _constant
+from tensorlib.nn.functional.activation import (
+    celu,
+    elu,
+    hardtanh,
+    leaky_relu,
+    rrelu,
+    selu,
+    softmax,
+)
 from tensorlib.nn.functional.utils import (
     _check_padding_idx,
     _check_probability,
@@ -82,6 +120,8 @@ from tensorlib.nn.functional.utils import (
     _symmetric,
 )
 from tensorlib.random import Generator, resolve_generator
+
+_NO_IDS = np.zeros(0, dtype=np.int64)  # the default of the index options of _EmbeddingBag
 
 
 def _column_sums(rows: np.ndarray) -> np.ndarray:
@@ -178,6 +218,43 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 # %% book/04_layers.ipynb, cell 83
+def bilinear(
+    input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+) -> Tensor:
+    r"""The bilinear form :math:`y_k = x_1^\top A_k x_2 + b_k` (section 4.5), like
+    ``torch.nn.functional.bilinear``.
+
+    Args:
+        input1: (*, in1_features).
+        input2: (*, in2_features), with the same leading dimensions.
+        weight: (out_features, in1_features, in2_features), the matrices :math:`A_k`.
+        bias: (out_features,) or ``None``.
+
+    Returns:
+        (*, out_features).
+    """
+    for name, value in (("input1", input1), ("input2", input2), ("weight", weight)):
+        _check_tensor(value, "bilinear", name)
+    if (
+        weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2]
+        or input2.shape[-1:] != weight.shape[2:] or input1.shape[:-1] != input2.shape[:-1]
+    ):
+        raise ValueError(
+            f"bilinear: expected input1 (*, in1), input2 (*, in2) and weight (out, in1, in2), got "
+            f"{_shape_text(input1)}, {_shape_text(input2)} and {_shape_text(weight)}"
+        )
+    _check_same_dtype("bilinear", input1, input2=input2, weight=weight, bias=bias)
+    out, n1, n2 = weight.shape
+    lead = tuple(input1.shape[:-1])
+    # T = x1 A, A read as (in1, out * in2); then y_k = <T_k, x2>
+    rows = input1.reshape(-1, n1) @ weight.permute(1, 0, 2).reshape(n1, out * n2)
+    y = (rows.reshape(-1, out, n2) * input2.reshape(-1, 1, n2)).sum(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(*lead, out)
+
+
+# %% book/04_layers.ipynb, cell 87
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -249,7 +326,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
     )
 
 
-# %% book/04_layers.ipynb, cell 88
+# %% book/04_layers.ipynb, cell 92
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -285,7 +362,163 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 95
+# %% book/04_layers.ipynb, cell 99
+class _EmbeddingBag(Function):
+    """Sum, mean or max of the rows ``weight[ids]`` of each bag (section 5.4)."""
+
+    __slots__ = ("ids", "bags", "positions", "mode", "rows", "scale", "counts", "winners",
+                 "weight_shape", "weights_shape")
+    reads = ((), ())  # the rows and weights are gathered copies, kept here
+
+    def forward(
+        self, weight: np.ndarray, per_sample_weights: np.ndarray | None,
+        ids: np.ndarray = _NO_IDS, bags: np.ndarray = _NO_IDS, positions: np.ndarray = _NO_IDS,
+        num_bags: int = 0, mode: str = "mean",
+    ) -> np.ndarray:
+        self.ids, self.bags, self.positions, self.mode = ids, bags, positions, mode
+        self.weight_shape = weight.shape
+        self.rows = rows = weight[ids]  # (K, D): the kept entries' vectors
+        self.scale = None
+        if per_sample_weights is not None:
+            self.weights_shape = per_sample_weights.shape
+            self.scale = per_sample_weights.reshape(-1)[positions]
+            rows = rows * self.scale[:, None]
+        out = np.zeros((num_bags, weight.shape[1]), dtype=weight.dtype)
+        if mode == "max":
+            self.winners = np.full(out.shape, -1, dtype=np.int64)  # the entry that won (b, d)
+            starts = np.searchsorted(bags, np.arange(num_bags))
+            ends = np.searchsorted(bags, np.arange(num_bags), side="right")
+            for b in np.flatnonzero(ends > starts):
+                first = starts[b] + np.argmax(rows[starts[b] : ends[b]], axis=0)
+                self.winners[b] = first
+                out[b] = rows[first, np.arange(rows.shape[1])]
+            return out
+        np.add.at(out, bags, rows)
+        if mode == "mean":
+            self.counts = np.maximum(np.bincount(bags, minlength=num_bags), 1)
+            out /= self.counts[:, None].astype(out.dtype)
+        return out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        grad_weight = np.zeros(self.weight_shape, dtype=grad.dtype)
+        if self.mode == "max":
+            b, column = np.nonzero(self.winners >= 0)
+            np.add.at(grad_weight, (self.ids[self.winners[b, column]], column), grad[b, column])
+            return grad_weight, None
+        per_entry = grad[self.bags]  # ȳ of each entry's bag
+        if self.mode == "mean":
+            per_entry = per_entry / self.counts[self.bags][:, None].astype(grad.dtype)
+        grad_weights = None
+        if self.scale is not None and self.needs_input_grad[1]:
+            grad_weights = np.zeros(int(np.prod(self.weights_shape)), dtype=grad.dtype)
+            grad_weights[self.positions] = (per_entry * self.rows).sum(axis=1)
+            grad_weights = grad_weights.reshape(self.weights_shape)
+        if self.scale is not None:
+            per_entry = per_entry * self.scale[:, None]
+        np.add.at(grad_weight, self.ids, per_entry)
+        return grad_weight if self.needs_input_grad[0] else None, grad_weights
+
+
+# %% book/04_layers.ipynb, cell 100
+def _bag_layout(
+    input: Tensor, offsets: Tensor | None, include_last_offset: bool
+) -> tuple[np.ndarray, int]:
+    """The bag of every entry of ``input`` (flattened), and the number of bags."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets).__name__}"
+            )
+        return np.repeat(np.arange(input.shape[0]), input.shape[1]), int(input.shape[0])
+    if input.ndim != 1:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
+    if offsets is None or np.ndim(offsets) != 1:
+        raise ValueError(f"offsets has to be a 1D Tensor but got {offsets!r}")
+    starts = np.asarray(offsets.numpy() if isinstance(offsets, Tensor) else offsets)
+    if starts.dtype.kind not in "iu":
+        raise TypeError(f"embedding_bag: offsets must be integers, got dtype {starts.dtype}")
+    length = int(input.shape[0])
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(
+            "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+            f"from position 0. However, got {starts[0]}"
+        )
+    if starts.size and starts[-1] > length:
+        raise RuntimeError(
+            f"offsets[-1] can not be greater than input's length {length} but got offsets[-1] "
+            f"of {starts[-1]}"
+        )
+    if np.any(np.diff(starts) < 0):
+        raise RuntimeError(f"embedding_bag: offsets must be non-decreasing, got {starts.tolist()}")
+    bounds = np.append(starts, length) if not include_last_offset else starts
+    num_bags = max(len(bounds) - 1, 0)
+    return np.repeat(np.arange(num_bags), np.diff(bounds)[:num_bags]), num_bags
+
+
+# %% book/04_layers.ipynb, cell 101
+def embedding_bag(
+    input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+    norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
+    sparse: bool = False, per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False, padding_idx: int | None = None,
+) -> Tensor:
+    """The sum, mean or max of the embeddings of each bag of ids (section 5.4), like
+    ``torch.nn.functional.embedding_bag``.
+
+    Args:
+        input: integer ids, (B, N) (B bags of N) or (M,) cut into bags by ``offsets``.
+        weight: the table, (num_embeddings, embedding_dim).
+        offsets: with a 1-D ``input``, the start of each bag (``offsets[0] == 0``).
+        max_norm: must be ``None`` (renormalising rows is not implemented).
+        norm_type: the norm of ``max_norm``; unused.
+        scale_grad_by_freq: must be ``False`` (not implemented).
+        mode: ``"sum"``, ``"mean"`` (default) or ``"max"``.
+        sparse: must be ``False`` (tensorlib has no sparse gradients).
+        per_sample_weights: a weight per entry of ``input`` (its shape), ``mode="sum"`` only.
+        include_last_offset: ``offsets`` has one more entry, the end of the last bag.
+        padding_idx: an id left out of every bag (negative counts from the end).
+
+    Returns:
+        (B, embedding_dim); an empty bag gives zeros.
+    """
+    _check_tensor(input, "embedding_bag")
+    _check_tensor(weight, "embedding_bag", "weight")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
+    for name, value, default in (("max_norm", max_norm, None), ("scale_grad_by_freq",
+                                 scale_grad_by_freq, False), ("sparse", sparse, False)):
+        if value != default:
+            raise NotImplementedError(f"embedding_bag: {name}={value!r} is not implemented")
+    if weight.ndim != 2:
+        raise ValueError(f"embedding_bag: weight must be 2-D, got shape {_shape_text(weight)}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                "on GitHub."
+            )
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(
+                f"embedding_bag: per_sample_weights of shape {_shape_text(per_sample_weights)} "
+                f"must have the input's shape {_shape_text(input)}"
+            )
+        _check_same_dtype("embedding_bag", weight, per_sample_weights=per_sample_weights)
+    bags, num_bags = _bag_layout(input, offsets, include_last_offset)
+    ids = _ids_array(input, weight.shape[0]).reshape(-1)[: len(bags)]
+    padding_idx = _check_padding_idx(padding_idx, weight.shape[0], "embedding_bag")
+    kept = np.flatnonzero(ids != padding_idx) if padding_idx is not None else np.arange(len(ids))
+    return _EmbeddingBag.apply(
+        weight, per_sample_weights, ids=ids[kept], bags=bags[kept], positions=kept,
+        num_bags=num_bags, mode=mode,
+    )
+
+
+# %% book/04_layers.ipynb, cell 105
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -386,7 +619,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 97
+# %% book/04_layers.ipynb, cell 107
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -525,7 +758,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 99
+# %% book/04_layers.ipynb, cell 109
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -581,7 +814,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 108
+# %% book/04_layers.ipynb, cell 118
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -650,7 +883,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 109
+# %% book/04_layers.ipynb, cell 119
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -731,7 +964,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 117
+# %% book/04_layers.ipynb, cell 127
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -809,7 +1042,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 133
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -847,7 +1080,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 125
+# %% book/04_layers.ipynb, cell 135
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
 ) -> Tensor:
@@ -880,7 +1113,249 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 151
+# %% book/04_layers.ipynb, cell 144
+def _feature_keep(
+    input: Tensor, p: float, generator: Generator | None, feature: bool
+) -> np.ndarray:
+    """A keep mask (1 kept, 0 dropped) of ``input``'s shape: one draw per element, or
+    (``feature``) one per (sample, channel) broadcast over the positions."""
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    keep = resolve_generator(generator).bernoulli(1.0 - p, shape, dtype=input.dtype)
+    return np.broadcast_to(keep, tuple(input.shape))
+
+
+def _channel_dropout(
+    name: str, spatial: int, input: Tensor, p: float, training: bool, generator: Generator | None
+) -> Tensor:
+    """``dropout1d`` (``spatial=1``) and ``dropout3d`` (3): drop whole channels of a batched or
+    unbatched input."""
+    _check_tensor(input, name)
+    p = _check_probability(p, name)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        axes = _SPATIAL_AXES[spatial]
+        message = (
+            f"{name}: expected a {spatial + 1}-D (C, {axes}) or {spatial + 2}-D (N, C, {axes}) "
+            f"input, got shape {_shape_text(input)}"
+        )
+        raise (RuntimeError if spatial == 1 else ValueError)(message)
+    if not training or p == 0.0:
+        return input
+    _check_floating(name, input)
+    batched = input if input.ndim == spatial + 2 else input.unsqueeze(0)
+    mask = _feature_keep(batched, p, generator, feature=True) / input.dtype.type(1.0 - p)
+    output = _Dropout.apply(batched, mask)
+    return output if input.ndim == spatial + 2 else output.squeeze(0)
+
+
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+    *, generator: Generator | None = None,
+) -> Tensor:
+    """Channel dropout of (N, C, L) or unbatched (C, L): zero each whole channel with
+    probability ``p``, scale the rest by ``1/(1-p)`` (section 7).
+
+    Args:
+        input: (N, C, L) or (C, L), floating point.
+        p: the probability of zeroing a channel, in [0, 1) (default 0.5).
+        training: apply dropout (default ``True``); otherwise return ``input`` itself.
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the mask (default: the global one).
+    """
+    return _channel_dropout("dropout1d", 1, input, p, training, generator)
+
+
+def dropout3d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+    *, generator: Generator | None = None,
+) -> Tensor:
+    """Channel dropout of (N, C, D, H, W) or unbatched (C, D, H, W) (section 7).
+
+    Args:
+        input: (N, C, D, H, W) or (C, D, H, W), floating point.
+        p: the probability of zeroing a channel, in [0, 1) (default 0.5).
+        training: apply dropout (default ``True``); otherwise return ``input`` itself.
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the mask (default: the global one).
+    """
+    return _channel_dropout("dropout3d", 3, input, p, training, generator)
+
+
+_SELU_SATURATION = -1.7580993408473766  # -scale * alpha of SELU: where a dropped unit goes
+
+
+def _alpha_dropout(
+    name: str, input: Tensor, p: float, training: bool, feature: bool,
+    generator: Generator | None,
+) -> Tensor:
+    """:math:`y = a\\,(m x + (1-m)\\alpha') + b`, with :math:`a, b` keeping mean 0 and variance 1
+    (section 7)."""
+    _check_tensor(input, name)
+    p = _check_probability(p, name)
+    if feature and input.ndim < 2:
+        raise ValueError(
+            f"{name}: expected an input (N, C, *) of at least 2 dimensions, got shape "
+            f"{_shape_text(input)}"
+        )
+    if not training or p == 0.0:
+        return input
+    _check_floating(name, input)
+    keep = _feature_keep(input, p, generator, feature)
+    a = 1.0 / math.sqrt((1.0 - p) * (1.0 + p * _SELU_SATURATION**2))
+    shift = (1.0 - keep) * (a * _SELU_SATURATION) - a * p * _SELU_SATURATION
+    return _Dropout.apply(input, keep * input.dtype.type(a)) + Tensor(shift.astype(input.dtype))
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False,
+    *, generator: Generator | None = None,
+) -> Tensor:
+    """Alpha dropout, for SELU networks: dropped elements go to SELU's saturation value, then an
+    affine map restores mean 0 and variance 1 (section 7).
+
+    Args:
+        input: any shape, floating point.
+        p: the drop probability, in [0, 1) (default 0.5).
+        training: apply dropout (default ``False``, as PyTorch); otherwise return ``input``.
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the mask (default: the global one).
+    """
+    return _alpha_dropout("alpha_dropout", input, p, training, False, generator)
+
+
+def feature_alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False,
+    *, generator: Generator | None = None,
+) -> Tensor:
+    """Alpha dropout of whole channels of (N, C, *): one decision per (sample, channel)
+    (section 7).
+
+    Args:
+        input: (N, C, *), floating point.
+        p: the probability of dropping a channel, in [0, 1) (default 0.5).
+        training: apply dropout (default ``False``, as PyTorch); otherwise return ``input``.
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the mask (default: the global one).
+    """
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
+
+
+# %% book/04_layers.ipynb, cell 163
+def gumbel_softmax(
+    logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
+) -> Tensor:
+    r"""A relaxed sample of the categorical distribution ``softmax(logits)`` (section 8.2):
+    :math:`\operatorname{softmax}((z + g)/\tau)` with Gumbel noise :math:`g = -\log E`,
+    :math:`E \sim \operatorname{Exp}(1)`, drawn from the default generator.
+
+    Args:
+        logits: unnormalised log-probabilities, any shape, floating point.
+        tau: the temperature, positive (default 1).
+        hard: return the one-hot vector of the sample's argmax, with the soft sample's gradient
+            (straight-through; default ``False``).
+        eps: deprecated and unused, as in PyTorch (which warns when it is given).
+        dim: the dimension of the categories (default -1).
+
+    Returns:
+        A tensor of ``logits``' shape that sums to 1 along ``dim``.
+    """
+    _check_tensor(logits, "gumbel_softmax", "logits")
+    _check_floating("gumbel_softmax", logits)
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    exponential = Tensor(np.zeros(tuple(logits.shape), logits.dtype)).exponential_()
+    gumbels = Tensor(-np.log(exponential.numpy()))
+    soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    axis = dim % max(logits.ndim, 1)
+    one_hot = np.zeros(tuple(logits.shape), logits.dtype)
+    index = np.expand_dims(np.argmax(soft.numpy(), axis=axis), axis)
+    np.put_along_axis(one_hot, index, 1.0, axis=axis)
+    return Tensor(one_hot) - soft.detach() + soft
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Interleave the channels of ``groups`` groups, as ``torch.nn.functional.channel_shuffle``
+    (section 8.2): (N, C, *) read as (N, g, C/g, *), the two channel axes swapped, read back.
+
+    Args:
+        input: (N, C, *), at least 3 dimensions.
+        groups: the number of groups g, positive, dividing C.
+    """
+    _check_tensor(input, "channel_shuffle")
+    groups = operator.index(groups)
+    if groups <= 0:
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+            f"{list(input.shape)}"
+        )
+    n, c = input.shape[:2]
+    if c % groups:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    rest = tuple(input.shape[2:])
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+# %% book/04_layers.ipynb, cell 164
+def relu_(input: Tensor) -> Tensor:
+    """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
+    _check_tensor(input, "relu_")
+    return input.relu_()
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``input`` overwritten by ``elu(input, alpha)``; returns ``input``."""
+    _check_tensor(input, "elu_")
+    return apply_(input, "elu_", elu, alpha)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``input`` overwritten by ``leaky_relu(input, negative_slope)``; returns ``input``."""
+    _check_tensor(input, "leaky_relu_")
+    return apply_(input, "leaky_relu_", leaky_relu, negative_slope)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``input`` overwritten by ``hardtanh(input, min_val, max_val)``; returns ``input``."""
+    _check_tensor(input, "hardtanh_")
+    return apply_(input, "hardtanh_", hardtanh, min_val, max_val)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``input`` overwritten by ``threshold(input, threshold, value)``: :math:`x` where
+    :math:`x >` ``threshold``, else ``value``; returns ``input``."""
+    _check_tensor(input, "threshold_")
+    return apply_(input, "threshold_", Tensor.where, input.detach() > threshold, value)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``input`` overwritten by ``celu(input, alpha)``; returns ``input``."""
+    _check_tensor(input, "celu_")
+    return apply_(input, "celu_", celu, alpha)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """``input`` overwritten by ``selu(input)``; returns ``input``."""
+    _check_tensor(input, "selu_")
+    return apply_(input, "selu_", selu)
+
+
+def rrelu_(
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+) -> Tensor:
+    """``input`` overwritten by ``rrelu(input, lower, upper, training)`` (its evaluation form:
+    ``training=True`` is refused, as by ``rrelu``); returns ``input``."""
+    _check_tensor(input, "rrelu_")
+    return apply_(input, "rrelu_", rrelu, lower, upper, training)
+
+
+# %% book/04_layers.ipynb, cell 172
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -978,7 +1453,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 152
+# %% book/04_layers.ipynb, cell 173
 class _ConvNd(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -1127,7 +1602,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 153
+# %% book/04_layers.ipynb, cell 174
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1180,7 +1655,90 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 165
+# %% book/04_layers.ipynb, cell 181
+class _Fold(Function):
+    """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
+
+    __slots__ = ("padded_shape", "kernel", "stride", "padding", "dilation")
+    reads = ()  # shapes only
+
+    def forward(
+        self, columns: np.ndarray, padded_shape: tuple[int, ...] = (),
+        kernel: tuple[int, int] = (1, 1), dilation: tuple[int, int] = (1, 1),
+        padding: _Sides = ((0, 0), (0, 0)), stride: tuple[int, int] = (1, 1),
+        blocks: tuple[int, int] = (1, 1),
+    ) -> np.ndarray:
+        self.padded_shape, self.kernel, self.stride = padded_shape, kernel, stride
+        self.padding, self.dilation = padding, dilation
+        n, c = padded_shape[:2]
+        patches = columns.reshape(n, c, *kernel, *blocks)
+        return np.ascontiguousarray(_crop(_fold(patches, padded_shape, stride, dilation), padding))
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        windows = _windows(_pad(grad, self.padding), self.kernel, self.stride, self.dilation)
+        n, c, oh, ow, kh, kw = windows.shape
+        return (windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow),)
+
+
+def fold(
+    input: Tensor,
+    output_size: int | Sequence[int],
+    kernel_size: int | Sequence[int],
+    dilation: int | Sequence[int] = 1,
+    padding: int | Sequence[int] = 0,
+    stride: int | Sequence[int] = 1,
+) -> Tensor:
+    """Add columns of sliding windows back onto an image (col2im), like
+    ``torch.nn.functional.fold``: the adjoint of :func:`unfold` (section 9.3).
+
+    Args:
+        input: (N, C*kh*kw, L) or unbatched (C*kh*kw, L), one column per window.
+        output_size: the image's (H, W), an int or a pair.
+        kernel_size: the window's size, an int or a pair.
+        dilation: the spacing of a window's entries. Default: 1.
+        padding: the zeros around the image the windows also covered. Default: 0.
+        stride: the step between windows. Default: 1.
+
+    Returns:
+        (N, C, H, W) (or (C, H, W)): each pixel the sum of the column entries that read it.
+    """
+    _check_tensor(input, "fold")
+    if input.ndim == 2:
+        return fold(input.unsqueeze(0), output_size, kernel_size, dilation, padding, stride)[0]
+    size, kernel = _pair(output_size, "output_size"), _pair(kernel_size, "kernel_size")
+    dilation, stride = _pair(dilation, "dilation"), _pair(stride, "stride")
+    pads = _pair(padding, "padding")
+    if input.ndim != 3:
+        raise ValueError(
+            f"fold: expected a 2-D (C*kh*kw, L) or 3-D (N, C*kh*kw, L) input, got shape "
+            f"{_shape_text(input)}"
+        )
+    n, rows, length = input.shape
+    if rows % (kernel[0] * kernel[1]):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={rows} and kernel_size={kernel}"
+        )
+    blocks = tuple(
+        (s + 2 * p - d * (k - 1) - 1) // t + 1
+        for s, p, d, k, t in zip(size, pads, dilation, kernel, stride, strict=True)
+    )
+    if min(blocks) < 1 or blocks[0] * blocks[1] != length:
+        raise RuntimeError(
+            f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={pads}, stride={stride}, expected size of input's dimension 2 to match "
+            f"the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
+            f"{blocks[0] * blocks[1]}, but got input.size(2)={length}."
+        )
+    channels = rows // (kernel[0] * kernel[1])
+    padded = (n, channels, size[0] + 2 * pads[0], size[1] + 2 * pads[1])
+    return _Fold.apply(
+        input, padded_shape=padded, kernel=kernel, dilation=dilation,
+        padding=_symmetric(pads), stride=stride, blocks=blocks,
+    )
+
+
+# %% book/04_layers.ipynb, cell 190
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1264,7 +1822,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 168
+# %% book/04_layers.ipynb, cell 193
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1307,7 +1865,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 169
+# %% book/04_layers.ipynb, cell 194
 class _ConvTransposeNd(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -1512,7 +2070,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 175
+# %% book/04_layers.ipynb, cell 200
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -1548,7 +2106,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 178
+# %% book/04_layers.ipynb, cell 203
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -1589,7 +2147,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 184
+# %% book/04_layers.ipynb, cell 209
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -1641,7 +2199,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 188
+# %% book/04_layers.ipynb, cell 216
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -1840,7 +2398,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 195
+# %% book/04_layers.ipynb, cell 223
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -1896,7 +2454,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 196
+# %% book/04_layers.ipynb, cell 224
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -1959,7 +2517,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 197
+# %% book/04_layers.ipynb, cell 225
 class _AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window; backward adds each gradient at its window's
     (first) argmax."""
@@ -2008,7 +2566,7 @@ def adaptive_max_pool2d(
     return _AdaptiveMaxPool2d.apply(input, output_size=sizes)
 
 
-# %% book/04_layers.ipynb, cell 202
+# %% book/04_layers.ipynb, cell 230
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -2063,7 +2621,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 203
+# %% book/04_layers.ipynb, cell 231
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2123,7 +2681,7 @@ def interpolate(
     return output
 
 
-# %% book/04_layers.ipynb, cell 207
+# %% book/04_layers.ipynb, cell 235
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -2179,3 +2737,299 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
     rows = _averaging_matrix(h, out_h, input.dtype)
     columns = _averaging_matrix(w, out_w, input.dtype)
     return rows @ x @ columns.T
+
+
+# %% book/04_layers.ipynb, cell 239
+def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
+    """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
+    (then z), then 1."""
+    axes = []
+    for n in spatial:
+        if n <= 1:
+            axes.append(np.zeros(1, dtype))
+        elif align_corners:
+            axes.append(np.linspace(-1.0, 1.0, n).astype(dtype))
+        else:
+            axes.append(((np.arange(n, dtype=np.float64) * 2 + 1) / n - 1).astype(dtype))
+    mesh = np.meshgrid(*axes, indexing="ij")  # (D,) H, W: the last axis varies fastest
+    columns = [axis.reshape(-1) for axis in reversed(mesh)] + [np.ones(mesh[0].size, dtype)]
+    return np.stack(columns, axis=1)
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    r"""The sampling grid of a batch of affine maps, like ``torch.nn.functional.affine_grid``.
+
+    Args:
+        theta: the maps, (N, 2, 3) for a 2-D ``size`` or (N, 3, 4) for a 3-D one, floating point.
+        size: the output size, (N, C, H, W) or (N, C, D, H, W).
+        align_corners: place the output's corner pixels' centres at -1 and 1 (``True``) or their
+            outer edges (default ``None``, meaning ``False``, PyTorch's default).
+
+    Returns:
+        (N, H, W, 2) or (N, D, H, W, 3): the normalised source point of each output pixel,
+        :math:`\theta\,(x, y, 1)^\top`, x first, for :func:`grid_sample`.
+    """
+    _check_tensor(theta, "affine_grid", "theta")
+    if theta.dtype.kind != "f":
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(operator.index(n) for n in size)
+    if len(size) not in (4, 5):
+        raise NotImplementedError(
+            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+            f"respectively. Got size {size}."
+        )
+    dims = len(size) - 2
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (dims, dims + 1):
+        raise ValueError(
+            f"Expected a batch of {dims}D affine matrices of shape Nx{dims}x{dims + 1} for size "
+            f"{size}. Got {_shape_text(theta)}."
+        )
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise ValueError(
+            f"affine_grid: theta holds {theta.shape[0]} maps but size asks for a batch of {size[0]}"
+        )
+    base = Tensor(_grid_base(size[2:], bool(align_corners), theta.dtype))
+    return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
+
+
+# %% book/04_layers.ipynb, cell 240
+def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
+    if twice_low == twice_high:
+        return np.zeros_like(u), np.zeros_like(u)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    shifted = u - low
+    sign = np.where(shifted < 0, -1.0, 1.0)
+    shifted = np.abs(shifted)
+    extra, odd = np.fmod(shifted, span), np.floor(shifted / span) % 2 == 1
+    return np.where(odd, span - extra + low, extra + low), np.where(odd, -sign, sign)
+
+
+def _source_pixels(
+    x: np.ndarray, n: int, padding_mode: str, align_corners: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised coordinates -> pixel units (section 10.4), and du/dx, PyTorch's way."""
+    u = (x + 1) / 2 * (n - 1) if align_corners else ((x + 1) * n - 1) / 2
+    du = np.full_like(u, (n - 1) / 2 if align_corners else n / 2)
+    if padding_mode == "reflection":
+        u, sign = _reflect(u, 0, 2 * (n - 1)) if align_corners else _reflect(u, -1, 2 * n - 1)
+        du = du * sign
+    if padding_mode != "zeros":  # clamp to the image; the gradient is 0 where the clamp holds
+        du = np.where((u > 0) & (u < n - 1), du, 0)
+        u = np.clip(u, 0, n - 1)
+    return u.astype(x.dtype), du.astype(x.dtype)
+
+
+class _GridSample(Function):
+    """Read (N, C, H, W) at the points of a grid (N, H_out, W_out, 2) (section 10.4)."""
+
+    __slots__ = ("shape", "pixels", "corners", "du", "dv")
+    reads = ((1,), (0, 1))  # x̄ reads the grid's weights; the grid's gradient reads both
+
+    def forward(
+        self, x: np.ndarray, grid: np.ndarray, mode: str = "bilinear",
+        padding_mode: str = "zeros", align_corners: bool = False,
+    ) -> np.ndarray:
+        n, _, h, w = x.shape
+        u, self.du = _source_pixels(grid[..., 0], w, padding_mode, align_corners)
+        v, self.dv = _source_pixels(grid[..., 1], h, padding_mode, align_corners)
+        if mode == "nearest":
+            u0, v0 = np.rint(u), np.rint(v)
+            # (column, row, weight, du sign, dv sign): one corner of weight 1
+            spots = [(u0, v0, np.ones_like(u), 0.0, 0.0)]
+        else:
+            u0, v0 = np.floor(u), np.floor(v)
+            a, b = u - u0, v - v0
+            spots = [(u0, v0, (1 - a) * (1 - b), -(1 - b), -(1 - a)),
+                     (u0 + 1, v0, a * (1 - b), 1 - b, -a),
+                     (u0, v0 + 1, (1 - a) * b, -b, 1 - a),
+                     (u0 + 1, v0 + 1, a * b, b, a)]
+        self.pixels, self.shape = x.transpose(0, 2, 3, 1), x.shape  # (N, H, W, C)
+        batch = np.arange(n).reshape(n, 1, 1)
+        out = np.zeros((*grid.shape[:3], x.shape[1]), dtype=x.dtype)
+        self.corners = []
+        for column, row, weight, d_u, d_v in spots:
+            inside = (column >= 0) & (column <= w - 1) & (row >= 0) & (row <= h - 1)
+            where = (batch, np.clip(row, 0, h - 1).astype(np.int64),
+                     np.clip(column, 0, w - 1).astype(np.int64))
+            weight = np.where(inside, weight, 0).astype(x.dtype)
+            out += self.pixels[where] * weight[..., None]
+            self.corners.append((where, weight, inside, d_u, d_v))
+        return out.transpose(0, 3, 1, 2)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        grad = grad.transpose(0, 2, 3, 1)  # (N, H_out, W_out, C)
+        n, c, h, w = self.shape
+        grad_x = np.zeros((n, h, w, c), dtype=grad.dtype) if self.needs_input_grad[0] else None
+        grad_u, grad_v = np.zeros(grad.shape[:3], grad.dtype), np.zeros(grad.shape[:3], grad.dtype)
+        for where, weight, inside, d_u, d_v in self.corners:
+            if grad_x is not None:
+                np.add.at(grad_x, where, grad * weight[..., None])
+            if self.needs_input_grad[1]:
+                seen = np.where(inside, (self.pixels[where] * grad).sum(axis=-1), 0)
+                grad_u += seen * d_u
+                grad_v += seen * d_v
+        grad_grid = None
+        if self.needs_input_grad[1]:
+            grad_grid = np.stack([grad_u * self.du, grad_v * self.dv], axis=-1).astype(grad.dtype)
+        return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
+
+
+# %% book/04_layers.ipynb, cell 241
+def grid_sample(
+    input: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Read ``input`` at the normalised points of ``grid``, like
+    ``torch.nn.functional.grid_sample`` (section 10.4).
+
+    Args:
+        input: (N, C, H, W), floating point.
+        grid: (N, H_out, W_out, 2), the same dtype: x (-1 left, 1 right) then y (-1 top, 1 bottom).
+        mode: ``"bilinear"`` (default) or ``"nearest"``.
+        padding_mode: ``"zeros"`` (default), ``"border"`` or ``"reflection"``.
+        align_corners: -1 and 1 are the corner pixels' centres (``True``) or their outer edges
+            (default ``None``, meaning ``False``).
+
+    Returns:
+        (N, C, H_out, W_out). Differentiable with respect to ``input`` and (bilinear) ``grid``.
+
+    Raises:
+        ValueError: an unknown ``mode`` or ``padding_mode``; shapes or dtypes that do not match.
+        NotImplementedError: ``"bicubic"`` or a 5-D (volumetric) input.
+    """
+    _check_tensor(input, "grid_sample")
+    _check_tensor(grid, "grid_sample", "grid")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(
+            "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "
+            f"'bicubic', but got: '{mode}'"
+        )
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(
+            "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+            f"'reflection', but got: '{padding_mode}'"
+        )
+    if mode == "bicubic" or input.ndim == 5:
+        raise NotImplementedError(
+            f"grid_sample: tensorlib samples 4-D inputs with 'bilinear' or 'nearest', got a "
+            f"{input.ndim}-D input and mode {mode!r}"
+        )
+    _check_floating("grid_sample", input)
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2:
+        raise ValueError(
+            "grid_sample: expected input (N, C, H, W) and grid (N, H_out, W_out, 2), got input "
+            f"{_shape_text(input)} and grid {_shape_text(grid)}"
+        )
+    if grid.shape[0] != input.shape[0] or min(input.shape[2:]) < 1:
+        raise ValueError(
+            "grid_sample: expected input and grid with one batch size and a non-empty input, "
+            f"got input {_shape_text(input)} and grid {_shape_text(grid)}"
+        )
+    _check_same_dtype("grid_sample", input, grid=grid)
+    return _GridSample.apply(
+        input, grid, mode=mode, padding_mode=padding_mode, align_corners=bool(align_corners)
+    )
+
+
+# %% book/04_layers.ipynb, cell 245
+def adaptive_max_pool1d(
+    input: Tensor, output_size: int, return_indices: bool = False
+) -> Tensor:
+    """Max pooling of (N, C, L) or (C, L) to ``output_size`` positions, with PyTorch's
+    windows (section 10.5). ``return_indices=True`` is not implemented."""
+    _check_tensor(input, "adaptive_max_pool1d")
+    if input.ndim not in (2, 3):
+        raise ValueError(
+            "adaptive_max_pool1d: expected a 2-D (C, L) or 3-D (N, C, L) input, got shape "
+            f"{_shape_text(input)}"
+        )
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool1d: return_indices=True is not implemented")
+    size = output_size[0] if isinstance(output_size, Sequence) else output_size
+    return adaptive_max_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
+
+
+def _lp_pool(
+    name: str, input: Tensor, norm_type: float, kernel_size: Any, stride: Any, ceil_mode: bool
+) -> Tensor:
+    """``(K * avg_pool(x ** p)) ** (1/p)``, the sign of the average kept, as PyTorch computes it."""
+    _check_tensor(input, name)
+    two_d = name == "lp_pool2d"
+    if two_d:
+        kernel: tuple[int, ...] = _pair(kernel_size, "kernel_size")
+        average = avg_pool2d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    else:
+        kernel = (_single(kernel_size, "kernel_size"),)
+        average = avg_pool1d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    return (average.sign() * average.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None, ceil_mode: bool = False,
+) -> Tensor:
+    """Power-average pooling of (N, C, L): the ``norm_type``-norm of each window (section 10.5).
+
+    Args:
+        input: (N, C, L) or (C, L), floating point.
+        norm_type: the power :math:`p` (1 is sum pooling).
+        kernel_size: the window's length.
+        stride: the step between windows (default ``kernel_size``).
+        ceil_mode: round the output length up instead of down.
+    """
+    return _lp_pool("lp_pool1d", input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None, ceil_mode: bool = False,
+) -> Tensor:
+    """Power-average pooling of (N, C, H, W): the ``norm_type``-norm of each window
+    (section 10.5).
+
+    Args:
+        input: (N, C, H, W) or (C, H, W), floating point.
+        norm_type: the power :math:`p` (1 is sum pooling).
+        kernel_size: the window's size, an int or a pair.
+        stride: the step between windows (default ``kernel_size``).
+        ceil_mode: round the output size up instead of down.
+    """
+    return _lp_pool("lp_pool2d", input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    r""":math:`x_c / (k + \frac{\alpha}{n} \sum_{c'} x_{c'}^2)^\beta` over ``size`` neighbouring
+    channels (section 10.5), like ``torch.nn.functional.local_response_norm``.
+
+    Args:
+        input: (N, C, *), at least 3 dimensions, floating point.
+        size: the number of neighbouring channels :math:`n` summed over.
+        alpha: the multiplicative factor (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1).
+    """
+    _check_tensor(input, "local_response_norm")
+    if input.ndim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    square = input * input
+    if input.ndim == 3:
+        padded = pad(square.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        average = avg_pool2d(padded, (size, 1), stride=1).squeeze(1)
+    else:
+        n, c = input.shape[:2]
+        volume = square.reshape(n, 1, c, input.shape[2], -1)
+        padded = pad(volume, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        average = avg_pool3d(padded, (size, 1, 1), stride=1).squeeze(1).reshape(input.shape)
+    return input / (average * alpha + k).pow(beta)

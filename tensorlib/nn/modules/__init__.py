@@ -25,6 +25,7 @@ from tensorlib.nn.modules.activation import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
     Softshrink,
@@ -49,10 +50,15 @@ from tensorlib.nn.modules.conv import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
-from tensorlib.nn.modules.dropout import Dropout, Dropout2d
+from tensorlib.nn.modules.channelshuffle import ChannelShuffle
+from tensorlib.nn.modules.dropout import (
+    AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
+)
 from tensorlib.nn.modules.flatten import Flatten, Unflatten
-from tensorlib.nn.modules.fold import Unfold
-from tensorlib.nn.modules.linear import Identity, Linear, NonDynamicallyQuantizableLinear
+from tensorlib.nn.modules.fold import Fold, Unfold
+from tensorlib.nn.modules.linear import (
+    Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear,
+)
 from tensorlib.nn.modules.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -80,33 +86,41 @@ from tensorlib.nn.modules.loss import (
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
-from tensorlib.nn.modules.normalization import GroupNorm, LayerNorm, RMSNorm
+from tensorlib.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from tensorlib.nn.modules.padding import (
     CircularPad1d,
     CircularPad2d,
+    CircularPad3d,
     ConstantPad1d,
     ConstantPad2d,
+    ConstantPad3d,
     ReflectionPad1d,
     ReflectionPad2d,
+    ReflectionPad3d,
     ReplicationPad1d,
     ReplicationPad2d,
+    ReplicationPad3d,
     ZeroPad1d,
     ZeroPad2d,
+    ZeroPad3d,
 )
 from tensorlib.nn.modules.pixelshuffle import PixelShuffle, PixelUnshuffle
 from tensorlib.nn.modules.pooling import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
     AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    LPPool1d,
+    LPPool2d,
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
 )
-from tensorlib.nn.modules.sparse import Embedding, PositionalEmbedding
+from tensorlib.nn.modules.sparse import Embedding, EmbeddingBag, PositionalEmbedding
 from tensorlib.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
@@ -216,6 +230,26 @@ __all__ = [
     "Softsign",
     "Tanhshrink",
     "Threshold",
+    # Chapter 4, sections 7 and 8.2: more dropout, Softmax2d, ChannelShuffle
+    "AlphaDropout",
+    "ChannelShuffle",
+    "Dropout1d",
+    "Dropout3d",
+    "FeatureAlphaDropout",
+    "Softmax2d",
+    # Chapter 4, sections 4.5, 9.3, 9.8 and 10.5: Bilinear, Fold, 3-D padding, more pooling
+    "AdaptiveMaxPool1d",
+    "Bilinear",
+    "CircularPad3d",
+    "ConstantPad3d",
+    "EmbeddingBag",
+    "Fold",
+    "LPPool1d",
+    "LPPool2d",
+    "LocalResponseNorm",
+    "ReflectionPad3d",
+    "ReplicationPad3d",
+    "ZeroPad3d",
     # Chapter 5
     "GRU",
     "GRUCell",

@@ -5,7 +5,7 @@
 ``Softmax``, ``LogSoftmax``, and PyTorch's others (section 8.1): ``LeakyReLU``, ``ELU``,
 ``CELU``, ``SELU``, ``Threshold``, ``Softplus``, ``Hardtanh``, ``ReLU6``, ``Hardsigmoid``,
 ``Hardswish``, ``Mish``, ``LogSigmoid``, ``Softsign``, ``Tanhshrink``, ``Softshrink``,
-``Hardshrink``, ``GLU``, ``Softmin``, ``PReLU``, ``RReLU``.
+``Hardshrink``, ``GLU``, ``Softmin``, ``PReLU``, ``RReLU``, and ``Softmax2d`` (section 8.2).
 
 Each wraps the function of :mod:`tensorlib.nn.functional.activation` (derived in chapter 2)
 so it can be a layer of a :class:`~tensorlib.nn.Sequential`. Shapes: any, unchanged (``GLU``
@@ -42,10 +42,11 @@ __all__ = [
     'Softmin',
     'PReLU',
     'RReLU',
+    'Softmax2d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 134
+# %% book/04_layers.ipynb, cell 148
 from typing import Any
 
 import numpy as np
@@ -85,7 +86,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 149
 class ReLU(Module):
     """:math:`\\max(0, x)`, elementwise."""
 
@@ -166,7 +167,7 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 141
+# %% book/04_layers.ipynb, cell 155
 def _inplace_text(inplace: bool, first: bool = False) -> str:
     """PyTorch's printed form of ``inplace``: shown only when True."""
     if not inplace:
@@ -290,7 +291,7 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 142
+# %% book/04_layers.ipynb, cell 156
 class Softplus(Module):
     """:math:`\\frac{1}{\\beta}\\log(1 + e^{\\beta x})`, a smooth ReLU; :math:`x` itself where
     :math:`\\beta x >` ``threshold``.
@@ -396,7 +397,7 @@ class Hardswish(Module):
         return hardswish(input, self.inplace)
 
 
-# %% book/04_layers.ipynb, cell 143
+# %% book/04_layers.ipynb, cell 157
 class Mish(Module):
     """:math:`x \\tanh(\\mathrm{softplus}(x))`.
 
@@ -496,7 +497,7 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-# %% book/04_layers.ipynb, cell 144
+# %% book/04_layers.ipynb, cell 158
 class GLU(Module):
     """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
     :math:`a \\odot \\sigma(b)`.
@@ -541,7 +542,7 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 159
 class PReLU(Module):
     """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
 
@@ -619,3 +620,17 @@ class RReLU(Module):
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}{_inplace_text(self.inplace)}"
+
+
+# %% book/04_layers.ipynb, cell 165
+class Softmax2d(Module):
+    """A softmax over the channels at each position: ``softmax(input, dim=-3)``.
+
+    Shapes: (N, C, H, W) or (C, H, W), unchanged.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, type(self).__name__)
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return softmax(input, -3)

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 111
+# %% book/04_layers.ipynb, cell 121
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 112
+# %% book/04_layers.ipynb, cell 122
 def _norm_state(
     module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
     track_running_stats: bool, bias: bool, dtype: np.dtype,
@@ -128,7 +128,7 @@ class _BatchNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 113
+# %% book/04_layers.ipynb, cell 123
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of an input (N, C) or (N, C, L), per channel; arguments as for
     :class:`BatchNorm2d`."""

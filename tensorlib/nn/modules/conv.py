@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 154
+# %% book/04_layers.ipynb, cell 175
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,7 +41,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 155
+# %% book/04_layers.ipynb, cell 176
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -140,7 +140,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 170
+# %% book/04_layers.ipynb, cell 195
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -248,7 +248,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 171
+# %% book/04_layers.ipynb, cell 196
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -394,7 +394,7 @@ class ConvTranspose1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 179
+# %% book/04_layers.ipynb, cell 204
 # F.pad, defined after this module's header (sections 9.5 and 9.7)
 from tensorlib.nn.functional.layers import pad  # noqa: E402
 
@@ -408,7 +408,7 @@ def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]
     return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
 
 
-# %% book/04_layers.ipynb, cell 185
+# %% book/04_layers.ipynb, cell 210
 # the functions of section 9.8, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
 

@@ -2,17 +2,22 @@
 # edit the notebook and run `make export`.
 
 """``Dropout`` and ``Dropout2d``: inverted dropout of elements or of whole channels, with their own
-(optional) random generator."""
+(optional) random generator; ``Dropout1d``, ``Dropout3d``, and the alpha dropouts of SELU networks,
+``AlphaDropout`` and ``FeatureAlphaDropout``."""
 
 from __future__ import annotations
 
 __all__ = [
     'Dropout',
     'Dropout2d',
+    'Dropout1d',
+    'Dropout3d',
+    'AlphaDropout',
+    'FeatureAlphaDropout',
 ]
 
 
-# %% book/04_layers.ipynb, cell 126
+# %% book/04_layers.ipynb, cell 136
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import dropout, dropout2d
 from tensorlib.nn.functional.utils import _check_probability
@@ -20,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 127
+# %% book/04_layers.ipynb, cell 137
 class Dropout(Module):
     """During training, zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 
@@ -47,7 +52,7 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
-# %% book/04_layers.ipynb, cell 128
+# %% book/04_layers.ipynb, cell 138
 class Dropout2d(Module):
     """During training, zero each whole channel of an (N, C, H, W) input with probability ``p``;
     scale the rest by ``1/(1-p)``.
@@ -74,3 +79,84 @@ class Dropout2d(Module):
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
+
+
+# %% book/04_layers.ipynb, cell 145
+# the functions of section 7's last part, defined after this module's header
+from tensorlib.nn.functional.layers import (  # noqa: E402
+    alpha_dropout,
+    dropout1d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+
+
+class _DropoutNd(Module):
+    """The four dropout layers below: ``p``, ``inplace`` (accepted, computed out of place) and an
+    optional generator, printed as PyTorch prints them."""
+
+    def __init__(
+        self, p: float = 0.5, inplace: bool = False, *, generator: Generator | None = None
+    ) -> None:
+        super().__init__()
+        self.p = _check_probability(p, type(self).__name__)
+        self.inplace, self.generator = inplace, generator
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_DropoutNd):
+    """During training, zero each whole channel of (N, C, L) or (C, L) with probability ``p``
+    and scale the rest by ``1/(1-p)``; the identity in eval mode.
+
+    Args:
+        p: the probability of zeroing a channel, in [0, 1) (default 0.5).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the masks (default: the global one).
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return dropout1d(input, self.p, self.training, generator=self.generator)
+
+
+class Dropout3d(_DropoutNd):
+    """During training, zero each whole channel of (N, C, D, H, W) or (C, D, H, W) with
+    probability ``p`` and scale the rest by ``1/(1-p)``; the identity in eval mode.
+
+    Args:
+        p: the probability of zeroing a channel, in [0, 1) (default 0.5).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the masks (default: the global one).
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return dropout3d(input, self.p, self.training, generator=self.generator)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout for SELU networks during training (see :func:`alpha_dropout`); the
+    identity in eval mode. Shapes: any, unchanged.
+
+    Args:
+        p: the drop probability, in [0, 1) (default 0.5).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the masks (default: the global one).
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return alpha_dropout(input, self.p, self.training, generator=self.generator)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels of (N, C, *) during training (see
+    :func:`feature_alpha_dropout`); the identity in eval mode.
+
+    Args:
+        p: the probability of dropping a channel, in [0, 1) (default 0.5).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+        generator: the generator of the masks (default: the global one).
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return feature_alpha_dropout(input, self.p, self.training, generator=self.generator)

@@ -2,7 +2,8 @@
 # edit the notebook and run `make export`.
 
 """``LayerNorm`` and ``RMSNorm``: per-sample normalisation over the trailing dimensions;
-``GroupNorm``: per sample and group of channels (section 6.7)."""
+``GroupNorm``: per sample and group of channels (section 6.7); ``LocalResponseNorm``: over
+neighbouring channels (section 10.5)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ __all__ = [
     'LayerNorm',
     'RMSNorm',
     'GroupNorm',
+    'LocalResponseNorm',
 ]
 
 
-# %% book/04_layers.ipynb, cell 100
+# %% book/04_layers.ipynb, cell 110
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +29,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 101
+# %% book/04_layers.ipynb, cell 111
 class LayerNorm(Module):
     """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
@@ -118,7 +120,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-# %% book/04_layers.ipynb, cell 118
+# %% book/04_layers.ipynb, cell 128
 # the function of section 6.7, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import group_norm  # noqa: E402
 
@@ -179,3 +181,34 @@ class GroupNorm(Module):
             f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
             f"bias={self.bias is not None}"
         )
+
+
+# %% book/04_layers.ipynb, cell 247
+# the function of section 10.5, defined after this module's header (section 6.3)
+from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
+
+
+class LocalResponseNorm(Module):
+    r"""Divide each activation by the energy of its neighbouring channels (section 10.5):
+    :math:`y_c = x_c / (k + \frac{\alpha}{n}\sum_{c'} x_{c'}^2)^\beta`.
+
+    Args:
+        size: the number of neighbouring channels :math:`n`.
+        alpha: the multiplicative factor (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1).
+
+    Shapes: (N, C, *), unchanged.
+    """
+
+    def __init__(
+        self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+    ) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

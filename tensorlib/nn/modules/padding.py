@@ -3,8 +3,9 @@
 
 """The padding layers: ``ZeroPad1d``, ``ZeroPad2d``, ``ConstantPad1d``, ``ConstantPad2d``,
 ``ReflectionPad1d``, ``ReflectionPad2d``, ``ReplicationPad1d``, ``ReplicationPad2d``,
-``CircularPad1d`` and ``CircularPad2d``: :func:`~tensorlib.nn.functional.pad` as a module
-(section 9.7)."""
+``CircularPad1d``, ``CircularPad2d`` and their 3-D forms (``ZeroPad3d``, ``ConstantPad3d``,
+``ReflectionPad3d``, ``ReplicationPad3d``, ``CircularPad3d``):
+:func:`~tensorlib.nn.functional.pad` as a module (section 9.7)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,15 @@ __all__ = [
     'ReplicationPad2d',
     'CircularPad1d',
     'CircularPad2d',
+    'ConstantPad3d',
+    'ZeroPad3d',
+    'ReflectionPad3d',
+    'ReplicationPad3d',
+    'CircularPad3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 176
+# %% book/04_layers.ipynb, cell 201
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,7 +38,7 @@ from tensorlib.nn.functional.layers import pad
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 177
+# %% book/04_layers.ipynb, cell 202
 class _PadNd(Module):
     """Padding of the last ``_dims`` dimensions with ``_mode``: the body of the padding layers.
 
@@ -145,3 +151,44 @@ class CircularPad2d(_PadNd):
     ``padding`` an int or (left, right, top, bottom)."""
 
     _dims, _mode = 2, "circular"
+
+
+# %% book/04_layers.ipynb, cell 213
+class ConstantPad3d(ConstantPad1d):
+    """Pad the last three dimensions with ``value``: ``padding`` an int or
+    (left, right, top, bottom, front, back). Shapes: (*, D, H, W) -> (*, D + front + back,
+    H + top + bottom, W + left + right)."""
+
+    _dims = 3
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last three dimensions with zeros: ``padding`` an int or
+    (left, right, top, bottom, front, back)."""
+
+    def __init__(self, padding: int | Sequence[int]) -> None:
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ReflectionPad3d(_PadNd):
+    """Pad the last three dimensions of (C, D, H, W) or (N, C, D, H, W) by reflection:
+    ``padding`` an int or (left, right, top, bottom, front, back)."""
+
+    _dims, _mode = 3, "reflect"
+
+
+class ReplicationPad3d(_PadNd):
+    """Pad the last three dimensions of (C, D, H, W) or (N, C, D, H, W) by repeating the edges:
+    ``padding`` an int or (left, right, top, bottom, front, back)."""
+
+    _dims, _mode = 3, "replicate"
+
+
+class CircularPad3d(_PadNd):
+    """Pad the last three dimensions of (C, D, H, W) or (N, C, D, H, W) by wrapping around:
+    ``padding`` an int or (left, right, top, bottom, front, back)."""
+
+    _dims, _mode = 3, "circular"

@@ -4,7 +4,7 @@
 """``MaxPool2d`` and ``AvgPool2d``: summarise each window of each channel; ``MaxPool1d``,
 ``AvgPool1d`` and the adaptive poolings ``AdaptiveAvgPool2d``, ``AdaptiveAvgPool1d``,
 ``AdaptiveMaxPool2d`` (section 10.1); ``MaxPool3d``, ``AvgPool3d`` and ``AdaptiveAvgPool3d``
-(section 10.3)."""
+(section 10.3); ``AdaptiveMaxPool1d``, ``LPPool1d`` and ``LPPool2d`` (section 10.5)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,13 @@ __all__ = [
     'MaxPool3d',
     'AvgPool3d',
     'AdaptiveAvgPool3d',
+    'AdaptiveMaxPool1d',
+    'LPPool1d',
+    'LPPool2d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 189
+# %% book/04_layers.ipynb, cell 217
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
@@ -31,7 +34,7 @@ from tensorlib.nn.functional.utils import _pair, _single, _triple
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 190
+# %% book/04_layers.ipynb, cell 218
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
@@ -128,7 +131,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 198
+# %% book/04_layers.ipynb, cell 226
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -226,7 +229,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 199
+# %% book/04_layers.ipynb, cell 227
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -294,7 +297,7 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 208
+# %% book/04_layers.ipynb, cell 236
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
@@ -414,3 +417,78 @@ class AdaptiveAvgPool3d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+# %% book/04_layers.ipynb, cell 246
+# the functions of section 10.5, defined after this module's header (section 10)
+from tensorlib.nn.functional.layers import (  # noqa: E402
+    adaptive_max_pool1d,
+    lp_pool1d,
+    lp_pool2d,
+)
+
+
+class AdaptiveMaxPool1d(Module):
+    """Max pooling of (N, C, L) or (C, L) to ``output_size`` positions (section 10.5).
+
+    Args:
+        output_size: the output length.
+        return_indices: must be ``False`` (returning the argmax positions is not implemented).
+    """
+
+    def __init__(self, output_size: int, return_indices: bool = False) -> None:
+        super().__init__()
+        if return_indices:
+            raise NotImplementedError("AdaptiveMaxPool1d: return_indices=True is not implemented")
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_max_pool1d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class LPPool1d(Module):
+    """Power-average pooling: the ``norm_type``-norm of each window of (N, C, L)
+    (section 10.5).
+
+    Args:
+        norm_type: the power :math:`p`.
+        kernel_size: the window's length.
+        stride: the step between windows (default ``kernel_size``).
+        ceil_mode: round the output length up instead of down.
+    """
+
+    def __init__(
+        self,
+        norm_type: float,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool2d(LPPool1d):
+    """Power-average pooling: the ``norm_type``-norm of each window of (N, C, H, W)
+    (section 10.5).
+
+    Args:
+        norm_type: the power :math:`p`.
+        kernel_size: the window's size, an int or a pair.
+        stride: the step between windows (default ``kernel_size``).
+        ceil_mode: round the output size up instead of down.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)

@@ -9,23 +9,29 @@ from tensorlib.utils.data.dataloader import (
     DataLoader, default_collate, default_convert, get_worker_info,
 )
 from tensorlib.utils.data.dataset import (
-    Dataset, IterableDataset, Subset, TensorDataset, random_split,
+    ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
+    random_split,
 )
 from tensorlib.utils.data.sampler import (
     BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+    WeightedRandomSampler,
 )
 
 __all__ = [
     "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
     "DataLoader",
     "Dataset",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
     "SequentialSampler",
+    "StackDataset",
     "Subset",
     "SubsetRandomSampler",
     "TensorDataset",
+    "WeightedRandomSampler",
     "default_collate",
     "default_convert",
     "get_worker_info",

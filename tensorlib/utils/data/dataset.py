@@ -6,7 +6,8 @@
 A map-style dataset is anything with ``__getitem__(index)`` and ``__len__``; an iterable-style
 dataset yields its samples from ``__iter__``. ``TensorDataset`` wraps tensors that share their
 first dimension, ``Subset`` views a dataset through a list of indices, and ``random_split`` cuts a
-dataset into random non-overlapping subsets.
+dataset into random non-overlapping subsets. ``ConcatDataset`` and ``ChainDataset`` put datasets
+one after another, ``StackDataset`` side by side.
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ __all__ = [
     'TensorDataset',
     'Subset',
     'random_split',
+    'ConcatDataset',
+    'ChainDataset',
+    'StackDataset',
 ]
 
 
-# %% book/04_layers.ipynb, cell 228
+# %% book/04_layers.ipynb, cell 267
+import bisect
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from tensorlib.engine import Tensor
@@ -36,22 +41,29 @@ class Dataset(Generic[_T_co]):
 
     ``DataLoader`` asks a map-style dataset for samples by integer index, in the order its
     sampler gives. As in PyTorch, ``__len__`` is not defined here (a subclass without one has no
-    length), and ``dataset_a + dataset_b`` is not supported.
+    length), and ``dataset_a + dataset_b`` is ``ConcatDataset([dataset_a, dataset_b])``.
     """
 
     def __getitem__(self, index: Any) -> _T_co:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
+
+    def __add__(self, other: Dataset[_T_co]) -> ConcatDataset[_T_co]:
+        return ConcatDataset([self, other])
 
 
 class IterableDataset(Dataset[_T_co]):
     """An iterable-style dataset: subclasses define ``__iter__``, which yields the samples in order.
 
     ``DataLoader`` batches consecutive samples of such a dataset; it takes no sampler and no
-    ``shuffle`` (the dataset decides the order).
+    ``shuffle`` (the dataset decides the order). ``stream_a + stream_b`` is
+    ``ChainDataset([stream_a, stream_b])``.
     """
 
     def __iter__(self) -> Iterator[_T_co]:
         raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __add__(self, other: Dataset[_T_co]) -> ChainDataset:  # type: ignore[override]
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset[tuple[Tensor, ...]]):
@@ -107,7 +119,7 @@ class Subset(Dataset[_T_co]):
         return len(self.indices)
 
 
-# %% book/04_layers.ipynb, cell 230
+# %% book/04_layers.ipynb, cell 269
 def _split_lengths(total: int, lengths: Sequence[int | float]) -> list[int]:
     """Integer lengths summing to ``total``: ``lengths`` themselves, or fractions of ``total``.
 
@@ -161,3 +173,111 @@ def random_split(
         subsets.append(Subset(dataset, permutation[start : start + count]))
         start += count
     return subsets
+
+
+# %% book/04_layers.ipynb, cell 271
+class ConcatDataset(Dataset[_T_co]):
+    """Datasets one after another: ``ConcatDataset([a, b])[i]`` is ``a[i]`` for ``i < len(a)``,
+    else ``b[i - len(a)]``.
+
+    Args:
+        datasets: the map-style datasets (at least one, none an ``IterableDataset``).
+
+    ``cumulative_sizes[k]`` is the total length of ``datasets[: k + 1]``; a negative index counts
+    from the end.
+    """
+
+    datasets: list[Dataset[_T_co]]
+    cumulative_sizes: list[int]
+
+    @staticmethod
+    def cumsum(sequence: Iterable[Any]) -> list[int]:
+        """The running totals of the lengths of ``sequence``'s items."""
+        totals, total = [], 0
+        for item in sequence:
+            total += len(item)
+            totals.append(total)
+        return totals
+
+    def __init__(self, datasets: Iterable[Dataset[_T_co]]) -> None:
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        for dataset in self.datasets:
+            if isinstance(dataset, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index: int) -> _T_co:
+        if index < 0:
+            if -index > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            index += len(self)
+        k = bisect.bisect_right(self.cumulative_sizes, index)
+        return self.datasets[k][index - (self.cumulative_sizes[k - 1] if k else 0)]
+
+
+class ChainDataset(IterableDataset[Any]):
+    """Streams one after another: iterating yields every sample of ``datasets[0]``, then of
+    ``datasets[1]``, and so on.
+
+    Args:
+        datasets: the ``IterableDataset`` objects to chain (checked when iterated).
+    """
+
+    datasets: Iterable[Dataset[Any]]
+
+    def __init__(self, datasets: Iterable[Dataset[Any]]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from dataset
+
+    def __len__(self) -> int:
+        total = 0
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(dataset)  # type: ignore[arg-type]
+        return total
+
+
+class StackDataset(Dataset[Any]):
+    """Datasets of one length side by side: ``StackDataset(a, b)[i]`` is ``(a[i], b[i])``,
+    ``StackDataset(x=a, y=b)[i]`` is ``{"x": a[i], "y": b[i]}``.
+
+    Args:
+        *args: datasets whose samples form a tuple.
+        **kwargs: datasets whose samples form a dict (not together with ``args``).
+    """
+
+    datasets: tuple[Any, ...] | dict[str, Any]
+
+    def __init__(self, *args: Dataset[Any], **kwargs: Dataset[Any]) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or ``dict``- (via ``kwargs``) like "
+                "input/output, but both types are given."
+            )
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        lengths = [len(part) for part in parts]  # type: ignore[arg-type]
+        if any(length != lengths[0] for length in lengths):
+            raise ValueError(f"Size mismatch between datasets: lengths {lengths}")
+        self._length = lengths[0]
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(self.datasets, dict):
+            return {key: dataset[index] for key, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length

@@ -6,6 +6,7 @@
 A sampler is an iterable of indices. One pass over ``RandomSampler`` is a uniformly random
 permutation of ``range(N)`` (an epoch); ``BatchSampler`` cuts any sampler's indices into lists
 of ``batch_size`` (the minibatches), the last one shorter unless ``drop_last``.
+``WeightedRandomSampler`` draws indices with given probabilities.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ __all__ = [
     'RandomSampler',
     'SubsetRandomSampler',
     'BatchSampler',
+    'WeightedRandomSampler',
 ]
 
 
-# %% book/04_layers.ipynb, cell 232
+# %% book/04_layers.ipynb, cell 273
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Generic, TypeVar
 
-from tensorlib.random import Generator, default_generator, resolve_generator
+import numpy as np
+
+from tensorlib.engine import Tensor
+from tensorlib.random import Generator, default_generator, multinomial, resolve_generator
 
 _T_co = TypeVar("_T_co", covariant=True)
 
@@ -181,3 +186,58 @@ class BatchSampler(Sampler[list[int]]):
         # a sampler without a length has no batch count
         n = len(self.sampler)  # type: ignore[arg-type]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+# %% book/04_layers.ipynb, cell 275
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices of ``range(len(weights))``, index ``i`` drawn with probability
+    ``weights[i] / sum(weights)``.
+
+    Args:
+        weights: a 1-D sequence (or tensor) of non-negative weights, not necessarily summing to 1.
+        num_samples: indices per pass (a positive int).
+        replacement: draw independently (default ``True``); ``False`` never repeats an index.
+        generator: the generator of the draws (default None: the default generator).
+
+    Each pass is one ``tensorlib.multinomial(weights, num_samples, replacement)``; the indices
+    are not PyTorch's, since the generators differ.
+    """
+
+    weights: Tensor
+    num_samples: int
+    replacement: bool
+    generator: Generator | None
+
+    def __init__(
+        self,
+        weights: Sequence[float] | Tensor,
+        num_samples: int,
+        replacement: bool = True,
+        generator: Generator | None = None,
+    ) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        values = weights.detach().numpy() if isinstance(weights, Tensor) else weights
+        array = np.asarray(values, dtype=np.float64)
+        if array.ndim != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(array.shape)}"
+            )
+        self.weights, self.num_samples = Tensor(array), num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self) -> Iterator[int]:
+        draws = multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        yield from draws.tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
