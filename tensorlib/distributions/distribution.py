@@ -24,7 +24,9 @@ __all__ = [
 from collections.abc import Sequence
 from typing import Any
 
-from tensorlib.engine import Tensor, exp, no_grad, tensor
+import numpy as np
+
+from tensorlib.engine import Tensor, exp, log, no_grad, tensor, where, xlogy
 
 
 def _shape(sample_shape: Sequence[int] | int) -> tuple[int, ...]:
@@ -136,3 +138,35 @@ def _brief(value: Any) -> str:
     if isinstance(value, Tensor) and value.numel() != 1:
         return f"shape {tuple(value.shape)}"
     return str(value.item() if isinstance(value, Tensor) else value)
+
+def _broadcast_parameters(*values: Any) -> tuple[list[Tensor], tuple[int, ...]]:
+    """The parameters as floating tensors broadcast to one shape, and that shape (the
+    ``batch_shape``), as PyTorch's ``broadcast_all``: a Python number takes the dtype of the
+    tensor parameters (float32 when there are none)."""
+    dtypes = [v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind == "f"]
+    tensors = [
+        v if isinstance(v, Tensor) or not dtypes else tensor(v, dtype=dtypes[0]) for v in values
+    ]
+    tensors = [_parameter(t) for t in tensors]
+    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    return [t.expand(*shape) for t in tensors], shape
+
+
+def _require(holds: Any, message: str) -> None:
+    """Raise ``ValueError(message)`` unless every element of ``holds`` (a bool tensor, array or
+    bool) is true: the argument checks of ``validate_args``."""
+    held = holds.detach().numpy() if isinstance(holds, Tensor) else np.asarray(holds)
+    if not held.all():
+        raise ValueError(message)
+
+
+def _as_value(value: Any, dtype: Any) -> Tensor:
+    """A ``log_prob`` or ``cdf`` argument as a tensor (a number gets the parameters' dtype)."""
+    return value if isinstance(value, Tensor) else tensor(value, dtype=dtype)
+
+
+def _xlogy(x: Tensor, y: Tensor) -> Tensor:
+    """:math:`x \\log y` (0 where both are 0) with PyTorch's gradient in ``x``, :math:`\\log y`
+    wherever :math:`y > 0`, also where ``x`` is 0 (``xlogy``'s own gradient is 0 there)."""
+    positive = y.detach() > 0
+    return where(positive, x * log(where(positive, y, 1.0)), xlogy(x, y))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.distributions.distribution import Distribution, _parameter
-from tensorlib.engine import Tensor, log, tensor
+from tensorlib.engine import Tensor, erf, erfinv, log, tensor
 from tensorlib.random import randn
 
 
@@ -30,7 +30,8 @@ class Normal(Distribution):
     ``rsample`` is :math:`\mu + \sigma \varepsilon` with :math:`\varepsilon \sim \mathcal N(0, 1)`
     from ``randn``: differentiable in both parameters (the reparameterisation trick).
     ``log_prob(x)`` is :math:`-\frac{(x - \mu)^2}{2\sigma^2} - \log\sigma - \tfrac12\log 2\pi`;
-    ``entropy()`` is :math:`\tfrac12 + \tfrac12\log 2\pi + \log\sigma`.
+    ``entropy()`` is :math:`\tfrac12 + \tfrac12\log 2\pi + \log\sigma`; ``cdf(x)`` is
+    :math:`\tfrac12(1 + \operatorname{erf}((x - \mu)/\sigma\sqrt2))` and ``icdf`` its inverse.
     """
 
     has_rsample = True
@@ -51,6 +52,14 @@ class Normal(Distribution):
         value = value if isinstance(value, Tensor) else tensor(value, dtype=self.loc.dtype)
         variance = self.scale**2
         return -((value - self.loc) ** 2) / (2 * variance) - log(self.scale) - _HALF_LOG_2PI
+
+    def cdf(self, value: Any) -> Tensor:
+        value = value if isinstance(value, Tensor) else tensor(value, dtype=self.loc.dtype)
+        return 0.5 * (1 + erf((value - self.loc) / (self.scale * math.sqrt(2))))
+
+    def icdf(self, value: Any) -> Tensor:
+        value = value if isinstance(value, Tensor) else tensor(value, dtype=self.loc.dtype)
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
         return 0.5 + _HALF_LOG_2PI + log(self.scale)
