@@ -4,7 +4,8 @@ Written by hand, re-exports only. Chapter 4 (Layers): ``tensorlib.utils.data`` (
 and the data loader) and ``tensorlib.utils.hooks`` (``RemovableHandle``, which hook registrations
 return). Chapter 8 (A GPT, end to end): ``tensorlib.utils.tensorboard``
 (``SummaryWriter``, which refuses, saying why), imported on demand as ``torch.utils.tensorboard``
-is.
+is. Chapter 7 (Checkpointing, section 14): ``tensorlib.utils.checkpoint`` (``checkpoint`` and
+``checkpoint_sequential``, activation checkpointing).
 """
 
 # Chapter 4, Layers: datasets, samplers and the data loader (tensorlib.utils.data)
@@ -13,4 +14,7 @@ from tensorlib.utils import data as data
 # Chapter 4, Layers (and chapter 2's register_hook): the handle hooks return (tensorlib.utils.hooks)
 from tensorlib.utils import hooks as hooks
 
-__all__ = ["data", "hooks"]
+# Chapter 7, Checkpointing: activation checkpointing (tensorlib.utils.checkpoint)
+from tensorlib.utils import checkpoint as checkpoint
+
+__all__ = ["checkpoint", "data", "hooks"]
