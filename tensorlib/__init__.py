@@ -76,6 +76,29 @@ from tensorlib.engine import (
 from tensorlib.engine.linalg_ops import det, inverse, legacy_cross as cross, logdet, slogdet
 from tensorlib.engine import digamma, lgamma, logcumsumexp, mode, msort, polygamma
 from tensorlib.engine.linalg_decomps import legacy_svd as svd, matrix_power, pinverse
+from tensorlib.engine import (  # PyTorch's other names (book section 20.5)
+    abs as absolute, ge as greater_equal, gt as greater, le as less_equal, lt as less,
+    movedim as moveaxis, mul as multiply, ne as not_equal, outer as ger, sign as sgn,
+    sub as subtract, trapezoid as trapz, trunc as fix,
+)
+from tensorlib.engine.arithmetic import all_nonzero as all, any_nonzero as any
+from tensorlib.engine.shape_ops import matrix_transpose as t
+from tensorlib.engine import (
+    acosh, arccosh, arcsinh, arctanh, asinh, atanh, bartlett_window, bitwise_left_shift,
+    bitwise_right_shift, blackman_window, chain_matmul, cholesky_inverse, cholesky_solve, detach,
+    diag_embed, diagflat, diagonal_scatter, dist, divide, frexp, hamming_window, hann_window,
+    index_put, inner, is_complex, is_nonzero, is_same_size, is_signed, isneginf, isposinf,
+    isreal, kaiser_window, nextafter, positive, renorm, rsub, scatter_reduce, select,
+    select_scatter, slice_scatter, split_with_sizes, unique_consecutive, unravel_index,
+)
+from tensorlib.engine import (  # torch.relu_(x) is x.relu_()
+    abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
+    asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, deg2rad_,
+    detach_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_, gcd_, index_put_,
+    lcm_, ldexp_, log10_, log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_,
+    reciprocal_, relu_, round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_,
+    trunc_, xlogy_, zero_,
+)
 from tensorlib import linalg  # tl.linalg: det, inv, solve, norms, cholesky, eigh (torch.linalg)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 from tensorlib.nn.functional.distance import cdist, cosine_similarity, pairwise_distance, pdist

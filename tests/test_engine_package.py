@@ -66,6 +66,8 @@ PACKAGE_ORDER = [
     "linalg_ops",
     "linalg_norms",
     "linalg_decomps",
+    "more_ops",
+    "scatter_ops",
     "inplace",
     "retain_grad",
     "hooks",

@@ -122,6 +122,28 @@ from tensorlib.engine.reductions import LogCumSumExp, logcumsumexp
 from tensorlib.engine.special_ops import Lgamma, Polygamma, digamma, lgamma, polygamma
 from tensorlib.engine.statistics import mode, msort
 
+from tensorlib.engine.more_ops import (
+    Acosh, Asinh, Atanh, acosh, arccosh, arcsinh, arctanh, asinh, atanh, bartlett_window,
+    bitwise_left_shift, bitwise_right_shift, blackman_window, chain_matmul, cholesky_inverse,
+    cholesky_solve, detach, diagflat, dist, divide, frexp, hamming_window, hann_window, inner,
+    is_complex, is_nonzero, is_same_size, is_signed, isneginf, isposinf, isreal, kaiser_window,
+    nextafter, positive, renorm, rsub, select, split_with_sizes, sum_to_size, unique_consecutive,
+    unravel_index,
+)
+from tensorlib.engine.more_ops import (  # torch.relu_(x) is x.relu_()
+    abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_,
+    asinh_, atan_, atanh_, ceil_, clamp_max_, clamp_min_, clip_, cos_, cosh_, deg2rad_, erf_,
+    erfc_, exp2_, exp_, expm1_, fix_, floor_, frac_, gcd_, index_put_, lcm_, ldexp_, log10_,
+    log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_, reciprocal_, relu_,
+    round_, rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_,
+)
+from tensorlib.engine.scatter_ops import (
+    ScatterReduce, WriteInto, diag_embed, diagonal_scatter, index_put, scatter_reduce,
+    select_scatter, slice_scatter,
+)
+from tensorlib.engine.inplace import clamp_, fill_, zero_
+from tensorlib.engine.retain_grad import detach_
+
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     "as_device", "bool_", "cuda", "device", "double", "float16", "float32", "float64", "inf",
@@ -180,4 +202,19 @@ __all__ = [
     "ShortTensor", "e", "pi", "Unfold",
     "LogCumSumExp", "logcumsumexp", "Lgamma", "Polygamma", "digamma", "lgamma", "polygamma",
     "mode", "msort",
+    "Acosh", "Asinh", "Atanh", "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh",
+    "bartlett_window", "bitwise_left_shift", "bitwise_right_shift", "blackman_window",
+    "chain_matmul", "cholesky_inverse", "cholesky_solve", "detach", "diagflat", "dist",
+    "divide", "frexp", "hamming_window", "hann_window", "inner", "is_complex", "is_nonzero",
+    "is_same_size", "is_signed", "isneginf", "isposinf", "isreal", "kaiser_window", "nextafter",
+    "positive", "renorm", "rsub", "select", "split_with_sizes", "sum_to_size",
+    "unique_consecutive", "unravel_index", "abs_", "acos_", "acosh_", "addmv_", "arccos_",
+    "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_", "atan_",
+    "atanh_", "ceil_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "erf_",
+    "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "index_put_", "lcm_",
+    "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_",
+    "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_",
+    "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "ScatterReduce",
+    "WriteInto", "diag_embed", "diagonal_scatter", "index_put", "scatter_reduce",
+    "select_scatter", "slice_scatter", "clamp_", "fill_", "zero_", "detach_",
 ]
