@@ -157,8 +157,12 @@ CASES = [
      [_arr(3, 4), _arr(4, seed=1)], True),
     ("logaddexp-large", lambda L, a, b: L.logaddexp(a, b),
      [np.array([1000.0, -1000.0, 0.0]), np.array([1000.0, 5.0, -800.0])], True),
+    # a = 0 beside b > 0, b = 0, b < 0, NaN and inf: the slope in a is log b except where b <= 0
     ("xlogy", lambda L, a, b: L.xlogy(a, b),
-     [np.array([0.0, 0.5, 2.0, 0.0, 1.5]), np.array([0.0, 2.0, 0.5, NAN, 3.0])], True),
+     [np.array([0.0, 0.5, 2.0, 0.0, 1.5, 0.0, 0.0, 0.0]),
+      np.array([0.0, 2.0, 0.5, NAN, 3.0, 3.0, -1.0, np.inf])], True),
+    ("xlog1py", lambda L, a, b: L.special.xlog1py(a, b),
+     [np.array([0.0, 0.5, 0.0, 0.0, 1.5, 0.0]), np.array([-1.0, 2.0, 3.0, -2.0, 0.5, NAN])], True),
     ("xlogy-number", lambda L, a: (L.xlogy(a, 2.0), L.xlogy(0.5, a.abs() + 1)), [_arr(4)], True),
     ("copysign", lambda L, a, b: L.copysign(a, b),
      [_arr(3, 4), np.array([1.0, -1.0, -0.0, 0.0])], True),

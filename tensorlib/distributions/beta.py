@@ -22,10 +22,9 @@ from tensorlib.distributions.distribution import (
     _as_value,
     _broadcast_parameters,
     _require,
-    _xlogy,
 )
 from tensorlib.distributions.gamma import _standard_gamma
-from tensorlib.engine import Tensor, digamma, lgamma, tensor
+from tensorlib.engine import Tensor, digamma, lgamma, tensor, xlogy
 
 
 class Beta(Distribution):
@@ -66,7 +65,7 @@ class Beta(Distribution):
             _require((value.detach() >= 0) & (value.detach() <= 1),
                      "Beta.log_prob: the value must lie in [0, 1]")
         a, b = self.concentration1, self.concentration0
-        return _xlogy(a - 1, value) + _xlogy(b - 1, 1 - value) - self._log_beta()
+        return xlogy(a - 1, value) + xlogy(b - 1, 1 - value) - self._log_beta()
 
     def entropy(self) -> Tensor:
         a, b = self.concentration1, self.concentration0

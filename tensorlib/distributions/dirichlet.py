@@ -21,10 +21,9 @@ from tensorlib.distributions.distribution import (
     _as_value,
     _parameter,
     _require,
-    _xlogy,
 )
 from tensorlib.distributions.gamma import _standard_gamma
-from tensorlib.engine import Tensor, digamma, lgamma, tensor
+from tensorlib.engine import Tensor, digamma, lgamma, tensor, xlogy
 
 
 class Dirichlet(Distribution):
@@ -65,7 +64,7 @@ class Dirichlet(Distribution):
             _require((array >= 0).all() and (np.abs(array.sum(-1) - 1) < 1e-6).all(),
                      "Dirichlet.log_prob: the value must lie on the simplex (>= 0, summing to 1)")
         alpha = self.concentration
-        return (_xlogy(alpha - 1, value).sum(-1) + lgamma(alpha.sum(-1))
+        return (xlogy(alpha - 1, value).sum(-1) + lgamma(alpha.sum(-1))
                 - lgamma(alpha).sum(-1))
 
     def entropy(self) -> Tensor:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, exp, log, no_grad, tensor, where, xlogy
+from tensorlib.engine import Tensor, exp, no_grad, tensor
 
 
 def _shape(sample_shape: Sequence[int] | int) -> tuple[int, ...]:
@@ -163,10 +163,3 @@ def _require(holds: Any, message: str) -> None:
 def _as_value(value: Any, dtype: Any) -> Tensor:
     """A ``log_prob`` or ``cdf`` argument as a tensor (a number gets the parameters' dtype)."""
     return value if isinstance(value, Tensor) else tensor(value, dtype=dtype)
-
-
-def _xlogy(x: Tensor, y: Tensor) -> Tensor:
-    """:math:`x \\log y` (0 where both are 0) with PyTorch's gradient in ``x``, :math:`\\log y`
-    wherever :math:`y > 0`, also where ``x`` is 0 (``xlogy``'s own gradient is 0 there)."""
-    positive = y.detach() > 0
-    return where(positive, x * log(where(positive, y, 1.0)), xlogy(x, y))

@@ -23,9 +23,8 @@ from tensorlib.distributions.distribution import (
     _as_value,
     _broadcast_parameters,
     _require,
-    _xlogy,
 )
-from tensorlib.engine import Tensor, digamma, lgamma, log, tensor
+from tensorlib.engine import Tensor, digamma, lgamma, log, tensor, xlogy
 from tensorlib.random import Generator, resolve_generator
 
 
@@ -97,7 +96,7 @@ class Gamma(Distribution):
         if self._validate_args:
             _require(value.detach() > 0, "Gamma.log_prob: the value must be > 0")
         alpha, beta = self.concentration, self.rate
-        return _xlogy(alpha, beta) + _xlogy(alpha - 1, value) - beta * value - lgamma(alpha)
+        return xlogy(alpha, beta) + xlogy(alpha - 1, value) - beta * value - lgamma(alpha)
 
     def entropy(self) -> Tensor:
         alpha = self.concentration

@@ -21,9 +21,8 @@ from tensorlib.distributions.distribution import (
     _as_value,
     _broadcast_parameters,
     _require,
-    _xlogy,
 )
-from tensorlib.engine import Tensor, lgamma, no_grad
+from tensorlib.engine import Tensor, lgamma, no_grad, xlogy
 from tensorlib.random import poisson
 
 
@@ -53,7 +52,7 @@ class Poisson(Distribution):
             array = value.detach().numpy()
             _require((array >= 0).all() and (np.mod(array, 1) == 0).all(),
                      "Poisson.log_prob: the value must hold whole numbers >= 0")
-        return _xlogy(value, self.rate) - self.rate - lgamma(value + 1)
+        return xlogy(value, self.rate) - self.rate - lgamma(value + 1)
 
     @property
     def mean(self) -> Tensor:

@@ -253,6 +253,11 @@ _gradient_hooks: dict[Function | int, dict[int, Callable[[Tensor], Any]]] = {}
 them, or by ``id`` for a leaf (which has no node): each tensor's hooks by their handle's id, in
 the order they came. An entry goes away with its tensor, as ``_retained``'s do."""
 
+_post_accumulate_hooks: dict[int, dict[int, Callable[[Tensor], None]]] = {}
+"""The hooks of ``register_post_accumulate_grad_hook``, by the ``id`` of their leaf: each is
+called with the leaf once a pass has added the leaf's gradient into ``.grad`` (never by
+``autograd.grad``, which fills no ``.grad``)."""
+
 
 @overload
 def run_backward(
@@ -473,23 +478,31 @@ def _with_hooks(
     Callable[[], None],
 ]:
     """Step 4': the hooks of this pass, a ``deliver`` that holds back the gradients of hooked
-    leaves, and ``finish``, which runs their hooks on the sum and delivers it. A leaf used twice
-    receives two gradients; as in PyTorch, its hooks see their sum, once."""
-    if not _gradient_hooks:
+    leaves, and ``finish``, which runs their hooks on the sum and delivers it, then calls the leaf's
+    post-accumulate hooks (when the gradient went into ``.grad``). A leaf used twice receives two
+    gradients; as in PyTorch, its hooks see their sum, once."""
+    if not _gradient_hooks and not _post_accumulate_hooks:
         return deliver, None, _nothing_to_finish
     hooked = dict(_gradient_hooks)  # a hook may register or remove hooks while the pass runs
+    after = dict(_post_accumulate_hooks) if deliver is _accumulate_into_leaf else {}
     held: dict[int, tuple[Tensor, np.ndarray]] = {}
 
     def hold(leaf: Tensor, grad: np.ndarray) -> None:
         key = id(leaf)
-        if key not in hooked:
+        if key not in hooked and key not in after:
             deliver(leaf, grad)
         else:
             held[key] = (leaf, grad + held[key][1] if key in held else grad)
 
     def finish() -> None:
         for key, (leaf, grad) in held.items():
-            deliver(leaf, _run_hooks(hooked[key], grad))
+            deliver(leaf, _run_hooks(hooked[key], grad) if key in hooked else grad)
+            for hook in list(after.get(key, {}).values()):
+                if hook(leaf) is not None:
+                    raise TypeError(
+                        f"post accumulate grad hook {getattr(hook, '__name__', hook)!r} returned "
+                        "a value: it must return None (it acts on the leaf, e.g. leaf.grad)"
+                    )
 
     return hold, hooked, finish
 
@@ -601,7 +614,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 246
+# %% book/02_autograd.ipynb, cell 267
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

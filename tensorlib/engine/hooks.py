@@ -9,6 +9,8 @@ which ``nn.Module``'s hooks return too).
 tensor's node (a leaf, which has none, under its ``id``); step 4' of ``run_backward`` runs a
 non-leaf's hooks on its node's complete gradient before the node's backward, and a leaf's on the
 sum of what reached it, before it goes into ``.grad``. An entry goes away with its tensor.
+:func:`register_post_accumulate_grad_hook` files a leaf's hook in ``_post_accumulate_hooks``,
+called with the leaf once that sum is in ``.grad``.
 """
 
 from __future__ import annotations
@@ -16,17 +18,18 @@ from __future__ import annotations
 __all__ = [
     'RemovableHandle',
     'register_hook',
+    'register_post_accumulate_grad_hook',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 238
+# %% book/02_autograd.ipynb, cell 256
 import itertools
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from tensorlib.engine.function import Function, _gradient_hooks
+from tensorlib.engine.function import Function, _gradient_hooks, _post_accumulate_hooks
 from tensorlib.engine.tensor_type import Tensor
 
 
@@ -71,6 +74,32 @@ def register_hook(tensor: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Re
     if hooks is None:
         hooks = _gradient_hooks[key] = OrderedDict()
         weakref.finalize(tensor, _gradient_hooks.pop, key, None)  # gone with its tensor
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+# %% book/02_autograd.ipynb, cell 259
+def register_post_accumulate_grad_hook(
+    tensor: Tensor, hook: Callable[[Tensor], None]
+) -> RemovableHandle:
+    """``tensor.register_post_accumulate_grad_hook(hook)``: call ``hook(tensor)`` after each
+    backward pass has accumulated the leaf ``tensor``'s gradient into ``tensor.grad`` (once per
+    pass, with the sum). ``hook`` must return None; ``autograd.grad`` does not call it."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"register_post_accumulate_grad_hook: expected a Tensor, got "
+                        f"{type(tensor).__name__}")
+    if not tensor._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook: expected a callable hook, got "
+                        f"{type(hook).__name__}")
+    hooks = _post_accumulate_hooks.get(id(tensor))
+    if hooks is None:
+        hooks = _post_accumulate_hooks[id(tensor)] = OrderedDict()
+        weakref.finalize(tensor, _post_accumulate_hooks.pop, id(tensor), None)
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle

@@ -28,10 +28,11 @@ __all__ = [
     'scatter_add_',
     'apply_',
     'random_fill_',
+    'view_in_place_',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 214
+# %% book/02_autograd.ipynb, cell 226
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +88,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 215
+# %% book/02_autograd.ipynb, cell 227
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
     _check_in_place(tensor, value, "index assignment")
@@ -235,7 +236,7 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 222
+# %% book/02_autograd.ipynb, cell 234
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -257,7 +258,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 223
+# %% book/02_autograd.ipynb, cell 235
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)`` and
     ``exponential_(rate)``: ``tensor`` overwritten by draws from chapter 3's generators
@@ -286,5 +287,18 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
         probabilities = np.broadcast_to(np.asarray(p, np.float64), shape)
         values = source.bernoulli(probabilities, dtype=np.float64)
     tensor._data[...] = values
+    _mark_changed(tensor)
+    return tensor
+
+
+# %% book/02_autograd.ipynb, cell 236
+def view_in_place_(
+    tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
+) -> Tensor:
+    """``tensor`` made, in place, the view ``function(tensor, *args)`` of its own memory: how
+    ``squeeze_``, ``unsqueeze_``, ``transpose_`` and ``t_`` change a shape without copying. The
+    checks and the version count are ``apply_``'s, as in PyTorch."""
+    _check_in_place(tensor, None, op)
+    tensor._data = function(tensor.detach(), *args)._data
     _mark_changed(tensor)
     return tensor

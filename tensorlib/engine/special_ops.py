@@ -128,8 +128,9 @@ class Erfinv(Function):
 
 class Xlogy(Function):
     r""":math:`y = a \log b`, and 0 where :math:`a = 0` (unless :math:`b` is NaN), so that
-    :math:`0 \log 0 = 0` as entropy needs; :math:`\bar a = \bar y \log b` where :math:`a \ne 0`
-    (else 0, again unless :math:`b` is NaN), :math:`\bar b = \bar y\, a / b`."""
+    :math:`0 \log 0 = 0` as entropy needs; :math:`\bar a = \bar y \log b` (the slope in
+    :math:`a` at :math:`a = 0` too), 0 where :math:`a = 0` and :math:`b \le 0`, where the log
+    is not finite; :math:`\bar b = \bar y\, a / b`."""
 
     __slots__ = ("a", "b")
     reads = ((0, 1), (0, 1))
@@ -140,11 +141,13 @@ class Xlogy(Function):
             return np.where((a == 0) & ~np.isnan(b), np.zeros((), a.dtype), a * np.log(b))
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        zero = np.zeros((), grad.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
-            # xlogy(a != 0, b): 0 where a = 0, unless b is NaN
-            log_b = np.where((self.a == 0) & ~np.isnan(self.b), np.zeros((), grad.dtype),
-                             np.log(self.b))
-            return _sum_to(grad * log_b, self.a), _sum_to(grad * self.a / self.b, self.b)
+            # PyTorch's xlogy(ȳ, b): ȳ log b, 0 where ȳ = 0 (unless b is NaN); then 0 where
+            # a = 0 and b <= 0. At a = 0 and b > 0 the slope in a is log b, not 0
+            grad_a = np.where((grad == 0) & ~np.isnan(self.b), zero, grad * np.log(self.b))
+            grad_a = np.where((self.a == 0) & (self.b <= 0), zero, grad_a)
+            return _sum_to(grad_a, self.a), _sum_to(grad * self.a / self.b, self.b)
 
 
 class Sinc(Function):

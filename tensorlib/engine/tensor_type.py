@@ -456,6 +456,11 @@ class Tensor:
         returns replaces the gradient. Returns a handle whose ``remove()`` takes the hook off."""
         return hooks.register_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(self)`` after each backward pass has accumulated this leaf's ``.grad``;
+        returns a handle whose ``remove()`` takes the hook off."""
+        return hooks.register_post_accumulate_grad_hook(self, hook)
+
     def detach(self) -> Tensor:
         """A tensor with the same memory (and version counter), outside the graph."""
         return _detach(self)
@@ -2029,6 +2034,661 @@ class Tensor:
     def __itruediv__(self, other: Any) -> Tensor:
         return inplace.div_(self, other)
 
+    # --- PyTorch's other names, and the ops of more_ops
+    # -------------------------------------------------------------------------
+    def maximum(self, other: Any) -> Tensor:
+        """Elementwise maximum (NaN propagates)."""
+        return reductions.maximum(self, other)
+
+    def minimum(self, other: Any) -> Tensor:
+        """Elementwise minimum (NaN propagates)."""
+        return reductions.minimum(self, other)
+
+    def remainder(self, other: Any) -> Tensor:
+        """Python's ``%``: the remainder with the sign of ``other``."""
+        return arithmetic.remainder(self, other)
+
+    def floor_divide(self, other: Any) -> Tensor:
+        """``self // other``, rounded toward :math:`-\\infty`."""
+        return arithmetic.floor_divide(self, other)
+
+    def multiply(self, other: Any) -> Tensor:
+        """``self * other`` (``mul``)."""
+        return arithmetic.mul(self, other)
+
+    def greater(self, other: Any) -> Tensor:
+        """``self > other`` (``gt``)."""
+        return arithmetic.gt(self, other)
+
+    def greater_equal(self, other: Any) -> Tensor:
+        """``self >= other`` (``ge``)."""
+        return arithmetic.ge(self, other)
+
+    def less(self, other: Any) -> Tensor:
+        """``self < other`` (``lt``)."""
+        return arithmetic.lt(self, other)
+
+    def less_equal(self, other: Any) -> Tensor:
+        """``self <= other`` (``le``)."""
+        return arithmetic.le(self, other)
+
+    def not_equal(self, other: Any) -> Tensor:
+        """``self != other`` (``ne``)."""
+        return arithmetic.ne(self, other)
+
+    def bitwise_and(self, other: Any) -> Tensor:
+        """``self & other``."""
+        return arithmetic.bitwise_and(self, other)
+
+    def bitwise_or(self, other: Any) -> Tensor:
+        """``self | other``."""
+        return arithmetic.bitwise_or(self, other)
+
+    def bitwise_xor(self, other: Any) -> Tensor:
+        """``self ^ other``."""
+        return arithmetic.bitwise_xor(self, other)
+
+    def bitwise_left_shift(self, other: Any) -> Tensor:
+        """``self << other``."""
+        return more_ops.bitwise_left_shift(self, other)
+
+    def bitwise_right_shift(self, other: Any) -> Tensor:
+        """``self >> other``."""
+        return more_ops.bitwise_right_shift(self, other)
+
+    def inner(self, other: Any) -> Tensor:
+        """The sum of products over the last dims."""
+        return more_ops.inner(self, other)
+
+    def ger(self, other: Any) -> Tensor:
+        """The outer product (``outer``)."""
+        return matmul_ops.outer(self, other)
+
+    def nextafter(self, other: Any) -> Tensor:
+        """The next float after ``self`` toward ``other``."""
+        return more_ops.nextafter(self, other)
+
+    def subtract(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``self - alpha * other`` (``sub``)."""
+        return arithmetic.sub(self, other, alpha=alpha)
+
+    def divide(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``self / other``, rounded as ``rounding_mode`` says (``torch.divide``)."""
+        return more_ops.divide(self, other, rounding_mode=rounding_mode)
+
+    def bitwise_not(self) -> Tensor:
+        """``~self``."""
+        return arithmetic.bitwise_not(self)
+
+    def asinh(self) -> Tensor:
+        """Elementwise :math:`\\operatorname{asinh}`."""
+        return more_ops.asinh(self)
+
+    def acosh(self) -> Tensor:
+        """Elementwise :math:`\\operatorname{acosh}`."""
+        return more_ops.acosh(self)
+
+    def atanh(self) -> Tensor:
+        """Elementwise :math:`\\operatorname{atanh}`."""
+        return more_ops.atanh(self)
+
+    def arcsinh(self) -> Tensor:
+        """``asinh``."""
+        return more_ops.asinh(self)
+
+    def arccosh(self) -> Tensor:
+        """``acosh``."""
+        return more_ops.acosh(self)
+
+    def arctanh(self) -> Tensor:
+        """``atanh``."""
+        return more_ops.atanh(self)
+
+    def fix(self) -> Tensor:
+        """Rounded toward zero (``trunc``)."""
+        return elementwise.trunc(self)
+
+    def sgn(self) -> Tensor:
+        """The sign, -1, 0 or 1 (``sign``, for real tensors)."""
+        return elementwise.sign(self)
+
+    def absolute(self) -> Tensor:
+        """``abs``."""
+        return elementwise.abs(self)
+
+    def isposinf(self) -> Tensor:
+        """Where the element is :math:`+\\infty`."""
+        return more_ops.isposinf(self)
+
+    def isneginf(self) -> Tensor:
+        """Where the element is :math:`-\\infty`."""
+        return more_ops.isneginf(self)
+
+    def isreal(self) -> Tensor:
+        """Where the element is real: everywhere."""
+        return more_ops.isreal(self)
+
+    def diagflat(self, offset: builtins.int = 0) -> Tensor:
+        """The flattened tensor on the ``offset``-th diagonal of a square matrix."""
+        return more_ops.diagflat(self, offset)
+
+    def is_signed(self) -> builtins.bool:
+        """Whether the dtype holds negative values."""
+        return more_ops.is_signed(self)
+
+    def is_nonzero(self) -> builtins.bool:
+        """Whether the one element is nonzero."""
+        return more_ops.is_nonzero(self)
+
+    def is_complex(self) -> builtins.bool:
+        """False: no complex dtypes."""
+        return more_ops.is_complex(self)
+
+    def is_same_size(self, other: Tensor) -> builtins.bool:
+        """Whether ``other`` has this shape."""
+        return more_ops.is_same_size(self, other)
+
+    def frexp(self) -> Any:
+        """Mantissa and exponent, :math:`x = m 2^e`."""
+        return more_ops.frexp(self)
+
+    def unique_consecutive(
+        self,
+        return_inverse: builtins.bool = False,
+        return_counts: builtins.bool = False,
+        dim: builtins.int | None = None,
+    ) -> Any:
+        """Each run of equal consecutive values kept once."""
+        return more_ops.unique_consecutive(self, return_inverse, return_counts, dim)
+
+    def split_with_sizes(self, split_sizes: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        """``split`` into pieces of the given sizes."""
+        return more_ops.split_with_sizes(self, split_sizes, dim)
+
+    def dist(self, other: Tensor, p: Any = 2) -> Tensor:
+        """The ``p``-norm of ``self - other``."""
+        return more_ops.dist(self, other, p)
+
+    def moveaxis(self, source: Any, destination: Any) -> Tensor:
+        """``movedim``."""
+        return shape_ops.movedim(self, source, destination)
+
+    def scatter_reduce(
+        self,
+        dim: builtins.int,
+        index: Tensor,
+        src: Tensor,
+        reduce: str,
+        *,
+        include_self: builtins.bool = True,
+    ) -> Tensor:
+        """``src`` reduced into a copy at ``index`` along ``dim``."""
+        return scatter_ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    def index_put(self, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
+        """A copy with ``values`` written (or added) at ``self[indices]``."""
+        return scatter_ops.index_put(self, indices, values, accumulate)
+
+    def select(self, dim: builtins.int, index: builtins.int) -> Tensor:
+        """The slice at ``index`` along ``dim``, that dim removed."""
+        return more_ops.select(self, dim, index)
+
+    def select_scatter(self, src: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
+        """A copy with ``src`` at ``index`` along ``dim``."""
+        return scatter_ops.select_scatter(self, src, dim, index)
+
+    def slice_scatter(
+        self,
+        src: Tensor,
+        dim: builtins.int = 0,
+        start: builtins.int | None = None,
+        end: builtins.int | None = None,
+        step: builtins.int = 1,
+    ) -> Tensor:
+        """A copy with ``src`` at ``start:end:step`` along ``dim``."""
+        return scatter_ops.slice_scatter(self, src, dim, start, end, step)
+
+    def diagonal_scatter(
+        self, src: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0, dim2: builtins.int = 1
+    ) -> Tensor:
+        """A copy with ``src`` on a diagonal."""
+        return scatter_ops.diagonal_scatter(self, src, offset, dim1, dim2)
+
+    def diag_embed(
+        self, offset: builtins.int = 0, dim1: builtins.int = -2, dim2: builtins.int = -1
+    ) -> Tensor:
+        """Matrices with the last dim on a diagonal."""
+        return scatter_ops.diag_embed(self, offset, dim1, dim2)
+
+    def renorm(self, p: Any, dim: builtins.int, maxnorm: Any) -> Tensor:
+        """Slices along ``dim`` of ``p``-norm above ``maxnorm`` scaled down to it."""
+        return more_ops.renorm(self, p, dim, maxnorm)
+
+    def cholesky_solve(self, input2: Tensor, upper: builtins.bool = False) -> Tensor:
+        """The solution of :math:`AX = ` ``self``, ``input2`` the Cholesky factor of :math:`A`."""
+        return more_ops.cholesky_solve(self, input2, upper)
+
+    def cholesky_inverse(self, upper: builtins.bool = False) -> Tensor:
+        """:math:`A^{-1}` from ``self``, the Cholesky factor of :math:`A`."""
+        return more_ops.cholesky_inverse(self, upper)
+
+    def sum_to_size(self, *size: Any) -> Tensor:
+        """Summed down to ``size``, which broadcasts to this shape."""
+        return more_ops.sum_to_size(self, *size)
+
+    def ndimension(self) -> builtins.int:
+        """The number of dims (``dim()``)."""
+        return self._data.ndim
+
+    def data_ptr(self) -> builtins.int:
+        """The address of the first element."""
+        return builtins.int(self._data.__array_interface__["data"][0])
+
+    def storage_offset(self) -> builtins.int:
+        """Elements into the shared memory this tensor starts."""
+        return more_ops.storage_offset(self)
+
+    def is_pinned(self) -> builtins.bool:
+        """False: CPU memory is never pinned here."""
+        return False
+
+    def pin_memory(self) -> Tensor:
+        """``self``: there is no GPU to copy to faster."""
+        return self
+
+    def share_memory_(self) -> Tensor:
+        """``self``: one process, so the memory is already shared."""
+        return self
+
+    def adjoint(self) -> Tensor:
+        """The conjugate transpose of the last two dims (``mT`` for real tensors)."""
+        return shape_ops.transpose(self, -2, -1)
+
+    def new_empty_strided(
+        self, size: Any, stride: Any, *, dtype: Any = None, requires_grad: builtins.bool = False
+    ) -> Tensor:
+        """``new_empty(size)``; the strides are numpy's own."""
+        return self.new_empty(size, dtype=dtype, requires_grad=requires_grad)
+
+    def __rand__(self, other: Any) -> Tensor:
+        return arithmetic.bitwise_and(self, other)
+
+    def __ror__(self, other: Any) -> Tensor:
+        return arithmetic.bitwise_or(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return arithmetic.bitwise_xor(self, other)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return more_ops.bitwise_left_shift(self, other)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return more_ops.bitwise_right_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return more_ops.bitwise_left_shift(other, self)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return more_ops.bitwise_right_shift(other, self)
+
+    @property
+    def is_cpu(self) -> builtins.bool:
+        """True: every tensorlib tensor is in CPU memory."""
+        return True
+
+    @property
+    def mH(self) -> Tensor:  # noqa: N802  (PyTorch's name)
+        """The last two dims swapped (the conjugate transpose, for real tensors ``mT``)."""
+        return shape_ops.transpose(self, -2, -1)
+
+    # --- more in-place forms (inplace.apply_), and in-place views (inplace.view_in_place_)
+    # -----------------------------------------------------------------------------------
+    def absolute_(self) -> Tensor:
+        """``absolute`` in place; returns ``self``."""
+        return inplace.apply_(self, "absolute_", elementwise.abs)
+
+    def fix_(self) -> Tensor:
+        """``fix`` in place; returns ``self``."""
+        return inplace.apply_(self, "fix_", elementwise.trunc)
+
+    def sgn_(self) -> Tensor:
+        """``sgn`` in place; returns ``self``."""
+        return inplace.apply_(self, "sgn_", elementwise.sign)
+
+    def asinh_(self) -> Tensor:
+        """``asinh`` in place; returns ``self``."""
+        return inplace.apply_(self, "asinh_", more_ops.asinh)
+
+    def acosh_(self) -> Tensor:
+        """``acosh`` in place; returns ``self``."""
+        return inplace.apply_(self, "acosh_", more_ops.acosh)
+
+    def atanh_(self) -> Tensor:
+        """``atanh`` in place; returns ``self``."""
+        return inplace.apply_(self, "atanh_", more_ops.atanh)
+
+    def arcsinh_(self) -> Tensor:
+        """``arcsinh`` in place; returns ``self``."""
+        return inplace.apply_(self, "arcsinh_", more_ops.asinh)
+
+    def arccosh_(self) -> Tensor:
+        """``arccosh`` in place; returns ``self``."""
+        return inplace.apply_(self, "arccosh_", more_ops.acosh)
+
+    def arctanh_(self) -> Tensor:
+        """``arctanh`` in place; returns ``self``."""
+        return inplace.apply_(self, "arctanh_", more_ops.atanh)
+
+    def asin_(self) -> Tensor:
+        """``asin`` in place; returns ``self``."""
+        return inplace.apply_(self, "asin_", elementwise.asin)
+
+    def acos_(self) -> Tensor:
+        """``acos`` in place; returns ``self``."""
+        return inplace.apply_(self, "acos_", elementwise.acos)
+
+    def atan_(self) -> Tensor:
+        """``atan`` in place; returns ``self``."""
+        return inplace.apply_(self, "atan_", elementwise.atan)
+
+    def arcsin_(self) -> Tensor:
+        """``arcsin`` in place; returns ``self``."""
+        return inplace.apply_(self, "arcsin_", elementwise.asin)
+
+    def arccos_(self) -> Tensor:
+        """``arccos`` in place; returns ``self``."""
+        return inplace.apply_(self, "arccos_", elementwise.acos)
+
+    def arctan_(self) -> Tensor:
+        """``arctan`` in place; returns ``self``."""
+        return inplace.apply_(self, "arctan_", elementwise.atan)
+
+    def sinh_(self) -> Tensor:
+        """``sinh`` in place; returns ``self``."""
+        return inplace.apply_(self, "sinh_", elementwise.sinh)
+
+    def cosh_(self) -> Tensor:
+        """``cosh`` in place; returns ``self``."""
+        return inplace.apply_(self, "cosh_", elementwise.cosh)
+
+    def lgamma_(self) -> Tensor:
+        """``lgamma`` in place; returns ``self``."""
+        return inplace.apply_(self, "lgamma_", special_ops.lgamma)
+
+    def digamma_(self) -> Tensor:
+        """``digamma`` in place; returns ``self``."""
+        return inplace.apply_(self, "digamma_", special_ops.digamma)
+
+    def sinc_(self) -> Tensor:
+        """``sinc`` in place; returns ``self``."""
+        return inplace.apply_(self, "sinc_", special_ops.sinc)
+
+    def rad2deg_(self) -> Tensor:
+        """``rad2deg`` in place; returns ``self``."""
+        return inplace.apply_(self, "rad2deg_", special_ops.rad2deg)
+
+    def deg2rad_(self) -> Tensor:
+        """``deg2rad`` in place; returns ``self``."""
+        return inplace.apply_(self, "deg2rad_", special_ops.deg2rad)
+
+    def exp2_(self) -> Tensor:
+        """``exp2`` in place; returns ``self``."""
+        return inplace.apply_(self, "exp2_", special_ops.exp2)
+
+    def log2_(self) -> Tensor:
+        """``log2`` in place; returns ``self``."""
+        return inplace.apply_(self, "log2_", elementwise.log2)
+
+    def log10_(self) -> Tensor:
+        """``log10`` in place; returns ``self``."""
+        return inplace.apply_(self, "log10_", elementwise.log10)
+
+    def erfc_(self) -> Tensor:
+        """``erfc`` in place; returns ``self``."""
+        return inplace.apply_(self, "erfc_", special_ops.erfc)
+
+    def bitwise_not_(self) -> Tensor:
+        """``bitwise_not`` in place; returns ``self``."""
+        return inplace.apply_(self, "bitwise_not_", arithmetic.bitwise_not)
+
+    def eq_(self, other: Any) -> Tensor:
+        """``eq`` in place; returns ``self``."""
+        return inplace.apply_(self, "eq_", arithmetic.eq, other)
+
+    def ne_(self, other: Any) -> Tensor:
+        """``ne`` in place; returns ``self``."""
+        return inplace.apply_(self, "ne_", arithmetic.ne, other)
+
+    def lt_(self, other: Any) -> Tensor:
+        """``lt`` in place; returns ``self``."""
+        return inplace.apply_(self, "lt_", arithmetic.lt, other)
+
+    def le_(self, other: Any) -> Tensor:
+        """``le`` in place; returns ``self``."""
+        return inplace.apply_(self, "le_", arithmetic.le, other)
+
+    def gt_(self, other: Any) -> Tensor:
+        """``gt`` in place; returns ``self``."""
+        return inplace.apply_(self, "gt_", arithmetic.gt, other)
+
+    def ge_(self, other: Any) -> Tensor:
+        """``ge`` in place; returns ``self``."""
+        return inplace.apply_(self, "ge_", arithmetic.ge, other)
+
+    def greater_(self, other: Any) -> Tensor:
+        """``greater`` in place; returns ``self``."""
+        return inplace.apply_(self, "greater_", arithmetic.gt, other)
+
+    def greater_equal_(self, other: Any) -> Tensor:
+        """``greater_equal`` in place; returns ``self``."""
+        return inplace.apply_(self, "greater_equal_", arithmetic.ge, other)
+
+    def less_(self, other: Any) -> Tensor:
+        """``less`` in place; returns ``self``."""
+        return inplace.apply_(self, "less_", arithmetic.lt, other)
+
+    def less_equal_(self, other: Any) -> Tensor:
+        """``less_equal`` in place; returns ``self``."""
+        return inplace.apply_(self, "less_equal_", arithmetic.le, other)
+
+    def not_equal_(self, other: Any) -> Tensor:
+        """``not_equal`` in place; returns ``self``."""
+        return inplace.apply_(self, "not_equal_", arithmetic.ne, other)
+
+    def logical_and_(self, other: Any) -> Tensor:
+        """``logical_and`` in place; returns ``self``."""
+        return inplace.apply_(self, "logical_and_", arithmetic.logical_and, other)
+
+    def logical_or_(self, other: Any) -> Tensor:
+        """``logical_or`` in place; returns ``self``."""
+        return inplace.apply_(self, "logical_or_", arithmetic.logical_or, other)
+
+    def logical_xor_(self, other: Any) -> Tensor:
+        """``logical_xor`` in place; returns ``self``."""
+        return inplace.apply_(self, "logical_xor_", arithmetic.logical_xor, other)
+
+    def multiply_(self, other: Any) -> Tensor:
+        """``multiply`` in place; returns ``self``."""
+        return inplace.apply_(self, "multiply_", arithmetic.mul, other)
+
+    def true_divide_(self, other: Any) -> Tensor:
+        """``true_divide`` in place; returns ``self``."""
+        return inplace.apply_(self, "true_divide_", arithmetic.div, other)
+
+    def floor_divide_(self, other: Any) -> Tensor:
+        """``floor_divide`` in place; returns ``self``."""
+        return inplace.apply_(self, "floor_divide_", arithmetic.floor_divide, other)
+
+    def bitwise_and_(self, other: Any) -> Tensor:
+        """``bitwise_and`` in place; returns ``self``."""
+        return inplace.apply_(self, "bitwise_and_", arithmetic.bitwise_and, other)
+
+    def bitwise_or_(self, other: Any) -> Tensor:
+        """``bitwise_or`` in place; returns ``self``."""
+        return inplace.apply_(self, "bitwise_or_", arithmetic.bitwise_or, other)
+
+    def bitwise_xor_(self, other: Any) -> Tensor:
+        """``bitwise_xor`` in place; returns ``self``."""
+        return inplace.apply_(self, "bitwise_xor_", arithmetic.bitwise_xor, other)
+
+    def bitwise_left_shift_(self, other: Any) -> Tensor:
+        """``bitwise_left_shift`` in place; returns ``self``."""
+        return inplace.apply_(self, "bitwise_left_shift_", more_ops.bitwise_left_shift, other)
+
+    def bitwise_right_shift_(self, other: Any) -> Tensor:
+        """``bitwise_right_shift`` in place; returns ``self``."""
+        return inplace.apply_(self, "bitwise_right_shift_", more_ops.bitwise_right_shift, other)
+
+    def copysign_(self, other: Any) -> Tensor:
+        """``copysign`` in place; returns ``self``."""
+        return inplace.apply_(self, "copysign_", pairwise_ops.copysign, other)
+
+    def heaviside_(self, other: Any) -> Tensor:
+        """``heaviside`` in place; returns ``self``."""
+        return inplace.apply_(self, "heaviside_", arithmetic.heaviside, other)
+
+    def xlogy_(self, other: Any) -> Tensor:
+        """``xlogy`` in place; returns ``self``."""
+        return inplace.apply_(self, "xlogy_", special_ops.xlogy, other)
+
+    def ldexp_(self, other: Any) -> Tensor:
+        """``ldexp`` in place; returns ``self``."""
+        return inplace.apply_(self, "ldexp_", pairwise_ops.ldexp, other)
+
+    def lcm_(self, other: Any) -> Tensor:
+        """``lcm`` in place; returns ``self``."""
+        return inplace.apply_(self, "lcm_", arithmetic.lcm, other)
+
+    def gcd_(self, other: Any) -> Tensor:
+        """``gcd`` in place; returns ``self``."""
+        return inplace.apply_(self, "gcd_", arithmetic.gcd, other)
+
+    def arctan2_(self, other: Any) -> Tensor:
+        """``arctan2`` in place; returns ``self``."""
+        return inplace.apply_(self, "arctan2_", pairwise_ops.atan2, other)
+
+    def nextafter_(self, other: Any) -> Tensor:
+        """``nextafter`` in place; returns ``self``."""
+        return inplace.apply_(self, "nextafter_", more_ops.nextafter, other)
+
+    def subtract_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """``subtract`` in place; returns ``self``."""
+        return inplace.apply_(self, "subtract_", arithmetic.sub, other, alpha=alpha)
+
+    def divide_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``divide`` in place; returns ``self``."""
+        return inplace.apply_(self, "divide_", more_ops.divide, other, rounding_mode=rounding_mode)
+
+    def cumsum_(self, dim: builtins.int) -> Tensor:
+        """``cumsum`` in place; returns ``self``."""
+        return inplace.apply_(self, "cumsum_", reductions.cumsum, dim)
+
+    def cumprod_(self, dim: builtins.int) -> Tensor:
+        """``cumprod`` in place; returns ``self``."""
+        return inplace.apply_(self, "cumprod_", reductions.cumprod, dim)
+
+    def logit_(self, eps: builtins.float | None = None) -> Tensor:
+        """``logit`` in place; returns ``self``."""
+        return inplace.apply_(self, "logit_", special_ops.logit, eps)
+
+    def renorm_(self, p: Any, dim: builtins.int, maxnorm: Any) -> Tensor:
+        """``renorm`` in place; returns ``self``."""
+        return inplace.apply_(self, "renorm_", more_ops.renorm, p, dim, maxnorm)
+
+    def scatter_reduce_(
+        self,
+        dim: builtins.int,
+        index: Tensor,
+        src: Tensor,
+        reduce: str,
+        *,
+        include_self: builtins.bool = True,
+    ) -> Tensor:
+        """``scatter_reduce`` in place; returns ``self``."""
+        return inplace.apply_(
+            self,
+            "scatter_reduce_",
+            scatter_ops.scatter_reduce,
+            dim,
+            index,
+            src,
+            reduce,
+            include_self=include_self,
+        )
+
+    def index_put_(self, indices: Any, values: Any, accumulate: builtins.bool = False) -> Tensor:
+        """``index_put`` in place; returns ``self``."""
+        return inplace.apply_(
+            self, "index_put_", scatter_ops.index_put, indices, values, accumulate
+        )
+
+    def addmm_(self, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``addmm`` in place; returns ``self``."""
+        return inplace.apply_(self, "addmm_", matmul_ops.addmm, mat1, mat2, beta=beta, alpha=alpha)
+
+    def addbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``addbmm`` in place; returns ``self``."""
+        return inplace.apply_(
+            self, "addbmm_", matmul_ops.addbmm, batch1, batch2, beta=beta, alpha=alpha
+        )
+
+    def baddbmm_(self, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``baddbmm`` in place; returns ``self``."""
+        return inplace.apply_(
+            self, "baddbmm_", matmul_ops.baddbmm, batch1, batch2, beta=beta, alpha=alpha
+        )
+
+    def addmv_(self, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``addmv`` in place; returns ``self``."""
+        return inplace.apply_(self, "addmv_", matmul_ops.addmv, mat, vec, beta=beta, alpha=alpha)
+
+    def addr_(self, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """``addr`` in place; returns ``self``."""
+        return inplace.apply_(self, "addr_", matmul_ops.addr, vec1, vec2, beta=beta, alpha=alpha)
+
+    def polygamma_(self, n: builtins.int) -> Tensor:
+        """``polygamma(n, self)`` in place; returns ``self``."""
+        return inplace.apply_(self, "polygamma_", lambda x: special_ops.polygamma(n, x))
+
+    def __iand__(self, other: Any) -> Tensor:
+        return inplace.apply_(self, "__iand__", arithmetic.bitwise_and, other)
+
+    def __ior__(self, other: Any) -> Tensor:
+        return inplace.apply_(self, "__ior__", arithmetic.bitwise_or, other)
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return inplace.apply_(self, "__ixor__", arithmetic.bitwise_xor, other)
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        return inplace.apply_(self, "__ilshift__", more_ops.bitwise_left_shift, other)
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return inplace.apply_(self, "__irshift__", more_ops.bitwise_right_shift, other)
+
+    def squeeze_(self, dim: Any = None) -> Tensor:
+        """``squeeze`` in place: this tensor becomes the view; returns ``self``."""
+        return inplace.view_in_place_(self, "squeeze_", shape_ops.squeeze, dim)
+
+    def unsqueeze_(self, dim: builtins.int) -> Tensor:
+        """``unsqueeze`` in place: this tensor becomes the view; returns ``self``."""
+        return inplace.view_in_place_(self, "unsqueeze_", shape_ops.unsqueeze, dim)
+
+    def transpose_(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        """``transpose`` in place: this tensor becomes the view; returns ``self``."""
+        return inplace.view_in_place_(self, "transpose_", shape_ops.transpose, dim0, dim1)
+
+    def swapaxes_(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        """``swapaxes`` in place: this tensor becomes the view; returns ``self``."""
+        return inplace.view_in_place_(self, "swapaxes_", shape_ops.transpose, dim0, dim1)
+
+    def swapdims_(self, dim0: builtins.int, dim1: builtins.int) -> Tensor:
+        """``swapdims`` in place: this tensor becomes the view; returns ``self``."""
+        return inplace.view_in_place_(self, "swapdims_", shape_ops.transpose, dim0, dim1)
+
+    def t_(self) -> Tensor:
+        """``t`` in place: this tensor becomes the view; returns ``self``."""
+        return inplace.view_in_place_(self, "t_", shape_ops.matrix_transpose)
+
     # --- numpy interop (interop)
     # ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -2071,7 +2731,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 252
+# %% book/02_autograd.ipynb, cell 273
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -2088,9 +2748,11 @@ from tensorlib.engine import (  # noqa: E402
     linalg_decomps,
     linalg_ops,
     matmul_ops,
+    more_ops,
     pairwise_ops,
     reductions,
     retain_grad,
+    scatter_ops,
     selection,
     shape_ops,
     softmax_ops,
