@@ -198,8 +198,8 @@ def test_pooling_errors() -> None:
         F.local_response_norm(tl.zeros(2, 3), 2)
     with pytest.raises(ValueError, match="adaptive_max_pool1d: expected a 2-D"):
         F.adaptive_max_pool1d(tl.zeros(1, 2, 3, 4), 2)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        nn.AdaptiveMaxPool1d(2, return_indices=True)
+    values, indices = nn.AdaptiveMaxPool1d(2, return_indices=True)(tl.zeros(1, 2, 6))
+    assert values.shape == indices.shape == (1, 2, 2) and indices.dtype == tl.int64
     with pytest.raises(TypeError):
         F.lp_pool1d(tl.zeros(1, 2, 6), 2, (2, 2))
     assert F.local_response_norm(tl.zeros(0, 3, 4), 2).shape == (0, 3, 4)

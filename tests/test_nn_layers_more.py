@@ -239,8 +239,8 @@ def test_pooling_errors():
         F.adaptive_max_pool2d(randn(1, 2, 3, 3), 0)
     with pytest.raises(ValueError, match="4-D"):
         F.adaptive_avg_pool2d(randn(3, 3), 1)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        nn.AdaptiveMaxPool2d(2, return_indices=True)
+    values, indices = nn.AdaptiveMaxPool2d(2, return_indices=True)(randn(1, 2, 3, 3))
+    assert values.shape == indices.shape == (1, 2, 2, 2) and indices.dtype == tl.int64
 
 
 # ----------------------------------------------------------------------------- normalisation

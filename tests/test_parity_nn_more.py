@@ -311,8 +311,8 @@ def test_max_pool_modules_take_return_indices_before_ceil_mode_as_torch():
         assert repr(ours) == repr(theirs) and ours.ceil_mode
     run_both(nn.MaxPool2d(3, 2, 1, 1, False, True), torch.nn.MaxPool2d(3, 2, 1, 1, False, True),
              [normal(22, 2, 3, 6, 7)], np.float64)
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        nn.MaxPool2d(2, return_indices=True)
+    values, indices = nn.MaxPool2d(2, return_indices=True)(tl.zeros(1, 2, 4, 4))
+    assert values.shape == indices.shape == (1, 2, 2, 2) and indices.dtype == tl.int64
 
 
 # ----------------------------------------------------------------------------- normalisation

@@ -300,7 +300,6 @@ def test_node_names():
     (lambda: nn.Conv3d(3, 4, 3, groups=2), ValueError, "must both be divisible by groups=2"),
     (lambda: nn.Conv3d(3, 4, (3, 3)), TypeError, "kernel_size must be an int or a triple"),
     (lambda: nn.Conv3d(3, 4, 3, padding="full"), ValueError, "Conv3d: invalid padding string"),
-    (lambda: nn.MaxPool3d(2, return_indices=True), NotImplementedError, "return_indices=True"),
     (lambda: nn.BatchNorm3d(2)(tl.zeros(2, 2, 3, 3)), ValueError, r"expected 5D input \(got 4D"),
     (lambda: nn.InstanceNorm3d(2)(tl.zeros(2, 3, 3)), ValueError,
      r"InstanceNorm3d: expected 4D or 5D input \(got 3D input\)"),

@@ -49,6 +49,9 @@ from tensorlib.nn.modules import LogSoftmax as LogSoftmax
 from tensorlib.nn.modules import MaxPool1d as MaxPool1d
 from tensorlib.nn.modules import MaxPool2d as MaxPool2d
 from tensorlib.nn.modules import MaxPool3d as MaxPool3d
+from tensorlib.nn.modules import MaxUnpool1d as MaxUnpool1d
+from tensorlib.nn.modules import MaxUnpool2d as MaxUnpool2d
+from tensorlib.nn.modules import MaxUnpool3d as MaxUnpool3d
 from tensorlib.nn.modules import Module as Module
 from tensorlib.nn.modules import ModuleDict as ModuleDict
 from tensorlib.nn.modules import ModuleList as ModuleList
@@ -67,6 +70,9 @@ from tensorlib.nn.modules import PairwiseDistance as PairwiseDistance
 from tensorlib.nn.modules import PoissonNLLLoss as PoissonNLLLoss
 from tensorlib.nn.modules import SoftMarginLoss as SoftMarginLoss
 from tensorlib.nn.modules import TripletMarginLoss as TripletMarginLoss
+from tensorlib.nn.modules import CTCLoss as CTCLoss
+from tensorlib.nn.modules import MultiLabelMarginLoss as MultiLabelMarginLoss
+from tensorlib.nn.modules import TripletMarginWithDistanceLoss as TripletMarginWithDistanceLoss
 from tensorlib.nn.modules import NLLLoss as NLLLoss
 from tensorlib.nn.modules import ParameterDict as ParameterDict
 from tensorlib.nn.modules import ParameterList as ParameterList

@@ -75,6 +75,14 @@ from tensorlib.nn.functional.layers import (
     max_pool1d,
     max_pool2d,
     max_pool3d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d_with_indices,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
     one_hot,
     pad,
     pixel_shuffle,
@@ -88,6 +96,9 @@ from tensorlib.nn.functional.layers import (
 )
 from tensorlib.nn.functional.elementwise_loss import (
     binary_cross_entropy, huber_loss, smooth_l1_loss,
+)
+from tensorlib.nn.functional.structured_loss import (
+    ctc_loss, multilabel_margin_loss, triplet_margin_with_distance_loss,
 )
 
 __all__ = [
@@ -198,6 +209,17 @@ __all__ = [
     "lp_pool1d",
     "lp_pool2d",
     "embedding_bag",
+    "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices",
+    "max_pool1d_with_indices",
+    "max_pool2d_with_indices",
+    "max_pool3d_with_indices",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
+    "ctc_loss",
+    "multilabel_margin_loss",
+    "triplet_margin_with_distance_loss",
     # Chapter 5
     "causal_mask",
     "online_softmax_attention",

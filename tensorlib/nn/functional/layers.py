@@ -12,7 +12,9 @@
 ``dropout3d``, ``alpha_dropout``, ``feature_alpha_dropout``, ``gumbel_softmax``, ``channel_shuffle``
 and the in-place activations ``relu_``, ``elu_``, ``leaky_relu_``, ``hardtanh_``, ``threshold_``,
 ``celu_``, ``selu_``, ``rrelu_``; ``bilinear``, ``fold``, ``embedding_bag``,
-``adaptive_max_pool1d``, ``lp_pool1d``, ``lp_pool2d`` and ``local_response_norm``.
+``adaptive_max_pool1d``, ``lp_pool1d``, ``lp_pool2d``, ``local_response_norm``;
+``max_unpool1d``, ``max_unpool2d``, ``max_unpool3d`` and the ``*_with_indices`` forms of max
+pooling.
 
 Each differentiable op is one :class:`~tensorlib.engine.Function` with its forward and its
 backward side by side, on numpy arrays; the derivations are in the chapter "Layers" of the
@@ -81,6 +83,14 @@ __all__ = [
     'lp_pool1d',
     'lp_pool2d',
     'local_response_norm',
+    'max_unpool2d',
+    'max_unpool1d',
+    'max_unpool3d',
+    'max_pool1d_with_indices',
+    'max_pool2d_with_indices',
+    'max_pool3d_with_indices',
+    'adaptive_max_pool1d_with_indices',
+    'adaptive_max_pool2d_with_indices',
 ]
 
 
@@ -2326,18 +2336,27 @@ class _AvgPoolNd(Function):
 
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
-    dilation: Any, ceil_mode: bool,
-) -> Tensor:
-    """Max pooling over ``dims`` spatial axes, checked; an unbatched input is a batch of one."""
+    dilation: Any, ceil_mode: bool, return_indices: bool = False,
+) -> Any:
+    """Max pooling over ``dims`` spatial axes, checked; an unbatched input is a batch of one.
+    With ``return_indices``, also where each maximum was (section 10.6)."""
     _check_tensor(input, what)
     if input.ndim == dims + 1:  # unbatched: a batch of one, as PyTorch does
-        return _max_pool(
-            what, dims, input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode
-        ).squeeze(0)
+        result = _max_pool(
+            what, dims, input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
+            return_indices,
+        )
+        return tuple(t.squeeze(0) for t in result) if return_indices else result.squeeze(0)
     kernel, stride, sides, dilation = _pool_arguments(
         what, input, kernel_size, stride, padding, dilation, ceil_mode, dims
     )
-    return _MaxPoolNd.apply(input, kernel=kernel, stride=stride, padding=sides, dilation=dilation)
+    output = _MaxPoolNd.apply(
+        input, kernel=kernel, stride=stride, padding=sides, dilation=dilation
+    )
+    if not return_indices:
+        return output
+    where = _max_pool_indices(input.detach().numpy(), kernel, stride, sides, dilation)
+    return output, Tensor(where)
 
 
 def _avg_pool(
@@ -2367,15 +2386,21 @@ def max_pool2d(
     padding: int | Sequence[int] = 0,
     dilation: int | Sequence[int] = 1,
     ceil_mode: bool = False,
-) -> Tensor:
+    return_indices: bool = False,
+) -> Any:
     """2-D max pooling: the maximum of each window of each channel.
 
     Shapes: ``input`` (N, C, H, W) or unbatched (C, H, W), floating point; result
     (N, C, H_out, W_out) (or (C, H_out, W_out)) with the convolution's formula, rounded up
     instead of down if ``ceil_mode``. ``stride`` defaults to ``kernel_size``; padding (at
-    most half the kernel) is with :math:`-\\infty`.
+    most half the kernel) is with :math:`-\\infty`. With ``return_indices=True`` the result
+    is a pair ``(output, indices)``: indices (int64, the output's shape) are the flat
+    position of each maximum in its input plane, :math:`h W + w`, what :func:`max_unpool2d`
+    takes (section 10.6).
     """
-    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
 def avg_pool2d(
@@ -2413,22 +2438,25 @@ def max_pool1d(
     padding: int | Sequence[int] = 0,
     dilation: int | Sequence[int] = 1,
     ceil_mode: bool = False,
-) -> Tensor:
+    return_indices: bool = False,
+) -> Any:
     """1-D max pooling: :func:`max_pool2d` on a height-1 image with a (1, k) window.
 
     Shapes: ``input`` (N, C, L) or unbatched (C, L), floating point; result (N, C, L_out) with
     :math:`L_{out} = \\lfloor (L + 2p - d(k-1) - 1)/s \\rfloor + 1` (rounded up if
     ``ceil_mode``). ``stride`` defaults to ``kernel_size``; padding is with
-    :math:`-\\infty`, at most half the kernel.
+    :math:`-\\infty`, at most half the kernel. With ``return_indices=True``, also the
+    position of each maximum along L (int64), as :func:`max_pool2d` (section 10.6).
     """
     _check_tensor(input, "max_pool1d")
     _check_1d("max_pool1d", input)
     k = _single(kernel_size, "kernel_size")
     s = k if stride is None else _single(stride, "stride")
-    return max_pool2d(
+    result = max_pool2d(
         input.unsqueeze(-2), (1, k), (1, s), (0, _single(padding, "padding")),
-        (1, _single(dilation, "dilation")), ceil_mode,
-    ).squeeze(-2)
+        (1, _single(dilation, "dilation")), ceil_mode, return_indices,
+    )  # in a plane of height 1 the flat index h W + w is the position w
+    return tuple(t.squeeze(-2) for t in result) if return_indices else result.squeeze(-2)
 
 
 def avg_pool1d(
@@ -2518,6 +2546,24 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
 
 
 # %% book/04_layers.ipynb, cell 225
+def _adaptive_argmax(
+    x: np.ndarray, output_size: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum of each adaptive window of (N, C, H, W) and its flat index into H * W."""
+    n, c, h, w = x.shape
+    rows, cols = _adaptive_windows(h, output_size[0]), _adaptive_windows(w, output_size[1])
+    y = np.empty((n, c, *output_size), dtype=x.dtype)
+    winners = np.empty((n, c, *output_size), dtype=np.int64)  # flat indices into h * w
+    for i, (top, bottom) in enumerate(rows):
+        for j, (left, right) in enumerate(cols):
+            window = x[:, :, top:bottom, left:right].reshape(n, c, -1)
+            first = window.argmax(axis=-1)  # the first maximum, row-major, as PyTorch
+            y[:, :, i, j] = np.take_along_axis(window, first[..., None], axis=-1)[..., 0]
+            r, q = np.divmod(first, right - left)
+            winners[:, :, i, j] = (top + r) * w + left + q
+    return y, winners
+
+
 class _AdaptiveMaxPool2d(Function):
     """The maximum of each adaptive window; backward adds each gradient at its window's
     (first) argmax."""
@@ -2526,18 +2572,8 @@ class _AdaptiveMaxPool2d(Function):
     reads = ()  # the argmax positions, computed in forward
 
     def forward(self, x: np.ndarray, output_size: tuple[int, int] = (1, 1)) -> np.ndarray:
-        n, c, h, w = x.shape
-        rows, cols = _adaptive_windows(h, output_size[0]), _adaptive_windows(w, output_size[1])
-        y = np.empty((n, c, *output_size), dtype=x.dtype)
-        winners = np.empty((n, c, *output_size), dtype=np.int64)  # flat indices into h * w
-        for i, (top, bottom) in enumerate(rows):
-            for j, (left, right) in enumerate(cols):
-                window = x[:, :, top:bottom, left:right].reshape(n, c, -1)
-                first = window.argmax(axis=-1)  # the first maximum, row-major, as PyTorch
-                y[:, :, i, j] = np.take_along_axis(window, first[..., None], axis=-1)[..., 0]
-                r, q = np.divmod(first, right - left)
-                winners[:, :, i, j] = (top + r) * w + left + q
-        self.winners, self.input_shape = winners, x.shape
+        y, self.winners = _adaptive_argmax(x, output_size)
+        self.input_shape = x.shape
         return y
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
@@ -2551,19 +2587,21 @@ class _AdaptiveMaxPool2d(Function):
 
 def adaptive_max_pool2d(
     input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
-) -> Tensor:
+) -> Any:
     """Max pooling to a fixed output size, with PyTorch's windows (section 10.1).
 
     Shapes: ``input`` (N, C, H, W) or (C, H, W), floating point; result (N, C, H_out, W_out)
     (or (C, H_out, W_out)); ``None`` entries of ``output_size`` keep the input's size.
-    ``return_indices=True`` is not implemented.
+    With ``return_indices=True`` the result is ``(output, indices)``, indices (int64) the flat
+    position :math:`h W + w` of each maximum in its input plane (section 10.6).
     """
     sizes = _adaptive_sizes("adaptive_max_pool2d", input, output_size, 2)
+    batch = input if input.ndim == 4 else input.unsqueeze(0)
+    output = _AdaptiveMaxPool2d.apply(batch, output_size=sizes)
     if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d: return_indices=True is not implemented")
-    if input.ndim == 3:
-        return _AdaptiveMaxPool2d.apply(input.unsqueeze(0), output_size=sizes).squeeze(0)
-    return _AdaptiveMaxPool2d.apply(input, output_size=sizes)
+        where = Tensor(_adaptive_argmax(batch.detach().numpy(), sizes)[1])
+        return (output, where) if input.ndim == 4 else (output.squeeze(0), where.squeeze(0))
+    return output if input.ndim == 4 else output.squeeze(0)
 
 
 # %% book/04_layers.ipynb, cell 230
@@ -2689,16 +2727,21 @@ def max_pool3d(
     padding: int | Sequence[int] = 0,
     dilation: int | Sequence[int] = 1,
     ceil_mode: bool = False,
-) -> Tensor:
+    return_indices: bool = False,
+) -> Any:
     """3-D max pooling: the maximum of each (kd, kh, kw) window of each channel (section 10.3).
 
     Shapes: ``input`` (N, C, D, H, W) or unbatched (C, D, H, W), floating point; result
     (N, C, D_out, H_out, W_out) with the convolution's formula on each axis, rounded up
     instead of down if ``ceil_mode``. Each argument is an int or a (d, h, w) triple;
     ``stride`` defaults to ``kernel_size``; padding (at most half the kernel) is with
-    :math:`-\\infty`.
+    :math:`-\\infty`. With ``return_indices=True`` the result is ``(output, indices)``,
+    indices (int64) the flat position :math:`(d H + h) W + w` of each maximum in its input
+    volume, what :func:`max_unpool3d` takes (section 10.6).
     """
-    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
 
 
 def avg_pool3d(
@@ -2940,19 +2983,19 @@ def grid_sample(
 # %% book/04_layers.ipynb, cell 245
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
-) -> Tensor:
+) -> Any:
     """Max pooling of (N, C, L) or (C, L) to ``output_size`` positions, with PyTorch's
-    windows (section 10.5). ``return_indices=True`` is not implemented."""
+    windows (section 10.5); with ``return_indices=True`` also the position of each maximum
+    along L (int64), as a pair ``(output, indices)`` (section 10.6)."""
     _check_tensor(input, "adaptive_max_pool1d")
     if input.ndim not in (2, 3):
         raise ValueError(
             "adaptive_max_pool1d: expected a 2-D (C, L) or 3-D (N, C, L) input, got shape "
             f"{_shape_text(input)}"
         )
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool1d: return_indices=True is not implemented")
     size = output_size[0] if isinstance(output_size, Sequence) else output_size
-    return adaptive_max_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
+    result = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
+    return tuple(t.squeeze(-2) for t in result) if return_indices else result.squeeze(-2)
 
 
 def _lp_pool(
@@ -3033,3 +3076,229 @@ def local_response_norm(
         padded = pad(volume, (0, 0, 0, 0, size // 2, (size - 1) // 2))
         average = avg_pool3d(padded, (size, 1, 1), stride=1).squeeze(1).reshape(input.shape)
     return input / (average * alpha + k).pow(beta)
+
+
+# %% book/04_layers.ipynb, cell 250
+def _max_pool_indices(
+    x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
+    dilation: tuple[int, ...],
+) -> np.ndarray:
+    """The flat index into its input plane (or volume) of each window's first maximum, int64."""
+    dims = len(kernel)
+    windows = _windows(_pad(x, padding, -np.inf), kernel, stride, dilation)
+    out = windows.shape[2 : 2 + dims]
+    taps = windows.reshape(*windows.shape[: 2 + dims], -1).argmax(axis=-1)  # (N, C, *out)
+    tap_position = np.unravel_index(taps, kernel)
+    flat = np.zeros(taps.shape, dtype=np.int64)
+    for axis in range(dims):  # Horner's rule: ((d H + h) W + w)
+        starts = np.arange(out[axis]).reshape((-1,) + (1,) * (dims - 1 - axis)) * stride[axis]
+        along = starts + tap_position[axis] * dilation[axis] - padding[axis][0]
+        flat = flat * x.shape[2 + axis] + along
+    return flat
+
+
+class _MaxUnpool(Function):
+    """Scatter each value to its index in a zero plane; backward gathers at the same indices."""
+
+    __slots__ = ("where", "input_shape")
+    reads = ()  # the indices, kept in forward
+
+    def name(self) -> str:
+        """``MaxUnpool2dBackward`` or ``MaxUnpool3dBackward``."""
+        return f"MaxUnpool{len(getattr(self, 'input_shape', (0, 0, 0, 0))) - 2}dBackward"
+
+    def forward(
+        self, x: np.ndarray, indices: Any = None, output_size: tuple[int, ...] = (1, 1)
+    ) -> np.ndarray:
+        n, c = x.shape[:2]
+        self.where, self.input_shape = indices.reshape(n, c, -1), x.shape
+        y = np.zeros((n, c, math.prod(output_size)), dtype=x.dtype)
+        np.put_along_axis(y, self.where, x.reshape(n, c, -1), axis=-1)
+        return y.reshape(n, c, *output_size)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        n, c = grad.shape[:2]
+        flat = np.take_along_axis(grad.reshape(n, c, -1), self.where, axis=-1)
+        return (flat.reshape(self.input_shape),)
+
+
+def _unpool_size(
+    what: str, input: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
+    padding: tuple[int, ...], output_size: Any,
+) -> tuple[int, ...]:
+    """The output size: pooling's formula inverted, or ``output_size`` within a stride of it."""
+    dims = len(kernel)
+    default = tuple(
+        (n - 1) * s + k - 2 * p
+        for n, k, s, p in zip(input.shape[-dims:], kernel, stride, padding, strict=True)
+    )
+    if output_size is None:
+        return default
+    if len(output_size) not in (dims, dims + 2):
+        raise ValueError(
+            f"{what}: output_size should be a sequence containing {dims} or {dims + 2} "
+            f"elements, but it has a length of '{len(output_size)}'"
+        )
+    sizes = tuple(operator.index(n) for n in output_size)[-dims:]
+    for axis, (n, m, s) in enumerate(zip(sizes, default, stride, strict=True)):
+        if not m - s < n < m + s:
+            raise ValueError(
+                f'{what}: invalid output_size "{list(output_size)}" (dim {axis} must be '
+                f"between {m - s} and {m + s})"
+            )
+    return sizes
+
+
+def _max_unpool(
+    what: str, dims: int, input: Tensor, indices: Tensor, kernel_size: Any, stride: Any,
+    padding: Any, output_size: Any,
+) -> Tensor:
+    """Max unpooling over ``dims`` spatial axes, checked; an unbatched input is a batch of one."""
+    _check_tensor(input, what)
+    _check_tensor(indices, what, "indices")
+    if input.ndim not in (dims + 1, dims + 2):
+        raise ValueError(
+            f"{what}: expected a {dims + 1}-D or {dims + 2}-D input, got shape "
+            f"{_shape_text(input)}"
+        )
+    if indices.dtype != np.int64:
+        raise RuntimeError(
+            f"{what}: elements in indices should be type int64 but got {indices.dtype}"
+        )
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"{what}: expected indices of the input's shape {_shape_text(input)}, got "
+            f"{_shape_text(indices)}"
+        )
+    kernel = _ntuple(kernel_size, "kernel_size", dims)
+    steps = kernel if stride is None else _ntuple(stride, "stride", dims)
+    padding = _ntuple(padding, "padding", dims)
+    sizes = _unpool_size(what, input, kernel, steps, padding, output_size)
+    where = indices.detach().numpy()
+    outside = (where < 0) | (where >= math.prod(sizes))
+    if outside.any():
+        bad = where.ravel()[outside.ravel().argmax()]  # the first, as PyTorch reports it
+        raise RuntimeError(
+            f"{what}: Found an invalid max index: {bad} (output volumes are of size "
+            f"{'x'.join(map(str, sizes))})"
+        )
+    if input.ndim == dims + 1:  # unbatched: a batch of one
+        batch = _MaxUnpool.apply(input.unsqueeze(0), indices=where[None], output_size=sizes)
+        return batch.squeeze(0)
+    return _MaxUnpool.apply(input, indices=where, output_size=sizes)
+
+
+def max_unpool2d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    r"""A partial inverse of :func:`max_pool2d`: each value goes back to its index, zeros
+    elsewhere (section 10.6).
+
+    Args:
+        input: (N, C, H, W) or (C, H, W), the pooled values.
+        indices: int64, ``input``'s shape: ``max_pool2d(..., return_indices=True)``'s indices.
+        kernel_size: the pooling's kernel, an int or a pair.
+        stride: the pooling's stride (default ``kernel_size``).
+        padding: the pooling's padding (default 0).
+        output_size: (H_out, W_out), or with N and C in front; default
+            :math:`H_{out} = (H - 1) s - 2p + k`, the same for W.
+    """
+    return _max_unpool(
+        "max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size
+    )
+
+
+def max_unpool1d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    r"""A partial inverse of :func:`max_pool1d` (section 10.6).
+
+    Args:
+        input: (N, C, L) or (C, L), the pooled values.
+        indices: int64, ``input``'s shape: positions along the output's L.
+        kernel_size: the pooling's kernel.
+        stride: the pooling's stride (default ``kernel_size``).
+        padding: the pooling's padding (default 0).
+        output_size: (L_out,), or with N and C in front; default :math:`(L - 1) s - 2p + k`.
+    """
+    return _max_unpool(
+        "max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size
+    )
+
+
+def max_unpool3d(
+    input: Tensor,
+    indices: Tensor,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0,
+    output_size: Sequence[int] | None = None,
+) -> Tensor:
+    r"""A partial inverse of :func:`max_pool3d` (section 10.6).
+
+    Args:
+        input: (N, C, D, H, W) or (C, D, H, W), the pooled values.
+        indices: int64, ``input``'s shape: flat positions :math:`(d H + h) W + w`.
+        kernel_size: the pooling's kernel, an int or a triple.
+        stride: the pooling's stride (default ``kernel_size``).
+        padding: the pooling's padding (default 0).
+        output_size: (D_out, H_out, W_out), or with N and C in front; default
+            :math:`(D - 1) s - 2p + k` on each axis.
+    """
+    return _max_unpool(
+        "max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size
+    )
+
+
+def max_pool1d_with_indices(
+    input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool1d` returning ``(output, indices)`` whatever ``return_indices`` says, as
+    PyTorch's."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(
+    input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool2d` returning ``(output, indices)`` whatever ``return_indices`` says, as
+    PyTorch's."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(
+    input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
+    ceil_mode: bool = False, return_indices: bool = False,
+) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool3d` returning ``(output, indices)`` whatever ``return_indices`` says, as
+    PyTorch's."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(
+    input: Tensor, output_size: int, return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool1d` returning ``(output, indices)``, as PyTorch's."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(
+    input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool2d` returning ``(output, indices)``, as PyTorch's."""
+    return adaptive_max_pool2d(input, output_size, True)

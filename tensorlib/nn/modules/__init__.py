@@ -83,6 +83,11 @@ from tensorlib.nn.modules.loss import (
     SoftMarginLoss,
     TripletMarginLoss,
 )
+from tensorlib.nn.modules.loss import (
+    CTCLoss,
+    MultiLabelMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
@@ -119,6 +124,9 @@ from tensorlib.nn.modules.pooling import (
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
 )
 from tensorlib.nn.modules.sparse import Embedding, EmbeddingBag, PositionalEmbedding
 from tensorlib.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
@@ -250,6 +258,14 @@ __all__ = [
     "ReflectionPad3d",
     "ReplicationPad3d",
     "ZeroPad3d",
+    # Chapter 4, section 10.6: max unpooling
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
+    # Chapter 4, section 11.3: more losses
+    "CTCLoss",
+    "MultiLabelMarginLoss",
+    "TripletMarginWithDistanceLoss",
     # Chapter 5
     "GRU",
     "GRUCell",

@@ -30,10 +30,13 @@ __all__ = [
     'MultiLabelSoftMarginLoss',
     'CosineSimilarity',
     'PairwiseDistance',
+    'MultiLabelMarginLoss',
+    'TripletMarginWithDistanceLoss',
+    'CTCLoss',
 ]
 
 
-# %% book/04_layers.ipynb, cell 252
+# %% book/04_layers.ipynb, cell 256
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
@@ -65,7 +68,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 253
+# %% book/04_layers.ipynb, cell 257
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -179,7 +182,7 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 254
+# %% book/04_layers.ipynb, cell 258
 class BCELoss(Module):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
@@ -235,7 +238,7 @@ class HuberLoss(Module):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 256
+# %% book/04_layers.ipynb, cell 260
 class L1Loss(Module):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
@@ -429,3 +432,94 @@ class PairwiseDistance(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+# %% book/04_layers.ipynb, cell 281
+# the functions of section 11.3, defined after this module's header
+from collections.abc import Callable, Sequence  # noqa: E402
+
+from tensorlib.nn.functional.structured_loss import (  # noqa: E402
+    ctc_loss,
+    multilabel_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+
+
+class MultiLabelMarginLoss(Module):
+    r"""The multi-label hinge loss :math:`\frac1C \sum_{j \in Y} \sum_{i \notin Y}
+    \max(0, 1 - (x_j - x_i))` (``F.multilabel_margin_loss``, section 11.3).
+
+    Args:
+        reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
+    """
+
+    def __init__(self, *, reduction: str = "mean") -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(Module):
+    r""":math:`\max(0, m + d(a, p) - d(a, n))` with a distance of your choice
+    (``F.triplet_margin_with_distance_loss``, section 11.3).
+
+    Args:
+        distance_function: two tensors to their distances (default a
+            :class:`PairwiseDistance`, Euclidean).
+        margin: the least gap wanted, positive (default 1).
+        swap: use the harder of :math:`d(a, n)` and :math:`d(p, n)` (default False).
+        reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
+    """
+
+    def __init__(
+        self, *, distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0, swap: bool = False, reduction: str = "mean",
+    ) -> None:
+        super().__init__()
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function = (
+            PairwiseDistance() if distance_function is None else distance_function
+        )  # a module, as PyTorch's: it shows in the repr
+        self.margin, self.swap, self.reduction = margin, swap, reduction
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction,
+        )
+
+
+class CTCLoss(Module):
+    r"""The connectionist temporal classification loss (``F.ctc_loss``, section 11.3).
+
+    Args:
+        blank: the blank class (default 0).
+        reduction: ``'mean'`` (default: per target length, then over the batch), ``'sum'``
+            or ``'none'``.
+        zero_infinity: a loss of 0 instead of infinity for impossible alignments.
+
+    Call it as ``loss(log_probs, targets, input_lengths, target_lengths)``.
+    """
+
+    def __init__(
+        self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
+    ) -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(
+        self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
+        target_lengths: Tensor | Sequence[int],
+    ) -> Tensor:
+        return ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+            self.zero_infinity,
+        )

@@ -67,6 +67,15 @@ def _indent_after_first_line(text: str, spaces: int) -> str:
     return "\n".join(lines[:1] + [" " * spaces + line for line in lines[1:]])
 
 
+def _parametrization_of(owner: Module, name: str) -> Any:
+    """The ``ParametrizationList`` that computes ``owner.<name>`` (section 11.1), else None:
+    an entry of the child ``parametrizations`` that ``register_parametrization`` made."""
+    modules = owner.__dict__.get("_modules")
+    holder = modules.get("parametrizations") if modules else None
+    entry = holder.__dict__["_modules"].get(name) if isinstance(holder, Module) else None
+    return entry if entry is not None and hasattr(entry, "right_inverse") else None
+
+
 _T = TypeVar("_T", bound=Tensor)  # the tensor type a walk yields: Parameter or Tensor
 
 
@@ -606,11 +615,17 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         # A Parameter or Module value registers (replacing whatever held the name); None or
-        # a Tensor assigned to a name already registered updates that entry in place.
+        # a Tensor assigned to a name already registered updates that entry in place; a
+        # parametrized name (section 11.1) stores the value through right_inverse.
         parameters = self.__dict__.get("_parameters")
         buffers = self.__dict__.get("_buffers")
         modules = self.__dict__.get("_modules")
-        if isinstance(value, (Parameter, Module)):
+        parametrized = (
+            _parametrization_of(self, name) if modules and "parametrizations" in modules else None
+        )
+        if parametrized is not None:
+            parametrized.right_inverse(value)
+        elif isinstance(value, (Parameter, Module)):
             parameters, _, modules = self._tables()
             if isinstance(value, Module):
                 self._check_not_cycle(name, value)
@@ -647,6 +662,9 @@ class Module:
             table = self.__dict__.get(key)
             if table is not None and name in table:
                 return table[name]
+        parametrization = _parametrization_of(self, name)
+        if parametrization is not None:  # a parametrized tensor, computed now (section 11.1)
+            return parametrization()
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:

@@ -4,7 +4,8 @@
 """``MaxPool2d`` and ``AvgPool2d``: summarise each window of each channel; ``MaxPool1d``,
 ``AvgPool1d`` and the adaptive poolings ``AdaptiveAvgPool2d``, ``AdaptiveAvgPool1d``,
 ``AdaptiveMaxPool2d`` (section 10.1); ``MaxPool3d``, ``AvgPool3d`` and ``AdaptiveAvgPool3d``
-(section 10.3); ``AdaptiveMaxPool1d``, ``LPPool1d`` and ``LPPool2d`` (section 10.5)."""
+(section 10.3); ``AdaptiveMaxPool1d``, ``LPPool1d`` and ``LPPool2d`` (section 10.5);
+``MaxUnpool1d``, ``MaxUnpool2d`` and ``MaxUnpool3d`` (section 10.6)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,15 @@ __all__ = [
     'AdaptiveMaxPool1d',
     'LPPool1d',
     'LPPool2d',
+    'MaxUnpool2d',
+    'MaxUnpool1d',
+    'MaxUnpool3d',
 ]
 
 
 # %% book/04_layers.ipynb, cell 217
 from collections.abc import Sequence
+from typing import Any
 
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import avg_pool2d, max_pool2d
@@ -43,8 +48,8 @@ class MaxPool2d(Module):
         stride: an int or a pair; ``None`` (default) means ``kernel_size``.
         padding: implicit :math:`-\\infty` padding, at most half the kernel (default 0).
         dilation: spacing between window taps (default 1).
-        return_indices: must be ``False`` (returning the argmax positions is not implemented);
-            it comes before ``ceil_mode``, as in PyTorch.
+        return_indices: also return where each maximum was, as a pair ``(output, indices)``
+            (section 10.6); it comes before ``ceil_mode``, as in PyTorch.
         ceil_mode: round the output size up instead of down, keeping a last partial window.
 
     Shapes: input (N, C, H, W) or (C, H, W), output (N, C, H_out, W_out) or (C, H_out, W_out),
@@ -63,10 +68,6 @@ class MaxPool2d(Module):
     ) -> None:
         super().__init__()
         _pair(kernel_size, "kernel_size")
-        if return_indices:
-            raise NotImplementedError(
-                f"{type(self).__name__}: return_indices=True is not implemented"
-            )
         self.return_indices = return_indices
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
@@ -74,9 +75,10 @@ class MaxPool2d(Module):
         self.dilation = dilation
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Any:
         return max_pool2d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+            self.return_indices,
         )
 
     def extra_repr(self) -> str:
@@ -150,8 +152,8 @@ class MaxPool1d(Module):
         stride: an int; ``None`` (default) means ``kernel_size``.
         padding: implicit :math:`-\\infty` padding, at most half the kernel (default 0).
         dilation: spacing between window taps (default 1).
-        return_indices: must be ``False`` (returning the argmax positions is not implemented);
-            it comes before ``ceil_mode``, as in PyTorch.
+        return_indices: also return where each maximum was, as a pair ``(output, indices)``
+            (section 10.6); it comes before ``ceil_mode``, as in PyTorch.
         ceil_mode: round the output size up instead of down, keeping a last partial window.
 
     Shapes: input (N, C, L) or (C, L), output (N, C, L_out) or (C, L_out),
@@ -169,10 +171,6 @@ class MaxPool1d(Module):
     ) -> None:
         super().__init__()
         _single(kernel_size, "kernel_size")
-        if return_indices:
-            raise NotImplementedError(
-                f"{type(self).__name__}: return_indices=True is not implemented"
-            )
         self.return_indices = return_indices
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
@@ -180,9 +178,10 @@ class MaxPool1d(Module):
         self.dilation = dilation
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Any:
         return max_pool1d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+            self.return_indices,
         )
 
     def extra_repr(self) -> str:
@@ -276,7 +275,8 @@ class AdaptiveMaxPool2d(Module):
 
     Args:
         output_size: an int or an (H_out, W_out) pair; a ``None`` entry keeps that input size.
-        return_indices: must be ``False`` (returning the argmax positions is not implemented).
+        return_indices: also return where each maximum was, as a pair ``(output, indices)``
+            (section 10.6).
 
     Shapes: input (N, C, H, W) or (C, H, W), output (N, C, H_out, W_out) or (C, H_out, W_out).
     """
@@ -285,13 +285,11 @@ class AdaptiveMaxPool2d(Module):
         self, output_size: int | Sequence[int | None], return_indices: bool = False
     ) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool2d: return_indices=True is not implemented")
         self.output_size = output_size
         self.return_indices = return_indices
 
-    def forward(self, input: Tensor) -> Tensor:
-        return adaptive_max_pool2d(input, self.output_size)
+    def forward(self, input: Tensor) -> Any:
+        return adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -314,8 +312,8 @@ class MaxPool3d(Module):
         stride: an int or a triple; ``None`` (default) means ``kernel_size``.
         padding: implicit :math:`-\\infty` padding, at most half the kernel (default 0).
         dilation: spacing between window taps (default 1).
-        return_indices: must be ``False`` (returning the argmax positions is not implemented);
-            it comes before ``ceil_mode``, as in PyTorch.
+        return_indices: also return where each maximum was, as a pair ``(output, indices)``
+            (section 10.6); it comes before ``ceil_mode``, as in PyTorch.
         ceil_mode: round the output size up instead of down, keeping a last partial window.
 
     Shapes: input (N, C, D, H, W) or (C, D, H, W), output (N, C, D_out, H_out, W_out) or
@@ -334,10 +332,6 @@ class MaxPool3d(Module):
     ) -> None:
         super().__init__()
         _triple(kernel_size, "kernel_size")
-        if return_indices:
-            raise NotImplementedError(
-                f"{type(self).__name__}: return_indices=True is not implemented"
-            )
         self.return_indices = return_indices
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
@@ -345,9 +339,10 @@ class MaxPool3d(Module):
         self.dilation = dilation
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input: Tensor) -> Any:
         return max_pool3d(
-            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode
+            input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+            self.return_indices,
         )
 
     def extra_repr(self) -> str:
@@ -433,17 +428,16 @@ class AdaptiveMaxPool1d(Module):
 
     Args:
         output_size: the output length.
-        return_indices: must be ``False`` (returning the argmax positions is not implemented).
+        return_indices: also return where each maximum was, as a pair ``(output, indices)``
+            (section 10.6).
     """
 
     def __init__(self, output_size: int, return_indices: bool = False) -> None:
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool1d: return_indices=True is not implemented")
         self.output_size, self.return_indices = output_size, return_indices
 
-    def forward(self, input: Tensor) -> Tensor:
-        return adaptive_max_pool1d(input, self.output_size)
+    def forward(self, input: Tensor) -> Any:
+        return adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -492,3 +486,118 @@ class LPPool2d(LPPool1d):
 
     def forward(self, input: Tensor) -> Tensor:
         return lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+# %% book/04_layers.ipynb, cell 251
+# the functions of section 10.6, defined after this module's header (section 10)
+from tensorlib.nn.functional.layers import (  # noqa: E402
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+
+
+class _MaxUnpoolNd(Module):
+    """What the max-unpooling layers share: their settings, printed as PyTorch prints them."""
+
+    kernel_size: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[int, ...]
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """A partial inverse of :class:`MaxPool2d`: each value back at its index, zeros elsewhere
+    (section 10.6).
+
+    Args:
+        kernel_size: the pooling's kernel, an int or a pair.
+        stride: the pooling's stride; ``None`` (default) means ``kernel_size``.
+        padding: the pooling's padding (default 0).
+
+    Shapes: input and indices (N, C, H, W) or (C, H, W); output (N, C, H_out, W_out),
+    :math:`H_{out} = (H - 1) s - 2p + k`, or ``output_size`` given to the call.
+    """
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = _pair(kernel_size if stride is None else stride, "stride")
+        self.padding = _pair(padding, "padding")
+
+    def forward(
+        self, input: Tensor, indices: Tensor, output_size: Sequence[int] | None = None
+    ) -> Tensor:
+        return max_unpool2d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """A partial inverse of :class:`MaxPool1d` (section 10.6).
+
+    Args:
+        kernel_size: the pooling's kernel.
+        stride: the pooling's stride; ``None`` (default) means ``kernel_size``.
+        padding: the pooling's padding (default 0).
+
+    Shapes: input and indices (N, C, L) or (C, L); output (N, C, L_out),
+    :math:`L_{out} = (L - 1) s - 2p + k`, or ``output_size`` given to the call.
+    """
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = (_single(kernel_size, "kernel_size"),)
+        self.stride = (_single(kernel_size if stride is None else stride, "stride"),)
+        self.padding = (_single(padding, "padding"),)
+
+    def forward(
+        self, input: Tensor, indices: Tensor, output_size: Sequence[int] | None = None
+    ) -> Tensor:
+        return max_unpool1d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """A partial inverse of :class:`MaxPool3d` (section 10.6).
+
+    Args:
+        kernel_size: the pooling's kernel, an int or a triple.
+        stride: the pooling's stride; ``None`` (default) means ``kernel_size``.
+        padding: the pooling's padding (default 0).
+
+    Shapes: input and indices (N, C, D, H, W) or (C, D, H, W); output
+    (N, C, D_out, H_out, W_out), :math:`D_{out} = (D - 1) s - 2p + k` on each axis, or
+    ``output_size`` given to the call.
+    """
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = _triple(kernel_size, "kernel_size")
+        self.stride = _triple(kernel_size if stride is None else stride, "stride")
+        self.padding = _triple(padding, "padding")
+
+    def forward(
+        self, input: Tensor, indices: Tensor, output_size: Sequence[int] | None = None
+    ) -> Tensor:
+        return max_unpool3d(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
