@@ -31,6 +31,9 @@ from tensorlib.engine import (
     narrow, roll, set_default_device, set_num_threads,
 )
 from tensorlib.engine import (
+    cdouble, cfloat, complex64, complex128, layout, strided, uint16, uint32, uint64,
+)
+from tensorlib.engine import (
     argsort, ceil, clip, count_nonzero, expm1, floor, isclose, isfinite, isinf, isnan, log2, log10,
     logical_and, logical_not, logical_or, logical_xor, logsumexp, nonzero, reciprocal, round, sign,
     signbit, trunc,

@@ -628,23 +628,26 @@ def test_custom_function_may_return_a_numpy_scalar_for_a_0d_input():
 
 
 @pytest.mark.parametrize(
-    "write",
+    ("write", "expected"),
     [
-        lambda buf, w: buf.__setitem__(0, (w * w).sum()),
-        lambda buf, w: buf.copy_(w * 3),
-        lambda buf, w: buf.fill_((w * w).sum()),
-        lambda buf, w: buf.add_(w),
-        lambda buf, w: buf.mul_(w),
+        (lambda buf, w: buf.__setitem__(0, (w * w).sum()), [2.0, 2.0, 2.0]),
+        (lambda buf, w: buf.copy_(w * 3), [3.0, 3.0, 3.0]),
+        (lambda buf, w: buf.fill_((w * w).sum()), [6.0, 6.0, 6.0]),
+        (lambda buf, w: buf.add_(w), [1.0, 1.0, 1.0]),
+        (lambda buf, w: buf.mul_(w), [0.0, 0.0, 0.0]),
     ],
     ids=["setitem", "copy_", "fill_", "add_", "mul_"],
 )
-def test_writing_a_tensor_that_requires_grad_in_place_raises(write):
+def test_writing_a_tensor_that_requires_grad_in_place_is_recorded(write, expected):
+    # as in PyTorch, the plain tensor joins the graph and the gradient flows back to w
     buf, w = tl.zeros(3), tl.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"drop its\s+gradient.*cat/stack/where"):
-        write(buf, w)
-    np.testing.assert_array_equal(buf.numpy(), np.zeros(3), "nothing may be written")
+    write(buf, w)
+    buf.sum().backward()
+    assert w.grad.tolist() == expected
     with tl.no_grad():  # outside grad mode the values are simply copied
-        write(buf, w)
+        plain = tl.zeros(3)
+        write(plain, w)
+        assert plain.grad_fn is None
 
 
 # ---------------------------------------------------------------------------------------------

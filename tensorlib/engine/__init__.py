@@ -143,6 +143,9 @@ from tensorlib.engine.scatter_ops import (
 )
 from tensorlib.engine.inplace import clamp_, fill_, zero_
 from tensorlib.engine.retain_grad import detach_
+from tensorlib.engine.dtypes import (
+    cdouble, cfloat, complex64, complex128, layout, strided, uint16, uint32, uint64,
+)
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
@@ -179,6 +182,8 @@ __all__ = [
     "squeeze", "transpose", "unsqueeze",
     "Gather", "Index", "gather",
     "Cat", "Stack", "cat", "chunk", "concat", "split", "stack",
+    "cdouble", "cfloat", "complex64", "complex128", "layout", "strided", "uint16", "uint32",
+    "uint64",
     "inference_mode", "bfloat16", "get_default_device", "set_default_device", "is_floating_point",
     "mm",
     "Flip", "Roll", "flip", "roll", "narrow",

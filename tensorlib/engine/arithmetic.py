@@ -340,9 +340,23 @@ def mul(input: Any, other: Any) -> Tensor:
     return Mul.apply(*_promote(input, other))
 
 
-def div(input: Any, other: Any) -> Tensor:
-    """``input / other``, elementwise with broadcasting (true division: integers give floats)."""
-    return Div.apply(*_promote(input, other))
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """``input / other``, elementwise with broadcasting: true division (integers give floats)
+    unless ``rounding_mode`` is ``"trunc"`` (toward zero) or ``"floor"`` (toward
+    :math:`-\\infty`), which keep an integer dtype and have a zero gradient, as in PyTorch."""
+    if rounding_mode is None:
+        return Div.apply(*_promote(input, other))
+    if rounding_mode not in ("floor", "trunc"):
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"{rounding_mode!r}"
+        )
+    quotient = floor_divide(input, other)
+    if rounding_mode == "floor":
+        return quotient
+    exact = np.trunc(div(input, other)._data)  # x/0 is inf or nan, silently, as in torch
+    with np.errstate(invalid="ignore"):
+        return _wrap(exact.astype(quotient._data.dtype), None)
 
 
 def pow(input: Any, exponent: Any) -> Tensor:

@@ -60,7 +60,7 @@ from tensorlib.engine.dtypes import (
     parse_to,
     uint8,
 )
-from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _wrap
+from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _sizes_or, _wrap
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -108,21 +108,33 @@ def _filled(
     return out
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
-    """A tensor of zeros; ``zeros(2, 3)`` and ``zeros((2, 3))`` are the same
-    (float32 by default)."""
-    return _filled(size, 0, dtype or get_default_dtype(), requires_grad, device)
+def zeros(
+    *sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
+    device: Any = None,
+) -> Tensor:
+    """A tensor of zeros; ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros(size=(2, 3))`` are the
+    same (float32 by default)."""
+    shape = _sizes_or(sizes, size, "size", "zeros")
+    return _filled(shape, 0, dtype or get_default_dtype(), requires_grad, device)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+def ones(
+    *sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
+    device: Any = None,
+) -> Tensor:
     """A tensor of ones (float32 by default)."""
-    return _filled(size, 1, dtype or get_default_dtype(), requires_grad, device)
+    shape = _sizes_or(sizes, size, "size", "ones")
+    return _filled(shape, 1, dtype or get_default_dtype(), requires_grad, device)
 
 
-def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+def empty(
+    *sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
+    device: Any = None,
+) -> Tensor:
     """A tensor whose values are not set (tensorlib fills it with zeros,
     so runs are reproducible)."""
-    return _filled(size, 0, dtype or get_default_dtype(), requires_grad, device)
+    shape = _sizes_or(sizes, size, "size", "empty")
+    return _filled(shape, 0, dtype or get_default_dtype(), requires_grad, device)
 
 
 def full(

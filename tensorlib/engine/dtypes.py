@@ -29,6 +29,15 @@ __all__ = [
     'get_default_dtype',
     'set_default_dtype',
     'bfloat16',
+    'complex64',
+    'cfloat',
+    'complex128',
+    'cdouble',
+    'uint16',
+    'uint32',
+    'uint64',
+    'layout',
+    'strided',
     'inf',
     'nan',
     'pi',
@@ -90,8 +99,9 @@ def set_default_dtype(d: Any) -> None:
 
 # %% book/02_autograd.ipynb, cell 21
 class _MissingDtype:
-    """A PyTorch dtype numpy has not (``bfloat16``): the name exists,
-    and using it raises ``TypeError``.
+    """A PyTorch dtype tensorlib cannot hold (``bfloat16``, which numpy has not; the complex dtypes
+    and ``uint16``/``uint32``/``uint64``, whose arithmetic and promotion tensorlib does not
+    implement): the name exists, and using it raises ``TypeError``.
 
     Its queries answer as PyTorch's do (``is_floating_point``, ``itemsize``), so code that only
     inspects dtypes runs; numpy reads a dtype-like object's ``dtype`` attribute, which raises, so
@@ -99,30 +109,61 @@ class _MissingDtype:
     ``np.dtype(bfloat16)`` all give the message.
     """
 
-    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed")
+    __slots__ = ("name", "itemsize", "is_floating_point", "is_complex", "is_signed", "advice")
     name: str
     itemsize: int
     is_floating_point: bool
     is_complex: bool
     is_signed: bool
+    advice: str
 
-    def __init__(self, name: str, itemsize: int) -> None:
-        self.name, self.itemsize = name, itemsize
-        self.is_floating_point, self.is_complex, self.is_signed = True, False, True
+    def __init__(self, name: str, itemsize: int, kind: str = "f", advice: str = "") -> None:
+        """``kind`` is numpy's letter for what PyTorch's dtype is: ``"f"`` floating, ``"c"``
+        complex, ``"u"`` unsigned integer; ``advice`` says why tensorlib lacks it, what to use."""
+        self.name, self.itemsize, self.advice = name, itemsize, advice
+        self.is_floating_point, self.is_complex = kind == "f", kind == "c"
+        self.is_signed = kind != "u"
 
     @property
     def dtype(self) -> np.dtype:
-        raise TypeError(
-            f"tensorlib has no {self.name}: numpy, which holds tensorlib's values, "
-            f"has no {self.name} dtype; "
-            "use float16 (also 2 bytes, a narrower range) or float32"
-        )
+        raise TypeError(f"tensorlib has no {self.name}: {self.advice}")
 
     def __repr__(self) -> str:
         return f"tensorlib.{self.name}"
 
 
-bfloat16 = _MissingDtype("bfloat16", 2)
+bfloat16 = _MissingDtype(
+    "bfloat16", 2, "f",
+    "numpy, which holds tensorlib's values, has no bfloat16 dtype; "
+    "use float16 (also 2 bytes, a narrower range) or float32",
+)
+_REAL_ONLY = "tensorlib's ops and autograd are real-valued; keep real and imaginary parts apart"
+complex64 = cfloat = _MissingDtype("complex64", 8, "c", _REAL_ONLY)
+complex128 = cdouble = _MissingDtype("complex128", 16, "c", _REAL_ONLY)
+_WIDE_UNSIGNED = (
+    "PyTorch itself has only limited support for it (no arithmetic), and tensorlib implements "
+    "PyTorch's promotion rules for uint8 only; use int32 or int64"
+)
+uint16 = _MissingDtype("uint16", 2, "u", _WIDE_UNSIGNED)
+uint32 = _MissingDtype("uint32", 4, "u", _WIDE_UNSIGNED)
+uint64 = _MissingDtype("uint64", 8, "u", _WIDE_UNSIGNED)
+
+
+class layout:
+    """How a tensor's elements sit in memory, as ``torch.layout``: tensorlib has one,
+    ``strided`` (numpy's arrays: a pointer and a stride per dim); ``t.layout`` gives it."""
+
+    __slots__ = ("name",)
+    name: str
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"tensorlib.{self.name}"
+
+
+strided = layout("strided")
 inf = math.inf
 nan = math.nan
 pi = math.pi  # torch.pi and torch.e: Python floats, as in PyTorch

@@ -7,7 +7,9 @@ and ``run_backward``, the backward pass.
 An op on tensors runs a :class:`Function`: its ``forward`` computes the result from numpy
 arrays and keeps what the derivative needs; when gradients are being recorded, the
 Function instance becomes the result's ``grad_fn``, and remembers which values its backward
-reads and when it read them (the in-place clock). :func:`run_backward` checks that none of
+reads and when it read them (the in-place clock); an in-place change in the graph moves a tensor
+onto a new node (``_rebase``), and a node made before reads the one it had (``_input_node``).
+:func:`run_backward` checks that none of
 those values was changed in place since, visits the nodes in reverse topological order and
 applies each node's ``backward``, the vector-Jacobian product of its op, adding up the
 gradients of values used more than once; it delivers the gradients of leaves into ``.grad``
@@ -50,6 +52,74 @@ def count_in_place_change() -> int:
     with _clock_lock:
         _in_place_changes += 1
         return _in_place_changes
+
+
+# id(tensor) -> (a weak reference to it, [(clock of an in-place change, its grad_fn before)])
+_rebased: dict[int, tuple[weakref.ref, list[tuple[int, Function | None]]]] = {}
+
+
+def _rebase(tensor: Tensor, node: Function | None, changed: int) -> None:
+    """Make ``node`` the ``grad_fn`` of ``tensor``, just changed in place at clock ``changed``
+    (PyTorch's rebase), remembering the node it had: the nodes made before the change read it
+    through that one. If views share its memory (a third entry in the counter, from
+    ``shape_ops._view_of``), the counter keeps ``changed`` there: see ``_check_fresh``."""
+    old = tensor.grad_fn
+    versions = tensor._versions
+    if versions is not None and len(versions) > 2:
+        versions[2] = changed
+    if old is not None:
+        key = id(tensor)
+        entry = _rebased.get(key)
+        if entry is None or entry[0]() is not tensor:
+            entry = (weakref.ref(tensor, _forgets(_rebased, key)), [])
+            _rebased[key] = entry
+        entry[1].append((changed, old))
+        kept = _retained.pop(old, None) if _retained else None  # retain_grad: the new value's
+        if kept is not None and kept() is tensor and node is not None:
+            _retained[node] = weakref.ref(tensor, _forgets(_retained, node))
+    tensor.grad_fn, tensor._requires_grad = node, node is not None
+
+
+def _forgets(registry: dict[Any, Any], key: Any) -> Callable[[weakref.ref], None]:
+    """A weak reference's callback that drops ``registry[key]`` when its tensor goes."""
+
+    def forget(_: weakref.ref) -> None:
+        registry.pop(key, None)
+
+    return forget
+
+
+def _check_fresh(x: Tensor, changed: int) -> None:
+    """Raise if ``x``'s node predates the in-place change, recorded at clock ``changed``, of memory
+    it shares: a view (``h[0]``) or an alias of a tensor rebased since. Its values are new, its
+    graph old: PyTorch re-derives a view's node; tensorlib refuses rather than be wrong."""
+    node = x.grad_fn
+    if node is not None:
+        if node.saved is None or node.saved[0] >= changed:  # made since (or freed: raises anyway)
+            return
+        entry = _rebased.get(id(x))
+        if entry is not None and entry[1][-1][0] >= changed:  # x is the tensor that was changed
+            return
+    raise RuntimeError(
+        "this tensor shares memory with a tensor that an in-place op changed in the graph after "
+        "this one was made (it is a view such as h[0] or h.T, or an alias): its values changed "
+        "but its graph did not. Make the view again after the in-place change, or clone() "
+        "before the change"
+    )
+
+
+def _input_node(node: Function, parent: Tensor) -> Function | None:
+    """The node that made ``parent``, an input of ``node``, as ``node`` read it: ``parent.grad_fn``,
+    unless an in-place change after ``node`` was made rebased ``parent`` (then the one before).
+    A freed node (``saved`` None) gets the newest: a pass through it raises anyway."""
+    entry = _rebased.get(id(parent))
+    if entry is None or node.saved is None:
+        return parent.grad_fn
+    made = node.saved[0]
+    for changed, old in entry[1]:
+        if changed > made:
+            return old
+    return parent.grad_fn
 
 
 # op class -> (its nodes keep their inputs, their output's counter)
@@ -160,12 +230,16 @@ class Function:
             parents: list[Tensor | None] = []
             needs: list[bool] = []  # a plain loop again: two comprehensions cost ~0.2 us more an op
             for x in inputs:
-                if isinstance(x, Tensor) and x._requires_grad:
-                    parents.append(x)
-                    needs.append(True)
-                else:
-                    parents.append(None)
-                    needs.append(False)
+                if isinstance(x, Tensor):
+                    versions = x._versions  # memory an in-place op changed in the graph? (_rebase)
+                    if versions is not None and len(versions) > 2 and versions[2]:
+                        _check_fresh(x, versions[2])
+                    if x._requires_grad:
+                        parents.append(x)
+                        needs.append(True)
+                        continue
+                parents.append(None)
+                needs.append(False)
             node.inputs, node.needs_input_grad = tuple(parents), tuple(needs)
             # What the backward reads, stamped with the in-place clock
             # (checked by run_backward, step 2)
@@ -223,7 +297,7 @@ def _topological_order(root: Function) -> list[Function]:
         stack.append((node, True))
         for parent in node.inputs:
             if parent is not None:
-                parent_node = parent.grad_fn
+                parent_node = parent.grad_fn if not _rebased else _input_node(node, parent)
                 if parent_node is not None and parent_node not in seen:
                     stack.append((parent_node, False))
     order.reverse()
@@ -309,8 +383,6 @@ def run_backward(
                 grads = ()  # 5'. added into its input's running sum (Index, a slice)
             else:
                 grads = _node_backward(node, grad)  # 5. one node's VJP, one gradient per input
-            if not retain_graph:
-                freeing.release(node)  # 6. its saved arrays, no longer needed
             # 7. each input's gradient to its node, or to the leaf; lengths were checked in
             # _node_backward (so no strict=, which alone costs ~0.1 us a node)
             for parent, parent_grad in zip(node.inputs, grads):  # noqa: B905
@@ -318,13 +390,15 @@ def run_backward(
                     continue
                 if type(parent_grad) is not np.ndarray or parent_grad.shape != parent._data.shape:
                     parent_grad = _checked_gradient(node, parent, parent_grad)
-                parent_node = parent.grad_fn
+                parent_node = parent.grad_fn if not _rebased else _input_node(node, parent)
                 if parent_node is None:
                     deliver(parent, parent_grad)
                 elif parent_node in pending:  # a new array: the pass owns it
                     pending[parent_node] = owned[parent_node] = pending[parent_node] + parent_grad
                 else:
                     pending[parent_node] = parent_grad
+            if not retain_graph:  # 6. its saved arrays, no longer needed: freed after step 7,
+                freeing.release(node)  # which reads when the node was made (_input_node)
     finish()  # 4'. the hooked leaves' summed gradients, through their hooks
     return None if capture is None else captured
 
@@ -357,6 +431,7 @@ def _topological_order_of(
         return _topological_order(next(iter(pending)))
     join = object.__new__(_Join)
     join.inputs = tuple(root for root in roots if root.grad_fn is not None)
+    join.saved = None  # its inputs are the roots as they are now
     return _topological_order(join)[1:]
 
 
@@ -560,7 +635,9 @@ def _add_into_input(
     if node.saved is None:
         raise RuntimeError(f"{node.name()}: {freeing.SECOND_BACKWARD}")
     parent = node.inputs[0]
-    parent_node = parent.grad_fn if parent is not None else None
+    parent_node = (
+        None if parent is None else parent.grad_fn if not _rebased else _input_node(node, parent)
+    )
     if parent is None or parent_node is None:
         return False
     total = pending.get(parent_node)
@@ -614,7 +691,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 267
+# %% book/02_autograd.ipynb, cell 269
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

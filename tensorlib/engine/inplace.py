@@ -4,8 +4,10 @@
 """In-place changes: ``zero_``, ``fill_``, ``copy_``, ``add_``, ..., ``x[k] = v``,
 each guarded and counted.
 
-In grad mode an in-place change of a tensor in the graph raises (it would make backward
-silently wrong); under ``no_grad`` it is how optimizers and initializers update parameters.
+In grad mode an in-place change of a tensor in the graph (or writing in a value that requires
+grad) is recorded as PyTorch records it (``_record``): the out-of-place op's node, on a snapshot
+of the old values, becomes the tensor's ``grad_fn``. A leaf that requires grad and a view are
+refused; under ``no_grad`` an in-place change is how optimizers and initializers update parameters.
 Every change raises the tensor's version (``_version``, shared by its views and ``detach()``)
 and advances the engine's in-place clock, so backward can refuse to read a value changed
 after an op saved it (see ``tensorlib.engine.function``).
@@ -39,17 +41,24 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.elementwise import _clamp_bounds
-from tensorlib.engine.function import count_in_place_change
+from tensorlib.engine.elementwise import _clamp_bounds, clamp
+from tensorlib.engine.function import _rebase, count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key, scatter, scatter_add
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
-from tensorlib.engine.tensor_type import Tensor, _scalar_operand
+from tensorlib.engine.scatter_ops import _write_into
+from tensorlib.engine.selection import masked_fill, where
+from tensorlib.engine.tensor_type import Tensor, _scalar_operand, _wrap
 from tensorlib.shape import broadcast_shapes
+
+# the mask of zero_, fill_ and copy_ recorded in the graph
+_EVERYWHERE = _wrap(np.ones((), dtype=bool), None)
 
 
 def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place operation") -> None:
-    """In-place changes are only allowed outside the graph, and may not drop a gradient.
+    """The checks of an in-place change that is not recorded in the graph (``_joins_graph`` is
+    False, or the op is never recorded: the random draws, the in-place views): no leaf that
+    requires grad, no tensor of the graph, and no value written in that would drop a gradient.
 
     ``source`` is the value being written in (``copy_``, ``x[k] = v``, ``add_``, ...): if it
     requires grad, writing its values would silently cut it out of the graph.
@@ -64,8 +73,8 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
                     "wrap the update in `with tensorlib.no_grad():`"
                 )
             raise RuntimeError(
-                f"{op} on a tensor that is part of the graph (it has a grad_fn): tensorlib's "
-                "autograd does not support it; use the out-of-place op"
+                f"{op} on a tensor that is part of the graph (it has a grad_fn): tensorlib does "
+                f"not record {op} in the graph; use the out-of-place op"
             )
         if isinstance(source, Tensor) and source._requires_grad:
             raise RuntimeError(
@@ -75,6 +84,77 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
     if not tensor._data.flags.writeable:
         raise RuntimeError(
             "this tensor is a read-only broadcast view (from expand); clone() it first"
+        )
+
+
+def _joins_graph(tensor: Tensor, *values: Any) -> bool:
+    """Whether the change must be recorded in the graph: grad mode is on, ``tensor`` can have a
+    gradient (floating point), and it or a value written in requires grad. (An integer tensor
+    never joins the graph: writing a value that requires grad into one is refused.)"""
+    if _threads_without_grad and _get_ident() in _threads_without_grad:
+        return False
+    if tensor._data.dtype.kind != "f":
+        return False
+    return tensor._requires_grad or any(isinstance(v, Tensor) and v._requires_grad for v in values)
+
+
+def _is_view(tensor: Tensor) -> bool:
+    """Whether ``tensor`` is a view of another's memory (numpy's ``base``, and the counter
+    ``shape_ops._view_of`` marks as shared with views), or shares memory with an input of its node
+    (an op that returned its input's memory): a rebase would not update the other tensor."""
+    if tensor._versions is not None and len(tensor._versions) > 2 and tensor._data.base is not None:
+        return True
+    node = tensor.grad_fn
+    return node is not None and any(
+        x is not None and np.may_share_memory(x._data, tensor._data) for x in node.inputs
+    )
+
+
+def _record(
+    tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
+) -> Tensor:
+    """An in-place change in the graph, recorded as PyTorch records it: the out-of-place op runs on
+    a snapshot of the old values (which has the old ``grad_fn``), its result is written into
+    ``tensor``'s own memory (aliases see it), the version goes up, and ``tensor`` is rebased
+    onto the new node. A leaf that requires grad and a view are refused."""
+    if tensor._requires_grad and tensor.grad_fn is None:
+        _check_in_place(tensor, None, op)  # a leaf: PyTorch's message
+    if not tensor._data.flags.writeable:
+        raise RuntimeError(
+            "this tensor is a read-only broadcast view (from expand); clone() it first"
+        )
+    if _is_view(tensor):
+        raise RuntimeError(
+            f"{op} in grad mode on a view (x[0], x.view(...), x.t(), ...), with a gradient "
+            "involved: tensorlib follows in-place changes of a tensor that owns its memory, and "
+            "cannot update its base's graph as PyTorch does; change a copy, `v = v.clone()`, "
+            "or the base (`x[0] = x[0] + 1`, not `x[0] += 1`)"
+        )
+    old = _wrap(tensor._data.copy(), tensor.grad_fn)  # the snapshot: a backward may read it
+    old._requires_grad = tensor._requires_grad
+    args = tuple(old if x is tensor else x for x in args)  # h *= h reads the old h twice
+    kwargs = {k: old if x is tensor else x for k, x in kwargs.items()}
+    result = function(old, *args, **kwargs)
+    if result._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            f"{op}: output with shape {list(tensor._data.shape)} doesn't match the broadcast "
+            f"shape {list(result._data.shape)}"
+        )
+    if result._data.dtype != tensor._data.dtype:
+        _check_cast(result._data.dtype, tensor, op)
+        result = result.to(tensor._data.dtype)  # recorded: the gradient goes back in its dtype
+    tensor._data[...] = result._data
+    _mark_changed(tensor)
+    _rebase(tensor, result.grad_fn, tensor._versions[1] if tensor._versions is not None else 0)
+    return tensor
+
+
+def _check_cast(dtype: np.dtype, tensor: Tensor, op: str) -> None:
+    """PyTorch refuses a result that would change kind when written in (a float into an int)."""
+    if not np.can_cast(dtype, tensor._data.dtype, "same_kind"):
+        raise RuntimeError(
+            f"{op}: result type {dtype} can't be cast to the desired output type "
+            f"{tensor._data.dtype}"
         )
 
 
@@ -90,7 +170,10 @@ def _mark_changed(tensor: Tensor) -> None:
 
 # %% book/02_autograd.ipynb, cell 227
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
-    """``tensor[key] = value``, in place (outside the graph, e.g. under ``no_grad``)."""
+    """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
+    if _joins_graph(tensor, value):
+        _record(tensor, "index assignment", _assigned, _index_key(key), value)
+        return
     _check_in_place(tensor, value, "index assignment")
     tensor._data[_index_key(key)] = value._data if isinstance(value, Tensor) else value
     _mark_changed(tensor)
@@ -98,6 +181,8 @@ def setitem(tensor: Tensor, key: Any, value: Any) -> None:
 
 def zero_(tensor: Tensor) -> Tensor:
     """Set every element to 0, in place; returns ``tensor``."""
+    if _joins_graph(tensor):
+        return _record(tensor, "zero_", _written_everywhere, 0)
     _check_in_place(tensor, None, "zero_")
     tensor._data[...] = 0
     _mark_changed(tensor)
@@ -107,6 +192,9 @@ def zero_(tensor: Tensor) -> Tensor:
 def fill_(tensor: Tensor, value: Any) -> Tensor:
     """Set every element to ``value`` (a number or a one-element tensor),
     in place; returns ``tensor``."""
+    if _joins_graph(tensor, value):
+        _scalar_operand(value, "fill_")  # the check: a number or a one-element tensor
+        return _record(tensor, "fill_", _written_everywhere, value)
     _check_in_place(tensor, value, "fill_")
     tensor._data[...] = _scalar_operand(value, "fill_")
     _mark_changed(tensor)
@@ -116,16 +204,21 @@ def fill_(tensor: Tensor, value: Any) -> Tensor:
 def masked_fill_(tensor: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """Set the elements where ``mask`` (bool, broadcastable to ``tensor.shape``) is True
     to ``value``, in place."""
-    _check_in_place(tensor, value, "masked_fill_")
-    where = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
-    if where.dtype != np.bool_:
-        raise TypeError(f"masked_fill_ expects a bool mask, got dtype {where.dtype}")
-    if broadcast_shapes(where.shape, tensor._data.shape) != tensor._data.shape:
+    chosen = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if chosen.dtype != np.bool_:
+        raise TypeError(f"masked_fill_ expects a bool mask, got dtype {chosen.dtype}")
+    if broadcast_shapes(chosen.shape, tensor._data.shape) != tensor._data.shape:
         raise ValueError(
-            f"masked_fill_: mask of shape {where.shape} does not broadcast to the tensor's "
+            f"masked_fill_: mask of shape {chosen.shape} does not broadcast to the tensor's "
             f"shape {tensor._data.shape}"
         )
-    np.copyto(tensor._data, _scalar_operand(value, "masked_fill_"), where=where, casting="unsafe")
+    if _joins_graph(tensor, value):
+        number = _scalar_operand(value, "masked_fill_")
+        if isinstance(value, Tensor) and value._requires_grad:  # the value's gradient too
+            return _record(tensor, "masked_fill_", _where_reversed, chosen, value)
+        return _record(tensor, "masked_fill_", masked_fill, chosen, number)
+    _check_in_place(tensor, value, "masked_fill_")
+    np.copyto(tensor._data, _scalar_operand(value, "masked_fill_"), where=chosen, casting="unsafe")
     _mark_changed(tensor)
     return tensor
 
@@ -133,21 +226,43 @@ def masked_fill_(tensor: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tenso
 def copy_(tensor: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcastable to ``tensor.shape``) into ``tensor``,
     in place; returns ``tensor``."""
-    _check_in_place(tensor, src, "copy_")
     source = src._data if isinstance(src, Tensor) else np.asarray(src)
     if broadcast_shapes(source.shape, tensor._data.shape) != tensor._data.shape:
         raise ValueError(
             f"copy_: source of shape {source.shape} does not broadcast to {tensor._data.shape}"
         )
+    if _joins_graph(tensor, src):  # copy_ converts any dtype, as in PyTorch
+        converted = (
+            src.to(tensor._data.dtype)
+            if isinstance(src, Tensor)
+            else _wrap(source.astype(tensor._data.dtype), None)
+        )
+        return _record(tensor, "copy_", _written_everywhere, converted)
+    _check_in_place(tensor, src, "copy_")
     tensor._data[...] = source
     _mark_changed(tensor)
     return tensor
 
 
+def _assigned(old: Tensor, key: Any, value: Any) -> Tensor:
+    """``old[key] = value`` out of place (``index_put``): what ``x[key] = v`` records."""
+    return _write_into("index_put", old, value, key)
+
+
+def _written_everywhere(old: Tensor, value: Any) -> Tensor:
+    """``value`` (broadcast) in every place of ``old``: zero_, fill_ and copy_ in the graph, where
+    ``old``'s gradient is 0 and a value that requires grad gets the sum of the gradient."""
+    return where(_EVERYWHERE, value, old)
+
+
+def _where_reversed(old: Tensor, mask: np.ndarray, value: Tensor) -> Tensor:
+    """``masked_fill`` with a value that requires grad: ``where(mask, value, old)``."""
+    return where(_wrap(mask, None), value, old)
+
+
 def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1) -> Tensor:
     """``tensor = ufunc(tensor, alpha * other)`` in place,
     under torch's rules for shapes and dtypes."""
-    _check_in_place(tensor, other, op)
     _check_operand(other, op)
     operand = other._data if isinstance(other, Tensor) else other
     if alpha != 1:
@@ -173,6 +288,9 @@ def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1
                 f"{op}: result type {result} can't be cast to the desired output "
                 f"type {tensor._data.dtype}"
             )
+    if _joins_graph(tensor, other):
+        return _record(tensor, op, _BINARY[ufunc], other if alpha == 1 else other * alpha)
+    _check_in_place(tensor, other, op)
     if ufunc is np.true_divide:
         # x/0 is inf or nan, silently, as in torch
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -181,6 +299,12 @@ def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1
         ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
     _mark_changed(tensor)
     return tensor
+
+
+_BINARY: dict[np.ufunc, Callable[[Tensor, Any], Tensor]] = {
+    np.add: Tensor.__add__, np.subtract: Tensor.__sub__, np.multiply: Tensor.__mul__,
+    np.true_divide: Tensor.__truediv__,
+}  # the out-of-place ops that add_, sub_, mul_ and div_ record
 
 
 def add_(tensor: Tensor, other: Any, alpha: Any = 1) -> Tensor:
@@ -205,7 +329,6 @@ def div_(tensor: Tensor, other: Any) -> Tensor:
 
 def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -> Tensor:
     """Clamp to ``[min, max]`` in place (number bounds); returns ``tensor``."""
-    _check_in_place(tensor, None, "clamp_")
     low, high = (b._data if isinstance(b, Tensor) else b for b in _clamp_bounds(min, max, "clamp_"))
     for bound in (low, high):
         if bound is not None and not np.can_cast(
@@ -215,6 +338,9 @@ def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -
                 f"clamp_: result type {_result_dtype(tensor._data, bound)} can't be cast to the "
                 f"desired output type {tensor._data.dtype}"
             )
+    if _joins_graph(tensor, min, max):
+        return _record(tensor, "clamp_", clamp, min, max)
+    _check_in_place(tensor, None, "clamp_")
     np.clip(tensor._data, low, high, out=tensor._data)
     _mark_changed(tensor)
     return tensor
@@ -222,6 +348,8 @@ def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -
 def scatter_(tensor: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None) -> Tensor:
     """``scatter`` written into ``tensor`` (a one-hot: ``zeros(n, c).scatter_(1, labels, 1)``);
     returns ``tensor``."""
+    if _joins_graph(tensor, src):
+        return _record(tensor, "scatter_", scatter, dim, index, src, value=value)
     _check_in_place(tensor, src, "scatter_")
     tensor._data[...] = scatter(tensor.detach(), dim, index, src, value=value)._data
     _mark_changed(tensor)
@@ -230,6 +358,8 @@ def scatter_(tensor: Tensor, dim: int, index: Any, src: Any = None, *, value: An
 
 def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """``scatter_add`` written into ``tensor``; returns ``tensor``."""
+    if _joins_graph(tensor, src):
+        return _record(tensor, "scatter_add_", scatter_add, dim, index, src)
     _check_in_place(tensor, src, "scatter_add_")
     tensor._data[...] = scatter_add(tensor.detach(), dim, index, src)._data
     _mark_changed(tensor)
@@ -243,7 +373,10 @@ def apply_(
     """``tensor`` overwritten, in place, with ``function(tensor, *args, **kwargs)``, the
     out-of-place op computed on its values: how ``exp_``, ``lerp_``, ``index_add_`` and the other
     in-place forms are made. As PyTorch, a result whose dtype cannot be cast to ``tensor``'s
-    within its kind is refused (``exp_`` on an integer tensor), before anything is written."""
+    within its kind is refused (``exp_`` on an integer tensor), before anything is written. In the
+    graph the change is recorded (``_record``)."""
+    if _joins_graph(tensor, *args, *kwargs.values()):
+        return _record(tensor, op, function, *args, **kwargs)
     _check_in_place(tensor, None, op)
     for value in (*args, *kwargs.values()):  # a value written in may not drop a gradient
         _check_in_place(tensor, value, op)

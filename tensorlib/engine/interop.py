@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 264
+# %% book/02_autograd.ipynb, cell 266
 from typing import Any
 
 import numpy as np

@@ -64,9 +64,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import div, floor_divide, mul, sub
+from tensorlib.engine.arithmetic import div, mul, sub
 from tensorlib.engine.dtypes import get_default_dtype, parse_to
-from tensorlib.engine.elementwise import trunc
 from tensorlib.engine.function import Function
 from tensorlib.engine.indexing import diag
 from tensorlib.engine.joining import split
@@ -163,18 +162,7 @@ def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tenso
     """``input / other``, then rounded as ``rounding_mode`` says: ``None`` (true division),
     ``"trunc"`` (toward zero) or ``"floor"`` (toward :math:`-\\infty`). Integer inputs keep an
     integer dtype when rounded. The rounded forms have a zero gradient, as in PyTorch."""
-    if rounding_mode is None:
-        return div(input, other)
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
-    if rounding_mode != "trunc":
-        raise RuntimeError(
-            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-            f"{rounding_mode!r}"
-        )
-    quotient = floor_divide(input, other)
-    exact = trunc(div(input, other).detach())
-    return _wrap(exact._data.astype(quotient._data.dtype), None)
+    return div(input, other, rounding_mode=rounding_mode)
 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:

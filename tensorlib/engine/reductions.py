@@ -285,8 +285,11 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
     return Norm.apply(input, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
 
 
-def cumsum(input: Tensor, dim: int) -> Tensor:
-    """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+    """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]`` (``input`` converted to ``dtype``
+    first, if given)."""
+    if dtype is not None:  # the sums are kept in dtype too (integers would widen to int64)
+        return cumsum(input.to(dtype), dim).to(dtype)
     if input._data.ndim == 0:
         normalize_axis(dim, 1)
         return Clone.apply(input)
@@ -714,8 +717,9 @@ class Cumprod(Function):
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """The running product along ``dim``: ``out[i] = input[0] * ... * input[i]`` (integer and bool
     inputs give int64, as in PyTorch)."""
-    values = input if dtype is None else input.to(dtype)
-    return Cumprod.apply(values, axis=normalize_axis(dim, values._data.ndim or 1))
+    if dtype is not None:  # the products are kept in dtype too (integers would widen to int64)
+        return cumprod(input.to(dtype), dim).to(dtype)
+    return Cumprod.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))
 
 
 # %% book/02_autograd.ipynb, cell 112

@@ -81,6 +81,11 @@ class MaskedFill(Function):
         return (grad_x, None)
 
 
+def _zero_of(tensor: Tensor) -> bool | int:
+    """What ``tril``/``triu`` write: ``False`` for a bool tensor (which stays bool), else 0."""
+    return False if tensor._data.dtype == np.bool_ else 0
+
+
 def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     """The last two sizes of a tensor with at least 2 dims."""
     if tensor._data.ndim < 2:
@@ -101,14 +106,14 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims of ``input``
     (elements above ``diagonal`` set to 0)."""
     rows, cols = _matrix_dims(input, "tril")
-    return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), input, 0)
+    return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), input, _zero_of(input))
 
 
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims of ``input``
     (elements below ``diagonal`` set to 0)."""
     rows, cols = _matrix_dims(input, "triu")
-    return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), input, 0)
+    return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), input, _zero_of(input))
 
 
 def where(condition: Tensor, input: Any, other: Any) -> Tensor:

@@ -69,7 +69,9 @@ def _view_of(out: Tensor, source: Tensor) -> Tensor:
     """
     base = out._data.base
     if base is not None and (base is source._data or base is source._data.base):
-        out._versions = _shared_versions(source)
+        counter = out._versions = _shared_versions(source)
+        if len(counter) == 2:  # a third entry marks memory with views: see function._rebase
+            counter.append(0)
     return out
 
 

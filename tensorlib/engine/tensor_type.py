@@ -235,6 +235,16 @@ def _shape_args(
     return tuple(-1 if _is_minus_one(size) else n for size, n in zip(shape, sizes, strict=True))
 
 
+def _sizes_or(sizes: tuple[Any, ...], keyword: Any, name: str, op: str) -> tuple[Any, ...]:
+    """The sizes of ``f(2, 3)``, or those given by keyword, ``f(size=(2, 3))``, as PyTorch
+    accepts (``name`` is the keyword's: ``size``, or ``shape`` for ``reshape``); not both."""
+    if keyword is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    return (keyword,)
+
+
 def _is_minus_one(size: Any) -> bool:
     return isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size == -1
 
@@ -613,6 +623,26 @@ class Tensor:
         """False: tensorlib's tensors live on the CPU."""
         return False
 
+    @property
+    def is_xpu(self) -> builtins.bool:
+        """False: tensorlib's tensors live on the CPU."""
+        return False
+
+    @property
+    def is_mps(self) -> builtins.bool:
+        """False: tensorlib's tensors live on the CPU."""
+        return False
+
+    @property
+    def is_meta(self) -> builtins.bool:
+        """False: every tensorlib tensor holds its values (PyTorch's meta tensors hold none)."""
+        return False
+
+    @property
+    def layout(self) -> dtypes.layout:
+        """How the elements sit in memory: always ``tensorlib.strided``, as a dense torch tensor."""
+        return dtypes.strided
+
     def cpu(self) -> Tensor:
         """``self``: tensorlib's tensors already live on the CPU."""
         return self
@@ -709,9 +739,9 @@ class Tensor:
         """``self * other``."""
         return arithmetic.mul(self, other)
 
-    def div(self, other: Any) -> Tensor:
-        """``self / other``."""
-        return arithmetic.div(self, other)
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``self / other``, rounded as ``rounding_mode`` says (None, ``"trunc"``, ``"floor"``)."""
+        return arithmetic.div(self, other, rounding_mode=rounding_mode)
 
     def pow(self, exponent: Any) -> Tensor:
         """``self ** exponent``."""
@@ -921,9 +951,9 @@ class Tensor:
         (the default) or ``p=1``."""
         return reductions.norm(self, p, dim, keepdim)
 
-    def cumsum(self, dim: builtins.int) -> Tensor:
+    def cumsum(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""
-        return reductions.cumsum(self, dim)
+        return reductions.cumsum(self, dim, dtype=dtype)
 
     def cumprod(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         """Running products along ``dim``: ``y[i] = x[0] * ... * x[i]``."""
@@ -1487,14 +1517,15 @@ class Tensor:
 
     # --- shape (shape_ops): views share the version counter
     # ------------------------------------------
-    def reshape(self, *shape: Any) -> Tensor:
-        """The same values in a new shape (one size may be -1: inferred)."""
-        return shape_ops.reshape(self, shape)
+    def reshape(self, *sizes: Any, shape: Any = None) -> Tensor:
+        """The same values in a new shape (one size may be -1: inferred); ``reshape(2, 3)``,
+        ``reshape((2, 3))`` and ``reshape(shape=(2, 3))`` are the same."""
+        return shape_ops.reshape(self, _sizes_or(sizes, shape, "shape", "reshape"))
 
-    def view(self, *shape: Any) -> Tensor:
-        """The same memory in a new shape (one size may be -1);
+    def view(self, *sizes: Any, size: Any = None) -> Tensor:
+        """The same memory in a new shape (one size may be -1; ``view(size=(2, 3))`` too);
         raises where ``reshape`` would have to copy."""
-        return shape_ops.view(self, shape)
+        return shape_ops.view(self, _sizes_or(sizes, size, "size", "view"))
 
     def view_as(self, other: Tensor) -> Tensor:
         """Like ``view(*other.shape)``."""
@@ -1771,7 +1802,7 @@ class Tensor:
     # --- in place (inplace): outside the graph, counted by the version counter
     # -----------------------
     def __setitem__(self, key: Any, value: Any) -> None:
-        """In-place assignment (outside the graph, e.g. under ``no_grad``)."""
+        """In-place assignment; in the graph it is recorded (as ``index_put``), as in PyTorch."""
         inplace.setitem(self, key, value)
 
     def zero_(self) -> Tensor:
@@ -1805,9 +1836,11 @@ class Tensor:
         """``self *= other``, in place; returns ``self``."""
         return inplace.mul_(self, other)
 
-    def div_(self, other: Any) -> Tensor:
-        """``self /= other``, in place; returns ``self``."""
-        return inplace.div_(self, other)
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        """``self /= other``, in place, rounded as ``rounding_mode`` says; returns ``self``."""
+        if rounding_mode is None:
+            return inplace.div_(self, other)
+        return inplace.apply_(self, "div_", arithmetic.div, other, rounding_mode=rounding_mode)
 
     def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
         """Clamp to ``[min, max]`` in place (number bounds); returns ``self``."""
@@ -2579,13 +2612,13 @@ class Tensor:
         """``divide`` in place; returns ``self``."""
         return inplace.apply_(self, "divide_", more_ops.divide, other, rounding_mode=rounding_mode)
 
-    def cumsum_(self, dim: builtins.int) -> Tensor:
+    def cumsum_(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         """``cumsum`` in place; returns ``self``."""
-        return inplace.apply_(self, "cumsum_", reductions.cumsum, dim)
+        return inplace.apply_(self, "cumsum_", reductions.cumsum, dim, dtype=dtype)
 
-    def cumprod_(self, dim: builtins.int) -> Tensor:
+    def cumprod_(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         """``cumprod`` in place; returns ``self``."""
-        return inplace.apply_(self, "cumprod_", reductions.cumprod, dim)
+        return inplace.apply_(self, "cumprod_", reductions.cumprod, dim, dtype=dtype)
 
     def logit_(self, eps: builtins.float | None = None) -> Tensor:
         """``logit`` in place; returns ``self``."""
@@ -2731,7 +2764,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 273
+# %% book/02_autograd.ipynb, cell 275
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
