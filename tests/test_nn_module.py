@@ -661,7 +661,8 @@ _MODULE_METHODS = (
     "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
     "named_modules", "modules", "named_children", "children", "named_parameters", "parameters",
     "named_buffers", "buffers", "get_submodule", "apply",
-    "train", "eval", "requires_grad_", "zero_grad", "to", "cpu", "double", "float", "half",
+    "train", "eval", "requires_grad_", "zero_grad", "to", "cpu", "share_memory", "double", "float",
+    "half",
     "state_dict", "load_state_dict", "extra_repr",
 )
 

@@ -131,7 +131,7 @@ def test_dropout2d_zeroes_whole_channels() -> None:
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())  # the gradient is the mask
     layer = nn.Dropout2d(0.3)
-    assert repr(layer) == "Dropout2d(p=0.3)" and layer.eval()(x) is x
+    assert repr(layer) == "Dropout2d(p=0.3, inplace=False)" and layer.eval()(x) is x
     with pytest.raises(ValueError, match="3-D .* or 4-D"):
         F.dropout2d(tl.ones(2, 3), 0.5)
 

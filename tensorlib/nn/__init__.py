@@ -24,6 +24,7 @@ from tensorlib.nn.modules import AvgPool3d as AvgPool3d
 from tensorlib.nn.modules import BatchNorm1d as BatchNorm1d
 from tensorlib.nn.modules import BatchNorm2d as BatchNorm2d
 from tensorlib.nn.modules import BatchNorm3d as BatchNorm3d
+from tensorlib.nn.modules import SyncBatchNorm as SyncBatchNorm
 from tensorlib.nn.modules import BCELoss as BCELoss
 from tensorlib.nn.modules import BCEWithLogitsLoss as BCEWithLogitsLoss
 from tensorlib.nn.modules import Conv1d as Conv1d

@@ -222,14 +222,17 @@ __all__ = [
     "triplet_margin_with_distance_loss",
     # Chapter 5
     "causal_mask",
+    "multi_head_attention_forward",
     "online_softmax_attention",
     "scaled_dot_product_attention",
 ]
 
-# Chapter 5, Attention: fused softmax attention, masks, online softmax (nn.functional.attention)
+# Chapter 5, Attention: fused softmax attention, masks, online softmax, multi-head attention
+# (nn.functional.attention)
 # isort: split
 from tensorlib.nn.functional.attention import (
     causal_mask,
+    multi_head_attention_forward,
     online_softmax_attention,
     scaled_dot_product_attention,
 )

@@ -34,7 +34,7 @@ from tensorlib.nn.modules.activation import (
     Tanhshrink,
     Threshold,
 )
-from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from tensorlib.nn.modules.container import (
     ModuleDict,
     ModuleList,
@@ -144,6 +144,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
+    "SyncBatchNorm",
     "Conv1d",
     "Conv2d",
     "Conv3d",
