@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 108
+# %% book/08_gpt.ipynb, cell 118
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -43,6 +43,11 @@ from typing import Any
 ALIASES: dict[str, tuple[str, ...]] = {
     "torch": ("tensorlib",),
     "torch.cuda.amp": ("tensorlib.amp",),
+    # torch.fx's files, whose names programs import from: one module here
+    "torch.fx._symbolic_trace": ("tensorlib.fx",),
+    "torch.fx.graph": ("tensorlib.fx",),
+    "torch.fx.graph_module": ("tensorlib.fx",),
+    "torch.fx.proxy": ("tensorlib.fx",),
     "torch.nn.modules.activation": (
         "tensorlib.nn.modules.activation",
         "tensorlib.nn.modules.attention",

@@ -19,6 +19,7 @@ The kernels underneath are public, for code that attends without the checks: the
 arrays :func:`attention_arrays`, and the ``Function`` classes :class:`SoftmaxAttention` (any mask,
 dropout), :class:`PackedCausalAttention` (causal, on a GPT block's packed (B, T, 3C)
 projection) and :class:`MaskedSoftmax` (the attention weights alone).
+:func:`multi_head_attention_forward` is ``MultiheadAttention``'s forward given its weights.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     'causal_mask',
     'scaled_dot_product_attention',
     'online_softmax_attention',
+    'multi_head_attention_forward',
 ]
 
 
@@ -41,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Function, Tensor
+from tensorlib.engine import Function, Tensor, cat, matmul, zeros
 from tensorlib.engine.parallel import block_bounds, note_product, parallel_for
 from tensorlib.engine.softmax_ops import _UNSHIFTED_LIMIT, _row_sums
+from tensorlib.nn.functional.layers import dropout, linear
 from tensorlib.random import Generator, resolve_generator
 
 
@@ -733,3 +736,256 @@ def online_softmax_attention(
         running_max = new_max
     running_sum[running_sum == 0] = 1  # fully masked rows: 0 / 1 = 0
     return Tensor(accumulator / running_sum)
+
+
+# %% book/05_attention.ipynb, cell 87
+def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
+    r"""A MultiheadAttention mask as an additive one: bool True
+    (blocked) becomes :math:`-\infty`, float is kept."""
+    if not isinstance(mask, Tensor):
+        mask = Tensor(np.asarray(mask))
+    if mask.dtype == np.bool_:
+        return np.where(mask.numpy(), dtype.type(-np.inf), dtype.type(0))
+    if mask.dtype != dtype:
+        raise TypeError(
+            f"MultiheadAttention: a float {what} must have the input's dtype "
+            f"{dtype}, got {mask.dtype}"
+        )
+    return mask
+
+
+def _mha_inputs(
+    query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any, widths: tuple[int, ...]
+) -> tuple[Tensor, Tensor, Tensor, Any]:
+    """Sequence-first inputs (L, N, ·) checked against the projections' input ``widths`` (query,
+    key, value) and made (N, L, ·); an unbatched input gets N = 1 (its ``key_padding_mask``
+    (S,) becomes (1, S))."""
+    if (
+        query.ndim not in (2, 3)
+        or key.ndim != query.ndim
+        or value.ndim != query.ndim
+        or (query.shape[-1], key.shape[-1], value.shape[-1]) != widths
+    ):
+        raise ValueError(
+            "MultiheadAttention: expected query, key, value of shape (L, N, E) or (L, E) with "
+            f"feature sizes {widths}, got {tuple(query.shape)}, "
+            f"{tuple(key.shape)}, {tuple(value.shape)}"
+        )
+    if query.ndim == 2:
+        query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+        if key_padding_mask is not None:
+            mask = key_padding_mask
+            mask = mask.numpy() if isinstance(mask, Tensor) else mask
+            key_padding_mask = Tensor(np.asarray(mask)[None])
+    else:
+        query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
+    n = query.shape[0]
+    if key.shape[:-1] != value.shape[:-1] or key.shape[0] != n:
+        raise ValueError(
+            f"MultiheadAttention: key and value must both be (S, N, ·) with N={n}, "
+            f"got {tuple(key.shape)} and {tuple(value.shape)}"
+        )
+    return query, key, value, key_padding_mask
+
+
+def _mha_project(x: Tensor, weight: Tensor, bias: Tensor | None, num_heads: int) -> Tensor:
+    """``x`` (N, L, ·) projected by ``weight`` (E, ·) and ``bias``, then split into heads:
+    (N, n_h, L, E / n_h)."""
+    n, length = x.shape[0], x.shape[1]
+    return (
+        linear(x, weight, bias)
+        .reshape(n, length, num_heads, weight.shape[0] // num_heads)
+        .transpose(1, 2)
+    )
+
+
+def _pad_keys(mask: Any, extra: int) -> Any:
+    """An additive mask (*, S) with ``extra`` zero columns appended: the extra keys of
+    :func:`_mha_extra_keys` may always be attended."""
+    if not extra:
+        return mask
+    if isinstance(mask, Tensor):
+        return cat([mask, zeros(*mask.shape[:-1], extra, dtype=mask.dtype)], dim=-1)
+    return np.concatenate([mask, np.zeros(mask.shape[:-1] + (extra,), dtype=mask.dtype)], axis=-1)
+
+
+def _mha_mask(
+    attn_mask: Any, key_padding_mask: Any, num_heads: int, shape: tuple[int, int, int],
+    dtype: np.dtype, extra: int = 0,
+) -> Any:
+    """Both masks merged into one additive mask broadcastable to (N, n_h, L, S + ``extra``), or
+    ``None``; ``shape`` is (N, L, S), and the ``extra`` appended keys are allowed."""
+    n, length, source = shape
+    total = None
+    if attn_mask is not None:
+        mask_shape = tuple(np.shape(attn_mask))
+        if mask_shape not in ((length, source), (n * num_heads, length, source)):
+            raise ValueError(
+                f"MultiheadAttention: attn_mask must have shape {(length, source)} or "
+                f"{(n * num_heads, length, source)}, got {mask_shape}"
+            )
+        total = _pad_keys(_blocked(attn_mask, dtype, "attn_mask"), extra)
+        if len(mask_shape) == 3:
+            total = total.reshape(n, num_heads, length, source + extra)
+    if key_padding_mask is not None:
+        mask_shape = tuple(np.shape(key_padding_mask))
+        if mask_shape != (n, source):
+            raise ValueError(
+                f"MultiheadAttention: key_padding_mask must have shape {(n, source)} (True = "
+                f"ignore that key), got {mask_shape}"
+            )
+        padding = _pad_keys(_blocked(key_padding_mask, dtype, "key_padding_mask"), extra)
+        padding = padding.reshape(n, 1, 1, source + extra)
+        total = padding if total is None else total + padding
+    return total
+
+
+def _mha_extra_keys(
+    k: Tensor, v: Tensor, bias_k: Tensor | None, bias_v: Tensor | None, add_zero_attn: bool
+) -> tuple[Tensor, Tensor, int]:
+    """PyTorch's extra key/value rows, appended after the S keys and values (N, n_h, S, d): the
+    learned ``bias_k`` and ``bias_v`` (1, 1, E), then, with ``add_zero_attn``, a row of zeros;
+    and how many rows were appended."""
+    if (bias_k is None) != (bias_v is None):
+        raise ValueError("multi_head_attention_forward: give both bias_k and bias_v, or neither")
+    n, heads, _, d = k.shape
+    extra = 0
+    if bias_k is not None and bias_v is not None:
+        k = cat([k, bias_k.reshape(1, heads, 1, d).expand(n, heads, 1, d)], dim=2)
+        v = cat([v, bias_v.reshape(1, heads, 1, d).expand(n, heads, 1, d)], dim=2)
+        extra += 1
+    if add_zero_attn:
+        empty = zeros(n, heads, 1, d, dtype=k.dtype)
+        k, v = cat([k, empty], dim=2), cat([v, empty], dim=2)
+        extra += 1
+    return k, v, extra
+
+
+def _mha_attend(
+    q: Tensor, k: Tensor, v: Tensor, mask: Any, p: float, need_weights: bool, average: bool,
+    generator: Generator | None,
+) -> tuple[Tensor, Tensor | None]:
+    """The heads' outputs (N, n_h, L, d) and the weights (``None`` unless ``need_weights``;
+    averaged over the heads if ``average``), with dropout ``p`` on the weights."""
+    if not need_weights:  # the fused path
+        heads = scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, dropout_p=p, generator=generator
+        )
+        return heads, None
+    # the composed path: the weights are an output too
+    scores = matmul(q * (1.0 / math.sqrt(q.shape[-1])), k.transpose(-2, -1))
+    weights = MaskedSoftmax.apply(scores if mask is None else scores + mask)
+    weights = dropout(weights, p, training=True, generator=generator) if p > 0 else weights
+    heads = matmul(weights, v)
+    return heads, weights.mean(dim=1) if average else weights
+
+
+def _mha_projections(
+    embed_dim: int, in_proj_weight: Tensor | None, separate: bool,
+    weights: tuple[Tensor | None, Tensor | None, Tensor | None],
+) -> tuple[Any, Any, Any]:
+    """The query, key and value projection weights: slices of the packed ``in_proj_weight``, or
+    the three separate ``weights`` when ``separate`` (``use_separate_proj_weight``)."""
+    if separate:
+        if any(w is None for w in weights):
+            raise ValueError(
+                "multi_head_attention_forward: use_separate_proj_weight=True needs "
+                "q_proj_weight, k_proj_weight and v_proj_weight"
+            )
+        return weights
+    if in_proj_weight is None:
+        raise ValueError("multi_head_attention_forward: in_proj_weight is None")
+    size = embed_dim
+    return in_proj_weight[:size], in_proj_weight[size : 2 * size], in_proj_weight[2 * size :]
+
+
+def _mha_check_options(
+    query: Tensor, embed_dim: int, num_heads: int, hint_alone: bool, extras: dict[str, Any]
+) -> None:
+    """Raise for what :func:`multi_head_attention_forward` does not do: PyTorch's precomputed
+    keys and values (``extras`` other than ``None``), ``is_causal`` without a mask
+    (``hint_alone``), a query whose width is not ``embed_dim`` or heads that do not divide it."""
+    for name, option in extras.items():
+        if option is not None:
+            raise NotImplementedError(f"multi_head_attention_forward: {name} is not implemented")
+    if hint_alone:
+        raise ValueError(
+            "MultiheadAttention: is_causal=True is only a hint: pass the causal attn_mask too "
+            "(bool True = not allowed)"
+        )
+    if query.shape[-1] != embed_dim or embed_dim % num_heads:
+        raise ValueError(
+            f"multi_head_attention_forward: expected a query of {embed_dim} features, "
+            f"divisible by num_heads={num_heads}, got shape {tuple(query.shape)}"
+        )
+
+
+def multi_head_attention_forward(
+    query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
+    in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
+    bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float, out_proj_weight: Tensor,
+    out_proj_bias: Tensor | None, training: bool = True, key_padding_mask: Tensor | None = None,
+    need_weights: bool = True, attn_mask: Tensor | None = None,
+    use_separate_proj_weight: bool = False, q_proj_weight: Tensor | None = None,
+    k_proj_weight: Tensor | None = None, v_proj_weight: Tensor | None = None,
+    static_k: Tensor | None = None, static_v: Tensor | None = None,
+    average_attn_weights: bool = True, is_causal: bool = False,
+    *, generator: Generator | None = None,
+) -> tuple[Tensor, Tensor | None]:
+    r"""The forward of :class:`~tensorlib.nn.MultiheadAttention` given its weights, as
+    ``torch.nn.functional.multi_head_attention_forward`` (sequence first).
+
+    Shapes: query (L, N, E), key (S, N, E_k), value (S, N, E_v), or unbatched (L, E), (S, E_k),
+    (S, E_v); output (L, N, E) and weights (N, L, S') (or (N, n_h, L, S') with
+    ``average_attn_weights=False``; ``None`` with ``need_weights=False``), S' = S plus one for
+    ``bias_k`` and one for ``add_zero_attn``. Masks as for
+    :class:`~tensorlib.nn.MultiheadAttention`: a bool True means *not allowed*.
+
+    Args:
+        query, key, value: the inputs.
+        embed_dim_to_check: E, which the query's last dimension must equal.
+        num_heads: :math:`n_h`, which must divide E.
+        in_proj_weight, in_proj_bias: the packed projection (3E, E) and its bias (3E,).
+        bias_k, bias_v: (1, 1, E), a learned key and value appended to every sequence (or None).
+        add_zero_attn: append a key and a value of zeros too.
+        static_k, static_v: only ``None`` (precomputed keys and values are not implemented).
+        dropout_p: dropout on the attention weights when ``training``.
+        out_proj_weight, out_proj_bias: the output projection (E, E) and its bias.
+        training: whether dropout is applied (default ``True``).
+        key_padding_mask: (N, S), True for a key to ignore (optional).
+        need_weights: also return the weights (default ``True``; else the fused path).
+        attn_mask: (L, S) or (N n_h, L, S) (optional).
+        use_separate_proj_weight: use ``q_proj_weight`` (E, E), ``k_proj_weight`` (E, E_k) and
+            ``v_proj_weight`` (E, E_v) instead of ``in_proj_weight``.
+        q_proj_weight, k_proj_weight, v_proj_weight: the separate projections.
+        average_attn_weights: average the weights over the heads (default ``True``).
+        is_causal: only a hint that ``attn_mask`` is causal; needs ``attn_mask``.
+        generator: the generator of the dropout masks (a tensorlib extension; keyword only).
+    """
+    _mha_check_options(
+        query, embed_dim_to_check, num_heads, is_causal and attn_mask is None,
+        {"static_k": static_k, "static_v": static_v},
+    )
+    projections = _mha_projections(embed_dim_to_check, in_proj_weight, use_separate_proj_weight,
+                                   (q_proj_weight, k_proj_weight, v_proj_weight))
+    batched = query.ndim == 3
+    query, key, value, key_padding_mask = _mha_inputs(
+        query, key, value, key_padding_mask, tuple(int(w.shape[-1]) for w in projections)
+    )
+    n, length, source, size = query.shape[0], query.shape[1], key.shape[1], embed_dim_to_check
+    biases = [None if in_proj_bias is None else in_proj_bias[i * size : (i + 1) * size]
+              for i in range(3)]
+    q, k, v = (
+        _mha_project(x, w, b, num_heads)
+        for x, w, b in zip((query, key, value), projections, biases, strict=True)
+    )
+    k, v, extra = _mha_extra_keys(k, v, bias_k, bias_v, add_zero_attn)
+    mask = _mha_mask(
+        attn_mask, key_padding_mask, num_heads, (n, length, source), query.dtype, extra
+    )
+    p = dropout_p if training else 0.0
+    heads, weights = _mha_attend(q, k, v, mask, p, need_weights, average_attn_weights, generator)
+    output = linear(heads.transpose(1, 2).reshape(n, length, size), out_proj_weight, out_proj_bias)
+    if not batched:
+        return output.squeeze(0), None if weights is None else weights.squeeze(0)
+    return output.transpose(0, 1), weights

@@ -227,7 +227,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 83
+# %% book/04_layers.ipynb, cell 84
 def bilinear(
     input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
 ) -> Tensor:
@@ -264,17 +264,19 @@ def bilinear(
     return y.reshape(*lead, out)
 
 
-# %% book/04_layers.ipynb, cell 87
+# %% book/04_layers.ipynb, cell 88
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
-    __slots__ = ("ids", "num_embeddings", "padding_idx")
+    __slots__ = ("ids", "num_embeddings", "padding_idx", "by_freq")
     reads = ((1,), ())  # the table's gradient reads the ids, never the table
 
     def forward(
-        self, weight: np.ndarray, ids: np.ndarray, padding_idx: int | None = None
+        self, weight: np.ndarray, ids: np.ndarray, padding_idx: int | None = None,
+        by_freq: bool = False,
     ) -> np.ndarray:
         self.ids, self.num_embeddings, self.padding_idx = ids, weight.shape[0], padding_idx
+        self.by_freq = by_freq
         return weight[ids]
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, None]:
@@ -288,7 +290,10 @@ class _Embedding(Function):
             sorted_ids = ids[order]
             starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]])
             rows = grad.reshape(ids.size, grad.shape[-1])[order]
-            grad_weight[sorted_ids[starts]] = np.add.reduceat(rows, starts, axis=0)
+            sums = np.add.reduceat(rows, starts, axis=0)
+            if self.by_freq:  # scale_grad_by_freq: divide by how often the id occurs
+                sums /= np.diff(np.r_[starts, ids.size]).astype(grad.dtype)[:, None]
+            grad_weight[sorted_ids[starts]] = sums
         if self.padding_idx is not None:
             grad_weight[self.padding_idx] = 0
         return grad_weight, None
@@ -310,19 +315,48 @@ def _ids_array(input: Any, num_embeddings: int) -> np.ndarray:
 
 
 
-def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+def _embedding_renorm(weight: Tensor, ids: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """PyTorch's ``embedding_renorm_``: rescale, in place and outside autograd, each looked-up row
+    of ``weight`` whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``."""
+    rows = np.unique(ids)
+    table = weight.detach().numpy()[rows].astype(np.float64)
+    norms = np.linalg.norm(table, ord=norm_type, axis=1)
+    big = norms > max_norm
+    if big.any():
+        scale = (max_norm / (norms[big] + 1e-7)).astype(weight.dtype)
+        with no_grad():
+            weight[rows[big]] = weight[rows[big]] * Tensor(scale[:, None])
+
+
+def embedding(
+    input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+    norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
+) -> Tensor:
     """Look up the rows of ``weight`` at the integer ids ``input``.
 
     Shapes: ``input`` (*) of integer dtype, ``weight`` (num_embeddings, embedding_dim);
     result (*, embedding_dim). The gradient of a row is the sum over every position its id
     occurs at; row ``padding_idx`` (if given; negative counts from the end) gets no gradient.
 
+    Args:
+        input: the ids.
+        weight: the table.
+        padding_idx: a row that receives no gradient (optional).
+        max_norm: if given, each looked-up row whose norm exceeds it is first rescaled, in place
+            in ``weight`` (as PyTorch), to norm ``max_norm``.
+        norm_type: the p of the p-norm of ``max_norm`` (default 2.0).
+        scale_grad_by_freq: divide each row's gradient by how often its id occurs in ``input``.
+        sparse: must be ``False`` (tensorlib has no sparse gradients).
+
     Raises:
         TypeError: if the ids are not integers.
         IndexError: naming the first offending id, if one is outside [0, num_embeddings).
         ValueError: if padding_idx is outside [-num_embeddings, num_embeddings).
+        NotImplementedError: if ``sparse`` is True.
     """
     _check_tensor(input, "embedding")
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True is not implemented (no sparse gradients)")
     if weight.ndim != 2:
         raise ValueError(
             "embedding: weight must be 2-D (num_embeddings, embedding_dim), "
@@ -330,13 +364,16 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None) -> 
         )
     ids = _ids_array(input, weight.shape[0])
     padding_idx = _check_padding_idx(padding_idx, weight.shape[0], "embedding")
+    if max_norm is not None:
+        _embedding_renorm(weight, ids, max_norm, norm_type)
     # the ids Tensor itself (ids shares its memory): an in-place change before backward is caught
     return _Embedding.apply(
-        weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx
+        weight, input if isinstance(input, Tensor) else ids, padding_idx=padding_idx,
+        by_freq=bool(scale_grad_by_freq),
     )
 
 
-# %% book/04_layers.ipynb, cell 92
+# %% book/04_layers.ipynb, cell 94
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -372,7 +409,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 99
+# %% book/04_layers.ipynb, cell 101
 class _EmbeddingBag(Function):
     """Sum, mean or max of the rows ``weight[ids]`` of each bag (section 5.4)."""
 
@@ -429,7 +466,7 @@ class _EmbeddingBag(Function):
         return grad_weight if self.needs_input_grad[0] else None, grad_weights
 
 
-# %% book/04_layers.ipynb, cell 100
+# %% book/04_layers.ipynb, cell 102
 def _bag_layout(
     input: Tensor, offsets: Tensor | None, include_last_offset: bool
 ) -> tuple[np.ndarray, int]:
@@ -469,7 +506,7 @@ def _bag_layout(
     return np.repeat(np.arange(num_bags), np.diff(bounds)[:num_bags]), num_bags
 
 
-# %% book/04_layers.ipynb, cell 101
+# %% book/04_layers.ipynb, cell 103
 def embedding_bag(
     input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
     norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
@@ -528,7 +565,7 @@ def embedding_bag(
     )
 
 
-# %% book/04_layers.ipynb, cell 105
+# %% book/04_layers.ipynb, cell 107
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -629,7 +666,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 107
+# %% book/04_layers.ipynb, cell 109
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -768,7 +805,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 109
+# %% book/04_layers.ipynb, cell 111
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -824,7 +861,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 118
+# %% book/04_layers.ipynb, cell 120
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -893,7 +930,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 119
+# %% book/04_layers.ipynb, cell 121
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -974,7 +1011,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 127
+# %% book/04_layers.ipynb, cell 132
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -1052,7 +1089,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 133
+# %% book/04_layers.ipynb, cell 138
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -1069,12 +1106,14 @@ class _Dropout(Function):
 
 
 def dropout(
-    input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+    *, generator: Generator | None = None,
 ) -> Tensor:
     """Inverted dropout: zero each element with probability ``p``, scale the rest by ``1/(1-p)``.
 
     Returns ``input`` itself when not ``training`` or when ``p == 0``. The keep mask is
     drawn from ``generator`` (the global generator if ``None``). Shape: any, unchanged.
+    ``inplace`` is accepted for PyTorch compatibility; the result is computed out of place.
 
     Raises:
         ValueError: if ``p`` is not in [0, 1).
@@ -1090,9 +1129,10 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 140
 def dropout2d(
-    input: Tensor, p: float = 0.5, training: bool = True, generator: Generator | None = None
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
+    *, generator: Generator | None = None,
 ) -> Tensor:
     """Channel dropout: zero each whole channel with probability ``p``,
     scale the rest by ``1/(1-p)``.
@@ -1100,7 +1140,8 @@ def dropout2d(
     ``input`` is (N, C, H, W) or (N, C, L) (as PyTorch, a 3-D input is read as a batch of 1-D
     channels); one keep decision per (sample, channel), shared by all its positions, drawn from
     ``generator`` (the global generator if ``None``). Returns ``input`` itself when not
-    ``training`` or when ``p == 0``.
+    ``training`` or when ``p == 0``. ``inplace`` is accepted for PyTorch compatibility; the
+    result is computed out of place.
 
     Raises:
         ValueError: if ``p`` is not in [0, 1) or the input is not 3-D or 4-D.
@@ -1123,7 +1164,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 144
+# %% book/04_layers.ipynb, cell 149
 def _feature_keep(
     input: Tensor, p: float, generator: Generator | None, feature: bool
 ) -> np.ndarray:
@@ -1249,7 +1290,7 @@ def feature_alpha_dropout(
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
 
 
-# %% book/04_layers.ipynb, cell 163
+# %% book/04_layers.ipynb, cell 168
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -1312,7 +1353,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
-# %% book/04_layers.ipynb, cell 164
+# %% book/04_layers.ipynb, cell 169
 def relu_(input: Tensor) -> Tensor:
     """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
     _check_tensor(input, "relu_")
@@ -1365,7 +1406,7 @@ def rrelu_(
     return apply_(input, "rrelu_", rrelu, lower, upper, training)
 
 
-# %% book/04_layers.ipynb, cell 172
+# %% book/04_layers.ipynb, cell 177
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -1463,7 +1504,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 173
+# %% book/04_layers.ipynb, cell 178
 class _ConvNd(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -1612,7 +1653,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 174
+# %% book/04_layers.ipynb, cell 179
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1665,7 +1706,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 181
+# %% book/04_layers.ipynb, cell 186
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -1748,7 +1789,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 190
+# %% book/04_layers.ipynb, cell 195
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1832,7 +1873,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 193
+# %% book/04_layers.ipynb, cell 198
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1875,7 +1916,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 194
+# %% book/04_layers.ipynb, cell 199
 class _ConvTransposeNd(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -2080,7 +2121,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 200
+# %% book/04_layers.ipynb, cell 205
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -2116,7 +2157,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 203
+# %% book/04_layers.ipynb, cell 208
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2157,7 +2198,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 209
+# %% book/04_layers.ipynb, cell 214
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2209,7 +2250,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 216
+# %% book/04_layers.ipynb, cell 221
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2423,7 +2464,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 223
+# %% book/04_layers.ipynb, cell 228
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2482,7 +2523,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 224
+# %% book/04_layers.ipynb, cell 229
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2545,7 +2586,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 225
+# %% book/04_layers.ipynb, cell 230
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -2604,7 +2645,7 @@ def adaptive_max_pool2d(
     return output if input.ndim == 4 else output.squeeze(0)
 
 
-# %% book/04_layers.ipynb, cell 230
+# %% book/04_layers.ipynb, cell 235
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -2659,7 +2700,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 231
+# %% book/04_layers.ipynb, cell 236
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2719,7 +2760,7 @@ def interpolate(
     return output
 
 
-# %% book/04_layers.ipynb, cell 235
+# %% book/04_layers.ipynb, cell 240
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -2782,7 +2823,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
     return rows @ x @ columns.T
 
 
-# %% book/04_layers.ipynb, cell 239
+# %% book/04_layers.ipynb, cell 244
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -2837,7 +2878,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 240
+# %% book/04_layers.ipynb, cell 245
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -2920,7 +2961,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 241
+# %% book/04_layers.ipynb, cell 246
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -2980,7 +3021,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 245
+# %% book/04_layers.ipynb, cell 250
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3078,7 +3119,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 250
+# %% book/04_layers.ipynb, cell 255
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],

@@ -65,6 +65,15 @@ def _parameter_dtype(dtype: Any, device: Any) -> np.dtype:
     return resolved
 
 
+def _reset_parameters(module: Any, generator: Any) -> None:
+    """Call ``module.reset_parameters()`` as PyTorch's constructors do, passing ``generator`` only
+    when one was given: a subclass may override ``reset_parameters(self)`` without it."""
+    if generator is None:
+        module.reset_parameters()
+    else:
+        module.reset_parameters(generator)
+
+
 _PAIR_WORDS = {2: "a pair", 3: "a triple"}
 
 

@@ -46,7 +46,8 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 148
+# %% book/04_layers.ipynb, cell 153
+import warnings
 from typing import Any
 
 import numpy as np
@@ -86,13 +87,43 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 149
+# %% book/04_layers.ipynb, cell 154
+def _inplace_text(inplace: bool, first: bool = False) -> str:
+    """PyTorch's printed form of ``inplace``: shown only when True."""
+    if not inplace:
+        return ""
+    return "inplace=True" if first else ", inplace=True"
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    """PyTorch's deprecated implicit ``dim`` of a softmax module built without one: 0 for 0-, 1-
+    and 3-D input, else 1, with PyTorch's warning."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 class ReLU(Module):
-    """:math:`\\max(0, x)`, elementwise."""
+    """:math:`\\max(0, x)`, elementwise.
+
+    Args:
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
         return relu(input)
+
+    def extra_repr(self) -> str:
+        return _inplace_text(self.inplace, first=True)
 
 
 class GELU(Module):
@@ -130,51 +161,59 @@ class Sigmoid(Module):
 
 
 class SiLU(Module):
-    """:math:`x\\,\\sigma(x)` (swish), elementwise."""
+    """:math:`x\\,\\sigma(x)` (swish), elementwise.
+
+    Args:
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
+    """
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
         return silu(input)
 
+    def extra_repr(self) -> str:
+        return _inplace_text(self.inplace, first=True)
+
 
 class Softmax(Module):
-    """:math:`e^{x_i}/\\sum_j e^{x_j}` along ``dim``."""
+    """:math:`e^{x_i}/\\sum_j e^{x_j}` along ``dim``; without ``dim``, PyTorch's deprecated
+    implicit choice (dim 0 for 0-, 1- and 3-D input, else 1), with its warning."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
-        return softmax(input, self.dim)
+        dim = _softmax_dim("softmax", input.ndim) if self.dim is None else self.dim
+        return softmax(input, dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
 class LogSoftmax(Module):
-    """:math:`x_i - \\log\\sum_j e^{x_j}` along ``dim``, computed stably."""
+    """:math:`x_i - \\log\\sum_j e^{x_j}` along ``dim``, computed stably;
+    without ``dim``, the implicit choice of :class:`Softmax`."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
-        return log_softmax(input, self.dim)
+        dim = _softmax_dim("log_softmax", input.ndim) if self.dim is None else self.dim
+        return log_softmax(input, dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 155
-def _inplace_text(inplace: bool, first: bool = False) -> str:
-    """PyTorch's printed form of ``inplace``: shown only when True."""
-    if not inplace:
-        return ""
-    return "inplace=True" if first else ", inplace=True"
-
-
+# %% book/04_layers.ipynb, cell 160
 class LeakyReLU(Module):
     """:math:`x` for :math:`x > 0`, else ``negative_slope`` :math:`\\cdot x`.
 
@@ -291,7 +330,7 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 156
+# %% book/04_layers.ipynb, cell 161
 class Softplus(Module):
     """:math:`\\frac{1}{\\beta}\\log(1 + e^{\\beta x})`, a smooth ReLU; :math:`x` itself where
     :math:`\\beta x >` ``threshold``.
@@ -397,7 +436,7 @@ class Hardswish(Module):
         return hardswish(input, self.inplace)
 
 
-# %% book/04_layers.ipynb, cell 157
+# %% book/04_layers.ipynb, cell 162
 class Mish(Module):
     """:math:`x \\tanh(\\mathrm{softplus}(x))`.
 
@@ -497,7 +536,7 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-# %% book/04_layers.ipynb, cell 158
+# %% book/04_layers.ipynb, cell 163
 class GLU(Module):
     """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
     :math:`a \\odot \\sigma(b)`.
@@ -542,7 +581,7 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 159
+# %% book/04_layers.ipynb, cell 164
 class PReLU(Module):
     """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
 
@@ -622,7 +661,7 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 165
+# %% book/04_layers.ipynb, cell 170
 class Softmax2d(Module):
     """A softmax over the channels at each position: ``softmax(input, dim=-3)``.
 

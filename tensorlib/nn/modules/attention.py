@@ -5,11 +5,12 @@ r"""``MultiheadAttention``, as ``torch.nn.MultiheadAttention``:
 packed input projection, heads, masks.
 
 The queries, keys and values are projected by one packed weight ``in_proj_weight`` (3C, C)
-(rows :math:`[W_q; W_k; W_v]`), split into ``num_heads`` heads of size C / num_heads, attended
-with the fused softmax attention of :mod:`tensorlib.nn.functional.attention`, merged and
-projected by ``out_proj``. Beware the mask polarity: here a bool ``attn_mask`` or
-``key_padding_mask`` is True where attention is **not allowed**, the opposite of
-``scaled_dot_product_attention`` (both as in PyTorch).
+(rows :math:`[W_q; W_k; W_v]`; three separate weights for other key or value widths), split
+into ``num_heads`` heads of size C / num_heads, attended with the fused softmax attention of
+:mod:`tensorlib.nn.functional.attention`, merged and projected by ``out_proj``; the forward is
+:func:`~tensorlib.nn.functional.multi_head_attention_forward`. Beware the mask polarity:
+here a bool ``attn_mask`` or ``key_padding_mask`` is True where attention is **not allowed**,
+the opposite of ``scaled_dot_product_attention`` (both as in PyTorch).
 """
 
 from __future__ import annotations
@@ -19,42 +20,22 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 86
-import math
+# %% book/05_attention.ipynb, cell 88
 from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor, as_device, get_default_dtype, matmul
+from tensorlib.engine import Tensor, as_device, get_default_dtype
 from tensorlib.nn import init
-from tensorlib.nn.functional import dropout, linear
-from tensorlib.nn.functional.attention import MaskedSoftmax, scaled_dot_product_attention
+from tensorlib.nn.functional.attention import multi_head_attention_forward
 from tensorlib.nn.modules import Linear, Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
-    r"""A MultiheadAttention mask as an additive one: bool True
-    (blocked) becomes :math:`-\infty`, float is kept."""
-    if not isinstance(mask, Tensor):
-        mask = Tensor(np.asarray(mask))
-    if mask.dtype == np.bool_:
-        return np.where(mask.numpy(), dtype.type(-np.inf), dtype.type(0))
-    if mask.dtype != dtype:
-        raise TypeError(
-            f"MultiheadAttention: a float {what} must have the input's dtype "
-            f"{dtype}, got {mask.dtype}"
-        )
-    return mask
-
-
-def _check_arguments(
-    embed_dim: Any, num_heads: Any, dropout: Any, extras: bool, kdim: Any, vdim: Any
-) -> None:
+def _check_arguments(embed_dim: Any, num_heads: Any, dropout: Any, kdim: Any, vdim: Any) -> None:
     """``MultiheadAttention``'s arguments: positive int sizes, heads that divide the width, a
-    dropout in [0, 1), and none of PyTorch's options tensorlib lacks (``extras``: ``add_bias_kv``
-    or ``add_zero_attn``; key and value widths other than ``embed_dim``)."""
+    dropout in [0, 1), and key and value widths that are None or positive ints."""
     for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"MultiheadAttention: {name} must be an int >= 1, got {value!r}")
@@ -63,16 +44,18 @@ def _check_arguments(
             f"MultiheadAttention: embed_dim ({embed_dim}) must be divisible "
             f"by num_heads ({num_heads})"
         )
-    if extras or kdim not in (None, embed_dim) or vdim not in (None, embed_dim):
-        raise ValueError(
-            "MultiheadAttention: add_bias_kv, add_zero_attn and kdim/vdim other than embed_dim "
-            "are not implemented in tensorlib"
-        )
+    for name, value in (("kdim", kdim), ("vdim", vdim)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+        ):
+            raise ValueError(
+                f"MultiheadAttention: {name} must be None or an int >= 1, got {value!r}"
+            )
     if not isinstance(dropout, (int, float)) or isinstance(dropout, bool) or not 0 <= dropout < 1:
         raise ValueError(f"MultiheadAttention: dropout must be a number in [0, 1), got {dropout!r}")
 
 
-# %% book/05_attention.ipynb, cell 87
+# %% book/05_attention.ipynb, cell 89
 class MultiheadAttention(Module):
     r"""Multi-head attention
     :math:`\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_o^\top + b_o`,
@@ -84,105 +67,81 @@ class MultiheadAttention(Module):
         num_heads: :math:`n_h`; must divide ``embed_dim``, each head has :math:`d = C/n_h` features.
         dropout: dropout probability on the attention weights in training (default 0).
         bias: whether the input and output projections have biases (default ``True``).
-        add_bias_kv, add_zero_attn, kdim, vdim: only PyTorch's defaults (tensorlib does not
-            implement the extra key/value row or other key widths).
+        add_bias_kv: learn a key and a value, ``bias_k`` and ``bias_v``, appended to every
+            sequence's keys and values (default ``False``).
+        add_zero_attn: append a key and a value of zeros too (default ``False``).
+        kdim, vdim: the widths of the keys and values (default ``embed_dim``); other widths give
+            three separate projections, as in PyTorch.
         batch_first: inputs and outputs as (B, T, C) instead of (T, B, C) (default ``False``).
         device, dtype: ``None``/``"cpu"`` and the float dtype (default float32).
         generator: the :class:`~tensorlib.Generator` for the initial values and dropout masks.
 
     Attributes:
-        in_proj_weight: (3C, C), the rows :math:`[W_q; W_k; W_v]` packed, ``xavier_uniform_``.
-        in_proj_bias: (3E,), zeros (``None`` without bias).
+        in_proj_weight: (3C, C), the rows :math:`[W_q; W_k; W_v]` packed, ``xavier_uniform_``
+            (``None`` when ``kdim`` or ``vdim`` differs from ``embed_dim``).
+        q_proj_weight, k_proj_weight, v_proj_weight: (C, C), (C, kdim), (C, vdim), the separate
+            projections, ``xavier_uniform_`` (``None`` unless ``kdim`` or ``vdim`` differs).
+        in_proj_bias: (3C,), zeros (``None`` without bias).
+        bias_k, bias_v: (1, 1, C), ``xavier_normal_``, with ``add_bias_kv``; else ``None``.
         out_proj: ``Linear(C, C)`` with PyTorch's default weight and a zero bias.
     """
 
     def __init__(
-        self,
-        embed_dim: int,
-        num_heads: int,
-        dropout: float = 0.0,
-        bias: bool = True,
-        add_bias_kv: bool = False,
-        add_zero_attn: bool = False,
-        kdim: int | None = None,
-        vdim: int | None = None,
-        batch_first: bool = False,
-        device: Any = None,
-        dtype: Any = None,
-        *,
-        generator: Generator | None = None,
+        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+        add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
+        vdim: int | None = None, batch_first: bool = False, device: Any = None,
+        dtype: Any = None, *, generator: Generator | None = None,
     ) -> None:
         super().__init__()
-        _check_arguments(embed_dim, num_heads, dropout, add_bias_kv or add_zero_attn, kdim, vdim)
+        _check_arguments(embed_dim, num_heads, dropout, kdim, vdim)
         as_device(device)
         dtype = get_default_dtype() if dtype is None else np.dtype(dtype)
         self.embed_dim, self.num_heads, self.head_dim = (
             int(embed_dim), int(num_heads), int(embed_dim) // int(num_heads)
         )
+        self.kdim = self.embed_dim if kdim is None else int(kdim)
+        self.vdim = self.embed_dim if vdim is None else int(vdim)
+        self._qkv_same_embed_dim = self.kdim == self.embed_dim and self.vdim == self.embed_dim
         self.dropout, self.batch_first, self.generator = (
             float(dropout), bool(batch_first), generator
         )
-        self.in_proj_weight = Parameter(np.empty((3 * self.embed_dim, self.embed_dim), dtype=dtype))
+        self.add_zero_attn = bool(add_zero_attn)
+        self._projection_weights(dtype)
         if bias:
             self.in_proj_bias = Parameter(np.zeros(3 * self.embed_dim, dtype=dtype))
         else:
             self.register_parameter("in_proj_bias", None)
+        self.bias_k: Parameter | None = None
+        self.bias_v: Parameter | None = None
+        if add_bias_kv:
+            self.bias_k = Parameter(np.empty((1, 1, self.embed_dim), dtype=dtype))
+            self.bias_v = Parameter(np.empty((1, 1, self.embed_dim), dtype=dtype))
         self.out_proj = Linear(
             self.embed_dim, self.embed_dim, bias=bias, dtype=dtype, generator=generator
         )
-        init.xavier_uniform_(self.in_proj_weight, generator=generator)
+        for weight in (self.in_proj_weight, self.q_proj_weight, self.k_proj_weight,
+                       self.v_proj_weight):
+            if weight is not None:
+                init.xavier_uniform_(weight, generator=generator)
         if bias:
             init.zeros_(self.out_proj.bias)
+        for extra in (self.bias_k, self.bias_v):
+            if extra is not None:
+                init.xavier_normal_(extra, generator=generator)
 
-    def _project(self, x: Tensor, part: int) -> Tensor:
-        """Rows ``part`` (0 q, 1 k, 2 v) of the packed projection,
-        then split into heads: (B, n_h, T, d)."""
+    def _projection_weights(self, dtype: np.dtype) -> None:
+        """Register the packed ``in_proj_weight`` (3C, C), or, for other key or value widths, the
+        separate ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``; the rest as None."""
         size = self.embed_dim
-        weight = self.in_proj_weight[part * size : (part + 1) * size]
-        bias = (
-            None
-            if self.in_proj_bias is None
-            else self.in_proj_bias[part * size : (part + 1) * size]
-        )
-        n, length = x.shape[0], x.shape[1]
-        return (
-            linear(x, weight, bias)
-            .reshape(n, length, self.num_heads, self.head_dim)
-            .transpose(1, 2)
-        )
-
-    def _mask(
-        self,
-        attn_mask: Any,
-        key_padding_mask: Any,
-        n: int,
-        length: int,
-        source: int,
-        dtype: np.dtype,
-    ) -> Any:
-        """Both masks merged into one additive mask broadcastable to (B, n_h,
-        T_q, T_k), or ``None``."""
-        total = None
-        if attn_mask is not None:
-            shape = tuple(np.shape(attn_mask))
-            if shape not in ((length, source), (n * self.num_heads, length, source)):
-                raise ValueError(
-                    f"MultiheadAttention: attn_mask must have shape {(length, source)} or "
-                    f"{(n * self.num_heads, length, source)}, got {shape}"
-                )
-            total = _blocked(attn_mask, dtype, "attn_mask")
-            if len(shape) == 3:
-                total = total.reshape(n, self.num_heads, length, source)
-        if key_padding_mask is not None:
-            shape = tuple(np.shape(key_padding_mask))
-            if shape != (n, source):
-                raise ValueError(
-                    f"MultiheadAttention: key_padding_mask must have shape {(n, source)} (True = "
-                    f"ignore that key), got {shape}"
-                )
-            padding = _blocked(key_padding_mask, dtype, "key_padding_mask").reshape(n, 1, 1, source)
-            total = padding if total is None else total + padding
-        return total
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = Parameter(np.empty((3 * size, size), dtype=dtype))
+            for name in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
+                self.register_parameter(name, None)
+        else:
+            self.q_proj_weight = Parameter(np.empty((size, size), dtype=dtype))
+            self.k_proj_weight = Parameter(np.empty((size, self.kdim), dtype=dtype))
+            self.v_proj_weight = Parameter(np.empty((size, self.vdim), dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
 
     def forward(
         self,
@@ -197,88 +156,30 @@ class MultiheadAttention(Module):
     ) -> tuple[Tensor, Tensor | None]:
         r"""Attend from ``query`` to ``key``/``value``.
 
-        Shapes: query (T_q, B, C), key and value (T_k, B, C) ((B, ·, C) with ``batch_first``; or
-        unbatched (T_q, C), (T_k, C)). ``key_padding_mask`` (B, T_k) and ``attn_mask`` (T_q, T_k) or
-        (B·h, T_q, T_k): **bool True means the position is not allowed** (the opposite of
-        ``scaled_dot_product_attention``), float values are added to the scores. ``is_causal``
-        is only a hint that ``attn_mask`` is causal, as in PyTorch, and needs ``attn_mask``.
+        Shapes: query (T_q, B, C), key and value (T_k, B, kdim), (T_k, B, vdim) ((B, ·, ·) with
+        ``batch_first``; or unbatched (T_q, C), (T_k, kdim), (T_k, vdim)). ``key_padding_mask``
+        (B, T_k) and ``attn_mask`` (T_q, T_k) or (B·h, T_q, T_k): **bool True means the position
+        is not allowed** (the opposite of ``scaled_dot_product_attention``), float values are
+        added to the scores. ``is_causal`` is only a hint that ``attn_mask`` is causal, as in
+        PyTorch, and needs ``attn_mask``.
 
         Returns ``(output, weights)``: output like ``query``; weights (B, T_q, T_k) averaged over
         the heads (or (B, n_h, T_q, T_k) with ``average_attn_weights=False``), after dropout as in
         PyTorch, or ``None`` when ``need_weights=False`` (the fused path, which saves less memory).
+        The work is :func:`~tensorlib.nn.functional.multi_head_attention_forward`'s, as PyTorch's.
         """
-        if is_causal and attn_mask is None:
-            raise ValueError(
-                "MultiheadAttention: is_causal=True is only a hint: pass the causal attn_mask too "
-                "(bool True = not allowed)"
-            )
-        batched = query.ndim == 3
-        query, key, value, key_padding_mask = self._batch_first(
-            query, key, value, key_padding_mask
-        )
-        n, length, source = query.shape[0], query.shape[1], key.shape[1]
-        q, k, v = self._project(query, 0), self._project(key, 1), self._project(value, 2)
-        mask = self._mask(attn_mask, key_padding_mask, n, length, source, query.dtype)
-        heads, weights = self._attend(q, k, v, mask, need_weights, average_attn_weights)
-        output = self.out_proj(heads.transpose(1, 2).reshape(n, length, self.embed_dim))
-        if not batched:
-            return output.squeeze(0), None if weights is None else weights.squeeze(0)
-        return (output if self.batch_first else output.transpose(0, 1)), weights
-
-    def _batch_first(
-        self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any
-    ) -> tuple[Tensor, Tensor, Tensor, Any]:
-        """The inputs checked and as (B, T, C) (an unbatched input gets B = 1, its
-        ``key_padding_mask`` (T_k,) becomes (1, T_k))."""
-        if (
-            query.ndim not in (2, 3)
-            or query.shape[-1] != self.embed_dim
-            or key.ndim != query.ndim
-            or value.ndim != query.ndim
-        ):
-            raise ValueError(
-                "MultiheadAttention: expected query, key, value of shape "
-                f"{'(N, L, E)' if self.batch_first else '(L, N, E)'} or (L, E) with "
-                f"E={self.embed_dim}, got {tuple(query.shape)}, "
-                f"{tuple(key.shape)}, {tuple(value.shape)}"
-            )
-        if query.ndim == 2:
-            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-            if key_padding_mask is not None:
-                key_padding_mask = Tensor(
-                    np.asarray(
-                        key_padding_mask.numpy()
-                        if isinstance(key_padding_mask, Tensor)
-                        else key_padding_mask
-                    )[None]
-                )
-        elif not self.batch_first:
+        flip = self.batch_first and query.ndim == 3
+        if flip:  # the function takes sequence-first inputs
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        n = query.shape[0]
-        if key.shape != value.shape or key.shape[0] != n or key.shape[-1] != self.embed_dim:
-            raise ValueError(
-                f"MultiheadAttention: key and value must both be (S, N, E) with N={n}, "
-                f"E={self.embed_dim}, got {tuple(key.shape)} and {tuple(value.shape)}"
-            )
-        return query, key, value, key_padding_mask
-
-    def _attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Any, need_weights: bool, average: bool
-    ) -> tuple[Tensor, Tensor | None]:
-        """The heads' outputs (B, n_h, T_q, d) and the weights (``None`` unless
-        ``need_weights``; averaged over the heads if ``average``)."""
-        p = self.dropout if self.training else 0.0
-        if not need_weights:  # the fused path
-            heads = scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=p, generator=self.generator
-            )
-            return heads, None
-        # the composed path: the weights are an output too
-        scores = matmul(q * (1.0 / math.sqrt(self.head_dim)), k.transpose(-2, -1))
-        weights = MaskedSoftmax.apply(scores if mask is None else scores + mask)
-        weights = dropout(weights, p, training=True, generator=self.generator) if p > 0 else weights
-        heads = matmul(weights, v)
-        return heads, weights.mean(dim=1) if average else weights
+        output, weights = multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
+            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
+            self.out_proj.weight, self.out_proj.bias, self.training, key_padding_mask,
+            need_weights, attn_mask, not self._qkv_same_embed_dim, self.q_proj_weight,
+            self.k_proj_weight, self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal, generator=self.generator,
+        )
+        return (output.transpose(0, 1) if flip else output), weights
 
     def extra_repr(self) -> str:
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, "

@@ -2,7 +2,7 @@
 # edit the notebook and run `make export`.
 
 """``BatchNorm1d``, ``BatchNorm2d`` and ``BatchNorm3d``: normalisation over the batch,
-with running estimates for evaluation."""
+with running estimates for evaluation; ``SyncBatchNorm``, the same in one process."""
 
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ __all__ = [
     'BatchNorm1d',
     'BatchNorm2d',
     'BatchNorm3d',
+    'SyncBatchNorm',
 ]
 
 
-# %% book/04_layers.ipynb, cell 121
+# %% book/04_layers.ipynb, cell 123
 from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor
+from tensorlib.engine import Tensor, float16, float32
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import batch_norm
 from tensorlib.nn.functional.utils import _check_size, _parameter_dtype
@@ -26,7 +27,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 122
+# %% book/04_layers.ipynb, cell 124
 def _norm_state(
     module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
     track_running_stats: bool, bias: bool, dtype: np.dtype,
@@ -102,6 +103,13 @@ class _BatchNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
+        state = self.weight if self.weight is not None else self.running_mean
+        if input.dtype == float16 and state is not None and state.dtype == float32:
+            # as PyTorch: float16 input, float32 parameters: compute in float32, return float16
+            return self._normalise(input.float()).to(float16)
+        return self._normalise(input)
+
+    def _normalise(self, input: Tensor) -> Tensor:
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
             self.num_batches_tracked.add_(1)
@@ -128,7 +136,7 @@ class _BatchNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 125
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of an input (N, C) or (N, C, L), per channel; arguments as for
     :class:`BatchNorm2d`."""
@@ -176,3 +184,52 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim != 5:
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+# %% book/04_layers.ipynb, cell 127
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation of an input (N, C, *) whose statistics PyTorch gathers over all the
+    processes of ``process_group``; tensorlib runs in one process, so it is :class:`BatchNorm2d`
+    for any input of at least 2 dimensions.
+
+    Args:
+        num_features: ``C``, the number of channels.
+        eps: added to the variance (default 1e-5).
+        momentum: the weight of the new batch in the running estimates (default 0.1).
+        affine: whether to learn :math:`w` and :math:`b` (default ``True``).
+        track_running_stats: whether to keep the running estimates (default ``True``).
+        process_group: accepted for PyTorch compatibility; there is one process.
+        device: ``None`` or ``"cpu"``, the only device.
+        dtype: float dtype of the parameters and running estimates (default float32).
+        bias: whether to learn :math:`b` when ``affine`` (default ``True``; keyword only).
+    """
+
+    def __init__(
+        self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+        affine: bool = True, track_running_stats: bool = True, process_group: Any = None,
+        device: Any = None, dtype: Any = None, *, bias: bool = True,
+    ) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module: Module, process_group: Any = None) -> Module:
+        """``module`` with every ``BatchNorm*d`` in it (itself included) replaced by a
+        ``SyncBatchNorm`` that shares its parameters and buffers and its training mode."""
+        result = module
+        if isinstance(module, _BatchNorm):
+            result = cls(module.num_features, module.eps, module.momentum, module.affine,
+                         module.track_running_stats, process_group)
+            if module.affine:
+                result.weight, result.bias = module.weight, module.bias
+            result.running_mean, result.running_var = module.running_mean, module.running_var
+            result.num_batches_tracked = module.num_batches_tracked
+            result.training = module.training
+        for name, child in module.named_children():
+            result.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return result

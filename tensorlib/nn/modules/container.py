@@ -264,38 +264,46 @@ class ParameterList(Module):
     :class:`~tensorlib.nn.Parameter`, sharing its values, as in PyTorch).
 
     A plain Python list of parameters is invisible to ``parameters()`` and ``state_dict()``;
-    this one is not. tensorlib holds only tensors here (PyTorch also accepts other objects).
+    this one is not. tensorlib holds tensors and modules here (a nested ``ParameterList`` is a
+    submodule, its parameters named ``"0.0"``, ...); PyTorch also accepts other objects.
     """
-
-    _parameters: dict[str, Parameter]  # type: ignore[assignment]
 
     def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
+        self._size = 0
         if values is not None:
             self.extend(values)
 
     def __getitem__(self, index: int | slice) -> Any:
-        values = list(self._parameters.values())
         if isinstance(index, slice):
-            return ParameterList(values[index])
-        return values[_index(index, len(values))]
+            return ParameterList(list(self)[index])
+        return getattr(self, str(_index(index, len(self))))
 
     def __setitem__(self, index: int, value: Any) -> None:
-        name = str(_index(index, len(self)))
-        self.register_parameter(name, _as_parameter(value, "ParameterList"))
+        self._put(str(_index(index, len(self))), value)
+
+    def _put(self, name: str, value: Any) -> None:
+        """Store ``value`` under ``name``: a Module as a submodule, else as a Parameter."""
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        if isinstance(value, Module):
+            self.add_module(name, value)
+        else:
+            self.register_parameter(name, _as_parameter(value, "ParameterList"))
 
     def __len__(self) -> int:
-        return len(self._parameters)
+        return self._size
 
-    def __iter__(self) -> Iterator[Parameter]:
-        return iter(self._parameters.values())
+    def __iter__(self) -> Iterator[Any]:
+        return (getattr(self, str(i)) for i in range(len(self)))
 
     def __iadd__(self, values: Iterable[Any]) -> ParameterList:
         return self.extend(values)
 
     def append(self, value: Any) -> ParameterList:
-        """Add ``value`` (a Parameter or a Tensor) at the end; returns the list."""
-        self.register_parameter(str(len(self)), _as_parameter(value, "ParameterList"))
+        """Add ``value`` (a Parameter, a Tensor or a Module) at the end; returns the list."""
+        self._put(str(len(self)), value)
+        self._size += 1
         return self
 
     def extend(self, values: Iterable[Any]) -> ParameterList:
@@ -305,8 +313,11 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return _parameter_lines(self._parameters.items())
-
+        return "\n".join(
+            f"({i}): Object of type: {type(v).__name__}" if isinstance(v, Module)
+            else _parameter_lines([(str(i), v)])
+            for i, v in enumerate(self)
+        )
 
 class ParameterDict(Module):
     """A dict of parameters, registered under their keys in insertion order (a Tensor is

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 175
+# %% book/04_layers.ipynb, cell 180
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +33,7 @@ from tensorlib.nn.functional.utils import (
     _conv_padding,
     _pair,
     _parameter_dtype,
+    _reset_parameters,
     _single,
     _triple,
 )
@@ -41,7 +42,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 176
+# %% book/04_layers.ipynb, cell 181
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -82,9 +83,9 @@ class Conv2d(Module):
         groups: int = 1,
         bias: bool = True,
         padding_mode: str = "zeros",
-        *,
         device: Any = None,
         dtype: Any = None,
+        *,
         generator: Generator | None = None,
     ) -> None:
         super().__init__()
@@ -110,7 +111,7 @@ class Conv2d(Module):
             self.bias = Parameter(np.empty(self.out_channels, dtype=dtype))
         else:
             self.register_parameter("bias", None)
-        self.reset_parameters(generator)
+        _reset_parameters(self, generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values, PyTorch's default (see the class docstring)."""
@@ -140,7 +141,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 195
+# %% book/04_layers.ipynb, cell 200
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -185,7 +186,7 @@ def _conv_parameters(
         m.bias = Parameter(np.empty(m.out_channels, dtype=dtype))
     else:
         module.register_parameter("bias", None)
-    init.default_init_(m.weight, m.bias, generator=generator)
+    _reset_parameters(m, generator)
 
 
 class Conv1d(Module):
@@ -214,8 +215,8 @@ class Conv1d(Module):
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
         dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
-        padding_mode: str = "zeros", *, device: Any = None, dtype: Any = None,
-        generator: Generator | None = None,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+        *, generator: Generator | None = None,
     ) -> None:
         super().__init__()
         self.in_channels = _check_size(in_channels, "in_channels", "Conv1d")
@@ -248,7 +249,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 196
+# %% book/04_layers.ipynb, cell 201
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -309,8 +310,8 @@ class ConvTranspose2d(Module):
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
         output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
-        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", *, device: Any = None,
-        dtype: Any = None, generator: Generator | None = None,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
+        dtype: Any = None, *, generator: Generator | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -362,8 +363,8 @@ class ConvTranspose1d(Module):
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
         output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
-        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", *, device: Any = None,
-        dtype: Any = None, generator: Generator | None = None,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
+        dtype: Any = None, *, generator: Generator | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__
@@ -394,7 +395,7 @@ class ConvTranspose1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 204
+# %% book/04_layers.ipynb, cell 209
 # F.pad, defined after this module's header (sections 9.5 and 9.7)
 from tensorlib.nn.functional.layers import pad  # noqa: E402
 
@@ -408,7 +409,7 @@ def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]
     return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
 
 
-# %% book/04_layers.ipynb, cell 210
+# %% book/04_layers.ipynb, cell 215
 # the functions of section 9.8, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
 
@@ -447,8 +448,8 @@ class Conv3d(Module):
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
         dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
-        padding_mode: str = "zeros", *, device: Any = None, dtype: Any = None,
-        generator: Generator | None = None,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+        *, generator: Generator | None = None,
     ) -> None:
         super().__init__()
         self.in_channels = _check_size(in_channels, "in_channels", "Conv3d")
@@ -511,8 +512,8 @@ class ConvTranspose3d(Module):
         self, in_channels: int, out_channels: int, kernel_size: int | Sequence[int],
         stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
         output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
-        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", *, device: Any = None,
-        dtype: Any = None, generator: Generator | None = None,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
+        dtype: Any = None, *, generator: Generator | None = None,
     ) -> None:
         super().__init__()
         name = type(self).__name__

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 136
+# %% book/04_layers.ipynb, cell 141
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import dropout, dropout2d
 from tensorlib.nn.functional.utils import _check_probability
@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 137
+# %% book/04_layers.ipynb, cell 142
 class Dropout(Module):
     """During training, zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 
@@ -34,25 +34,29 @@ class Dropout(Module):
 
     Args:
         p: the drop probability, in [0, 1) (default 0.5).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
         generator: the :class:`~tensorlib.Generator` the masks are drawn from, kept by the
             layer so that a run is reproducible; the global generator if ``None``.
 
     Shape: any; the output has the input's shape.
     """
 
-    def __init__(self, p: float = 0.5, *, generator: Generator | None = None) -> None:
+    def __init__(
+        self, p: float = 0.5, inplace: bool = False, *, generator: Generator | None = None
+    ) -> None:
         super().__init__()
+        self.inplace = inplace
         self.p = _check_probability(p, "Dropout")
         self.generator = generator
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout(input, self.p, self.training, self.generator)
+        return dropout(input, self.p, self.training, generator=self.generator)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 143
 class Dropout2d(Module):
     """During training, zero each whole channel of an (N, C, H, W) input with probability ``p``;
     scale the rest by ``1/(1-p)``.
@@ -63,25 +67,29 @@ class Dropout2d(Module):
 
     Args:
         p: the probability of zeroing a channel, in [0, 1) (default 0.5).
+        inplace: accepted for PyTorch compatibility; the result is computed out of place.
         generator: the :class:`~tensorlib.Generator` the masks are drawn from;
             the global one if ``None``.
 
     Shape: (N, C, H, W) or (N, C, L); the output has the input's shape.
     """
 
-    def __init__(self, p: float = 0.5, *, generator: Generator | None = None) -> None:
+    def __init__(
+        self, p: float = 0.5, inplace: bool = False, *, generator: Generator | None = None
+    ) -> None:
         super().__init__()
+        self.inplace = inplace
         self.p = _check_probability(p, "Dropout2d")
         self.generator = generator
 
     def forward(self, input: Tensor) -> Tensor:
-        return dropout2d(input, self.p, self.training, self.generator)
+        return dropout2d(input, self.p, self.training, generator=self.generator)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 150
 # the functions of section 7's last part, defined after this module's header
 from tensorlib.nn.functional.layers import (  # noqa: E402
     alpha_dropout,

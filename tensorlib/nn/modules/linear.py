@@ -21,7 +21,7 @@ import numpy as np
 from tensorlib.engine import Tensor
 from tensorlib.nn import init
 from tensorlib.nn.functional.layers import linear
-from tensorlib.nn.functional.utils import _check_size, _parameter_dtype
+from tensorlib.nn.functional.utils import _check_size, _parameter_dtype, _reset_parameters
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
@@ -65,9 +65,9 @@ class Linear(Module):
         in_features: int,
         out_features: int,
         bias: bool = True,
-        *,
         device: Any = None,
         dtype: Any = None,
+        *,
         generator: Generator | None = None,
     ) -> None:
         super().__init__()
@@ -79,7 +79,7 @@ class Linear(Module):
             self.bias = Parameter(np.empty(self.out_features, dtype=dtype))
         else:
             self.register_parameter("bias", None)
-        self.reset_parameters(generator)
+        _reset_parameters(self, generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values (see the class docstring)."""
@@ -93,7 +93,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-# %% book/04_layers.ipynb, cell 74
+# %% book/04_layers.ipynb, cell 75
 class NonDynamicallyQuantizableLinear(Linear):
     """A ``Linear`` under PyTorch's other name, with the same arguments and behaviour.
 
@@ -103,7 +103,7 @@ class NonDynamicallyQuantizableLinear(Linear):
     """
 
 
-# %% book/04_layers.ipynb, cell 84
+# %% book/04_layers.ipynb, cell 85
 # the function of section 4.5, defined after this module's header (section 4.2)
 from tensorlib.nn.functional.layers import bilinear  # noqa: E402
 
@@ -143,7 +143,7 @@ class Bilinear(Module):
             self.bias = Parameter(np.empty(self.out_features, dtype=dtype))
         else:
             self.register_parameter("bias", None)
-        self.reset_parameters(generator)
+        _reset_parameters(self, generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values (see the class docstring)."""

@@ -1206,6 +1206,11 @@ class Module:
         """Return ``self``: tensorlib's parameters always live on the CPU."""
         return self
 
+    def share_memory(self) -> Module:
+        """Return ``self``. PyTorch moves the tensors to shared memory so that worker processes
+        can see them; tensorlib's arrays already live in this one process's memory."""
+        return self
+
     def double(self) -> Module:
         """Cast floating-point parameters and buffers to float64 (for gradient checks)."""
         return self._cast(np.dtype(np.float64))

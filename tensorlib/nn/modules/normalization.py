@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 110
+# %% book/04_layers.ipynb, cell 112
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +29,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 111
+# %% book/04_layers.ipynb, cell 113
 class LayerNorm(Module):
     """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
@@ -50,7 +50,6 @@ class LayerNorm(Module):
         eps: float = 1e-5,
         elementwise_affine: bool = True,
         bias: bool = True,
-        *,
         device: Any = None,
         dtype: Any = None,
     ) -> None:
@@ -97,7 +96,6 @@ class RMSNorm(Module):
         normalized_shape: int | Sequence[int],
         eps: float | None = None,
         elementwise_affine: bool = True,
-        *,
         device: Any = None,
         dtype: Any = None,
     ) -> None:
@@ -120,7 +118,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-# %% book/04_layers.ipynb, cell 128
+# %% book/04_layers.ipynb, cell 133
 # the function of section 6.7, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import group_norm  # noqa: E402
 
@@ -183,7 +181,7 @@ class GroupNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 247
+# %% book/04_layers.ipynb, cell 252
 # the function of section 10.5, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
 

@@ -39,7 +39,7 @@ import numpy as np
 from tensorlib.engine import Tensor, cat, no_grad, stack, zeros
 from tensorlib.nn import init
 from tensorlib.nn.functional import dropout, linear, relu, sigmoid, tanh
-from tensorlib.nn.functional.utils import _parameter_dtype
+from tensorlib.nn.functional.utils import _parameter_dtype, _reset_parameters
 from tensorlib.nn.modules import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
@@ -116,7 +116,7 @@ class _RecurrentCell(Module):
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
-        self.reset_parameters(generator)
+        _reset_parameters(self, generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`,
@@ -330,7 +330,7 @@ class _RecurrentLayers(Module):
                 if bias:
                     setattr(self, f"bias_ih_{name}", Parameter(np.empty(rows, dtype=dtype)))
                     setattr(self, f"bias_hh_{name}", Parameter(np.empty(rows, dtype=dtype)))
-        self.reset_parameters(generator)
+        _reset_parameters(self, generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`,

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 89
+# %% book/04_layers.ipynb, cell 90
 from typing import Any
 
 import numpy as np
@@ -26,13 +26,14 @@ from tensorlib.nn.functional.utils import (
     _check_size,
     _check_tensor,
     _parameter_dtype,
+    _reset_parameters,
 )
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 90
+# %% book/04_layers.ipynb, cell 91
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 
@@ -41,6 +42,13 @@ class Embedding(Module):
         embedding_dim: the vector size :math:`D`.
         padding_idx: an id whose row starts at zero and receives no gradient (optional;
             negative values count from the end).
+        max_norm: if given, each looked-up row whose norm exceeds it is rescaled in place to
+            norm ``max_norm`` (PyTorch's renormalisation).
+        norm_type: the p of the p-norm of ``max_norm`` (default 2.0).
+        scale_grad_by_freq: divide each row's gradient by how often its id occurs in a batch.
+        sparse: must be ``False`` (tensorlib has no sparse gradients).
+        _weight: an initial table to use instead of random values (optional).
+        _freeze: with ``_weight``, make the table not require gradients.
         device: ``None`` or ``"cpu"``, the only device (accepted for PyTorch compatibility).
         dtype: float dtype of the table (default float32).
         generator: the generator for the initial values, :math:`\\mathcal N(0, 1)` as in
@@ -57,21 +65,33 @@ class Embedding(Module):
         num_embeddings: int,
         embedding_dim: int,
         padding_idx: int | None = None,
-        *,
+        max_norm: float | None = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Tensor | None = None,
+        _freeze: bool = False,
         device: Any = None,
         dtype: Any = None,
+        *,
         generator: Generator | None = None,
     ) -> None:
         super().__init__()
         self.num_embeddings = _check_size(num_embeddings, "num_embeddings", "Embedding")
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim", "Embedding")
         self.padding_idx = _check_padding_idx(padding_idx, self.num_embeddings, "Embedding")
-        self.weight = Parameter(
-            np.empty(
-                (self.num_embeddings, self.embedding_dim), dtype=_parameter_dtype(dtype, device)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        shape = (self.num_embeddings, self.embedding_dim)
+        if _weight is None:
+            self.weight = Parameter(np.empty(shape, dtype=_parameter_dtype(dtype, device)))
+            _reset_parameters(self, generator)
+        elif tuple(_weight.shape) != shape:
+            raise ValueError(
+                f"Embedding: _weight must have shape {shape}, got {tuple(_weight.shape)}"
             )
-        )
-        self.reset_parameters(generator)
+        else:
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw the table from :math:`\\mathcal N(0, 1)`; zero the padding row."""
@@ -81,11 +101,24 @@ class Embedding(Module):
                 self.weight[self.padding_idx] = 0
 
     def forward(self, input: Tensor) -> Tensor:
-        return embedding(input, self.weight, self.padding_idx)
+        return embedding(
+            input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+            self.scale_grad_by_freq, self.sparse,
+        )
 
     def extra_repr(self) -> str:
         text = f"{self.num_embeddings}, {self.embedding_dim}"
-        return text + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += ", scale_grad_by_freq=True"
+        if self.sparse:
+            text += ", sparse=True"
+        return text
 
 
 class PositionalEmbedding(Module):
@@ -126,7 +159,7 @@ class PositionalEmbedding(Module):
                 (self.context_length, self.embedding_dim), dtype=_parameter_dtype(dtype, device)
             )
         )
-        self.reset_parameters(generator)
+        _reset_parameters(self, generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw the table from :math:`\\mathcal N(0, 1)`."""
@@ -151,7 +184,7 @@ class PositionalEmbedding(Module):
         return f"{self.context_length}, {self.embedding_dim}"
 
 
-# %% book/04_layers.ipynb, cell 102
+# %% book/04_layers.ipynb, cell 104
 # the function of section 5.4, defined after this module's header (section 5.1)
 from tensorlib.nn.functional.layers import embedding_bag  # noqa: E402
 
@@ -195,7 +228,7 @@ class EmbeddingBag(Module):
         shape = (self.num_embeddings, self.embedding_dim)
         self.weight = Parameter(np.empty(shape, dtype=_parameter_dtype(dtype, device)))
         if _weight is None:
-            self.reset_parameters(generator)
+            _reset_parameters(self, generator)
         elif tuple(_weight.shape) != shape:
             raise ValueError(f"EmbeddingBag: _weight must have shape {shape}, got {_weight.shape}")
         else:
