@@ -134,10 +134,11 @@ from tensorlib.serialization import load, save
 from tensorlib import accelerator, amp, backends, compiler, distributed, onnx
 from tensorlib.compiler import compile  # returns the model: no compiler (torch.compile's name)
 from tensorlib import jit  # script/trace return their argument, decorators their function
+from tensorlib import fx, hub  # fx.wrap returns its argument; hub reads its cache only
 from tensorlib.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from tensorlib.amp import (
-    get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cpu_enabled,
-    is_autocast_enabled,
+    autocast, get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,
+    is_autocast_cpu_enabled, is_autocast_enabled,
 )
 
 __version__ = "0.1.0"

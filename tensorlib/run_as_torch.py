@@ -21,6 +21,7 @@ __all__ = [
     'MissingTorchName',
     'resolve',
     'tensorlib_targets',
+    'TORCH_VERSION',
     'TorchModule',
     'TorchFinder',
     'install',
@@ -83,6 +84,11 @@ def tensorlib_targets(torch_name: str) -> list[Any]:
     return [target for target in map(resolve, names) if target is not None]
 
 
+# what ``torch.__version__`` says: the PyTorch release whose API tensorlib follows, with a local
+# version label naming tensorlib, so that a program's version checks take their modern path
+TORCH_VERSION = "2.13.0+tensorlib"
+
+
 class TorchModule(types.ModuleType):
     """The module a program sees as ``torch.x.y``: attribute reads go to its tensorlib targets
     (a submodule becomes a ``TorchModule`` in turn), writes to the target that has the attribute
@@ -94,6 +100,8 @@ class TorchModule(types.ModuleType):
         self.__dict__["_targets"] = targets
 
     def __getattr__(self, attribute: str) -> Any:
+        if attribute == "__version__" and self.__name__ == "torch":
+            return TORCH_VERSION
         if attribute.startswith("__"):
             raise AttributeError(attribute)
         submodule = f"{self.__name__}.{attribute}"

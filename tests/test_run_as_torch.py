@@ -142,3 +142,13 @@ def test_a_missing_name_in_a_module_of_the_program_is_reported_where_it_is_used(
     done = run_script(tmp_path, "import helper\n\nhelper.legacy()\n")
     assert done.returncode == 2
     assert done.stderr == "error: helper.py, line 5: tensorlib has no torch.sparse_coo_tensor\n"
+
+
+def test_torch_version_is_the_api_tensorlib_follows(tmp_path):
+    done = run_script(
+        tmp_path,
+        "import torch\nprint(torch.__version__, torch.__version__ >= '2.0', "
+        "torch.fx.wrap is not None, torch.autocast is torch.amp.autocast)\n",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2.13.0+tensorlib True True True"
