@@ -747,8 +747,15 @@ def test_device_api():
         with pytest.raises(ValueError, match="tensorlib runs on the CPU only, got device 'cuda'"):
             make("cuda")
     assert tl.as_device(None) == tl.device("cpu") and tl.as_device("cpu:0").type == "cpu"
-    with pytest.raises(ValueError, match="CPU only"):
-        tl.device("cuda:0")
+    # another device can be named (a default argument at import), not used
+    cuda = tl.device("cuda:0")
+    assert (str(cuda), cuda.index, cuda == "cuda:0", cuda == "cuda:1") == ("cuda:0", 0, True, False)
+    with pytest.raises(ValueError, match="CPU only, got device 'cuda:0'"):
+        tl.zeros(2, device=cuda)
+    with pytest.raises(RuntimeError, match="device type at start of device string: gpu"):
+        tl.device("gpu")
+    with pytest.raises(RuntimeError, match="Invalid device string"):
+        tl.device("cuda:x")
     with pytest.raises(TypeError, match="device must be"):
         tl.as_device(0)
 

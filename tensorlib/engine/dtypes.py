@@ -171,12 +171,21 @@ e = math.e
 
 
 # %% book/02_autograd.ipynb, cell 22
+# the device types PyTorch's device() parses; tensorlib keeps tensors on the first only
+_DEVICE_TYPES = (
+    "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+    "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone",
+)
+
+
 class device:
     """Where a tensor's memory lives, like ``torch.device``; tensorlib has one device, the CPU.
 
     ``device("cpu")``, ``device("cpu:0")`` and ``device("cpu", 0)`` all name it; ``str`` gives
     ``"cpu"`` and ``device("cpu") == "cpu"`` holds, so code written for PyTorch that checks
-    ``t.device.type == "cpu"`` runs unchanged.
+    ``t.device.type == "cpu"`` runs unchanged. The other device types PyTorch knows
+    (``device("cuda:1")``) can be named, as a program's default arguments do at import, but
+    no tensor can be put there: :func:`as_device` refuses them where they would be used.
     """
 
     __slots__ = ("type", "index")
@@ -189,12 +198,19 @@ class device:
             type = type.type
         if not isinstance(type, str):
             raise TypeError(f"device() expects a string such as 'cpu', got {type!r}")
-        name, _, number = type.partition(":")
-        if number:
-            index = int(number) if number.isdigit() else -1
-        if name != "cpu" or index not in (None, 0):
-            raise ValueError(f"tensorlib runs on the CPU only, got device {type!r}")
-        self.type = "cpu"
+        name, colon, number = type.partition(":")
+        if name not in _DEVICE_TYPES:
+            raise RuntimeError(
+                f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device "
+                f"string: {type}"
+            )
+        if colon:
+            if not number.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(number)
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        self.type = name
         self.index = index
 
     def __str__(self) -> str:
@@ -209,8 +225,16 @@ class device:
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
-            other = device(other) if other.partition(":")[0] == "cpu" else None
-        return isinstance(other, device) and other.type == self.type
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
+        # the CPU is one device whatever its index; another type's index tells its devices apart
+        return (
+            isinstance(other, device)
+            and other.type == self.type
+            and (self.type == "cpu" or other.index == self.index)
+        )
 
     def __hash__(self) -> int:
         return hash(self.type)
@@ -224,7 +248,7 @@ def as_device(value: str | device | None) -> device:
     ``device("cpu")`` give the CPU device.
 
     Every function that takes ``device=`` calls this first, so ``device="cuda"`` fails at
-    once with a clear message instead of being ignored.
+    once with a clear message instead of being ignored (naming ``device("cuda")`` does not).
 
     Raises:
         ValueError: for any device other than the CPU (``"cuda"``, ``"mps"``, ...).
@@ -233,7 +257,10 @@ def as_device(value: str | device | None) -> device:
     if value is None or value is _CPU:
         return _CPU
     if isinstance(value, (str, device)):
-        return device(value)
+        where = device(value)
+        if where.type != "cpu" or where.index not in (None, 0):
+            raise ValueError(f"tensorlib runs on the CPU only, got device {str(value)!r}")
+        return where
     raise TypeError(
         "device must be None, a string such as 'cpu' or a tensorlib.device, "
         f"got {type(value).__name__}"
