@@ -41,8 +41,8 @@ from tensorlib.shape import normalize_axis
 class WriteInto(Function):
     r"""``y`` = a copy of ``x`` with ``src`` written (or, with ``accumulate``, added) at ``key``,
     an index into ``x`` (whose dims ``axes``, if given, are first moved last: a diagonal). Then
-    :math:`\bar x = \bar y` but where ``src`` was written (all of it for an add), and
-    :math:`\overline{\text{src}} = \bar y` read at ``key``, summed over what ``src`` was
+    :math:`\bar x = \bar y` but where ``src`` was written (all of it for an add), and the
+    gradient of ``src`` is :math:`\bar y` read at ``key``, summed over what ``src`` was
     broadcast along."""
 
     __slots__ = ("key", "axes", "accumulate", "src_shape")

@@ -1751,7 +1751,8 @@ def fold(
         stride: the step between windows. Default: 1.
 
     Returns:
-        (N, C, H, W) (or (C, H, W)): each pixel the sum of the column entries that read it.
+        A tensor of shape (N, C, H, W), or (C, H, W) for unbatched input, each pixel the sum of
+        the column entries that read it.
     """
     _check_tensor(input, "fold")
     if input.ndim == 2:
@@ -2850,8 +2851,8 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
             outer edges (default ``None``, meaning ``False``, PyTorch's default).
 
     Returns:
-        (N, H, W, 2) or (N, D, H, W, 3): the normalised source point of each output pixel,
-        :math:`\theta\,(x, y, 1)^\top`, x first, for :func:`grid_sample`.
+        A grid of shape (N, H, W, 2) or (N, D, H, W, 3), the normalised source point of each
+        output pixel, :math:`\theta\,(x, y, 1)^\top`, x first, for :func:`grid_sample`.
     """
     _check_tensor(theta, "affine_grid", "theta")
     if theta.dtype.kind != "f":
@@ -2981,7 +2982,8 @@ def grid_sample(
             (default ``None``, meaning ``False``).
 
     Returns:
-        (N, C, H_out, W_out). Differentiable with respect to ``input`` and (bilinear) ``grid``.
+        A tensor of shape (N, C, H_out, W_out), differentiable with respect to ``input`` and
+        (bilinear) ``grid``.
 
     Raises:
         ValueError: an unknown ``mode`` or ``padding_mode``; shapes or dtypes that do not match.
