@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 62
+# %% book/02_autograd.ipynb, cell 63
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -139,7 +139,7 @@ def backward(
     )
 
 
-# %% book/02_autograd.ipynb, cell 63
+# %% book/02_autograd.ipynb, cell 64
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt``
     (a ``(y.numel(), x.numel())`` matrix),
@@ -284,7 +284,7 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""
 
 
-# %% book/02_autograd.ipynb, cell 252
+# %% book/02_autograd.ipynb, cell 254
 # PyTorch's path torch.autograd.functional: imported last, since the module uses this one's
 # engine imports (as tensor_type imports its op modules at its bottom)
 from tensorlib import autograd_functional as functional  # noqa: E402, F401

@@ -81,6 +81,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     return min(matches, key=lambda match: match[:2])[2](p, q)
 
 
+# %% book/03_init.ipynb, cell 116
 def _infinite_where(condition: Any, value: Tensor) -> Tensor:
     return where(condition, float("inf"), value)
 

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 74
+# %% book/02_autograd.ipynb, cell 75
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 75
+# %% book/02_autograd.ipynb, cell 76
 def to(input: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
     """``input`` converted to ``dtype`` (``input`` itself if nothing changes);
     differentiable between float dtypes.

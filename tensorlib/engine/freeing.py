@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 48
+# %% book/02_autograd.ipynb, cell 49
 from typing import TYPE_CHECKING
 
 import numpy as np

@@ -126,6 +126,7 @@ def _input_node(node: Function, parent: Tensor) -> Function | None:
 _what_is_read: dict[type, tuple[bool, bool]] = {}
 
 
+# %% book/02_autograd.ipynb, cell 38
 def _saves(op: type[Function]) -> tuple[bool, bool]:
     """Whether the nodes of ``op`` keep their inputs and their output's
     counter, from ``op.reads``."""
@@ -276,7 +277,7 @@ class Function:
         return f"<{self.name()}>"
 
 
-# %% book/02_autograd.ipynb, cell 39
+# %% book/02_autograd.ipynb, cell 40
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -315,7 +316,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
         )
 
 
-# %% book/02_autograd.ipynb, cell 42
+# %% book/02_autograd.ipynb, cell 43
 _retained: dict[Function, weakref.ref] = {}
 """The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
 
@@ -403,7 +404,7 @@ def run_backward(
     return None if capture is None else captured
 
 
-# %% book/02_autograd.ipynb, cell 44
+# %% book/02_autograd.ipynb, cell 45
 def _seed(
     roots: Sequence[Tensor], root_grads: Sequence[np.ndarray],
 ) -> tuple[dict[Function, np.ndarray], list[tuple[Tensor, np.ndarray]]]:
@@ -589,7 +590,7 @@ class _Join(Function):
     reads = ()
 
 
-# %% book/02_autograd.ipynb, cell 46
+# %% book/02_autograd.ipynb, cell 47
 def _node_backward(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
     """Step 5: ``node.backward(grad)``, with one gradient per input
     (a bare array for one input is fine, as in PyTorch)."""
@@ -650,7 +651,7 @@ def _add_into_input(
     return True
 
 
-# %% book/02_autograd.ipynb, cell 50
+# %% book/02_autograd.ipynb, cell 51
 def tensor_backward(
     tensor: Tensor, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None,
     create_graph: bool = False,
@@ -691,7 +692,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 269
+# %% book/02_autograd.ipynb, cell 271
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

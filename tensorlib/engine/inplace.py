@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 226
+# %% book/02_autograd.ipynb, cell 228
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -168,7 +168,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 227
+# %% book/02_autograd.ipynb, cell 229
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -366,7 +366,7 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 234
+# %% book/02_autograd.ipynb, cell 236
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -391,7 +391,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 235
+# %% book/02_autograd.ipynb, cell 237
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)`` and
     ``exponential_(rate)``: ``tensor`` overwritten by draws from chapter 3's generators
@@ -424,7 +424,7 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 236
+# %% book/02_autograd.ipynb, cell 238
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:

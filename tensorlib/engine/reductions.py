@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 96
+# %% book/02_autograd.ipynb, cell 97
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -173,7 +173,7 @@ class Std(Function):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
 
 
-# %% book/02_autograd.ipynb, cell 98
+# %% book/02_autograd.ipynb, cell 99
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -218,7 +218,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 99
+# %% book/02_autograd.ipynb, cell 100
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -318,7 +318,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 103
+# %% book/02_autograd.ipynb, cell 104
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -459,7 +459,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 104
+# %% book/02_autograd.ipynb, cell 105
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""
@@ -608,7 +608,7 @@ def min(
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)
 
 
-# %% book/02_autograd.ipynb, cell 105
+# %% book/02_autograd.ipynb, cell 106
 class Prod(Function):
     """:math:`y = \\prod_i x_i` along ``axis`` (all elements when ``None``);
     :math:`\\bar x_j = \\bar y \\prod_{i \\ne j} x_i`, the product of the others: the running
@@ -676,7 +676,7 @@ def aminmax(
     return amin(input, dim, keepdim), amax(input, dim, keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 109
+# %% book/02_autograd.ipynb, cell 110
 class Cumprod(Function):
     r""":math:`y_i = \prod_{j \le i} x_j` along ``axis``. The gradient of :math:`x_k` is
     :math:`\bar x_k = \sum_{i \ge k} \bar y_i \prod_{j \le i,\, j \ne k} x_j`. Where no
@@ -722,7 +722,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return Cumprod.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))
 
 
-# %% book/02_autograd.ipynb, cell 112
+# %% book/02_autograd.ipynb, cell 113
 def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
     r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
     end."""

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 213
+# %% book/02_autograd.ipynb, cell 215
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,7 +154,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 214
+# %% book/02_autograd.ipynb, cell 216
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 145
+# %% book/02_autograd.ipynb, cell 147
 import functools
 import math
 from typing import Any
@@ -193,7 +193,7 @@ def log_softmax(input: Tensor, dim: int) -> Tensor:
     return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 146
+# %% book/02_autograd.ipynb, cell 148
 class LogSumExp(Function):
     """:math:`y = m + \\log \\sum e^{x - m}` over ``axes``, with :math:`m = \\max x` (0 where the
     maximum is infinite, so that a row of :math:`-\\infty` gives :math:`-\\infty`);

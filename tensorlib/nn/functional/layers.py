@@ -1994,6 +1994,7 @@ class _ConvTransposeNd(Function):
         return grad_x, grad_weight, grad_bias
 
 
+# %% book/04_layers.ipynb, cell 200
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2122,7 +2123,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 205
+# %% book/04_layers.ipynb, cell 206
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -2158,7 +2159,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 208
+# %% book/04_layers.ipynb, cell 209
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2199,7 +2200,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 214
+# %% book/04_layers.ipynb, cell 215
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2251,7 +2252,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 221
+# %% book/04_layers.ipynb, cell 222
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2376,6 +2377,7 @@ class _AvgPoolNd(Function):
         return (_crop(_fold(patches, self.padded_shape, self.stride, (1,) * dims), self.padding),)
 
 
+# %% book/04_layers.ipynb, cell 223
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -2465,7 +2467,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 228
+# %% book/04_layers.ipynb, cell 230
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2524,7 +2526,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 229
+# %% book/04_layers.ipynb, cell 231
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2587,7 +2589,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 230
+# %% book/04_layers.ipynb, cell 232
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -2646,7 +2648,7 @@ def adaptive_max_pool2d(
     return output if input.ndim == 4 else output.squeeze(0)
 
 
-# %% book/04_layers.ipynb, cell 235
+# %% book/04_layers.ipynb, cell 237
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -2701,7 +2703,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 236
+# %% book/04_layers.ipynb, cell 238
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2761,7 +2763,7 @@ def interpolate(
     return output
 
 
-# %% book/04_layers.ipynb, cell 240
+# %% book/04_layers.ipynb, cell 242
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -2824,7 +2826,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
     return rows @ x @ columns.T
 
 
-# %% book/04_layers.ipynb, cell 244
+# %% book/04_layers.ipynb, cell 246
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -2879,7 +2881,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 245
+# %% book/04_layers.ipynb, cell 247
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -2962,7 +2964,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 246
+# %% book/04_layers.ipynb, cell 248
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3023,7 +3025,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 250
+# %% book/04_layers.ipynb, cell 252
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3121,7 +3123,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 255
+# %% book/04_layers.ipynb, cell 257
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3303,6 +3305,7 @@ def max_unpool3d(
     )
 
 
+# %% book/04_layers.ipynb, cell 258
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 222
+# %% book/04_layers.ipynb, cell 224
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +39,7 @@ from tensorlib.nn.functional.utils import _pair, _single, _triple
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 223
+# %% book/04_layers.ipynb, cell 225
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
@@ -133,7 +133,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 231
+# %% book/04_layers.ipynb, cell 233
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -228,7 +228,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 232
+# %% book/04_layers.ipynb, cell 234
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -295,7 +295,7 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 241
+# %% book/04_layers.ipynb, cell 243
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
@@ -414,7 +414,7 @@ class AdaptiveAvgPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 251
+# %% book/04_layers.ipynb, cell 253
 # the functions of section 10.5, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_max_pool1d,
@@ -488,7 +488,7 @@ class LPPool2d(LPPool1d):
         return lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-# %% book/04_layers.ipynb, cell 256
+# %% book/04_layers.ipynb, cell 259
 # the functions of section 10.6, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     max_unpool1d,

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 280
+# %% book/04_layers.ipynb, cell 283
 import warnings
 from typing import Any
 
