@@ -105,6 +105,8 @@ from tensorlib.engine import (  # torch.relu_(x) is x.relu_()
 from tensorlib import linalg  # tl.linalg: det, inv, solve, norms, cholesky, eigh (torch.linalg)
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 from tensorlib.nn.functional.distance import cdist, cosine_similarity, pairwise_distance, pdist
+from tensorlib import func  # tl.func: vmap, grad, vjp, jacrev, jacfwd (torch.func)
+from tensorlib.func import vmap
 
 # Chapter 3, Initialization: random numbers (tensorlib.random)
 from tensorlib.random import (

@@ -284,7 +284,7 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""
 
 
-# %% book/02_autograd.ipynb, cell 254
+# %% book/02_autograd.ipynb, cell 259
 # PyTorch's path torch.autograd.functional: imported last, since the module uses this one's
 # engine imports (as tensor_type imports its op modules at its bottom)
 from tensorlib import autograd_functional as functional  # noqa: E402, F401

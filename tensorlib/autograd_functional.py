@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 252
+# %% book/02_autograd.ipynb, cell 257
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -97,7 +97,7 @@ def _nested(rows: list[list[Tensor]], outs_tuple: bool, ins_tuple: bool) -> Any:
     return tuple(per_output) if outs_tuple else per_output[0]
 
 
-# %% book/02_autograd.ipynb, cell 253
+# %% book/02_autograd.ipynb, cell 258
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
              strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode") -> Any:

@@ -692,7 +692,7 @@ def tensor_backward(
     run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 271
+# %% book/02_autograd.ipynb, cell 276
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

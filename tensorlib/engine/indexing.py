@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 161
+# %% book/02_autograd.ipynb, cell 163
 import operator
 import warnings
 from typing import Any
@@ -215,7 +215,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
 
 
-# %% book/02_autograd.ipynb, cell 162
+# %% book/02_autograd.ipynb, cell 164
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
     ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
@@ -238,7 +238,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
 
 
-# %% book/02_autograd.ipynb, cell 163
+# %% book/02_autograd.ipynb, cell 165
 def _index(values: np.ndarray) -> Tensor:
     """An int64 index tensor outside the graph."""
     return _wrap(np.asarray(values, dtype=np.int64), None)
@@ -315,7 +315,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-# %% book/02_autograd.ipynb, cell 164
+# %% book/02_autograd.ipynb, cell 166
 class Scatter(Function):
     """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
     ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then
@@ -389,7 +389,7 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=True)
 
 
-# %% book/02_autograd.ipynb, cell 167
+# %% book/02_autograd.ipynb, cell 169
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Values of ``input`` picked along ``dim`` by ``indices``, the other dims broadcast between
     the two (``gather`` after broadcasting), as ``torch.take_along_dim`` and
@@ -435,7 +435,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return input.reshape(-1)[index]
 
 
-# %% book/02_autograd.ipynb, cell 170
+# %% book/02_autograd.ipynb, cell 172
 def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tensor]:
     """A 1-D integer ``index`` of ``like.shape[dim]`` positions, as an index of ``like``'s shape
     that holds ``index[i]`` at every position ``i`` of ``dim`` (what ``scatter`` takes)."""

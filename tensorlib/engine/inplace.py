@@ -31,11 +31,14 @@ __all__ = [
     'apply_',
     'random_fill_',
     'view_in_place_',
+    'resize_',
+    'float_power_',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 228
+# %% book/02_autograd.ipynb, cell 230
 import importlib
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +48,8 @@ from tensorlib.engine.elementwise import _clamp_bounds, clamp
 from tensorlib.engine.function import _rebase, count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key, scatter, scatter_add
+from tensorlib.engine.linalg_ops import _torch_name
+from tensorlib.engine.pairwise_ops import float_power
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.scatter_ops import _write_into
 from tensorlib.engine.selection import masked_fill, where
@@ -168,7 +173,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 229
+# %% book/02_autograd.ipynb, cell 231
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -366,7 +371,7 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 236
+# %% book/02_autograd.ipynb, cell 238
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -391,7 +396,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 237
+# %% book/02_autograd.ipynb, cell 239
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)`` and
     ``exponential_(rate)``: ``tensor`` overwritten by draws from chapter 3's generators
@@ -424,7 +429,7 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 238
+# %% book/02_autograd.ipynb, cell 240
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -435,3 +440,42 @@ def view_in_place_(
     tensor._data = function(tensor.detach(), *args)._data
     _mark_changed(tensor)
     return tensor
+
+
+# %% book/02_autograd.ipynb, cell 243
+def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
+    """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
+    elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves
+    them uninitialised). A smaller size keeps a view of the old array, as PyTorch keeps the
+    storage. Refused on a tensor that requires grad (PyTorch's message) and on a view, whose
+    base would no longer see its changes. A new shape counts one change in the version counter
+    (the same shape, none, as in PyTorch); returns ``tensor``."""
+    if tensor._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if _is_view(tensor):
+        raise RuntimeError(
+            "resize_ on a view (x[0], x.view(...), x.t(), ...): the resized tensor would no "
+            "longer share its base's memory; resize a tensor that owns its memory, or a clone()"
+        )
+    if sizes != tensor._data.shape:
+        count = math.prod(sizes)
+        flat = tensor._data.reshape(-1)
+        if count <= flat.size:
+            tensor._data = flat[:count].reshape(sizes)
+        else:
+            grown = np.zeros(count, dtype=flat.dtype)
+            grown[: flat.size] = flat
+            tensor._data = grown.reshape(sizes)
+        _mark_changed(tensor)
+    return tensor
+
+
+def float_power_(tensor: Tensor, exponent: Any) -> Tensor:
+    """``tensor.float_power_(exponent)``: ``float_power`` in place. Its result is float64, so
+    ``tensor`` must be float64, as PyTorch requires (it checks before computing)."""
+    if tensor._data.dtype != np.float64:
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {_torch_name(tensor._data.dtype)} but the "
+            "operation's result requires dtype Double"
+        )
+    return apply_(tensor, "float_power_", float_power, exponent)

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 215
+# %% book/02_autograd.ipynb, cell 217
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,7 +154,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 216
+# %% book/02_autograd.ipynb, cell 218
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,

@@ -22,6 +22,7 @@ __all__ = [
 # %% book/02_autograd.ipynb, cell 147
 import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -175,21 +176,61 @@ class LogSoftmax(Function):
         return (grad - np.exp(self.out) * grad.sum(axis=self.axis, keepdims=True),)
 
 
-def softmax(input: Tensor, dim: int) -> Tensor:
+def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """The dim PyTorch takes when ``dim`` is left out, with its deprecation warning: 0 for 0-, 1-
+    and 3-D input, else 1 (a 3-D input was once read as one unbatched image, (C, H, W))."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. "
+        "Change the call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
     r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}`,
     computed stably (shifted by the max).
 
-    Also ``tensorlib.nn.functional.softmax``.
+    Also ``tensorlib.nn.functional.softmax``, ``tensorlib.softmax`` and ``Tensor.softmax``.
+
+    Args:
+        input: the scores.
+        dim: the dim to normalise along. ``None`` is PyTorch's deprecated implicit choice (dim 0
+            for a 0-, 1- or 3-D input, else 1), with its ``UserWarning``.
+        _stacklevel: the stack level the warning of ``dim=None`` is reported at (PyTorch's).
+            A dtype here is taken as ``dtype``: ``torch.softmax(x, dim, dtype)``, the same
+            function here, has ``dtype`` third.
+        dtype: if given, ``input`` is cast to it first (the gradient flows back through the
+            cast, in ``input``'s dtype).
     """
+    if dim is None:
+        dim = _implicit_dim("softmax", input._data.ndim, _stacklevel)
+    if dtype is not None or _stacklevel.__class__ is not int:
+        input = input.to(_stacklevel if dtype is None else dtype)
     return Softmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 
-def log_softmax(input: Tensor, dim: int) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: Any = None) -> Tensor:
     r"""Log-softmax along ``dim``: :math:`x_i - \log \sum_j e^{x_j}`
     (the log-sum-exp trick keeps it finite).
 
-    Also ``tensorlib.nn.functional.log_softmax``.
+    Also ``tensorlib.nn.functional.log_softmax``, ``tensorlib.log_softmax`` and
+    ``Tensor.log_softmax``.
+
+    Args:
+        input: the scores.
+        dim: the dim to normalise along; ``None`` as for :func:`softmax`, with the warning.
+        _stacklevel: the stack level of the warning, or a dtype, as for :func:`softmax`.
+        dtype: if given, ``input`` is cast to it first (the gradient flows back through the
+            cast).
     """
+    if dim is None:
+        dim = _implicit_dim("log_softmax", input._data.ndim, _stacklevel)
+    if dtype is not None or _stacklevel.__class__ is not int:
+        input = input.to(_stacklevel if dtype is None else dtype)
     return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 

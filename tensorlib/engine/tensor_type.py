@@ -1507,13 +1507,15 @@ class Tensor:
 
     # --- softmax (softmax_ops)
     # -----------------------------------------------------------------------
-    def softmax(self, dim: builtins.int) -> Tensor:
-        """Softmax along ``dim``, shifted by the max for stability."""
-        return softmax_ops.softmax(self, dim)
+    def softmax(self, dim: builtins.int | None = None, dtype: Any = None) -> Tensor:
+        """Softmax along ``dim``, shifted by the max for stability (``dtype``: cast first;
+        ``dim=None``: PyTorch's deprecated implicit dim, with its warning)."""
+        return softmax_ops.softmax(self, dim, 4, dtype)
 
-    def log_softmax(self, dim: builtins.int) -> Tensor:
-        """Log-softmax along ``dim``, by the log-sum-exp trick."""
-        return softmax_ops.log_softmax(self, dim)
+    def log_softmax(self, dim: builtins.int | None = None, dtype: Any = None) -> Tensor:
+        """Log-softmax along ``dim``, by the log-sum-exp trick (``dtype`` and ``dim=None``
+        as for ``softmax``)."""
+        return softmax_ops.log_softmax(self, dim, 4, dtype)
 
     # --- shape (shape_ops): views share the version counter
     # ------------------------------------------
@@ -2722,6 +2724,20 @@ class Tensor:
         """``t`` in place: this tensor becomes the view; returns ``self``."""
         return inplace.view_in_place_(self, "t_", shape_ops.matrix_transpose)
 
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Tensor:
+        """The shape ``sizes`` in place, keeping the first values (C order), new ones 0; refused
+        on a tensor that requires grad and on a view. ``memory_format`` is accepted and
+        ignored (one layout)."""
+        return inplace.resize_(self, _shape_args(sizes, "resize_ size"))
+
+    def resize_as_(self, the_template: Tensor, memory_format: Any = None) -> Tensor:
+        """``resize_(the_template.shape)``."""
+        return inplace.resize_(self, the_template._data.shape)
+
+    def float_power_(self, exponent: Any) -> Tensor:
+        """``float_power`` in place; ``self`` must be float64 (the result's dtype)."""
+        return inplace.float_power_(self, exponent)
+
     # --- numpy interop (interop)
     # ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -2764,7 +2780,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 277
+# %% book/02_autograd.ipynb, cell 282
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

@@ -37,9 +37,8 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 291
+# %% book/02_autograd.ipynb, cell 296
 import math
-import warnings
 
 import numpy as np
 
@@ -50,6 +49,7 @@ from tensorlib.engine.elementwise import tanh as tanh
 from tensorlib.engine.function import Function
 from tensorlib.engine.parallel import block_bounds, parallel_for
 from tensorlib.engine.promotion import floating_array
+from tensorlib.engine.softmax_ops import _implicit_dim
 from tensorlib.engine.softmax_ops import log_softmax as log_softmax
 from tensorlib.engine.softmax_ops import softmax as softmax
 from tensorlib.engine.special_ops import _erf64
@@ -213,7 +213,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _Silu.apply(input)
 
 
-# %% book/02_autograd.ipynb, cell 295
+# %% book/02_autograd.ipynb, cell 300
 class _LeakyRelu(Function):
     r""":math:`y = x` for :math:`x > 0`, else :math:`s x`; :math:`\bar x = \bar y` or
     :math:`s \bar y` (``s``, the negative slope, at :math:`x = 0` too, as PyTorch)."""
@@ -336,7 +336,7 @@ class _LogSigmoid(Function):
         return (grad * sigmoid_array(-self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 296
+# %% book/02_autograd.ipynb, cell 301
 # SELU's constants (Klambauer et al., 2017): the fixed point of mean 0 and variance 1
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -461,17 +461,13 @@ def rrelu(
     return _LeakyRelu.apply(input, slope=(lower + upper) / 2)
 
 
-def softmin(input: Tensor, dim: int | None = None, dtype: object = None) -> Tensor:
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: object = None) -> Tensor:
     """``softmax(-input, dim)``: weights that favour the small entries. Without ``dim``, PyTorch's
-    deprecated implicit choice (dim 0 for 0-, 1- and 3-D input, else 1), with its warning."""
+    deprecated implicit choice (dim 0 for 0-, 1- and 3-D input, else 1), with its warning reported
+    at stack level ``_stacklevel``; ``dtype`` casts the input first."""
     if dim is None:
-        dim = 0 if input.ndim in (0, 1, 3) else 1
-        warnings.warn(
-            "Implicit dimension choice for softmin has been deprecated. Change the call to "
-            "include dim=X as an argument.",
-            UserWarning,
-            stacklevel=2,
-        )
+        dim = _implicit_dim("softmin", input.ndim, _stacklevel)
     return softmax(-input if dtype is None else -input.to(dtype), dim)
 
 
