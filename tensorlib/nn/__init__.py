@@ -18,6 +18,7 @@ from tensorlib.nn.modules import AdaptiveAvgPool1d as AdaptiveAvgPool1d
 from tensorlib.nn.modules import AdaptiveAvgPool2d as AdaptiveAvgPool2d
 from tensorlib.nn.modules import AdaptiveAvgPool3d as AdaptiveAvgPool3d
 from tensorlib.nn.modules import AdaptiveMaxPool2d as AdaptiveMaxPool2d
+from tensorlib.nn.modules import AdaptiveMaxPool3d as AdaptiveMaxPool3d
 from tensorlib.nn.modules import AvgPool1d as AvgPool1d
 from tensorlib.nn.modules import AvgPool2d as AvgPool2d
 from tensorlib.nn.modules import AvgPool3d as AvgPool3d

@@ -77,6 +77,7 @@ __all__ = [
     'max_pool3d',
     'avg_pool3d',
     'adaptive_avg_pool3d',
+    'adaptive_max_pool3d',
     'affine_grid',
     'grid_sample',
     'adaptive_max_pool1d',
@@ -91,6 +92,7 @@ __all__ = [
     'max_pool3d_with_indices',
     'adaptive_max_pool1d_with_indices',
     'adaptive_max_pool2d_with_indices',
+    'adaptive_max_pool3d_with_indices',
 ]
 
 
@@ -2332,8 +2334,8 @@ class _MaxPoolNd(Function):
 
 
 class _AvgPoolNd(Function):
-    """Window means over 2 or 3 spatial axes; backward spreads each gradient evenly over its
-    window."""
+    """Window means over 2 or 3 spatial axes (or window sums over ``divisor_override``);
+    backward spreads each gradient evenly over its window."""
 
     __slots__ = ("divisor", "padded_shape", "kernel", "stride", "padding")
     reads = ()
@@ -2345,13 +2347,16 @@ class _AvgPoolNd(Function):
     def forward(
         self, x: np.ndarray, kernel: tuple[int, ...] = (1, 1), stride: tuple[int, ...] = (1, 1),
         padding: _Sides = ((0, 0), (0, 0)), count_include_pad: bool = True,
+        divisor_override: int | None = None,
     ) -> np.ndarray:
         dims = len(kernel)
         padded = _pad(x, padding)
         windows = _windows(padded, kernel, stride, (1,) * dims)
         window_axes = tuple(range(-dims, 0))
         low = tuple(side[0] for side in padding)  # the high side is larger only in ceil_mode
-        if padding == _symmetric(low) and (count_include_pad or not any(low)):
+        if divisor_override is not None:  # one divisor for every window, whatever it holds
+            self.divisor = np.asarray(divisor_override, dtype=x.dtype)
+        elif padding == _symmetric(low) and (count_include_pad or not any(low)):
             self.divisor = np.asarray(math.prod(kernel), dtype=x.dtype)
         # count the pixels that count: the real ones (and the zeros of `padding`, if included)
         else:
@@ -2403,23 +2408,39 @@ def _max_pool(
     return output, Tensor(where)
 
 
+def _check_divisor(what: str, divisor_override: Any) -> int | None:
+    """``divisor_override`` must be ``None`` or a nonzero int (not a bool), as in PyTorch."""
+    if divisor_override is None:
+        return None
+    if isinstance(divisor_override, bool) or not hasattr(divisor_override, "__index__"):
+        raise TypeError(
+            f"{what}(): argument 'divisor_override' must be int, not "
+            f"{type(divisor_override).__name__}"
+        )
+    if operator.index(divisor_override) == 0:
+        raise RuntimeError("divisor must be not zero")
+    return operator.index(divisor_override)
+
+
 def _avg_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
-    ceil_mode: bool, count_include_pad: bool,
+    ceil_mode: bool, count_include_pad: bool, divisor_override: Any = None,
 ) -> Tensor:
     """Average pooling over ``dims`` spatial axes, checked; an unbatched input is a batch of
     one."""
     _check_tensor(input, what)
+    divisor = _check_divisor(what, divisor_override)
     if input.ndim == dims + 1:
         return _avg_pool(
             what, dims, input.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
-            count_include_pad,
+            count_include_pad, divisor,
         ).squeeze(0)
     kernel, stride, sides, _ = _pool_arguments(
         what, input, kernel_size, stride, padding, 1, ceil_mode, dims
     )
     return _AvgPoolNd.apply(
-        input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad
+        input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad,
+        divisor_override=divisor,
     )
 
 
@@ -2453,21 +2474,24 @@ def avg_pool2d(
     stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0,
     ceil_mode: bool = False,
-    *,
     count_include_pad: bool = True,
+    divisor_override: int | None = None,
 ) -> Tensor:
     """2-D average pooling: the mean of each window of each channel.
 
     Shapes as :func:`max_pool2d`. Padding is with zeros; ``count_include_pad`` decides
     whether they count in the divisor (PyTorch's default ``True``). The extra window
-    positions of ``ceil_mode`` never count (as in PyTorch).
+    positions of ``ceil_mode`` never count (as in PyTorch). A nonzero int
+    ``divisor_override`` divides every window's sum by itself instead of by a count
+    (section 10); 0 is a ``RuntimeError``, as in PyTorch.
     """
     return _avg_pool(
-        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad
+        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
     )
 
 
-# %% book/04_layers.ipynb, cell 230
+# %% book/04_layers.ipynb, cell 231
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2526,7 +2550,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 231
+# %% book/04_layers.ipynb, cell 232
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2589,44 +2613,68 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 232
+# %% book/04_layers.ipynb, cell 233
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The maximum of each adaptive window of (N, C, H, W) and its flat index into H * W."""
-    n, c, h, w = x.shape
-    rows, cols = _adaptive_windows(h, output_size[0]), _adaptive_windows(w, output_size[1])
+    """The maximum of each adaptive window of (N, C, *spatial), 2 or 3 spatial axes, and its
+    flat index into the spatial plane or volume (:math:`hW + w`, :math:`(dH + h)W + w`)."""
+    n, c, *spatial = x.shape
+    axes = [_adaptive_windows(m, out) for m, out in zip(spatial, output_size, strict=True)]
     y = np.empty((n, c, *output_size), dtype=x.dtype)
-    winners = np.empty((n, c, *output_size), dtype=np.int64)  # flat indices into h * w
-    for i, (top, bottom) in enumerate(rows):
-        for j, (left, right) in enumerate(cols):
-            window = x[:, :, top:bottom, left:right].reshape(n, c, -1)
-            first = window.argmax(axis=-1)  # the first maximum, row-major, as PyTorch
-            y[:, :, i, j] = np.take_along_axis(window, first[..., None], axis=-1)[..., 0]
-            r, q = np.divmod(first, right - left)
-            winners[:, :, i, j] = (top + r) * w + left + q
+    winners = np.empty((n, c, *output_size), dtype=np.int64)  # flat indices into the plane
+    for index in np.ndindex(*output_size):
+        bounds = [axis[i] for axis, i in zip(axes, index, strict=True)]
+        window = x[(slice(None), slice(None)) + tuple(slice(a, b) for a, b in bounds)]
+        window = window.reshape(n, c, -1)
+        first = window.argmax(axis=-1)  # the first maximum, row-major, as PyTorch
+        y[(Ellipsis,) + index] = np.take_along_axis(window, first[..., None], axis=-1)[..., 0]
+        local = np.unravel_index(first, [b - a for a, b in bounds])  # within the window
+        starts = [a for a, _ in bounds]
+        winners[(Ellipsis,) + index] = np.ravel_multi_index(
+            tuple(a + q for a, q in zip(starts, local, strict=True)), spatial
+        )
     return y, winners
 
 
-class _AdaptiveMaxPool2d(Function):
-    """The maximum of each adaptive window; backward adds each gradient at its window's
-    (first) argmax."""
+class _AdaptiveMaxPoolNd(Function):
+    """The maximum of each adaptive window over 2 or 3 spatial axes; backward adds each
+    gradient at its window's (first) argmax."""
 
     __slots__ = ("winners", "input_shape")
     reads = ()  # the argmax positions, computed in forward
 
-    def forward(self, x: np.ndarray, output_size: tuple[int, int] = (1, 1)) -> np.ndarray:
+    def name(self) -> str:
+        """``AdaptiveMaxPool2dBackward`` or ``AdaptiveMaxPool3dBackward``."""
+        return f"AdaptiveMaxPool{len(getattr(self, 'input_shape', (0,) * 4)) - 2}dBackward"
+
+    def forward(self, x: np.ndarray, output_size: tuple[int, ...] = (1, 1)) -> np.ndarray:
         y, self.winners = _adaptive_argmax(x, output_size)
         self.input_shape = x.shape
         return y
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        n, c, h, w = self.input_shape
-        flat = np.zeros((n * c, h * w), dtype=grad.dtype)
+        n, c, *spatial = self.input_shape
+        flat = np.zeros((n * c, math.prod(spatial)), dtype=grad.dtype)
         samples = np.arange(n * c)[:, None]
         # windows may overlap, so one pixel may win twice: add, not assign
         np.add.at(flat, (samples, self.winners.reshape(n * c, -1)), grad.reshape(n * c, -1))
         return (flat.reshape(self.input_shape),)
+
+
+def _adaptive_max_pool(
+    what: str, dims: int, input: Tensor, output_size: Any, return_indices: bool
+) -> Any:
+    """Adaptive max pooling over ``dims`` spatial axes, checked; an unbatched input is a
+    batch of one."""
+    sizes = _adaptive_sizes(what, input, output_size, dims)
+    batched = input.ndim == dims + 2
+    batch = input if batched else input.unsqueeze(0)
+    output = _AdaptiveMaxPoolNd.apply(batch, output_size=sizes)
+    if return_indices:
+        where = Tensor(_adaptive_argmax(batch.detach().numpy(), sizes)[1])
+        return (output, where) if batched else (output.squeeze(0), where.squeeze(0))
+    return output if batched else output.squeeze(0)
 
 
 def adaptive_max_pool2d(
@@ -2639,16 +2687,10 @@ def adaptive_max_pool2d(
     With ``return_indices=True`` the result is ``(output, indices)``, indices (int64) the flat
     position :math:`h W + w` of each maximum in its input plane (section 10.6).
     """
-    sizes = _adaptive_sizes("adaptive_max_pool2d", input, output_size, 2)
-    batch = input if input.ndim == 4 else input.unsqueeze(0)
-    output = _AdaptiveMaxPool2d.apply(batch, output_size=sizes)
-    if return_indices:
-        where = Tensor(_adaptive_argmax(batch.detach().numpy(), sizes)[1])
-        return (output, where) if input.ndim == 4 else (output.squeeze(0), where.squeeze(0))
-    return output if input.ndim == 4 else output.squeeze(0)
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 237
+# %% book/04_layers.ipynb, cell 238
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -2703,7 +2745,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 238
+# %% book/04_layers.ipynb, cell 239
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2763,7 +2805,7 @@ def interpolate(
     return output
 
 
-# %% book/04_layers.ipynb, cell 242
+# %% book/04_layers.ipynb, cell 243
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -2795,16 +2837,19 @@ def avg_pool3d(
     padding: int | Sequence[int] = 0,
     ceil_mode: bool = False,
     count_include_pad: bool = True,
+    divisor_override: int | None = None,
 ) -> Tensor:
     """3-D average pooling: the mean of each (kd, kh, kw) window of each channel
     (section 10.3).
 
     Shapes as :func:`max_pool3d`. Padding is with zeros; ``count_include_pad`` decides
     whether they count in the divisor (PyTorch's default ``True``); the extra window
-    positions of ``ceil_mode`` never count.
+    positions of ``ceil_mode`` never count. A nonzero int ``divisor_override`` divides every
+    window's sum by itself instead (section 10).
     """
     return _avg_pool(
-        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
     )
 
 
@@ -2826,7 +2871,23 @@ def adaptive_avg_pool3d(input: Tensor, output_size: int | Sequence[int | None]) 
     return rows @ x @ columns.T
 
 
-# %% book/04_layers.ipynb, cell 246
+def adaptive_max_pool3d(
+    input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
+) -> Any:
+    """Max pooling to a fixed output size, one window per axis with PyTorch's windows
+    (sections 10.1 and 10.3).
+
+    Shapes: ``input`` (N, C, D, H, W) or (C, D, H, W), floating point; result
+    (N, C, D_out, H_out, W_out) (or unbatched); ``output_size`` an int or a
+    (D_out, H_out, W_out) triple whose ``None`` entries keep the input's size. With
+    ``return_indices=True`` the result is ``(output, indices)``, indices (int64) the flat
+    position :math:`(d H + h) W + w` of each maximum in its input volume, what
+    :func:`max_unpool3d` takes (section 10.6).
+    """
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+# %% book/04_layers.ipynb, cell 247
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -2881,7 +2942,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 247
+# %% book/04_layers.ipynb, cell 248
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -2964,7 +3025,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 248
+# %% book/04_layers.ipynb, cell 249
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3025,7 +3086,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 252
+# %% book/04_layers.ipynb, cell 253
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3123,7 +3184,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 257
+# %% book/04_layers.ipynb, cell 258
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3305,7 +3366,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 258
+# %% book/04_layers.ipynb, cell 259
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -3348,3 +3409,10 @@ def adaptive_max_pool2d_with_indices(
 ) -> tuple[Tensor, Tensor]:
     """:func:`adaptive_max_pool2d` returning ``(output, indices)``, as PyTorch's."""
     return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(
+    input: Tensor, output_size: int | Sequence[int | None], return_indices: bool = False
+) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool3d` returning ``(output, indices)``, as PyTorch's."""
+    return adaptive_max_pool3d(input, output_size, True)

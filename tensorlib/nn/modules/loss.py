@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 264
+# %% book/04_layers.ipynb, cell 265
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
@@ -68,7 +68,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 265
+# %% book/04_layers.ipynb, cell 266
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -182,7 +182,7 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 266
+# %% book/04_layers.ipynb, cell 267
 class BCELoss(Module):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
@@ -238,7 +238,7 @@ class HuberLoss(Module):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 268
+# %% book/04_layers.ipynb, cell 269
 class L1Loss(Module):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
@@ -434,7 +434,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 289
+# %% book/04_layers.ipynb, cell 293
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 

@@ -3,9 +3,9 @@
 
 """``MaxPool2d`` and ``AvgPool2d``: summarise each window of each channel; ``MaxPool1d``,
 ``AvgPool1d`` and the adaptive poolings ``AdaptiveAvgPool2d``, ``AdaptiveAvgPool1d``,
-``AdaptiveMaxPool2d`` (section 10.1); ``MaxPool3d``, ``AvgPool3d`` and ``AdaptiveAvgPool3d``
-(section 10.3); ``AdaptiveMaxPool1d``, ``LPPool1d`` and ``LPPool2d`` (section 10.5);
-``MaxUnpool1d``, ``MaxUnpool2d`` and ``MaxUnpool3d`` (section 10.6)."""
+``AdaptiveMaxPool2d`` (section 10.1); ``MaxPool3d``, ``AvgPool3d``, ``AdaptiveAvgPool3d`` and
+``AdaptiveMaxPool3d`` (section 10.3); ``AdaptiveMaxPool1d``, ``LPPool1d`` and ``LPPool2d``
+(section 10.5); ``MaxUnpool1d``, ``MaxUnpool2d`` and ``MaxUnpool3d`` (section 10.6)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ __all__ = [
     'MaxPool3d',
     'AvgPool3d',
     'AdaptiveAvgPool3d',
+    'AdaptiveMaxPool3d',
     'AdaptiveMaxPool1d',
     'LPPool1d',
     'LPPool2d',
@@ -98,6 +99,8 @@ class AvgPool2d(Module):
         padding: implicit zero padding, at most half the kernel (default 0).
         ceil_mode: round the output size up instead of down, keeping a last partial window.
         count_include_pad: whether padded zeros count in the divisor (default ``True``).
+        divisor_override: a nonzero int dividing every window's sum instead of the count
+            (default ``None``: the count); not shown in the repr, as in PyTorch.
 
     Shapes: input (N, C, H, W) or (C, H, W), output (N, C, H_out, W_out) or (C, H_out, W_out).
     """
@@ -108,8 +111,8 @@ class AvgPool2d(Module):
         stride: int | Sequence[int] | None = None,
         padding: int | Sequence[int] = 0,
         ceil_mode: bool = False,
-        *,
         count_include_pad: bool = True,
+        divisor_override: int | None = None,
     ) -> None:
         super().__init__()
         _pair(kernel_size, "kernel_size")
@@ -118,6 +121,7 @@ class AvgPool2d(Module):
         self.padding = padding
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
         return avg_pool2d(
@@ -126,14 +130,15 @@ class AvgPool2d(Module):
             self.stride,
             self.padding,
             self.ceil_mode,
-            count_include_pad=self.count_include_pad,
+            self.count_include_pad,
+            self.divisor_override,
         )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 233
+# %% book/04_layers.ipynb, cell 234
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -228,7 +233,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 234
+# %% book/04_layers.ipynb, cell 235
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -295,10 +300,11 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 243
+# %% book/04_layers.ipynb, cell 244
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
+    adaptive_max_pool3d,
     avg_pool3d,
     max_pool3d,
 )
@@ -361,6 +367,8 @@ class AvgPool3d(Module):
         padding: implicit zero padding, at most half the kernel (default 0).
         ceil_mode: round the output size up instead of down, keeping a last partial window.
         count_include_pad: whether padded zeros count in the divisor (default ``True``).
+        divisor_override: a nonzero int dividing every window's sum instead of the count
+            (default ``None``: the count); not shown in the repr, as in PyTorch.
 
     Shapes: input (N, C, D, H, W) or (C, D, H, W), output (N, C, D_out, H_out, W_out) or
     (C, D_out, H_out, W_out).
@@ -373,6 +381,7 @@ class AvgPool3d(Module):
         padding: int | Sequence[int] = 0,
         ceil_mode: bool = False,
         count_include_pad: bool = True,
+        divisor_override: int | None = None,
     ) -> None:
         super().__init__()
         _triple(kernel_size, "kernel_size")
@@ -381,11 +390,12 @@ class AvgPool3d(Module):
         self.padding = padding
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
         return avg_pool3d(
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-            self.count_include_pad,
+            self.count_include_pad, self.divisor_override,
         )
 
     def extra_repr(self) -> str:
@@ -414,7 +424,34 @@ class AdaptiveAvgPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 253
+class AdaptiveMaxPool3d(Module):
+    """Max pooling to a fixed output size, whatever the input's (section 10.3).
+
+    Args:
+        output_size: an int or a (D_out, H_out, W_out) triple; a ``None`` entry keeps that
+            input size.
+        return_indices: also return where each maximum was, as a pair ``(output, indices)``
+            (section 10.6).
+
+    Shapes: input (N, C, D, H, W) or (C, D, H, W), output (N, C, D_out, H_out, W_out) or
+    (C, D_out, H_out, W_out).
+    """
+
+    def __init__(
+        self, output_size: int | Sequence[int | None], return_indices: bool = False
+    ) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        return adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+# %% book/04_layers.ipynb, cell 254
 # the functions of section 10.5, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_max_pool1d,
@@ -488,7 +525,7 @@ class LPPool2d(LPPool1d):
         return lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-# %% book/04_layers.ipynb, cell 259
+# %% book/04_layers.ipynb, cell 260
 # the functions of section 10.6, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     max_unpool1d,

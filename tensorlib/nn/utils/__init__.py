@@ -11,11 +11,12 @@ from tensorlib.nn.utils.clip_grad import clip_grad_value_ as clip_grad_value_
 from tensorlib.nn.utils import rnn as rnn
 
 # Chapter 4, Layers, sections 11.1 and 11.2: parameters as one vector, parametrizations,
-# weight and spectral normalisation (tensorlib.nn.utils.convert_parameters, .parametrize,
-# .parametrizations, .weight_norm)
+# functional_call, weight and spectral normalisation (tensorlib.nn.utils.convert_parameters,
+# .parametrize, .stateless, .parametrizations, .weight_norm)
 # isort: split
 from tensorlib.nn.utils import parametrizations as parametrizations
 from tensorlib.nn.utils import parametrize as parametrize
+from tensorlib.nn.utils import stateless as stateless
 from tensorlib.nn.utils.convert_parameters import parameters_to_vector as parameters_to_vector
 from tensorlib.nn.utils.convert_parameters import vector_to_parameters as vector_to_parameters
 from tensorlib.nn.utils.weight_norm import remove_weight_norm as remove_weight_norm

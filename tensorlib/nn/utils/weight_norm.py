@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 283
+# %% book/04_layers.ipynb, cell 287
 import warnings
 from typing import Any
 
