@@ -354,7 +354,8 @@ def test_multi_head_attention_forward_errors_and_gradcheck():
         (x,),
     )
     bias = tl.zeros(1, 1, 4, dtype=tl.float64)
-    with pytest.raises(NotImplementedError, match="static_k"):
+    # static_k must hold N * num_heads = 4 rows of (S, head_dim); x has 3: PyTorch's assertion
+    with pytest.raises(AssertionError, match="static_k"):
         F.multi_head_attention_forward(x, x, x, *args, None, None, False, 0.0, *tail,
                                        static_k=x)
     with pytest.raises(ValueError, match="both bias_k and bias_v"):

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 41
+# %% book/05_attention.ipynb, cell 44
 import functools
 import math
 from typing import Any
@@ -50,7 +50,7 @@ from tensorlib.nn.functional.layers import dropout, linear
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 42
+# %% book/05_attention.ipynb, cell 45
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape``
     up to ``grad.shape``."""
@@ -167,7 +167,7 @@ def _score_grad(
     return grad_s
 
 
-# %% book/05_attention.ipynb, cell 44
+# %% book/05_attention.ipynb, cell 47
 class SoftmaxAttention(Function):
     r"""The fused attention ``Function``:
     :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two
@@ -257,7 +257,7 @@ class MaskedSoftmax(Function):
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
 
 
-# %% book/05_attention.ipynb, cell 52
+# %% book/05_attention.ipynb, cell 55
 @functools.lru_cache(maxsize=16)
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else
@@ -448,7 +448,7 @@ class PackedCausalAttention(Function):
         return (grad_qkv.reshape(qkv.shape),)
 
 
-# %% book/05_attention.ipynb, cell 56
+# %% book/05_attention.ipynb, cell 59
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`:
     :math:`j \le i + \text{offset}`.
@@ -649,7 +649,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 78
+# %% book/05_attention.ipynb, cell 81
 def _check_block_size(block_size: Any) -> None:
     """Refuse a ``block_size`` that is not an int >= 1 (a bool is not one)."""
     if (
@@ -738,7 +738,7 @@ def online_softmax_attention(
     return Tensor(accumulator / running_sum)
 
 
-# %% book/05_attention.ipynb, cell 87
+# %% book/05_attention.ipynb, cell 90
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True
     (blocked) becomes :math:`-\infty`, float is kept."""
@@ -754,23 +754,44 @@ def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     return mask
 
 
+def _mha_check_shapes(
+    query: Any, key: Any, value: Any, widths: tuple[int, ...], batch_first: bool = False
+) -> None:
+    """Raise unless query (L, N, ·), key (S, N, ·) and value (S, N, ·) (batch first: (N, L, ·),
+    (N, S, ·), (N, S, ·); unbatched: no N) end in the projections' input ``widths``; the
+    message names the layout in use."""
+    layout = ("(N, L, E)", "(N, S, ·)") if batch_first else ("(L, N, E)", "(S, N, ·)")
+    inputs = (query, key, value)
+    if (
+        not all(isinstance(x, Tensor) for x in inputs)
+        or query.ndim not in (2, 3)
+        or key.ndim != query.ndim
+        or value.ndim != query.ndim
+        or (query.shape[-1], key.shape[-1], value.shape[-1]) != widths
+    ):
+        got = ", ".join(str(tuple(x.shape)) if isinstance(x, Tensor) else type(x).__name__
+                        for x in inputs)
+        raise ValueError(
+            f"MultiheadAttention: expected query, key, value of shape {layout[0]} or (L, E) "
+            f"with feature sizes {widths}, got {got}"
+        )
+    axis = 0 if batch_first and query.ndim == 3 else 1  # of N, when batched
+    n = query.shape[axis] if query.ndim == 3 else None
+    if key.shape[:-1] != value.shape[:-1] or (n is not None and key.shape[axis] != n):
+        expected = f"{layout[1]} with N={n}" if n is not None else "(S, ·)"
+        raise ValueError(
+            f"MultiheadAttention: key and value must both be {expected}, "
+            f"got {tuple(key.shape)} and {tuple(value.shape)}"
+        )
+
+
 def _mha_inputs(
     query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Any, widths: tuple[int, ...]
 ) -> tuple[Tensor, Tensor, Tensor, Any]:
     """Sequence-first inputs (L, N, ·) checked against the projections' input ``widths`` (query,
     key, value) and made (N, L, ·); an unbatched input gets N = 1 (its ``key_padding_mask``
     (S,) becomes (1, S))."""
-    if (
-        query.ndim not in (2, 3)
-        or key.ndim != query.ndim
-        or value.ndim != query.ndim
-        or (query.shape[-1], key.shape[-1], value.shape[-1]) != widths
-    ):
-        raise ValueError(
-            "MultiheadAttention: expected query, key, value of shape (L, N, E) or (L, E) with "
-            f"feature sizes {widths}, got {tuple(query.shape)}, "
-            f"{tuple(key.shape)}, {tuple(value.shape)}"
-        )
+    _mha_check_shapes(query, key, value, widths)
     if query.ndim == 2:
         query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
         if key_padding_mask is not None:
@@ -779,12 +800,6 @@ def _mha_inputs(
             key_padding_mask = Tensor(np.asarray(mask)[None])
     else:
         query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-    n = query.shape[0]
-    if key.shape[:-1] != value.shape[:-1] or key.shape[0] != n:
-        raise ValueError(
-            f"MultiheadAttention: key and value must both be (S, N, ·) with N={n}, "
-            f"got {tuple(key.shape)} and {tuple(value.shape)}"
-        )
     return query, key, value, key_padding_mask
 
 
@@ -797,6 +812,43 @@ def _mha_project(x: Tensor, weight: Tensor, bias: Tensor | None, num_heads: int)
         .reshape(n, length, num_heads, weight.shape[0] // num_heads)
         .transpose(1, 2)
     )
+
+
+def _mha_keys_values(
+    key: Tensor, value: Tensor, projections: tuple[Any, Any], biases: list[Any], num_heads: int,
+    statics: tuple[Tensor | None, Tensor | None], bias_kv: bool,
+) -> tuple[Tensor, Tensor]:
+    """The keys and values split into heads, (N, n_h, S, d): ``key`` and ``value`` (N, S, ·)
+    projected, or, in their place, PyTorch's precomputed ``static_k`` and ``static_v``
+    (N·n_h, S, d), checked as PyTorch checks them."""
+    n, d = key.shape[0], int(projections[0].shape[0]) // num_heads
+    if bias_kv and any(static is not None for static in statics):
+        raise AssertionError(  # PyTorch's type and words
+            "multi_head_attention_forward: bias cannot be added to static key or value "
+            "(bias_k and bias_v with static_k or static_v)"
+        )
+    heads = []
+    for name, x, weight, bias, static in zip(
+        ("static_k", "static_v"), (key, value), projections, biases, statics, strict=True
+    ):
+        if static is None:
+            heads.append(_mha_project(x, weight, bias, num_heads))
+            continue
+        if not isinstance(static, Tensor) or static.ndim != 3 or (
+            static.shape[0] != n * num_heads or static.shape[2] != d
+        ):
+            got = tuple(static.shape) if isinstance(static, Tensor) else type(static).__name__
+            raise AssertionError(
+                f"multi_head_attention_forward: expecting {name} of shape (N·num_heads, S, "
+                f"head_dim) = ({n * num_heads}, S, {d}), but got {got}"
+            )
+        heads.append(static.reshape(n, num_heads, static.shape[1], d))
+    if heads[0].shape[2] != heads[1].shape[2]:
+        raise ValueError(
+            f"multi_head_attention_forward: as many keys as values needed, got "
+            f"{heads[0].shape[2]} keys and {heads[1].shape[2]} values (static_k, static_v)"
+        )
+    return heads[0], heads[1]
 
 
 def _pad_keys(mask: Any, extra: int) -> Any:
@@ -899,15 +951,9 @@ def _mha_projections(
     return in_proj_weight[:size], in_proj_weight[size : 2 * size], in_proj_weight[2 * size :]
 
 
-def _mha_check_options(
-    query: Tensor, embed_dim: int, num_heads: int, hint_alone: bool, extras: dict[str, Any]
-) -> None:
-    """Raise for what :func:`multi_head_attention_forward` does not do: PyTorch's precomputed
-    keys and values (``extras`` other than ``None``), ``is_causal`` without a mask
+def _mha_check_options(query: Tensor, embed_dim: int, num_heads: int, hint_alone: bool) -> None:
+    """Raise for what :func:`multi_head_attention_forward` refuses: ``is_causal`` without a mask
     (``hint_alone``), a query whose width is not ``embed_dim`` or heads that do not divide it."""
-    for name, option in extras.items():
-        if option is not None:
-            raise NotImplementedError(f"multi_head_attention_forward: {name} is not implemented")
     if hint_alone:
         raise ValueError(
             "MultiheadAttention: is_causal=True is only a hint: pass the causal attn_mask too "
@@ -938,7 +984,8 @@ def multi_head_attention_forward(
     Shapes: query (L, N, E), key (S, N, E_k), value (S, N, E_v), or unbatched (L, E), (S, E_k),
     (S, E_v); output (L, N, E) and weights (N, L, S') (or (N, n_h, L, S') with
     ``average_attn_weights=False``; ``None`` with ``need_weights=False``), S' = S plus one for
-    ``bias_k`` and one for ``add_zero_attn``. Masks as for
+    ``bias_k`` and one for ``add_zero_attn``; with ``static_k`` and ``static_v``, S is their
+    length and the masks' key dimension. Masks as for
     :class:`~tensorlib.nn.MultiheadAttention`: a bool True means *not allowed*.
 
     Args:
@@ -948,7 +995,8 @@ def multi_head_attention_forward(
         in_proj_weight, in_proj_bias: the packed projection (3E, E) and its bias (3E,).
         bias_k, bias_v: (1, 1, E), a learned key and value appended to every sequence (or None).
         add_zero_attn: append a key and a value of zeros too.
-        static_k, static_v: only ``None`` (precomputed keys and values are not implemented).
+        static_k, static_v: precomputed keys and values, (N·n_h, S, E / n_h), used instead of
+            the projected ``key`` and ``value`` (as PyTorch; not with ``bias_k``).
         dropout_p: dropout on the attention weights when ``training``.
         out_proj_weight, out_proj_bias: the output projection (E, E) and its bias.
         training: whether dropout is applied (default ``True``).
@@ -962,23 +1010,20 @@ def multi_head_attention_forward(
         is_causal: only a hint that ``attn_mask`` is causal; needs ``attn_mask``.
         generator: the generator of the dropout masks (a tensorlib extension; keyword only).
     """
-    _mha_check_options(
-        query, embed_dim_to_check, num_heads, is_causal and attn_mask is None,
-        {"static_k": static_k, "static_v": static_v},
-    )
+    _mha_check_options(query, embed_dim_to_check, num_heads, is_causal and attn_mask is None)
     projections = _mha_projections(embed_dim_to_check, in_proj_weight, use_separate_proj_weight,
                                    (q_proj_weight, k_proj_weight, v_proj_weight))
     batched = query.ndim == 3
     query, key, value, key_padding_mask = _mha_inputs(
         query, key, value, key_padding_mask, tuple(int(w.shape[-1]) for w in projections)
     )
-    n, length, source, size = query.shape[0], query.shape[1], key.shape[1], embed_dim_to_check
+    n, length, size = query.shape[0], query.shape[1], embed_dim_to_check
     biases = [None if in_proj_bias is None else in_proj_bias[i * size : (i + 1) * size]
               for i in range(3)]
-    q, k, v = (
-        _mha_project(x, w, b, num_heads)
-        for x, w, b in zip((query, key, value), projections, biases, strict=True)
-    )
+    q = _mha_project(query, projections[0], biases[0], num_heads)
+    k, v = _mha_keys_values(key, value, projections[1:], biases[1:], num_heads,
+                            (static_k, static_v), bias_k is not None and bias_v is not None)
+    source = k.shape[2]  # S: the keys' length, or static_k's
     k, v, extra = _mha_extra_keys(k, v, bias_k, bias_v, add_zero_attn)
     mask = _mha_mask(
         attn_mask, key_padding_mask, num_heads, (n, length, source), query.dtype, extra

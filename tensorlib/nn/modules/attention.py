@@ -20,14 +20,14 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 88
+# %% book/05_attention.ipynb, cell 91
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine import Tensor, as_device, get_default_dtype
 from tensorlib.nn import init
-from tensorlib.nn.functional.attention import multi_head_attention_forward
+from tensorlib.nn.functional.attention import _mha_check_shapes, multi_head_attention_forward
 from tensorlib.nn.modules import Linear, Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
@@ -55,7 +55,7 @@ def _check_arguments(embed_dim: Any, num_heads: Any, dropout: Any, kdim: Any, vd
         raise ValueError(f"MultiheadAttention: dropout must be a number in [0, 1), got {dropout!r}")
 
 
-# %% book/05_attention.ipynb, cell 89
+# %% book/05_attention.ipynb, cell 92
 class MultiheadAttention(Module):
     r"""Multi-head attention
     :math:`\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_o^\top + b_o`,
@@ -168,6 +168,8 @@ class MultiheadAttention(Module):
         PyTorch, or ``None`` when ``need_weights=False`` (the fused path, which saves less memory).
         The work is :func:`~tensorlib.nn.functional.multi_head_attention_forward`'s, as PyTorch's.
         """
+        _mha_check_shapes(query, key, value, (self.embed_dim, self.kdim, self.vdim),
+                          self.batch_first)
         flip = self.batch_first and query.ndim == 3
         if flip:  # the function takes sequence-first inputs
             query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)

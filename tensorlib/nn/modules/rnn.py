@@ -65,17 +65,21 @@ def _rnn_step(
 
 
 def _lstm_step(
-    projected: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Tensor | None
+    projected: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Tensor | None,
+    weight_hr: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    r"""One LSTM step; the gates are stacked i, f, g, o along the last axis of ``projected``."""
-    size = h.shape[-1]
+    r"""One LSTM step; the gates are stacked i, f, g, o along the last axis of ``projected``.
+    With ``weight_hr`` (P, H) the new state is projected,
+    :math:`h' = (o \odot \tanh c') W_{hr}^\top`, of width P."""
+    size = c.shape[-1]
     gates = projected + linear(h, weight_hh, bias_hh)  # (B, 4H)
     # i, f and o use the sigmoid; computing it on g too is cheaper than slicing first
     squashed = sigmoid(gates)
     i, f, o = squashed[..., :size], squashed[..., size : 2 * size], squashed[..., 3 * size :]
     g = tanh(gates[..., 2 * size : 3 * size])
     c = f * c + i * g
-    return o * tanh(c), c
+    h = o * tanh(c)
+    return (h if weight_hr is None else linear(h, weight_hr)), c
 
 
 def _reset_uniform_(module: Module, hidden_size: int, generator: Generator | None) -> None:
@@ -230,7 +234,7 @@ class LSTMCell(_RecurrentCell):
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
-# %% book/05_attention.ipynb, cell 18
+# %% book/05_attention.ipynb, cell 19
 def _is_packed(input: object) -> TypeGuard[PackedSequence]:
     """Whether ``input`` is a :class:`~tensorlib.nn.utils.rnn.PackedSequence` (section 1.6), told by
     its fields: this module comes before that one in the book, so it does not import it."""
@@ -242,13 +246,14 @@ def _run_direction(
     batch_sizes: list[int],
     initial: tuple[Tensor, ...],
     step: Callable[..., tuple[Tensor, ...]],
-    weights: tuple[Tensor, Tensor | None],
+    weights: tuple[Tensor | None, ...],
     reverse: bool,
 ) -> tuple[Tensor, tuple[Tensor, ...]]:
     """One layer in one direction over packed steps: step :math:`t` holds the first
     ``batch_sizes[t]`` sequences (rows ``offsets[t]:offsets[t+1]`` of ``projected``). Returns the
     states at every step in the same packed layout, (N, H), and each sequence's final states,
-    (B, H) each, taken at its own last step (its first, for ``reverse``)."""
+    (B, ·) each, taken at its own last step (its first, for ``reverse``). ``weights`` are the
+    step's recurrent weights: ``weight_hh``, ``bias_hh``, and ``weight_hr`` if an LSTM projects."""
     offsets = np.concatenate([[0], np.cumsum(batch_sizes)]).tolist()
     # forward, sequences drop out at the bottom; in reverse they join there, from their h_0
     first = batch_sizes[-1] if reverse else batch_sizes[0]
@@ -271,8 +276,34 @@ def _run_direction(
     return (cat(outputs) if len(outputs) > 1 else outputs[0]), state
 
 
+def _check_proj_size(proj_size: Any, hidden_size: int, lstm: bool, owner: str) -> int:
+    """PyTorch's checks of ``proj_size``, with its words: only an LSTM projects, to a width
+    ``0 <= proj_size < hidden_size`` (0: no projection)."""
+    if proj_size != 0 and not lstm:
+        raise ValueError(
+            f"{owner}: proj_size argument is only supported for LSTM, not RNN or GRU, "
+            f"got proj_size={proj_size!r}"
+        )
+    if (
+        isinstance(proj_size, bool)
+        or not isinstance(proj_size, (int, np.integer))
+        or proj_size < 0
+    ):
+        raise ValueError(
+            f"{owner}: proj_size should be a positive integer or zero to disable projections, "
+            f"got {proj_size!r}"
+        )
+    if proj_size >= hidden_size:
+        raise ValueError(
+            f"{owner}: proj_size has to be smaller than hidden_size, got proj_size={proj_size} "
+            f"and hidden_size={hidden_size}"
+        )
+    return int(proj_size)
+
+
 class _RecurrentLayers(Module):
-    """What ``RNN``, ``LSTM`` and ``GRU`` share: per-layer parameters, shapes, the time loop."""
+    """What ``RNN``, ``LSTM`` and ``GRU`` share: per-layer parameters, shapes, the time loop, and
+    the LSTM's projection ``proj_size`` (PyTorch's ``RNNBase``: the others refuse it)."""
 
     gates = 1
 
@@ -285,6 +316,7 @@ class _RecurrentLayers(Module):
         batch_first: bool,
         dropout: float,
         bidirectional: bool,
+        proj_size: int,
         device: Any,
         dtype: Any,
         generator: Generator | None,
@@ -300,6 +332,7 @@ class _RecurrentLayers(Module):
         self.input_size = _check_size(input_size, "input_size", owner, minimum=0)
         self.hidden_size = _check_size(hidden_size, "hidden_size", owner)
         self.num_layers = _check_size(num_layers, "num_layers", owner)
+        self.proj_size = _check_proj_size(proj_size, self.hidden_size, self.gates == 4, owner)
         if dropout > 0 and self.num_layers == 1:  # PyTorch's warning, word for word
             warnings.warn(
                 "dropout option adds dropout after all but last recurrent layer, "
@@ -313,24 +346,28 @@ class _RecurrentLayers(Module):
             bool(bias), bool(batch_first), float(dropout), bool(bidirectional)
         )
         self.generator = generator  # also the dropout generator
-        dtype = _parameter_dtype(dtype, device)
-        rows, directions = self.gates * self.hidden_size, 2 if self.bidirectional else 1
-        for layer in range(self.num_layers):
-            columns = self.input_size if layer == 0 else self.hidden_size * directions
-            for suffix in ("", "_reverse")[:directions]:  # PyTorch's names and order
-                name = f"l{layer}{suffix}"
-                setattr(
-                    self, f"weight_ih_{name}", Parameter(np.empty((rows, columns), dtype=dtype))
-                )
-                setattr(
-                    self,
-                    f"weight_hh_{name}",
-                    Parameter(np.empty((rows, self.hidden_size), dtype=dtype)),
-                )
-                if bias:
-                    setattr(self, f"bias_ih_{name}", Parameter(np.empty(rows, dtype=dtype)))
-                    setattr(self, f"bias_hh_{name}", Parameter(np.empty(rows, dtype=dtype)))
+        self._make_parameters(_parameter_dtype(dtype, device))
         _reset_parameters(self, generator)
+
+    def _make_parameters(self, dtype: np.dtype) -> None:
+        """Register every layer's and direction's parameters, with PyTorch's names, shapes and
+        order (``weight_hr`` last, when the LSTM projects); their values come after."""
+        rows, directions = self.gates * self.hidden_size, 2 if self.bidirectional else 1
+        width = self.proj_size or self.hidden_size  # of h: P with a projection, else H
+        for layer in range(self.num_layers):
+            shapes: dict[str, tuple[int, ...]] = {
+                "weight_ih": (rows, self.input_size if layer == 0 else width * directions),
+                "weight_hh": (rows, width),
+            }
+            if self.bias:
+                shapes.update(bias_ih=(rows,), bias_hh=(rows,))
+            if self.proj_size:
+                shapes["weight_hr"] = (self.proj_size, self.hidden_size)
+            for suffix in ("", "_reverse")[:directions]:  # PyTorch's names and order
+                for kind, shape in shapes.items():
+                    setattr(
+                        self, f"{kind}_l{layer}{suffix}", Parameter(np.empty(shape, dtype=dtype))
+                    )
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         r"""Every parameter :math:`U(-1/\sqrt{H}, 1/\sqrt{H})`,
@@ -345,19 +382,24 @@ class _RecurrentLayers(Module):
         self, projected: Tensor, state: tuple[Tensor, ...], weight_hh: Tensor,
         bias_hh: Tensor | None,
     ) -> tuple[Tensor, ...]:
-        """One step of the subclass's recurrence on the ``state`` tuple (h, or (h, c))."""
+        """One step of the subclass's recurrence on the ``state`` tuple (h, or (h, c)); the
+        LSTM's takes ``weight_hr`` too when it projects."""
         raise NotImplementedError
 
     def _layer(
         self, layer: int, direction: int
-    ) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    ) -> tuple[Tensor, Tensor | None, tuple[Tensor | None, ...]]:
+        """One layer's and direction's ``weight_ih``, ``bias_ih`` and the recurrent weights of
+        its step: ``weight_hh``, ``bias_hh``, and ``weight_hr`` if the LSTM projects."""
         name = f"l{layer}" + ("_reverse" if direction else "")
-        return (
-            getattr(self, f"weight_ih_{name}"),
+        recurrent: tuple[Tensor | None, ...] = (
             getattr(self, f"weight_hh_{name}"),
-            getattr(self, f"bias_ih_{name}") if self.bias else None,
             getattr(self, f"bias_hh_{name}") if self.bias else None,
         )
+        if self.proj_size:
+            recurrent += (getattr(self, f"weight_hr_{name}"),)
+        bias_ih = getattr(self, f"bias_ih_{name}") if self.bias else None
+        return getattr(self, f"weight_ih_{name}"), bias_ih, recurrent
 
     def _time_major(self, input: Any) -> tuple[Tensor, bool]:
         """The input as (T, B, in), and whether it had a batch dimension."""
@@ -399,14 +441,14 @@ class _RecurrentLayers(Module):
 
     def _initial(
         self, state: Tensor | None, input: Tensor | PackedSequence, batch: int, batched: bool,
-        like: Tensor, what: str,
+        like: Tensor, what: str, size: int,
     ) -> Tensor:
-        """The initial state (num_layers·D, B, H), zeros for ``None``; a packed input's
+        """The initial state (num_layers·D, B, ``size``), zeros for ``None``; a packed input's
         ``sorted_indices`` reorder ``state``'s batch as the input's was."""
         layers = self.num_layers * (2 if self.bidirectional else 1)
         if state is None:
-            return zeros(layers, batch, self.hidden_size, dtype=like.dtype)
-        expected = (layers, batch, self.hidden_size) if batched else (layers, self.hidden_size)
+            return zeros(layers, batch, size, dtype=like.dtype)
+        expected = (layers, batch, size) if batched else (layers, size)
         if not isinstance(state, Tensor) or tuple(state.shape) != expected:
             got = tuple(state.shape) if isinstance(state, Tensor) else type(state).__name__
             raise ValueError(
@@ -420,24 +462,26 @@ class _RecurrentLayers(Module):
         self, input: Tensor | PackedSequence, hx: tuple[Tensor | None, ...], names: tuple[str, ...]
     ) -> tuple[Tensor | PackedSequence, tuple[Tensor, ...]]:
         """Every layer and direction over ``input``; returns the output, packed if the input
-        was, and the final states (num_layers·D, B, H), one tensor per entry of ``hx``."""
+        was, and the final states (num_layers·D, B, ·), one tensor per entry of ``hx`` (h of
+        width ``proj_size`` if the LSTM projects, else H; c of width H)."""
         data, batch_sizes, batched = self._steps(input)
+        sizes = (self.proj_size or self.hidden_size, self.hidden_size)[: len(hx)]
         initial = [
-            self._initial(h, input, batch_sizes[0], batched, data, name)
-            for h, name in zip(hx, names, strict=True)
+            self._initial(h, input, batch_sizes[0], batched, data, name, size)
+            for h, name, size in zip(hx, names, sizes, strict=True)
         ]
         finals: list[tuple[Tensor, ...]] = []
         for layer in range(self.num_layers):
             outputs = []
             for direction in range(2 if self.bidirectional else 1):
-                weight_ih, weight_hh, bias_ih, bias_hh = self._layer(layer, direction)
+                weight_ih, bias_ih, recurrent = self._layer(layer, direction)
                 index = layer * (2 if self.bidirectional else 1) + direction
                 output, final = _run_direction(
                     linear(data, weight_ih, bias_ih),  # every time step at once: (N, G·H)
                     batch_sizes,
                     tuple(s[index] for s in initial),
                     self._cell,
-                    (weight_hh, bias_hh),
+                    recurrent,
                     reverse=direction == 1,
                 )
                 outputs.append(output)
@@ -468,6 +512,8 @@ class _RecurrentLayers(Module):
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size:
+            text += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             text += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -481,7 +527,7 @@ class _RecurrentLayers(Module):
         return text
 
 
-# %% book/05_attention.ipynb, cell 19
+# %% book/05_attention.ipynb, cell 20
 class RNN(_RecurrentLayers):
     r"""A multi-layer Elman RNN over a sequence,
     :math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`.
@@ -496,6 +542,8 @@ class RNN(_RecurrentLayers):
         dropout: dropout probability on the outputs of every layer but the last (default 0).
         bidirectional: also run every layer backwards in time, with its own parameters
             (``*_reverse``), and concatenate the directions' states (default ``False``).
+        proj_size: only ``0`` (the default): the projection is the LSTM's, and any other
+            value raises ``ValueError``, as in PyTorch.
         device, dtype, generator: as for ``Linear``; ``generator`` also draws the dropout masks.
 
     Shapes: input (T, B, in) (or (B, T, in) with ``batch_first``, or unbatched (T, in)), or a
@@ -515,6 +563,7 @@ class RNN(_RecurrentLayers):
         batch_first: bool = False,
         dropout: float = 0.0,
         bidirectional: bool = False,
+        proj_size: int = 0,
         device: Any = None,
         dtype: Any = None,
         *,
@@ -531,6 +580,7 @@ class RNN(_RecurrentLayers):
             batch_first,
             dropout,
             bidirectional,
+            proj_size,
             device,
             dtype,
             generator,
@@ -558,14 +608,19 @@ class RNN(_RecurrentLayers):
 
 
 class LSTM(_RecurrentLayers):
-    r"""A multi-layer LSTM over a sequence (gates i, f, g, o; see :class:`LSTMCell`).
+    r"""A multi-layer LSTM over a sequence (gates i, f, g, o; see :class:`LSTMCell`), with
+    PyTorch's optional projection of the hidden state (Sak et al., 2014).
 
-    Args: as :class:`RNN` without ``nonlinearity``; ``weight_ih_l0`` is (4H, in), ``weight_hh_l*``
-    (4H, H), the biases (4H,). ``proj_size`` is not supported.
+    Args: as :class:`RNN` without ``nonlinearity``, and ``proj_size``: P, the width of the
+    projected hidden state :math:`h_t = (o_t \odot \tanh c_t) W_{hr}^\top`, with
+    ``0 <= P < hidden_size`` (default 0: no projection, P = H). ``weight_ih_l0`` is (4H, in),
+    ``weight_ih_l*`` of the later layers (4H, D·P), ``weight_hh_l*`` (4H, P), the biases (4H,),
+    and, with P > 0, ``weight_hr_l*`` (P, H), registered after the biases as in PyTorch.
 
     Shapes: input as for :class:`RNN` (a tensor or a ``PackedSequence``); ``hx`` a pair
-    ``(h_0, c_0)`` of (D·num_layers, B, H) or ``None``. Returns ``(output, (h_n, c_n))``: output
-    (T, B, D·H) (packed if the input was), ``h_n`` and ``c_n`` (D·num_layers, B, H).
+    ``(h_0, c_0)`` of (D·num_layers, B, P) and (D·num_layers, B, H), or ``None``. Returns
+    ``(output, (h_n, c_n))``: output (T, B, D·P) (packed if the input was), ``h_n``
+    (D·num_layers, B, P) and ``c_n`` (D·num_layers, B, H).
     """
 
     gates = 4
@@ -579,21 +634,22 @@ class LSTM(_RecurrentLayers):
         batch_first: bool = False,
         dropout: float = 0.0,
         bidirectional: bool = False,
+        proj_size: int = 0,
         device: Any = None,
         dtype: Any = None,
         *,
         generator: Generator | None = None,
     ) -> None:
         super().__init__(
-            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, device,
-            dtype, generator
+            input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+            proj_size, device, dtype, generator
         )
 
     def _cell(
         self, projected: Tensor, state: tuple[Tensor, ...], weight_hh: Tensor,
-        bias_hh: Tensor | None,
+        bias_hh: Tensor | None, weight_hr: Tensor | None = None,
     ) -> tuple[Tensor, ...]:
-        return _lstm_step(projected, state[0], state[1], weight_hh, bias_hh)
+        return _lstm_step(projected, state[0], state[1], weight_hh, bias_hh, weight_hr)
 
     @overload
     def forward(
@@ -639,7 +695,7 @@ def init_forget_bias_(module: Module, value: float = 1.0) -> Module:
     return module
 
 
-# %% book/05_attention.ipynb, cell 26
+# %% book/05_attention.ipynb, cell 29
 def _gru_step(projected: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None) -> Tensor:
     r"""One GRU step; the gates are stacked r, z, n along the last axis of ``projected``
     (:math:`x W_{ih}^\top + b_{ih}`).
@@ -705,6 +761,7 @@ class GRU(_RecurrentLayers):
         batch_first: bool = False,
         dropout: float = 0.0,
         bidirectional: bool = False,
+        proj_size: int = 0,
         device: Any = None,
         dtype: Any = None,
         *,
@@ -718,6 +775,7 @@ class GRU(_RecurrentLayers):
             batch_first,
             dropout,
             bidirectional,
+            proj_size,
             device,
             dtype,
             generator,
