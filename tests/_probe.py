@@ -70,3 +70,44 @@ def assert_matches_pytorch(name: str, case: Callable[[Any], Any]) -> None:
         np.testing.assert_allclose(
             ours[1], theirs[1], rtol=rtol, atol=1e-7, equal_nan=True, err_msg=name
         )
+
+
+def normal_arrays(shapes: list[tuple[int, ...]], seed: int) -> list[np.ndarray]:
+    """Standard normal float64 arrays of ``shapes``, from one generator seeded ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape) for shape in shapes]
+
+
+def value_and_gradients(
+    lib: Any, fn: Callable[..., Any], arrays: list[np.ndarray], dtype: Any
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``fn(lib, *inputs)`` and the inputs' gradients of ``sum(fn(lib, *inputs) * w)`` for fixed
+    weights ``w``, the inputs ``arrays`` as tensors of ``dtype``."""
+    inputs = [lib.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
+    out = fn(lib, *inputs)
+    weights = np.random.default_rng(1).standard_normal(tuple(out.shape))
+    (out * lib.tensor(weights, dtype=dtype)).sum().backward()
+    return out.detach().numpy(), [t.grad.numpy() for t in inputs]
+
+
+def assert_values_and_gradients_match_pytorch(
+    fn: Callable[..., Any],
+    shapes: list[tuple[int, ...]],
+    seed: int,
+    dtype: str,
+    tolerances: tuple[float, float, float, float],
+) -> None:
+    """``fn(lib, *tensors)`` and its inputs' gradients agree between tensorlib and PyTorch, in
+    ``dtype`` ("float64" or "float32"), within ``(rtol, atol)`` for the values and
+    ``(rtol, atol)`` for the gradients (``tolerances``, in that order); dtypes agree too."""
+    torch = pytest.importorskip("torch")
+    arrays = normal_arrays(shapes, seed)
+    (ours, our_grads), (theirs, their_grads) = (
+        value_and_gradients(lib, fn, arrays, getattr(lib, dtype)) for lib in (tl, torch)
+    )
+    value_rtol, value_atol, grad_rtol, grad_atol = tolerances
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(ours, theirs, rtol=value_rtol, atol=value_atol)
+    for mine, reference in zip(our_grads, their_grads, strict=True):
+        assert mine.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(mine, reference, rtol=grad_rtol, atol=grad_atol)

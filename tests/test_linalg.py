@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _probe import assert_values_and_gradients_match_pytorch, normal_arrays
 
 import tensorlib as tl
 
@@ -92,47 +93,20 @@ CASES = [
 IDS = [c[0] for c in CASES]
 
 
-def _run(lib, fn, arrays, dtype):
-    """The output and the inputs' gradients of ``sum(fn(*inputs) * w)`` for fixed weights w."""
-    inputs = [lib.tensor(a, dtype=dtype, requires_grad=True) for a in arrays]
-    out = fn(lib, *inputs)
-    weights = np.random.default_rng(1).standard_normal(tuple(out.shape))
-    (out * lib.tensor(weights, dtype=dtype)).sum().backward()
-    return out.detach().numpy(), [t.grad.numpy() for t in inputs]
-
-
-def _arrays(shapes, seed):
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(shape) for shape in shapes]
-
-
 @pytest.mark.parity
 @pytest.mark.parametrize("name, fn, shapes", CASES, ids=IDS)
 def test_values_and_gradients_match_pytorch_float64(name, fn, shapes):
-    torch = pytest.importorskip("torch")
-    arrays = _arrays(shapes, len(name))
-    (ours, our_grads), (theirs, their_grads) = (
-        _run(lib, fn, arrays, lib.float64) for lib in (tl, torch)
+    assert_values_and_gradients_match_pytorch(
+        fn, shapes, len(name), "float64", (1e-10, 1e-12, 1e-9, 1e-11)
     )
-    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
-    np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
-    for mine, reference in zip(our_grads, their_grads, strict=True):
-        np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=1e-11)
 
 
 @pytest.mark.parity
 @pytest.mark.parametrize("name, fn, shapes", CASES, ids=IDS)
 def test_values_and_gradients_match_pytorch_float32(name, fn, shapes):
-    torch = pytest.importorskip("torch")
-    arrays = _arrays(shapes, len(name))
-    (ours, our_grads), (theirs, their_grads) = (
-        _run(lib, fn, arrays, lib.float32) for lib in (tl, torch)
+    assert_values_and_gradients_match_pytorch(
+        fn, shapes, len(name), "float32", (2e-4, 2e-5, 2e-3, 2e-4)
     )
-    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype == np.float32
-    np.testing.assert_allclose(ours, theirs, rtol=2e-4, atol=2e-5)
-    for mine, reference in zip(our_grads, their_grads, strict=True):
-        assert mine.dtype == np.float32
-        np.testing.assert_allclose(mine, reference, rtol=2e-3, atol=2e-4)
 
 
 GRADCHECKS = [c for c in CASES if c[0] not in ("vector_norm ord 0",)]
@@ -140,7 +114,7 @@ GRADCHECKS = [c for c in CASES if c[0] not in ("vector_norm ord 0",)]
 
 @pytest.mark.parametrize("name, fn, shapes", GRADCHECKS, ids=[c[0] for c in GRADCHECKS])
 def test_gradcheck_float64(name, fn, shapes):
-    operands = tuple(tl.tensor(a, requires_grad=True) for a in _arrays(shapes, 7))
+    operands = tuple(tl.tensor(a, requires_grad=True) for a in normal_arrays(shapes, 7))
     assert tl.autograd.gradcheck(lambda *t: fn(tl, *t), operands)
 
 
