@@ -167,6 +167,22 @@ def kl_pair(lib, kind):
     return p, q, made
 
 
+def assert_kl_matches_pytorch(make_pair, kind, rtol):
+    """``kl_divergence(p, q)`` of ``make_pair(lib, kind)`` and its gradients in the pair's leaves
+    agree between tensorlib and PyTorch (an infinite KL is compared, and left out of the loss)."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        p, q, leaves = make_pair(lib, kind)
+        kl = lib.distributions.kl_divergence(p, q)
+        finite = lib.tensor(np.isfinite(numbers(kl)))
+        loss = lib.where(finite, kl, lib.zeros_like(kl)).sum()
+        grads = lib.autograd.grad(loss, leaves, allow_unused=True)
+        results.append([numbers(kl)] + [np.zeros(1) if g is None else g.numpy() for g in grads])
+    for mine, reference in zip(*results, strict=True):
+        np.testing.assert_allclose(mine, reference, rtol=rtol, atol=1e-11)
+
+
 KL_KINDS = ["normal", "bernoulli", "categorical", "onehot", "uniform", "exponential", "laplace",
             "lognormal", "mvn", "independent"]
 
@@ -174,17 +190,7 @@ KL_KINDS = ["normal", "bernoulli", "categorical", "onehot", "uniform", "exponent
 @pytest.mark.parity
 @pytest.mark.parametrize("kind", KL_KINDS)
 def test_kl_divergence_and_its_gradients_match_pytorch(kind):
-    torch = pytest.importorskip("torch")
-    results = []
-    for lib in (tl, torch):
-        p, q, leaves = kl_pair(lib, kind)
-        kl = lib.distributions.kl_divergence(p, q)
-        finite = lib.tensor(np.isfinite(numbers(kl)))
-        loss = lib.where(finite, kl, lib.zeros_like(kl)).sum()
-        grads = lib.autograd.grad(loss, leaves, allow_unused=True)
-        results.append([numbers(kl)] + [np.zeros(1) if g is None else g.numpy() for g in grads])
-    for mine, reference in zip(*results, strict=True):
-        np.testing.assert_allclose(mine, reference, rtol=1e-9, atol=1e-11)
+    assert_kl_matches_pytorch(kl_pair, kind, 1e-9)
 
 
 SAMPLED = [  # (distribution, mean, variance) of each coordinate
@@ -439,17 +445,7 @@ def family_pair(lib, kind):
 @pytest.mark.parity
 @pytest.mark.parametrize("kind", ["gamma", "beta", "dirichlet", "poisson", "binomial"])
 def test_gamma_family_kl_divergence_matches_pytorch(kind):
-    torch = pytest.importorskip("torch")
-    results = []
-    for lib in (tl, torch):
-        p, q, leaves = family_pair(lib, kind)
-        kl = lib.distributions.kl_divergence(p, q)
-        finite = lib.tensor(np.isfinite(numbers(kl)))
-        loss = lib.where(finite, kl, lib.zeros_like(kl)).sum()
-        grads = lib.autograd.grad(loss, leaves, allow_unused=True)
-        results.append([numbers(kl)] + [np.zeros(1) if g is None else g.numpy() for g in grads])
-    for mine, reference in zip(*results, strict=True):
-        np.testing.assert_allclose(mine, reference, rtol=FAMILY_RTOL, atol=1e-11)
+    assert_kl_matches_pytorch(family_pair, kind, FAMILY_RTOL)
 
 
 FAMILY_SAMPLED = [  # (distribution, mean, variance) of each coordinate
