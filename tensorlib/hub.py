@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 108
+# %% book/08_gpt.ipynb, cell 109
 import builtins
 import os
 from pathlib import Path

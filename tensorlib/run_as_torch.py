@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 118
+# %% book/08_gpt.ipynb, cell 119
 import importlib
 import importlib.abc
 import importlib.machinery

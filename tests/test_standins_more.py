@@ -202,6 +202,61 @@ def test_pytree_map_matches_pytorch_on_tensors():
     assert leaves == [1, [2]] and spec.num_leaves == 2
 
 
+class _Box:
+    """A class a test registers as a pytree container (registration is for the process)."""
+
+    def __init__(self, items, name):
+        self.items, self.name = list(items), name
+
+    def __eq__(self, other):
+        return isinstance(other, _Box) and (self.items, self.name) == (other.items, other.name)
+
+
+def _flatten_box(box):
+    return box.items, box.name
+
+
+def _unflatten_box(children, name):
+    return _Box(children, name)
+
+
+@pytest.mark.parity
+def test_registered_pytree_nodes_flatten_as_in_pytorch():
+    torch_pytree = pytest.importorskip("torch.utils._pytree")
+    for module in (pytree, torch_pytree):
+        if _Box not in module.SUPPORTED_NODES:
+            module.register_pytree_node(_Box, _flatten_box, _unflatten_box)
+    tree = {"a": _Box([1, (2, None)], "first"), "b": [_Box([], "empty")]}
+    leaves, spec = pytree.tree_flatten(tree)
+    torch_leaves, torch_spec = torch_pytree.tree_flatten(tree)
+    assert leaves == torch_leaves == [1, 2, None]
+    assert repr(spec) == repr(torch_spec)
+    assert pytree.tree_unflatten(leaves, spec) == tree
+    assert pytree.tree_map(lambda x: x, tree) == tree
+    doubled = pytree.tree_map_only(int, lambda x: 2 * x, tree)
+    assert doubled["a"] == _Box([2, (4, None)], "first")
+    assert pytree.tree_structure(_Box([1], "x")) != pytree.tree_structure(_Box([1], "y"))
+    assert isinstance(pytree.SUPPORTED_NODES[_Box], pytree.NodeDef)
+    assert set(pytree.SUPPORTED_NODES) >= {tuple, list, dict, _Box}
+    for module in (pytree, torch_pytree):  # a second registration raises the same error
+        with pytest.raises(ValueError, match="is already registered as pytree node"):
+            module.register_pytree_node(_Box, _flatten_box, _unflatten_box)
+        with pytest.raises(ValueError, match="is already registered as pytree node"):
+            module.register_pytree_node(dict, _flatten_box, _unflatten_box)
+
+
+def test_old_private_registration_name_warns_and_registers():
+    class Old:
+        def __init__(self, value):
+            self.value = value
+
+    with pytest.warns(FutureWarning, match="_register_pytree_node` is deprecated"):
+        pytree._register_pytree_node(Old, lambda o: ([o.value], None), lambda c, _: Old(*c))
+    assert pytree.tree_leaves([Old(3), 4]) == [3, 4]
+    with pytest.raises(TypeError, match="flatten_fn must be callable"):
+        pytree.register_pytree_node(type("New", (), {}), None, lambda c, _: None)
+
+
 def test_pytree_errors():
     with pytest.raises(ValueError, match="length 1 but the spec refers to a pytree that holds 2"):
         pytree.tree_unflatten([1], pytree.tree_structure([1, 2]))

@@ -10,11 +10,14 @@ containers with the leaves cut out; :func:`tree_unflatten` puts leaves back into
 :func:`tree_map` is the two together: the same containers, ``func`` applied to each leaf. Libraries
 built on PyTorch use these to apply a function to every tensor of a nested batch or output.
 The rules are PyTorch's (a dict's leaves in insertion order, as ``list(d.values())``).
+A library makes its own class a container with :func:`register_pytree_node`, giving a function
+from an instance to its children and a context, and one back.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    'NodeDef',
     'TreeSpec',
     'LeafSpec',
     'tree_flatten',
@@ -23,13 +26,16 @@ __all__ = [
     'tree_structure',
     'tree_map',
     'tree_map_only',
+    'register_pytree_node',
+    'SUPPORTED_NODES',
 ]
 
 
 # %% book/08_gpt.ipynb, cell 105
 import collections
+import warnings
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 _Node = tuple[list[Any], Any]  # a container's children and its context
 
@@ -38,11 +44,24 @@ def _is_namedtuple(value: Any) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
+class NodeDef(NamedTuple):
+    """How a registered container class is taken apart and put back together (PyTorch's)."""
+
+    type: type
+    flatten_fn: Callable[[Any], tuple[list[Any], Any]]
+    unflatten_fn: Callable[[Iterable[Any], Any], Any]
+
+
+_BUILT_IN = (tuple, list, dict, collections.OrderedDict, collections.defaultdict,
+             collections.deque)
+# the classes given to register_pytree_node: exact types, as PyTorch looks them up
+_registered: dict[type, NodeDef] = {}
+
+
 def _node_type(value: Any) -> type | None:
     """The container kind of ``value`` (``"namedtuple"``'s stand-in is its class), else None."""
     kind = type(value)
-    if kind in (tuple, list, dict, collections.OrderedDict, collections.defaultdict,
-                collections.deque):
+    if kind in _BUILT_IN or kind in _registered:
         return kind
     return _NamedTuple if _is_namedtuple(value) else None
 
@@ -52,6 +71,9 @@ class _NamedTuple:
 
 
 def _children(value: Any, kind: type) -> _Node:
+    if kind in _registered:
+        children, context = _registered[kind].flatten_fn(value)
+        return list(children), context
     if kind is dict or kind is collections.OrderedDict:
         return list(value.values()), list(value.keys())
     if kind is collections.defaultdict:
@@ -62,6 +84,8 @@ def _children(value: Any, kind: type) -> _Node:
 
 
 def _rebuild(kind: type, context: Any, children: list[Any]) -> Any:
+    if kind in _registered:
+        return _registered[kind].unflatten_fn(children, context)
     if kind is dict or kind is collections.OrderedDict:
         return kind(zip(context, children, strict=True))
     if kind is collections.defaultdict:
@@ -243,3 +267,71 @@ def tree_map_only(
         raise TypeError(f"tree_map_only: expected a type, a tuple of types or a predicate, got "
                         f"{type_or_types_or_pred!r}")
     return tree_map(lambda leaf: func(leaf) if selected(leaf) else leaf, tree, is_leaf=is_leaf)
+
+
+# %% book/08_gpt.ipynb, cell 108
+def register_pytree_node(
+    cls: type,
+    flatten_fn: Callable[[Any], tuple[list[Any], Any]],
+    unflatten_fn: Callable[[Iterable[Any], Any], Any],
+    *,
+    serialized_type_name: str | None = None,
+    to_dumpable_context: Callable[[Any], Any] | None = None,
+    from_dumpable_context: Callable[[Any], Any] | None = None,
+    flatten_with_keys_fn: Callable[[Any], Any] | None = None,
+) -> None:
+    """Make instances of ``cls`` containers: :func:`tree_flatten` takes them apart with
+    ``flatten_fn`` and :func:`tree_unflatten` rebuilds them with ``unflatten_fn``.
+
+    Args:
+        cls: the class; instances of exactly this class are containers (not its subclasses).
+        flatten_fn: an instance to ``(children, context)``: the values inside it, in order,
+            and whatever else rebuilding it needs (compared with ``==`` between specs).
+        unflatten_fn: ``(children, context)`` back to an instance.
+        serialized_type_name: PyTorch's name for ``cls`` in a saved spec; accepted, unused
+            (tensorlib does not save specs).
+        to_dumpable_context: as ``serialized_type_name``.
+        from_dumpable_context: as ``serialized_type_name``.
+        flatten_with_keys_fn: PyTorch's flatten with a key per child, for its path functions,
+            which tensorlib does not have; accepted, unused.
+
+    Raises:
+        ValueError: if ``cls`` is already a container (built in or registered), as PyTorch.
+        TypeError: if ``flatten_fn`` or ``unflatten_fn`` is not callable.
+    """
+    if cls in _BUILT_IN or cls in _registered:
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    for name, fn in (("flatten_fn", flatten_fn), ("unflatten_fn", unflatten_fn)):
+        if not callable(fn):
+            raise TypeError(f"register_pytree_node: {name} must be callable, got {fn!r}")
+    _registered[cls] = SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn)
+
+
+def _register_pytree_node(
+    cls: type,
+    flatten_fn: Callable[[Any], tuple[list[Any], Any]],
+    unflatten_fn: Callable[[Iterable[Any], Any], Any],
+    *args: Any,
+    **kwargs: Any,
+) -> None:
+    """PyTorch's older, private name of :func:`register_pytree_node` (libraries written for
+    PyTorch 2.1 call it): the same, with PyTorch's ``FutureWarning``. Further positional
+    arguments (PyTorch's string-format functions) are accepted and unused."""
+    warnings.warn(
+        "`torch.utils._pytree._register_pytree_node` is deprecated. Please use "
+        "`torch.utils._pytree.register_pytree_node` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    register_pytree_node(cls, flatten_fn, unflatten_fn, **{
+        key: value for key, value in kwargs.items() if key != "to_str_fn"
+        and key != "maybe_from_str_fn"})
+
+
+def _built_in_node(kind: type) -> NodeDef:
+    return NodeDef(kind, lambda value: _children(value, kind),
+                   lambda children, context: _rebuild(kind, context, list(children)))
+
+
+# every container class, built in or registered, to its NodeDef (PyTorch's table of them)
+SUPPORTED_NODES: dict[type, NodeDef] = {kind: _built_in_node(kind) for kind in _BUILT_IN}
