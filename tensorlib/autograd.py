@@ -73,11 +73,14 @@ def _root_grads(outputs: tuple, grad_outputs: Any, what: str) -> list[np.ndarray
     return root_grads
 
 
-def _first_order_only(create_graph: bool) -> None:
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True: tensorlib's backward works on arrays and is first-order only"
-        )
+def _graph_seeds(grad_outputs: Any, root_grads: list[np.ndarray]) -> list[Tensor]:
+    """The seeds of a recorded pass (``create_graph=True``): a ``grad_outputs`` tensor as it is
+    (it may carry a graph of its own), else the seed array as a tensor."""
+    given = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(root_grads)
+    return [
+        cot if isinstance(cot, Tensor) and cot._data.dtype == seed.dtype else _wrap(seed, None)
+        for cot, seed in zip(given, root_grads, strict=True)
+    ]
 
 
 def grad(
@@ -94,17 +97,23 @@ def grad(
     :math:`x_i` (:math:`\\bar y_j` = ``grad_outputs[j]``, 1 for one-element outputs). Leaves'
     ``.grad`` are not touched. An input the outputs do not depend on raises, unless
     ``allow_unused`` (then its entry is ``None``). Unless ``retain_graph``, the saved values
-    of the graph are freed, as by ``backward``; ``create_graph=True`` raises
-    ``NotImplementedError``.
+    of the graph are freed, as by ``backward``. With ``create_graph=True`` the pass is recorded
+    (``engine.higher_order``): the gradients have a ``grad_fn`` and can be differentiated again,
+    and the graph is kept unless ``retain_graph=False``.
     """
-    _first_order_only(create_graph)
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     root_grads = _root_grads(outputs, grad_outputs, "grad")
     _check_tensors(inputs, "grad: inputs")
     for i, x in enumerate(inputs):
         if not x.requires_grad:
             raise RuntimeError(f"grad: input {i} does not require grad")
-    found = run_backward(outputs, root_grads, capture=inputs, retain_graph=bool(retain_graph))
+    if create_graph:
+        seeds = _graph_seeds(grad_outputs, root_grads)
+        found: Any = run_backward_graph(
+            outputs, seeds, capture=inputs, retain_graph=retain_graph
+        )
+    else:
+        found = run_backward(outputs, root_grads, capture=inputs, retain_graph=bool(retain_graph))
     result: list[Tensor | None] = []
     for i, (x, g) in enumerate(zip(inputs, found, strict=True)):
         if g is None:
@@ -113,6 +122,9 @@ def grad(
                     f"grad: input {i} was not used to compute the outputs (pass allow_unused=True)"
                 )
             result.append(None)
+        elif isinstance(g, Tensor):  # recorded: keep its graph
+            g = g if g._data.dtype == x._data.dtype else g.to(x.dtype)
+            result.append(g if g.grad_fn is not None else _wrap(g._data.copy(), None))
         else:
             result.append(_wrap(np.array(g, dtype=x.dtype, copy=True), None))
     return tuple(result)
@@ -131,12 +143,16 @@ def backward(
     (``y_j``), each with its ``grad_tensors[j]`` (:math:`\\bar y_j`; may be left out for a
     one-element output). ``y.backward(g)`` is ``backward([y], [g])``. Unless ``retain_graph``,
     the saved values of the graph are freed and a second pass through it raises.
+    ``create_graph=True`` records the pass (see ``grad``): ``.grad`` then has a ``grad_fn``.
     """
-    _first_order_only(create_graph)
     tensors = _as_tuple(tensors)
-    run_backward(
-        tensors, _root_grads(tensors, grad_tensors, "backward"), retain_graph=bool(retain_graph)
-    )
+    root_grads = _root_grads(tensors, grad_tensors, "backward")
+    if create_graph:
+        run_backward_graph(
+            tensors, _graph_seeds(grad_tensors, root_grads), retain_graph=retain_graph
+        )
+    else:
+        run_backward(tensors, root_grads, retain_graph=bool(retain_graph))
 
 
 # %% book/02_autograd.ipynb, cell 64
@@ -284,7 +300,9 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""
 
 
-# %% book/02_autograd.ipynb, cell 259
+# %% book/02_autograd.ipynb, cell 269
 # PyTorch's path torch.autograd.functional: imported last, since the module uses this one's
 # engine imports (as tensor_type imports its op modules at its bottom)
+# The recorded backward pass of create_graph=True (section 24.1), written after the ops
 from tensorlib import autograd_functional as functional  # noqa: E402, F401
+from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402

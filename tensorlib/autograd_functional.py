@@ -2,15 +2,16 @@
 # edit the notebook and run `make export`.
 
 r"""Whole Jacobians and their products with vectors, as ``torch.autograd.functional``:
-``jacobian``, ``vjp``, ``jvp``; ``hessian``, ``hvp`` and ``vhp`` explain why they cannot run.
+``jacobian``, ``vjp``, ``jvp``, and the second-order ``hessian``, ``hvp`` and ``vhp``.
 
 Each takes a function and the point to differentiate at, and returns the derivative in
 PyTorch's layout: a tensor for a tensor input and output, tuples where the function takes or
 returns tuples. The inputs are detached copies that require grad, so the caller's tensors and
 graphs are left alone. ``jacobian`` runs one backward pass per output element (reverse mode, row
-by row); ``jvp`` is the Jacobian times ``v``, since this engine differentiates only once (PyTorch
-computes it with two backward passes, the second through the first). ``tensorlib.autograd``
-re-exports the module as ``tensorlib.autograd.functional``, PyTorch's path.
+by row); ``jvp`` is the Jacobian times ``v`` (PyTorch computes it with two backward passes, the
+second through the first). ``hessian``, ``hvp`` and ``vhp`` differentiate a gradient recorded
+with ``create_graph=True`` (``engine.higher_order``), for the ops that support it.
+``tensorlib.autograd`` re-exports the module as ``tensorlib.autograd.functional``, PyTorch's path.
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 257
+# %% book/02_autograd.ipynb, cell 267
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.function import run_backward
 from tensorlib.engine.grad_mode import enable_grad
+from tensorlib.engine.higher_order import run_backward_graph
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
@@ -52,8 +54,8 @@ def _point_tensors(values: Any, what: str, fn: str) -> tuple[bool, tuple[Tensor,
 def _first_order(create_graph: bool, fn: str) -> None:
     if create_graph:
         raise NotImplementedError(
-            f"{fn}(create_graph=True): tensorlib's backward works on arrays and is first-order "
-            "only, so the result cannot be differentiated again"
+            f"{fn}(create_graph=True): tensorlib's {fn} returns a result without a graph; "
+            "to differentiate a gradient again, use autograd.grad(..., create_graph=True)"
         )
 
 
@@ -97,7 +99,7 @@ def _nested(rows: list[list[Tensor]], outs_tuple: bool, ins_tuple: bool) -> Any:
     return tuple(per_output) if outs_tuple else per_output[0]
 
 
-# %% book/02_autograd.ipynb, cell 258
+# %% book/02_autograd.ipynb, cell 268
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
              strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode") -> Any:
@@ -224,30 +226,115 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             (tuple(products) if outs_tuple else products[0]))
 
 
-def _second_order(fn: str) -> NoReturn:
-    raise NotImplementedError(
-        f"{fn}: second derivatives need a backward pass that is itself differentiated "
-        "(create_graph=True), and tensorlib's backward works on arrays and is first-order only; "
-        "use jacobian of a function whose gradient you write out, or gradcheck a hand-written "
-        "Hessian-vector product"
-    )
+def _recorded_gradient(out: Tensor, leaves: tuple[Tensor, ...], fn: str) -> list[Tensor]:
+    """The gradient of the one-element ``out`` with respect to each leaf, recorded
+    (``create_graph=True``) so that it can be differentiated again; zeros where ``out`` does
+    not depend on a leaf."""
+    if out.numel() != 1:
+        raise RuntimeError(
+            f"The function given to {fn} should return a single Tensor with one element, "
+            f"got shape {tuple(out.shape)}"
+        )
+    wanted = [x for x in leaves if x.requires_grad]
+    found: list[Any] = [None] * len(wanted)
+    if out.requires_grad:
+        seed = _wrap(np.ones(out.shape, dtype=out.dtype), None)
+        found = run_backward_graph((out,), (seed,), capture=wanted) or found
+    got = iter(found)
+    grads = []
+    for x in leaves:
+        g = next(got) if x.requires_grad else None
+        grads.append(_wrap(np.zeros(x.shape, x.dtype), None) if g is None else g)
+    return grads
 
 
 def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
             strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode") -> Any:
-    """PyTorch's Hessian of a scalar function: raises ``NotImplementedError`` (it is the Jacobian
-    of the gradient, which needs a differentiable backward pass)."""
-    _second_order("hessian")
+    r"""The Hessian of a scalar function, :math:`H_{ij} = \partial^2 f / \partial x_i \partial
+    x_j`: the Jacobian of its gradient, which is recorded (``create_graph=True``).
+
+    Args:
+        func: a function of tensors returning a one-element tensor.
+        inputs: a tensor or a tuple of tensors, the point.
+        create_graph: must be False (the Hessian itself is returned without a graph).
+        strict: raise if the gradient does not depend on an input (else that block is zeros).
+        vectorize: accepted for PyTorch's sake.
+        outer_jacobian_strategy: ``"reverse-mode"``.
+
+    Returns:
+        A tensor of shape ``x.shape + x.shape`` for a tensor input; for a tuple of inputs, a
+        tuple of tuples, block ``[i][j]`` of shape ``x_i.shape + x_j.shape``.
+    """
+    _first_order(create_graph, "hessian")
+    ins_tuple, ins = _point_tensors(inputs, "inputs", "hessian")
+
+    def gradient(*xs: Tensor) -> Any:
+        _, outs = _point_tensors(func(*xs), "outputs of the user-provided function", "hessian")
+        grads = tuple(_recorded_gradient(outs[0], xs, "hessian"))
+        return grads if ins_tuple else grads[0]
+
+    return jacobian(gradient, inputs, strict=strict, strategy=outer_jacobian_strategy)
 
 
 def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """PyTorch's Hessian-vector product: raises ``NotImplementedError``, as ``hessian``."""
-    _second_order("hvp")
+    r"""``func(inputs)`` and the Hessian-vector product :math:`H v`: the gradient of
+    :math:`\nabla f \cdot v`, with the gradient recorded (``create_graph=True``).
+
+    Args:
+        func: a function of tensors returning a one-element tensor.
+        inputs: a tensor or a tuple of tensors, the point.
+        v: the inputs' shapes (a tuple for a tuple).
+        create_graph: must be False.
+        strict: accepted for PyTorch's sake (an independent input gets zeros).
+
+    Returns:
+        ``(output, hvp)``: the output detached, and one tensor per input (a tuple if
+        ``inputs`` is one).
+    """
+    return _hessian_product(func, inputs, v, create_graph, "hvp")
 
 
 def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
         strict: bool = False) -> tuple[Any, Any]:
-    """PyTorch's vector-Hessian product: raises ``NotImplementedError``, as ``hessian``."""
-    _second_order("vhp")
+    r"""``func(inputs)`` and the vector-Hessian product :math:`v^\top H`, which is
+    :math:`H v` since a Hessian is symmetric (``hvp``'s arguments and results).
+
+    Args:
+        func: a function of tensors returning a one-element tensor.
+        inputs: a tensor or a tuple of tensors, the point.
+        v: the inputs' shapes (a tuple for a tuple).
+        create_graph: must be False.
+        strict: accepted for PyTorch's sake.
+
+    Returns:
+        ``(output, vhp)``, as ``hvp``.
+    """
+    return _hessian_product(func, inputs, v, create_graph, "vhp")
+
+
+def _hessian_product(func: Callable[..., Any], inputs: Any, v: Any, create_graph: bool,
+                     fn: str) -> tuple[Any, Any]:
+    """``(func(inputs), H v)``: one recorded backward pass for the gradient, one more through
+    it for the gradient of :math:`\\nabla f \\cdot v`."""
+    _first_order(create_graph, fn)
+    ins_tuple, ins = _point_tensors(inputs, "inputs", fn)
+    vectors = _vectors(v, ins, fn)
+    leaves, _, outs = _evaluate(func, ins, fn)
+    with enable_grad():
+        grads = _recorded_gradient(outs[0], leaves, fn)
+        dot: Tensor | None = None
+        for g, vec in zip(grads, vectors, strict=True):
+            term = (g * _wrap(vec, None)).sum()
+            dot = term if dot is None else dot + term
+    found: list[Any] = [None] * len(leaves)
+    wanted = [x for x in leaves if x.requires_grad]
+    if dot is not None and dot.requires_grad:
+        got = iter(run_backward((dot,), (np.ones((), dtype=dot.dtype),), capture=wanted))
+        found = [next(got) if x.requires_grad else None for x in leaves]
+    products = tuple(
+        _wrap(np.zeros(x.shape, x.dtype) if g is None else np.asarray(g, dtype=x.dtype), None)
+        for x, g in zip(leaves, found, strict=True)
+    )
+    return outs[0].detach(), (products if ins_tuple else products[0])

@@ -3,13 +3,15 @@
 
 r"""Function transforms, as ``torch.func``: ``vmap`` maps a function over a dim of its inputs;
 ``grad``, ``grad_and_value``, ``vjp``, ``jacrev`` and ``jacfwd`` turn a function into its
-derivative; ``hessian`` explains why it cannot run.
+derivative; ``hessian`` is ``jacfwd`` of ``grad``.
 
 ``vmap`` calls the function once per index of the mapped dim and stacks the results: PyTorch's
 values, at the cost of one call per sample (PyTorch batches each op instead). The derivative
-transforms run this chapter's engine on fresh leaves. Its backward is first-order, so a derivative
-taken inside another (``grad(grad(f))``, ``jacrev(grad(f))``, ``hessian``) raises
-``NotImplementedError``. ``tensorlib.vmap`` is this module's. ``functional_call`` is chapter 4's
+transforms run this chapter's engine on fresh leaves. Inside another transform, ``grad``,
+``grad_and_value`` and ``vjp`` record their backward pass (``create_graph=True``), so
+``grad(grad(f))``, ``jacrev(grad(f))`` and ``hessian`` work for the ops that support it;
+``jacrev`` and ``jacfwd`` return Jacobians without a graph and refuse to be nested.
+``tensorlib.vmap`` is this module's. ``functional_call`` is chapter 4's
 ``tensorlib.nn.utils.stateless.functional_call``, looked up when asked for.
 """
 
@@ -26,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 321
+# %% book/02_autograd.ipynb, cell 331
 import functools
 import importlib
 import sys
@@ -38,6 +40,7 @@ import numpy as np
 from tensorlib.autograd_functional import jacobian
 from tensorlib.engine.function import run_backward
 from tensorlib.engine.grad_mode import enable_grad
+from tensorlib.engine.higher_order import run_backward_graph
 from tensorlib.engine.joining import stack
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
@@ -90,7 +93,7 @@ def _dims_per_leaf(dims: Any, tree: Any, where: str) -> list[Any]:
     )
 
 
-# %% book/02_autograd.ipynb, cell 322
+# %% book/02_autograd.ipynb, cell 332
 _RANDOMNESS = ("error", "different", "same")
 
 
@@ -148,7 +151,7 @@ def _draws_checked(randomness: str, state: Any, where: str) -> None:
         )
 
 
-# %% book/02_autograd.ipynb, cell 323
+# %% book/02_autograd.ipynb, cell 333
 def _calls(func: Callable[..., Any], leaves: list[Any], dims: list[Any], spec: Any,
            kwargs: dict[str, Any], size: int, randomness: str, where: str) -> list[Any]:
     """``func`` called once per index of the mapped dim, in order. The default generator (chapter
@@ -228,18 +231,19 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     return mapped
 
 
-# %% book/02_autograd.ipynb, cell 324
+# %% book/02_autograd.ipynb, cell 334
 _running: list[str] = []  # the derivative transforms running now, innermost last
 
 
 def _derivative(name: str, call: Callable[[], Any]) -> Any:
-    """``call()`` as the derivative transform ``name``; refused inside another one, which would
-    need the derivative of a backward pass (second-order gradients)."""
-    if _running:
+    """``call()`` as the derivative transform ``name``. Inside another one, ``grad`` and ``vjp``
+    record their backward pass (``_gradients``); ``jacrev`` and ``jacfwd`` are refused there."""
+    if _running and name in ("jacrev", "jacfwd"):
         raise NotImplementedError(
-            f"{name} inside {_running[-1]}: second-order gradients (grad of grad, hessian, "
-            "jacrev of grad) differentiate a backward pass, which PyTorch records with "
-            "create_graph=True; tensorlib's engine is first-order only"
+            f"{name} inside {_running[-1]}: tensorlib's {name} builds its Jacobian row by row "
+            "and returns it without a graph, so it cannot be differentiated again; grad, "
+            "grad_and_value and vjp can be nested (their backward is recorded with "
+            "create_graph=True), and hessian is jacfwd(grad(f))"
         )
     _running.append(name)
     try:
@@ -272,7 +276,8 @@ def _fresh_leaves(tree: Any) -> tuple[Any, list[Tensor]]:
     for leaf in leaves:
         if not isinstance(leaf, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(leaf)}")
-        fresh.append(leaf.detach().requires_grad_())
+        # inside another transform, a tensor in its graph stays in it: the outer one differentiates
+        fresh.append(leaf if _running and leaf.requires_grad else leaf.detach().requires_grad_())
     return _tree_unflatten(iter(fresh), spec), fresh
 
 
@@ -292,9 +297,15 @@ def _split_aux(result: Any, has_aux: bool, where: str) -> tuple[Any, Any]:
 
 def _gradients(roots: list[Tensor], seeds: list[np.ndarray], leaves: list[Tensor]) -> list[Tensor]:
     """The gradients of ``sum <seed, root>`` with respect to ``leaves``, zeros for a leaf the
-    roots do not depend on (as PyTorch's transforms return); the graph is kept."""
+    roots do not depend on (as PyTorch's transforms return); the graph is kept. Inside another
+    transform the pass is recorded (``create_graph=True``), so that one can differentiate it."""
     used = [k for k, root in enumerate(roots) if root.requires_grad]
     found: list[Any] = [None] * len(leaves)
+    if used and _running:
+        found = run_backward_graph([roots[k] for k in used],
+                                   [_wrap(seeds[k], None) for k in used], capture=leaves) or found
+        return [_wrap(np.zeros_like(x._data), None) if g is None else g
+                for x, g in zip(leaves, found, strict=True)]
     if used:
         found = run_backward([roots[k] for k in used], [seeds[k] for k in used],
                              capture=leaves, retain_graph=True)
@@ -302,7 +313,7 @@ def _gradients(roots: list[Tensor], seeds: list[np.ndarray], leaves: list[Tensor
                   None) for x, g in zip(leaves, found, strict=True)]
 
 
-# %% book/02_autograd.ipynb, cell 325
+# %% book/02_autograd.ipynb, cell 335
 def _grad_and_value(func: Callable[..., Any], argnums: Any, has_aux: bool, args: tuple[Any, ...],
                     kwargs: dict[str, Any], name: str) -> tuple[Any, Any]:
     """The gradient of the scalar ``func(*args)`` with respect to ``args[argnums]`` (a nest, or
@@ -346,8 +357,8 @@ def grad(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> C
             (a dict of parameters): its gradient is a nest of the same structure.
         has_aux: ``func`` returns ``(output, aux)``; the result is then ``(gradient, aux)``.
 
-    The gradient is computed by this chapter's engine, first-order: it has no graph of its own,
-    and ``grad(grad(f))`` raises ``NotImplementedError``.
+    Called inside another transform (``grad(grad(f))``), the gradient is recorded with
+    ``create_graph=True``, for the ops that support it, so that the outer one differentiates it.
     """
 
     @functools.wraps(func)
@@ -376,7 +387,7 @@ def grad_and_value(func: Callable[..., Any], argnums: Any = 0,
     return gradient_and_value
 
 
-# %% book/02_autograd.ipynb, cell 326
+# %% book/02_autograd.ipynb, cell 336
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     r"""``func`` at ``primals``, and the function that pulls a cotangent back through it
     (``torch.func.vjp``): ``vjp_fn(v)`` is :math:`v^\top J`, one tensor per primal.
@@ -489,15 +500,14 @@ def _jacobian_transform(func: Callable[..., Any], argnums: Any, has_aux: bool,
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
-    """PyTorch's ``hessian``, ``jacfwd(jacrev(func))``: the Jacobian of a gradient. The returned
-    function raises ``NotImplementedError`` when called, since tensorlib's engine differentiates
-    once (see :func:`tensorlib.autograd.functional.hessian`).
+    """PyTorch's ``hessian``, the Jacobian of a gradient: ``jacfwd(grad(func))`` here (PyTorch's
+    is ``jacfwd(jacrev(func))``), the gradient recorded with ``create_graph=True``.
 
     Args:
         func: a function of tensors returning a 0-d tensor.
         argnums: as for :func:`jacrev`.
     """
-    return jacfwd(jacrev(func, argnums), argnums)
+    return jacfwd(grad(func, argnums), argnums)
 
 
 def __getattr__(name: str) -> Any:

@@ -794,8 +794,10 @@ def test_autograd_grad_takes_torch_argument_order():
     gx, gu = tl.autograd.grad(y, [x, unused], None, None, False, True)  # allow_unused is the 6th
     np.testing.assert_array_equal(gx.numpy(), [2.0, 4.0])
     assert gu is None
-    with pytest.raises(NotImplementedError, match="create_graph"):
-        tl.autograd.grad(y, x, create_graph=True)
+    (g,) = tl.autograd.grad((x * x).sum(), x, None, None, True)  # create_graph, 5th: recorded
+    assert g.grad_fn is not None
+    with pytest.raises(NotImplementedError, match="create_graph=True: the backward of Cumsum"):
+        tl.autograd.grad(x.cumsum(0).sum(), x, create_graph=True)
     with pytest.raises(TypeError, match="expected a Tensor"):
         tl.autograd.grad(y, [3.0])
     assert tl.autograd.Function is tl.Function
@@ -805,8 +807,11 @@ def test_autograd_backward_of_several_outputs():
     x = tl.tensor([1.0, 2.0], requires_grad=True)
     tl.autograd.backward([(x * x).sum(), x * 3], [None, tl.tensor([1.0, 0.0])])
     np.testing.assert_array_equal(x.grad.numpy(), [5.0, 4.0])
-    with pytest.raises(NotImplementedError):
-        tl.autograd.backward((x * x).sum(), create_graph=True)
+    x.grad = None
+    tl.autograd.backward((x * x).sum(), create_graph=True)  # x.grad = 2x, with a graph
+    assert x.grad.grad_fn is not None
+    with pytest.raises(NotImplementedError, match="not differentiable in tensorlib yet"):
+        tl.autograd.backward(x.cumsum(0).sum(), create_graph=True)
 
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "var", "amax", "amin"])

@@ -72,6 +72,7 @@ PACKAGE_ORDER = [
     "retain_grad",
     "hooks",
     "interop",
+    "higher_order",
 ]
 
 

@@ -90,6 +90,19 @@ def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return grad if grad.shape == shape else sum_to_shape(grad, shape)
 
 
+def _summed_to(grad: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``grad`` summed down to ``shape`` with Tensor ops, so the sum is recorded: the adjoint of
+    broadcasting for ``backward_graph`` (``_unbroadcast`` on arrays is the first-order one)."""
+    shape = tuple(shape)
+    if tuple(grad.shape) == shape:
+        return grad
+    lead = grad.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        lead + k for k, n in enumerate(shape) if n == 1 and grad.shape[lead + k] != 1
+    )
+    return grad.sum(dim=dims, keepdim=True).reshape(shape)
+
+
 def _shape_of(value: Any) -> tuple[int, ...]:
     return value.shape if isinstance(value, np.ndarray) else ()
 
@@ -121,6 +134,13 @@ class Add(Function):
             _unbroadcast(grad, self.b_shape) if need_b else None,
         )
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        return (
+            _summed_to(grad, self.a_shape) if need_a else None,
+            _summed_to(grad, self.b_shape) if need_b else None,
+        )
+
 
 class Sub(Function):
     """:math:`y = a - b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y)`,
@@ -142,6 +162,13 @@ class Sub(Function):
         return (
             _unbroadcast(grad, self.a_shape) if need_a else None,
             -_unbroadcast(grad, self.b_shape) if need_b else None,
+        )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        return (
+            _summed_to(grad, self.a_shape) if need_a else None,
+            -_summed_to(grad, self.b_shape) if need_b else None,
         )
 
 
@@ -169,6 +196,14 @@ class Mul(Function):
             _unbroadcast(grad * a, b.shape) if need_b else None,
         )
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        a, b = self._graph_inputs()
+        return (
+            _summed_to(grad * b, a.shape) if need_a else None,
+            _summed_to(grad * a, b.shape) if need_b else None,
+        )
+
 
 class Div(Function):
     """:math:`y = a / b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y / b)`,
@@ -194,6 +229,14 @@ class Div(Function):
         return (  # silent inf/nan: backward runs under the engine's np.errstate
             _unbroadcast(grad / b, np.shape(a)) if need_a else None,
             _unbroadcast(-grad * a / (b * b), np.shape(b)) if need_b else None,
+        )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        a, b = self._graph_inputs()
+        return (
+            _summed_to(grad / b, a.shape) if need_a else None,
+            _summed_to(-grad * a / (b * b), b.shape) if need_b else None,
         )
 
 
@@ -228,6 +271,9 @@ class Neg(Function):
         return -x
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (-grad,)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
         return (-grad,)
 
 
@@ -321,6 +367,23 @@ class Pow(Function):
             grad_b = _unbroadcast(
                 np.where(np.asarray(a) == 0, 0.0, grad * out * log_a).astype(out.dtype), b.shape
             )
+        return grad_a, grad_b
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        a, b = self._graph_inputs()
+        grad_a = grad_b = None
+        if need_a:
+            grad_a = grad * b * a ** (b - 1)
+            if np.any(np.asarray(self.b) == 0):  # x ** 0 is constant: gradient 0
+                grad_a = grad_a.masked_fill(np.asarray(self.b) == 0, 0.0)
+            grad_a = _summed_to(grad_a, a.shape)
+        if need_b:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                grad_b = grad * a ** b * (a.log() if isinstance(a, Tensor) else np.log(a))
+            if np.any(np.asarray(self.a) == 0):  # the limit 0, as in backward
+                grad_b = grad_b.masked_fill(np.asarray(self.a) == 0, 0.0)
+            grad_b = _summed_to(grad_b, b.shape)
         return grad_a, grad_b
 
 

@@ -44,6 +44,9 @@ class Cast(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad.astype(self.dtype),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (Cast.apply(grad, dtype=self.dtype),)
+
 
 class Clone(Function):
     """A copy in fresh memory; :math:`\\bar x = \\bar y`."""
@@ -55,6 +58,9 @@ class Clone(Function):
         return np.array(x, copy=True, order="C")
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad,)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
         return (grad,)
 
 

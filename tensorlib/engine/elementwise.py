@@ -95,6 +95,9 @@ class Exp(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * self.out,)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * self._graph_inputs()[0].exp(),)
+
 
 class Log(Function):
     """:math:`y = \\ln x`; :math:`\\bar x = \\bar y / x`."""
@@ -111,6 +114,9 @@ class Log(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad / self.x,)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad / self._graph_inputs()[0],)
+
 
 class Sqrt(Function):
     """:math:`y = \\sqrt x`; :math:`\\bar x = \\bar y / (2y)`."""
@@ -125,6 +131,9 @@ class Sqrt(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad / (2 * self.out),)  # at 0 the gradient is inf
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad / (2 * self._graph_inputs()[0].sqrt()),)
 
 
 class Abs(Function):
@@ -144,6 +153,10 @@ class Abs(Function):
             sign = np.where(np.isnan(sign), np.zeros((), dtype=sign.dtype), sign)
         return (grad * sign,)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        sign = np.nan_to_num(np.sign(self.x), nan=0.0)  # a constant: the slope is 0 off the kink
+        return (grad * sign.astype(grad._data.dtype, copy=False),)
+
 
 class Sin(Function):
     """:math:`y = \\sin x`; :math:`\\bar x = \\bar y \\cos x`."""
@@ -158,6 +171,9 @@ class Sin(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * np.cos(self.x),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * self._graph_inputs()[0].cos(),)
+
 
 class Cos(Function):
     """:math:`y = \\cos x`; :math:`\\bar x = -\\bar y \\sin x`."""
@@ -171,6 +187,9 @@ class Cos(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (-grad * np.sin(self.x),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (-grad * self._graph_inputs()[0].sin(),)
 
 
 class Log1p(Function):
@@ -355,6 +374,10 @@ class Tanh(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * (1 - self.out * self.out),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        out = self._graph_inputs()[0].tanh()
+        return (grad * (1 - out * out),)
+
 
 def sigmoid_array(x: np.ndarray) -> np.ndarray:
     """:math:`\\sigma(x)` of an ndarray, as :math:`\\tfrac12(1 + \\tanh(x/2))`: the same function,
@@ -382,6 +405,10 @@ class Sigmoid(Function):
         out = self.out
         return (grad * out * (1 - out),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        out = self._graph_inputs()[0].sigmoid()
+        return (grad * out * (1 - out),)
+
 
 class Relu(Function):
     """:math:`y = \\max(x, 0)`; :math:`\\bar x = \\bar y \\, [x > 0]`."""
@@ -398,6 +425,9 @@ class Relu(Function):
         keep = ~(self.out <= 0)
         # a product with a bool mask: several times faster than np.where
         return (np.multiply(grad, keep),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * (~(self.out <= 0)).astype(grad._data.dtype),)  # the mask is a constant
 
 
 class Clamp(Function):

@@ -24,6 +24,7 @@ __all__ = [
     'Function',
     'run_backward',
     'tensor_backward',
+    'backward_seed',
 ]
 
 
@@ -160,6 +161,9 @@ class Function:
       vector-Jacobian product :math:`\bar x_i = J_i^\top \bar y` as an array of
       input ``i``'s shape, or ``None`` where ``needs_input_grad[i]`` is False (an op with
       one input may return the bare array).
+    - ``backward_graph(self, grad) -> tuple`` (optional): the same products, ``grad`` and the
+      results Tensors, computed with the differentiable ops from ``_graph_inputs()`` so that
+      the backward pass is itself recorded (``create_graph=True``, ``engine.higher_order``).
 
     ``Op.apply(*inputs, **options)`` runs ``forward``; if grad mode is on and an input
     requires grad, the Function instance is kept as the result's ``grad_fn``, with
@@ -268,6 +272,13 @@ class Function:
         """In ``forward(ctx, ...)``: these outputs get no gradient
         (``requires_grad`` False), as in torch."""
         self._non_differentiable = outputs
+
+    def _graph_inputs(self) -> tuple[Any, ...]:
+        """The inputs the op ran on, for ``backward_graph``: Tensors (a bare array as a Tensor
+        outside the graph) and numbers; those saved for ``reads``, else ``inputs``."""
+        saved = self.saved
+        inputs = saved[1] if saved is not None and saved[1] is not None else self.inputs
+        return tuple(_wrap(x, None) if type(x) is np.ndarray else x for x in inputs)
 
     def name(self) -> str:
         """The node's name as PyTorch prints it: ``MulBackward`` for the op ``Mul``."""
@@ -654,18 +665,17 @@ def _add_into_input(
 # %% book/02_autograd.ipynb, cell 51
 def tensor_backward(
     tensor: Tensor, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None,
-    create_graph: bool = False,
 ) -> None:
     """``tensor.backward(gradient)``: run the backward pass from ``tensor``, seeded with
-    ``gradient`` (1 if left out).
+    ``gradient`` (1 if left out; see :func:`backward_seed`). ``Tensor.backward`` sends
+    ``create_graph=True`` to ``higher_order.tensor_backward_graph`` instead."""
+    run_backward((tensor,), (backward_seed(tensor, gradient),), retain_graph=bool(retain_graph))
 
-    ``gradient`` must have ``tensor``'s shape; it may be left out only for a one-element
-    tensor. Raises for a tensor outside the graph and for ``create_graph=True``.
-    """
-    if create_graph:
-        raise NotImplementedError(
-            "create_graph=True: tensorlib's backward works on arrays and is first-order only"
-        )
+
+def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.ndarray:
+    """The array that seeds ``tensor.backward(gradient)``: ``gradient`` as an array of
+    ``tensor``'s shape and dtype, ones if left out (only for a one-element tensor). Raises for
+    a tensor outside the graph and for a gradient of another shape."""
     if not tensor._requires_grad:
         raise RuntimeError(
             "element 0 of tensors does not require grad and does not have a "
@@ -689,10 +699,10 @@ def tensor_backward(
                 f"Mismatch in shape: gradient has a shape of {grad.shape} and the tensor has a "
                 f"shape of {tensor._data.shape}"
             )
-    run_backward((tensor,), (grad,), retain_graph=bool(retain_graph))
+    return grad
 
 
-# %% book/02_autograd.ipynb, cell 276
+# %% book/02_autograd.ipynb, cell 286
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

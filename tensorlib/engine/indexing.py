@@ -108,6 +108,10 @@ class Index(Function):
             grad_x[self.key] = grad
         return (grad_x,) + (None,) * self.index_count
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        grad_x = _IndexGrad.apply(grad, key=self.key, shape=self.shape)
+        return (grad_x,) + (None,) * self.index_count
+
     def backward_into(self, grad: np.ndarray, total: np.ndarray) -> None:
         """:math:`\\bar y` added at the indexed places of ``total``, x's running gradient
         sum (when x has a node): no zero array as large as x, no addition of one. The pieces of
@@ -116,6 +120,30 @@ class Index(Function):
             np.add.at(total, self.key, grad)
         else:
             total[self.key] += grad
+
+
+class _IndexGrad(Function):
+    """The backward of ``x[key]`` as an op of its own, for ``create_graph=True``: ``grad`` put at
+    the places ``key`` picks in zeros of ``shape`` (added where an index repeats); its own
+    gradient reads those places back, :math:`\\bar g = \\bar z[\\text{key}]`."""
+
+    __slots__ = ("key",)
+    reads = ((),)
+
+    def forward(self, grad: np.ndarray, key: Any, shape: tuple[int, ...]) -> np.ndarray:
+        self.key = key
+        out = np.zeros(shape, dtype=grad.dtype)
+        if _is_advanced(key):
+            np.add.at(out, key, grad)
+        else:
+            out[key] = grad
+        return out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad[self.key],)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (Index.apply(grad, key=self.key),)
 
 
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:

@@ -69,6 +69,15 @@ class Cat(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:
         return tuple(np.split(grad, self.offsets, axis=self.axis))
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor, ...]:
+        axis = self.axis % grad.ndim
+        bounds = [0, *(int(k) for k in self.offsets), grad.shape[axis]]
+        lead = (slice(None),) * axis
+        return tuple(
+            grad[lead + (slice(start, stop),)]
+            for start, stop in zip(bounds[:-1], bounds[1:], strict=True)
+        )
+
 
 class Stack(Function):
     """Inputs stacked along a new ``axis``; :math:`\\bar x_i` is :math:`\\bar y` at
@@ -83,6 +92,10 @@ class Stack(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray, ...]:
         return tuple(np.take(grad, i, axis=self.axis) for i in range(self.count))
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor, ...]:
+        lead = (slice(None),) * (self.axis % grad.ndim)
+        return tuple(grad[lead + (i,)] for i in range(self.count))
 
 
 def _tensors(tensors: Sequence[Tensor], what: str) -> tuple[Tensor, ...]:

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _unbroadcast
+from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import matmul_shape, normalize_axis
@@ -92,6 +92,18 @@ class MatMul(Function):
         if need_b:
             grad_b = _unbroadcast(np.swapaxes(a2, -1, -2) @ grad2, b2.shape).reshape(b.shape)
         return grad_a, grad_b
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        a, b = self._graph_inputs()
+        a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        grad2 = grad.unsqueeze(-1) if b.ndim == 1 else grad
+        grad2 = grad2.unsqueeze(-2) if a.ndim == 1 else grad2
+        return (
+            _summed_to(grad2 @ b2.transpose(-1, -2), a2.shape).reshape(a.shape) if need_a else None,
+            _summed_to(a2.transpose(-1, -2) @ grad2, b2.shape).reshape(b.shape) if need_b else None,
+        )
 
 
 # %% book/02_autograd.ipynb, cell 117

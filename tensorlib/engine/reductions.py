@@ -100,6 +100,11 @@ class Sum(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.broadcast_to(_expand_reduced(grad, self.axes, self.keepdims), self.shape),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        if not self.keepdims and self.axes:
+            grad = grad.reshape(tuple(1 if k in self.axes else n for k, n in enumerate(self.shape)))
+        return (grad.expand(*self.shape) if tuple(grad.shape) != self.shape else grad,)
+
 
 class Mean(Function):
     """:math:`y = \\frac1N \\sum_{k \\in \\text{axes}} x_k`;
@@ -117,6 +122,12 @@ class Mean(Function):
         mean_grad = _wide(_expand_reduced(grad, self.axes, self.keepdims)) / self.count
         grad = mean_grad.astype(grad.dtype, copy=False)
         return (np.broadcast_to(grad, self.shape),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        if not self.keepdims and self.axes:
+            grad = grad.reshape(tuple(1 if k in self.axes else n for k, n in enumerate(self.shape)))
+        grad = grad / self.count
+        return (grad.expand(*self.shape) if tuple(grad.shape) != self.shape else grad,)
 
 
 class Var(Function):

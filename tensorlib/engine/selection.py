@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _shape_of, _unbroadcast
+from tensorlib.engine.arithmetic import _shape_of, _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _check_operand, _promote, _result_dtype
 from tensorlib.engine.tensor_type import Tensor, _as_array, _scalar_operand, _wrap
@@ -50,6 +50,15 @@ class Where(Function):
             None,
             _unbroadcast(np.where(self.condition, grad, zero), self.a_shape) if need_a else None,
             _unbroadcast(np.where(self.condition, zero, grad), self.b_shape) if need_b else None,
+        )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        _, need_a, need_b = self.needs_input_grad
+        condition = np.asarray(self.condition, dtype=bool)
+        return (
+            None,
+            _summed_to(grad.masked_fill(~condition, 0.0), self.a_shape) if need_a else None,
+            _summed_to(grad.masked_fill(condition, 0.0), self.b_shape) if need_b else None,
         )
 
 
@@ -79,6 +88,9 @@ class MaskedFill(Function):
         grad_x = np.array(grad, copy=True)
         np.copyto(grad_x, np.zeros((), dtype=grad.dtype), where=self.mask)
         return (grad_x, None)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        return (grad.masked_fill(self.mask, 0.0), None)
 
 
 def _zero_of(tensor: Tensor) -> bool | int:

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _unbroadcast
+from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
 from tensorlib.engine.tensor_type import Tensor, _shape_args, _shared_versions
 from tensorlib.shape import broadcast_shapes, normalize_axes, normalize_axis
@@ -113,6 +113,9 @@ class Reshape(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad.reshape(self.shape),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad.reshape(self.shape),)
+
 
 class Permute(Function):
     """Output dim ``k`` is input dim ``dims[k]``; :math:`\\bar x` is :math:`\\bar y` permuted by the
@@ -127,6 +130,9 @@ class Permute(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.transpose(grad, np.argsort(self.dims)),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad.permute(*(int(k) for k in np.argsort(self.dims))),)
 
 
 class Flip(Function):
@@ -176,6 +182,9 @@ class Expand(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (_unbroadcast(grad, self.shape),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (_summed_to(grad, self.shape),)
 
 
 class Repeat(Function):

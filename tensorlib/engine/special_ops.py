@@ -80,6 +80,11 @@ class Erf(Function):
         slope = _TWO_OVER_SQRT_PI * np.exp(-self.x * self.x)
         return (grad * (-slope if self.complement else slope),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        slope = _TWO_OVER_SQRT_PI * (-(x * x)).exp()
+        return (grad * (-slope if self.complement else slope),)
+
 
 # Giles (2010), "Approximating the erfinv function": a polynomial in w = -log(1 - y^2), one for
 # the centre (w < 5) and one for the tails, to about single precision

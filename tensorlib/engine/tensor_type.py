@@ -486,13 +486,17 @@ class Tensor:
 
         ``gradient`` (the vector of the vector-Jacobian product, same shape as ``self``)
         may be left out only when ``self`` has one element; it is then 1. With
-        ``retain_graph=True`` the graph can be used again; ``create_graph=True`` raises.
-        Gradients add up across calls until zeroed. The pass frees the arrays the graph
-        saved (the activations), so a second backward pass through the same graph
-        raises, as in PyTorch, unless the first one retained the graph; differentiating
-        the backward pass itself is not supported.
+        ``retain_graph=True`` the graph can be used again. Gradients add up across calls
+        until zeroed. The pass frees the arrays the graph saved (the activations), so a
+        second backward pass through the same graph raises, as in PyTorch, unless the first
+        one retained the graph. With ``create_graph=True`` the backward pass is itself
+        recorded (for the ops listed by ``higher_order.differentiable_ops``): ``x.grad`` then has a
+        ``grad_fn`` and can be differentiated again, and the graph is kept.
         """
-        function.tensor_backward(self, gradient, retain_graph, create_graph)
+        if create_graph:
+            higher_order.tensor_backward_graph(self, gradient, retain_graph)
+        else:
+            function.tensor_backward(self, gradient, retain_graph)
 
     def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in ``.grad`` after backward (leaves always keep theirs)."""
@@ -2780,7 +2784,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 282
+# %% book/02_autograd.ipynb, cell 292
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -2789,6 +2793,7 @@ from tensorlib.engine import (  # noqa: E402
     creation,
     elementwise,
     function,
+    higher_order,
     hooks,
     indexing,
     inplace,

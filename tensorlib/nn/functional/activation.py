@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 296
+# %% book/02_autograd.ipynb, cell 306
 import math
 
 import numpy as np
@@ -180,6 +180,17 @@ class _Gelu(Function):
         pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
         return (grad * (cdf + x * pdf),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        if self.approximate == "tanh":
+            k = math.sqrt(2 / math.pi)
+            t = (k * (x + 0.044715 * x * x * x)).tanh()
+            slope = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+            return (grad * slope,)
+        cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+        pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+        return (grad * (cdf + x * pdf),)
+
 
 class _Silu(Function):
     """:math:`y = x \\, \\sigma(x)`;
@@ -198,6 +209,11 @@ class _Silu(Function):
         x, sig = self.x, self.sig
         return (grad * sig * (1 + x * (1 - sig)),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        sig = x.sigmoid()
+        return (grad * sig * (1 + x * (1 - sig)),)
+
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU, :math:`x \\Phi(x)` with :math:`\\Phi` the standard normal CDF; ``approximate="tanh"``
@@ -213,7 +229,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _Silu.apply(input)
 
 
-# %% book/02_autograd.ipynb, cell 300
+# %% book/02_autograd.ipynb, cell 310
 class _LeakyRelu(Function):
     r""":math:`y = x` for :math:`x > 0`, else :math:`s x`; :math:`\bar x = \bar y` or
     :math:`s \bar y` (``s``, the negative slope, at :math:`x = 0` too, as PyTorch)."""
@@ -227,6 +243,10 @@ class _LeakyRelu(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.where(self.positive, grad, grad * self.slope),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        slope = np.where(self.positive, 1.0, self.slope).astype(grad._data.dtype)  # a constant
+        return (grad * slope,)
 
 
 class _Elu(Function):
@@ -267,6 +287,11 @@ class _Softplus(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         scaled = self.x * self.beta
         return (grad * np.where(scaled > self.threshold, 1, sigmoid_array(scaled)),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        above = self.x * self.beta > self.threshold
+        return (grad * (x * self.beta).sigmoid().masked_fill(above, 1.0),)
 
 
 class _Hardtanh(Function):
@@ -336,7 +361,7 @@ class _LogSigmoid(Function):
         return (grad * sigmoid_array(-self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 301
+# %% book/02_autograd.ipynb, cell 311
 # SELU's constants (Klambauer et al., 2017): the fixed point of mean 0 and variance 1
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

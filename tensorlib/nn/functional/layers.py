@@ -183,6 +183,16 @@ class _Linear(Function):
         grad_bias = _column_sums(rows) if self.needs_input_grad[2] else None  # b̄ = Ȳᵀ 1
         return grad_x, grad_weight, grad_bias
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        x, weight, _ = self._graph_inputs()
+        need_x, need_weight, need_bias = self.needs_input_grad
+        rows = grad.reshape(-1, grad.shape[-1])  # (M, out)
+        return (
+            grad @ weight if need_x else None,  # X̄ = Ȳ W
+            rows.transpose(0, 1) @ x.reshape(-1, x.shape[-1]) if need_weight else None,
+            rows.sum(0) if need_bias else None,  # b̄ = Ȳᵀ 1
+        )
+
 
 def _shape_text(tensor: Any) -> str:
     return str(tuple(np.shape(tensor)))
