@@ -18,7 +18,9 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 264
+# %% book/04_layers.ipynb, cell 269
+import warnings
+
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, where
@@ -71,6 +73,27 @@ def _check_pair(name: str, input: Tensor, target: Tensor) -> None:
         )
 
 
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """``reduction``, unless a legacy ``size_average``/``reduce`` is given: then the reduction
+    they name, as ``torch.nn._reduction.legacy_get_string`` maps them, with PyTorch's warning.
+
+    None counts as True; ``reduce=False`` gives ``'none'`` (``size_average`` is then ignored),
+    else ``size_average`` chooses ``'mean'`` or ``'sum'``; ``reduction`` is ignored.
+    """
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    legacy = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{legacy}' instead.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return legacy
+
+
 def _reduced(losses: Tensor, reduction: str) -> Tensor:
     if reduction == "none":
         return losses
@@ -78,7 +101,12 @@ def _reduced(losses: Tensor, reduction: str) -> Tensor:
 
 
 def binary_cross_entropy(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
 ) -> Tensor:
     r"""Binary cross-entropy between probabilities ``input`` and targets in [0, 1]:
     :math:`-w[y\log x + (1-y)\log(1-x)]`.
@@ -88,9 +116,13 @@ def binary_cross_entropy(
     :func:`binary_cross_entropy_with_logits`, which is stable. ``weight`` (no gradient) broadcasts
     to the input's shape. Shapes: ``input`` and ``target`` (*), the same.
 
+    ``size_average`` and ``reduce`` are PyTorch's deprecated arguments (see
+    ``_legacy_reduction``).
+
     Raises:
         ValueError: shapes that differ, or an input outside [0, 1].
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_pair("binary_cross_entropy", input, target)
     x = input._data
@@ -105,7 +137,12 @@ def binary_cross_entropy(
 
 
 def smooth_l1_loss(
-    input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
 ) -> Tensor:
     r"""Smooth L1 loss: :math:`\tfrac12 d^2/\beta` where :math:`d = |x - y| < \beta`, else
     :math:`d - \tfrac12\beta`.
@@ -113,9 +150,13 @@ def smooth_l1_loss(
     Quadratic near zero, linear (gradient :math:`\pm 1`) for large errors, so outliers pull less
     than in :func:`mse_loss`; ``beta=0`` is the L1 loss :math:`|x - y|`. Shapes: (*), the same.
 
+    ``size_average`` and ``reduce`` are PyTorch's deprecated arguments (see
+    ``_legacy_reduction``).
+
     Raises:
         ValueError: ``beta < 0`` or shapes that differ.
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_pair("smooth_l1_loss", input, target)
     if beta < 0:

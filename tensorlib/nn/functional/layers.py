@@ -74,6 +74,9 @@ __all__ = [
     'adaptive_avg_pool1d',
     'adaptive_max_pool2d',
     'interpolate',
+    'upsample',
+    'upsample_nearest',
+    'upsample_bilinear',
     'max_pool3d',
     'avg_pool3d',
     'adaptive_avg_pool3d',
@@ -1142,6 +1145,29 @@ def dropout(
 
 
 # %% book/04_layers.ipynb, cell 140
+_DROPOUT2D_3D = (
+    "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+    "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+    "This behavior will change in a future release to interpret the input as one without a "
+    "batch dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, "
+    "please switch to using dropout1d instead."
+)
+
+
+def _warn_channel_dims(name: str, spatial: int, ndim: int, stacklevel: int) -> None:
+    """PyTorch's deprecation warning for a ``dropout2d``/``dropout3d`` input without
+    ``spatial`` + 1 or ``spatial`` + 2 dims; ``stacklevel`` points at the caller of ``name``."""
+    warnings.warn(
+        f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in an "
+        "error in a future release. To retain the behavior and silence this warning, please use "
+        f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs "
+        f"with {spatial} spatial dimensions, a channel dimension, and an optional batch "
+        f"dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).",
+        UserWarning,
+        stacklevel=stacklevel,
+    )
+
+
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False,
     *, generator: Generator | None = None,
@@ -1150,21 +1176,25 @@ def dropout2d(
     scale the rest by ``1/(1-p)``.
 
     ``input`` is (N, C, H, W) or (N, C, L) (as PyTorch, a 3-D input is read as a batch of 1-D
-    channels); one keep decision per (sample, channel), shared by all its positions, drawn from
+    channels, with PyTorch's warning); other inputs of at least 2 dims are accepted with
+    PyTorch's deprecation warning and read as (N, C, *), so a 2-D (N, C) input drops single
+    elements. One keep decision per (sample, channel), shared by all its positions, drawn from
     ``generator`` (the global generator if ``None``). Returns ``input`` itself when not
     ``training`` or when ``p == 0``. ``inplace`` is accepted for PyTorch compatibility; the
     result is computed out of place.
 
     Raises:
-        ValueError: if ``p`` is not in [0, 1) or the input is not 3-D or 4-D.
+        ValueError: if ``p`` is not in [0, 1).
+        RuntimeError: a 0-D or 1-D input (no channel axis).
     """
     _check_tensor(input, "dropout2d")
     p = _check_probability(p, "dropout2d")
     if input.ndim not in (3, 4):
-        raise ValueError(
-            "dropout2d: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, "
-            f"got shape {_shape_text(input)}"
-        )
+        _warn_channel_dims("dropout2d", 2, input.ndim, stacklevel=3)
+    if input.ndim == 3:
+        warnings.warn(_DROPOUT2D_3D, UserWarning, stacklevel=2)
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0.0:
         return input
     _check_floating("dropout2d", input)
@@ -1191,10 +1221,16 @@ def _channel_dropout(
     name: str, spatial: int, input: Tensor, p: float, training: bool, generator: Generator | None
 ) -> Tensor:
     """``dropout1d`` (``spatial=1``) and ``dropout3d`` (3): drop whole channels of a batched or
-    unbatched input."""
+    unbatched input. As PyTorch, ``dropout3d`` warns on other dims and reads any input that is not
+    5-D as unbatched."""
     _check_tensor(input, name)
     p = _check_probability(p, name)
-    if input.ndim not in (spatial + 1, spatial + 2):
+    if spatial == 3 and input.ndim != 5:
+        if input.ndim != 4:
+            _warn_channel_dims(name, spatial, input.ndim, stacklevel=5)
+        if input.ndim == 0:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    elif input.ndim not in (spatial + 1, spatial + 2):
         axes = _SPATIAL_AXES[spatial]
         message = (
             f"{name}: expected a {spatial + 1}-D (C, {axes}) or {spatial + 2}-D (N, C, {axes}) "
@@ -1302,7 +1338,7 @@ def feature_alpha_dropout(
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
 
 
-# %% book/04_layers.ipynb, cell 168
+# %% book/04_layers.ipynb, cell 170
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -1365,7 +1401,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
-# %% book/04_layers.ipynb, cell 169
+# %% book/04_layers.ipynb, cell 171
 def relu_(input: Tensor) -> Tensor:
     """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
     _check_tensor(input, "relu_")
@@ -1418,7 +1454,7 @@ def rrelu_(
     return apply_(input, "rrelu_", rrelu, lower, upper, training)
 
 
-# %% book/04_layers.ipynb, cell 177
+# %% book/04_layers.ipynb, cell 179
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -1516,7 +1552,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 178
+# %% book/04_layers.ipynb, cell 180
 class _ConvNd(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -1665,7 +1701,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 179
+# %% book/04_layers.ipynb, cell 181
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1718,7 +1754,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 186
+# %% book/04_layers.ipynb, cell 188
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -1802,7 +1838,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 195
+# %% book/04_layers.ipynb, cell 197
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1886,7 +1922,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 198
+# %% book/04_layers.ipynb, cell 200
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1929,7 +1965,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 199
+# %% book/04_layers.ipynb, cell 201
 class _ConvTransposeNd(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -2006,7 +2042,7 @@ class _ConvTransposeNd(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 200
+# %% book/04_layers.ipynb, cell 202
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2135,7 +2171,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 206
+# %% book/04_layers.ipynb, cell 208
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -2171,7 +2207,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 209
+# %% book/04_layers.ipynb, cell 211
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2212,7 +2248,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 215
+# %% book/04_layers.ipynb, cell 217
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2264,7 +2300,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 222
+# %% book/04_layers.ipynb, cell 224
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2392,7 +2428,7 @@ class _AvgPoolNd(Function):
         return (_crop(_fold(patches, self.padded_shape, self.stride, (1,) * dims), self.padding),)
 
 
-# %% book/04_layers.ipynb, cell 223
+# %% book/04_layers.ipynb, cell 225
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -2501,7 +2537,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 231
+# %% book/04_layers.ipynb, cell 233
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2560,7 +2596,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 232
+# %% book/04_layers.ipynb, cell 234
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2623,7 +2659,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 233
+# %% book/04_layers.ipynb, cell 235
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -2700,7 +2736,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 238
+# %% book/04_layers.ipynb, cell 240
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -2755,7 +2791,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 239
+# %% book/04_layers.ipynb, cell 241
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2815,7 +2851,75 @@ def interpolate(
     return output
 
 
-# %% book/04_layers.ipynb, cell 243
+# %% book/04_layers.ipynb, cell 245
+def upsample(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+) -> Tensor:
+    """Deprecated: :func:`interpolate`, with PyTorch's warning (section 10.2).
+
+    Args:
+        input: (N, C, L) or (N, C, H, W).
+        size: the output size, an int or one per spatial axis.
+        scale_factor: the factor, a float or one per axis (exactly one of the two is given).
+        mode: as :func:`interpolate`'s (default ``"nearest"``).
+        align_corners: as :func:`interpolate`'s.
+    """
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        UserWarning,
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+) -> Tensor:
+    """Deprecated: ``interpolate(..., mode="nearest")``, with PyTorch's warning.
+
+    Args:
+        input: (N, C, L) or (N, C, H, W).
+        size: the output size, an int or one per spatial axis.
+        scale_factor: the factor, a float or one per axis (exactly one of the two is given).
+    """
+    warnings.warn(
+        "`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
+        "instead.",
+        UserWarning,
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+) -> Tensor:
+    """Deprecated: ``interpolate(..., mode="bilinear", align_corners=True)``, with PyTorch's
+    warning.
+
+    Args:
+        input: (N, C, H, W).
+        size: the output size, an int or an (h, w) pair.
+        scale_factor: the factor, a float or one per axis (exactly one of the two is given).
+    """
+    warnings.warn(
+        "`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
+        "instead.",
+        UserWarning,
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# %% book/04_layers.ipynb, cell 248
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -2897,7 +3001,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 247
+# %% book/04_layers.ipynb, cell 252
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -2952,7 +3056,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 248
+# %% book/04_layers.ipynb, cell 253
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3035,7 +3139,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 249
+# %% book/04_layers.ipynb, cell 254
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3096,7 +3200,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 253
+# %% book/04_layers.ipynb, cell 258
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3194,7 +3298,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 258
+# %% book/04_layers.ipynb, cell 263
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3376,7 +3480,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 259
+# %% book/04_layers.ipynb, cell 264
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 291
+# %% book/04_layers.ipynb, cell 296
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,12 +22,18 @@ import numpy as np
 
 from tensorlib.engine import Function, Tensor
 from tensorlib.nn.functional.distance import pairwise_distance
-from tensorlib.nn.functional.elementwise_loss import _reduced
+from tensorlib.nn.functional.elementwise_loss import _legacy_reduction, _reduced
 from tensorlib.nn.functional.loss import _check_reduction
 from tensorlib.nn.functional.utils import _check_tensor
 
 
-def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     r"""The multi-label hinge loss: for scores :math:`x` of :math:`C` classes and a set of
     target classes :math:`Y`, :math:`\frac1C \sum_{j \in Y} \sum_{i \notin Y}
     \max(0, 1 - (x_j - x_i))` (section 11.3).
@@ -36,8 +42,12 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean
         input: (C) or (N, C) scores.
         target: int64, ``input``'s shape: each row's target classes, ended by the first -1
             (the rest of the row is ignored).
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default, over samples), ``'sum'`` or ``'none'``.
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_tensor(input, "multilabel_margin_loss")
     _check_tensor(target, "multilabel_margin_loss", "target")
@@ -105,7 +115,7 @@ def triplet_margin_with_distance_loss(
     return _reduced((margin + to_positive - to_negative).clamp_min(0.0), reduction)
 
 
-# %% book/04_layers.ipynb, cell 292
+# %% book/04_layers.ipynb, cell 297
 def _logsumexp3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     r""":math:`\log(e^a + e^b + e^c)` elementwise, with :math:`-\infty` entries allowed."""
     top = np.maximum(np.maximum(a, b), c)

@@ -36,10 +36,11 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 265
+# %% book/04_layers.ipynb, cell 270
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
+    _legacy_reduction,
     binary_cross_entropy,
     huber_loss,
     smooth_l1_loss,
@@ -68,12 +69,15 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 266
+# %% book/04_layers.ipynb, cell 271
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
     Args:
         weight: a rescaling weight per class (C,), kept as a buffer.
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         ignore_index: a target id that contributes neither loss nor gradient.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
         label_smoothing: mix the one-hot target with the uniform distribution by this amount.
@@ -82,14 +86,16 @@ class CrossEntropyLoss(Module):
     def __init__(
         self,
         weight: Tensor | None = None,
-        *,
+        size_average: bool | None = None,
         ignore_index: int = -100,
+        reduce: bool | None = None,
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
         super().__init__()
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction = reduction
         self.label_smoothing = label_smoothing
@@ -112,16 +118,25 @@ class NLLLoss(Module):
 
     Args:
         weight: a rescaling weight per class (C,), kept as a buffer.
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         ignore_index: a target id that contributes neither loss nor gradient.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
     """
 
     def __init__(
-        self, weight: Tensor | None = None, *, ignore_index: int = -100, reduction: str = "mean"
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        ignore_index: int = -100,
+        reduce: bool | None = None,
+        reduction: str = "mean",
     ) -> None:
         super().__init__()
         self.register_buffer("weight", weight)
         self.ignore_index = ignore_index
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction = reduction
 
@@ -137,11 +152,20 @@ class MSELoss(Module):
     """Mean squared error :math:`(x - y)^2` between input and target of the same shape.
 
     Args:
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
     """
 
-    def __init__(self, *, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction = reduction
 
@@ -157,6 +181,9 @@ class BCEWithLogitsLoss(Module):
 
     Args:
         weight: a rescaling weight broadcast over the elements, kept as a buffer.
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
         pos_weight: a weight of the positive term per class (last dim), kept as a buffer.
     """
@@ -164,11 +191,13 @@ class BCEWithLogitsLoss(Module):
     def __init__(
         self,
         weight: Tensor | None = None,
-        *,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
         reduction: str = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
         _check_reduction(reduction)
@@ -182,18 +211,28 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 267
+# %% book/04_layers.ipynb, cell 272
 class BCELoss(Module):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
 
     Args:
         weight: a rescaling weight broadcast over the elements, kept as a buffer.
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
     """
 
-    def __init__(self, weight: Tensor | None = None, *, reduction: str = "mean") -> None:
+    def __init__(
+        self,
+        weight: Tensor | None = None,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         _check_reduction(reduction)
         self.reduction = reduction
@@ -207,12 +246,22 @@ class SmoothL1Loss(Module):
     :func:`smooth_l1_loss`).
 
     Args:
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
         beta: where the quadratic part ends (default 1.0; 0 gives the L1 loss).
     """
 
-    def __init__(self, *, reduction: str = "mean", beta: float = 1.0) -> None:
+    def __init__(
+        self,
+        size_average: bool | None = None,
+        reduce: bool | None = None,
+        reduction: str = "mean",
+        beta: float = 1.0,
+    ) -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction, self.beta = reduction, beta
 
@@ -238,16 +287,21 @@ class HuberLoss(Module):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 269
+# %% book/04_layers.ipynb, cell 274
 class L1Loss(Module):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
     Args:
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
     """
 
-    def __init__(self, *, reduction: str = "mean") -> None:
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction = reduction
 
@@ -260,13 +314,18 @@ class KLDivLoss(Module):
     (``F.kl_div``).
 
     Args:
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default, with PyTorch's warning), ``'batchmean'``, ``'sum'`` or
             ``'none'``.
         log_target: whether ``target`` holds log-probabilities. Default: False.
     """
 
-    def __init__(self, *, reduction: str = "mean", log_target: bool = False) -> None:
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean", log_target: bool = False) -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         self.reduction, self.log_target = reduction, log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -279,12 +338,15 @@ class PoissonNLLLoss(Module):
     Args:
         log_input: whether ``input`` holds log-rates (default True); full: add Stirling's term
             (default False); eps: added to rates before the log (default 1e-8); reduction:
-            ``'mean'``, ``'sum'`` or ``'none'``.
+            ``'mean'``, ``'sum'`` or ``'none'``; size_average, reduce: deprecated (PyTorch's
+            old arguments, see ``_legacy_reduction``).
     """
 
-    def __init__(self, log_input: bool = True, full: bool = False, *, eps: float = 1e-8,
-                 reduction: str = "mean") -> None:
+    def __init__(self, log_input: bool = True, full: bool = False,
+                 size_average: bool | None = None, eps: float = 1e-8,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.log_input, self.full, self.eps, self.reduction = log_input, full, eps, reduction
 
@@ -313,7 +375,8 @@ class GaussianNLLLoss(Module):
 
 
 class _MarginModule(Module):
-    """What the margin losses' modules share: a margin and a reduction."""
+    """What the margin losses' modules share: a margin and a reduction. Their ``size_average``
+    and ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``)."""
 
     def __init__(self, margin: float, reduction: str) -> None:
         super().__init__()
@@ -324,8 +387,10 @@ class _MarginModule(Module):
 class MarginRankingLoss(_MarginModule):
     """:math:`\\max(0, -y (x_1 - x_2) + m)` (``F.margin_ranking_loss``). Default margin 0."""
 
-    def __init__(self, margin: float = 0.0, *, reduction: str = "mean") -> None:
-        super().__init__(margin, reduction)
+    def __init__(self, margin: float = 0.0,
+                 size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
@@ -335,8 +400,10 @@ class HingeEmbeddingLoss(_MarginModule):
     """:math:`x` for :math:`y = 1`, :math:`\\max(0, m - x)` for :math:`y = -1`
     (``F.hinge_embedding_loss``). Default margin 1."""
 
-    def __init__(self, margin: float = 1.0, *, reduction: str = "mean") -> None:
-        super().__init__(margin, reduction)
+    def __init__(self, margin: float = 1.0,
+                 size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return hinge_embedding_loss(input, target, self.margin, self.reduction)
@@ -346,8 +413,10 @@ class CosineEmbeddingLoss(_MarginModule):
     """:math:`1 - \\cos` for :math:`y = 1`, :math:`\\max(0, \\cos - m)` for :math:`y = -1`
     (``F.cosine_embedding_loss``). Default margin 0."""
 
-    def __init__(self, margin: float = 0.0, *, reduction: str = "mean") -> None:
-        super().__init__(margin, reduction)
+    def __init__(self, margin: float = 0.0,
+                 size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
@@ -362,8 +431,9 @@ class TripletMarginLoss(_MarginModule):
     """
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
-                 *, reduction: str = "mean") -> None:
-        super().__init__(margin, reduction)
+                 size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
         self.p, self.eps, self.swap = p, eps, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
@@ -375,9 +445,10 @@ class MultiMarginLoss(_MarginModule):
     """The multi-class hinge loss (``F.multi_margin_loss``): p 1 or 2 (default 1), margin
     (default 1), an optional per-class ``weight``."""
 
-    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, *,
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
+                 size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__(margin, reduction)
+        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
         self.p = p
         self.register_buffer("weight", weight)
 
@@ -388,8 +459,10 @@ class MultiMarginLoss(_MarginModule):
 class SoftMarginLoss(Module):
     """The logistic loss :math:`\\log(1 + e^{-y x})` (``F.soft_margin_loss``)."""
 
-    def __init__(self, *, reduction: str = "mean") -> None:
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction = reduction
 
@@ -401,8 +474,11 @@ class MultiLabelSoftMarginLoss(Module):
     """Binary cross-entropy per label, averaged over the labels
     (``F.multilabel_soft_margin_loss``), with an optional per-class ``weight``."""
 
-    def __init__(self, weight: Tensor | None = None, *, reduction: str = "mean") -> None:
+    def __init__(self, weight: Tensor | None = None,
+                 size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction = reduction
         self.register_buffer("weight", weight)
@@ -434,7 +510,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 293
+# %% book/04_layers.ipynb, cell 298
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 
@@ -450,11 +526,16 @@ class MultiLabelMarginLoss(Module):
     \max(0, 1 - (x_j - x_i))` (``F.multilabel_margin_loss``, section 11.3).
 
     Args:
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
+            reduction instead of ``reduction`` (see ``_legacy_reduction``).
+        reduce: deprecated; see ``size_average``.
         reduction: ``'mean'`` (default), ``'sum'`` or ``'none'``.
     """
 
-    def __init__(self, *, reduction: str = "mean") -> None:
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         _check_reduction(reduction)
         self.reduction = reduction
 

@@ -2,12 +2,13 @@
 (chapter 4, "Layers").
 
 Written by hand, re-exports only: each name lives in a module generated from book/04_layers.ipynb
-(``dataset``, ``sampler``, ``dataloader``, the module names PyTorch uses).
+(``dataset``, ``sampler``, ``dataloader``, ``distributed``, the module names PyTorch uses).
 """
 
 from tensorlib.utils.data.dataloader import (
     DataLoader, default_collate, default_convert, get_worker_info,
 )
+from tensorlib.utils.data.distributed import DistributedSampler
 from tensorlib.utils.data.dataset import (
     ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
     random_split,
@@ -23,6 +24,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
