@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 89
+# %% book/03_init.ipynb, cell 92
 from collections.abc import Sequence
 from typing import Any
 

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 115
+# %% book/03_init.ipynb, cell 118
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +81,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     return min(matches, key=lambda match: match[:2])[2](p, q)
 
 
-# %% book/03_init.ipynb, cell 116
+# %% book/03_init.ipynb, cell 119
 def _infinite_where(condition: Any, value: Tensor) -> Tensor:
     return where(condition, float("inf"), value)
 

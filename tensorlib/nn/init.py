@@ -35,12 +35,25 @@ __all__ = [
     'orthogonal_',
     'eye_',
     'dirac_',
+    'sparse_',
+    'uniform',
+    'normal',
+    'constant',
+    'eye',
+    'dirac',
+    'xavier_uniform',
+    'xavier_normal',
+    'kaiming_uniform',
+    'kaiming_normal',
+    'orthogonal',
+    'sparse',
 ]
 
 
 # %% book/03_init.ipynb, cell 63
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -338,3 +351,56 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         for channel in range(min(per_group, tensor.shape[1])):
             values[(group * per_group + channel, channel) + centre] = 1.0
     return _fill(tensor, values)
+
+
+# %% book/03_init.ipynb, cell 73
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    r"""A sparse 2-D ``tensor`` (Martens, 2010), in place, as ``torch.nn.init.sparse_``: normal
+    values of mean 0 and standard deviation ``std``, then in each column
+    :math:`\lceil \text{sparsity} \cdot \text{rows} \rceil` rows, chosen at random, set to 0.
+    Both draws come from ``generator`` (PyTorch draws the rows from its default generator
+    whatever ``generator`` is given)."""
+    _check_tensor(tensor, "sparse_")
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, columns = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    source = resolve_generator(generator)
+    values = source.normal((rows, columns), 0.0, std, dtype=np.float64)
+    for column in range(columns):
+        values[source.randperm(rows)[:zeros], column] = 0.0
+    return _fill(tensor, values)
+
+
+def _deprecated_init(method: Any) -> Any:
+    """``method`` (an initializer ``name_``) under PyTorch's old name ``name``, which warns as
+    PyTorch's does (``FutureWarning``) and then calls it: older programs still call
+    ``nn.init.xavier_uniform(w)``."""
+    new_name = method.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return method(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    deprecated_init.__doc__ = f"``{new_name}`` under its old name, with PyTorch's FutureWarning."
+    return deprecated_init
+
+
+uniform = _deprecated_init(uniform_)
+normal = _deprecated_init(normal_)
+constant = _deprecated_init(constant_)
+eye = _deprecated_init(eye_)
+dirac = _deprecated_init(dirac_)
+xavier_uniform = _deprecated_init(xavier_uniform_)
+xavier_normal = _deprecated_init(xavier_normal_)
+kaiming_uniform = _deprecated_init(kaiming_uniform_)
+kaiming_normal = _deprecated_init(kaiming_normal_)
+orthogonal = _deprecated_init(orthogonal_)
+sparse = _deprecated_init(sparse_)
