@@ -22,7 +22,6 @@ REFUSED = [
         lambda: DistributedDataParallel(tl.nn.Linear(2, 2)),
         "torch.nn.parallel.DistributedDataParallel",
     ),
-    (lambda: DataParallel(tl.nn.Linear(2, 2)), "torch.nn.parallel.DataParallel"),
     (lambda: onnx.export(tl.nn.Linear(2, 2), (tl.ones(1, 2),), "m.onnx"), "torch.onnx.export"),
     (lambda: amp.autocast("cpu"), "autocast(device_type='cpu', enabled=True)"),
     (lambda: amp.GradScaler("cpu"), "GradScaler(device='cpu', enabled=True)"),
@@ -135,3 +134,19 @@ def test_compile_checks_its_arguments_as_pytorch_does() -> None:
         tl.compile(tl.nn.Linear(1, 1), mode="fastest")
     with pytest.raises(TypeError, match="A callable function is expected"):
         tl.compile(3)
+
+
+@pytest.mark.parity
+def test_data_parallel_is_pytorchs_wrapper_without_gpus():
+    torch = pytest.importorskip("torch")
+    ours = DataParallel(tl.nn.Linear(3, 2, dtype=tl.float64), device_ids=[0, 1])
+    theirs = torch.nn.DataParallel(torch.nn.Linear(3, 2, dtype=torch.float64), device_ids=[0, 1])
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["module.weight", "module.bias"]
+    assert ours.device_ids == theirs.device_ids == [] and repr(ours) == repr(theirs)
+    x = [[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]]
+    out, expected = ours(tl.tensor(x, dtype=tl.float64)), theirs(torch.tensor(x, dtype=torch.float64))
+    assert out.shape == (2, 2)
+    assert abs(out.detach().numpy() - expected.detach().numpy()).max() < 1e-12
+    out.sum().backward()
+    assert ours.module.weight.grad is not None and isinstance(tl.nn.DataParallel, type)

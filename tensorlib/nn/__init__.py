@@ -38,6 +38,7 @@ from tensorlib.nn.modules import CrossEntropyLoss as CrossEntropyLoss
 from tensorlib.nn.modules import Dropout as Dropout
 from tensorlib.nn.modules import Dropout2d as Dropout2d
 from tensorlib.nn.modules import Embedding as Embedding
+from tensorlib.nn.modules import DataParallel as DataParallel
 from tensorlib.nn.modules import Flatten as Flatten
 from tensorlib.nn.modules import HuberLoss as HuberLoss
 from tensorlib.nn.modules import GroupNorm as GroupNorm

@@ -99,7 +99,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 67
+# %% book/04_layers.ipynb, cell 70
 import math
 import operator
 import warnings
@@ -242,7 +242,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 84
+# %% book/04_layers.ipynb, cell 87
 def bilinear(
     input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
 ) -> Tensor:
@@ -279,7 +279,7 @@ def bilinear(
     return y.reshape(*lead, out)
 
 
-# %% book/04_layers.ipynb, cell 88
+# %% book/04_layers.ipynb, cell 91
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -388,7 +388,7 @@ def embedding(
     )
 
 
-# %% book/04_layers.ipynb, cell 94
+# %% book/04_layers.ipynb, cell 97
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -424,7 +424,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 101
+# %% book/04_layers.ipynb, cell 104
 class _EmbeddingBag(Function):
     """Sum, mean or max of the rows ``weight[ids]`` of each bag (section 5.4)."""
 
@@ -481,7 +481,7 @@ class _EmbeddingBag(Function):
         return grad_weight if self.needs_input_grad[0] else None, grad_weights
 
 
-# %% book/04_layers.ipynb, cell 102
+# %% book/04_layers.ipynb, cell 105
 def _bag_layout(
     input: Tensor, offsets: Tensor | None, include_last_offset: bool
 ) -> tuple[np.ndarray, int]:
@@ -521,7 +521,7 @@ def _bag_layout(
     return np.repeat(np.arange(num_bags), np.diff(bounds)[:num_bags]), num_bags
 
 
-# %% book/04_layers.ipynb, cell 103
+# %% book/04_layers.ipynb, cell 106
 def embedding_bag(
     input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
     norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
@@ -580,7 +580,7 @@ def embedding_bag(
     )
 
 
-# %% book/04_layers.ipynb, cell 107
+# %% book/04_layers.ipynb, cell 110
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -681,7 +681,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 109
+# %% book/04_layers.ipynb, cell 112
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -820,7 +820,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 111
+# %% book/04_layers.ipynb, cell 114
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -876,7 +876,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 120
+# %% book/04_layers.ipynb, cell 123
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -945,7 +945,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 121
+# %% book/04_layers.ipynb, cell 124
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -1026,7 +1026,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 132
+# %% book/04_layers.ipynb, cell 135
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -1104,7 +1104,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 141
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -1144,7 +1144,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 140
+# %% book/04_layers.ipynb, cell 143
 _DROPOUT2D_3D = (
     "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
     "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -1206,7 +1206,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 149
+# %% book/04_layers.ipynb, cell 152
 def _feature_keep(
     input: Tensor, p: float, generator: Generator | None, feature: bool
 ) -> np.ndarray:
@@ -1338,7 +1338,7 @@ def feature_alpha_dropout(
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
 
 
-# %% book/04_layers.ipynb, cell 170
+# %% book/04_layers.ipynb, cell 173
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -1401,7 +1401,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
-# %% book/04_layers.ipynb, cell 171
+# %% book/04_layers.ipynb, cell 174
 def relu_(input: Tensor) -> Tensor:
     """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
     _check_tensor(input, "relu_")
@@ -1454,7 +1454,7 @@ def rrelu_(
     return apply_(input, "rrelu_", rrelu, lower, upper, training)
 
 
-# %% book/04_layers.ipynb, cell 179
+# %% book/04_layers.ipynb, cell 182
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -1552,7 +1552,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 180
+# %% book/04_layers.ipynb, cell 183
 class _ConvNd(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -1701,7 +1701,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 181
+# %% book/04_layers.ipynb, cell 184
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1754,7 +1754,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 188
+# %% book/04_layers.ipynb, cell 191
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -1838,7 +1838,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 197
+# %% book/04_layers.ipynb, cell 200
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -1922,7 +1922,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 200
+# %% book/04_layers.ipynb, cell 203
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -1965,7 +1965,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 201
+# %% book/04_layers.ipynb, cell 204
 class _ConvTransposeNd(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -2042,7 +2042,7 @@ class _ConvTransposeNd(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 202
+# %% book/04_layers.ipynb, cell 205
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2171,7 +2171,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 208
+# %% book/04_layers.ipynb, cell 211
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -2207,7 +2207,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 211
+# %% book/04_layers.ipynb, cell 214
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2248,7 +2248,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 217
+# %% book/04_layers.ipynb, cell 220
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2300,7 +2300,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 224
+# %% book/04_layers.ipynb, cell 227
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2428,7 +2428,7 @@ class _AvgPoolNd(Function):
         return (_crop(_fold(patches, self.padded_shape, self.stride, (1,) * dims), self.padding),)
 
 
-# %% book/04_layers.ipynb, cell 225
+# %% book/04_layers.ipynb, cell 228
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -2537,7 +2537,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 233
+# %% book/04_layers.ipynb, cell 236
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2596,7 +2596,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 234
+# %% book/04_layers.ipynb, cell 237
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2659,7 +2659,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 235
+# %% book/04_layers.ipynb, cell 238
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -2736,7 +2736,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 240
+# %% book/04_layers.ipynb, cell 243
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -2791,7 +2791,7 @@ def _linear_matrix(
     return Tensor(matrix)
 
 
-# %% book/04_layers.ipynb, cell 241
+# %% book/04_layers.ipynb, cell 244
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2851,7 +2851,7 @@ def interpolate(
     return output
 
 
-# %% book/04_layers.ipynb, cell 245
+# %% book/04_layers.ipynb, cell 248
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2919,7 +2919,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 248
+# %% book/04_layers.ipynb, cell 251
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3001,7 +3001,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 252
+# %% book/04_layers.ipynb, cell 255
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3056,7 +3056,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 253
+# %% book/04_layers.ipynb, cell 256
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3139,7 +3139,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 254
+# %% book/04_layers.ipynb, cell 257
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3200,7 +3200,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 258
+# %% book/04_layers.ipynb, cell 261
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3298,7 +3298,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 263
+# %% book/04_layers.ipynb, cell 266
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3480,7 +3480,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 264
+# %% book/04_layers.ipynb, cell 267
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,

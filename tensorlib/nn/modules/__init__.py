@@ -54,6 +54,7 @@ from tensorlib.nn.modules.channelshuffle import ChannelShuffle
 from tensorlib.nn.modules.dropout import (
     AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
 )
+from tensorlib.nn.modules.data_parallel import DataParallel
 from tensorlib.nn.modules.flatten import Flatten, Unflatten
 from tensorlib.nn.modules.fold import Fold, Unfold
 from tensorlib.nn.modules.linear import (
@@ -157,6 +158,7 @@ __all__ = [
     "Dropout",
     "Dropout2d",
     "Embedding",
+    "DataParallel",
     "Flatten",
     "GELU",
     "GroupNorm",

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 126
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 124
+# %% book/04_layers.ipynb, cell 127
 def _norm_state(
     module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
     track_running_stats: bool, bias: bool, dtype: np.dtype,
@@ -136,7 +136,7 @@ class _BatchNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 125
+# %% book/04_layers.ipynb, cell 128
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of an input (N, C) or (N, C, L), per channel; arguments as for
     :class:`BatchNorm2d`."""
@@ -186,7 +186,7 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-# %% book/04_layers.ipynb, cell 127
+# %% book/04_layers.ipynb, cell 130
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation of an input (N, C, *) whose statistics PyTorch gathers over all the
     processes of ``process_group``; tensorlib runs in one process, so it is :class:`BatchNorm2d`

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 134
+# %% book/04_layers.ipynb, cell 137
 import warnings
 from typing import Any
 
@@ -25,7 +25,7 @@ from tensorlib.nn.modules.batchnorm import _norm_state
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 138
 class _InstanceNorm(Module):
     """The body of :class:`InstanceNorm1d`, :class:`InstanceNorm2d` and :class:`InstanceNorm3d`;
     subclasses give the

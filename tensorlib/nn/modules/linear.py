@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 71
+# %% book/04_layers.ipynb, cell 74
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 72
+# %% book/04_layers.ipynb, cell 75
 class Identity(Module):
     """Return the input unchanged; any constructor arguments are ignored (as in PyTorch)."""
 
@@ -93,7 +93,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-# %% book/04_layers.ipynb, cell 75
+# %% book/04_layers.ipynb, cell 78
 class NonDynamicallyQuantizableLinear(Linear):
     """A ``Linear`` under PyTorch's other name, with the same arguments and behaviour.
 
@@ -103,7 +103,7 @@ class NonDynamicallyQuantizableLinear(Linear):
     """
 
 
-# %% book/04_layers.ipynb, cell 85
+# %% book/04_layers.ipynb, cell 88
 # the function of section 4.5, defined after this module's header (section 4.2)
 from tensorlib.nn.functional.layers import bilinear  # noqa: E402
 

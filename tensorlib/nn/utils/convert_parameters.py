@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 281
+# %% book/04_layers.ipynb, cell 284
 from collections.abc import Iterable
 
 from tensorlib.engine import Tensor, cat
