@@ -145,7 +145,8 @@ def test_data_parallel_is_pytorchs_wrapper_without_gpus():
     assert list(ours.state_dict()) == list(theirs.state_dict()) == ["module.weight", "module.bias"]
     assert ours.device_ids == theirs.device_ids == [] and repr(ours) == repr(theirs)
     x = [[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]]
-    out, expected = ours(tl.tensor(x, dtype=tl.float64)), theirs(torch.tensor(x, dtype=torch.float64))
+    out = ours(tl.tensor(x, dtype=tl.float64))
+    expected = theirs(torch.tensor(x, dtype=torch.float64))
     assert out.shape == (2, 2)
     assert abs(out.detach().numpy() - expected.detach().numpy()).max() < 1e-12
     out.sum().backward()
