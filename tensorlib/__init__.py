@@ -67,7 +67,7 @@ from tensorlib import special, testing  # tl.special (torch.special), tl.testing
 from tensorlib.engine import (
     as_tensor, clone, dtype, index_add, index_copy, index_fill, masked_scatter, neg as negative,
 )
-from tensorlib.engine import get_default_dtype, set_default_dtype
+from tensorlib.engine import get_default_dtype, set_default_dtype, set_printoptions
 from tensorlib.engine import (
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
     LongTensor, ShortTensor, e, pi,

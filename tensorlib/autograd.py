@@ -17,10 +17,12 @@ __all__ = [
     'backward',
     'gradcheck',
     'GradcheckError',
+    'Variable',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 63
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,13 +85,40 @@ def _graph_seeds(grad_outputs: Any, root_grads: list[np.ndarray]) -> list[Tensor
     ]
 
 
+def _legacy_grad_options(
+    only_inputs: bool, allow_unused: bool | None, is_grads_batched: bool, materialize_grads: bool
+) -> bool | None:
+    """``grad``'s ``allow_unused`` after PyTorch's checks of its legacy and rarer keywords."""
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use backward.",
+            FutureWarning,
+            stacklevel=3,
+        )
+    if is_grads_batched:
+        raise NotImplementedError(
+            "grad: is_grads_batched=True is not supported: call grad once per row of "
+            "grad_outputs, or map it with tensorlib.func.vmap"
+        )
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    return materialize_grads if allow_unused is None else allow_unused
+
+
 def grad(
     outputs: Tensor | Sequence[Tensor],
     inputs: Tensor | Sequence[Tensor],
     grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
     """The gradients of ``outputs`` with respect to ``inputs``, like ``torch.autograd.grad``.
 
@@ -99,8 +128,13 @@ def grad(
     ``allow_unused`` (then its entry is ``None``). Unless ``retain_graph``, the saved values
     of the graph are freed, as by ``backward``. With ``create_graph=True`` the pass is recorded
     (``engine.higher_order``): the gradients have a ``grad_fn`` and can be differentiated again,
-    and the graph is kept unless ``retain_graph=False``.
+    and the graph is kept unless ``retain_graph=False``. ``only_inputs`` is ignored, as in
+    PyTorch (``False`` warns); ``materialize_grads=True`` returns zeros for unused inputs;
+    ``is_grads_batched=True`` is refused.
     """
+    allow_unused = _legacy_grad_options(
+        only_inputs, allow_unused, is_grads_batched, materialize_grads
+    )
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     root_grads = _root_grads(outputs, grad_outputs, "grad")
     _check_tensors(inputs, "grad: inputs")
@@ -121,7 +155,7 @@ def grad(
                 raise RuntimeError(
                     f"grad: input {i} was not used to compute the outputs (pass allow_unused=True)"
                 )
-            result.append(None)
+            result.append(_wrap(np.zeros(x.shape, x.dtype), None) if materialize_grads else None)
         elif isinstance(g, Tensor):  # recorded: keep its graph
             g = g if g._data.dtype == x._data.dtype else g.to(x.dtype)
             result.append(g if g.grad_fn is not None else _wrap(g._data.copy(), None))
@@ -306,3 +340,43 @@ class GradcheckError(RuntimeError):
 # The recorded backward pass of create_graph=True (section 24.1), written after the ops
 from tensorlib import autograd_functional as functional  # noqa: E402, F401
 from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402
+
+
+# %% book/02_autograd.ipynb, cell 331
+class _LegacyVariable:
+    """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
+    instance of it (``isinstance(t, Variable)`` is True)."""
+
+    __slots__ = ()
+
+    def __call__(
+        self, data: Tensor | None = None, requires_grad: bool = False, volatile: bool = False
+    ) -> Tensor:
+        """A new leaf sharing ``data``'s memory (``data.detach()``) with ``requires_grad`` set;
+        an empty float tensor without ``data``.
+
+        Args:
+            data: the tensor to wrap, or ``None``.
+            requires_grad: whether the new leaf requires grad.
+            volatile: removed in PyTorch 0.4: a true value only warns (use ``no_grad``).
+        """
+        if volatile:
+            warnings.warn(
+                "volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        if data is None:
+            return _wrap(np.zeros(0, dtype=np.float32), None)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        return data.detach().requires_grad_(requires_grad)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return isinstance(instance, Tensor)
+
+    def __repr__(self) -> str:
+        return "<class 'tensorlib.autograd.Variable'>"
+
+
+Variable = _LegacyVariable()

@@ -791,7 +791,8 @@ def test_autograd_grad_takes_torch_argument_order():
     x = tl.tensor([1.0, 2.0], requires_grad=True)
     unused = tl.tensor([1.0], requires_grad=True)
     y = (x * x).sum()
-    gx, gu = tl.autograd.grad(y, [x, unused], None, None, False, True)  # allow_unused is the 6th
+    # PyTorch's order: only_inputs 6th, allow_unused 7th
+    gx, gu = tl.autograd.grad(y, [x, unused], None, None, False, True, True)
     np.testing.assert_array_equal(gx.numpy(), [2.0, 4.0])
     assert gu is None
     (g,) = tl.autograd.grad((x * x).sum(), x, None, None, True)  # create_graph, 5th: recorded

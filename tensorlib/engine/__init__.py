@@ -15,7 +15,7 @@ from tensorlib.engine.dtypes import (
     as_device, bool_, cuda, device, double, float16, float32, float64, inf, int8, int16, int32,
     int64, long, nan, parse_to, uint8,
 )
-from tensorlib.engine.tensor_type import Tensor
+from tensorlib.engine.tensor_type import Tensor, set_printoptions
 from tensorlib.engine.function import Function, run_backward
 from tensorlib.engine.creation import (
     arange, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace, numel, ones,
@@ -151,7 +151,7 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     "as_device", "bool_", "cuda", "device", "double", "float16", "float32", "float64", "inf",
     "int8", "int16", "int32", "int64", "long", "nan", "parse_to", "uint8",
-    "Tensor", "Function", "run_backward",
+    "Tensor", "set_printoptions", "Function", "run_backward",
     "arange", "empty", "empty_like", "eye", "from_numpy", "full", "full_like", "is_tensor",
     "linspace", "numel", "ones", "ones_like", "tensor", "zeros", "zeros_like",
     "Cast", "Clone",

@@ -25,10 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import parse_to
+from tensorlib.engine import creation
+from tensorlib.engine.dtypes import as_device, get_default_dtype, parse_to
 from tensorlib.engine.function import Function
 from tensorlib.engine.grad_mode import is_grad_enabled
 from tensorlib.engine.tensor_type import Tensor, _wrap
+from tensorlib.shape import Size
 
 
 class Cast(Function):
@@ -65,18 +67,34 @@ class Clone(Function):
 
 
 # %% book/02_autograd.ipynb, cell 76
-def to(input: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+def to(
+    input: Tensor,
+    *args: Any,
+    dtype: Any = None,
+    device: Any = None,
+    non_blocking: bool = False,
+    copy: bool = False,
+) -> Tensor:
     """``input`` converted to ``dtype`` (``input`` itself if nothing changes);
     differentiable between float dtypes.
 
     Takes PyTorch's forms: ``to(dtype)``, ``to(device)``, ``to(device, dtype)``,
-    ``to(other)`` (``other``'s dtype) and the keywords ``dtype=``, ``device=``. The
+    ``to(other)`` (``other``'s dtype) and the keywords ``dtype=``, ``device=``, each optionally
+    followed by PyTorch's ``non_blocking`` and ``copy`` (positional bools or keywords;
+    ``non_blocking`` changes nothing on the CPU, ``copy=True`` always returns a new tensor). The
     only device is the CPU: any other raises ``ValueError``. A conversion to an integer or
     bool dtype leaves the graph.
     """
+    n = len(args)
+    while n and isinstance(args[n - 1], bool):  # to(dtype, non_blocking, copy)
+        n -= 1
+    args, flags = args[:n], args[n:]
+    if len(flags) > 2:
+        raise TypeError(f"to() takes at most two bools (non_blocking, copy), got {len(flags)}")
+    copy = flags[1] if len(flags) == 2 else copy
     _, dtype = parse_to(*args, dtype=dtype, device=device)
     if dtype is None or dtype == input._data.dtype:
-        return input
+        return Clone.apply(input) if copy else input
     if dtype.kind != "f" or not (input._requires_grad and is_grad_enabled()):
         return _wrap(input._data.astype(dtype), None)  # integer and bool results carry no gradient
     return Cast.apply(input, dtype=dtype)
@@ -90,3 +108,45 @@ def clone(input: Tensor) -> Tensor:
 def contiguous(input: Tensor) -> Tensor:
     """``input`` if its memory is row-major contiguous, else a contiguous copy."""
     return input if input._data.flags.c_contiguous else Clone.apply(input)
+
+# PyTorch's legacy type names (``'torch.FloatTensor'``, ...) and their dtypes
+_LEGACY_TYPES = {
+    legacy.name: legacy.dtype
+    for legacy in (
+        creation.FloatTensor, creation.DoubleTensor, creation.HalfTensor, creation.LongTensor,
+        creation.IntTensor, creation.ShortTensor, creation.CharTensor, creation.ByteTensor,
+        creation.BoolTensor,
+    )
+}
+
+
+def _type_name(input: Tensor) -> str:
+    """PyTorch's legacy type string of ``input``, such as ``'torch.FloatTensor'``."""
+    names = [name for name, dtype in _LEGACY_TYPES.items() if dtype == input._data.dtype]
+    return f"torch.{names[0]}"
+
+
+def _legacy_dtype(dtype: Any) -> Any:
+    """The dtype ``Tensor.type(dtype)`` means: ``Tensor`` itself is the default dtype, a legacy
+    type (``FloatTensor``) its dtype, ``'torch.LongTensor'`` int64; anything else goes to
+    ``parse_to`` as it is. A ``'torch.cuda.*'`` name raises the CPU-only ``ValueError``."""
+    if dtype is Tensor:
+        return get_default_dtype()
+    if isinstance(dtype, creation.LegacyTensorType):
+        return dtype.dtype
+    if isinstance(dtype, str) and dtype.startswith("torch."):
+        name = dtype[len("torch."):]
+        if name.startswith("cuda."):
+            as_device("cuda")  # raises: tensorlib runs on the CPU only
+        if name not in _LEGACY_TYPES:
+            raise ValueError(f"invalid type: {dtype!r}")
+        return _LEGACY_TYPES[name]
+    return dtype
+
+
+def _legacy_new(input: Tensor, *args: Any, device: Any = None) -> Tensor:
+    """``input.new(...)``: a tensor of ``input``'s dtype from sizes (ints or one ``Size``), from
+    data, or empty (no arguments), as PyTorch's legacy constructor."""
+    if len(args) == 1 and isinstance(args[0], Size):
+        args = tuple(args[0])
+    return creation.LegacyTensorType("Tensor.new", input._data.dtype)(*args, device=device)

@@ -559,9 +559,11 @@ def argmin(
     return _arg_extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), np.argmin)
 
 
-def sort(input: Tensor, dim: int = -1, descending: bool = False) -> _ValuesIndices:
-    """``(values, indices)`` of ``input`` sorted along ``dim``; ties keep their order.
-    Gradients flow to the values."""
+def sort(
+    input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
+) -> _ValuesIndices:
+    """``(values, indices)`` of ``input`` sorted along ``dim``; ties keep their order (the sort is
+    always stable, so ``stable`` changes nothing). Gradients flow to the values."""
     return _sorted(input, dim, descending, None)
 
 

@@ -16,12 +16,14 @@ bottom, below the class, and each method looks its function up when it is called
 from __future__ import annotations
 
 __all__ = [
+    'set_printoptions',
     'Tensor',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 30
 import builtins
+import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -249,17 +251,69 @@ def _is_minus_one(size: Any) -> bool:
     return isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size == -1
 
 
+# what set_printoptions changed: only these reach np.array2string, so by default a repr is as
+# numpy's defaults make it (threshold 1000, edgeitems 3, 75 columns), with 4 decimals
+_print_options: dict[str, Any] = {}
+_PRINT_PROFILES = {
+    "default": {"precision": 4, "threshold": 1000, "edgeitems": 3},
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2},
+    "full": {"precision": 4, "threshold": sys.maxsize, "edgeitems": 3},
+}
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """How tensors print, as ``torch.set_printoptions``: tensorlib's repr only (numpy's own
+    print options are left alone).
+
+    Args:
+        precision: digits after the decimal point (default 4).
+        threshold: elements above which a tensor is summarised with ``...`` (default 1000).
+        edgeitems: items shown at each end of a summarised dim (default 3).
+        linewidth: characters per line before a row wraps (numpy's 75 unless set; PyTorch's
+            default is 80).
+        profile: ``'default'``, ``'short'`` or ``'full'``: a preset of precision, threshold
+            and edgeitems (``'full'`` never summarises).
+        sci_mode: True for scientific notation, False for none, None to let the values decide.
+    """
+    if profile is not None:
+        if profile not in _PRINT_PROFILES:
+            raise ValueError(f"profile must be 'default', 'short' or 'full', got {profile!r}")
+        _print_options.clear()
+        _print_options.update(_PRINT_PROFILES[profile])
+    given = {"precision": precision, "edgeitems": edgeitems, "max_line_width": linewidth}
+    _print_options.update({key: v for key, v in given.items() if v is not None})
+    if threshold is not None:
+        _print_options["threshold"] = sys.maxsize if threshold == float("inf") else int(threshold)
+    _print_options["sci_mode"] = sci_mode
+
+
 def _format_tensor(tensor: Tensor, name: str) -> str:
-    """PyTorch's repr: ``tensor([[1., 2.]], requires_grad=True)``; 4 decimals unless integral."""
+    """PyTorch's repr: ``tensor([[1., 2.]], requires_grad=True)``; 4 decimals unless integral,
+    or as ``set_printoptions`` set."""
     array = tensor._data
     prefix = f"{name}("
     options: dict[str, Any] = {"separator": ", ", "prefix": prefix}
+    options.update({k: v for k, v in _print_options.items() if k != "sci_mode"})
     if array.dtype.kind == "f":
         finite = array[np.isfinite(array)]
         integral = finite.size == 0 or bool(
             np.all(finite == np.round(finite)) and float(np.abs(finite).max()) < 1e8
         )
-        options.update(precision=4, floatmode="maxprec" if integral else "fixed")
+        digits = options.setdefault("precision", 4)
+        options["floatmode"] = "maxprec" if integral else "fixed"
+        sci_mode = _print_options.get("sci_mode")
+        if sci_mode is not None:
+            options["suppress_small"] = not sci_mode
+        if sci_mode:  # numpy has no switch for it: each value formatted, padded to one width
+            width = builtins.max((len(f"{v:.{digits}e}") for v in array.flat), default=0)
+            options["formatter"] = {"float_kind": lambda v: f"{v:.{digits}e}".rjust(width)}
     body = np.array2string(array, **options)
     extras = []
     if array.size == 0 and array.ndim > 1:
@@ -647,19 +701,38 @@ class Tensor:
         """How the elements sit in memory: always ``tensorlib.strided``, as a dense torch tensor."""
         return dtypes.strided
 
-    def cpu(self) -> Tensor:
-        """``self``: tensorlib's tensors already live on the CPU."""
+    def cpu(self, memory_format: Any = None) -> Tensor:
+        """``self``: tensorlib's tensors already live on the CPU (``memory_format`` is
+        accepted and ignored, as for a tensor already on the CPU in PyTorch)."""
         return self
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
-        """This tensor converted to ``dtype`` (``self`` if nothing changes); differentiable
-        (see ``conversion.to``)."""
-        return conversion.to(self, *args, dtype=dtype, device=device)
+    def to(
+        self,
+        *args: Any,
+        dtype: Any = None,
+        device: Any = None,
+        non_blocking: builtins.bool = False,
+        copy: builtins.bool = False,
+        memory_format: Any = None,
+    ) -> Tensor:
+        """This tensor converted to ``dtype`` (``self`` if nothing changes, unless ``copy``);
+        differentiable (see ``conversion.to``)."""
+        return conversion.to(
+            self, *args, dtype=dtype, device=device, non_blocking=non_blocking, copy=copy
+        )
 
-    def type(self, dtype: Any) -> Tensor:
-        """This tensor converted to ``dtype`` (same as ``to(dtype=...)``;
-        a string names a dtype here, not a device)."""
-        return conversion.to(self, dtype=dtype)
+    def type(self, dtype: Any = None, non_blocking: builtins.bool = False) -> Any:
+        """PyTorch's type string (``'torch.FloatTensor'``, ...) without ``dtype``; else this
+        tensor converted to ``dtype``: a dtype, a legacy type (``FloatTensor``, ``Tensor`` itself
+        for the default dtype) or its name (``'torch.LongTensor'``)."""
+        if dtype is None:
+            return conversion._type_name(self)
+        return conversion.to(self, dtype=conversion._legacy_dtype(dtype))
+
+    def new(self, *args: Any, device: Any = None) -> Tensor:
+        """PyTorch's legacy constructor in this tensor's dtype: ``new(*sizes)`` (uninitialised:
+        zeros here), ``new(data)``, ``new()`` (empty)."""
+        return conversion._legacy_new(self, *args, device=device)
 
     def type_as(self, other: Tensor) -> Tensor:
         """This tensor converted to ``other``'s dtype."""
@@ -1069,10 +1142,15 @@ class Tensor:
         None); ties: the first."""
         return reductions.argmin(self, dim, keepdim, axis=axis, keepdims=keepdims)
 
-    def sort(self, dim: builtins.int = -1, descending: builtins.bool = False) -> _ValuesIndices:
-        """``(values, indices)`` sorted along ``dim``; ties keep their order.
+    def sort(
+        self,
+        dim: builtins.int = -1,
+        descending: builtins.bool = False,
+        stable: builtins.bool = False,
+    ) -> _ValuesIndices:
+        """``(values, indices)`` sorted along ``dim``; ties keep their order (always stable).
         Gradients flow to the values."""
-        return reductions.sort(self, dim, descending)
+        return reductions.sort(self, dim, descending, stable=stable)
 
     def argsort(
         self,
