@@ -342,7 +342,7 @@ from tensorlib import autograd_functional as functional  # noqa: E402, F401
 from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402
 
 
-# %% book/02_autograd.ipynb, cell 331
+# %% book/02_autograd.ipynb, cell 333
 class _LegacyVariable:
     """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
     instance of it (``isinstance(t, Variable)`` is True)."""

@@ -19,12 +19,10 @@ __all__ = [
 
 
 # %% book/04_layers.ipynb, cell 272
-import warnings
-
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, where
-from tensorlib.nn.functional.loss import _check_reduction
+from tensorlib.nn.functional.loss import _check_reduction, _legacy_reduction
 from tensorlib.nn.functional.utils import _check_tensor
 
 _LOG_FLOOR = -100.0  # PyTorch clamps each log at -100, so log(0) gives a finite loss
@@ -71,27 +69,6 @@ def _check_pair(name: str, input: Tensor, target: Tensor) -> None:
             f"{name}: input and target must have the same shape, "
             f"got {tuple(input.shape)} and {tuple(target.shape)}"
         )
-
-
-def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
-    """``reduction``, unless a legacy ``size_average``/``reduce`` is given: then the reduction
-    they name, as ``torch.nn._reduction.legacy_get_string`` maps them, with PyTorch's warning.
-
-    None counts as True; ``reduce=False`` gives ``'none'`` (``size_average`` is then ignored),
-    else ``size_average`` chooses ``'mean'`` or ``'sum'``; ``reduction`` is ignored.
-    """
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    legacy = ("mean" if size_average else "sum") if reduce else "none"
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use "
-        f"reduction='{legacy}' instead.",
-        UserWarning,
-        stacklevel=3,
-    )
-    return legacy
 
 
 def _reduced(losses: Tensor, reduction: str) -> Tensor:

@@ -45,6 +45,27 @@ def _check_reduction(reduction: str) -> None:
         raise ValueError(f"reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
+def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    """``reduction``, unless a legacy ``size_average``/``reduce`` is given: then the reduction
+    they name, as ``torch.nn._reduction.legacy_get_string`` maps them, with PyTorch's warning.
+
+    None counts as True; ``reduce=False`` gives ``'none'`` (``size_average`` is then ignored),
+    else ``size_average`` chooses ``'mean'`` or ``'sum'``; ``reduction`` is ignored.
+    """
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    legacy = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use "
+        f"reduction='{legacy}' instead.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return legacy
+
+
 def _classes_last(x: np.ndarray) -> np.ndarray:
     """``(N, C, d1, ...)`` or ``(C,)`` as rows of class scores, shape ``(M, C)``."""
     if x.ndim == 1:
@@ -344,7 +365,9 @@ def cross_entropy(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
@@ -355,13 +378,17 @@ def cross_entropy(
         target: class indices (int64), shape ``(N,)``, ``()`` or ``(N, d1, ...)``; or class
             probabilities with the input's shape.
         weight: a weight per class, shape ``(C,)``.
+        size_average: deprecated (PyTorch's): False sums, True averages.
         ignore_index: a target value that contributes neither loss nor gradient (and is
             left out of the mean's divisor).
+        reduce: deprecated (PyTorch's): False gives per-sample losses, overriding
+            ``size_average``. Either one given replaces ``reduction`` (see ``_legacy_reduction``).
         reduction: ``"mean"`` (divided by the summed weights of the non-ignored targets),
             ``"sum"`` or ``"none"`` (per-sample losses).
         label_smoothing: :math:`\\alpha`; the target becomes
             :math:`(1-\\alpha)\\,\\text{onehot} + \\alpha / C`.
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_logits(input, target, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
@@ -385,11 +412,14 @@ def nll_loss(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: bool | None = None,
     ignore_index: int = -100,
+    reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood :math:`-w_{t_i} x_{i, t_i}` of log-probabilities ``input`` (``(N,
     C)``, ``(C,)`` or ``(N, C, d1, ...)``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _check_logits(input, target, "nll_loss")
     return _NLLLoss.apply(
@@ -401,13 +431,21 @@ def nll_loss(
     )
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     """Mean squared error :math:`(x - y)^2`, averaged (``"mean"``),
-    summed or per element (``"none"``).
+    summed or per element (``"none"``). ``size_average`` and ``reduce`` are PyTorch's
+    deprecated arguments (see ``_legacy_reduction``).
 
     ``input`` and ``target`` must have the same shape: a (4, 1) prediction against a (4,)
     target would broadcast to (4, 4) and average the wrong thing (torch warns; we raise).
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if input.shape != target.shape:
         raise ValueError(
@@ -425,6 +463,8 @@ def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
     weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: str = "mean",
     pos_weight: Tensor | None = None,
 ) -> Tensor:
@@ -435,9 +475,13 @@ def binary_cross_entropy_with_logits(
         input: logits, any shape.
         target: same shape, values in [0, 1].
         weight: broadcastable rescaling weight of each element.
+        size_average: deprecated (PyTorch's): False sums, True averages.
+        reduce: deprecated (PyTorch's): False gives per-sample losses, overriding
+            ``size_average``. Either one given replaces ``reduction`` (see ``_legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
         pos_weight: weight of the positive term (broadcast along the last dim).
     """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if not (isinstance(target, Tensor) and target.dtype.kind == "f"):
         raise TypeError(
@@ -468,22 +512,32 @@ def _same_shape(name: str, input: Tensor, target: Tensor) -> None:
         )
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def l1_loss(
+    input: Tensor, target: Tensor, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
+) -> Tensor:
     """Mean absolute error :math:`|x - y|`, averaged, summed or per element; its gradient is
-    :math:`\\operatorname{sign}(x - y)` (0 where they are equal, as PyTorch)."""
+    :math:`\\operatorname{sign}(x - y)` (0 where they are equal, as PyTorch). ``size_average`` and
+    ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     _same_shape("l1_loss", input, target)
     return _reduced((input - target).abs(), reduction)
 
 
 def kl_div(
-    input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean", log_target: bool = False,
 ) -> Tensor:
     """The Kullback-Leibler divergence :math:`\\sum p (\\log p - x)` of the distribution ``target``
     (probabilities :math:`p`, or their logs with ``log_target``) from ``input``, which holds
     log-probabilities :math:`x`, as ``torch.nn.functional.kl_div``. A :math:`p = 0` adds 0.
     ``"batchmean"`` divides the sum by the batch size, the divergence per sample; ``"mean"``
-    divides by the number of elements, and warns, as PyTorch does."""
+    divides by the number of elements, and warns, as PyTorch does. ``size_average`` and
+    ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``); their
+    ``"mean"`` does not warn, as in PyTorch."""
+    legacy = size_average is not None or reduce is not None
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if reduction not in ("none", "sum", "mean", "batchmean"):
         raise ValueError(f"kl_div: {reduction!r} is not a valid value for reduction")
     if log_target:
@@ -492,7 +546,7 @@ def kl_div(
         pointwise = xlogy(target, target) - target * input
     if reduction == "batchmean":
         return pointwise.sum() / (input.shape[0] if input.ndim else 1)
-    if reduction == "mean":
+    if reduction == "mean" and not legacy:
         warnings.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support "
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
@@ -506,15 +560,16 @@ def kl_div(
 
 def poisson_nll_loss(
     input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
-    size_average: None = None, eps: float = 1e-8, reduce: None = None, reduction: str = "mean",
+    size_average: bool | None = None, eps: float = 1e-8, reduce: bool | None = None,
+    reduction: str = "mean",
 ) -> Tensor:
     """The negative log-likelihood of counts ``target`` under Poisson rates: :math:`e^x - y x`
     with ``log_input`` (``input`` holds :math:`\\log \\lambda`), else :math:`x - y \\log(x +
     \\varepsilon)`; ``full`` adds Stirling's :math:`y \\log y - y + \\frac12 \\log(2 \\pi y)` for
-    :math:`y > 1`. ``size_average`` and ``reduce`` are PyTorch's deprecated arguments: only None."""
+    :math:`y > 1`. ``size_average`` and ``reduce`` are PyTorch's deprecated arguments (see
+    ``_legacy_reduction``)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    if size_average is not None or reduce is not None:
-        raise ValueError("poisson_nll_loss: size_average and reduce are deprecated: use reduction")
     if log_input:
         losses = input.exp() - target * input
     else:

@@ -29,42 +29,52 @@ from tensorlib.engine.selection import where
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.nn.functional.activation import logsigmoid, softplus
 from tensorlib.nn.functional.distance import pairwise_distance
-from tensorlib.nn.functional.loss import _check_reduction, _reduced
+from tensorlib.nn.functional.loss import _check_reduction, _legacy_reduction, _reduced
 
 
 def margin_ranking_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     r""":math:`\max(0, -y (x_1 - x_2) + m)`: ``target`` :math:`y = 1` asks :math:`x_1` to rank
     above :math:`x_2` by the margin, :math:`y = -1` below."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     return _reduced((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
 
 
 def hinge_embedding_loss(
-    input: Tensor, target: Tensor, margin: float = 1.0, reduction: str = "mean"
+    input: Tensor, target: Tensor, margin: float = 1.0,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     r""":math:`x` where :math:`y = 1` and :math:`\max(0, m - x)` where :math:`y = -1`, ``input``
     a distance: similar pairs pulled together, dissimilar ones pushed past the margin."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     pushed = where(target != 1, (margin - input).clamp_min(0.0), 0.0)
     pulled = where(target != -1, input, 0.0)
     return _reduced(pushed + pulled, reduction)
 
 
-def soft_margin_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def soft_margin_loss(
+    input: Tensor, target: Tensor, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
     r""":math:`\log(1 + e^{-y x})`, the logistic loss of labels :math:`y = \pm 1` (computed as a
     softplus, so it does not overflow)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     return _reduced(softplus(-target * input), reduction)
 
 
 def multilabel_soft_margin_loss(
-    input: Tensor, target: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+    input: Tensor, target: Tensor, weight: Tensor | None = None,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     r"""Binary cross-entropy of each of :math:`C` independent labels ``target`` (0 or 1) from the
     logits ``input`` :math:`(N, C)`, optionally weighted per class, averaged over the classes:
     :math:`-\frac1C \sum_c y_c \log \sigma(x_c) + (1 - y_c) \log \sigma(-x_c)`."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     losses = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
@@ -74,11 +84,13 @@ def multilabel_soft_margin_loss(
 
 def multi_margin_loss(
     input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
-    weight: Tensor | None = None, reduction: str = "mean",
+    weight: Tensor | None = None, size_average: bool | None = None, reduce: bool | None = None,
+    reduction: str = "mean",
 ) -> Tensor:
     r"""The multi-class hinge loss: for scores :math:`x` :math:`(N, C)` and classes :math:`y`,
     :math:`\frac1C \sum_{j \ne y} \max(0, m - x_y + x_j)^p`, each sample's loss times
     ``weight[y]``."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: only p == 1 and p == 2 supported, got {p}")
@@ -96,11 +108,13 @@ def multi_margin_loss(
 
 
 def cosine_embedding_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: str = "mean"
+    input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     r""":math:`1 - \cos(x_1, x_2)` where :math:`y = 1`, :math:`\max(0, \cos(x_1, x_2) - m)` where
     :math:`y = -1`, the cosine along the last dim with PyTorch's :math:`10^{-12}` in each squared
     norm."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     dim = input1.ndim - 1
     products = (input1 * input2).sum(dim)
@@ -114,11 +128,13 @@ def cosine_embedding_loss(
 
 def triplet_margin_loss(
     anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
-    eps: float = 1e-6, swap: bool = False, reduction: str = "mean",
+    eps: float = 1e-6, swap: bool = False, size_average: bool | None = None,
+    reduce: bool | None = None, reduction: str = "mean",
 ) -> Tensor:
     r""":math:`\max(0, d(a, p) - d(a, n) + m)` with :math:`d` the ``pairwise_distance``: the anchor
     nearer its positive than its negative by the margin; ``swap`` uses :math:`\min(d(a, n),
     d(p, n))`, the harder negative."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     to_positive = pairwise_distance(anchor, positive, p, eps)
     to_negative = pairwise_distance(anchor, negative, p, eps)

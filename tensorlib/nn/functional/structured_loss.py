@@ -22,8 +22,8 @@ import numpy as np
 
 from tensorlib.engine import Function, Tensor
 from tensorlib.nn.functional.distance import pairwise_distance
-from tensorlib.nn.functional.elementwise_loss import _legacy_reduction, _reduced
-from tensorlib.nn.functional.loss import _check_reduction
+from tensorlib.nn.functional.elementwise_loss import _reduced
+from tensorlib.nn.functional.loss import _check_reduction, _legacy_reduction
 from tensorlib.nn.functional.utils import _check_tensor
 
 

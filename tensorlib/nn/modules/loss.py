@@ -40,13 +40,13 @@ __all__ = [
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
-    _legacy_reduction,
     binary_cross_entropy,
     huber_loss,
     smooth_l1_loss,
 )
 from tensorlib.nn.functional.loss import (
     _check_reduction,
+    _legacy_reduction,
     binary_cross_entropy_with_logits,
     cross_entropy,
     gaussian_nll_loss,
@@ -393,7 +393,7 @@ class MarginRankingLoss(_MarginModule):
         super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return margin_ranking_loss(input1, input2, target, self.margin, self.reduction)
+        return margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
 class HingeEmbeddingLoss(_MarginModule):
@@ -406,7 +406,7 @@ class HingeEmbeddingLoss(_MarginModule):
         super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return hinge_embedding_loss(input, target, self.margin, self.reduction)
+        return hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 
 class CosineEmbeddingLoss(_MarginModule):
@@ -419,7 +419,7 @@ class CosineEmbeddingLoss(_MarginModule):
         super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
-        return cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+        return cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
 class TripletMarginLoss(_MarginModule):
@@ -438,7 +438,7 @@ class TripletMarginLoss(_MarginModule):
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
-                                   self.swap, self.reduction)
+                                   self.swap, reduction=self.reduction)
 
 
 class MultiMarginLoss(_MarginModule):
@@ -453,7 +453,9 @@ class MultiMarginLoss(_MarginModule):
         self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return multi_margin_loss(input, target, self.p, self.margin, self.weight, self.reduction)
+        return multi_margin_loss(
+            input, target, self.p, self.margin, self.weight, reduction=self.reduction
+        )
 
 
 class SoftMarginLoss(Module):
@@ -467,7 +469,7 @@ class SoftMarginLoss(Module):
         self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return soft_margin_loss(input, target, self.reduction)
+        return soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(Module):
@@ -484,7 +486,7 @@ class MultiLabelSoftMarginLoss(Module):
         self.register_buffer("weight", weight)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
-        return multilabel_soft_margin_loss(input, target, self.weight, self.reduction)
+        return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
 class CosineSimilarity(Module):
