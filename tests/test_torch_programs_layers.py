@@ -62,7 +62,8 @@ def test_inplace_result_equals_and_keeps_leaf_gradient():
     # dropout's fourth positional argument is inplace, as in PyTorch
     y = tl.tensor(x)
     assert F.dropout(y, 0.5, False, True) is y
-    assert F.dropout2d(tl.ones(2, 3, 4), 0.5, False, True).shape == (2, 3, 4)
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):  # as PyTorch
+        assert F.dropout2d(tl.ones(2, 3, 4), 0.5, False, True).shape == (2, 3, 4)
     assert F.dropout(y, 0.5, True, False, generator=tl.Generator(0)).shape == (3, 4)
 
 
