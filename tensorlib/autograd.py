@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 63
+# %% book/02_autograd.ipynb, cell 65
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -189,7 +189,7 @@ def backward(
         run_backward(tensors, root_grads, retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 64
+# %% book/02_autograd.ipynb, cell 66
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt``
     (a ``(y.numel(), x.numel())`` matrix),
@@ -334,7 +334,7 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""
 
 
-# %% book/02_autograd.ipynb, cell 269
+# %% book/02_autograd.ipynb, cell 276
 # PyTorch's path torch.autograd.functional: imported last, since the module uses this one's
 # engine imports (as tensor_type imports its op modules at its bottom)
 # The recorded backward pass of create_graph=True (section 24.1), written after the ops
@@ -342,7 +342,7 @@ from tensorlib import autograd_functional as functional  # noqa: E402, F401
 from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402
 
 
-# %% book/02_autograd.ipynb, cell 333
+# %% book/02_autograd.ipynb, cell 340
 class _LegacyVariable:
     """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
     instance of it (``isinstance(t, Variable)`` is True)."""

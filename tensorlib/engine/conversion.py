@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 75
+# %% book/02_autograd.ipynb, cell 77
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 76
+# %% book/02_autograd.ipynb, cell 78
 def to(
     input: Tensor,
     *args: Any,

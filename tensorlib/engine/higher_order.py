@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 259
+# %% book/02_autograd.ipynb, cell 265
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -174,7 +174,7 @@ class _GraphPass:
                 hook(leaf)
 
 
-# %% book/02_autograd.ipynb, cell 260
+# %% book/02_autograd.ipynb, cell 266
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

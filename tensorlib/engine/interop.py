@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 283
+# %% book/02_autograd.ipynb, cell 290
 from typing import Any
 
 import numpy as np

@@ -194,6 +194,7 @@ def _shared_versions(tensor: Tensor) -> list[int]:
     return tensor._versions
 
 
+# %% book/02_autograd.ipynb, cell 32
 def _scalar_operand(value: Any, op: str) -> Any:
     """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take."""
     if isinstance(value, Tensor):
@@ -261,6 +262,7 @@ _PRINT_PROFILES = {
 }
 
 
+# %% book/02_autograd.ipynb, cell 33
 def set_printoptions(
     precision: int | None = None,
     threshold: float | None = None,
@@ -327,7 +329,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 34
+# %% book/02_autograd.ipynb, cell 36
 class Tensor:
     """An n-dimensional array that records the ops applied to it, for reverse-mode autograd.
 
@@ -2862,7 +2864,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 292
+# %% book/02_autograd.ipynb, cell 299
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

@@ -374,6 +374,7 @@ class GaussianNLLLoss(Module):
                                  reduction=self.reduction)
 
 
+# %% book/04_layers.ipynb, cell 278
 class _MarginModule(Module):
     """What the margin losses' modules share: a margin and a reduction. Their ``size_average``
     and ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``)."""
@@ -489,6 +490,7 @@ class MultiLabelSoftMarginLoss(Module):
         return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
+# %% book/04_layers.ipynb, cell 279
 class CosineSimilarity(Module):
     """``F.cosine_similarity`` along ``dim`` (default 1), with ``eps`` (default 1e-8)."""
 
@@ -512,7 +514,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 301
+# %% book/04_layers.ipynb, cell 303
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 

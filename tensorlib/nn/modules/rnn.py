@@ -301,6 +301,7 @@ def _check_proj_size(proj_size: Any, hidden_size: int, lstm: bool, owner: str) -
     return int(proj_size)
 
 
+# %% book/05_attention.ipynb, cell 20
 class _RecurrentLayers(Module):
     """What ``RNN``, ``LSTM`` and ``GRU`` share: per-layer parameters, shapes, the time loop, and
     the LSTM's projection ``proj_size`` (PyTorch's ``RNNBase``: the others refuse it)."""
@@ -527,7 +528,7 @@ class _RecurrentLayers(Module):
         return text
 
 
-# %% book/05_attention.ipynb, cell 20
+# %% book/05_attention.ipynb, cell 21
 class RNN(_RecurrentLayers):
     r"""A multi-layer Elman RNN over a sequence,
     :math:`h_t = \tanh(x_t W_{ih}^\top + b_{ih} + h_{t-1} W_{hh}^\top + b_{hh})`.
@@ -695,7 +696,7 @@ def init_forget_bias_(module: Module, value: float = 1.0) -> Module:
     return module
 
 
-# %% book/05_attention.ipynb, cell 29
+# %% book/05_attention.ipynb, cell 30
 def _gru_step(projected: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None) -> Tensor:
     r"""One GRU step; the gates are stacked r, z, n along the last axis of ``projected``
     (:math:`x W_{ih}^\top + b_{ih}`).

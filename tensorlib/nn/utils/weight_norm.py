@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 295
+# %% book/04_layers.ipynb, cell 297
 import warnings
 from typing import Any
 
