@@ -281,25 +281,32 @@ def test_a_failed_save_leaves_no_file_and_keeps_an_old_one(tmp_path, obj):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["old.pt"]  # no temporary left behind
 
 
-def test_fx_file_names_resolve_through_run_as_torch(tmp_path):
+def _run_as_torch(tmp_path, source):
+    """``source`` written to a script and run with ``python -m tensorlib.run_as_torch``; it must
+    succeed."""
     script = tmp_path / "prog.py"
-    script.write_text(
-        "import torch\nfrom torch.fx._symbolic_trace import is_fx_tracing\n"
-        "from torch.fx.graph_module import GraphModule\nfrom torch.fx.proxy import Proxy\n"
-        "print(is_fx_tracing(), GraphModule is torch.fx.GraphModule, Proxy is torch.fx.Proxy)\n",
-        encoding="utf-8",
-    )
+    script.write_text(source, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-m", "tensorlib.run_as_torch", str(script)],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_fx_file_names_resolve_through_run_as_torch(tmp_path):
+    done = _run_as_torch(
+        tmp_path,
+        "import torch\nfrom torch.fx._symbolic_trace import is_fx_tracing\n"
+        "from torch.fx.graph_module import GraphModule\nfrom torch.fx.proxy import Proxy\n"
+        "print(is_fx_tracing(), GraphModule is torch.fx.GraphModule, Proxy is torch.fx.Proxy)\n",
+    )
     assert done.stdout.strip() == "False True True"
     assert tensorlib.fx.is_fx_tracing() is False
 
 
 def test_programs_import_the_new_modules_through_run_as_torch(tmp_path):
-    script = tmp_path / "prog.py"
-    script.write_text(
+    done = _run_as_torch(
+        tmp_path,
         "import torch\nimport torch.fx\nfrom torch.jit.annotations import List, Optional\n"
         "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
         "from torch.utils._pytree import tree_map\nfrom torch.utils.model_zoo import load_url\n"
@@ -307,10 +314,5 @@ def test_programs_import_the_new_modules_through_run_as_torch(tmp_path):
         "    return x\n\n\ntorch.fx.wrap('f')\nwith sdpa_kernel(SDPBackend.MATH):\n"
         "    y = tree_map(lambda t: t * 2, {'a': torch.ones(2)})\n"
         "print(y['a'].tolist(), torch.hub.get_dir() != '', load_url is load_state_dict_from_url)\n",
-        encoding="utf-8",
     )
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "tensorlib.run_as_torch", str(script)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[2.0, 2.0] True True"
