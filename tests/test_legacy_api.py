@@ -266,8 +266,12 @@ def test_set_printoptions_matches_pytorch(options, restore_print_options):
     data = [[1.123456, 2e-6, 300.5], [-4.0, 0.25, 1e3]]
     tl.set_printoptions(**options)
     torch.set_printoptions(**options)
-    assert repr(tl.tensor(data)) == repr(torch.tensor(data))
-    assert repr(tl.arange(4.0)) == repr(torch.arange(4.0))  # one line in 75 columns and in 80
+    # what set_printoptions leaves unset comes from numpy's options, which other tests (the
+    # chapter replays: chapter 2 sets suppress=True) may have changed in this process: numpy's
+    # defaults here
+    with np.printoptions(suppress=False, precision=8, threshold=1000, edgeitems=3, linewidth=75):
+        assert repr(tl.tensor(data)) == repr(torch.tensor(data))
+        assert repr(tl.arange(4.0)) == repr(torch.arange(4.0))  # one line in 75 columns and 80
 
 
 def test_set_printoptions_summarises_and_leaves_numpy_alone(restore_print_options):
