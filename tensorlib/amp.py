@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 94
+# %% book/08_gpt.ipynb, cell 95
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 92
+# %% book/08_gpt.ipynb, cell 93
 import warnings
 
 

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 98
+# %% book/08_gpt.ipynb, cell 99
 from collections.abc import Callable
 from typing import Any
 

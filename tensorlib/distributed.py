@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 95
+# %% book/08_gpt.ipynb, cell 96
 from typing import Any
 
 from tensorlib.backends import single_process_error

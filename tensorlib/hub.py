@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 109
+# %% book/08_gpt.ipynb, cell 110
 import builtins
 import os
 from pathlib import Path

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 119
+# %% book/08_gpt.ipynb, cell 120
 import importlib
 import importlib.abc
 import importlib.machinery

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 76
+# %% book/08_gpt.ipynb, cell 77
 import argparse
 import math
 import os
@@ -186,7 +186,7 @@ def _add_sample_command(commands: argparse._SubParsersAction) -> None:
     samp.set_defaults(handler=_sample)
 
 
-# %% book/08_gpt.ipynb, cell 77
+# %% book/08_gpt.ipynb, cell 78
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one
     ``error:`` line, exit status 2."""
