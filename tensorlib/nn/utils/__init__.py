@@ -24,3 +24,6 @@ from tensorlib.nn.utils.convert_parameters import parameters_to_vector as parame
 from tensorlib.nn.utils.convert_parameters import vector_to_parameters as vector_to_parameters
 from tensorlib.nn.utils.weight_norm import remove_weight_norm as remove_weight_norm
 from tensorlib.nn.utils.weight_norm import legacy_weight_norm as weight_norm
+
+# Chapter 4, Layers, section 11.4: pruning (tensorlib.nn.utils.prune)
+from tensorlib.nn.utils import prune as prune
