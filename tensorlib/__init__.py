@@ -59,6 +59,9 @@ from tensorlib.engine import (
     vstack,
 )
 from tensorlib.engine import can_cast, promote_types, result_type
+from tensorlib.engine import (  # torch's names; detect_anomaly is in tl.autograd, as in torch
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)
 from tensorlib.engine import (
     block_diag, cartesian_prod, combinations, corrcoef, cov, cummax, cummin, cumulative_trapezoid,
     gcd, heaviside, histc, histogram, isin, lcm, ldexp, logspace, trapezoid, vander,

@@ -17,17 +17,20 @@ __all__ = [
     'backward',
     'gradcheck',
     'GradcheckError',
+    'detect_anomaly',
+    'set_detect_anomaly',
     'Variable',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 65
+# %% book/02_autograd.ipynb, cell 67
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import anomaly as anomaly_mode
 from tensorlib.engine.function import Function as Function
 from tensorlib.engine.function import run_backward
 from tensorlib.engine.grad_mode import no_grad
@@ -189,7 +192,7 @@ def backward(
         run_backward(tensors, root_grads, retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 66
+# %% book/02_autograd.ipynb, cell 68
 def _analytic_jacobians(y: Tensor, wrt: list[Tensor]) -> list[np.ndarray]:
     """:math:`\\partial y / \\partial x` for each ``x`` in ``wrt``
     (a ``(y.numel(), x.numel())`` matrix),
@@ -334,15 +337,22 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""
 
 
-# %% book/02_autograd.ipynb, cell 276
+# %% book/02_autograd.ipynb, cell 278
 # PyTorch's path torch.autograd.functional: imported last, since the module uses this one's
 # engine imports (as tensor_type imports its op modules at its bottom)
 # The recorded backward pass of create_graph=True (section 24.1), written after the ops
-from tensorlib import autograd_functional as functional  # noqa: E402, F401
+from tensorlib import autograd_functional as functional  # noqa: E402, F401, I001
 from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402
 
 
-# %% book/02_autograd.ipynb, cell 340
+# %% book/02_autograd.ipynb, cell 293
+# PyTorch's places: torch.autograd.detect_anomaly and set_detect_anomaly, and the module they
+# come from, torch.autograd.anomaly_mode (here tensorlib.engine.anomaly, imported as anomaly_mode)
+detect_anomaly = anomaly_mode.detect_anomaly
+set_detect_anomaly = anomaly_mode.set_detect_anomaly
+
+
+# %% book/02_autograd.ipynb, cell 350
 class _LegacyVariable:
     """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
     instance of it (``isinstance(t, Variable)`` is True)."""

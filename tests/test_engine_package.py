@@ -43,6 +43,7 @@ bitwise_xor std amax amin expand repeat
 PACKAGE_ORDER = [
     "parallel",
     "grad_mode",
+    "anomaly",
     "dtypes",
     "tensor_type",
     "versions",

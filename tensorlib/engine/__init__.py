@@ -2,7 +2,8 @@
 (chapter 2).
 
 Written by hand, re-exports only. Each module is one idea of chapter 2, in the chapter's order:
-grad mode, dtypes and devices, ``Tensor`` (``tensor_type``: the class, whose methods call the op
+grad mode and anomaly detection (``anomaly``, the other switch the engine reads), dtypes and
+devices, ``Tensor`` (``tensor_type``: the class, whose methods call the op
 modules), ``Function`` and the backward pass (``function``, with ``freeing`` and ``versions``),
 creation functions, dtype promotion and conversion, the ops by topic, and the production concerns
 (in-place changes, ``retain_grad``, numpy interop). ``tensor_type`` is imported first: it imports
@@ -11,6 +12,10 @@ the op modules at its bottom, once ``Tensor`` exists.
 """
 
 from tensorlib.engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from tensorlib.engine.anomaly import (
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+    set_detect_anomaly,
+)
 from tensorlib.engine.dtypes import (
     as_device, bool_, cuda, device, double, float16, float32, float64, inf, int8, int16, int32,
     int64, long, nan, parse_to, uint8,
@@ -149,6 +154,8 @@ from tensorlib.engine.dtypes import (
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
+    "detect_anomaly", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "set_anomaly_enabled",
+    "set_detect_anomaly",
     "as_device", "bool_", "cuda", "device", "double", "float16", "float32", "float64", "inf",
     "int8", "int16", "int32", "int64", "long", "nan", "parse_to", "uint8",
     "Tensor", "set_printoptions", "Function", "run_backward",

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 77
+# %% book/02_autograd.ipynb, cell 79
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 78
+# %% book/02_autograd.ipynb, cell 80
 def to(
     input: Tensor,
     *args: Any,

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 55
+# %% book/02_autograd.ipynb, cell 57
 from typing import Any
 
 import numpy as np
@@ -97,7 +97,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=wanted)
 
 
-# %% book/02_autograd.ipynb, cell 56
+# %% book/02_autograd.ipynb, cell 58
 def _filled(
     shape: tuple[Any, ...], value: Any, dtype: Any, requires_grad: bool, device: Any
 ) -> Tensor:
@@ -187,7 +187,7 @@ def empty_like(
     return _filled(input.shape, 0, dtype or input.dtype, requires_grad, device)
 
 
-# %% book/02_autograd.ipynb, cell 57
+# %% book/02_autograd.ipynb, cell 59
 def arange(
     start: float,
     end: float | None = None,
@@ -256,7 +256,7 @@ def eye(
     return out
 
 
-# %% book/02_autograd.ipynb, cell 58
+# %% book/02_autograd.ipynb, cell 60
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)
@@ -272,7 +272,7 @@ def numel(input: Tensor) -> int:
     return input._data.size
 
 
-# %% book/02_autograd.ipynb, cell 59
+# %% book/02_autograd.ipynb, cell 61
 class LegacyTensorType:
     """PyTorch's typed constructors of old, ``FloatTensor``, ``LongTensor`` and the rest: each
     makes tensors of one dtype and answers ``isinstance`` for it.

@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 127
+# %% book/02_autograd.ipynb, cell 129
 from collections.abc import Callable
 from typing import Any
 
@@ -208,7 +208,7 @@ class Log1p(Function):
         return (grad / (1 + self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 128
+# %% book/02_autograd.ipynb, cell 130
 class Expm1(Function):
     """:math:`y = e^x - 1`, accurate for small :math:`x`; :math:`\\bar x = \\bar y (y + 1)`."""
 
@@ -265,7 +265,7 @@ class PiecewiseConstant(Function):
         return (np.zeros(self.shape, grad.dtype),)
 
 
-# %% book/02_autograd.ipynb, cell 129
+# %% book/02_autograd.ipynb, cell 131
 class Tan(Function):
     """:math:`y = \\tan x`; :math:`\\bar x = \\bar y\\,(1 + y^2)`."""
 
@@ -360,7 +360,7 @@ class Cosh(Function):
             return (grad * np.sinh(self.x),)
 
 
-# %% book/02_autograd.ipynb, cell 131
+# %% book/02_autograd.ipynb, cell 133
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -463,7 +463,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 133
+# %% book/02_autograd.ipynb, cell 135
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     return Exp.apply(input)

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 51
+# %% book/02_autograd.ipynb, cell 53
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +33,9 @@ SECOND_BACKWARD = (
     "graph a second time or if you need to access saved tensors after calling backward."
 )
 # the graph, not saved arrays
-_GRAPH_SLOTS = ("inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable")
+_GRAPH_SLOTS = (
+    "inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable", "_forward_trace"
+)
 
 # op class -> where its nodes keep values
 _value_slots: dict[type, tuple[tuple[str, ...], bool]] = {}

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 39
+# %% book/02_autograd.ipynb, cell 41
 import inspect
 import threading
 import weakref
@@ -37,7 +37,8 @@ from typing import Any, overload
 
 import numpy as np
 
-from tensorlib.engine import freeing, versions
+from tensorlib.engine import anomaly, freeing, versions
+from tensorlib.engine.anomaly import _detecting
 from tensorlib.engine.grad_mode import _threads_without_grad, is_grad_enabled, no_grad
 from tensorlib.engine.tensor_type import Tensor, _as_array, _wrap
 
@@ -127,7 +128,7 @@ def _input_node(node: Function, parent: Tensor) -> Function | None:
 _what_is_read: dict[type, tuple[bool, bool]] = {}
 
 
-# %% book/02_autograd.ipynb, cell 40
+# %% book/02_autograd.ipynb, cell 42
 def _saves(op: type[Function]) -> tuple[bool, bool]:
     """Whether the nodes of ``op`` keep their inputs and their output's
     counter, from ``op.reads``."""
@@ -187,7 +188,9 @@ class Function:
     ``ctx.needs_input_grad``, ``ctx.mark_non_differentiable``), and ``MyFn.apply(*args)`` runs it.
     """
 
-    __slots__ = ("inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable")
+    __slots__ = (
+        "inputs", "needs_input_grad", "saved", "_to_save", "_non_differentiable", "_forward_trace"
+    )
     reads: tuple[tuple[int | str, ...], ...] | None = None
     # True for an op that defines backward_into: its input gradient is zero but at a few places
     adds_into_input: bool = False
@@ -197,6 +200,7 @@ class Function:
     # a ctx's saved tensors and their versions (torch's protocol)
     _to_save: tuple[tuple[Tensor | None, int], ...]
     _non_differentiable: tuple[Tensor, ...]
+    _forward_trace: Any  # anomaly mode: where the node was made (``engine.anomaly``)
 
     def forward(self, *args: Any, **options: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} does not define forward")
@@ -254,6 +258,8 @@ class Function:
             if saves_output:  # the output's counter is made now, so an in-place change of it shows
                 counter = result._versions = [0, _in_place_changes]
             node.saved = (_in_place_changes, inputs if saves_inputs else None, counter)
+            if _detecting:  # anomaly mode: the node keeps the stack of this forward call
+                anomaly._record(node)
             return result
         return _wrap(out, None)
 
@@ -288,7 +294,7 @@ class Function:
         return f"<{self.name()}>"
 
 
-# %% book/02_autograd.ipynb, cell 42
+# %% book/02_autograd.ipynb, cell 44
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -327,7 +333,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
         )
 
 
-# %% book/02_autograd.ipynb, cell 45
+# %% book/02_autograd.ipynb, cell 47
 _retained: dict[Function, weakref.ref] = {}
 """The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
 
@@ -415,7 +421,7 @@ def run_backward(
     return None if capture is None else captured
 
 
-# %% book/02_autograd.ipynb, cell 47
+# %% book/02_autograd.ipynb, cell 49
 def _seed(
     roots: Sequence[Tensor], root_grads: Sequence[np.ndarray],
 ) -> tuple[dict[Function, np.ndarray], list[tuple[Tensor, np.ndarray]]]:
@@ -601,13 +607,14 @@ class _Join(Function):
     reads = ()
 
 
-# %% book/02_autograd.ipynb, cell 49
+# %% book/02_autograd.ipynb, cell 51
 def _node_backward(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
     """Step 5: ``node.backward(grad)``, with one gradient per input
     (a bare array for one input is fine, as in PyTorch)."""
     if node.saved is None:
         raise RuntimeError(f"{node.name()}: {freeing.SECOND_BACKWARD}")
-    grads = node.backward(grad)
+    # anomaly mode: a NaN raises, and an error is blamed on the forward call that made the node
+    grads = anomaly._blamed(node, node.backward, grad) if _detecting else node.backward(grad)
     if type(grads) is not tuple:
         grads = (grads,)
     if len(grads) != len(node.inputs):
@@ -662,7 +669,7 @@ def _add_into_input(
     return True
 
 
-# %% book/02_autograd.ipynb, cell 53
+# %% book/02_autograd.ipynb, cell 55
 def tensor_backward(
     tensor: Tensor, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None,
 ) -> None:
@@ -702,7 +709,7 @@ def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.nd
     return grad
 
 
-# %% book/02_autograd.ipynb, cell 293
+# %% book/02_autograd.ipynb, cell 303
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""
@@ -756,6 +763,8 @@ def _apply_with_ctx(op: type[Function], inputs: tuple[Any, ...], options: dict[s
     node.inputs = tuple(x if wanted else None for x, wanted in zip(inputs, needs, strict=True))
     node.needs_input_grad = needs
     node.saved = (_in_place_changes, None, None)
+    if _detecting:
+        anomaly._record(node)
     return _wrap(out._data, node)
 
 

@@ -22,13 +22,14 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 265
+# %% book/02_autograd.ipynb, cell 267
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
 
-from tensorlib.engine import freeing, function
+from tensorlib.engine import anomaly, freeing, function
+from tensorlib.engine.anomaly import _detecting
 from tensorlib.engine.function import Function
 from tensorlib.engine.grad_mode import enable_grad
 from tensorlib.engine.tensor_type import Tensor, _wrap
@@ -83,7 +84,9 @@ def _check_graph_pass(nodes: list[Function]) -> None:
 
 def _graph_backward_of(node: Function, grad: Tensor) -> tuple[Tensor | None, ...]:
     """One node's recorded VJP, one gradient (a Tensor of its input's shape) per input."""
-    grads = node.backward_graph(grad)  # type: ignore[attr-defined]
+    backward = node.backward_graph  # type: ignore[attr-defined]
+    # anomaly mode: as in run_backward, and the nodes it records remember this one made them
+    grads = anomaly._blamed(node, backward, grad) if _detecting else backward(grad)
     if type(grads) is not tuple:
         grads = (grads,)
     if len(grads) != len(node.inputs):
@@ -174,7 +177,7 @@ class _GraphPass:
                 hook(leaf)
 
 
-# %% book/02_autograd.ipynb, cell 266
+# %% book/02_autograd.ipynb, cell 268
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 236
+# %% book/02_autograd.ipynb, cell 238
 import importlib
 import math
 from collections.abc import Callable
@@ -173,7 +173,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 237
+# %% book/02_autograd.ipynb, cell 239
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -371,7 +371,7 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 244
+# %% book/02_autograd.ipynb, cell 246
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -396,7 +396,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 245
+# %% book/02_autograd.ipynb, cell 247
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)`` and
     ``exponential_(rate)``: ``tensor`` overwritten by draws from chapter 3's generators
@@ -429,7 +429,7 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 246
+# %% book/02_autograd.ipynb, cell 248
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -442,7 +442,7 @@ def view_in_place_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 249
+# %% book/02_autograd.ipynb, cell 251
 def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
     elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 118
+# %% book/02_autograd.ipynb, cell 120
 import math
 import string
 from typing import Any
@@ -106,7 +106,7 @@ class MatMul(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 119
+# %% book/02_autograd.ipynb, cell 121
 def matmul(input: Any, other: Any) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):
@@ -247,7 +247,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*operands, equation=equation)
 
 
-# %% book/02_autograd.ipynb, cell 195
+# %% book/02_autograd.ipynb, cell 197
 def _same_dtype(name: str, *tensors: Tensor) -> None:
     """PyTorch's products do not promote: mixed dtypes are refused."""
     dtypes = [t._data.dtype for t in tensors]

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 139
+# %% book/02_autograd.ipynb, cell 141
 from typing import Any
 
 import numpy as np
@@ -178,7 +178,7 @@ class FloatingExtremum(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 140
+# %% book/02_autograd.ipynb, cell 142
 def atan2(input: Tensor, other: Any) -> Tensor:
     """The angle of the point ``(other, input)`` in radians, in :math:`(-\\pi, \\pi]`: the
     quadrant-aware ``atan(input / other)``, elementwise with broadcasting (also ``arctan2``)."""

@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 99
+# %% book/02_autograd.ipynb, cell 101
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -184,7 +184,7 @@ class Std(Function):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
 
 
-# %% book/02_autograd.ipynb, cell 101
+# %% book/02_autograd.ipynb, cell 103
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -229,7 +229,7 @@ class Cumsum(Function):
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 102
+# %% book/02_autograd.ipynb, cell 104
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -329,7 +329,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 106
+# %% book/02_autograd.ipynb, cell 108
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -470,7 +470,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 107
+# %% book/02_autograd.ipynb, cell 109
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""
@@ -621,7 +621,7 @@ def min(
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)
 
 
-# %% book/02_autograd.ipynb, cell 108
+# %% book/02_autograd.ipynb, cell 110
 class Prod(Function):
     """:math:`y = \\prod_i x_i` along ``axis`` (all elements when ``None``);
     :math:`\\bar x_j = \\bar y \\prod_{i \\ne j} x_i`, the product of the others: the running
@@ -689,7 +689,7 @@ def aminmax(
     return amin(input, dim, keepdim), amax(input, dim, keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 112
+# %% book/02_autograd.ipynb, cell 114
 class Cumprod(Function):
     r""":math:`y_i = \prod_{j \le i} x_j` along ``axis``. The gradient of :math:`x_k` is
     :math:`\bar x_k = \sum_{i \ge k} \bar y_i \prod_{j \le i,\, j \ne k} x_j`. Where no
@@ -735,7 +735,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return Cumprod.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))
 
 
-# %% book/02_autograd.ipynb, cell 115
+# %% book/02_autograd.ipynb, cell 117
 def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
     r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
     end."""

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 223
+# %% book/02_autograd.ipynb, cell 225
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,7 +154,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 224
+# %% book/02_autograd.ipynb, cell 226
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,

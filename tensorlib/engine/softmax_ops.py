@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 149
+# %% book/02_autograd.ipynb, cell 151
 import functools
 import math
 import warnings
@@ -93,7 +93,7 @@ def _softmax_unshifted(x: np.ndarray) -> np.ndarray | None:
     return out
 
 
-# %% book/02_autograd.ipynb, cell 150
+# %% book/02_autograd.ipynb, cell 152
 class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`);
     :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`.
@@ -177,7 +177,7 @@ class LogSoftmax(Function):
         return (grad - np.exp(self.out) * grad.sum(axis=self.axis, keepdims=True),)
 
 
-# %% book/02_autograd.ipynb, cell 151
+# %% book/02_autograd.ipynb, cell 153
 def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
     """The dim PyTorch takes when ``dim`` is left out, with its deprecation warning: 0 for 0-, 1-
     and 3-D input, else 1 (a 3-D input was once read as one unbatched image, (C, H, W))."""
@@ -236,7 +236,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 152
+# %% book/02_autograd.ipynb, cell 154
 class LogSumExp(Function):
     """:math:`y = m + \\log \\sum e^{x - m}` over ``axes``, with :math:`m = \\max x` (0 where the
     maximum is infinite, so that a row of :math:`-\\infty` gives :math:`-\\infty`);

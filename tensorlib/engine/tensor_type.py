@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 30
+# %% book/02_autograd.ipynb, cell 32
 import builtins
 import sys
 from collections.abc import Iterator, Sequence
@@ -97,7 +97,7 @@ def _preview(data: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# %% book/02_autograd.ipynb, cell 31
+# %% book/02_autograd.ipynb, cell 33
 # The helpers of the class and of every op: making results, the autograd fields' checks, argument
 # parsing shared by methods, the repr.
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
@@ -194,7 +194,7 @@ def _shared_versions(tensor: Tensor) -> list[int]:
     return tensor._versions
 
 
-# %% book/02_autograd.ipynb, cell 32
+# %% book/02_autograd.ipynb, cell 34
 def _scalar_operand(value: Any, op: str) -> Any:
     """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take."""
     if isinstance(value, Tensor):
@@ -262,7 +262,7 @@ _PRINT_PROFILES = {
 }
 
 
-# %% book/02_autograd.ipynb, cell 33
+# %% book/02_autograd.ipynb, cell 35
 def set_printoptions(
     precision: int | None = None,
     threshold: float | None = None,
@@ -329,7 +329,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 36
+# %% book/02_autograd.ipynb, cell 38
 class Tensor:
     """An n-dimensional array that records the ops applied to it, for reverse-mode autograd.
 
@@ -2864,7 +2864,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 299
+# %% book/02_autograd.ipynb, cell 309
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

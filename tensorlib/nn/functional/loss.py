@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 323
+# %% book/02_autograd.ipynb, cell 333
 import math
 import warnings
 from typing import overload
@@ -182,7 +182,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 324
+# %% book/02_autograd.ipynb, cell 334
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood:
     :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
@@ -333,7 +333,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 325
+# %% book/02_autograd.ipynb, cell 335
 @overload
 def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
 @overload
@@ -495,7 +495,7 @@ def binary_cross_entropy_with_logits(
     )
 
 
-# %% book/02_autograd.ipynb, cell 333
+# %% book/02_autograd.ipynb, cell 343
 def _reduced(losses: Tensor, reduction: str) -> Tensor:
     """The per-element losses as ``reduction`` asks: as they are, summed, or averaged."""
     if reduction == "none":
