@@ -352,7 +352,7 @@ detect_anomaly = anomaly_mode.detect_anomaly
 set_detect_anomaly = anomaly_mode.set_detect_anomaly
 
 
-# %% book/02_autograd.ipynb, cell 350
+# %% book/02_autograd.ipynb, cell 352
 class _LegacyVariable:
     """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
     instance of it (``isinstance(t, Variable)`` is True)."""

@@ -69,7 +69,10 @@ def _check_graph_pass(nodes: list[Function]) -> None:
                 "not differentiable in tensorlib yet; ops supported: "
                 + ", ".join(differentiable_ops())
             )
-        if node.reads == () or all(not per_input for per_input in node.reads or ((0,),)):
+        # what backward_graph reads: reads, unless the op says it reads more (graph_reads: the
+        # fused cross-entropy recomputes its softmax from x, which its backward never reads)
+        reads = getattr(node, "graph_reads", node.reads)
+        if reads == () or all(not per_input for per_input in reads or ((0,),)):
             continue  # its gradient reads no values (Add, Sum, Reshape, a slice)
         made, inputs = node.saved[0], node.saved[1] or ()
         for x in (*node.inputs, *inputs):

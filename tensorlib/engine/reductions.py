@@ -228,6 +228,10 @@ class Cumsum(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.flip(np.cumsum(np.flip(grad, self.axis), axis=self.axis), self.axis),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # the same cumsum from the end, in ops (Flip and this one): linear in the gradient
+        return (grad.flip(self.axis).cumsum(self.axis).flip(self.axis),)
+
 
 # %% book/02_autograd.ipynb, cell 104
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim

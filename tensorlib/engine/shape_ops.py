@@ -150,6 +150,9 @@ class Flip(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.flip(grad, self.dims),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad.flip(*self.dims),)
+
 
 class Roll(Function):
     """Elements shifted cyclically by ``shifts`` along ``dims`` (``None``: the flattened tensor);

@@ -29,7 +29,7 @@ import numpy as np
 
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import floating_array
-from tensorlib.engine.tensor_type import Tensor
+from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axes, normalize_axis
 
 
@@ -141,6 +141,16 @@ class Softmax(Function):
         grad_x *= out
         return (grad_x,)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        r""":math:`\bar x = y \odot (\bar y - \langle \bar y, y \rangle)` in ops, with
+        :math:`y` recomputed from :math:`x` by this op (its forward again) rather than read from
+        the saved array, a constant: differentiable in :math:`x` (through :math:`y`, to any
+        order) and in :math:`\bar y`."""
+        if grad.ndim == 0:  # a 0-d softmax is the constant 1
+            return (_wrap(np.zeros_like(grad._data), None),)
+        out = Softmax.apply(self._graph_inputs()[0], axis=self.axis)
+        return (out * (grad - (grad * out).sum(self.axis, keepdim=True)),)
+
 
 def log_softmax_array(x: np.ndarray, axis: int) -> np.ndarray:
     """Log-softmax of an ndarray along ``axis``: :math:`x - m - \\log \\sum e^{x - m}` with
@@ -175,6 +185,15 @@ class LogSoftmax(Function):
         if self.out.ndim == 0:
             return (np.zeros_like(grad),)
         return (grad - np.exp(self.out) * grad.sum(axis=self.axis, keepdims=True),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        r""":math:`\bar x = \bar y - \text{softmax}(x) \sum \bar y` in ops: :math:`e^y`
+        is the softmax of :math:`x`, recomputed by :class:`Softmax` (differentiable in
+        :math:`x` to any order) instead of read from the saved output."""
+        if grad.ndim == 0:  # a 0-d log-softmax is the constant 0
+            return (_wrap(np.zeros_like(grad._data), None),)
+        probs = Softmax.apply(self._graph_inputs()[0], axis=self.axis)
+        return (grad - probs * grad.sum(self.axis, keepdim=True),)
 
 
 # %% book/02_autograd.ipynb, cell 153

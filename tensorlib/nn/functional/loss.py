@@ -33,9 +33,10 @@ import numpy as np
 from tensorlib.engine.dtypes import float16
 from tensorlib.engine.elementwise import sigmoid_array
 from tensorlib.engine.function import Function
-from tensorlib.engine.softmax_ops import log_softmax_array
+from tensorlib.engine.softmax_ops import Softmax, log_softmax_array
 from tensorlib.engine.special_ops import xlogy
-from tensorlib.engine.tensor_type import Tensor
+from tensorlib.engine.tensor_type import Tensor, _wrap
+from tensorlib.nn.functional.activation import _Softplus
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -182,6 +183,53 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
+# The same steps in ops, for the backward_graph of the losses (create_graph=True)
+def _rows_of(x: Tensor) -> Tensor:
+    """``_classes_last`` in ops: ``(N, C, d1, ...)`` or ``(C,)`` as rows ``(M, C)``."""
+    if x.ndim == 1:
+        return x.reshape(1, -1)
+    return (x if x.ndim == 2 else x.movedim(1, -1)).reshape(-1, x.shape[1])
+
+
+def _rows_back(rows: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``_classes_back`` in ops."""
+    if len(shape) <= 2:
+        return rows.reshape(shape)
+    return rows.reshape((shape[0], *shape[2:], shape[1])).movedim(-1, 1)
+
+
+def _divided(grad: Tensor, divisor: float) -> Tensor:
+    """``grad / divisor`` in ops; for float16 in float32, as the array backwards divide (a
+    divisor past 65,504 is infinite in float16)."""
+    if grad._data.dtype is float16:
+        return (grad.to(np.float32) / divisor).to(float16)
+    return grad / divisor
+
+
+def _per_sample_graph(
+    grad: Tensor, reduction: str, divisor: float, ignored: np.ndarray | None
+) -> Tensor:
+    """``_per_sample`` in ops: the samples' upstream gradients, a column ``(M, 1)`` for
+    ``"none"``, else one number that broadcasts (divided by ``divisor`` for ``"mean"``); a
+    column with 0 at the ignored targets if there are any, so that no derivative multiplies
+    the mean over no target (:math:`1/0`) by 0."""
+    per_sample = grad.reshape(-1, 1) if reduction == "none" else (
+        _divided(grad, divisor) if reduction == "mean" else grad
+    )
+    if ignored is not None and ignored.any():
+        column = ignored[:, np.newaxis]
+        per_sample = per_sample.expand(*column.shape).masked_fill(column, 0.0)
+    return per_sample
+
+
+def _zero_ignored_graph(rows: Tensor, ignored: np.ndarray | None) -> Tensor:
+    """``_zero_ignored`` in ops: the rows of ignored targets filled with 0 (a constant, so
+    their derivative is 0 too), also where a row of :math:`-\\infty` logits made NaN."""
+    if ignored is not None and ignored.any():
+        return rows.masked_fill(ignored[:, np.newaxis], 0.0)
+    return rows
+
+
 # %% book/02_autograd.ipynb, cell 334
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood:
@@ -196,6 +244,8 @@ class _CrossEntropy(Function):
 
     __slots__ = ("shape", "coefficients", "probs", "reduction", "divisor", "ignored")
     reads = ()
+    # backward_graph recomputes the softmax from x (backward reads the saved probabilities)
+    graph_reads = ((0,),)
 
     def forward(
         self,
@@ -230,6 +280,18 @@ class _CrossEntropy(Function):
         with np.errstate(invalid="ignore"):  # inf * 0 in ignored rows, zeroed next
             rows = per_sample * (np.sum(a, axis=1, keepdims=True) * self.probs - a)
         return (_classes_back(_zero_ignored(rows, self.ignored), self.shape), None)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        r""":math:`\bar x_i = s_i \, ((\sum_c A_{ic}) \, p_i - A_i)` in ops (:math:`s_i` the
+        sample's upstream gradient), with :math:`p_i = \text{softmax}(x_i)` recomputed from
+        :math:`x` by :class:`Softmax` instead of read from the saved probabilities. Its
+        derivative in :math:`x_i` is :math:`s_i (\sum_c A_{ic})
+        (\text{diag}(p_i) - p_i p_i^\top)`, to any order; it is linear in :math:`s`."""
+        a = self.coefficients
+        probs = Softmax.apply(_rows_of(self._graph_inputs()[0]), axis=1)
+        per_sample = _per_sample_graph(grad, self.reduction, self.divisor, self.ignored)
+        rows = per_sample * (_wrap(np.sum(a, axis=1, keepdims=True), None) * probs - _wrap(a, None))
+        return (_rows_back(_zero_ignored_graph(rows, self.ignored), self.shape), None)
 
 
 class _NLLLoss(Function):
@@ -271,6 +333,13 @@ class _NLLLoss(Function):
         with np.errstate(invalid="ignore"):  # inf * 0 in ignored rows, zeroed next
             rows = -per_sample * self.coefficients
         return (_classes_back(_zero_ignored(rows, self.ignored), self.shape), None)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # x̄ = -s A in ops: linear in the upstream s, constant in x (the second derivative in
+        # x is 0; in s it is the same product)
+        per_sample = _per_sample_graph(grad, self.reduction, self.divisor, self.ignored)
+        rows = -per_sample * _wrap(self.coefficients, None)  # 0 in the ignored rows
+        return (_rows_back(rows, self.shape), None)
 
 
 class _BinaryCrossEntropyWithLogits(Function):
@@ -331,6 +400,29 @@ class _BinaryCrossEntropyWithLogits(Function):
             pos = 0 if self.pos_weight is None else (self.pos_weight - 1) * self.softplus
             grad_t = upstream * (-x + pos)
         return (grad_x if self.needs_input_grad[0] else None, grad_t)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        r"""Both products in ops, :math:`\sigma(-x)` and :math:`\text{softplus}(-x)` recomputed
+        from :math:`x` (``sigmoid``, and the softplus op with no threshold, exact everywhere),
+        so that they are differentiable in :math:`x`, :math:`t` and the upstream gradient;
+        :math:`w` and :math:`p` are constants. Their derivatives in :math:`x`:
+        :math:`w \, (1 + (p - 1) t) \, \sigma(x) \sigma(-x)` and
+        :math:`-w \, (1 + (p - 1) \sigma(-x))`."""
+        x, t = self._graph_inputs()[:2]
+        upstream = _divided(grad, self.count) if self.reduction == "mean" else grad
+        if self.weight is not None:
+            upstream = upstream * _wrap(np.asarray(self.weight), None)
+        negative = -x
+        pos = None if self.pos_weight is None else _wrap(np.asarray(self.pos_weight - 1), None)
+        grad_x = grad_t = None
+        if self.needs_input_grad[0]:
+            sigmoid_neg = negative.sigmoid()
+            scaled = sigmoid_neg if pos is None else (1 + pos * t) * sigmoid_neg
+            grad_x = upstream * ((1 - t) - scaled)
+        if self.needs_input_grad[1]:
+            softplus = _Softplus.apply(negative, beta=1.0, threshold=math.inf)
+            grad_t = upstream * (negative if pos is None else negative + pos * softplus)
+        return (grad_x, grad_t)
 
 
 # %% book/02_autograd.ipynb, cell 335
