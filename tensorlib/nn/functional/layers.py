@@ -2752,6 +2752,8 @@ def _resample_sizes(
             f"{_shape_text(input)}), but {'size' if size is not None else 'scale_factor'} has "
             f"{len(values)} entries"
         )
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     scales: tuple[float | None, ...] = (None,) * dims
     if size is not None:
         sizes = tuple(operator.index(v) for v in values)
@@ -2765,33 +2767,174 @@ def _resample_sizes(
     return sizes, scales
 
 
-def _nearest_index(size: int, out: int, scale: float | None, exact: bool) -> np.ndarray:
-    """PyTorch's nearest source index of each output position, computed in float32 as PyTorch."""
+def _nearest_index(
+    size: int, out: int, scale: float | None, exact: bool, planar: bool = False
+) -> np.ndarray:
+    """PyTorch's nearest source index of each output position, computed in float32 as PyTorch.
+
+    ``planar``: PyTorch's 2-D nearest kernel copies an axis whose size is kept, and halves the
+    index of a doubled one, whatever ``scale_factor`` says (its 1-D and 3-D kernels do not).
+    """
+    if planar and not exact and out in (size, 2 * size):
+        return np.arange(out) // (out // size)
     rho = np.float32(1.0 / scale if scale else size / out)
     positions = np.arange(out, dtype=np.float32) + np.float32(0.5 if exact else 0.0)
     return np.minimum(np.floor(positions * rho).astype(np.int64), size - 1)
 
 
+def _axis_scale(size: int, out: int, scale: float | None, align_corners: bool) -> float:
+    """ρ, input pixels per output pixel along one axis: :math:`(n-1)/(m-1)` with
+    ``align_corners``, else 1 / scale_factor if given, else :math:`n/m`."""
+    if align_corners:
+        return (size - 1) / (out - 1) if out > 1 else 0.0
+    return 1.0 / scale if scale else size / out
+
+
+def _source_positions(
+    size: int, out: int, scale: float | None, align_corners: bool, dtype: Any
+) -> np.ndarray:
+    """The real source coordinate :math:`s_i` of each output position, in the input's dtype as
+    PyTorch computes it; not clamped (the linear modes clamp it at 0, the cubic one does not)."""
+    rho = dtype.type(_axis_scale(size, out, scale, align_corners))
+    positions = np.arange(out, dtype=dtype)
+    if align_corners:
+        return positions * rho
+    return (positions + dtype.type(0.5)) * rho - dtype.type(0.5)
+
+
 def _linear_matrix(
     size: int, out: int, scale: float | None, align_corners: bool, dtype: Any
-) -> Tensor:
+) -> np.ndarray:
     """The (out, size) matrix of linear interpolation along one axis (section 10.2)."""
-    if align_corners:
-        rho = (size - 1) / (out - 1) if out > 1 else 0.0
-        source = np.arange(out, dtype=dtype) * dtype.type(rho)
-    else:
-        rho = 1.0 / scale if scale else size / out
-        source = np.maximum((np.arange(out, dtype=dtype) + 0.5) * dtype.type(rho) - 0.5, 0)
-    low = source.astype(np.int64)
+    source = np.maximum(_source_positions(size, out, scale, align_corners, dtype), 0)
+    low = np.minimum(source.astype(np.int64), size - 1)
     high = np.minimum(low + 1, size - 1)
     weight = np.clip(source - low, 0, 1).astype(dtype)
     matrix = np.zeros((out, size), dtype=dtype)
     np.add.at(matrix, (np.arange(out), low), 1 - weight)
     np.add.at(matrix, (np.arange(out), high), weight)
-    return Tensor(matrix)
+    return matrix
 
 
-# %% book/04_layers.ipynb, cell 244
+# %% book/04_layers.ipynb, cell 245
+def _cubic(x: np.ndarray, a: float) -> np.ndarray:
+    """Keys' cubic convolution kernel :math:`W_a(x)` (section 10.2), zero for
+    :math:`|x| \\ge 2`; same shape and dtype as ``x``."""
+    x = np.abs(x)
+    a = x.dtype.type(a)
+    near = ((a + 2) * x - (a + 3)) * x * x + 1  # |x| < 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a  # 1 <= |x| < 2
+    return np.where(x < 1, near, np.where(x < 2, far, 0)).astype(x.dtype)
+
+
+def _cubic_matrix(
+    size: int, out: int, scale: float | None, align_corners: bool, dtype: Any
+) -> np.ndarray:
+    """The (out, size) matrix of PyTorch's bicubic resampling along one axis: four taps
+    :math:`i_0 - 1, \\dots, i_0 + 2` weighted :math:`W(t + 1), W(t), W(1 - t), W(2 - t)`
+    with :math:`a = -0.75`, taps beyond an edge clamped onto it."""
+    source = _source_positions(size, out, scale, align_corners, dtype)
+    low = np.minimum(np.floor(source), size - 1).astype(np.int64)
+    t = np.clip(source - low, 0, 1).astype(dtype)
+    matrix = np.zeros((out, size), dtype=dtype)
+    for k in range(4):  # tap low - 1 + k sits at distance t + 1 - k from the source point
+        columns = np.clip(low - 1 + k, 0, size - 1)
+        np.add.at(matrix, (np.arange(out), columns), _cubic(t + dtype.type(1 - k), -0.75))
+    return matrix
+
+
+def _lanczos(x: np.ndarray) -> np.ndarray:
+    """Lanczos-3: :math:`\\mathrm{sinc}(x)\\,\\mathrm{sinc}(x/3)` for :math:`|x| < 3`, else 0."""
+    return np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0).astype(x.dtype)
+
+
+# the kernels of antialiased resampling and their radii, as PIL's and PyTorch's
+_ANTIALIAS_KERNELS: dict[str, tuple[Any, float]] = {
+    "bilinear": (lambda x: np.maximum(1 - np.abs(x), 0).astype(x.dtype), 1.0),
+    "bicubic": (lambda x: _cubic(x, -0.5), 2.0),
+    "lanczos": (_lanczos, 3.0),
+}
+
+
+def _antialias_matrix(
+    mode: str, size: int, out: int, scale: float | None, align_corners: bool, dtype: Any
+) -> np.ndarray:
+    """The (out, size) matrix of PIL-style (antialiased) resampling along one axis: row i
+    weighs input pixel j by :math:`K((j + \\frac12 - c_i)/\\sigma)`, :math:`c_i = \\rho
+    (i + \\frac12)`, :math:`\\sigma = \\max(\\rho, 1)`, over the pixels within
+    :math:`R\\sigma` of :math:`c_i`, and is normalised to sum to 1."""
+    kernel, radius = _ANTIALIAS_KERNELS[mode]
+    rho = dtype.type(_axis_scale(size, out, scale, align_corners))
+    stretch = max(float(rho), 1.0)
+    support = float(dtype.type(radius * stretch))
+    center = (rho * (np.arange(out, dtype=dtype) + dtype.type(0.5))).astype(np.float64)
+    # PyTorch truncates toward zero (a C++ cast) here, not floors
+    first = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    stop = np.minimum((center + support + 0.5).astype(np.int64), size)
+    columns = first[:, None] + np.arange(2 * math.ceil(support) + 1)
+    x = ((columns - center[:, None] + 0.5) * (1.0 / stretch)).astype(dtype)
+    weights = np.where(columns < stop[:, None], kernel(x), 0).astype(dtype)
+    total = weights.sum(axis=1, keepdims=True)
+    weights = weights / np.where(total == 0, 1, total)
+    matrix = np.zeros((out, size), dtype=dtype)
+    np.add.at(matrix, (np.arange(out)[:, None], np.minimum(columns, size - 1)), weights)
+    return matrix
+
+
+def _resampling_matrix(
+    mode: str, size: int, out: int, scale: float | None, align_corners: bool,
+    antialias: bool, dtype: Any,
+) -> Tensor | None:
+    """The (out, size) matrix A of ``mode`` along one axis, :math:`y = A x`; ``None`` where
+    PyTorch copies the axis unchanged (its size kept, in every mode but plain bicubic)."""
+    if out == size and (antialias or mode != "bicubic"):
+        return None
+    if mode == "area":
+        return _averaging_matrix(size, out, dtype)
+    if antialias:
+        return Tensor(_antialias_matrix(mode, size, out, scale, align_corners, dtype))
+    build = _cubic_matrix if mode == "bicubic" else _linear_matrix
+    return Tensor(build(size, out, scale, align_corners, dtype))
+
+
+# %% book/04_layers.ipynb, cell 246
+# the number of dimensions of the input each interpolating mode takes, as PyTorch's
+_RESAMPLE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
+
+
+def _unsupported_resampling(ndim: int, mode: str) -> NotImplementedError:
+    """PyTorch's last-resort refusal: a mode it does not know or a rank it does not take."""
+    return NotImplementedError(
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the modes: "
+        "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact "
+        f"(got {mode})"
+    )
+
+
+def _check_resample_mode(
+    input: Tensor, mode: str, align_corners: bool | None, antialias: bool
+) -> None:
+    """Refuse what PyTorch's interpolate refuses, in its order, words and exception types."""
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    any_rank = mode in ("nearest", "nearest-exact", "area")
+    rank = input.ndim if any_rank else _RESAMPLE_RANKS.get(mode, 0)
+    if mode == "lanczos" and input.ndim == rank:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    if input.ndim != rank:
+        if mode in ("linear", "bilinear", "trilinear"):
+            raise NotImplementedError(
+                f"Got {input.ndim}D input, but {mode} mode needs {rank}D input"
+            )
+        raise _unsupported_resampling(input.ndim, mode)
+
+
 def interpolate(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2801,57 +2944,62 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
-    """Resample the spatial axes to ``size`` or by ``scale_factor`` (section 10.2).
+    """Resample the spatial axes to ``size`` or by ``scale_factor``, one matrix (or index)
+    per axis (section 10.2).
 
-    Shapes: ``input`` (N, C, L) or (N, C, H, W); result (N, C, L_out) or (N, C, H_out, W_out)
-    with ``size`` (an int or one per axis) or :math:`\\lfloor n \\cdot` scale_factor
-    :math:`\\rfloor`. ``mode``: ``"nearest"``, ``"nearest-exact"``, ``"linear"`` (3-D),
-    ``"bilinear"`` (4-D) or ``"area"``; ``align_corners`` (linear modes only, default
-    ``False``) aligns the corner pixels' centres instead of the pixel edges.
+    Args:
+        input: (N, C, L), (N, C, H, W) or (N, C, D, H, W), floating point.
+        size: the output size, an int or one per spatial axis.
+        scale_factor: a float or one per axis; the output size is :math:`\\lfloor n \\cdot`
+            scale_factor :math:`\\rfloor` (exactly one of ``size`` and ``scale_factor``).
+        mode: ``"nearest"`` (default), ``"nearest-exact"`` or ``"area"`` (any rank),
+            ``"linear"`` (3-D), ``"bilinear"``, ``"bicubic"`` or ``"lanczos"`` (4-D, the last
+            with ``antialias=True`` only), ``"trilinear"`` (5-D).
+        align_corners: for the interpolating modes, align the corner pixels' centres instead
+            of their outer edges (default ``None``, meaning ``False``).
+        recompute_scale_factor: interpolate with the scale the output size implies instead of
+            ``scale_factor``.
+        antialias: ``"bilinear"``, ``"bicubic"`` and ``"lanczos"`` widen their kernel by the
+            factor when shrinking and normalise each output's weights (PIL's resampling).
+
+    Returns:
+        (N, C, L_out), (N, C, H_out, W_out) or (N, C, D_out, H_out, W_out), the input's dtype.
 
     Raises:
         ValueError: both or neither of ``size`` and ``scale_factor``, a size that does not fit
-            the input, or ``align_corners`` with a mode that does not interpolate.
-        NotImplementedError: ``"bicubic"``, ``"trilinear"``, ``antialias=True``, a linear mode
-            of the wrong rank, or an input that is not 3-D or 4-D.
+            the input, ``align_corners`` with a mode that does not interpolate, or
+            ``antialias`` with a mode or rank that has none (PyTorch's messages).
+        NotImplementedError: a mode and rank that do not go together, an input not 3-D to
+            5-D, or an unknown mode (PyTorch's messages).
     """
     _check_tensor(input, "interpolate")
     _check_floating("interpolate", input)
-    linear = {"linear": 3, "bilinear": 4}
-    if mode not in ("nearest", "nearest-exact", "area", *linear):
-        raise NotImplementedError(
-            f"interpolate: mode {mode!r} is not implemented; tensorlib has 'nearest', "
-            "'nearest-exact', 'linear', 'bilinear' and 'area'"
-        )
-    if input.ndim not in (3, 4) or (mode in linear and input.ndim != linear[mode]) or antialias:
-        raise NotImplementedError(
-            f"interpolate: got a {input.ndim}-D input with mode {mode!r} and antialias="
-            f"{antialias}; tensorlib resamples 3-D (N, C, L) and 4-D (N, C, H, W) inputs, "
-            "'linear' 3-D only, 'bilinear' 4-D only, without antialiasing"
-        )
-    if align_corners is not None and mode not in linear:
+    if align_corners is not None and mode in ("nearest", "nearest-exact", "area"):
         raise ValueError(
             "align_corners option can only be set with the interpolating modes: "
             "linear | bilinear | bicubic | trilinear"
         )
+    if input.ndim not in (3, 4, 5):
+        raise _unsupported_resampling(input.ndim, mode)
     sizes, scales = _resample_sizes(input, size, scale_factor, recompute_scale_factor)
-    if mode == "area":
-        pool = adaptive_avg_pool1d if input.ndim == 3 else adaptive_avg_pool2d
-        return pool(input, sizes)
+    _check_resample_mode(input, mode, align_corners, antialias)
     output = input
     for axis, (out, scale) in enumerate(zip(sizes, scales, strict=True), start=2):
         n = int(input.shape[axis])
-        if mode in linear:
-            matrix = _linear_matrix(n, out, scale, bool(align_corners), input.dtype)
+        if mode in ("nearest", "nearest-exact"):
+            index = _nearest_index(n, out, scale, mode == "nearest-exact", input.ndim == 4)
+            output = output.index_select(axis, Tensor(index))
+            continue
+        matrix = _resampling_matrix(
+            mode, n, out, scale, bool(align_corners), antialias, input.dtype
+        )
+        if matrix is not None:
             # y = A x along this axis: move it last, multiply by Aᵀ, move it back
             output = (output.movedim(axis, -1) @ matrix.T).movedim(-1, axis)
-        else:
-            index = _nearest_index(n, out, scale, exact=mode == "nearest-exact")
-            output = output.index_select(axis, Tensor(index))
-    return output
+    return output.clone() if output is input else output
 
 
-# %% book/04_layers.ipynb, cell 248
+# %% book/04_layers.ipynb, cell 255
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -2919,7 +3067,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 251
+# %% book/04_layers.ipynb, cell 258
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3001,7 +3149,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 255
+# %% book/04_layers.ipynb, cell 262
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3056,7 +3204,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 256
+# %% book/04_layers.ipynb, cell 263
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3139,7 +3287,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 257
+# %% book/04_layers.ipynb, cell 264
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3200,7 +3348,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 261
+# %% book/04_layers.ipynb, cell 268
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3298,7 +3446,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 266
+# %% book/04_layers.ipynb, cell 273
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3480,7 +3628,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 267
+# %% book/04_layers.ipynb, cell 274
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,

@@ -300,7 +300,7 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 252
+# %% book/04_layers.ipynb, cell 259
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
@@ -451,7 +451,7 @@ class AdaptiveMaxPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 262
+# %% book/04_layers.ipynb, cell 269
 # the functions of section 10.5, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_max_pool1d,
@@ -525,7 +525,7 @@ class LPPool2d(LPPool1d):
         return lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-# %% book/04_layers.ipynb, cell 268
+# %% book/04_layers.ipynb, cell 275
 # the functions of section 10.6, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     max_unpool1d,

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 245
+# %% book/04_layers.ipynb, cell 247
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
@@ -22,20 +22,21 @@ from tensorlib.nn.modules.module import Module
 
 
 class Upsample(Module):
-    """Resample the spatial axes of (N, C, L) or (N, C, H, W) to ``size`` or by
-    ``scale_factor``, with :func:`~tensorlib.nn.functional.interpolate`.
+    """Resample the spatial axes of (N, C, L), (N, C, H, W) or (N, C, D, H, W) to ``size``
+    or by ``scale_factor``, with :func:`~tensorlib.nn.functional.interpolate`.
 
     Args:
         size: the output size, an int or one per spatial axis.
         scale_factor: the factor, a float or one per axis (exactly one of the two is given).
-        mode: ``"nearest"`` (default), ``"nearest-exact"``, ``"linear"``, ``"bilinear"`` or
-            ``"area"``.
+        mode: ``"nearest"`` (default), ``"nearest-exact"``, ``"area"``, ``"linear"``
+            (3-D), ``"bilinear"`` or ``"bicubic"`` (4-D), ``"trilinear"`` (5-D).
         align_corners: for the linear modes, align the corner pixels' centres (default
             ``False``).
         recompute_scale_factor: compute the scale from the output size instead of using
             ``scale_factor``.
 
-    Shapes: (N, C, L) -> (N, C, L_out), (N, C, H, W) -> (N, C, H_out, W_out).
+    Shapes: (N, C, L) -> (N, C, L_out), (N, C, H, W) -> (N, C, H_out, W_out),
+    (N, C, D, H, W) -> (N, C, D_out, H_out, W_out).
     """
 
     def __init__(

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 297
+# %% book/04_layers.ipynb, cell 304
 import warnings
 from typing import Any
 
