@@ -2,15 +2,16 @@
 # edit the notebook and run `make export`.
 
 r"""Function transforms, as ``torch.func``: ``vmap`` maps a function over a dim of its inputs;
-``grad``, ``grad_and_value``, ``vjp``, ``jacrev`` and ``jacfwd`` turn a function into its
-derivative; ``hessian`` is ``jacfwd`` of ``grad``.
+``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev`` and ``jacfwd`` turn a function into
+its derivative; ``hessian`` is ``jacfwd`` of ``jacrev``; ``stack_module_state`` stacks the
+parameters of several models for ensembling with ``vmap``.
 
 ``vmap`` calls the function once per index of the mapped dim and stacks the results: PyTorch's
 values, at the cost of one call per sample (PyTorch batches each op instead). The derivative
-transforms run this chapter's engine on fresh leaves. Inside another transform, ``grad``,
-``grad_and_value`` and ``vjp`` record their backward pass (``create_graph=True``), so
-``grad(grad(f))``, ``jacrev(grad(f))`` and ``hessian`` work for the ops that support it;
-``jacrev`` and ``jacfwd`` return Jacobians without a graph and refuse to be nested.
+transforms run this chapter's engine on fresh leaves. Inside another transform, each records
+its backward pass (``create_graph=True``), so ``grad(grad(f))``, ``jacrev(jacrev(f))``,
+``jacfwd(jacrev(f))`` and ``hessian`` work for the ops that support it. ``jvp`` has no forward
+mode: it differentiates a recorded vector-Jacobian product with respect to its cotangent.
 ``tensorlib.vmap`` is this module's. ``functional_call`` is chapter 4's
 ``tensorlib.nn.utils.stateless.functional_call``, looked up when asked for.
 """
@@ -25,6 +26,8 @@ __all__ = [
     'jacrev',
     'jacfwd',
     'hessian',
+    'jvp',
+    'stack_module_state',
 ]
 
 
@@ -37,7 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.autograd_functional import jacobian
 from tensorlib.engine.function import run_backward
 from tensorlib.engine.grad_mode import enable_grad
 from tensorlib.engine.higher_order import run_backward_graph
@@ -236,15 +238,9 @@ _running: list[str] = []  # the derivative transforms running now, innermost las
 
 
 def _derivative(name: str, call: Callable[[], Any]) -> Any:
-    """``call()`` as the derivative transform ``name``. Inside another one, ``grad`` and ``vjp``
-    record their backward pass (``_gradients``); ``jacrev`` and ``jacfwd`` are refused there."""
-    if _running and name in ("jacrev", "jacfwd"):
-        raise NotImplementedError(
-            f"{name} inside {_running[-1]}: tensorlib's {name} builds its Jacobian row by row "
-            "and returns it without a graph, so it cannot be differentiated again; grad, "
-            "grad_and_value and vjp can be nested (their backward is recorded with "
-            "create_graph=True), and hessian is jacfwd(grad(f))"
-        )
+    """``call()`` (the forward call of ``func``) as the derivative transform ``name``. The
+    transform's backward passes run after it returns: they are recorded (``_gradients``) when
+    another transform is still running, which is how transforms nest."""
     _running.append(name)
     try:
         return call()
@@ -439,18 +435,20 @@ def jacrev(func: Callable[..., Any], argnums: Any = 0, *, has_aux: bool = False,
            chunk_size: int | None = None,
            _preallocate_and_copy: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``func`` with respect to ``args[argnums]``, as a function of the same
-    arguments (``torch.func.jacrev``), by reverse mode: one backward pass per output element
-    (:func:`tensorlib.autograd.functional.jacobian`).
+    arguments (``torch.func.jacrev``), by reverse mode: one backward pass per output element.
 
     Args:
-        func: a function of tensors returning a tensor or a tuple of tensors (or
-            ``(output, aux)`` with ``has_aux``).
-        argnums: an int, or a tuple of ints (the result is then a tuple over them).
+        func: a function of tensors (or nests of them) returning a tensor or a nest of tensors
+            (or ``(output, aux)`` with ``has_aux``).
+        argnums: an int, or a tuple of ints (each output's Jacobian is then a tuple over them).
         has_aux: ``func`` returns ``(output, aux)``; the result is ``(jacobian, aux)``.
         chunk_size: accepted as PyTorch's; the rows are computed one by one.
         _preallocate_and_copy: accepted as PyTorch's; no effect.
 
-    For output :math:`y` and argument :math:`x`, the block has shape ``y.shape + x.shape``.
+    Returns:
+        For output :math:`y` and argument :math:`x`, a block of shape ``y.shape + x.shape``,
+        nested as the outputs, then as the arguments. Inside another transform
+        (``jacrev(jacrev(f))``, ``hessian``) the rows are recorded with ``create_graph=True``.
     """
     return _jacobian_transform(func, argnums, has_aux, "jacrev")
 
@@ -459,7 +457,7 @@ def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
            randomness: str = "error") -> Callable[..., Any]:
     """The Jacobian of ``func``, as ``torch.func.jacfwd``: the same values and layout as
     :func:`jacrev`. PyTorch computes it column by column in forward mode; tensorlib has reverse
-    mode only, so it computes the same matrix row by row.
+    mode only, so it computes the same matrix row by row (and nests the same way).
 
     Args:
         func: as for :func:`jacrev`.
@@ -473,41 +471,214 @@ def jacfwd(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False, *,
     return _jacobian_transform(func, argnums, has_aux, "jacfwd")
 
 
+def _jacobian_rows(out: Tensor, leaves: list[Tensor]) -> list[Tensor]:
+    r"""For each leaf, the block :math:`\partial\,\text{out} / \partial\,\text{leaf}` of shape
+    ``out.shape + leaf.shape``: one pullback of each one-hot cotangent (a row), stacked."""
+    size = int(np.prod(out.shape))
+    rows = []
+    for k in range(size):
+        seed = np.zeros(size, dtype=out.dtype)
+        seed[k] = 1
+        rows.append(_gradients([out], [seed.reshape(out.shape)], leaves))
+    blocks = []
+    for j, leaf in enumerate(leaves):
+        shape = tuple(out.shape) + tuple(leaf.shape)
+        if size == 0:
+            blocks.append(_wrap(np.zeros(shape, dtype=leaf.dtype), None))
+        else:
+            blocks.append(stack([row[j] for row in rows]).reshape(shape))
+    return blocks
+
+
 def _jacobian_transform(func: Callable[..., Any], argnums: Any, has_aux: bool,
                         name: str) -> Callable[..., Any]:
     @functools.wraps(func)
     def jacobian_of(*args: Any) -> Any:
         numbers = _argnums_checked(argnums, len(args))
+        points, groups = list(args), []
         for number in numbers:
-            if not isinstance(args[number], Tensor):
-                raise ValueError("Thing passed to transform API must be Tensor, got "
-                                 f"{type(args[number])}")
-        auxes = []
+            points[number], fresh = _fresh_leaves(args[number])
+            groups.append((fresh, _tree_flatten(args[number])[1]))
 
-        def at(*points: Tensor) -> Any:
-            full = list(args)
-            for number, point in zip(numbers, points, strict=True):
-                full[number] = point
-            output, aux = _split_aux(func(*full), has_aux, f"{name}(f, ...)(*args)")
-            auxes.append(aux)
-            return output
+        def run() -> Any:
+            with enable_grad():
+                return func(*points)
 
-        inputs = args[numbers[0]] if isinstance(argnums, int) else tuple(args[n] for n in numbers)
-        found = _derivative(name, lambda: jacobian(at, inputs))
-        return (found, auxes[0]) if has_aux else found
+        where = f"{name}(f, ...)(*args)"
+        output, aux = _split_aux(_derivative(name, run), has_aux, where)
+        outputs, out_spec = _tree_flatten(output)
+        for out in outputs:
+            if not isinstance(out, Tensor):
+                raise RuntimeError(f"{where}: expected f(*args) to return only tensors, got "
+                                   f"unsupported type {type(out)}")
+        leaves = [x for fresh, _ in groups for x in fresh]
+        per_output = []
+        for out in outputs:  # after _derivative: recorded iff an outer transform is running
+            blocks = iter(_jacobian_rows(out, leaves))
+            per_argument = [_tree_unflatten(blocks, spec) for _, spec in groups]
+            per_output.append(per_argument[0] if isinstance(argnums, int)
+                              else tuple(per_argument))
+        found = _tree_unflatten(iter(per_output), out_spec)
+        return (found, aux) if has_aux else found
 
     return jacobian_of
 
 
 def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
-    """PyTorch's ``hessian``, the Jacobian of a gradient: ``jacfwd(grad(func))`` here (PyTorch's
-    is ``jacfwd(jacrev(func))``), the gradient recorded with ``create_graph=True``.
+    """The Hessian of a function returning a 0-d tensor, as ``torch.func.hessian``:
+    ``jacfwd(jacrev(func, argnums), argnums)``, the inner Jacobian recorded with
+    ``create_graph=True``.
 
     Args:
         func: a function of tensors returning a 0-d tensor.
         argnums: as for :func:`jacrev`.
     """
-    return jacfwd(grad(func, argnums), argnums)
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# %% book/02_autograd.ipynb, cell 367
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
+        has_aux: bool = False) -> tuple[Any, ...]:
+    r"""``func`` at ``primals`` and its Jacobian-vector product :math:`J t` (``torch.func.jvp``).
+
+    PyTorch runs forward mode. tensorlib has only reverse mode and uses the double-vjp trick:
+    the pullback :math:`g(u) = J^\top u` is recorded (``create_graph=True``) at a placeholder
+    cotangent :math:`u`; it is linear in :math:`u`, so its own pullback at :math:`t` is
+    :math:`J t`. Two backward passes, exact, for the ops that have a recorded backward.
+
+    Args:
+        func: a function of tensors (or nests) returning a tensor or a nest of tensors (or
+            ``(output, aux)`` with ``has_aux``).
+        primals: a tuple, ``func``'s positional arguments.
+        tangents: a nest shaped like ``primals``, one floating tensor per primal, of its shape.
+        strict: raise if an output does not depend on the primals (else its tangent is zeros).
+        has_aux: ``func`` returns ``(output, aux)``; ``aux`` is returned third.
+
+    Returns:
+        ``(output, jvp_out)`` (``(output, jvp_out, aux)``), ``jvp_out`` shaped like ``output``.
+    """
+    where = "jvp(f, primals, tangents)"
+    flat_tangents = _jvp_inputs_checked(primals, tangents, where)
+    points, leaves = _fresh_leaves(primals)
+
+    def run() -> Any:
+        with enable_grad():
+            return func(*points)
+
+    output, aux = _split_aux(_derivative("jvp", run), has_aux, where)
+    outputs, out_spec = _tree_flatten(output)
+    if len(outputs) < 1 or (len(outputs) == 1 and outputs[0] is None):
+        raise RuntimeError(f"{where}: Expected f to be a function that has non-empty output "
+                           f"(got output = {outputs})")
+    for out in outputs:
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"{where}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(out)}")
+    if strict and not all(out.requires_grad for out in outputs):
+        raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is "
+                           "independent of the inputs. This is not allowed with strict=True.")
+    pushed = _pushforward(outputs, leaves, flat_tangents)
+    kept = [out if _running else out.detach() for out in outputs]  # nested: keep the graph
+    result = (_tree_unflatten(iter(kept), out_spec), _tree_unflatten(iter(pushed), out_spec))
+    return (*result, aux) if has_aux else result
+
+
+def _jvp_inputs_checked(primals: Any, tangents: Any, where: str) -> list[Tensor]:
+    """The tangents as a flat list, after PyTorch's checks of both arguments."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{where}: Expected primals to be a tuple. E.g. it should be valid "
+                           "to call f(*primals).")
+    flat_primals, primals_spec = _tree_flatten(primals)
+    flat_tangents, tangents_spec = _tree_flatten(tangents)
+    if primals_spec != tangents_spec:
+        raise RuntimeError(
+            f"{where}: Expected primals and tangents to have the same python structure. For "
+            "example, if primals is a tuple of 3 tensors, tangents also must be. Got primals "
+            f"with structure {primals_spec} and tangents with structure {tangents_spec}")
+    for flat, name in ((flat_primals, "primals"), (flat_tangents, "tangents")):
+        if not flat:
+            raise RuntimeError(f"{where}: Expected {name} to contain at least one Tensor.")
+        for leaf in flat:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(f"{where}: Expected {name} to only contain Tensors, got "
+                                   f"{type(leaf)}")
+    for primal, tangent in zip(flat_primals, flat_tangents, strict=True):
+        if not tangent.is_floating_point():
+            raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                             f"{tangent.dtype}")
+        if tuple(tangent.shape) != tuple(primal.shape):
+            raise RuntimeError(
+                "Trying to set a forward gradient that has a different size than that of the "
+                f"original Tensor, this is not supported. Tensor is of size {list(primal.shape)} "
+                f"while the given forward gradient is of size {list(tangent.shape)}.")
+    return flat_tangents
+
+
+def _pushforward(outputs: list[Tensor], leaves: list[Tensor],
+                 tangents: list[Tensor]) -> list[Tensor]:
+    r""":math:`J t` for each output: the recorded pullback :math:`g(u) = J^\top u` at zero
+    placeholders :math:`u` (one per output), then the pullback of :math:`g` at the tangents,
+    taken with respect to :math:`u`. Zeros for an output that does not depend on the leaves."""
+    used = [k for k, out in enumerate(outputs) if out.requires_grad]
+    placeholders = [_wrap(np.zeros(outputs[k].shape, dtype=outputs[k].dtype), None)
+                    .requires_grad_() for k in used]
+    pulled: list[Any] = [None] * len(leaves)
+    if used:
+        pulled = run_backward_graph([outputs[k] for k in used], placeholders,
+                                    capture=leaves) or pulled
+    pairs = [(g, t) for g, t in zip(pulled, tangents, strict=True)
+             if g is not None and g.requires_grad]
+    if pairs and (_running or any(t.requires_grad for _, t in pairs)):
+        # recorded, the tangents as seeds: an outer transform (or autograd) differentiates J t
+        seeds = [t if t.dtype == g.dtype else t.to(g.dtype) for g, t in pairs]
+        recorded = run_backward_graph([g for g, _ in pairs], seeds, capture=placeholders)
+        found = [_wrap(np.zeros_like(u._data), None) if v is None else v
+                 for u, v in zip(placeholders, recorded or [None] * len(used), strict=True)]
+    else:
+        found = _gradients([g for g, _ in pairs],
+                           [np.asarray(t._data, dtype=g.dtype) for g, t in pairs], placeholders)
+    pushed = [_wrap(np.zeros(out.shape, dtype=out.dtype), None) for out in outputs]
+    for k, value in zip(used, found, strict=True):
+        pushed[k] = value
+    return pushed
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """The parameters and buffers of ``M`` models of one class, each stacked along a new first
+    dim, by name (``torch.func.stack_module_state``): ready for ``vmap`` over the models.
+
+    Args:
+        models: a list (or ``ModuleList``) of modules of the same class, all in training or all
+            in eval mode.
+
+    Returns:
+        ``(params, buffers)``: dicts from each name of the first model (``named_parameters``,
+        ``named_buffers``) to a tensor of shape ``(M, *shape)``. Stacked parameters are new
+        leaves that require grad (an optimizer can train them); the models are left alone.
+    """
+    models = list(models)
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    all_params = [dict(model.named_parameters()) for model in models]
+    params = {name: _stacked_leaf([p[name] for p in all_params], name) for name in all_params[0]}
+    all_buffers = [dict(model.named_buffers()) for model in models]
+    buffers = {name: _stacked_leaf([b[name] for b in all_buffers], name)
+               for name in all_buffers[0]}
+    return params, buffers
+
+
+def _stacked_leaf(tensors: list[Tensor], name: str) -> Tensor:
+    """``stack(tensors)``: a new leaf that requires grad if every tensor does."""
+    requires = [t.requires_grad for t in tensors]
+    if any(requires) and not all(requires):
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = stack([t.detach() for t in tensors])
+    return result.requires_grad_() if all(requires) else result
 
 
 def __getattr__(name: str) -> Any:

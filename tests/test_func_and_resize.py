@@ -472,7 +472,7 @@ def test_jacrev_and_jacfwd_match_pytorch(transform, argnums):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-12, atol=1e-14)
 
 
-def test_second_order_transforms_run_and_jacobians_inside_a_transform_are_refused():
+def test_second_order_transforms_run_and_unsupported_ops_are_refused_by_name():
     x = tl.tensor([0.5, -1.0, 2.0], dtype=tl.float64)
     a = x.numpy()
     second = tl.func.grad(lambda v: tl.func.grad(lambda b: b.sin().sum())(v).sum())(x)
@@ -484,11 +484,206 @@ def test_second_order_transforms_run_and_jacobians_inside_a_transform_are_refuse
                                + 2 * a[None, :], rtol=1e-12)
     with pytest.raises(RuntimeError, match="scalar Tensor"):  # as in torch: grad(f) is a vector
         tl.func.grad(tl.func.grad(lambda v: v.sin().sum()))(x)
-    for inner in (tl.func.jacrev, tl.func.jacfwd):
-        with pytest.raises(NotImplementedError, match="inside grad: .* without a graph"):
-            tl.func.grad(lambda v, inner=inner: inner(lambda b: b.sin())(v).sum())(x)
-    # the transforms still work after a refusal (nothing left running)
+    for inner in (tl.func.jacrev, tl.func.jacfwd):  # nested Jacobians run now
+        found = tl.func.grad(lambda v, inner=inner: inner(lambda b: b.sin())(v).sum())(x)
+        np.testing.assert_allclose(found.numpy(), -np.sin(a), rtol=1e-12)
+    # an op without a recorded backward is refused by name, and nothing is left running
+    with pytest.raises(NotImplementedError, match="the backward of Tan is not differentiable"):
+        tl.func.jacrev(tl.func.jacrev(lambda b: b.tan()))(x)
+    with pytest.raises(NotImplementedError, match="the backward of Tan is not differentiable"):
+        tl.func.jvp(lambda b: b.tan(), (x,), (x,))
     np.testing.assert_array_equal(tl.func.grad(lambda a: a.sum())(x).numpy(), [1.0, 1.0, 1.0])
+
+
+# --- tensorlib.func: jvp, nested Jacobians, stack_module_state -----------------------------------
+
+def _jvp_case(lib, case):
+    a, b = lib.tensor(RNG_CASES["x"][0, :3]), lib.tensor(RNG_CASES["x"][1:3, :3])
+    t, s = lib.tensor(RNG_CASES["x"][2, 1:]), lib.tensor(RNG_CASES["y"][:3] * np.ones((2, 1)))
+    jvp = lib.func.jvp
+    if case == "one":
+        return jvp(lambda p: p.sin() * p.sum(), (a,), (t,))
+    if case == "two-args-tuple-out":
+        return jvp(lambda p, q: (q @ p.exp(), (p * q).sum(0).sin()), (a, b), (t, s))
+    if case == "pytree":
+        return jvp(lambda d, l: {"o": d["p"] * l[0].sum(), "n": [d["p"].exp()]},
+                   ({"p": a}, [b]), ({"p": t}, [s]))
+    if case == "has-aux":
+        return jvp(lambda p: ((p * p).sum(), {"aux": p * 2}), (a,), (t,), has_aux=True)
+    if case == "independent":
+        return jvp(lambda p: (p * 2, b.sum()), (a,), (t,))
+    if case == "0-d":
+        return jvp(lambda p: (p ** 3).sum(), (a.sum(),), (t.sum(),))
+    raise AssertionError(case)
+
+
+JVP_CASES = ["one", "two-args-tuple-out", "pytree", "has-aux", "independent", "0-d"]
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        return [leaf for key in tree for leaf in _leaves(tree[key])]
+    if isinstance(tree, (tuple, list)):
+        return [leaf for item in tree for leaf in _leaves(item)]
+    return [tree]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", JVP_CASES)
+def test_jvp_matches_pytorch(case):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _leaves(_jvp_case(tl, case)), _leaves(_jvp_case(torch, case))
+    assert len(ours) == len(theirs)
+    for x, y in zip(ours, theirs, strict=True):
+        assert tuple(x.shape) == tuple(y.shape) and not x.requires_grad
+        np.testing.assert_allclose(x.numpy(), y.detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_jvp_is_the_jacobian_times_the_tangent():
+    a, t = RNG.standard_normal(4), RNG.standard_normal(4)
+    f = lambda p: (p.exp() * p.sum()).softmax(0)  # noqa: E731
+    _, pushed = tl.func.jvp(f, (tl.tensor(a),), (tl.tensor(t),))
+    jac = tl.func.jacrev(f)(tl.tensor(a))
+    np.testing.assert_allclose(pushed.numpy(), jac.numpy() @ t, rtol=1e-12)
+
+
+@pytest.mark.parity
+def test_jvp_errors_match_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        x = lib.ones(3)
+        with pytest.raises(RuntimeError, match=r"Expected primals to be a tuple\. E\.g\. it"):
+            lib.func.jvp(lib.sin, x, x)
+        with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same "
+                                               "python structure"):
+            lib.func.jvp(lib.sin, (x,), x)
+        with pytest.raises(RuntimeError, match=r"Tensor is of size \[3\] while the given "
+                                               r"forward gradient is of size \[2\]\."):
+            lib.func.jvp(lib.sin, (x,), (lib.ones(2),))
+        with pytest.raises(ValueError, match="Expected tangent to be floating point or complex"):
+            lib.func.jvp(lib.sin, (x,), (lib.ones(3, dtype=lib.int64),))
+        with pytest.raises(RuntimeError, match="Expected primals to contain at least one Tensor"):
+            lib.func.jvp(lib.sin, (), ())
+        with pytest.raises(RuntimeError, match="Expected primals to only contain Tensors"):
+            lib.func.jvp(lib.sin, (1.0,), (1.0,))
+        with pytest.raises(RuntimeError, match="to return only tensors, got unsupported type"):
+            lib.func.jvp(lambda p: 3, (x,), (x,))
+        with pytest.raises(RuntimeError,
+                           match=r"output of function f should be a tuple: \(output, aux\)"):
+            lib.func.jvp(lib.sin, (x,), (x,), has_aux=True)
+        with pytest.raises(RuntimeError,
+                           match="strict=True\\): The output of f is independent"):
+            lib.func.jvp(lambda p, lib=lib: lib.zeros(2), (x,), (x,), strict=True)
+
+
+NESTED = {
+    "jacrev(jacrev)": lambda F, f: F.jacrev(F.jacrev(f)),
+    "jacfwd(jacrev)": lambda F, f: F.jacfwd(F.jacrev(f)),
+    "jacrev(jacfwd)": lambda F, f: F.jacrev(F.jacfwd(f)),
+    "hessian": lambda F, f: F.hessian(f),
+    "hessian-argnums": lambda F, f: F.hessian(lambda p, q: f(p * q), argnums=(0, 1)),
+    "grad(jvp)": lambda F, f: F.grad(lambda p: F.jvp(f, (p,), (p.cos(),))[1].sum()),
+    "jvp(grad)": lambda F, f: lambda p: F.jvp(F.grad(f), (p,), (p.sin(),)),
+    "jacrev-of-vmap": lambda F, f: F.jacrev(F.vmap(F.grad(f))),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("name", list(NESTED))
+def test_nested_jacobians_and_hessians_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    a = RNG_CASES["x"][:2, :3] if name == "jacrev-of-vmap" else RNG_CASES["x"][0, :3]
+    results = []
+    for lib in (tl, torch):
+        def f(p, lib=lib):
+            return (p.sin() * p.exp().sum()).sum() + (p ** 3).sum() * p[0] if p.ndim else p.sin()
+        args = (lib.tensor(a),) if name != "hessian-argnums" else (lib.tensor(a), lib.tensor(a))
+        results.append(_leaves(NESTED[name](lib.func, f)(*args)))
+    for x, y in zip(*results, strict=True):
+        assert tuple(x.shape) == tuple(y.shape)
+        np.testing.assert_allclose(x.numpy(), y.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _models(lib, count=3, eval_mode=False):
+    made = []
+    for k in range(count):
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4), lib.nn.Tanh())
+        with lib.no_grad():
+            for n, p in enumerate(model.parameters()):
+                p.copy_(lib.tensor(np.cos(np.arange(p.numel()) + 10 * k + n).reshape(p.shape),
+                                   dtype=lib.float32))
+        made.append(model.eval() if eval_mode else model)
+    return made
+
+
+@pytest.mark.parity
+def test_stack_module_state_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        models = _models(lib)
+        params, buffers = lib.func.stack_module_state(models)
+        results.append((params, buffers))
+        for p in params.values():
+            assert p.is_leaf and p.requires_grad
+        for b in buffers.values():
+            assert not b.requires_grad
+        params["0.weight"].sum().backward()  # a new leaf: the models' parameters are untouched
+        assert models[0][0].weight.grad is None
+    for ours, theirs in zip(results[0], results[1], strict=True):
+        assert list(ours) == list(theirs)
+        for name in ours:
+            assert tuple(ours[name].shape) == tuple(theirs[name].shape)
+            np.testing.assert_array_equal(ours[name].detach().numpy(),
+                                          theirs[name].detach().numpy())
+
+
+@pytest.mark.parity
+def test_stack_module_state_errors_match_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        stack_module_state = lib.func.stack_module_state
+        with pytest.raises(RuntimeError, match=r"Expected at least one model, got 0\."):
+            stack_module_state([])
+        with pytest.raises(RuntimeError, match="Expected all models to have the same "
+                                               "training/eval mode"):
+            stack_module_state([lib.nn.Linear(2, 2), lib.nn.Linear(2, 2).eval()])
+        with pytest.raises(RuntimeError, match="Expected all models to be of the same class"):
+            stack_module_state([lib.nn.Linear(2, 2), lib.nn.Tanh()])
+        frozen = lib.nn.Linear(2, 2)
+        frozen.bias.requires_grad_(False)
+        with pytest.raises(RuntimeError, match="Expected bias from each model to have the same "
+                                               r"\.requires_grad"):
+            stack_module_state([lib.nn.Linear(2, 2), frozen])
+        with pytest.raises(KeyError):  # a name of the first model missing from another
+            stack_module_state([lib.nn.Linear(2, 2), lib.nn.Linear(2, 2, bias=False)])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("eval_mode", [False, True])
+def test_ensemble_by_vmap_equals_the_loop_and_pytorch(eval_mode):
+    torch = pytest.importorskip("torch")
+    x = RNG_CASES["x"][:, :3]
+    results = []
+    for lib in (tl, torch):
+        models = _models(lib, eval_mode=eval_mode)
+        params, buffers = lib.func.stack_module_state(models)
+        base = models[0]
+
+        def fmodel(params, buffers, data, base=base, lib=lib):
+            return lib.func.functional_call(base, (params, buffers), (data,))
+
+        data = lib.tensor(x, dtype=lib.float32)
+        ensemble = lib.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, data)
+        looped = lib.stack([model(data) for model in models])
+        np.testing.assert_allclose(ensemble.detach().numpy(), looped.detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
+        ensemble.sum().backward()  # the stacked parameters are trainable leaves
+        results.append([ensemble, params["0.weight"].grad])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
 
 
 def test_functional_call_is_found_lazily_or_named():
