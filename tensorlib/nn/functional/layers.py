@@ -110,6 +110,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensorlib.engine import Function, Tensor, no_grad
+from tensorlib.engine.indexing import _IndexGrad
 from tensorlib.engine.inplace import apply_
 from tensorlib.engine.parallel import block_bounds, note_product, parallel_for, worth_splitting
 from tensorlib.engine.softmax_ops import _constant
@@ -312,6 +313,20 @@ class _Embedding(Function):
         if self.padding_idx is not None:
             grad_weight[self.padding_idx] = 0
         return grad_weight, None
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, None]:
+        # W̄ = Σ_p f_p e_{id_p} Ȳ_pᵀ: row p of Ȳ added into row id_p (a differentiable scatter-add,
+        # _IndexGrad, whose own gradient gathers the rows back: the lookup again), scaled by
+        # f_p = 0 at padding_idx, else 1, or 1/count(id_p) with scale_grad_by_freq
+        ids = self.ids.reshape(-1)
+        scale = np.ones(ids.size, dtype=grad.dtype)
+        if self.by_freq and ids.size:
+            scale /= np.bincount(ids, minlength=self.num_embeddings)[ids]
+        if self.padding_idx is not None:
+            scale[ids == self.padding_idx] = 0
+        rows = grad.reshape(ids.size, grad.shape[-1]) * Tensor(scale[:, None])
+        table = (self.num_embeddings, grad.shape[-1])
+        return _IndexGrad.apply(rows, key=(ids,), shape=table), None
 
 
 def _ids_array(input: Any, num_embeddings: int) -> np.ndarray:
@@ -710,7 +725,7 @@ class LayerNormFunction(Function):
     directly only with arguments that passed those checks, as a fused kernel does.
     """
 
-    __slots__ = ("x_hat", "rstd", "weight", "shape")
+    __slots__ = ("x_hat", "rstd", "weight", "shape", "eps")
     reads = ((1,), (), ())  # x̂ and 1/σ are copies made in forward: only x̄ reads an input, w
 
     def name(self) -> str:
@@ -726,7 +741,7 @@ class LayerNormFunction(Function):
         normalized_shape: tuple[int, ...] = (),
         eps: float = 1e-5,
     ) -> np.ndarray:
-        self.shape = tuple(normalized_shape)
+        self.shape, self.eps = tuple(normalized_shape), eps
         # (M, width): each row is normalised (width >= 1)
         rows = x.reshape(-1, math.prod(self.shape))
         rstd = np.empty(rows.shape[0], rows.dtype)
@@ -787,11 +802,33 @@ class LayerNormFunction(Function):
             None if grad_bias is None else grad_bias.reshape(self.shape),
         )
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # the backward above as a function of (x, w, Ȳ), in differentiable ops, with x̂ and
+        # σ_ε = sqrt(σ² + ε) recomputed from x, so that x̄, w̄ and b̄ differentiate in all three:
+        # x̄ = (g - mean(g) - x̂ mean(g x̂)) / σ_ε with g = w ⊙ Ȳ; w̄ = Σ Ȳ ⊙ x̂; b̄ = Σ Ȳ
+        x, weight, _ = self._graph_inputs()
+        need_x, need_weight, need_bias = self.needs_input_grad
+        width = math.prod(self.shape)
+        rows, grad_rows = x.reshape(-1, width), grad.reshape(-1, width)  # (M, width)
+        centred = rows - rows.mean(1, keepdim=True)
+        spread = ((centred * centred).mean(1, keepdim=True) + self.eps).sqrt()  # σ_ε
+        x_hat = centred / spread
+        grad_x = grad_weight = grad_bias = None
+        if need_x:
+            g = grad_rows if weight is None else grad_rows * weight.reshape(width)
+            grad_x = (g - g.mean(1, keepdim=True) - x_hat * (g * x_hat).mean(1, keepdim=True))
+            grad_x = (grad_x / spread).reshape(x.shape)
+        if need_weight:
+            grad_weight = (grad_rows * x_hat).sum(0).reshape(self.shape)
+        if need_bias:
+            grad_bias = grad_rows.sum(0).reshape(self.shape)
+        return grad_x, grad_weight, grad_bias
+
 
 class _RMSNorm(Function):
     """RMS normalisation over the trailing axes (no centring, no shift)."""
 
-    __slots__ = ("x_hat", "rrms", "weight", "axes", "batch_axes")
+    __slots__ = ("x_hat", "rrms", "weight", "axes", "batch_axes", "eps")
     reads = ((1,), ())  # as in LayerNorm: x̄ reads w, w̄ reads the saved copy x̂
 
     def forward(
@@ -804,7 +841,7 @@ class _RMSNorm(Function):
         self.axes, self.batch_axes = _normalized_axes(x.ndim, normalized_shape)
         self.rrms = 1.0 / np.sqrt((x * x).mean(axis=self.axes, keepdims=True) + eps)
         self.x_hat = x * self.rrms
-        self.weight = weight
+        self.weight, self.eps = weight, eps
         return self.x_hat if weight is None else self.x_hat * weight
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
@@ -817,6 +854,21 @@ class _RMSNorm(Function):
         grad_weight = (
             (grad * self.x_hat).sum(axis=self.batch_axes) if self.needs_input_grad[1] else None
         )
+        return grad_x, grad_weight
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # the backward above in differentiable ops, x̂ = x r and r = 1/sqrt(mean(x²) + ε)
+        # recomputed from x: x̄ = r (g - x̂ mean(g x̂)) with g = w ⊙ Ȳ; w̄ = Σ_batch Ȳ ⊙ x̂
+        x, weight = self._graph_inputs()
+        rrms = 1 / ((x * x).mean(self.axes, keepdim=True) + self.eps).sqrt()
+        x_hat = x * rrms
+        grad_x = grad_weight = None
+        if self.needs_input_grad[0]:
+            g = grad if weight is None else grad * weight
+            grad_x = rrms * (g - x_hat * (g * x_hat).mean(self.axes, keepdim=True))
+        if self.needs_input_grad[1]:
+            grad_weight = grad * x_hat  # Σ over no batch axes is the product itself
+            grad_weight = grad_weight.sum(self.batch_axes) if self.batch_axes else grad_weight
         return grad_x, grad_weight
 
 
@@ -903,7 +955,7 @@ class BatchNormFunction(Function):
     It does not check its arguments: :func:`batch_norm` is the checked entry point.
     """
 
-    __slots__ = ("x_hat", "rstd", "weight", "training")
+    __slots__ = ("x_hat", "rstd", "weight", "training", "mean", "eps")
     reads = ((1,), (), ())  # x̂ and r are made in forward: only x̄ reads an input, w
 
     def name(self) -> str:
@@ -923,7 +975,8 @@ class BatchNormFunction(Function):
         # (C,) arrays broadcast over N and the spatial axes
         per_channel = (1, -1) + (1,) * (x.ndim - 2)
         rstd = (1.0 / np.sqrt(np.asarray(var) + eps)).astype(x.dtype).reshape(per_channel)
-        x_hat = (x - np.asarray(mean, dtype=x.dtype).reshape(per_channel)) * rstd
+        self.mean, self.eps = np.asarray(mean, dtype=x.dtype).reshape(per_channel), eps
+        x_hat = (x - self.mean) * rstd
         self.x_hat, self.rstd, self.weight, self.training = x_hat, rstd, weight, training
         y = x_hat if weight is None else x_hat * weight.reshape(per_channel)
         return y if bias is None else y + bias.reshape(per_channel)
@@ -942,6 +995,31 @@ class BatchNormFunction(Function):
                 grad_x = g * rstd
         grad_weight = (grad * x_hat).sum(axis=axes) if self.needs_input_grad[1] else None
         grad_bias = grad.sum(axis=axes) if self.needs_input_grad[2] else None
+        return grad_x, grad_weight, grad_bias
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # the backward above in differentiable ops, x̂ and r recomputed from x: in training
+        # μ and σ² are the batch's (functions of x), x̄ = r (g - mean(g) - x̂ mean(g x̂)); in
+        # evaluation they are constants, x̄ = r g; w̄ = Σ Ȳ ⊙ x̂, b̄ = Σ Ȳ (g = w ⊙ Ȳ)
+        x, weight, _ = self._graph_inputs()
+        need_x, need_weight, need_bias = self.needs_input_grad
+        axes = (0, *range(2, grad.ndim))  # every axis but the channel's
+        if self.training:
+            centred = x - x.mean(axes, keepdim=True)
+            rstd = 1 / ((centred * centred).mean(axes, keepdim=True) + self.eps).sqrt()
+        else:
+            centred, rstd = x - Tensor(self.mean), Tensor(self.rstd)
+        x_hat = centred * rstd
+        grad_x = grad_weight = grad_bias = None
+        if need_x:
+            g = grad if weight is None else grad * weight.reshape(self.rstd.shape)
+            if self.training:
+                g = g - g.mean(axes, keepdim=True) - x_hat * (g * x_hat).mean(axes, keepdim=True)
+            grad_x = g * rstd
+        if need_weight:
+            grad_weight = (grad * x_hat).sum(axes)
+        if need_bias:
+            grad_bias = grad.sum(axes)
         return grad_x, grad_weight, grad_bias
 
 
@@ -1117,6 +1195,9 @@ class _Dropout(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray, None]:
         return grad * self.mask, None
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor, None]:
+        return grad * Tensor(self.mask), None  # x̄ = m ⊙ Ȳ: linear in Ȳ, the mask a constant
 
 
 
@@ -1553,6 +1634,38 @@ def _fold(
 
 
 # %% book/04_layers.ipynb, cell 183
+def _weight_grad_graph(
+    input: Tensor,
+    grad: Tensor,
+    kernel: tuple[int, ...],
+    stride: tuple[int, ...],
+    padding: _Sides,
+    dilation: tuple[int, ...],
+    groups: int,
+) -> Tensor:
+    r"""A convolution's weight gradient as a convolution, for ``backward_graph``: differentiable in
+    ``input`` and ``grad``.
+
+    :math:`\bar W_{o,c,u} = \sum_{n,i} \bar Y_{n,o,i} X^{pad}_{n,c,s i + d u}` is a convolution of
+    the input with samples as channels by the gradient as kernel, stride and dilation swapped; one
+    group per convolution group. Shapes: ``input`` (N, C, *size), ``grad`` (N, O, *out); result
+    (O, C/groups, *kernel).
+    """
+    n, channels, *size = input.shape
+    dims = len(kernel)
+    # (C/g, g·N, *size): channel c of group j becomes sample c, its sample m channel j·N + m
+    images = input.reshape(n, groups, channels // groups, *size).permute(
+        2, 1, 0, *range(3, 3 + dims)
+    ).reshape(channels // groups, groups * n, *size)
+    # kernels (O, N, *out): output channel o of group j reads group j's N channels
+    sums = _ConvNd.apply(
+        images, grad.transpose(0, 1), None, stride=dilation, padding=padding, dilation=stride,
+        groups=groups,
+    )  # (C/g, O, *span), span >= kernel: a last partial stride reads nothing
+    every = (slice(None), slice(None))  # all samples and channels
+    return sums[every + tuple(slice(k) for k in kernel)].transpose(0, 1)
+
+
 class _ConvNd(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -1630,6 +1743,35 @@ class _ConvNd(Function):
             ).reshape(self.weight_shape)
         if self.needs_input_grad[2]:
             grad_bias = grad.sum(axis=(0, *range(2, grad.ndim)))
+        return grad_x, grad_weight, grad_bias
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # X̄ = conv_transpose(Ȳ, W) with this stride, padding, dilation and groups (W's layout
+        # (O, C/g, *k) is the transposed convolution's (in, out/g, *k)); output_padding: the
+        # rows after the last window. W̄ = conv of x by Ȳ (_weight_grad_graph); b̄ = Σ Ȳ.
+        # Each is the other Function, whose own backward_graph is this one's mirror image.
+        x, weight, _ = self._graph_inputs()
+        need_x, need_weight, need_bias = self.needs_input_grad
+        groups, kernel = self.weight_matrix.shape[0], tuple(self.weight_shape[2:])
+        grad_x = grad_weight = grad_bias = None
+        if need_x:
+            extra = tuple(
+                size - (o - 1) * s - d * (k - 1) - 1
+                for size, o, s, d, k in zip(
+                    self.padded_shape[2:], grad.shape[2:], self.stride, self.dilation, kernel,
+                    strict=True,
+                )
+            )
+            grad_x = _ConvTransposeNd.apply(
+                grad, weight, None, stride=self.stride, padding=self.padding,
+                output_padding=extra, dilation=self.dilation, groups=groups,
+            )
+        if need_weight:
+            grad_weight = _weight_grad_graph(
+                x, grad, kernel, self.stride, self.padding, self.dilation, groups
+            )
+        if need_bias:
+            grad_bias = grad.sum((0, *range(2, grad.ndim)))
         return grad_x, grad_weight, grad_bias
 
 
@@ -1728,6 +1870,14 @@ class _Unfold(Function):
         patches = grad.reshape(n, c, kh, kw, oh, ow)
         return (_crop(_fold(patches, self.padded_shape, self.stride, self.dilation), self.padding),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # x̄ = col2im(Ȳ): the op fold (below), whose own gradient is this im2col again
+        n, c, oh, ow, kh, kw = self.window_shape
+        return (_Fold.apply(
+            grad, padded_shape=self.padded_shape, kernel=(kh, kw), dilation=self.dilation,
+            padding=self.padding, stride=self.stride, blocks=(oh, ow),
+        ),)
+
 
 def unfold(
     input: Tensor,
@@ -1777,6 +1927,13 @@ class _Fold(Function):
         windows = _windows(_pad(grad, self.padding), self.kernel, self.stride, self.dilation)
         n, c, oh, ow, kh, kw = windows.shape
         return (windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # columns̄ = im2col(Ȳ): the op unfold, whose own gradient is this col2im again
+        return (_Unfold.apply(
+            grad, kernel_size=self.kernel, dilation=self.dilation, padding=self.padding,
+            stride=self.stride,
+        ),)
 
 
 def fold(
@@ -1842,14 +1999,14 @@ def fold(
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
-    __slots__ = ("input_shape", "inner_input", "inner_output")
+    __slots__ = ("input_shape", "inner_input", "inner_output", "widths")
     reads = ()
 
     def forward(
         self, x: np.ndarray, widths: tuple[tuple[int, int], ...] = (), value: float = 0.0
     ) -> np.ndarray:
         # widths: (before, after) for every axis of x; the kept block of x lands at inner_output
-        self.input_shape = x.shape
+        self.input_shape, self.widths = x.shape, widths
         self.inner_input = tuple(
             slice(max(0, -before), n - max(0, -after))
             for (before, after), n in zip(widths, x.shape, strict=True)
@@ -1869,6 +2026,12 @@ class _Pad(Function):
         grad_x = np.zeros(self.input_shape, dtype=grad.dtype)
         grad_x[self.inner_input] = grad[self.inner_output]  # x̄_m = ȳ_{m+a}; cropped entries get 0
         return (grad_x,)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # x̄ = pad(Ȳ, -widths): the crop is a padding by the negated widths (what the forward
+        # cropped comes back as zeros), so its own gradient is this padding again
+        widths = tuple((-before, -after) for before, after in self.widths)
+        return (_Pad.apply(grad, widths=widths, value=0.0),)
 
 
 def pad(
@@ -2039,6 +2202,27 @@ class _ConvTransposeNd(Function):
             ).reshape(self.weight_shape)
         if self.needs_input_grad[2]:
             grad_bias = grad.sum(axis=(0, *range(2, grad.ndim)))
+        return grad_x, grad_weight, grad_bias
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # X̄ = conv(Ȳ, W) with this stride, padding, dilation and groups, its first input_size
+        # positions; W̄_{c,o,u} = Σ X_{n,c,i} Ȳ^pad_{n,o,si+du}, the convolution's weight gradient
+        # with Ȳ as the input and x as the gradient (_weight_grad_graph); b̄ = Σ Ȳ
+        x, weight, _ = self._graph_inputs()
+        need_x, need_weight, need_bias = self.needs_input_grad
+        groups, kernel = self.x_rows.shape[1], tuple(self.weight_shape[2:])
+        grad_x = grad_weight = grad_bias = None
+        if need_x:
+            grad_x = _ConvNd.apply(
+                grad, weight, None, stride=self.stride, padding=self.sides,
+                dilation=self.dilation, groups=groups,
+            )[(slice(None), slice(None)) + tuple(slice(m) for m in self.input_size)]
+        if need_weight:
+            grad_weight = _weight_grad_graph(
+                grad, x, kernel, self.stride, self.sides, self.dilation, groups
+            )
+        if need_bias:
+            grad_bias = grad.sum((0, *range(2, grad.ndim)))
         return grad_x, grad_weight, grad_bias
 
 
@@ -2378,6 +2562,23 @@ class _MaxPoolNd(Function):
         patches = patches.reshape(n, c, *self.kernel, *out)
         return (_crop(_fold(patches, self.padded_shape, self.stride, self.dilation), self.padding),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # x̄ = Ȳ added at each window's argmax s i + d u* of the padded image (a differentiable
+        # scatter-add, _IndexGrad, whose own gradient gathers those places back), then cropped
+        n, c, *out = grad.shape
+        taps = np.unravel_index(self.winners[:, :, 0], self.kernel)  # u*, per axis (N, C, *out)
+        grid = np.indices((n, c, *out), sparse=True)
+        where = (
+            grid[2 + axis] * s + u * d
+            for axis, (u, s, d) in enumerate(zip(taps, self.stride, self.dilation, strict=True))
+        )
+        image = _IndexGrad.apply(grad, key=(grid[0], grid[1], *where), shape=self.padded_shape)
+        kept = (
+            slice(low, m - high)
+            for (low, high), m in zip(self.padding, image.shape[2:], strict=True)
+        )
+        return (image[(slice(None), slice(None)) + tuple(kept)],)
+
 
 class _AvgPoolNd(Function):
     """Window means over 2 or 3 spatial axes (or window sums over ``divisor_override``);
@@ -2426,6 +2627,21 @@ class _AvgPoolNd(Function):
         share = (grad / self.divisor)[(slice(None), slice(None)) + (None,) * dims]
         patches = np.broadcast_to(share, (n, c, *self.kernel, *out))  # (N, C, *kernel, *out)
         return (_crop(_fold(patches, self.padded_shape, self.stride, (1,) * dims), self.padding),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # x̄ = Aᵀ (Ȳ / divisor), A the window sums: a transposed convolution by a kernel of ones,
+        # one group per channel (its own gradient is the pooling again, a convolution)
+        n, c, *out = grad.shape
+        ones = Tensor(np.ones((c, 1, *self.kernel), dtype=grad.dtype))
+        extra = tuple(
+            size - (o - 1) * s - k
+            for size, o, s, k in zip(self.padded_shape[2:], out, self.stride, self.kernel,
+                                     strict=True)
+        )
+        return (_ConvTransposeNd.apply(
+            grad / Tensor(self.divisor), ones, None, stride=self.stride, padding=self.padding,
+            output_padding=extra, dilation=(1,) * len(self.kernel), groups=c,
+        ),)
 
 
 # %% book/04_layers.ipynb, cell 228
