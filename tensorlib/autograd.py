@@ -6,8 +6,10 @@
 
 ``grad`` returns gradients without touching ``.grad``; ``backward`` accumulates the
 gradients of several outputs at once; ``gradcheck`` compares the Jacobian that backward
-computes with central differences in float64 and reports the worst element. ``Function``
-is re-exported here, where PyTorch has it (``torch.autograd.Function``).
+computes with central differences in float64 and reports the worst element, and
+``gradgradcheck`` (section 28.1) checks second derivatives with it. ``Function`` is
+re-exported here, where PyTorch has it (``torch.autograd.Function``), and
+``once_differentiable`` (PyTorch's ``torch.autograd.function.once_differentiable``) is here.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ __all__ = [
     'GradcheckError',
     'detect_anomaly',
     'set_detect_anomaly',
+    'gradgradcheck',
+    'once_differentiable',
     'Variable',
 ]
 
 
 # %% book/02_autograd.ipynb, cell 67
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,7 +38,7 @@ import numpy as np
 from tensorlib.engine import anomaly as anomaly_mode
 from tensorlib.engine.function import Function as Function
 from tensorlib.engine.function import run_backward
-from tensorlib.engine.grad_mode import no_grad
+from tensorlib.engine.grad_mode import enable_grad, is_grad_enabled, no_grad
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
@@ -352,7 +357,166 @@ detect_anomaly = anomaly_mode.detect_anomaly
 set_detect_anomaly = anomaly_mode.set_detect_anomaly
 
 
-# %% book/02_autograd.ipynb, cell 352
+# %% book/02_autograd.ipynb, cell 306
+def _check_gradgrad_options(options: dict[str, Any]) -> None:
+    """PyTorch's consistency checks of ``gradgradcheck``'s flags, then a refusal, by name, of
+    each check that tensorlib's ``gradcheck`` does not make."""
+    if not (options["check_fwd_over_rev"] or options["check_rev_over_rev"]):
+        raise AssertionError(
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+        )
+    for flag in ("check_undefined_grad", "check_batched_grad"):
+        if options[flag] and not options["check_rev_over_rev"]:
+            raise AssertionError(f"Setting {flag}=True requires check_rev_over_rev to be True")
+    for flag in (
+        "gen_non_contig_grad_outputs", "check_grad_dtypes", "check_batched_grad",
+        "check_fwd_over_rev", "fast_mode", "masked",
+    ):
+        if options[flag]:
+            raise NotImplementedError(
+                f"gradgradcheck: {flag}=True is not supported by tensorlib (its gradcheck "
+                "compares the full Jacobians, reverse mode only); leave it False"
+            )
+    if not options["nondet_tol"] >= 0:
+        raise ValueError(f"gradgradcheck: nondet_tol must be >= 0, got {options['nondet_tol']}")
+
+
+def _differentiable(outputs: Any) -> list[Tensor]:
+    """The outputs that require grad (PyTorch's ``_differentiable_outputs``)."""
+    return [y for y in _as_tuple(outputs) if isinstance(y, Tensor) and y.requires_grad]
+
+
+def _random_grad_output(y: Tensor) -> Tensor:
+    """A cotangent for output ``y`` as PyTorch's ``make_tensor(low=-1, high=1)`` draws it:
+    uniform on [-1, 1), of ``y``'s shape and dtype (float64 for an integer ``y``), requiring
+    grad; drawn from the default generator (chapter 3's, found by ``Tensor.uniform_``)."""
+    dtype = y._data.dtype if y._data.dtype.kind in "fc" else np.dtype(np.float64)
+    return _wrap(np.zeros(y._data.shape, dtype), None).uniform_(-1.0, 1.0).requires_grad_()
+
+
+def gradgradcheck(
+    func: Callable[..., Any],
+    inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    r"""Check second derivatives of ``func`` at ``inputs``, like ``torch.autograd.gradgradcheck``.
+
+    The first-order vector-Jacobian product :math:`g(x, v) = J(x)^\top v` (``grad`` of the
+    outputs with ``grad_outputs`` :math:`v`, ``create_graph=True``) is itself checked with
+    :func:`gradcheck`: its Jacobian with respect to the inputs and to :math:`v`, by a backward
+    pass through the recorded gradient, against central differences of :math:`g`.
+
+    Args:
+        func: maps ``inputs`` to a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a sequence; those requiring grad must be float64.
+        grad_outputs: :math:`v`, one Tensor per output that requires grad. ``None`` (default)
+            draws each uniformly on [-1, 1) with the output's shape and dtype, requiring grad,
+            from the default generator (seed it with ``tensorlib.manual_seed``), as PyTorch
+            draws with ``make_tensor``. A given ``v`` that requires grad is checked too.
+        eps, atol, rtol, raise_exception: as for :func:`gradcheck` (defaults 1e-6, 1e-5, 1e-3,
+            True).
+        nondet_tol: accepted (>= 0); tensorlib's backward is deterministic, so it has nothing
+            to loosen.
+        check_undefined_grad, check_rev_over_rev: accepted (defaults True); reverse over
+            reverse is what is checked.
+        gen_non_contig_grad_outputs, check_grad_dtypes, check_batched_grad,
+            check_fwd_over_rev, fast_mode, masked: must stay False (NotImplementedError).
+
+    Returns:
+        True if every element passes; otherwise raises :class:`GradcheckError` (input indices
+        count ``inputs`` then ``grad_outputs``; a ``once_differentiable`` backward in ``func``
+        fails too, with its message), or returns False when ``raise_exception`` is False.
+    """
+    _check_gradgrad_options(dict(locals()))
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        cotangents = tuple(_random_grad_output(y) for y in _differentiable(func(*inputs)))
+    else:
+        cotangents = _as_tuple(grad_outputs)
+    n = len(inputs)
+    wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+    def first_order_vjp(*args: Any) -> tuple[Tensor, ...]:
+        with enable_grad():  # gradcheck evaluates under no_grad; the vjp needs its graph
+            found = grad(
+                _differentiable(func(*args[:n])), [args[i] for i in wrt], args[n:],
+                create_graph=True, allow_unused=True,
+            )
+        return tuple(g for g in found if g is not None)
+
+    try:
+        return gradcheck(
+            first_order_vjp, inputs + cotangents, eps=eps, atol=atol, rtol=rtol,
+            raise_exception=raise_exception,
+        )
+    except RuntimeError as error:  # a once_differentiable backward in func: a failed check
+        if str(error) != _TWICE:
+            raise
+        if raise_exception:
+            raise GradcheckError(f"gradgradcheck: {error}") from error
+        return False
+
+
+class _DelayedError(Function):
+    """The node ``once_differentiable`` puts on a gradient computed under ``create_graph``:
+    the values pass through; differentiating them raises (PyTorch's ``DelayedError``)."""
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        return x.copy()
+
+    def backward(self, grad: np.ndarray) -> Any:
+        raise RuntimeError(_TWICE)
+
+    def backward_graph(self, grad: Tensor) -> Any:
+        raise RuntimeError(_TWICE)
+
+
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a custom ``Function``'s ``backward(ctx, *grads)`` that is not differentiable
+    (numpy inside, in-place tricks): it runs under ``no_grad``, and under ``create_graph=True``
+    (grad mode on, an incoming gradient requiring grad) each gradient it returns is passed
+    through a node that raises when differentiated, as PyTorch's
+    ``torch.autograd.function.once_differentiable`` does."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not is_grad_enabled():  # the first-order pass: the gradients as returned
+            return outputs
+        # the recorded pass: arrays become tensors; constants if no incoming gradient requires
+        # grad (as PyTorch's, computed under no_grad), else each through a node that raises
+        grads = tuple(
+            g if g is None or isinstance(g, Tensor) else Tensor(np.asarray(g))
+            for g in (outputs if isinstance(outputs, tuple) else (outputs,))
+        )
+        if any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            grads = tuple(
+                g if g is None else _DelayedError.apply(g.detach().requires_grad_()) for g in grads
+            )
+        return grads if isinstance(outputs, tuple) else grads[0]
+
+    return wrapper
+
+
+# %% book/02_autograd.ipynb, cell 356
 class _LegacyVariable:
     """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
     instance of it (``isinstance(t, Variable)`` is True)."""

@@ -726,21 +726,32 @@ class _CustomBackward(Function):
         if type(grads) is not tuple:
             grads = (grads,)
         return tuple(
-            g._data
-            if isinstance(g, Tensor)
-            else None
-            if g is None
-            else np.asarray(g, dtype=grad.dtype)
+            None if g is None else g._data if isinstance(g, Tensor) else np.asarray(g, grad.dtype)
             for g in grads
         )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        """The recorded pass (``create_graph=True``): ``op.backward(ctx, grad)`` in grad mode, so
+        its Tensor ops are recorded and the gradient it returns can be differentiated again."""
+        op_backward: Callable[..., Any] = type(self.ctx).backward
+        grads = op_backward(self.ctx, grad)
+        if type(grads) is not tuple:
+            grads = (grads,)
+        for g in grads:  # an array cannot carry the graph: its derivative would be silently lost
+            if g is not None and not isinstance(g, Tensor):
+                raise RuntimeError(
+                    f"{type(self.ctx).__name__}.backward returned {type(g).__name__!r}, not a "
+                    "Tensor, under create_graph=True: its gradient cannot be differentiated "
+                    "again; compute it with tensorlib ops, or mark backward @once_differentiable"
+                )
+        return grads
 
     def name(self) -> str:
         return type(self.ctx).__name__ + "Backward"
 
 
 def _apply_with_ctx(op: type[Function], inputs: tuple[Any, ...], options: dict[str, Any]) -> Tensor:
-    """``op.apply(*inputs)`` for torch's protocol: ``op.forward(ctx,
-    *inputs)`` on Tensors, not recorded inside.
+    """``op.apply(*inputs)`` in torch's protocol: ``op.forward(ctx, *inputs)``, not recorded.
 
     The result's node (when an input requires grad, in grad mode) is a :class:`_CustomBackward`
     holding ``ctx``; arguments that are not Tensors get no gradient.
@@ -765,7 +776,12 @@ def _apply_with_ctx(op: type[Function], inputs: tuple[Any, ...], options: dict[s
     node.saved = (_in_place_changes, None, None)
     if _detecting:
         anomaly._record(node)
-    return _wrap(out._data, node)
+    result = _wrap(out._data, node)
+    # a saved output is the result itself (with its node), as in PyTorch: a recorded backward
+    # that reads it then differentiates through it, and an in-place change of it is caught
+    ctx._to_save = tuple((result, result._version) if t is out else (t, v)
+                         for t, v in ctx._to_save)
+    return result
 
 
 def _saved_tensors(ctx: Function) -> tuple[Tensor | None, ...]:

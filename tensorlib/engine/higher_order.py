@@ -45,6 +45,9 @@ def has_graph_backward(op: type) -> bool:
     return False
 
 
+_INTERNAL_NODES = ("_Join", "_CustomBackward", "_DelayedError")
+
+
 def differentiable_ops() -> list[str]:
     """The names of the ops (``Function`` subclasses) whose backward can be differentiated."""
     found: set[str] = set()
@@ -52,7 +55,8 @@ def differentiable_ops() -> list[str]:
     while stack:
         op = stack.pop()
         stack.extend(op.__subclasses__())
-        if has_graph_backward(op) and not op.__name__.startswith("_Join"):
+        # the engine's own nodes (joins, custom ops, once_differentiable's) are not ops to list
+        if has_graph_backward(op) and not op.__name__.startswith(_INTERNAL_NODES):
             found.add(op.__name__.lstrip("_"))
     return sorted(found)
 

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 333
+# %% book/02_autograd.ipynb, cell 337
 import math
 import warnings
 from typing import overload
@@ -230,7 +230,7 @@ def _zero_ignored_graph(rows: Tensor, ignored: np.ndarray | None) -> Tensor:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 334
+# %% book/02_autograd.ipynb, cell 338
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood:
     :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
@@ -425,7 +425,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 335
+# %% book/02_autograd.ipynb, cell 339
 @overload
 def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
 @overload
@@ -587,7 +587,7 @@ def binary_cross_entropy_with_logits(
     )
 
 
-# %% book/02_autograd.ipynb, cell 343
+# %% book/02_autograd.ipynb, cell 347
 def _reduced(losses: Tensor, reduction: str) -> Tensor:
     """The per-element losses as ``reduction`` asks: as they are, summed, or averaged."""
     if reduction == "none":

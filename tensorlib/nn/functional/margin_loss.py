@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 345
+# %% book/02_autograd.ipynb, cell 349
 import numpy as np
 
 from tensorlib.engine.selection import where
