@@ -433,8 +433,9 @@ def gradgradcheck(
             to loosen.
         check_undefined_grad, check_rev_over_rev: accepted (defaults True); reverse over
             reverse is what is checked.
-        gen_non_contig_grad_outputs, check_grad_dtypes, check_batched_grad,
-            check_fwd_over_rev, fast_mode, masked: must stay False (NotImplementedError).
+        gen_non_contig_grad_outputs, check_grad_dtypes, check_batched_grad: must stay False
+            (``NotImplementedError``).
+        check_fwd_over_rev, fast_mode, masked: must stay False (``NotImplementedError``).
 
     Returns:
         True if every element passes; otherwise raises :class:`GradcheckError` (input indices

@@ -184,7 +184,7 @@ class BasePruningMethod(ABC):
         still kept. The mask is computed from ``importance_scores`` (default: the tensor).
 
         Returns:
-            the hook now on the module: the new method, or the container holding it.
+            The hook now on the module (the new method, or the container holding it).
         """
         old_hooks = [
             (key, hook) for key, hook in module._forward_pre_hooks.items()
