@@ -89,7 +89,7 @@ def test_train_then_sample_in_a_subprocess(corpus, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "validation loss" in result.stdout
     assert (
-        (tmp_path / "r" / "ckpt.safetensors").is_file()
+        (tmp_path / "r" / "ckpt.pt").is_file()
         and (tmp_path / "r" / "log.csv").is_file()
     )
     result = run(
@@ -198,7 +198,7 @@ def test_resume_continues_and_checks_flags(corpus, trained, tmp_path, capsys):
 )
 def test_clear_errors(args, message, trained, tmp_path, capsys):
     damaged = tmp_path / "damaged.safetensors"
-    damaged.write_bytes((trained / "ckpt.safetensors").read_bytes()[:3000])
+    damaged.write_bytes((trained / "ckpt.pt").read_bytes()[:3000])
     args = [a.format(trained=trained, tmp=tmp_path, damaged=damaged) for a in args]
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -348,8 +348,8 @@ def one_error_line(capsys):
 
 @pytest.mark.parametrize("how", DAMAGES)
 def test_damaged_checkpoints_give_one_error_line(how, corpus, trained, tmp_path, capsys):
-    state = _damage(tl.load(trained / "ckpt.safetensors"), how)
-    tl.save(state, tmp_path / "ckpt.safetensors")
+    state = _damage(tl.load(trained / "ckpt.pt"), how)
+    tl.save(state, tmp_path / "ckpt.pt")
     capsys.readouterr()
     status = main(["sample", "--checkpoint", str(tmp_path), "--max-new-tokens", "3"])
     # sampling reads only the configuration, the vocabulary and the weights
@@ -371,7 +371,7 @@ def test_damaged_checkpoints_give_one_error_line(how, corpus, trained, tmp_path,
 def test_bad_paths_give_one_error_line(corpus, trained, tmp_path, capsys):
     (tmp_path / "a_file.txt").write_text("x")
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00\x81" * 100)
-    (tmp_path / "dir_ckpt" / "ckpt.safetensors").mkdir(parents=True)
+    (tmp_path / "dir_ckpt" / "ckpt.pt").mkdir(parents=True)
     (tmp_path / "empty.safetensors").write_bytes(b"")
     os.mkfifo(tmp_path / "fifo")
     cases = [

@@ -137,15 +137,22 @@ def test_torch_interop(tmp_path):
 
 @pytest.mark.parity
 def test_tl_save_files_open_in_torch(tmp_path):
-    pytest.importorskip("torch")
+    """tl.save writes torch.save's archive: torch.load reads it with its default weights_only=True,
+    and the earlier format's files (safetensors with the structure as metadata) still open in
+    safetensors' reader."""
+    torch = pytest.importorskip("torch")
     from safetensors.torch import load_file as torch_load_file
+
+    from tensorlib.serialization.nested import _save_safetensors
 
     model = nn.MLP(4, [8], 3, generator=tl.Generator(0))
     optimizer = tl.optim.AdamW(model.parameters())
-    tl.save(
-        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3},
-        tmp_path / "ckpt.tl",
-    )
-    tensors = torch_load_file(tmp_path / "ckpt.tl")
+    checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3}
+    tl.save(checkpoint, tmp_path / "ckpt.tl")
+    back = torch.load(tmp_path / "ckpt.tl")
+    assert set(back["model"]) == set(model.state_dict()) and back["step"] == 3
+    assert np.array_equal(back["model"]["0.weight"].numpy(), model.state_dict()["0.weight"].numpy())
+    _save_safetensors(checkpoint, tmp_path / "old.tl")
+    tensors = torch_load_file(tmp_path / "old.tl")
     assert set(tensors) == {f"model.{name}" for name in model.state_dict()}
     assert np.array_equal(tensors["model.0.weight"].numpy(), model.state_dict()["0.weight"].numpy())

@@ -251,13 +251,16 @@ def test_tlckpt_impossible_shapes(tmp_path, dims):
 
 # ---- item 19: "__metadata__" as a name ----------------------------------------------------------
 
-def test_tl_save_round_trips_a_metadata_key(tmp_path):
+@pytest.mark.parametrize("writer", ["tl.save", "earlier safetensors format"])
+def test_tl_save_round_trips_a_metadata_key(tmp_path, writer):
+    from tensorlib.serialization.nested import _save_safetensors
+
     obj = {
         "__metadata__": tl.arange(3),
         "x": {"__metadata__": tl.ones(2)},
         "__metadata__'": tl.zeros(1),
     }
-    tl.save(obj, tmp_path / "m.ckpt")
+    (tl.save if writer == "tl.save" else _save_safetensors)(obj, tmp_path / "m.ckpt")
     back = tl.load(tmp_path / "m.ckpt")
     assert list(back) == list(obj) and list(back["x"]) == ["__metadata__"]
     assert (
@@ -265,8 +268,9 @@ def test_tl_save_round_trips_a_metadata_key(tmp_path):
         and back["x"]["__metadata__"].numpy().tolist() == [1, 1]
     )
     assert back["__metadata__'"].numpy().tolist() == [0]
-    # the file is still a valid safetensors file: its metadata is the format's, not a tensor
-    assert "__metadata__" not in load_file(tmp_path / "m.ckpt")
+    if writer != "tl.save":
+        # still a valid safetensors file: its metadata is the format's, not a tensor
+        assert "__metadata__" not in load_file(tmp_path / "m.ckpt")
 
 
 def test_save_file_refuses_the_reserved_name_saying_why(tmp_path):

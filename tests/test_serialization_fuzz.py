@@ -525,8 +525,10 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
         save_checkpoint(base_path, model, optimizer, generator)
     elif kind == "safetensors":
         save_model(model, base_path, metadata={"epoch": "3"})
-    elif kind == "tl.save":
-        tl.save(
+    elif kind in ("tl.save", "tl.save, earlier format"):
+        from tensorlib.serialization.nested import _save_safetensors
+
+        (tl.save if kind == "tl.save" else _save_safetensors)(
             {
                 "model": model.state_dict(),
                 "optimizer": optimizer.state_dict(),
@@ -542,7 +544,8 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
     mutate = {
         "tlckpt": lambda: _tlckpt_mutation(base, fields, names, rng),
         "safetensors": lambda: _safetensors_mutation(base, rng),
-        "tl.save": lambda: _safetensors_mutation(base, rng),
+        "tl.save": lambda: _torch_mutation(base, rng),  # tl.save writes torch.save's archive
+        "tl.save, earlier format": lambda: _safetensors_mutation(base, rng),
         "torch.save": lambda: _torch_mutation(base, rng),
     }[kind]
     fields, names = _tlckpt_fields(base) if kind == "tlckpt" else (None, None)
@@ -599,11 +602,12 @@ def fuzz(kind: str, count: int, directory: Path, seed: int = 0) -> Counter:
     return outcomes
 
 
-@pytest.mark.parametrize("kind", ["tlckpt", "safetensors", "tl.save", "torch.save"])
+SEEDS = {"tlckpt": 1, "safetensors": 2, "tl.save": 3, "torch.save": 4, "tl.save, earlier format": 5}
+
+
+@pytest.mark.parametrize("kind", list(SEEDS))
 def test_fuzz(kind, tmp_path):
-    outcomes = fuzz(
-        kind, N, tmp_path, seed={"tlckpt": 1, "safetensors": 2, "tl.save": 3, "torch.save": 4}[kind]
-    )
+    outcomes = fuzz(kind, N, tmp_path, seed=SEEDS[kind])
     print(
         f"\nfuzz {kind}: {N} mutants: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
     )
@@ -616,5 +620,5 @@ if __name__ == "__main__":  # python tests/test_serialization_fuzz.py 10000
 
     count = int(sys.argv[1]) if len(sys.argv) > 1 else N
     with tempfile.TemporaryDirectory() as scratch:
-        for kind in ("tlckpt", "safetensors", "tl.save", "torch.save"):
+        for kind in SEEDS:
             print(kind, count, dict(fuzz(kind, count, Path(scratch))))

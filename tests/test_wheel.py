@@ -171,7 +171,7 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(repo_root: Path, tmp_path: P
     out = _run([str(python), "-m", "tensorlib.gpt", "train", "--out", "run", *flags], cwd=run_dir)
     assert out.startswith("step 3: validation loss"), out
     assert (
-        (run_dir / "run" / "ckpt.safetensors").is_file()
+        (run_dir / "run" / "ckpt.pt").is_file()
         and (run_dir / "run" / "log.csv").is_file()
     )
 

@@ -108,7 +108,7 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
         "train",
         help="train a model (or resume one)",
         description="Train a GPT on the characters of a text file. "
-                    "Checkpoints (ckpt.safetensors: the "
+                    "Checkpoints (ckpt.pt: the "
         "whole run; model.safetensors: the weights) and log.csv (step, train_loss, val_loss, lr, "
         "tokens_per_s) go to --out. Ctrl-C saves a checkpoint; --resume continues bit for bit.",
     )
@@ -153,7 +153,7 @@ def _add_sample_command(commands: argparse._SubParsersAction) -> None:
         "--checkpoint",
         required=True,
         metavar="DIR",
-        help="a training --out directory (or its ckpt.safetensors)",
+        help="a training --out directory (or its ckpt.pt)",
     )
     samp.add_argument(
         "--prompt",

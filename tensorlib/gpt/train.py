@@ -61,7 +61,7 @@ from tensorlib.serialization.nested import load, save
 from tensorlib.serialization.reader import CheckpointError
 from tensorlib.serialization.safetensors import save_model
 
-CHECKPOINT_FILE = "ckpt.safetensors"
+CHECKPOINT_FILE = "ckpt.pt"  # PyTorch's format, as tl.save writes it: torch.load reads it
 MODEL_FILE = "model.safetensors"
 LOG_FILE = "log.csv"
 LOG_COLUMNS = ("step", "train_loss", "val_loss", "lr", "tokens_per_s")
@@ -231,7 +231,7 @@ def param_groups(model: GPT, weight_decay: float) -> list[dict[str, Any]]:
 
 # %% book/08_gpt.ipynb, cell 33
 def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
-    """The contents of ``out/ckpt.safetensors`` (or of ``out`` if it is the file itself), checked.
+    """The contents of ``out/ckpt.pt`` (or of ``out`` if it is the file itself), checked.
 
     Checks what sampling needs: the format tag, a configuration :class:`TrainConfig` accepts
     (no unknown or missing field), a vocabulary that is a string of distinct characters, the
@@ -425,7 +425,7 @@ class Trainer:
     Args:
         config: the run's :class:`TrainConfig`.
         text: the corpus (a string).
-        out: the directory for ``ckpt.safetensors``, ``model.safetensors`` and ``log.csv``.
+        out: the directory for ``ckpt.pt``, ``model.safetensors`` and ``log.csv``.
         tokenizer: a given vocabulary (default: the characters of ``text``).
     """
 
@@ -503,7 +503,7 @@ class Trainer:
 
     def state(self) -> dict[str, Any]:
         """The whole run as nested dicts of tensors and plain values
-        (what ``ckpt.safetensors`` holds)."""
+        (what ``ckpt.pt`` holds)."""
         return {"format": FORMAT, "config": asdict(self.config), "vocab": self.tokenizer.chars,
                 "corpus_sha256": self.corpus_sha256, "step": self.step,
                 "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
@@ -511,7 +511,7 @@ class Trainer:
                 "generator": self.generator.get_state()}
 
     def save(self) -> Path:
-        """Write ``out/ckpt.safetensors`` (the run) and ``out/model.safetensors``
+        """Write ``out/ckpt.pt`` (the run) and ``out/model.safetensors``
         (weights only), atomically."""
         self.out.mkdir(parents=True, exist_ok=True)
         save(self.state(), self.out / CHECKPOINT_FILE)

@@ -4,10 +4,20 @@ Written by hand, re-exports only: each name lives in a module generated from
 book/07_checkpointing.ipynb.
 """
 
-from tensorlib.serialization import atomic, checkpoint, nested, pytorch, reader, safetensors, tlckpt
+from tensorlib.serialization import (
+    atomic,
+    checkpoint,
+    nested,
+    pt_writer,
+    pytorch,
+    reader,
+    safetensors,
+    tlckpt,
+)
 from tensorlib.serialization.atomic import atomic_write
 from tensorlib.serialization.checkpoint import load_checkpoint, save_checkpoint
 from tensorlib.serialization.nested import get_unsafe_globals_in_checkpoint, load, save
+from tensorlib.serialization.pt_writer import write_pt
 from tensorlib.serialization.pytorch import (
     add_safe_globals,
     clear_safe_globals,
@@ -31,6 +41,7 @@ __all__ = [
     "load_file",
     "load_model",
     "nested",
+    "pt_writer",
     "pytorch",
     "reader",
     "safe_globals",
@@ -40,4 +51,5 @@ __all__ = [
     "save_file",
     "save_model",
     "tlckpt",
+    "write_pt",
 ]
