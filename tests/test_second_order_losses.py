@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _gradgrad import central as _central
+from _gradgrad import check_gradgrad, first_order
+from _gradgrad import probe as _probe
+from _gradgrad import upstream as _upstream
 
 import tensorlib as tl
 from tensorlib.engine.reductions import Cumsum
@@ -111,64 +115,14 @@ CASES["ce-of-a-product"] = (lambda L, a: _ce(weight=W)(L, a * a.sum(0)), [X], (0
 
 def _first_order(name, arrays, u):
     """The gradients by the first-order pass (arrays), with ``u`` as the output's gradient."""
-    op, _, wrt = CASES[name]
-    ins = [tl.tensor(a, requires_grad=k in wrt) for k, a in enumerate(arrays)]
-    grads = tl.autograd.grad(op(tl, *ins), [ins[k] for k in wrt], grad_outputs=tl.tensor(u))
-    return [g.numpy() for g in grads]
-
-
-def _upstream(shape):
-    return np.cos(np.arange(int(np.prod(shape))) + 1.0).reshape(shape)
-
-
-def _probe(shape):
-    return np.sin(np.arange(int(np.prod(shape))) + 2.0).reshape(shape)
-
-
-def _central(f, point, step=1e-6):
-    """Central differences of the number ``f(array)`` at ``point``, one per element."""
-    out = np.zeros(point.shape)
-    for i in np.ndindex(point.shape):
-        up, down = point.copy(), point.copy()
-        up[i] += step
-        down[i] -= step
-        out[i] = (f(up) - f(down)) / (2 * step)
-    return out
+    return first_order(CASES[name], arrays, u)
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_gradgradcheck(name):
     """d/dz <g(x, u), v> for z = each input and the upstream gradient u, where g is recorded
     (create_graph=True), against central differences of the first-order gradient."""
-    op, arrays, wrt = CASES[name]
-    ins = [tl.tensor(a, requires_grad=k in wrt) for k, a in enumerate(arrays)]
-    out = op(tl, *ins)
-    u_array = _upstream(tuple(out.shape))
-    u = tl.tensor(u_array, requires_grad=True)
-    xs = [ins[k] for k in wrt]
-    grads = tl.autograd.grad(out, xs, grad_outputs=u, create_graph=True)
-    plain = _first_order(name, arrays, u_array)
-    for g, p in zip(grads, plain, strict=True):  # the recorded value is the first-order one
-        np.testing.assert_allclose(g.detach().numpy(), p, rtol=1e-12, atol=1e-14)
-    probes = [_probe(tuple(g.shape)) for g in grads]
-    total = sum((g * tl.tensor(v)).sum() for g, v in zip(grads, probes, strict=True))
-    seconds = tl.autograd.grad(total, [*xs, u], allow_unused=True)
-
-    def pairing(moved, upstream):
-        grads = _first_order(name, moved, upstream)
-        return sum(float(np.vdot(g, v)) for g, v in zip(grads, probes, strict=True))
-
-    for slot, k in enumerate(wrt):
-        def at(point, k=k):
-            moved = [a.copy() for a in arrays]
-            moved[k] = point
-            return pairing(moved, u_array)
-
-        got = seconds[slot]
-        got = np.zeros(arrays[k].shape) if got is None else got.numpy()
-        np.testing.assert_allclose(got, _central(at, arrays[k]), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(seconds[-1].numpy(), _central(lambda v: pairing(arrays, v),
-                                                             u_array), rtol=1e-6, atol=1e-7)
+    check_gradgrad(CASES[name], first_rtol=1e-12, first_atol=1e-14)
 
 
 def _second_derivatives(lib, name):
