@@ -1,6 +1,7 @@
 """The command line `python -m tensorlib.gpt` (tensorlib.gpt.cli, chapter 8)."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -506,3 +507,19 @@ def test_ctrl_c_at_a_terminal_leaves_the_micro_batch_worker_to_finish_the_step(c
     assert "interrupted at step 8: the last checkpoint, of step 8, is in" in err, err
     assert "Traceback" not in err and "worker" not in err, err
     assert read_checkpoint(tmp_path / "r")["step"] == 8
+
+
+def test_a_run_saved_as_ckpt_safetensors_still_samples_and_resumes(corpus, trained, tmp_path,
+                                                                    capsys):
+    # before tl.save wrote PyTorch's format, the run's checkpoint was out/ckpt.safetensors
+    old = tmp_path / "old-run"
+    shutil.copytree(trained, old)
+    (old / "ckpt.pt").rename(old / "ckpt.safetensors")
+    assert read_checkpoint(old)["step"] == tl.load(old / "ckpt.safetensors")["step"]
+    assert main(["train", "--data", str(corpus), "--out", str(old), "--no-progress"]) == 2
+    assert "already holds a checkpoint: pass --resume" in capsys.readouterr().err
+    # a finished run: resuming it reads the old file and has nothing left to train
+    assert main(["train", "--data", str(corpus), "--out", str(old), "--resume",
+                 "--no-progress"]) == 0
+    assert main(["sample", "--checkpoint", str(old), "--prompt", "The",
+                 "--max-new-tokens", "5"]) == 0

@@ -38,6 +38,7 @@ from tensorlib.gpt.perf import tune_malloc
 from tensorlib.gpt.train import (
     CHECKPOINT_FILE,
     LOG_FILE,
+    OLD_CHECKPOINT_FILE,
     TrainConfig,
     Trainer,
     default_warmup_steps,
@@ -195,7 +196,7 @@ class UsageError(Exception):
 def _new_trainer(given: dict[str, object], text: str, out: Path) -> Trainer:
     """A fresh run's :class:`Trainer`: the warm-up scaled to ``--max-steps`` unless given, and the
     configuration's and the memory check's messages naming flags, not fields."""
-    if (out / CHECKPOINT_FILE).exists():
+    if (out / CHECKPOINT_FILE).exists() or (out / OLD_CHECKPOINT_FILE).exists():
         raise UsageError(
             f"{os.fspath(out)} already holds a checkpoint: pass --resume to continue "
             "it, or choose another --out"

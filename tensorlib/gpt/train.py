@@ -16,6 +16,7 @@ from __future__ import annotations
 
 __all__ = [
     'CHECKPOINT_FILE',
+    'OLD_CHECKPOINT_FILE',
     'MODEL_FILE',
     'LOG_FILE',
     'LOG_COLUMNS',
@@ -62,6 +63,8 @@ from tensorlib.serialization.reader import CheckpointError
 from tensorlib.serialization.safetensors import save_model
 
 CHECKPOINT_FILE = "ckpt.pt"  # PyTorch's format, as tl.save writes it: torch.load reads it
+# the name of the checkpoint before tl.save wrote PyTorch's format: such runs still resume
+OLD_CHECKPOINT_FILE = "ckpt.safetensors"
 MODEL_FILE = "model.safetensors"
 LOG_FILE = "log.csv"
 LOG_COLUMNS = ("step", "train_loss", "val_loss", "lr", "tokens_per_s")
@@ -242,7 +245,11 @@ def read_checkpoint(out: str | os.PathLike) -> dict[str, Any]:
         CheckpointError: if the file is damaged or is not a tensorlib.gpt checkpoint.
     """
     path = Path(out)
-    path = path / CHECKPOINT_FILE if path.is_dir() else path
+    if path.is_dir():  # ckpt.pt, else the ckpt.safetensors of a run saved by an earlier tensorlib
+        older = path / OLD_CHECKPOINT_FILE
+        path = older if older.is_file() and not (path / CHECKPOINT_FILE).exists() else (
+            path / CHECKPOINT_FILE
+        )
     if not path.is_file():
         raise FileNotFoundError(
             f"no checkpoint at {os.fspath(path)!r} (train one with `python -m "
