@@ -517,7 +517,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-# %% book/02_autograd.ipynb, cell 356
+# %% book/02_autograd.ipynb, cell 357
 class _LegacyVariable:
     """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
     instance of it (``isinstance(t, Variable)`` is True)."""

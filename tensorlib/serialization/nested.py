@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 74
+# %% book/07_checkpointing.ipynb, cell 75
 import io
 import json
 import math
@@ -62,7 +62,7 @@ _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
 _RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 75
+# %% book/07_checkpointing.ipynb, cell 76
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -171,7 +171,7 @@ def _save_safetensors(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 76
+# %% book/07_checkpointing.ipynb, cell 77
 def _decode(
     node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
 ) -> Any:
@@ -310,7 +310,7 @@ def load(
     return obj
 
 
-# %% book/07_checkpointing.ipynb, cell 77
+# %% book/07_checkpointing.ipynb, cell 78
 def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | BinaryIO) -> list[str]:
     """The globals of a ``torch.save`` file that a weights-only :func:`load` would refuse.
 

@@ -102,6 +102,7 @@ def _encode_long(value: int) -> bytes:
     return data
 
 
+# %% book/07_checkpointing.ipynb, cell 71
 class _PickleWriter:
     """Writes one object as a protocol-2 pickle, opcode by opcode, collecting its storages.
 
@@ -268,7 +269,7 @@ class _PickleWriter:
         self.put(id(value))
 
 
-# %% book/07_checkpointing.ipynb, cell 71
+# %% book/07_checkpointing.ipynb, cell 72
 class _Chunks:
     """A write-only stream that keeps what is written, in pieces, uncopied: ``zipfile`` writes
     the archive into it, and :func:`atomic_write` or the user's file takes the pieces."""

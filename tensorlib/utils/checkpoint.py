@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 92
+# %% book/07_checkpointing.ipynb, cell 93
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -102,7 +102,7 @@ def _random_states(generators: list[Generator], states: np.ndarray | None) -> It
             generator.set_state(state)
 
 
-# %% book/07_checkpointing.ipynb, cell 93
+# %% book/07_checkpointing.ipynb, cell 94
 class _CheckpointFunction(Function):
     """The node of one checkpointed call. It keeps the call (the function, its arguments, the
     states of the generators it may draw from) and no intermediate value; its ``backward``
@@ -205,7 +205,7 @@ class _CheckpointFunction(Function):
         return "CheckpointFunctionBackward"
 
 
-# %% book/07_checkpointing.ipynb, cell 94
+# %% book/07_checkpointing.ipynb, cell 95
 def _is_float_tensor(value: Any) -> bool:
     return isinstance(value, Tensor) and value._data.dtype.kind == "f"
 
@@ -274,7 +274,7 @@ def _nested_backward(
         hooks.update(held)
 
 
-# %% book/07_checkpointing.ipynb, cell 95
+# %% book/07_checkpointing.ipynb, cell 96
 _USE_REENTRANT = (
     "{name}: the use_reentrant parameter should be passed explicitly, as PyTorch 2.13 asks. "
     "use_reentrant=False is recommended; without it, as with use_reentrant=True, keyword "

@@ -183,6 +183,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
+# %% book/02_autograd.ipynb, cell 338
 # The same steps in ops, for the backward_graph of the losses (create_graph=True)
 def _rows_of(x: Tensor) -> Tensor:
     """``_classes_last`` in ops: ``(N, C, d1, ...)`` or ``(C,)`` as rows ``(M, C)``."""
@@ -230,7 +231,7 @@ def _zero_ignored_graph(rows: Tensor, ignored: np.ndarray | None) -> Tensor:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 338
+# %% book/02_autograd.ipynb, cell 339
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood:
     :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
@@ -425,7 +426,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 339
+# %% book/02_autograd.ipynb, cell 340
 @overload
 def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
 @overload
@@ -587,7 +588,7 @@ def binary_cross_entropy_with_logits(
     )
 
 
-# %% book/02_autograd.ipynb, cell 347
+# %% book/02_autograd.ipynb, cell 348
 def _reduced(losses: Tensor, reduction: str) -> Tensor:
     """The per-element losses as ``reduction`` asks: as they are, summed, or averaged."""
     if reduction == "none":

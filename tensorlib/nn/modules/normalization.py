@@ -181,7 +181,7 @@ class GroupNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 270
+# %% book/04_layers.ipynb, cell 271
 # the function of section 10.5, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
 
