@@ -342,7 +342,7 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""
 
 
-# %% book/02_autograd.ipynb, cell 278
+# %% book/02_autograd.ipynb, cell 280
 # PyTorch's path torch.autograd.functional: imported last, since the module uses this one's
 # engine imports (as tensor_type imports its op modules at its bottom)
 # The recorded backward pass of create_graph=True (section 24.1), written after the ops
@@ -350,14 +350,14 @@ from tensorlib import autograd_functional as functional  # noqa: E402, F401, I00
 from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402
 
 
-# %% book/02_autograd.ipynb, cell 293
+# %% book/02_autograd.ipynb, cell 295
 # PyTorch's places: torch.autograd.detect_anomaly and set_detect_anomaly, and the module they
 # come from, torch.autograd.anomaly_mode (here tensorlib.engine.anomaly, imported as anomaly_mode)
 detect_anomaly = anomaly_mode.detect_anomaly
 set_detect_anomaly = anomaly_mode.set_detect_anomaly
 
 
-# %% book/02_autograd.ipynb, cell 306
+# %% book/02_autograd.ipynb, cell 308
 def _check_gradgrad_options(options: dict[str, Any]) -> None:
     """PyTorch's consistency checks of ``gradgradcheck``'s flags, then a refusal, by name, of
     each check that tensorlib's ``gradcheck`` does not make."""
@@ -517,7 +517,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-# %% book/02_autograd.ipynb, cell 357
+# %% book/02_autograd.ipynb, cell 359
 class _LegacyVariable:
     """PyTorch's ``Variable`` of old: calling it returns a Tensor, and every Tensor is an
     instance of it (``isinstance(t, Variable)`` is True)."""

@@ -30,6 +30,8 @@ CASES = [
     ("b...,b...->b", [(2, 3, 1), (2, 1, 4)]),
     ("Ij,jK->IK", [(3, 4), (4, 5)]),
     (" ij , jk -> ik ", [(3, 4), (4, 5)]),
+    (",j->j", [(), (3,)]),  # a 0-d operand: its gradient once wrote into no view
+    ("ij,->", [(2, 3), ()]),
 ]
 
 

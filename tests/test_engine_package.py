@@ -54,6 +54,7 @@ PACKAGE_ORDER = [
     "conversion",
     "arithmetic",
     "reductions",
+    "cumulative",
     "matmul_ops",
     "selection",
     "elementwise",

@@ -83,7 +83,7 @@ from tensorlib.engine.creation import is_floating_point
 from tensorlib.engine.matmul_ops import mm
 from tensorlib.engine.shape_ops import Flip, Roll, flip, roll
 from tensorlib.engine.indexing import narrow
-from tensorlib.engine.reductions import Cumprod, cumprod
+from tensorlib.engine.cumulative import Cumprod, cumprod
 from tensorlib.engine.matmul_ops import (
     addbmm, addmm, addmv, addr, baddbmm, dot, kron, mv, tensordot, vdot,
 )
@@ -123,7 +123,7 @@ from tensorlib.engine.statistics import (
 from tensorlib.engine.statistics import (
     kthvalue, median, nanmean, nanmedian, nanquantile, nansum, quantile,
 )
-from tensorlib.engine.reductions import LogCumSumExp, logcumsumexp
+from tensorlib.engine.cumulative import LogCumSumExp, logcumsumexp
 from tensorlib.engine.special_ops import Lgamma, Polygamma, digamma, lgamma, polygamma
 from tensorlib.engine.statistics import mode, msort
 

@@ -207,6 +207,10 @@ class Log1p(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad / (1 + self.x),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad / (1 + x),)
+
 
 # %% book/02_autograd.ipynb, cell 130
 class Expm1(Function):
@@ -222,6 +226,10 @@ class Expm1(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * (self.out + 1),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad * (x.expm1() + 1),)
 
 
 class LogBase(Function):
@@ -239,6 +247,10 @@ class LogBase(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         with np.errstate(divide="ignore"):
             return (grad / (self.x * np.log(self.x.dtype.type(self.base))),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad / (x * float(np.log(self.x.dtype.type(self.base)))),)
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
@@ -279,6 +291,10 @@ class Tan(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * (1 + self.out * self.out),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        out = self._graph_inputs()[0].tan()
+        return (grad * (1 + out * out),)
+
 
 class Atan(Function):
     """:math:`y = \\arctan x`; :math:`\\bar x = \\bar y / (1 + x^2)`."""
@@ -292,6 +308,10 @@ class Atan(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad / (1 + self.x * self.x),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad / (1 + x * x),)
 
 
 class Asin(Function):
@@ -310,6 +330,10 @@ class Asin(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             return (grad / np.sqrt(1 - self.x * self.x),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad / (1 - x * x).sqrt(),)
+
 
 class Acos(Function):
     """:math:`y = \\arccos x = \\pi/2 - \\arcsin x`;
@@ -327,6 +351,10 @@ class Acos(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             return (-grad / np.sqrt(1 - self.x * self.x),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (-grad / (1 - x * x).sqrt(),)
+
 
 class Sinh(Function):
     """:math:`y = \\sinh x`; :math:`\\bar x = \\bar y \\cosh x`."""
@@ -343,6 +371,9 @@ class Sinh(Function):
         with np.errstate(over="ignore"):
             return (grad * np.cosh(self.x),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * self._graph_inputs()[0].cosh(),)
+
 
 class Cosh(Function):
     """:math:`y = \\cosh x`; :math:`\\bar x = \\bar y \\sinh x`."""
@@ -358,6 +389,9 @@ class Cosh(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         with np.errstate(over="ignore"):
             return (grad * np.sinh(self.x),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * self._graph_inputs()[0].sinh(),)
 
 
 # %% book/02_autograd.ipynb, cell 133
@@ -441,13 +475,19 @@ class Clamp(Function):
         self.x, self.low, self.high = x, low, high
         return np.clip(x, low, high)
 
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        inside = np.ones(self.x.shape, dtype=bool)
+    def _inside(self) -> np.ndarray:
+        inside = np.ones(self.x.shape, dtype=bool)  # the bounds themselves count as inside
         if self.low is not None:
             inside &= self.x >= self.low
         if self.high is not None:
             inside &= self.x <= self.high
-        return (grad * inside,)
+        return inside
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad * self._inside(),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * self._inside().astype(grad._data.dtype),)  # the mask is a constant
 
 
 def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:

@@ -174,6 +174,33 @@ class Gather(Function):
         np.add.at(grad_x, _gather_where(self.index, self.axis), grad)
         return (grad_x, None)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        if not self.shape:
+            return (grad, None)
+        return (_GatherGrad.apply(grad, index=self.index, axis=self.axis, shape=self.shape), None)
+
+
+class _GatherGrad(Function):
+    """``Gather``'s gradient as an op, for ``create_graph=True``: zeros of ``shape`` with
+    ``grad`` added at the places ``index`` picks along ``axis``; its gradient is ``Gather``."""
+
+    __slots__ = ("index", "axis")
+    reads = ()
+
+    def forward(
+        self, grad: np.ndarray, index: np.ndarray, axis: int, shape: tuple[int, ...]
+    ) -> np.ndarray:
+        self.index, self.axis = index, axis
+        out = np.zeros(shape, dtype=grad.dtype)
+        np.add.at(out, _gather_where(index, axis), grad)
+        return out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad[_gather_where(self.index, self.axis)],)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (Gather.apply(grad, self.index, axis=self.axis),)
+
 
 def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
     """``index`` checked as torch.gather checks it: integers,

@@ -118,6 +118,29 @@ class VectorNorm(Function):
         return (_vector_norm_grad(self.x, self.out, grad, self.ord, self.axes).astype(
             self.x.dtype, copy=False),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x, ord, dtype = self._graph_inputs()[0], self.ord, self.x.dtype
+        grad = grad if grad.ndim == self.out.ndim else grad.reshape(self.out.shape)
+        if ord == 0:
+            return (Tensor(np.zeros_like(self.x)),)
+        sign = np.sign(self.x).astype(dtype, copy=False)  # constants: masks and signs
+        if ord == 1:
+            return (grad * sign,)
+        if math.isinf(ord):  # linear in grad: the shares of the max (min) are constants
+            chosen = (np.abs(self.x) == self.out) | np.isnan(self.x)
+            return (grad * (sign * chosen) / chosen.sum(axis=self.axes, keepdims=True).astype(
+                dtype),)
+        out = VectorNorm.apply(x, ord=ord, axes=self.axes, keepdims=True)
+        if ord < 1:  # |x|^(p-1) with 1 where x = 0 (the gradient is 0 there; no inf in the graph)
+            powers = x.abs().masked_fill(self.x == 0, 1.0) ** (ord - 1) * sign
+            return (powers * grad * out ** (1 - ord),)
+        # PyTorch's: the scale grad / y^(p-1) masked to 0 where y = 0, y with 1 there
+        zero = self.out == 0
+        scale = (grad / out.masked_fill(zero, 1.0) ** (ord - 1)).masked_fill(zero, 0.0)
+        if ord == 2:
+            return (x * scale,)
+        return (x.abs().masked_fill(self.x == 0, 1.0) ** (ord - 1) * sign * scale,)
+
 
 # %% book/02_autograd.ipynb, cell 206
 def _norm_input(x: Any, fn: str, dtype: Any) -> Tensor:

@@ -207,20 +207,27 @@ class Einsum(Function):
             for k, need in enumerate(self.needs_input_grad)
         )
 
-    def _operand_grad(self, k: int, grad: np.ndarray) -> np.ndarray:
-        term, array = self.terms[k], self.arrays[k]
-        letters = "".join(dict.fromkeys(term))  # its letters once, in order
-        pairs = zip(self.terms, self.arrays, strict=True)
-        others = [(t, a) for j, (t, a) in enumerate(pairs) if j != k]
-        known = set(self.output).union(*(set(t) for t, _ in others))
+    def _plan(self, k: int, grad_shape: tuple[int, ...]) -> tuple[str, list[int], str, set[str],
+                                                                 dict[str, int]]:
+        """For operand ``k``'s gradient: its letters once, in order; the other operands; the
+        equation of the sum of products that gives it; the letters it shares; each letter's size
+        (the largest where ``...`` broadcasts)."""
+        letters = "".join(dict.fromkeys(self.terms[k]))
+        others = [j for j in range(len(self.terms)) if j != k]
+        known = set(self.output).union(*(set(self.terms[j]) for j in others))
         kept = "".join(c for c in letters if c in known)
-        spec = ",".join([self.output] + [t for t, _ in others]) + "->" + kept
-        partial = np.einsum(spec, grad, *(a for _, a in others), optimize=bool(others))
-        sizes: dict[str, int] = {}  # each letter's size, the largest where "..." broadcasts
+        spec = ",".join([self.output] + [self.terms[j] for j in others]) + "->" + kept
+        sizes: dict[str, int] = {}
         shapes = [a.shape for a in self.arrays]
-        for t, shape in [(self.output, grad.shape), *zip(self.terms, shapes, strict=True)]:
+        for t, shape in [(self.output, grad_shape), *zip(self.terms, shapes, strict=True)]:
             for c, n in zip(t, shape, strict=True):
                 sizes[c] = n if n > sizes.get(c, 1) else sizes.get(c, 1)
+        return letters, others, spec, known, sizes
+
+    def _operand_grad(self, k: int, grad: np.ndarray) -> np.ndarray:
+        term, array = self.terms[k], self.arrays[k]
+        letters, others, spec, known, sizes = self._plan(k, grad.shape)
+        partial = np.einsum(spec, grad, *(self.arrays[j] for j in others), optimize=bool(others))
         for axis, c in enumerate(letters):  # letters summed only here: broadcast back
             if c not in known:
                 partial = np.expand_dims(partial, axis)
@@ -230,8 +237,43 @@ class Einsum(Function):
             if n == 1 and partial.shape[axis] != 1:
                 partial = partial.sum(axis=axis, keepdims=True)
         out = np.zeros(array.shape, np.result_type(grad, array))
+        if not term:  # a 0-d operand (einsum("->") gives no view of it)
+            return out + partial
         np.einsum(f"{term}->{letters}", out)[...] = partial  # a view: the diagonal, if repeated
         return out
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        operands = self._graph_inputs()
+        return tuple(
+            self._operand_grad_graph(k, grad, operands) if need else None
+            for k, need in enumerate(self.needs_input_grad)
+        )
+
+    def _operand_grad_graph(self, k: int, grad: Tensor, operands: tuple[Any, ...]) -> Tensor:
+        """``_operand_grad`` with Tensor ops: the same sum of products (an einsum again), the
+        broadcasts and sums; a repeated letter's diagonal as a product with identity matrices."""
+        term, array = self.terms[k], self.arrays[k]
+        letters, others, spec, known, sizes = self._plan(k, tuple(grad.shape))
+        partial = Einsum.apply(grad, *(operands[j] for j in others), equation=spec)
+        for axis, c in enumerate(letters):
+            if c not in known:
+                partial = partial.unsqueeze(axis)
+        partial = partial.expand(*[sizes[c] for c in letters])
+        unique_shape = [array.shape[term.index(c)] for c in letters]
+        ones = tuple(a for a, n in enumerate(unique_shape) if n == 1 and partial.shape[a] != 1)
+        if ones:
+            partial = partial.sum(dim=ones, keepdim=True)
+        if letters == term:
+            return partial
+        spare = iter(c for c in string.ascii_letters if c not in term)
+        renamed, eyes = "", []  # "ii": partial "i" times eye "ij", written to "ij"
+        for c in term:
+            fresh = next(spare) if c in renamed else c
+            renamed += fresh
+            if fresh != c:
+                eyes.append(c + fresh)
+        deltas = [Tensor(np.eye(sizes[e[0]], dtype=grad._data.dtype)) for e in eyes]
+        return Einsum.apply(partial, *deltas, equation=",".join([letters, *eyes]) + "->" + renamed)
 
 
 def einsum(equation: str, *operands: Any) -> Tensor:

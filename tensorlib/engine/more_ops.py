@@ -92,6 +92,10 @@ class Asinh(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad / np.sqrt(self.x * self.x + 1),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad / (x * x + 1).sqrt(),)
+
 
 class Acosh(Function):
     r""":math:`y = \operatorname{acosh} x` (NaN below 1);
@@ -109,6 +113,10 @@ class Acosh(Function):
         with np.errstate(invalid="ignore", divide="ignore"):
             return (grad / np.sqrt(self.x * self.x - 1),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad / (x * x - 1).sqrt(),)
+
 
 class Atanh(Function):
     r""":math:`y = \operatorname{atanh} x` (infinite at :math:`\pm 1`);
@@ -125,6 +133,10 @@ class Atanh(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         with np.errstate(divide="ignore"):
             return (grad / (1 - self.x * self.x),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad / (1 - x * x),)
 
 
 def asinh(input: Tensor) -> Tensor:

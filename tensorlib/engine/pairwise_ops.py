@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _unbroadcast
+from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
@@ -80,6 +80,11 @@ class Atan2(Function):
         scale = grad / (self.a * self.a + self.b * self.b)
         return _sum_to(scale * self.b, self.a), _sum_to(-scale * self.a, self.b)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        a, b = self._graph_inputs()
+        scale = grad / (a * a + b * b)
+        return _summed_to(scale * b, a.shape), _summed_to(-scale * a, b.shape)
+
 
 class Hypot(Function):
     r""":math:`y = \sqrt{a^2 + b^2}` without overflow; :math:`\bar a = \bar y\, a / y`,
@@ -96,6 +101,11 @@ class Hypot(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         scale = grad / self.out
         return _sum_to(scale * self.a, self.a), _sum_to(scale * self.b, self.b)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        a, b = self._graph_inputs()
+        scale = grad / Hypot.apply(a, b)
+        return _summed_to(scale * a, a.shape), _summed_to(scale * b, b.shape)
 
 
 class LogAddExp(Function):
@@ -118,6 +128,17 @@ class LogAddExp(Function):
                 _sum_to(grad / (1 + power(self.a - self.b)), self.b),
             )
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        a, b = self._graph_inputs()
+        if self.base2:
+            b_over_a, a_over_b = 2.0 ** (b - a), 2.0 ** (a - b)
+        else:
+            b_over_a, a_over_b = (b - a).exp(), (a - b).exp()
+        return (
+            _summed_to(grad / (1 + b_over_a), a.shape),
+            _summed_to(grad / (1 + a_over_b), b.shape),
+        )
+
 
 class Copysign(Function):
     r""":math:`y = |a| \operatorname{sign}(b)` (the sign bit of :math:`b`, so :math:`-0` counts);
@@ -135,6 +156,12 @@ class Copysign(Function):
         with np.errstate(invalid="ignore", divide="ignore"):
             flips = np.where(self.a == 0, np.zeros((), grad.dtype), self.out / self.a)
         return _sum_to(grad * flips, self.a), np.zeros(self.b_shape, grad.dtype)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        dtype = grad._data.dtype
+        with np.errstate(invalid="ignore", divide="ignore"):  # the signs: constants
+            flips = np.where(self.a == 0, np.zeros((), dtype), self.out / self.a)
+        return _summed_to(grad * flips, self.a.shape), Tensor(np.zeros(self.b_shape, dtype))
 
 
 class Fmod(Function):
@@ -156,6 +183,11 @@ class Fmod(Function):
             quotients = np.trunc(self.a / self.b)
         return _sum_to(grad, self.a), _sum_to(-grad * quotients, self.b)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        with np.errstate(divide="ignore", invalid="ignore"):  # piecewise constant in a and b
+            quotients = np.trunc(self.a / self.b)
+        return _summed_to(grad, self.a.shape), _summed_to(-grad * quotients, self.b.shape)
+
 
 class FloatingExtremum(Function):
     r"""``fmax(a, b)`` (``largest``) or ``fmin``: the larger (smaller), where a NaN loses to a
@@ -176,6 +208,11 @@ class FloatingExtremum(Function):
             _unbroadcast(np.where(self.a_wins, grad, zero), self.shapes[0]),
             _unbroadcast(np.where(self.a_wins, zero, grad), self.shapes[1]),
         )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        wins = self.a_wins.astype(grad._data.dtype)  # a constant: the gradient is linear
+        return _summed_to(grad * wins, self.shapes[0]), _summed_to(grad * (1 - wins),
+                                                                   self.shapes[1])
 
 
 # %% book/02_autograd.ipynb, cell 142

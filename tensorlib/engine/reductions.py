@@ -44,10 +44,6 @@ __all__ = [
     'std_mean',
     'var_mean',
     'aminmax',
-    'Cumprod',
-    'cumprod',
-    'LogCumSumExp',
-    'logcumsumexp',
 ]
 
 
@@ -58,7 +54,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _broadcast_error, _unbroadcast
+from tensorlib.engine.arithmetic import _broadcast_error, _summed_to, _unbroadcast
 from tensorlib.engine.conversion import Clone
 from tensorlib.engine.dtypes import float16
 from tensorlib.engine.function import Function
@@ -140,6 +136,7 @@ class Var(Function):
 
     __slots__ = ("centered", "axes", "keepdims", "dof")
     reads = ()
+    graph_reads = ((0,),)  # the recorded backward recomputes x - mean from x
 
     def forward(
         self, x: np.ndarray, axes: tuple[int, ...], correction: float, keepdims: bool
@@ -162,6 +159,12 @@ class Var(Function):
         scale = 2 / self.dof if self.dof else math.inf
         return ((grad * self.centered * scale).astype(grad.dtype, copy=False),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        shape = tuple(1 if k in self.axes else n for k, n in enumerate(self.centered.shape))
+        scale = 2 / self.dof if self.dof else math.inf
+        return (grad.reshape(shape) * (x - x.mean(dim=self.axes, keepdim=True)) * scale,)
+
 
 class Std(Function):
     """:math:`s = \\sqrt{v}` of a variance; :math:`\\bar v = \\bar s / (2s)`, and 0 where
@@ -182,6 +185,13 @@ class Std(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         with np.errstate(divide="ignore", invalid="ignore"):
             return (np.where(self.out == 0, np.zeros((), dtype=grad.dtype), grad / (2 * self.out)),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # PyTorch's (grad / 2s) masked to 0 where s = 0; s by this op again (its own recorded
+        # backward is masked there too), with 1 in the masked places so no 0/0 enters the graph
+        zero = self.out == 0
+        out = Std.apply(self._graph_inputs()[0]).masked_fill(zero, 1.0)
+        return ((grad / (2 * out)).masked_fill(zero, 0.0),)
 
 
 # %% book/02_autograd.ipynb, cell 103
@@ -211,6 +221,16 @@ class Norm(Function):
         return (
             np.where(self.out == 0, 0, grad * self.x / self.out).astype(self.x.dtype, copy=False),
         )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        grad = grad.reshape(self.out.shape)
+        if self.p == 1:
+            return (grad * np.sign(self.x).astype(self.x.dtype, copy=False),)  # a constant
+        # PyTorch's x * (grad / y) masked to 0 where y = 0 (y with 1 there: no 0/0 in the graph)
+        zero = self.out == 0
+        out = Norm.apply(x, p=2, axes=self.axes, keepdims=True).masked_fill(zero, 1.0)
+        return (x * (grad / out).masked_fill(zero, 0.0),)
 
 
 class Cumsum(Function):
@@ -376,6 +396,11 @@ class Extremum(Function):
         grad = _expand_reduced(grad, self.axes, self.keepdims)
         return ((grad / self.count) * self.winners,)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        grad = grad.reshape(self.count.shape)  # linear in grad: the shares are constants
+        dtype = grad._data.dtype
+        return ((grad / self.count.astype(dtype)) * self.winners.astype(dtype),)
+
 
 class ExtremumAlongDim(Function):
     """The values at ``indices`` along ``axis`` (the max/min ``dim`` form); :math:`\\bar x` is
@@ -395,6 +420,34 @@ class ExtremumAlongDim(Function):
             grad = np.expand_dims(grad, self.axis)
         np.put_along_axis(grad_x, self.indices, grad, axis=self.axis)
         return (grad_x,)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        if not self.keepdims:
+            grad = grad.unsqueeze(self.axis)
+        return (_PutAlongDim.apply(grad, indices=self.indices, axis=self.axis, shape=self.shape),)
+
+
+class _PutAlongDim(Function):
+    """``ExtremumAlongDim``'s gradient as an op, for ``create_graph=True``: zeros of ``shape``
+    with ``grad`` put at ``indices`` (one per slice) along ``axis``; its gradient reads it back
+    from there, ``ExtremumAlongDim`` again."""
+
+    __slots__ = ("indices", "axis")
+    reads = ()
+
+    def forward(
+        self, grad: np.ndarray, indices: np.ndarray, axis: int, shape: tuple[int, ...]
+    ) -> np.ndarray:
+        self.indices, self.axis = indices, axis
+        out = np.zeros(shape, dtype=grad.dtype)
+        np.put_along_axis(out, indices, grad, axis=axis)
+        return out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (np.take_along_axis(grad, self.indices, axis=self.axis),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (ExtremumAlongDim.apply(grad, indices=self.indices, axis=self.axis, keepdims=True),)
 
 
 class ElementwiseExtremum(Function):
@@ -425,6 +478,19 @@ class ElementwiseExtremum(Function):
         return (
             _unbroadcast(np.where(a_loses, zero, shared), np.shape(a)) if need_a else None,
             _unbroadcast(np.where(b_loses, zero, shared), np.shape(b)) if need_b else None,
+        )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        a, b = self.a, self.b
+        a_loses, b_loses = (a < b, a > b) if self.largest else (a > b, a < b)
+        dtype = grad._data.dtype
+        shared = np.where(a == b, 0.5, 1.0)  # the weights are constants: the gradient is linear
+        return (
+            _summed_to(grad * np.where(a_loses, 0.0, shared).astype(dtype), np.shape(a))
+            if need_a else None,
+            _summed_to(grad * np.where(b_loses, 0.0, shared).astype(dtype), np.shape(b))
+            if need_b else None,
         )
 
 
@@ -649,6 +715,20 @@ class Prod(Function):
         g = grad if self.keepdim else np.expand_dims(grad, self.axis)
         return (np.moveaxis(np.moveaxis(g, self.axis, -1) * left * right, -1, self.axis),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # the product of the others, exact where some x_i are 0 (PyTorch's prod_safe_zeros): the
+        # running product before x_j times the running product after it, two cumprods, O(n)
+        x = self._graph_inputs()[0]
+        flat = x.reshape(-1) if self.axis is None else x.movedim(self.axis, -1)
+        position = np.arange(flat.shape[-1])
+        before = flat.roll(1, -1).masked_fill(position == 0, 1.0).cumprod(-1)
+        after = flat.roll(-1, -1).masked_fill(position == position[-1], 1.0).flip(-1).cumprod(-1)
+        others = before * after.flip(-1)
+        if self.axis is None:
+            return ((grad * others).reshape(self.x.shape),)
+        g = grad if self.keepdim else grad.unsqueeze(self.axis)
+        return ((g.movedim(self.axis, -1) * others).movedim(-1, self.axis),)
+
 
 def prod(
     input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None
@@ -691,100 +771,3 @@ def aminmax(
 ) -> tuple[Tensor, Tensor]:
     """``(amin, amax)`` over ``dim`` (or all elements), as ``torch.aminmax``."""
     return amin(input, dim, keepdim), amax(input, dim, keepdim)
-
-
-# %% book/02_autograd.ipynb, cell 114
-class Cumprod(Function):
-    r""":math:`y_i = \prod_{j \le i} x_j` along ``axis``. The gradient of :math:`x_k` is
-    :math:`\bar x_k = \sum_{i \ge k} \bar y_i \prod_{j \le i,\, j \ne k} x_j`. Where no
-    :math:`x_j` of a row is 0, that is :math:`\sum_{i \ge k} \bar y_i y_i / x_k`, a cumsum from the
-    end divided by :math:`x_k`. In a row whose first 0 is at :math:`z`: before it, the same
-    formula (every later :math:`y_i` is 0); at it, :math:`\sum_{i \ge z} \bar y_i c_i` with
-    :math:`c` the running product of the row with :math:`x_z` set to 1; after it, 0 (each product
-    still holds :math:`x_z`). Exact, as PyTorch's."""
-
-    __slots__ = ("x", "y", "axis")
-    reads = (("out", 0),)
-
-    def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
-        self.axis = axis
-        self.x = x
-        # ints: int64, as in torch
-        self.y = np.cumprod(x, axis=axis, dtype=x.dtype if x.dtype.kind == "f" else np.int64)
-        return self.y
-
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        x, y, g = (np.moveaxis(a, self.axis, -1) for a in (self.x, self.y, grad))
-        zero = x == 0
-        from_end = np.flip(np.cumsum(np.flip(g * y, -1), axis=-1), -1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.where(zero, 0, from_end / np.where(zero, 1, x))
-        rows = zero.any(axis=-1)
-        if rows.any():  # the rows with a 0: its first 0's entry, and 0 after it
-            first = np.argmax(zero[rows], axis=-1)[:, None]
-            position = np.arange(x.shape[-1])
-            ones_at_first = np.where(position == first, 1, x[rows])
-            at_first = (g[rows] * np.cumprod(ones_at_first, axis=-1) * (position >= first)).sum(-1)
-            row_out = np.where(position < first, out[rows], 0)
-            np.put_along_axis(row_out, first, at_first[:, None], axis=-1)
-            out[rows] = row_out
-        return (np.moveaxis(out, -1, self.axis),)
-
-
-def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
-    """The running product along ``dim``: ``out[i] = input[0] * ... * input[i]`` (integer and bool
-    inputs give int64, as in PyTorch)."""
-    if dtype is not None:  # the products are kept in dtype too (integers would widen to int64)
-        return cumprod(input.to(dtype), dim).to(dtype)
-    return Cumprod.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))
-
-
-# %% book/02_autograd.ipynb, cell 117
-def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
-    r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
-    end."""
-    return np.flip(np.logaddexp.accumulate(np.flip(v, axis), axis=axis), axis)
-
-
-class LogCumSumExp(Function):
-    r""":math:`y_i = \log \sum_{j \le i} e^{x_j}` along ``axis``, a running ``logaddexp``
-    (each step :math:`\log(e^a + e^b) = \max(a, b) + \log(1 + e^{-|a - b|})`: nothing
-    overflows). :math:`\partial y_i / \partial x_j = e^{x_j - y_i}` for :math:`j \le i`, so
-
-    .. math:: \bar x_j = e^{x_j} \sum_{i \ge j} \bar y_i e^{-y_i},
-
-    summed in log space from the end, the positive and the negative :math:`\bar y_i` apart
-    (PyTorch's way): :math:`\bar x_j = e^{x_j + P_j} - e^{x_j + N_j}`.
-    """
-
-    __slots__ = ("x", "out", "axis")
-    reads = ((0, "out"),)
-
-    def forward(self, x: np.ndarray, axis: int) -> np.ndarray:
-        self.x, self.axis = x, axis
-        self.out = np.logaddexp.accumulate(x.reshape(x.shape or (1,)), axis=axis).reshape(x.shape)
-        return self.out
-
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        shape = self.x.shape or (1,)
-        x, out, grad = self.x.reshape(shape), self.out.reshape(shape), grad.reshape(shape)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scaled = np.log(np.abs(grad)) - out  # log |grad_i| - y_i
-            positive = _reverse_logcumsumexp(np.where(grad > 0, scaled, -np.inf), self.axis)
-            negative = _reverse_logcumsumexp(np.where(grad < 0, scaled, -np.inf), self.axis)
-            result = np.exp(x + positive) - np.exp(x + negative)
-        return (result.reshape(self.x.shape).astype(self.x.dtype, copy=False),)
-
-
-def logcumsumexp(input: Tensor, dim: int) -> Tensor:
-    r"""The running log-sum-exp along ``dim``: ``out[i] = log(exp(input[0]) + ... +
-    exp(input[i]))``, computed without overflow (:class:`LogCumSumExp`).
-
-    Args:
-        input: a float tensor.
-        dim: the dim to run along.
-    """
-    if input._data.dtype.kind != "f":
-        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{input._data.dtype}': expected a floating point tensor")
-    return LogCumSumExp.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))

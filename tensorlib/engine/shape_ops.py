@@ -171,6 +171,9 @@ class Roll(Function):
         back = tuple(-s for s in self.shifts)
         return (np.roll(grad, back[0] if self.dims is None else back, axis=self.dims),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (Roll.apply(grad, shifts=tuple(-s for s in self.shifts), dims=self.dims),)
+
 
 class Expand(Function):
     """Broadcast to ``shape`` without copying;
@@ -208,6 +211,12 @@ class Repeat(Function):
             n for copies_and_size in zip(self.sizes, full, strict=True) for n in copies_and_size
         ]
         return (grad.reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2))).reshape(self.shape),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        full = (1,) * (len(self.sizes) - len(self.shape)) + self.shape
+        pairs = tuple(n for both in zip(self.sizes, full, strict=True) for n in both)
+        copies = tuple(range(0, len(pairs), 2))
+        return (grad.reshape(pairs).sum(dim=copies).reshape(self.shape),)
 
 
 # %% book/02_autograd.ipynb, cell 160

@@ -277,6 +277,11 @@ class LogSumExp(Function):
         with np.errstate(invalid="ignore"):
             return (grad * np.exp(self.x - self.out),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        out = LogSumExp.apply(x, axes=self.axes, keepdim=True)
+        return (grad.reshape(self.out.shape) * (x - out).exp(),)
+
 
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     r""":math:`\log \sum_i e^{x_i}` over ``dim`` (an int or a tuple), computed without overflow:

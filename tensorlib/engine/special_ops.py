@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine.arithmetic import _summed_to
 from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.elementwise import clamp, log, trunc
@@ -153,6 +154,13 @@ class Xlogy(Function):
             grad_a = np.where((grad == 0) & ~np.isnan(self.b), zero, grad * np.log(self.b))
             grad_a = np.where((self.a == 0) & (self.b <= 0), zero, grad_a)
             return _sum_to(grad_a, self.a), _sum_to(grad * self.a / self.b, self.b)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        a, b = self._graph_inputs()
+        # the same constant masks: 0 where grad is 0 (b not NaN), and where a = 0 and b <= 0
+        zero = (grad._data == 0) & ~np.isnan(self.b) | (self.a == 0) & (self.b <= 0)
+        grad_a = (grad * b.log()).masked_fill(np.broadcast_to(zero, grad._data.shape), 0.0)
+        return _summed_to(grad_a, a.shape), _summed_to(grad * a / b, b.shape)
 
 
 class Sinc(Function):

@@ -1036,7 +1036,7 @@ class Tensor:
 
     def cumprod(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         """Running products along ``dim``: ``y[i] = x[0] * ... * x[i]``."""
-        return reductions.cumprod(self, dim, dtype=dtype)
+        return cumulative.cumprod(self, dim, dtype=dtype)
 
     def cummax(self, dim: builtins.int) -> _ValuesIndices:
         """``(values, indices)``: the running maximum along ``dim`` and where it came from."""
@@ -1048,7 +1048,7 @@ class Tensor:
 
     def logcumsumexp(self, dim: builtins.int) -> Tensor:
         """The running log-sum-exp along ``dim``: ``y[i] = log(exp(x[0]) + ... + exp(x[i]))``."""
-        return reductions.logcumsumexp(self, dim)
+        return cumulative.logcumsumexp(self, dim)
 
     def histc(
         self, bins: builtins.int = 100, min: Any = 0, max: Any = 0
@@ -2704,7 +2704,7 @@ class Tensor:
 
     def cumprod_(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         """``cumprod`` in place; returns ``self``."""
-        return inplace.apply_(self, "cumprod_", reductions.cumprod, dim, dtype=dtype)
+        return inplace.apply_(self, "cumprod_", cumulative.cumprod, dim, dtype=dtype)
 
     def logit_(self, eps: builtins.float | None = None) -> Tensor:
         """``logit`` in place; returns ``self``."""
@@ -2864,13 +2864,14 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 313
+# %% book/02_autograd.ipynb, cell 315
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
     arithmetic,
     conversion,
     creation,
+    cumulative,
     elementwise,
     function,
     higher_order,

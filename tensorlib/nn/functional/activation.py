@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 327
+# %% book/02_autograd.ipynb, cell 329
 import math
 
 import numpy as np
@@ -229,7 +229,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _Silu.apply(input)
 
 
-# %% book/02_autograd.ipynb, cell 331
+# %% book/02_autograd.ipynb, cell 333
 class _LeakyRelu(Function):
     r""":math:`y = x` for :math:`x > 0`, else :math:`s x`; :math:`\bar x = \bar y` or
     :math:`s \bar y` (``s``, the negative slope, at :math:`x = 0` too, as PyTorch)."""
@@ -268,6 +268,12 @@ class _Elu(Function):
         x, alpha, scale, c = self.x, self.alpha, self.scale, self.input_scale
         slope = np.where(x > 0, scale, scale * alpha * c * np.exp(np.minimum(x, 0) * c))
         return (grad * slope.astype(grad.dtype, copy=False),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        scale, c = self.scale, self.input_scale
+        negative = (x.clamp(max=0.0) * c).exp() * (scale * self.alpha * c)
+        return (grad * negative.masked_fill(self.x > 0, scale),)
 
 
 class _Softplus(Function):
@@ -308,6 +314,9 @@ class _Hardtanh(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.where(self.inside, grad, np.zeros((), grad.dtype)),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * self.inside.astype(grad._data.dtype),)  # the mask is a constant
+
 
 class _Hardswish(Function):
     r""":math:`y = x\, \operatorname{relu6}(x + 3) / 6`; :math:`\bar x = 0` up to
@@ -327,6 +336,11 @@ class _Hardswish(Function):
         slope = np.where(x <= -3, 0, np.where(x < 3, x / 3 + 0.5, 1))
         return (grad * slope.astype(grad.dtype, copy=False),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        slope = (x / 3 + 0.5).masked_fill(self.x <= -3, 0.0).masked_fill(self.x >= 3, 1.0)
+        return (grad * slope,)
+
 
 class _Mish(Function):
     r""":math:`y = x \tanh(\operatorname{softplus}(x))`; with :math:`t` that tanh,
@@ -344,6 +358,11 @@ class _Mish(Function):
         x, t = self.x, self.t
         return (grad * (t + x * sigmoid_array(x) * (1 - t * t)),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        t = _Softplus.apply(x, beta=1.0, threshold=20.0).tanh()
+        return (grad * (t + x * x.sigmoid() * (1 - t * t)),)
+
 
 class _LogSigmoid(Function):
     r""":math:`y = \log \sigma(x) = \min(x, 0) - \log(1 + e^{-|x|})`, without overflow;
@@ -360,8 +379,11 @@ class _LogSigmoid(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * sigmoid_array(-self.x),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * (-self._graph_inputs()[0]).sigmoid(),)
 
-# %% book/02_autograd.ipynb, cell 332
+
+# %% book/02_autograd.ipynb, cell 334
 # SELU's constants (Klambauer et al., 2017): the fixed point of mean 0 and variance 1
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 350
+# %% book/02_autograd.ipynb, cell 352
 import numpy as np
 
 from tensorlib.engine.selection import where
