@@ -1,13 +1,17 @@
 """Chapter 4, section "Second-order gradients through the layers": the recorded backward
 (``backward_graph``, run by ``create_graph=True``) of layer_norm, rms_norm, batch_norm, the
 convolutions and transposed convolutions (1-D, 2-D, 3-D; stride, padding, dilation, groups,
-output_padding), unfold and fold, embedding, dropout, constant pad, and average and max pooling.
+output_padding), unfold and fold, embedding, dropout, constant pad, average and max pooling,
+adaptive max pooling and power-average pooling, embedding_bag (sum, mean, max, per-sample weights,
+padding_idx), binary_cross_entropy, max unpooling, grid_sample and ctc_loss.
 
 Gradgradchecks in float64 (the recorded first derivative differentiated again, in the inputs and
 in the upstream gradient, against central differences of the first-order gradient), parity with
-PyTorch 2.13's double backward (every case but dropout, whose mask PyTorch draws differently, and
-a WGAN-GP penalty on a convolutional critic), and the first-order pass unchanged (it never calls
-``backward_graph``, and gives the same bits)."""
+PyTorch 2.13's double backward (every case but dropout, whose mask PyTorch draws differently; for
+embedding_bag, whose double backward PyTorch does not implement, against PyTorch's of the same
+sums written with embedding; and ctc_loss, which PyTorch refuses), ties of the max poolings and
+of embedding_bag's max, a WGAN-GP penalty on a convolutional critic, and the first-order pass
+unchanged (it never calls ``backward_graph``, and gives the same bits)."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from _gradgrad import probe as _probe
 from _gradgrad import upstream as _upstream
 
 import tensorlib as tl
-from tensorlib.nn.functional import layers
+from tensorlib.nn.functional import elementwise_loss, layers, structured_loss
 
 RNG = np.random.default_rng(40)
 X2 = RNG.standard_normal((2, 4, 5, 5))
@@ -46,6 +50,19 @@ XP = RNG.standard_normal((2, 3, 4))
 RUN_MEAN, RUN_VAR = RNG.standard_normal(3), 0.5 + RNG.random(3)
 V2 = RNG.standard_normal((3, 6, 2, 2)) * 0.5
 COLS = RNG.standard_normal((2, 8, 9))  # fold: C = 2, a 2x2 kernel, 3x3 blocks
+POSITIVE = np.abs(RNG.standard_normal((2, 3, 7))) + 0.1
+BAG_IDS = np.array([1, 4, 1, 0, 5, 2, 3, 4])
+BAG_OFFSETS = np.array([0, 2, 2, 5])  # bags of 2, 0, 3 and 3 ids
+BAG_WEIGHTS = 0.5 + RNG.random(8)
+PROBS, TARGETS = 0.1 + 0.8 * RNG.random((3, 4)), RNG.random((3, 4))
+BCE_WEIGHT = 0.5 + RNG.random(4)
+UNPOOL = RNG.standard_normal((2, 4, 2, 2))
+UNPOOL_IDS = np.array([0, 3, 16, 23, 7, 8, 21, 18])  # a 5x5 plane; 2x2 windows, stride 2
+UNPOOL_IDS = np.broadcast_to(np.resize(UNPOOL_IDS, (4, 4)), (2, 4, 4)).reshape(2, 4, 2, 2)
+GRID_X = RNG.standard_normal((2, 2, 4, 5))
+GRID = RNG.uniform(-1.2, 1.2, (2, 3, 2, 2))
+LOGITS = RNG.standard_normal((6, 3, 5))  # (T, N, C)
+CTC_TARGETS = np.array([[1, 2, 2], [3, 1, 0], [4, 0, 0]])
 
 
 def _f(lib):
@@ -140,7 +157,78 @@ CASES = {
         a, 2, stride=1, dilation=2) ** 2, [X2], (0,)),
     "max_pool1d": (lambda L, a: _f(L).max_pool1d(a, 3, stride=2, padding=1) ** 2, [X1], (0,)),
     "max_pool3d": (lambda L, a: _f(L).max_pool3d(a, 2, stride=(1, 2, 1)) ** 2, [X3D], (0,)),
+    # 5 -> 3 and 5 -> 4: windows that overlap, so a pixel can win twice
+    "adaptive_max_pool2d": (lambda L, a: _f(L).adaptive_max_pool2d(a, (3, 4)) ** 2, [X2], (0,)),
+    "adaptive_max_pool1d": (lambda L, a: _f(L).adaptive_max_pool1d(a, 4).exp(), [X1], (0,)),
+    "adaptive_max_pool3d": (lambda L, a: _f(L).adaptive_max_pool3d(a, (3, None, 2)) ** 2, [X3D],
+                            (0,)),
+    "lp_pool2d": (lambda L, a: _f(L).lp_pool2d(a, 2, 2, 1) ** 2, [X2], (0,)),
+    "lp_pool1d": (lambda L, a: _f(L).lp_pool1d(a, 3, 3, 2, ceil_mode=True), [POSITIVE], (0,)),
+    "embedding_bag-sum": (lambda L, w: _bag(L, w, "sum") ** 2, [TABLE], (0,)),
+    "embedding_bag-mean": (lambda L, w: _bag(L, w, "mean", padding_idx=1) ** 2, [TABLE], (0,)),
+    "embedding_bag-max": (lambda L, w: _bag(L, w, "max").exp(), [TABLE], (0,)),
+    "embedding_bag-2d": (lambda L, w: _bag(L, w, "mean", two_d=True).sin(), [TABLE], (0,)),
+    "embedding_bag-weights": (lambda L, w, p: _bag(L, w, "sum", p, padding_idx=4) ** 2,
+                              [TABLE, BAG_WEIGHTS], (0, 1)),
+    "embedding_bag-weights-only": (lambda L, w, p: _bag(L, w, "sum", p) ** 3,
+                                   [TABLE, BAG_WEIGHTS], (1,)),
+    "binary_cross_entropy": (lambda L, p, t: _f(L).binary_cross_entropy(
+        p, t, reduction="none") ** 2, [PROBS, TARGETS], (0, 1)),
+    "binary_cross_entropy-weight": (lambda L, p, t: _f(L).binary_cross_entropy(
+        p, t, weight=L.tensor(BCE_WEIGHT)), [PROBS, TARGETS], (0, 1)),
+    "binary_cross_entropy-input": (lambda L, p, t: _f(L).binary_cross_entropy(
+        p, t, reduction="sum").exp(), [PROBS, TARGETS], (0,)),
+    "max_unpool2d": (lambda L, v: _f(L).max_unpool2d(
+        v, L.tensor(UNPOOL_IDS), 2, output_size=(5, 5)) ** 2, [UNPOOL], (0,)),
+    "max_unpool1d": (lambda L, v: _f(L).max_unpool1d(
+        v, L.tensor(np.tile([[0, 3], [1, 2]], (2, 2, 1))), 2).exp(), [UNPOOL[..., 0]], (0,)),
+    **{
+        f"grid_sample-{mode}-{padding}-{corners}": (
+            lambda L, a, g, m=mode, p=padding, c=corners: _f(L).grid_sample(
+                a, g, mode=m, padding_mode=p, align_corners=c) ** 2,
+            [GRID_X, GRID], (0, 1))
+        for mode in ("bilinear", "nearest") for padding in ("zeros", "border", "reflection")
+        for corners in (False, True)
+    },
+    "grid_sample-grid-only": (lambda L, a, g: _f(L).grid_sample(
+        a, g, padding_mode="reflection", align_corners=False).exp(), [GRID_X, GRID], (1,)),
+    "ctc_loss": (lambda L, a: _f(L).ctc_loss(
+        a.log_softmax(2), L.tensor(CTC_TARGETS), [6, 5, 4], [3, 2, 1], reduction="none") ** 2,
+        [LOGITS], (0,)),
+    "ctc_loss-unnormalised": (lambda L, a: _f(L).ctc_loss(
+        a, L.tensor(CTC_TARGETS), [6, 6, 3], [3, 2, 1]), [LOGITS], (0,)),
+    # sample 0 cannot be aligned (3 labels, 2 steps): zero_infinity gives it a 0 loss
+    "ctc_loss-blank-zero_infinity": (lambda L, a: _f(L).ctc_loss(
+        a.log_softmax(2), L.tensor(np.array([[1, 1, 1], [2, 3, 0], [0, 0, 0]])), [2, 6, 5],
+        [3, 2, 1], blank=4, zero_infinity=True, reduction="sum"), [LOGITS], (0,)),
+    "ctc_loss-unbatched": (lambda L, a: _f(L).ctc_loss(
+        a[:, 0].log_softmax(1), L.tensor(CTC_TARGETS[0]), [6], [3]).exp(), [LOGITS], (0,)),
 }
+
+
+def _bag(lib, weight, mode, per_sample_weights=None, padding_idx=None, two_d=False):
+    """embedding_bag of BAG_IDS cut by BAG_OFFSETS (or 2 bags of 4); in PyTorch, whose
+    embedding_bag has no double backward, the same sums written with embedding."""
+    ids, offsets = (BAG_IDS.reshape(2, 4), None) if two_d else (BAG_IDS, BAG_OFFSETS)
+    if lib is tl:
+        return _f(lib).embedding_bag(
+            lib.tensor(ids), weight, None if offsets is None else lib.tensor(offsets),
+            mode=mode, per_sample_weights=per_sample_weights, padding_idx=padding_idx)
+    bounds = np.append(BAG_OFFSETS, len(BAG_IDS)) if not two_d else np.array([0, 4, 8])
+    rows = _f(lib).embedding(lib.tensor(BAG_IDS), weight)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights[:, None]
+    bags = []
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
+        kept = [k for k in range(start, end) if BAG_IDS[k] != padding_idx]
+        if not kept:
+            bags.append(lib.zeros(weight.shape[1], dtype=weight.dtype))
+            continue
+        picked = rows[lib.tensor(kept)]
+        reduce = {"sum": lambda r: r.sum(0), "mean": lambda r: r.mean(0),
+                  "max": lambda r: r.max(0).values}[mode]
+        bags.append(reduce(picked))
+    return lib.stack(bags)
 
 
 def _first_order(name, arrays, u):
@@ -156,8 +244,10 @@ def test_gradgradcheck(name):
 
 
 # dropout: PyTorch draws another mask (checked below with the same mask); embedding-freq:
-# PyTorch's double backward leaves scale_grad_by_freq out (pinned below)
-NOT_LIKE_TORCH = ("dropout", "embedding-freq")
+# PyTorch's double backward leaves scale_grad_by_freq out (pinned below);
+# ctc_loss: PyTorch has no double backward of it (pinned below)
+NOT_LIKE_TORCH = ("dropout", "embedding-freq", "ctc_loss", "ctc_loss-unnormalised",
+                  "ctc_loss-blank-zero_infinity", "ctc_loss-unbatched")
 
 
 def _second_derivatives(lib, name):
@@ -183,8 +273,11 @@ def _second_derivatives(lib, name):
 def test_double_backward_matches_pytorch(name):
     torch = pytest.importorskip("torch")
     ours, theirs = _second_derivatives(tl, name), _second_derivatives(torch, name)
+    # PyTorch's double backward of binary_cross_entropy divides by (x + 1e-12)² (1 - x + 1e-12)²
+    # where the derivative has x² (1 - x)²: about 1e-11 relative, more where terms cancel
+    atol = 1e-9 if name.startswith("binary_cross_entropy") else 1e-12
     for a, b in zip(ours, theirs, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=atol)
 
 
 @pytest.mark.parity
@@ -288,7 +381,9 @@ def test_a_wgan_gp_penalty_on_a_conv_critic_matches_central_differences():
 
 NEW_OPS = [layers.LayerNormFunction, layers._RMSNorm, layers.BatchNormFunction, layers._ConvNd,
            layers._ConvTransposeNd, layers._Embedding, layers._Dropout, layers._Pad,
-           layers._AvgPoolNd, layers._MaxPoolNd, layers._Unfold, layers._Fold]
+           layers._AvgPoolNd, layers._MaxPoolNd, layers._Unfold, layers._Fold,
+           layers._AdaptiveMaxPoolNd, layers._EmbeddingBag, layers._MaxUnpool, layers._GridSample,
+           elementwise_loss._BinaryCrossEntropy, structured_loss._CTCLoss]
 
 
 def test_the_new_ops_are_listed_as_differentiable():
@@ -302,7 +397,10 @@ def test_the_new_ops_are_listed_as_differentiable():
                                   "conv_transpose2d-groups", "conv_transpose3d",
                                   "embedding-freq", "dropout", "pad-crop",
                                   "avg_pool2d-options", "max_pool2d-options", "conv-of-conv",
-                                  "unfold", "fold"])
+                                  "unfold", "fold", "adaptive_max_pool2d", "lp_pool2d",
+                                  "embedding_bag-weights", "embedding_bag-max",
+                                  "binary_cross_entropy-weight", "max_unpool2d",
+                                  "grid_sample-bilinear-reflection-False", "ctc_loss"])
 def test_the_first_order_pass_never_calls_backward_graph(name, monkeypatch):
     op, arrays, wrt = CASES[name]
     ins = [tl.tensor(a, requires_grad=k in wrt) for k, a in enumerate(arrays)]
@@ -339,6 +437,19 @@ ONE_NODE = {  # one op applied to leaves: the output's node is the op's
     "pad": (lambda F, a: F.pad(a, (1, -1, 2, 0)), [XP]),
     "avg_pool2d": (lambda F, a: F.avg_pool2d(a, 3, 2, 1, ceil_mode=True), [X2]),
     "max_pool2d": (lambda F, a: F.max_pool2d(a, 3, 2, 1), [X2]),
+    "adaptive_max_pool2d": (lambda F, a: F.adaptive_max_pool2d(a, (3, 4)), [X2]),
+    "embedding_bag": (lambda F, w, p: F.embedding_bag(
+        tl.tensor(BAG_IDS), w, tl.tensor(BAG_OFFSETS), mode="sum", per_sample_weights=p),
+        [TABLE, BAG_WEIGHTS]),
+    "embedding_bag-mean": (lambda F, w: F.embedding_bag(
+        tl.tensor(BAG_IDS), w, tl.tensor(BAG_OFFSETS), padding_idx=1), [TABLE]),
+    "binary_cross_entropy": (lambda F, p, t: F.binary_cross_entropy(
+        p, t, weight=tl.tensor(BCE_WEIGHT), reduction="none"), [PROBS, TARGETS]),
+    "max_unpool2d": (lambda F, v: F.max_unpool2d(v, tl.tensor(UNPOOL_IDS), 2, output_size=(5, 5)),
+                     [UNPOOL]),
+    "grid_sample": (lambda F, a, g: F.grid_sample(a, g, padding_mode="border"), [GRID_X, GRID]),
+    "ctc_loss": (lambda F, a: F.ctc_loss(a, tl.tensor(CTC_TARGETS), [6, 5, 4], [3, 2, 1],
+                                         reduction="none"), [LOGITS]),
 }
 
 
@@ -382,3 +493,133 @@ def test_an_input_changed_in_place_is_refused_where_the_recorded_backward_reads_
     h.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation.*LayerNorm"):
         tl.autograd.grad(out.sum(), x, create_graph=True)
+
+
+@pytest.mark.parity
+def test_pytorch_has_no_double_backward_for_embedding_bag():
+    """Why the embedding_bag cases compare with PyTorch's embedding + sums: PyTorch 2.13 refuses
+    to differentiate ``_embedding_bag_backward`` (and the per-sample weights' backward)."""
+    torch = pytest.importorskip("torch")
+    for kwargs in ({"mode": "mean"}, {"mode": "max"},
+                   {"mode": "sum", "per_sample_weights": torch.tensor(BAG_WEIGHTS)}):
+        w = torch.tensor(TABLE, requires_grad=True)
+        out = torch.nn.functional.embedding_bag(
+            torch.tensor(BAG_IDS), w, torch.tensor(BAG_OFFSETS), **kwargs)
+        (g,) = torch.autograd.grad((out**2).sum(), w, create_graph=True)
+        with pytest.raises((NotImplementedError, RuntimeError), match="not implemented"):
+            torch.autograd.grad((g * g).sum(), w)
+
+
+def _tie_derivatives(lib, pool, x_array):
+    """The recorded gradient of ``sum(u * pool(x))`` in x and the gradients of
+    ``sum(v * gradient)`` in x and u, for an x with ties."""
+    x = lib.tensor(x_array, requires_grad=True)
+    out = pool(lib, x)
+    u = lib.tensor(_upstream(tuple(out.shape)), requires_grad=True)
+    (g,) = lib.autograd.grad(out, x, grad_outputs=u, create_graph=True)
+    second = lib.autograd.grad((g * lib.tensor(_probe(x_array.shape))).sum(), [x, u],
+                               allow_unused=True)
+    return [g.detach().numpy()] + [
+        np.zeros(shape) if s is None else s.numpy()
+        for s, shape in zip(second, [x_array.shape, tuple(out.shape)], strict=True)
+    ]
+
+
+TIES = np.round(RNG.standard_normal((2, 2, 5, 5)))  # integers: many equal maxima
+TIED_POOLS = {
+    "max_pool2d": (lambda L, a: _f(L).max_pool2d(a, 3, stride=1, padding=1),
+                   lambda a: tl.nn.functional.max_pool2d(a, 3, 1, 1, return_indices=True)[1]),
+    "adaptive_max_pool2d": (
+        lambda L, a: _f(L).adaptive_max_pool2d(a, (3, 4)),
+        lambda a: tl.nn.functional.adaptive_max_pool2d(a, (3, 4), return_indices=True)[1]),
+}
+
+
+@pytest.mark.parametrize("name", list(TIED_POOLS))
+def test_ties_in_max_pooling_go_to_the_first_maximum(name):
+    """With ties the recorded gradient is the first-order one (each ȳ to its window's first
+    maximum), its derivative in u gathers v at those places, and in x it is 0."""
+    pool, indices = TIED_POOLS[name]
+    g, in_x, in_u = _tie_derivatives(tl, pool, TIES)
+    u = _upstream(tuple(pool(tl, tl.tensor(TIES)).shape))
+    np.testing.assert_allclose(g, first_order((pool, [TIES], (0,)), [TIES], u)[0], rtol=1e-12,
+                               atol=1e-14)
+    where = indices(tl.tensor(TIES)).numpy().reshape(2, 2, -1)
+    gathered = np.take_along_axis(_probe(TIES.shape).reshape(2, 2, -1), where, -1)
+    np.testing.assert_array_equal(in_u, gathered.reshape(in_u.shape))
+    np.testing.assert_array_equal(in_x, np.zeros(TIES.shape))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", list(TIED_POOLS))
+def test_ties_in_max_pooling_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    pool, _ = TIED_POOLS[name]
+    ours, theirs = _tie_derivatives(tl, pool, TIES), _tie_derivatives(torch, pool, TIES)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_ties_in_embedding_bag_max_go_to_the_first_entry():
+    """Bag 0 holds id 2 twice and ids 3 and 5, whose rows equal row 2's in a column: every
+    (bag, column) maximum is the first entry holding it, in the first-order pass and in the
+    recorded one; the derivative in ȳ gathers v there, in the table it is 0."""
+    table = np.round(RNG.standard_normal((6, 3)))
+    table[3, 0], table[5, 1] = table[2, 0], table[2, 1]
+    ids, offsets = np.array([2, 3, 2, 5, 1, 1]), np.array([0, 4])
+    w = tl.tensor(table, requires_grad=True)
+    out = tl.nn.functional.embedding_bag(tl.tensor(ids), w, tl.tensor(offsets), mode="max")
+    u = tl.tensor(_upstream((2, 3)), requires_grad=True)
+    (g,) = tl.autograd.grad(out, w, grad_outputs=u, create_graph=True)
+    plain = first_order((lambda L, t: L.nn.functional.embedding_bag(
+        L.tensor(ids), t, L.tensor(offsets), mode="max"), [table], (0,)), [table], u.numpy())
+    np.testing.assert_array_equal(g.detach().numpy(), plain[0])
+    v = _probe((6, 3))
+    in_w, in_u = tl.autograd.grad((g * tl.tensor(v)).sum(), [w, u], allow_unused=True)
+    winners = np.zeros((2, 3), dtype=np.int64)  # the id of each bag's first maximum, by column
+    for b, (start, end) in enumerate([(0, 4), (4, 6)]):
+        for d in range(3):
+            column = table[ids[start:end], d]
+            winners[b, d] = ids[start + int(np.flatnonzero(column == column.max())[0])]
+    np.testing.assert_array_equal(in_u.numpy(), v[winners, np.arange(3)])
+    assert in_w is None or not in_w.numpy().any()
+    expected = np.zeros((6, 3))
+    np.add.at(expected, (winners, np.arange(3)), u.numpy())
+    np.testing.assert_array_equal(plain[0], expected)
+
+
+def test_a_table_changed_in_place_is_refused_by_the_weighted_bag_recorded_backward():
+    w = tl.tensor(TABLE, requires_grad=True)
+    p = tl.tensor(BAG_WEIGHTS, requires_grad=True)
+    table = w * 1.0
+    out = tl.nn.functional.embedding_bag(tl.tensor(BAG_IDS), table, tl.tensor(BAG_OFFSETS),
+                                         mode="sum", per_sample_weights=p)
+    table.add_(1.0)
+    out.sum().backward(retain_graph=True)  # the first-order pass reads the rows it kept
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*EmbeddingBag"):
+        tl.autograd.grad(out.sum(), [w, p], create_graph=True)
+
+
+@pytest.mark.parity
+def test_pytorch_has_no_double_backward_for_ctc_loss():
+    torch = pytest.importorskip("torch")
+    lp = torch.tensor(LOGITS, requires_grad=True)
+    loss = torch.nn.functional.ctc_loss(lp.log_softmax(2), torch.tensor(CTC_TARGETS), [6, 5, 4],
+                                        [3, 2, 1])
+    (g,) = torch.autograd.grad(loss, lp, create_graph=True)
+    with pytest.raises(RuntimeError, match="_ctc_loss_backward is not implemented"):
+        torch.autograd.grad((g * g).sum(), lp)
+
+
+def test_ctc_loss_float32_second_derivatives_stay_float32():
+    results = {}
+    for dtype in (np.float32, np.float64):
+        lp = tl.tensor(LOGITS.astype(dtype), requires_grad=True)
+        loss = tl.nn.functional.ctc_loss(lp.log_softmax(2), tl.tensor(CTC_TARGETS), [6, 5, 4],
+                                         [3, 2, 1])
+        (g,) = tl.autograd.grad(loss, lp, create_graph=True)
+        (h,) = tl.autograd.grad((g * g).sum(), lp)
+        results[dtype] = (g, h)
+    assert all(t.dtype == tl.float32 for t in results[np.float32])
+    for a, b in zip(results[np.float32], results[np.float64], strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-5)

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 283
+# %% book/04_layers.ipynb, cell 284
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, where
@@ -58,6 +58,19 @@ class _BinaryCrossEntropy(Function):
         if self.needs_input_grad[1]:
             with np.errstate(divide="ignore"):
                 grad_y = g * (np.log1p(-x) - np.log(x))
+        return grad_x, grad_y
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # the same formulas in tensor ops of x and y (the weight a constant); where the floor
+        # 1e-12 holds, the denominator is that constant
+        x, y = self._graph_inputs()
+        g = grad if self.weight is None else grad * Tensor(self.weight)
+        grad_x = grad_y = None
+        if self.needs_input_grad[0]:
+            spread = (1 - x) * x
+            grad_x = g * (x - y) / where(spread > _EPSILON, spread, _EPSILON)
+        if self.needs_input_grad[1]:
+            grad_y = g * ((1 - x).log() - x.log())
         return grad_x, grad_y
 
 

@@ -109,7 +109,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from tensorlib.engine import Function, Tensor, no_grad
+from tensorlib.engine import Function, Tensor, no_grad, stack
 from tensorlib.engine.indexing import _IndexGrad
 from tensorlib.engine.inplace import apply_
 from tensorlib.engine.parallel import block_bounds, note_product, parallel_for, worth_splitting
@@ -494,6 +494,39 @@ class _EmbeddingBag(Function):
             per_entry = per_entry * self.scale[:, None]
         np.add.at(grad_weight, self.ids, per_entry)
         return grad_weight if self.needs_input_grad[0] else None, grad_weights
+
+    @property
+    def graph_reads(self) -> tuple[tuple[int, ...], ...]:
+        """What ``backward_graph`` reads: with ``per_sample_weights`` each gradient reads the
+        other input (the rows, the weights), taken from the graph, so checked for changes."""
+        return ((1,), (0,)) if self.scale is not None else ((), ())
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # the same sums as scatter-adds (_IndexGrad) and gathers, each the other's gradient:
+        # W̄ adds f_p ȳ_bag(p) into row id_p, f_p = 1, 1/count or the sample's weight w_p (an
+        # input: the graph's), w̄_p = <ȳ_bag(p), W_id(p)>; max: ȳ_bd into (id of the winner, d)
+        weight, weights = self._graph_inputs()
+        if self.mode == "max":
+            b, column = np.nonzero(self.winners >= 0)
+            key = (self.ids[self.winners[b, column]], column)
+            return _IndexGrad.apply(grad[b, column], key=key, shape=self.weight_shape), None
+        per_entry = grad[self.bags]  # ȳ of each entry's bag
+        if self.mode == "mean":
+            per_entry = per_entry / Tensor(self.counts[self.bags][:, None].astype(grad.dtype))
+        grad_weights = None
+        if self.scale is not None and self.needs_input_grad[1]:
+            rows = Tensor(self.rows) if weight is None else weight[self.ids]
+            size = (int(np.prod(self.weights_shape)),)
+            dots = (per_entry * rows).sum(1)
+            grad_weights = _IndexGrad.apply(dots, key=(self.positions,), shape=size)
+            grad_weights = grad_weights.reshape(self.weights_shape)
+        if not self.needs_input_grad[0]:
+            return None, grad_weights
+        if self.scale is not None:
+            scale = Tensor(self.scale) if weights is None else weights.reshape(-1)[self.positions]
+            per_entry = per_entry * scale[:, None]
+        grad_weight = _IndexGrad.apply(per_entry, key=(self.ids,), shape=self.weight_shape)
+        return grad_weight, grad_weights
 
 
 # %% book/04_layers.ipynb, cell 105
@@ -2924,6 +2957,16 @@ class _AdaptiveMaxPoolNd(Function):
         np.add.at(flat, (samples, self.winners.reshape(n * c, -1)), grad.reshape(n * c, -1))
         return (flat.reshape(self.input_shape),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # x̄ = Ȳ added at each window's argmax, a differentiable scatter-add (_IndexGrad, whose
+        # own gradient gathers those places back); the argmax positions are constants
+        n, c, *spatial = self.input_shape
+        key = (np.arange(n * c)[:, None], self.winners.reshape(n * c, -1))
+        plane = _IndexGrad.apply(
+            grad.reshape(n * c, -1), key=key, shape=(n * c, math.prod(spatial))
+        )
+        return (plane.reshape(self.input_shape),)
+
 
 def _adaptive_max_pool(
     what: str, dims: int, input: Tensor, output_size: Any, return_indices: bool
@@ -3452,7 +3495,7 @@ def _source_pixels(
 class _GridSample(Function):
     """Read (N, C, H, W) at the points of a grid (N, H_out, W_out, 2) (section 10.4)."""
 
-    __slots__ = ("shape", "pixels", "corners", "du", "dv")
+    __slots__ = ("shape", "pixels", "corners", "du", "dv", "fractions")
     reads = ((1,), (0, 1))  # x̄ reads the grid's weights; the grid's gradient reads both
 
     def forward(
@@ -3464,11 +3507,13 @@ class _GridSample(Function):
         v, self.dv = _source_pixels(grid[..., 1], h, padding_mode, align_corners)
         if mode == "nearest":
             u0, v0 = np.rint(u), np.rint(v)
+            self.fractions = None
             # (column, row, weight, du sign, dv sign): one corner of weight 1
             spots = [(u0, v0, np.ones_like(u), 0.0, 0.0)]
         else:
             u0, v0 = np.floor(u), np.floor(v)
             a, b = u - u0, v - v0
+            self.fractions = (a, b)
             spots = [(u0, v0, (1 - a) * (1 - b), -(1 - b), -(1 - a)),
                      (u0 + 1, v0, a * (1 - b), 1 - b, -a),
                      (u0, v0 + 1, (1 - a) * b, -b, 1 - a),
@@ -3502,6 +3547,40 @@ class _GridSample(Function):
         if self.needs_input_grad[1]:
             grad_grid = np.stack([grad_u * self.du, grad_v * self.dv], axis=-1).astype(grad.dtype)
         return None if grad_x is None else grad_x.transpose(0, 3, 1, 2), grad_grid
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        # the same sums in tensor ops. A pixel coordinate is piecewise affine in the grid: the
+        # fraction a = u - floor(u) is its value plus du times the grid's change (0, of slope
+        # du), so the corner weights and their slopes carry the grid's graph; which corners,
+        # and which of them are inside, are constants
+        x, grid = self._graph_inputs()
+        n, c, h, w = self.shape
+        g = grad.permute(0, 2, 3, 1)  # (N, H_out, W_out, C)
+        slopes: list[tuple[Tensor, Any, Any]] = [(Tensor(self.corners[0][1]), 0.0, 0.0)]
+        if self.fractions is not None:  # bilinear; nearest has one corner and no slope
+            moved = grid - grid.detach()
+            a = Tensor(self.fractions[0]) + Tensor(self.du) * moved[..., 0]
+            b = Tensor(self.fractions[1]) + Tensor(self.dv) * moved[..., 1]
+            slopes = [((1 - a) * (1 - b), -(1 - b), -(1 - a)), (a * (1 - b), 1 - b, -a),
+                      ((1 - a) * b, -b, 1 - a), (a * b, b, a)]
+        pixels = x.permute(0, 2, 3, 1)
+        grad_x = grad_u = grad_v = None
+        for (where, _, inside, _, _), (weight, d_u, d_v) in zip(self.corners, slopes, strict=True):
+            mask = Tensor(inside.astype(grad.dtype))
+            if self.needs_input_grad[0]:
+                part = _IndexGrad.apply(g * (weight * mask)[..., None], key=where,
+                                        shape=(n, h, w, c))
+                grad_x = part if grad_x is None else grad_x + part
+            if self.needs_input_grad[1] and self.fractions is not None:
+                seen = (pixels[where] * g).sum(-1) * mask
+                grad_u = seen * d_u if grad_u is None else grad_u + seen * d_u
+                grad_v = seen * d_v if grad_v is None else grad_v + seen * d_v
+        grad_grid = None
+        if self.needs_input_grad[1]:  # nearest: zero, as in the first-order pass
+            grad_grid = Tensor(np.zeros(grid.shape, dtype=grad.dtype)) if grad_u is None else (
+                stack([grad_u * Tensor(self.du), grad_v * Tensor(self.dv)], -1)
+            )
+        return None if grad_x is None else grad_x.permute(0, 3, 1, 2), grad_grid
 
 
 # %% book/04_layers.ipynb, cell 265
@@ -3595,7 +3674,10 @@ def _lp_pool(
     else:
         kernel = (_single(kernel_size, "kernel_size"),)
         average = avg_pool1d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
-    return (average.sign() * average.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
+    # sign() is piecewise constant, its derivative 0: a constant here (detached), so that a
+    # create_graph=True pass, which differentiates the backward again, has no node of it to meet
+    signed = average.detach().sign() * average.abs().relu()
+    return signed.mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
 def lp_pool1d(
@@ -3704,6 +3786,13 @@ class _MaxUnpool(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         n, c = grad.shape[:2]
         flat = np.take_along_axis(grad.reshape(n, c, -1), self.where, axis=-1)
+        return (flat.reshape(self.input_shape),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # the gather at the same indices as an Index op (whose gradient scatter-adds back)
+        n, c = grad.shape[:2]
+        samples, channels, _ = np.indices((n, c, 1), sparse=True)
+        flat = grad.reshape(n, c, -1)[samples, channels, self.where]
         return (flat.reshape(self.input_shape),)
 
 

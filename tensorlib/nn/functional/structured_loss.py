@@ -14,13 +14,13 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 312
+# %% book/04_layers.ipynb, cell 313
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Function, Tensor
+from tensorlib.engine import Function, Tensor, cat, stack, where
 from tensorlib.nn.functional.distance import pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import _reduced
 from tensorlib.nn.functional.loss import _check_reduction, _legacy_reduction
@@ -115,7 +115,7 @@ def triplet_margin_with_distance_loss(
     return _reduced((margin + to_positive - to_negative).clamp_min(0.0), reduction)
 
 
-# %% book/04_layers.ipynb, cell 313
+# %% book/04_layers.ipynb, cell 314
 def _logsumexp3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     r""":math:`\log(e^a + e^b + e^c)` elementwise, with :math:`-\infty` entries allowed."""
     top = np.maximum(np.maximum(a, b), c)
@@ -150,13 +150,42 @@ def _ctc_lattice(lp: np.ndarray, labels: np.ndarray, blank: int) -> tuple[np.nda
     return alpha, beta
 
 
+def _ctc_skips(ext: np.ndarray, blank: int) -> np.ndarray:
+    """Where state s of the extended target may come from s - 2: a label unlike the one before."""
+    skip = np.zeros(len(ext), dtype=bool)
+    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
+    return skip
+
+
+def _ctc_alpha_graph(emit: Tensor, skip: np.ndarray, finite: np.ndarray) -> Tensor:
+    r"""``_ctc_lattice``'s log :math:`\alpha` as tensor ops of ``emit`` (T, W), so that it can be
+    differentiated: the same sums, each shifted by its largest term (a constant). ``finite``
+    (T, W) marks the reachable states; the others stay :math:`-\infty`, and ``where`` keeps
+    them out of every gradient."""
+    steps, width = emit.shape
+    blocked = Tensor(np.full(2, -np.inf, dtype=emit.dtype))
+    reachable = Tensor(finite)
+    rows = [where(reachable[0], emit[0], -np.inf)]
+    for t in range(1, steps):
+        prev = cat([blocked, rows[-1]])  # prev[s + 2 - k] is alpha_{t-1}(s - k)
+        terms = [prev[2:], prev[1 : width + 1], where(Tensor(skip), prev[:width], -np.inf)]
+        values = [term.detach().numpy() for term in terms]
+        top = np.maximum(np.maximum(values[0], values[1]), values[2])
+        shift = Tensor(np.where(np.isfinite(top), top, 0.0))
+        total = (terms[0] - shift).exp() + (terms[1] - shift).exp() + (terms[2] - shift).exp()
+        safe = where(reachable[t], total, 1.0)
+        rows.append(where(reachable[t], safe.log() + shift + emit[t], -np.inf))
+    return stack(rows)
+
+
 class _CTCLoss(Function):
     r"""Per-sample :math:`-\log p(l \mid x)` by the :math:`\alpha` recursion; backward the
     closed form :math:`-\partial/\partial \log y^t_c = \sum_{s: l'_s = c}
     \alpha_t(s)\beta_t(s) / (y^t_c\, p)`, from :math:`\alpha` and :math:`\beta`."""
 
-    __slots__ = ("grads",)
+    __slots__ = ("grads", "labels", "lengths", "blank")
     reads = ()  # the per-sample gradients, computed in forward
+    graph_reads = ((0,),)  # the recorded backward recomputes them from the log-probabilities
 
     def forward(
         self, lp: np.ndarray, labels: Sequence[np.ndarray] = (), lengths: Sequence[int] = (),
@@ -165,6 +194,7 @@ class _CTCLoss(Function):
         steps, batch, classes = lp.shape
         losses = np.zeros(batch, dtype=lp.dtype)
         self.grads = np.zeros_like(lp)
+        self.labels, self.lengths, self.blank = labels, lengths, blank
         for n in range(batch):
             t_n = lengths[n]
             alpha, beta = _ctc_lattice(lp[:t_n, n].astype(np.float64), labels[n], blank)
@@ -184,6 +214,40 @@ class _CTCLoss(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (self.grads * grad[None, :, None],)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # the same posteriors from alpha and beta written with tensor ops of lp (beta is the
+        # alpha of the lattice read backwards, in t and in s), so that the gradient has a
+        # derivative in lp, the Hessian of -log p; an impossible sample's row is a constant
+        (lp,) = self._graph_inputs()
+        steps, batch, classes = lp.shape
+        columns = []
+        for n in range(batch):
+            t_n, labels = self.lengths[n], self.labels[n]
+            alpha, beta = _ctc_lattice(lp.detach().numpy()[:t_n, n].astype(np.float64), labels,
+                                       self.blank)
+            ext = np.full(alpha.shape[1], self.blank)
+            ext[1::2] = labels
+            if not np.isfinite(np.logaddexp.reduce(alpha[-1, -2:])):
+                columns.append(Tensor(self.grads[:, n]))
+                continue
+            emit = lp[:t_n, n].double()[:, ext]  # (T_n, 2S+1)
+            log_alpha = _ctc_alpha_graph(emit, _ctc_skips(ext, self.blank), np.isfinite(alpha))
+            log_beta = _ctc_alpha_graph(
+                emit.flip((0, 1)), _ctc_skips(ext[::-1], self.blank), np.isfinite(beta[::-1, ::-1])
+            ).flip((0, 1))
+            ends = log_alpha[-1, -2:]
+            top = Tensor(ends.detach().numpy().max())
+            log_p = (ends - top).exp().sum().log() + top
+            valid = Tensor(np.isfinite(alpha) & np.isfinite(beta))
+            log_share = where(valid, log_alpha + log_beta - emit, 0.0) - log_p
+            share = where(valid, log_share.exp(), 0.0)
+            one_hot = Tensor((ext[:, None] == np.arange(classes)).astype(np.float64))
+            column = -(share @ one_hot)  # (T_n, C)
+            if t_n < steps:
+                column = cat([column, Tensor(np.zeros((steps - t_n, classes)))])
+            columns.append(column.to(lp.dtype))
+        return (stack(columns, 1) * grad.reshape(1, batch, 1),)
 
 
 def _lengths(what: str, value: Any, batch: int) -> list[int]:
