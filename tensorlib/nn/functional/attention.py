@@ -18,7 +18,8 @@ attend, a float mask is added to the scores. A row whose keys are all masked giv
 The kernels underneath are public, for code that attends without the checks: the arithmetic on
 arrays :func:`attention_arrays`, and the ``Function`` classes :class:`SoftmaxAttention` (any mask,
 dropout), :class:`PackedCausalAttention` (causal, on a GPT block's packed (B, T, 3C)
-projection) and :class:`MaskedSoftmax` (the attention weights alone).
+projection) and :class:`MaskedSoftmax` (the attention weights alone). Each also records its
+backward as ops (``backward_graph``) for second-order gradients (``create_graph=True``).
 :func:`multi_head_attention_forward` is ``MultiheadAttention``'s forward given its weights.
 """
 
@@ -43,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Function, Tensor, cat, matmul, zeros
+from tensorlib.engine import Function, Tensor, cat, matmul, stack, zeros
+from tensorlib.engine.arithmetic import _summed_to
 from tensorlib.engine.parallel import block_bounds, note_product, parallel_for
 from tensorlib.engine.softmax_ops import _UNSHIFTED_LIMIT, _row_sums
 from tensorlib.nn.functional.layers import dropout, linear
@@ -187,7 +189,8 @@ class SoftmaxAttention(Function):
     :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(\bar O \odot O))` with
     :math:`\bar P = (\bar O V^\top) \odot D`, :math:`\bar Q = \mathrm{scale}\cdot\bar S K`,
     :math:`\bar K = \mathrm{scale}\cdot\bar S^\top Q`, :math:`\bar M = \bar S`
-    (each summed over broadcast axes).
+    (each summed over broadcast axes). ``backward_graph`` writes the same formulas with
+    differentiable ops (``_attention_grads_graph``), for ``create_graph=True``.
     """
 
     __slots__ = ("q", "k", "v", "probs", "out", "keep", "scale", "mask_shape")
@@ -235,6 +238,15 @@ class SoftmaxAttention(Function):
                 grad_mask = _unbroadcast(grad_s, self.mask_shape)  # M̄ = S̄
         return grad_q, grad_k, grad_v, grad_mask
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        r"""The backward above in differentiable ops, for ``create_graph=True``: :math:`P`
+        recomputed from the inputs, the dropout multiplier :math:`D` the forward's
+        (``_attention_grads_graph``)."""
+        q, k, v, mask = self._graph_inputs()
+        return _attention_grads_graph(
+            grad, (q, k, v), mask, self.scale, self.keep, self.needs_input_grad
+        )
+
 
 class MaskedSoftmax(Function):
     r"""Softmax over the last axis in which a row of all :math:`-\infty` gives zeros, not NaN.
@@ -255,6 +267,60 @@ class MaskedSoftmax(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         probs = self.probs
         return (probs * (grad - (grad * probs).sum(axis=-1, keepdims=True)),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        r""":math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(P \odot \bar P))` in ops, with
+        :math:`P` recomputed from :math:`S` by this op rather than read from the saved array: a
+        fully masked row stays zeros, and so does every derivative through it, to any order."""
+        probs = MaskedSoftmax.apply(self._graph_inputs()[0])
+        return (probs * (grad - (grad * probs).sum(-1, keepdim=True)),)
+
+
+def _attention_grads_graph(
+    grad: Tensor,
+    qkv: tuple[Tensor, Tensor, Tensor],
+    mask: Tensor | None,
+    scale: float,
+    keep: np.ndarray | None,
+    need: tuple[bool, ...],
+) -> tuple[Tensor | None, ...]:
+    r"""The backward of softmax attention written with differentiable ops, so that it is
+    recorded: the ``backward_graph`` of :class:`SoftmaxAttention` and
+    :class:`PackedCausalAttention`.
+
+    From :math:`\bar O` (*, T_q, d_v), the gradients of :math:`Q` (*, T_q, d), :math:`K`
+    (*, T_k, d), :math:`V` (*, T_k, d_v) and the additive mask :math:`M`, each summed to its
+    input's shape (``None`` where ``need``, four flags, is False). :math:`P =
+    \mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M)` is recomputed from the inputs by
+    :class:`MaskedSoftmax` (a fully masked row stays zeros), not read from the saved array, so
+    every result is differentiable in :math:`Q, K, V, M` and :math:`\bar O`; the dropout
+    multiplier ``keep`` :math:`D` is the forward's, a constant:
+    :math:`\bar V = (P \odot D)^\top \bar O`, :math:`\bar P = (\bar O V^\top) \odot D`,
+    :math:`\bar S = P \odot (\bar P - \mathrm{rowsum}(P \odot \bar P))`,
+    :math:`\bar Q = \mathrm{scale}\cdot\bar S K`, :math:`\bar K = \mathrm{scale}\cdot\bar S^\top Q`,
+    :math:`\bar M = \bar S`.
+    """
+    q, k, v = qkv
+    scores = matmul(q * scale, k.transpose(-1, -2))
+    probs = MaskedSoftmax.apply(scores if mask is None else scores + mask)
+    drop = None if keep is None else Tensor(keep)
+    grad_v = None
+    if need[2]:  # V̄ = (P ⊙ D)ᵀ Ō
+        weights = probs if drop is None else probs * drop
+        grad_v = _summed_to(matmul(weights.transpose(-1, -2), grad), tuple(v.shape))
+    if not (need[0] or need[1] or need[3]):
+        return None, None, grad_v, None
+    grad_p = matmul(grad, v.transpose(-1, -2))  # P̄ = (Ō Vᵀ) ⊙ D
+    grad_p = grad_p if drop is None else grad_p * drop
+    grad_s = probs * (grad_p - (probs * grad_p).sum(-1, keepdim=True))
+    grad_q = grad_k = grad_mask = None
+    if need[0]:  # Q̄ = scale·S̄ K
+        grad_q = _summed_to(matmul(grad_s, k) * scale, tuple(q.shape))
+    if need[1]:  # K̄ = scale·S̄ᵀ Q
+        grad_k = _summed_to(matmul(grad_s.transpose(-1, -2), q) * scale, tuple(k.shape))
+    if need[3] and mask is not None:  # M̄ = S̄
+        grad_mask = _summed_to(grad_s, tuple(mask.shape))
+    return grad_q, grad_k, grad_v, grad_mask
 
 
 # %% book/05_attention.ipynb, cell 56
@@ -386,7 +452,8 @@ class PackedCausalAttention(Function):
     queries meets only the first half of the keys (:func:`_query_groups`), so a quarter of the
     scores, and of the products that make and use them, are skipped, as FlashAttention skips the
     blocks above the diagonal. It saves the probabilities of each half of the queries against
-    the keys it sees.
+    the keys it sees. ``backward_graph`` records the same backward as ops, for
+    ``create_graph=True``.
     """
 
     __slots__ = ("qkv", "probs", "out", "heads", "scale")
@@ -446,6 +513,26 @@ class PackedCausalAttention(Function):
         parallel_for(sequences, batch, cost=30 * heads * length * length, align=1)
         note_product(length, length, width // heads)
         return (grad_qkv.reshape(qkv.shape),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        r"""The backward in differentiable ops, for ``create_graph=True``: the packed input
+        split into heads by views, :class:`SoftmaxAttention`'s recorded backward
+        (``_attention_grads_graph``) with the causal mask over all T·T scores (no groups of
+        queries), and the gradients of :math:`Q, K, V` stacked back into the (B, T, 3C) layout."""
+        (qkv,) = self._graph_inputs()
+        batch, length, width = qkv.shape[0], qkv.shape[1], qkv.shape[2] // 3
+        size = width // self.heads
+        # (3, B, n_h, T, d): Q, K and V, each split into heads
+        parts = qkv.reshape(batch, length, 3, self.heads, size).permute(2, 0, 3, 1, 4)
+        grad_heads = grad.reshape(batch, length, self.heads, size).transpose(1, 2)
+        mask = Tensor(_causal_mask_array(length, qkv.dtype))
+        grads = _attention_grads_graph(
+            grad_heads, (parts[0], parts[1], parts[2]), mask, self.scale, None,
+            (True, True, True, False),
+        )
+        # Q̄, K̄, V̄ (all three needed) as (B, T, 3, n_h, d), then (B, T, 3C)
+        grad_qkv = stack([g for g in grads[:3] if g is not None]).permute(1, 3, 0, 2, 4)
+        return (grad_qkv.reshape(tuple(qkv.shape)),)
 
 
 # %% book/05_attention.ipynb, cell 60
@@ -649,7 +736,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 82
+# %% book/05_attention.ipynb, cell 84
 def _check_block_size(block_size: Any) -> None:
     """Refuse a ``block_size`` that is not an int >= 1 (a bool is not one)."""
     if (
@@ -738,7 +825,7 @@ def online_softmax_attention(
     return Tensor(accumulator / running_sum)
 
 
-# %% book/05_attention.ipynb, cell 91
+# %% book/05_attention.ipynb, cell 93
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True
     (blocked) becomes :math:`-\infty`, float is kept."""
@@ -861,7 +948,7 @@ def _pad_keys(mask: Any, extra: int) -> Any:
     return np.concatenate([mask, np.zeros(mask.shape[:-1] + (extra,), dtype=mask.dtype)], axis=-1)
 
 
-# %% book/05_attention.ipynb, cell 92
+# %% book/05_attention.ipynb, cell 94
 def _mha_mask(
     attn_mask: Any, key_padding_mask: Any, num_heads: int, shape: tuple[int, int, int],
     dtype: np.dtype, extra: int = 0,
@@ -967,7 +1054,7 @@ def _mha_check_options(query: Tensor, embed_dim: int, num_heads: int, hint_alone
         )
 
 
-# %% book/05_attention.ipynb, cell 93
+# %% book/05_attention.ipynb, cell 95
 def multi_head_attention_forward(
     query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
     in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
