@@ -88,6 +88,12 @@ from tensorlib.engine import (  # PyTorch's other names (book section 20.5)
     sub as subtract, trapezoid as trapz, trunc as fix,
 )
 from tensorlib.engine.arithmetic import all_nonzero as all, any_nonzero as any
+from tensorlib.engine import (  # more of torch's top-level names (chapter 2, section 8)
+    adjoint, argwhere, as_strided, asarray, deprecated_range as range, fill, frombuffer,
+    index_reduce,
+    get_num_interop_threads, is_inference_mode_enabled, is_storage, is_warn_always_enabled,
+    scalar_tensor, set_default_tensor_type, set_num_interop_threads, set_warn_always, typename,
+)
 from tensorlib.engine.shape_ops import matrix_transpose as t
 from tensorlib.engine import (
     acosh, arccosh, arcsinh, arctanh, asinh, atanh, bartlett_window, bitwise_left_shift,
@@ -106,6 +112,7 @@ from tensorlib.engine import (  # torch.relu_(x) is x.relu_()
     trunc_, xlogy_, zero_,
 )
 from tensorlib import linalg  # tl.linalg: det, inv, solve, norms, cholesky, eigh (torch.linalg)
+from tensorlib.linalg import matrix_exp  # torch.matrix_exp is torch.linalg.matrix_exp
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 from tensorlib.nn.functional.distance import cdist, cosine_similarity, pairwise_distance, pdist
 from tensorlib import func  # tl.func: vmap, grad, vjp, jacrev, jacfwd (torch.func)

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 29
+# %% book/02_autograd.ipynb, cell 31
 import sys
 from pathlib import Path
 from types import ModuleType

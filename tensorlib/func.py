@@ -11,7 +11,8 @@ values, at the cost of one call per sample (PyTorch batches each op instead). Th
 transforms run this chapter's engine on fresh leaves. Inside another transform, each records
 its backward pass (``create_graph=True``), so ``grad(grad(f))``, ``jacrev(jacrev(f))``,
 ``jacfwd(jacrev(f))`` and ``hessian`` work for the ops that support it. ``jvp`` has no forward
-mode: it differentiates a recorded vector-Jacobian product with respect to its cotangent.
+mode: it differentiates a recorded vector-Jacobian product with respect to its cotangent;
+``linearize`` returns a function that calls ``jvp``.
 ``tensorlib.vmap`` is this module's. ``functional_call`` is chapter 4's
 ``tensorlib.nn.utils.stateless.functional_call``, looked up when asked for.
 """
@@ -27,11 +28,12 @@ __all__ = [
     'jacfwd',
     'hessian',
     'jvp',
+    'linearize',
     'stack_module_state',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 368
+# %% book/02_autograd.ipynb, cell 386
 import functools
 import importlib
 import sys
@@ -41,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.function import run_backward
-from tensorlib.engine.grad_mode import enable_grad
+from tensorlib.engine.grad_mode import enable_grad, no_grad
 from tensorlib.engine.higher_order import run_backward_graph
 from tensorlib.engine.joining import stack
 from tensorlib.engine.tensor_type import Tensor, _wrap
@@ -95,7 +97,7 @@ def _dims_per_leaf(dims: Any, tree: Any, where: str) -> list[Any]:
     )
 
 
-# %% book/02_autograd.ipynb, cell 369
+# %% book/02_autograd.ipynb, cell 387
 _RANDOMNESS = ("error", "different", "same")
 
 
@@ -153,7 +155,7 @@ def _draws_checked(randomness: str, state: Any, where: str) -> None:
         )
 
 
-# %% book/02_autograd.ipynb, cell 370
+# %% book/02_autograd.ipynb, cell 388
 def _calls(func: Callable[..., Any], leaves: list[Any], dims: list[Any], spec: Any,
            kwargs: dict[str, Any], size: int, randomness: str, where: str) -> list[Any]:
     """``func`` called once per index of the mapped dim, in order. The default generator (chapter
@@ -233,7 +235,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     return mapped
 
 
-# %% book/02_autograd.ipynb, cell 371
+# %% book/02_autograd.ipynb, cell 389
 _running: list[str] = []  # the derivative transforms running now, innermost last
 
 
@@ -309,7 +311,7 @@ def _gradients(roots: list[Tensor], seeds: list[np.ndarray], leaves: list[Tensor
                   None) for x, g in zip(leaves, found, strict=True)]
 
 
-# %% book/02_autograd.ipynb, cell 372
+# %% book/02_autograd.ipynb, cell 390
 def _grad_and_value(func: Callable[..., Any], argnums: Any, has_aux: bool, args: tuple[Any, ...],
                     kwargs: dict[str, Any], name: str) -> tuple[Any, Any]:
     """The gradient of the scalar ``func(*args)`` with respect to ``args[argnums]`` (a nest, or
@@ -383,7 +385,7 @@ def grad_and_value(func: Callable[..., Any], argnums: Any = 0,
     return gradient_and_value
 
 
-# %% book/02_autograd.ipynb, cell 373
+# %% book/02_autograd.ipynb, cell 391
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     r"""``func`` at ``primals``, and the function that pulls a cotangent back through it
     (``torch.func.vjp``): ``vjp_fn(v)`` is :math:`v^\top J`, one tensor per primal.
@@ -536,7 +538,7 @@ def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-# %% book/02_autograd.ipynb, cell 374
+# %% book/02_autograd.ipynb, cell 392
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> tuple[Any, ...]:
     r"""``func`` at ``primals`` and its Jacobian-vector product :math:`J t` (``torch.func.jvp``).
@@ -582,6 +584,33 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
     result = (_tree_unflatten(iter(kept), out_spec), _tree_unflatten(iter(pushed), out_spec))
     return (*result, aux) if has_aux else result
 
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    r"""``(output, jvp_fn)`` (``torch.func.linearize``): ``func(*primals)`` (outside the graph)
+    and the linear map :math:`t \mapsto J t` of ``func``'s Jacobian at ``primals``.
+
+    PyTorch traces ``func`` once and replays the trace for each tangent; here each call of
+    ``jvp_fn`` is one :func:`jvp` (which calls ``func`` again): the same values, more work.
+
+    Args:
+        func: a function of tensors returning a tensor or a nest of tensors.
+        *primals: its positional arguments, the point of linearisation.
+
+    Returns:
+        ``output``, detached, and ``jvp_fn(*tangents)``, which takes one tangent per primal
+        (each of its primal's shape) and returns :math:`J t`, shaped like ``output``.
+    """
+    with no_grad():
+        output = func(*primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        if len(tangents) != len(primals):
+            raise RuntimeError(f"linearize: jvp_fn expected {len(primals)} tangents, one per "
+                               f"primal, got {len(tangents)}")
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
 
 def _jvp_inputs_checked(primals: Any, tangents: Any, where: str) -> list[Tensor]:
     """The tangents as a flat list, after PyTorch's checks of both arguments."""

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 72
+# %% book/02_autograd.ipynb, cell 78
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,7 +66,7 @@ def _closeness_report(actual: np.ndarray, expected: np.ndarray, rtol: float, ato
     return "\n".join(lines)
 
 
-# %% book/02_autograd.ipynb, cell 73
+# %% book/02_autograd.ipynb, cell 79
 def _assert_pair(actual: Any, expected: Any, rtol: float | None, atol: float | None,
              equal_nan: bool, check_dtype: bool, where: str) -> None:
     a, e = _comparable_array(actual), _comparable_array(expected)

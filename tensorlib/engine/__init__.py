@@ -152,6 +152,16 @@ from tensorlib.engine.dtypes import (
     cdouble, cfloat, complex64, complex128, layout, strided, uint16, uint32, uint64,
 )
 
+from tensorlib.engine.creation import (
+    asarray, deprecated_range, fill, frombuffer, is_storage, is_warn_always_enabled,
+    scalar_tensor, set_default_tensor_type, set_warn_always, typename,
+)
+from tensorlib.engine.grad_mode import is_inference_mode_enabled
+from tensorlib.engine.parallel import get_num_interop_threads, set_num_interop_threads
+from tensorlib.engine.more_ops import AsStrided, adjoint, argwhere, as_strided
+from tensorlib.engine.scatter_ops import index_reduce
+from tensorlib.engine.inplace import fill_diagonal_
+
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
     "detect_anomaly", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "set_anomaly_enabled",
@@ -229,4 +239,8 @@ __all__ = [
     "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "ScatterReduce",
     "WriteInto", "diag_embed", "diagonal_scatter", "index_put", "scatter_reduce",
     "select_scatter", "slice_scatter", "clamp_", "fill_", "zero_", "detach_",
+    "asarray", "deprecated_range", "fill", "frombuffer", "is_storage", "is_warn_always_enabled",
+    "scalar_tensor", "set_default_tensor_type", "set_warn_always", "typename",
+    "is_inference_mode_enabled", "get_num_interop_threads", "set_num_interop_threads",
+    "adjoint", "argwhere", "fill_diagonal_", "AsStrided", "as_strided", "index_reduce",
 ]

@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 83
+# %% book/02_autograd.ipynb, cell 89
 from typing import Any, Literal
 
 import numpy as np
@@ -172,7 +172,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 85
+# %% book/02_autograd.ipynb, cell 91
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`,
     :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
@@ -260,7 +260,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 87
+# %% book/02_autograd.ipynb, cell 93
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -387,7 +387,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 89
+# %% book/02_autograd.ipynb, cell 95
 def add(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
     return Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
@@ -457,7 +457,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return add(input, mul(div(tensor1, tensor2), value))
 
 
-# %% book/02_autograd.ipynb, cell 92
+# %% book/02_autograd.ipynb, cell 98
 def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
     return _wrap(
@@ -581,7 +581,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-# %% book/02_autograd.ipynb, cell 93
+# %% book/02_autograd.ipynb, cell 99
 def isnan(input: Tensor) -> Tensor:
     """Whether each element is NaN, a bool tensor."""
     return _wrap(np.asarray(np.isnan(input._data)), None)
@@ -654,7 +654,7 @@ def reciprocal(input: Tensor) -> Tensor:
     return div(1.0, input)
 
 
-# %% book/02_autograd.ipynb, cell 94
+# %% book/02_autograd.ipynb, cell 100
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -725,7 +725,7 @@ def triu_indices(row: int, col: int, offset: int = 0) -> Tensor:
     return _wrap(np.stack(np.triu_indices(row, offset, col)).astype(np.int64), None)
 
 
-# %% book/02_autograd.ipynb, cell 95
+# %% book/02_autograd.ipynb, cell 101
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """The counts of ``input``'s elements in ``bins`` equal bins over ``[min, max]`` (both 0: the
     data's own range), elements outside left out; a float tensor of ``input``'s dtype, outside

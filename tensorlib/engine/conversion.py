@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 79
+# %% book/02_autograd.ipynb, cell 85
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 80
+# %% book/02_autograd.ipynb, cell 86
 def to(
     input: Tensor,
     *args: Any,

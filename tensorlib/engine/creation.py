@@ -39,10 +39,21 @@ __all__ = [
     'CharTensor',
     'ByteTensor',
     'BoolTensor',
+    'deprecated_range',
+    'scalar_tensor',
+    'frombuffer',
+    'asarray',
+    'fill',
+    'typename',
+    'is_storage',
+    'set_warn_always',
+    'is_warn_always_enabled',
+    'set_default_tensor_type',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 57
+# %% book/02_autograd.ipynb, cell 59
+import warnings
 from typing import Any
 
 import numpy as np
@@ -58,6 +69,7 @@ from tensorlib.engine.dtypes import (
     int32,
     int64,
     parse_to,
+    set_default_dtype,
     uint8,
 )
 from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _sizes_or, _wrap
@@ -97,7 +109,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=wanted)
 
 
-# %% book/02_autograd.ipynb, cell 58
+# %% book/02_autograd.ipynb, cell 60
 def _filled(
     shape: tuple[Any, ...], value: Any, dtype: Any, requires_grad: bool, device: Any
 ) -> Tensor:
@@ -187,7 +199,7 @@ def empty_like(
     return _filled(input.shape, 0, dtype or input.dtype, requires_grad, device)
 
 
-# %% book/02_autograd.ipynb, cell 59
+# %% book/02_autograd.ipynb, cell 61
 def arange(
     start: float,
     end: float | None = None,
@@ -256,7 +268,7 @@ def eye(
     return out
 
 
-# %% book/02_autograd.ipynb, cell 60
+# %% book/02_autograd.ipynb, cell 62
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)
@@ -272,7 +284,7 @@ def numel(input: Tensor) -> int:
     return input._data.size
 
 
-# %% book/02_autograd.ipynb, cell 61
+# %% book/02_autograd.ipynb, cell 63
 class LegacyTensorType:
     """PyTorch's typed constructors of old, ``FloatTensor``, ``LongTensor`` and the rest: each
     makes tensors of one dtype and answers ``isinstance`` for it.
@@ -314,3 +326,222 @@ ShortTensor = LegacyTensorType("ShortTensor", int16)
 CharTensor = LegacyTensorType("CharTensor", int8)
 ByteTensor = LegacyTensorType("ByteTensor", uint8)
 BoolTensor = LegacyTensorType("BoolTensor", bool_)
+
+
+# %% book/02_autograd.ipynb, cell 66
+def deprecated_range(
+    start: float, end: float, step: float = 1, *, dtype: Any = None,
+    requires_grad: bool = False, device: Any = None,
+) -> Tensor:
+    r"""``torch.range``: values from ``start`` to ``end`` **both included**, by ``step``: shape
+    :math:`(\lfloor (end - start) / step \rfloor + 1,)`, float32 (the default dtype) whatever the
+    arguments' types. Deprecated, as in PyTorch (a ``UserWarning``): use :func:`arange`.
+    ``tensorlib.range`` is this function (named so that the notebook keeps Python's ``range``).
+
+    Args:
+        start: the first value.
+        end: the last value, included when the steps land on it (required, as in PyTorch).
+        step: the gap between values (nonzero; negative counts down).
+        dtype, requires_grad, device: as :func:`arange`'s.
+    """
+    warnings.warn(
+        "torch.range is deprecated and will be removed in a future release because its behavior "
+        "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+        "values in [start, end).", UserWarning, stacklevel=2)
+    _, dtype = parse_to(dtype=dtype, device=device)
+    if step == 0:
+        raise RuntimeError("range: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
+    count = int(np.floor((end - start) / step)) + 1
+    values = start + step * np.arange(count, dtype=np.float64)
+    out = _wrap(values.astype(dtype or get_default_dtype()), None)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def scalar_tensor(
+    s: Any, *, dtype: Any = None, requires_grad: bool = False, device: Any = None
+) -> Tensor:
+    """A 0-d tensor holding the number ``s``, of the default float dtype (float32) whatever
+    ``s``'s type, unless ``dtype`` (``torch.scalar_tensor``)."""
+    _, dtype = parse_to(dtype=dtype, device=device)
+    value = s.item() if isinstance(s, Tensor) else s
+    out = _wrap(np.asarray(value, dtype=dtype or get_default_dtype()), None)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def frombuffer(
+    buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0, requires_grad: bool = False
+) -> Tensor:
+    """A 1-D tensor over the bytes of ``buffer`` (any object with the buffer protocol: bytes,
+    bytearray, memoryview, array.array, an ndarray), sharing its memory (``torch.frombuffer``).
+
+    Args:
+        buffer: the bytes; a read-only one (``bytes``) gives a read-only tensor.
+        dtype: the element type (required, keyword).
+        count: how many elements to read (-1: all after ``offset``).
+        offset: bytes to skip first.
+        requires_grad: whether the result requires grad.
+
+    Returns:
+        Shape ``(count,)``.
+    """
+    _, dtype = parse_to(dtype=dtype)
+    raw = memoryview(buffer).cast("B")
+    length, size = raw.nbytes, np.dtype(dtype).itemsize
+    if length == 0 or count == 0:
+        raise ValueError(
+            f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} "
+                             f"bytes) must be a multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    out = _wrap(np.frombuffer(raw, dtype=dtype, count=count, offset=offset), None)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _asarray_tensor(obj: Tensor, dtype: Any, copy: bool | None,
+                    requires_grad: bool | None) -> Tensor:
+    """``asarray`` of a Tensor: itself, a detached alias, a cast or a copy (the last three outside
+    the graph, as PyTorch's)."""
+    if dtype is not None and dtype != obj._data.dtype:
+        if copy is False:
+            raise ValueError(f"can't alias tensor with dtype {obj._data.dtype} into dtype {dtype}.")
+        out = _wrap(obj._data.astype(dtype), None)
+    elif copy:
+        out = _wrap(obj._data.copy(), None)
+    elif requires_grad is None or requires_grad == obj.requires_grad:
+        return obj
+    else:  # a detached alias
+        out = _wrap(obj._data, None)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None,
+            requires_grad: bool | None = None) -> Tensor:
+    """``obj`` as a tensor, sharing memory when it can (``torch.asarray``).
+
+    Args:
+        obj: a Tensor, an ndarray or numpy scalar, an object with the buffer protocol (bytes,
+            bytearray, memoryview: read as ``frombuffer`` of ``dtype``, default float32), or
+            a (nested) sequence of numbers.
+        dtype: the result's dtype (default: the data's; Python floats give float32).
+        device: ``"cpu"`` (or None).
+        copy: None shares when it can, True always copies, False never copies (``ValueError``
+            when it would have to: a sequence, or a dtype change).
+        requires_grad: None: a Tensor keeps its own flag, anything else False.
+
+    Returns:
+        A Tensor; ``obj`` itself when it is a Tensor and nothing changes.
+    """
+    _, dtype = parse_to(dtype=dtype, device=device)
+    if isinstance(obj, Tensor):
+        return _asarray_tensor(obj, dtype, copy, requires_grad)
+    shared = True  # whether ``out`` is a view of ``obj``'s memory
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        out = frombuffer(obj, dtype=dtype or get_default_dtype())
+    elif isinstance(obj, (np.ndarray, np.generic)):
+        array = np.asarray(obj)
+        shared = dtype is None or dtype == array.dtype
+        if copy is False and not shared:
+            raise ValueError(f"can't alias tensor with dtype {array.dtype} into dtype {dtype}.")
+        out = from_numpy(array) if shared else tensor(array, dtype)
+    elif copy is False:
+        raise ValueError("can't alias arbitrary sequence into a tensor.")
+    else:
+        out, shared = tensor(obj, dtype=dtype), False
+    if copy and shared:
+        out = _wrap(out._data.copy(), None)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def fill(input: Tensor, value: Any) -> Tensor:
+    """A new tensor of ``input``'s shape and dtype, every element ``value`` (a number or a 0-d
+    tensor; cast to the dtype, 2.7 becomes 2 in an int tensor): ``torch.fill``, the
+    out-of-place ``fill_``, outside the graph (its gradient would be zero)."""
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            "fill only supports 0-dimension value tensor but got tensor with "
+            f"{value.ndim} dimensions.")
+    number = value.item() if isinstance(value, Tensor) else value
+    return _wrap(np.full(input._data.shape, number).astype(input._data.dtype), None)
+
+
+# %% book/02_autograd.ipynb, cell 67
+_warn_always = False  # torch.set_warn_always: warnings "once" here are still warned once
+
+
+def typename(obj: Any, /) -> str:
+    """The type's name as PyTorch writes it (``torch.typename``): a tensor's legacy type
+    (``"torch.FloatTensor"``, as ``Tensor.type()``); a class's or function's own qualified name;
+    else its class's (``"int"`` for builtins, ``"tensorlib.nn.modules.linear.Linear"``)."""
+    if isinstance(obj, Tensor):
+        names = [t.name for t in _LEGACY_BY_NAME.values() if t.dtype == obj._data.dtype]
+        return f"torch.{names[0]}" if names else obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):  # a class or a function: its own name
+        name = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        name = obj.__name__
+    else:  # an instance: its class's name
+        module, name = type(obj).__module__ or "", type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+def is_storage(obj: Any, /) -> bool:
+    """False: tensorlib has no storage type (a tensor's memory is its ndarray's), so no object is
+    one (``torch.is_storage`` is True for ``TypedStorage``/``UntypedStorage``)."""
+    return False
+
+
+def set_warn_always(b: bool, /) -> None:
+    """Record ``torch.set_warn_always``'s flag (for code that sets and reads it); tensorlib's
+    warnings follow Python's ``warnings`` filters either way."""
+    global _warn_always
+    _warn_always = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    """The flag of :func:`set_warn_always` (False by default)."""
+    return _warn_always
+
+
+def set_default_tensor_type(t: Any, /) -> None:
+    """Deprecated, as in PyTorch (a ``UserWarning``): set the default float dtype from a legacy
+    type, ``FloatTensor``/``DoubleTensor``/``HalfTensor`` or their names ("torch.FloatTensor",
+    "tensorlib.DoubleTensor"). Use :func:`set_default_dtype` instead.
+
+    Raises:
+        TypeError: for an integer or bool type, or anything that is not a legacy type.
+        ValueError: for a CUDA type ("torch.cuda.FloatTensor"): tensorlib runs on the CPU only.
+    """
+    warnings.warn(
+        "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+        "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+        UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        if ".cuda." in t:
+            raise ValueError(f"set_default_tensor_type: {t!r} is a CUDA type; tensorlib runs on "
+                             "the CPU only (use a CPU type such as 'torch.FloatTensor')")
+        prefix, _, name = t.rpartition(".")
+        t = _LEGACY_BY_NAME.get(name) if prefix in ("torch", "tensorlib") else None
+    if not isinstance(t, LegacyTensorType):
+        raise TypeError(f"invalid type object: expected a legacy tensor type such as "
+                        f"FloatTensor or 'torch.DoubleTensor', got {t!r}")
+    if np.dtype(t.dtype).kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(t.dtype)
+
+
+_LEGACY_BY_NAME = {
+    t.name: t for t in (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor,
+                        ShortTensor, CharTensor, ByteTensor, BoolTensor)
+}

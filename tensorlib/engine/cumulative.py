@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 114
+# %% book/02_autograd.ipynb, cell 120
 from typing import Any
 
 import numpy as np
@@ -86,7 +86,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return Cumprod.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))
 
 
-# %% book/02_autograd.ipynb, cell 117
+# %% book/02_autograd.ipynb, cell 123
 def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
     r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
     end."""

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 22
+# %% book/02_autograd.ipynb, cell 24
 import math
 from typing import Any
 
@@ -97,7 +97,7 @@ def set_default_dtype(d: Any) -> None:
     _default_float = resolved
 
 
-# %% book/02_autograd.ipynb, cell 23
+# %% book/02_autograd.ipynb, cell 25
 class _MissingDtype:
     """A PyTorch dtype tensorlib cannot hold (``bfloat16``, which numpy has not; the complex dtypes
     and ``uint16``/``uint32``/``uint64``, whose arithmetic and promotion tensorlib does not
@@ -170,7 +170,7 @@ pi = math.pi  # torch.pi and torch.e: Python floats, as in PyTorch
 e = math.e
 
 
-# %% book/02_autograd.ipynb, cell 24
+# %% book/02_autograd.ipynb, cell 26
 # the device types PyTorch's device() parses; tensorlib keeps tensors on the first only
 _DEVICE_TYPES = (
     "cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
@@ -315,7 +315,7 @@ def _is_device(value: Any) -> bool:
     return isinstance(value, (str, device))
 
 
-# %% book/02_autograd.ipynb, cell 25
+# %% book/02_autograd.ipynb, cell 27
 class finfo:  # noqa: N801  (PyTorch's name)
     """The limits of a floating dtype, as ``torch.finfo(dtype)`` gives them (default: float32):
     ``bits``, ``eps`` (the gap above 1), ``max``, ``min`` (the most negative, ``-max``),
@@ -358,7 +358,7 @@ class iinfo:  # noqa: N801  (PyTorch's name)
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
-# %% book/02_autograd.ipynb, cell 26
+# %% book/02_autograd.ipynb, cell 28
 def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device, np.dtype | None]:
     """Resolve PyTorch's ``to(...)`` arguments into ``(device, dtype)``;
     ``dtype`` is None when not given.

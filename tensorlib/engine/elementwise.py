@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 129
+# %% book/02_autograd.ipynb, cell 135
 from collections.abc import Callable
 from typing import Any
 
@@ -212,7 +212,7 @@ class Log1p(Function):
         return (grad / (1 + x),)
 
 
-# %% book/02_autograd.ipynb, cell 130
+# %% book/02_autograd.ipynb, cell 136
 class Expm1(Function):
     """:math:`y = e^x - 1`, accurate for small :math:`x`; :math:`\\bar x = \\bar y (y + 1)`."""
 
@@ -277,7 +277,7 @@ class PiecewiseConstant(Function):
         return (np.zeros(self.shape, grad.dtype),)
 
 
-# %% book/02_autograd.ipynb, cell 131
+# %% book/02_autograd.ipynb, cell 137
 class Tan(Function):
     """:math:`y = \\tan x`; :math:`\\bar x = \\bar y\\,(1 + y^2)`."""
 
@@ -394,7 +394,7 @@ class Cosh(Function):
         return (grad * self._graph_inputs()[0].sinh(),)
 
 
-# %% book/02_autograd.ipynb, cell 133
+# %% book/02_autograd.ipynb, cell 139
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -503,7 +503,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 135
+# %% book/02_autograd.ipynb, cell 141
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     return Exp.apply(input)

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 53
+# %% book/02_autograd.ipynb, cell 55
 from typing import TYPE_CHECKING
 
 import numpy as np

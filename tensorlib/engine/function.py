@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 41
+# %% book/02_autograd.ipynb, cell 43
 import inspect
 import threading
 import weakref
@@ -128,7 +128,7 @@ def _input_node(node: Function, parent: Tensor) -> Function | None:
 _what_is_read: dict[type, tuple[bool, bool]] = {}
 
 
-# %% book/02_autograd.ipynb, cell 42
+# %% book/02_autograd.ipynb, cell 44
 def _saves(op: type[Function]) -> tuple[bool, bool]:
     """Whether the nodes of ``op`` keep their inputs and their output's
     counter, from ``op.reads``."""
@@ -294,7 +294,7 @@ class Function:
         return f"<{self.name()}>"
 
 
-# %% book/02_autograd.ipynb, cell 44
+# %% book/02_autograd.ipynb, cell 46
 def _topological_order(root: Function) -> list[Function]:
     """The nodes that ``root`` depends on, each after every node that uses its output.
 
@@ -333,7 +333,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
         )
 
 
-# %% book/02_autograd.ipynb, cell 47
+# %% book/02_autograd.ipynb, cell 49
 _retained: dict[Function, weakref.ref] = {}
 """The non-leaf tensors that asked to keep their ``.grad`` (``retain_grad``), by their node.
 
@@ -421,7 +421,7 @@ def run_backward(
     return None if capture is None else captured
 
 
-# %% book/02_autograd.ipynb, cell 49
+# %% book/02_autograd.ipynb, cell 51
 def _seed(
     roots: Sequence[Tensor], root_grads: Sequence[np.ndarray],
 ) -> tuple[dict[Function, np.ndarray], list[tuple[Tensor, np.ndarray]]]:
@@ -607,7 +607,7 @@ class _Join(Function):
     reads = ()
 
 
-# %% book/02_autograd.ipynb, cell 51
+# %% book/02_autograd.ipynb, cell 53
 def _node_backward(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
     """Step 5: ``node.backward(grad)``, with one gradient per input
     (a bare array for one input is fine, as in PyTorch)."""
@@ -669,7 +669,7 @@ def _add_into_input(
     return True
 
 
-# %% book/02_autograd.ipynb, cell 55
+# %% book/02_autograd.ipynb, cell 57
 def tensor_backward(
     tensor: Tensor, gradient: Tensor | np.ndarray | None = None, retain_graph: bool | None = None,
 ) -> None:
@@ -709,7 +709,7 @@ def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.nd
     return grad
 
 
-# %% book/02_autograd.ipynb, cell 305
+# %% book/02_autograd.ipynb, cell 320
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

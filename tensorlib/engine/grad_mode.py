@@ -18,6 +18,7 @@ __all__ = [
     'enable_grad',
     'set_grad_enabled',
     'inference_mode',
+    'is_inference_mode_enabled',
 ]
 
 
@@ -183,11 +184,19 @@ class inference_mode(_GradMode):
 
     def __enter__(self) -> None:
         if self.enabled:
+            _thread_local.inference = getattr(_thread_local, "inference", 0) + 1
             super().__enter__()
 
     def __exit__(self, *exc_info: object) -> None:
         if self.enabled:
+            _thread_local.inference -= 1
             super().__exit__(*exc_info)
 
     def _fresh(self) -> _GradMode:
         return inference_mode(self.enabled)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside an enabled :class:`inference_mode` block
+    (``torch.is_inference_mode_enabled``; ``no_grad`` alone is not inference mode)."""
+    return getattr(_thread_local, "inference", 0) > 0

@@ -28,6 +28,7 @@ __all__ = [
     'clamp_',
     'scatter_',
     'scatter_add_',
+    'fill_diagonal_',
     'apply_',
     'random_fill_',
     'view_in_place_',
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 238
+# %% book/02_autograd.ipynb, cell 252
 import importlib
 import math
 from collections.abc import Callable
@@ -173,7 +174,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 239
+# %% book/02_autograd.ipynb, cell 253
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -371,7 +372,23 @@ def scatter_add_(tensor: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 246
+def fill_diagonal_(tensor: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Set the main diagonal of ``tensor`` (2-D, or all dims of equal length) to ``fill_value``,
+    in place, as ``Tensor.fill_diagonal_`` and numpy's ``fill_diagonal``: the elements
+    ``[i, i, ..., i]``. With ``wrap``, a tall matrix's diagonal starts again every ``n + 1``
+    rows (``n`` the column count). Built on :func:`masked_fill_`, so it joins the graph as that."""
+    shape = tensor._data.shape
+    if len(shape) < 2:
+        raise RuntimeError(f"fill_diagonal_: dimensions must larger than 1, got {len(shape)}")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError(
+            f"fill_diagonal_: all dimensions of input must be of equal length, got {shape}")
+    mask = np.zeros(shape, dtype=np.bool_)
+    np.fill_diagonal(mask, True, wrap=wrap)
+    return masked_fill_(tensor, mask, fill_value)
+
+
+# %% book/02_autograd.ipynb, cell 260
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -396,17 +413,18 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 247
+# %% book/02_autograd.ipynb, cell 261
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
-    """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)`` and
-    ``exponential_(rate)``: ``tensor`` overwritten by draws from chapter 3's generators
+    """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)``,
+    ``exponential_(rate)``, ``cauchy_(median, sigma)`` and ``geometric_(p)``: ``tensor``
+    overwritten by draws from chapter 3's generators
     (``generator``, else the default one), after the checks every in-place method makes.
 
     Chapter 2's ``Tensor`` comes before the generators, so their module is looked up when a draw
     is asked for, as minitorch's ``Function.apply`` looks up ``Tensor``; no module of this chapter
     imports it, and the draws are the generator's own, so a seed gives the same bits."""
     _check_in_place(tensor, None, op)
-    if tensor._data.dtype.kind != "f" and op != "bernoulli_":
+    if tensor._data.dtype.kind != "f" and op not in ("bernoulli_", "geometric_"):
         raise TypeError(f"{op}: expected a floating-point tensor, got {tensor._data.dtype}")
     source = importlib.import_module("tensorlib.random").resolve_generator(generator)
     shape = tensor._data.shape
@@ -420,6 +438,16 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
         if not args[0] > 0:
             raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={args[0]}")
         values = -np.log1p(-source.uniform(shape, dtype=np.float64)) / args[0]
+    elif op == "cauchy_":
+        if not args[1] > 0:
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={args[1]}")
+        u = source.uniform(shape, dtype=np.float64)
+        values = args[0] + args[1] * np.tan(np.pi * (u - 0.5))
+    elif op == "geometric_":
+        if not 0 < args[0] < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={args[0]}")
+        u = source.uniform(shape, dtype=np.float64)
+        values = np.maximum(np.ceil(np.log1p(-u) / np.log1p(-args[0])), 1.0)
     else:  # bernoulli_: p a number or a tensor broadcast to the tensor's shape
         p = args[0]._data if isinstance(args[0], Tensor) else args[0]
         probabilities = np.broadcast_to(np.asarray(p, np.float64), shape)
@@ -429,7 +457,7 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 248
+# %% book/02_autograd.ipynb, cell 262
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -442,7 +470,7 @@ def view_in_place_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 251
+# %% book/02_autograd.ipynb, cell 267
 def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
     elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 120
+# %% book/02_autograd.ipynb, cell 126
 import math
 import string
 from typing import Any
@@ -106,7 +106,7 @@ class MatMul(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 121
+# %% book/02_autograd.ipynb, cell 127
 def matmul(input: Any, other: Any) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):
@@ -289,7 +289,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*operands, equation=equation)
 
 
-# %% book/02_autograd.ipynb, cell 197
+# %% book/02_autograd.ipynb, cell 203
 def _same_dtype(name: str, *tensors: Tensor) -> None:
     """PyTorch's products do not promote: mixed dtypes are refused."""
     dtypes = [t._data.dtype for t in tensors]

@@ -54,10 +54,14 @@ __all__ = [
     'bitwise_right_shift',
     'sum_to_size',
     'storage_offset',
+    'argwhere',
+    'adjoint',
+    'AsStrided',
+    'as_strided',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 220
+# %% book/02_autograd.ipynb, cell 232
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -159,7 +163,7 @@ def atanh(input: Tensor) -> Tensor:
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # NumPy's names, which PyTorch also has
 
 
-# %% book/02_autograd.ipynb, cell 222
+# %% book/02_autograd.ipynb, cell 234
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``), as ``torch.positive``."""
     return input
@@ -275,7 +279,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(input.reshape(-1), offset)
 
 
-# %% book/02_autograd.ipynb, cell 223
+# %% book/02_autograd.ipynb, cell 235
 class _Frexp(NamedTuple):
     """What ``frexp`` returns, like ``torch.return_types.frexp``."""
 
@@ -375,7 +379,7 @@ def unique_consecutive(
     return tuple(result)
 
 
-# %% book/02_autograd.ipynb, cell 228
+# %% book/02_autograd.ipynb, cell 240
 def _window(
     name: str,
     window_length: int,
@@ -545,7 +549,7 @@ def _calls_method(name: str) -> Any:
 )
 
 
-# %% book/02_autograd.ipynb, cell 229
+# %% book/02_autograd.ipynb, cell 241
 def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     """``ufunc`` (a bit shift) of two integer operands, broadcast; no gradient."""
     a = input._data if isinstance(input, Tensor) else np.asarray(input)
@@ -587,3 +591,99 @@ def storage_offset(input: Tensor) -> int:
         base = base.base
     start = input._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     return start // input._data.itemsize
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """The indices of ``input``'s nonzero elements, one row each, in C order
+    (``torch.argwhere``, ``nonzero(input)``): int64 of shape ``(count, input.ndim)``."""
+    return _wrap(np.argwhere(input._data).astype(np.int64), None)
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (``torch.adjoint``): ``input.mT`` for
+    tensorlib's real tensors, a view in the graph; ``input`` of shape ``(*, m, n)`` gives
+    ``(*, n, m)``."""
+    if input.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return input.transpose(-2, -1)
+
+
+def _storage_of(a: np.ndarray) -> np.ndarray:
+    """The ndarray whose memory ``a`` views (``a`` itself if it owns its memory)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _storage_positions(a: np.ndarray, size: Sequence[int], stride: Sequence[int],
+                       offset: int) -> np.ndarray:
+    """The element positions in a storage read by the view ``(size, stride, offset)``."""
+    positions = np.full(tuple(size), offset, dtype=np.int64)
+    for axis, (n, step) in enumerate(zip(size, stride, strict=True)):
+        shape = [1] * len(size)
+        shape[axis] = n
+        positions = positions + (np.arange(n, dtype=np.int64) * step).reshape(shape)
+    return positions
+
+
+class AsStrided(Function):
+    r"""The view of the storage under ``input`` with ``size``, ``stride`` and ``storage_offset``
+    (elements); :math:`\bar x` gathers, at each of the input's storage positions, the sum of the
+    output gradient at every output element reading that position (overlaps add up)."""
+
+    __slots__ = ("read", "own")
+    reads = ()
+
+    def forward(self, a: np.ndarray, *, size: tuple[int, ...], stride: tuple[int, ...],
+                offset: int) -> np.ndarray:
+        storage = _storage_of(a)
+        flat = storage.reshape(-1)  # a view: the storage owns C-contiguous memory
+        start = (a.__array_interface__["data"][0] - storage.__array_interface__["data"][0])
+        own_stride = [s // a.itemsize for s in a.strides]
+        self.read = _storage_positions(a, size, stride, offset)
+        self.own = _storage_positions(a, a.shape, own_stride, start // a.itemsize)
+        return np.lib.stride_tricks.as_strided(
+            flat[offset:], shape=size, strides=[s * a.itemsize for s in stride])
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        summed = np.zeros(int(np.maximum(self.read.max(initial=0), self.own.max(initial=0))) + 1,
+                          dtype=grad.dtype)
+        np.add.at(summed, self.read, grad)
+        return (summed[self.own],)
+
+
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s memory (``torch.as_strided``): element ``[i_0, ..., i_k]`` is the
+    storage's element ``storage_offset + sum(i_j * stride[j])``, on numpy's ``as_strided``.
+    Differentiable (:class:`AsStrided`). Writing through a view whose elements overlap is as
+    unsafe as in PyTorch.
+
+    Args:
+        input: the tensor whose storage (the ndarray owning its memory) is viewed.
+        size: the result's shape.
+        stride: steps in elements along each dim, as many as ``size``, each >= 0.
+        storage_offset: elements into the storage the view starts (default: ``input``'s own).
+
+    Returns:
+        Shape ``size``, ``input``'s dtype.
+    """
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: {len(stride)} strides for "
+                           f"{len(size)} dims")
+    if any(s < 0 for s in stride) or any(n < 0 for n in size):
+        raise RuntimeError(f"as_strided: negative sizes or strides are not supported, got size "
+                           f"{list(size)} and stride {list(stride)}")
+    storage = _storage_of(input._data)
+    start = input._data.__array_interface__["data"][0] - storage.__array_interface__["data"][0]
+    offset = start // input._data.itemsize if storage_offset is None else int(storage_offset)
+    needed = offset + 1 + int(np.dot(np.subtract(size, 1), stride)) if size else offset + 1
+    if not storage.flags.c_contiguous or (all(size) and needed > storage.size) or offset < 0:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, "
+            f"and itemsize {input._data.itemsize} requiring a storage size of "
+            f"{needed * input._data.itemsize} are out of bounds for storage of size "
+            f"{storage.nbytes}")
+    return AsStrided.apply(input, size=size, stride=stride, offset=offset)

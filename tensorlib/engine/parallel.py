@@ -42,6 +42,8 @@ variable, else 1; it does not change the BLAS library's own threads.
 __all__ = [
     'get_num_threads',
     'set_num_threads',
+    'get_num_interop_threads',
+    'set_num_interop_threads',
     'in_parallel_region',
     'note_product',
     'blas_may_be_spinning',
@@ -51,7 +53,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 318
+# %% book/02_autograd.ipynb, cell 334
 import math
 import os
 import queue
@@ -91,12 +93,38 @@ def set_num_threads(threads: int) -> None:
     _threads = threads
 
 
+_interop_threads = 0  # 0: not set; torch.set_num_interop_threads may be called once
+_interop_frozen = False  # set once, or read by parallel work: no more changes
+
+
+def get_num_interop_threads() -> int:
+    """The inter-op thread count PyTorch would use (``torch.get_num_interop_threads``): the value
+    set by :func:`set_num_interop_threads`, else :func:`get_num_threads`. tensorlib has no
+    inter-op pool (ops run one after another); the setting is kept for code that reads it."""
+    return _interop_threads or get_num_threads()
+
+
+def set_num_interop_threads(threads: int) -> None:
+    """Set the inter-op thread count (an int >= 1), once, before any parallel work, as
+    ``torch.set_num_interop_threads``: a second call raises ``RuntimeError``."""
+    global _interop_threads, _interop_frozen
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise RuntimeError(
+            f"set_num_interop_threads expects an int, but got {type(threads).__name__}")
+    if threads < 1:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    if _interop_frozen:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
+                           "started or set_num_interop_threads called")
+    _interop_threads, _interop_frozen = threads, True
+
+
 def in_parallel_region() -> bool:
     """Whether the calling thread is running a chunk of a :func:`parallel_for` that split."""
     return getattr(_region, "inside", False)
 
 
-# %% book/02_autograd.ipynb, cell 320
+# %% book/02_autograd.ipynb, cell 338
 # OpenBLAS runs a product of M·N·K <= 2**18 on one thread (GEMM_MULTITHREAD_THRESHOLD); after a
 # larger one its other threads spin for THREAD_TIMEOUT, 2**28 cycles of the time-stamp counter
 # by default: about 0.1 s at 2.5 GHz
@@ -139,7 +167,7 @@ def worth_splitting(n: int, cost: int = 1, *, ignore_blas_spin: bool = False) ->
     )
 
 
-# %% book/02_autograd.ipynb, cell 322
+# %% book/02_autograd.ipynb, cell 340
 def _run_chunk(fn: Callable[[int, int], object], start: int, stop: int) -> None:
     """``fn(start, stop)`` marked as inside a split, so that what it calls does not split again."""
     _region.inside = True

@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 101
+# %% book/02_autograd.ipynb, cell 107
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -194,7 +194,7 @@ class Std(Function):
         return ((grad / (2 * out)).masked_fill(zero, 0.0),)
 
 
-# %% book/02_autograd.ipynb, cell 103
+# %% book/02_autograd.ipynb, cell 109
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -253,7 +253,7 @@ class Cumsum(Function):
         return (grad.flip(self.axis).cumsum(self.axis).flip(self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 104
+# %% book/02_autograd.ipynb, cell 110
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -353,7 +353,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 108
+# %% book/02_autograd.ipynb, cell 114
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -540,7 +540,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 109
+# %% book/02_autograd.ipynb, cell 115
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""
@@ -691,7 +691,7 @@ def min(
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)
 
 
-# %% book/02_autograd.ipynb, cell 110
+# %% book/02_autograd.ipynb, cell 116
 class Prod(Function):
     """:math:`y = \\prod_i x_i` along ``axis`` (all elements when ``None``);
     :math:`\\bar x_j = \\bar y \\prod_{i \\ne j} x_i`, the product of the others: the running

@@ -20,10 +20,11 @@ __all__ = [
     'index_put',
     'ScatterReduce',
     'scatter_reduce',
+    'index_reduce',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 225
+# %% book/02_autograd.ipynb, cell 237
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,7 +155,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 226
+# %% book/02_autograd.ipynb, cell 238
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,
@@ -287,3 +288,31 @@ def scatter_reduce(
     return ScatterReduce.apply(
         input, src, _wrap(checked, None), axis=axis, reduce=reduce, include_self=include_self
     )
+
+
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """``input`` with slice ``i`` of ``source`` along ``dim`` reduced into slice ``index[i]``
+    (``torch.index_reduce``): :func:`scatter_reduce` with ``index`` spread along ``source``'s other
+    dims, so differentiable as it is.
+
+    Args:
+        input: shape :math:`(*, n, *)`, ``n`` along ``dim`` (a copy is returned).
+        dim: the dim the slices are taken along.
+        index: int64 of shape :math:`(k,)`, each in :math:`[0, n)`.
+        source: ``input``'s shape but :math:`k` along ``dim``.
+        reduce: ``"prod"``, ``"mean"``, ``"amax"`` or ``"amin"``.
+        include_self: whether ``input``'s slices take part in the reduction.
+    """
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    axis = normalize_axis(dim, input.ndim or 1)
+    positions = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if positions.ndim > 1 or positions.size != (source.shape[axis] if source.ndim else 1):
+        raise RuntimeError(
+            f"index_reduce_(): Number of indices ({positions.size}) should be equal to "
+            f"source.size(dim): ({source.shape[axis] if source.ndim else 1}), for dim: {dim}")
+    spread = positions.reshape([-1 if d == axis else 1 for d in range(source.ndim)])
+    expanded = _wrap(np.broadcast_to(spread, source.shape).astype(np.int64), None)
+    return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 143
+# %% book/02_autograd.ipynb, cell 149
 import math
 from typing import Any
 
@@ -180,7 +180,7 @@ class Sinc(Function):
         return (grad * np.where(self.x == 0, np.zeros((), grad.dtype), slope),)
 
 
-# %% book/02_autograd.ipynb, cell 144
+# %% book/02_autograd.ipynb, cell 150
 def _floating(input: Tensor, name: str) -> Tensor:
     """``input`` in a float dtype (integers and bools in the default one), as PyTorch's
     float-valued functions take them."""
@@ -247,7 +247,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return log(p / (1 - p))
 
 
-# %% book/02_autograd.ipynb, cell 145
+# %% book/02_autograd.ipynb, cell 151
 _SQRT2 = math.sqrt(2)
 
 
@@ -292,7 +292,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:
     return xlogy(x, y + 1)
 
 
-# %% book/02_autograd.ipynb, cell 148
+# %% book/02_autograd.ipynb, cell 154
 def _lgamma_or_pole(x: float) -> float:
     r""":math:`\log|\Gamma(x)|` by Python's ``math.lgamma``; :math:`+\infty` at the poles
     :math:`0, -1, -2, \dots` and where it overflows (where ``math.lgamma`` raises)."""

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 32
+# %% book/02_autograd.ipynb, cell 34
 import builtins
 import sys
 from collections.abc import Iterator, Sequence
@@ -97,7 +97,7 @@ def _preview(data: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# %% book/02_autograd.ipynb, cell 33
+# %% book/02_autograd.ipynb, cell 35
 # The helpers of the class and of every op: making results, the autograd fields' checks, argument
 # parsing shared by methods, the repr.
 def _wrap(array: np.ndarray, grad_fn: Function | None) -> Tensor:
@@ -194,7 +194,7 @@ def _shared_versions(tensor: Tensor) -> list[int]:
     return tensor._versions
 
 
-# %% book/02_autograd.ipynb, cell 34
+# %% book/02_autograd.ipynb, cell 36
 def _scalar_operand(value: Any, op: str) -> Any:
     """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take."""
     if isinstance(value, Tensor):
@@ -262,7 +262,7 @@ _PRINT_PROFILES = {
 }
 
 
-# %% book/02_autograd.ipynb, cell 35
+# %% book/02_autograd.ipynb, cell 37
 def set_printoptions(
     precision: int | None = None,
     threshold: float | None = None,
@@ -329,7 +329,7 @@ def _format_tensor(tensor: Tensor, name: str) -> str:
     return prefix + ", ".join([body, *extras]) + ")"
 
 
-# %% book/02_autograd.ipynb, cell 38
+# %% book/02_autograd.ipynb, cell 40
 class Tensor:
     """An n-dimensional array that records the ops applied to it, for reverse-mode autograd.
 
@@ -2419,6 +2419,74 @@ class Tensor:
         """``self``: one process, so the memory is already shared."""
         return self
 
+    def argwhere(self) -> Tensor:
+        """The indices of the nonzero elements, ``(count, ndim)`` int64 (``torch.argwhere``)."""
+        return more_ops.argwhere(self)
+
+    def is_inference(self) -> builtins.bool:
+        """False: tensorlib makes no inference tensors (``inference_mode`` acts as ``no_grad``)."""
+        return False
+
+    def get_device(self) -> builtins.int:
+        """The CUDA device index, -1 for a CPU tensor (every tensorlib tensor)."""
+        return -1
+
+    def cov(self, *, correction: builtins.int = 1, fweights: Any = None,
+            aweights: Any = None) -> Tensor:
+        """The covariance matrix of the rows (variables) of a ``(V, N)`` tensor."""
+        return statistics.cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self) -> Tensor:
+        """Pearson's correlation coefficients of the rows (``torch.corrcoef``)."""
+        return statistics.corrcoef(self)
+
+    def histogram(self, bins: Any = 100, *, range: Any = None, weight: Any = None,
+                  density: builtins.bool = False) -> tuple[Tensor, Tensor]:
+        """``(hist, bin_edges)`` of the elements (``torch.histogram``)."""
+        return arithmetic.histogram(self, bins, range=range, weight=weight, density=density)
+
+    def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor:
+        """A new tensor of 0s and 1s: 1 with probability ``self`` elementwise (each in [0, 1]),
+        or ``p`` when given; outside the graph, from chapter 3's generator."""
+        if p is None and not ((self._data >= 0) & (self._data <= 1)).all():
+            raise RuntimeError("bernoulli: expected every probability in [0, 1]")
+        out = self.detach().clone()
+        return out.bernoulli_(self.detach() if p is None else p, generator=generator)
+
+    def cauchy_(self, median: builtins.float = 0.0, sigma: builtins.float = 1.0, *,
+                generator: Any = None) -> Tensor:
+        r"""Fill with draws from the Cauchy distribution, :math:`m + \sigma \tan(\pi (u - 1/2))`."""
+        return inplace.random_fill_(self, "cauchy_", median, sigma, generator=generator)
+
+    def geometric_(self, p: builtins.float, *, generator: Any = None) -> Tensor:
+        """Fill with draws from the geometric distribution on 1, 2, ...: the number of trials
+        up to the first success of probability ``p`` in (0, 1)."""
+        return inplace.random_fill_(self, "geometric_", p, generator=generator)
+
+    def fill_diagonal_(self, fill_value: Any, wrap: builtins.bool = False) -> Tensor:
+        """Set the main diagonal to ``fill_value``, in place (``wrap``: tall matrices restart
+        it every ``ncols + 1`` rows)."""
+        return inplace.fill_diagonal_(self, fill_value, wrap)
+
+    def as_strided(self, size: Any, stride: Any,
+                   storage_offset: builtins.int | None = None) -> Tensor:
+        """A view of this tensor's memory with ``size``, ``stride`` and ``storage_offset``, in
+        elements (``torch.as_strided``); differentiable."""
+        return more_ops.as_strided(self, size, stride, storage_offset)
+
+    def index_reduce(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *,
+                     include_self: builtins.bool = True) -> Tensor:
+        """Slice ``i`` of ``source`` along ``dim`` reduced into slice ``index[i]`` of a copy
+        (``"prod"``, ``"mean"``, ``"amax"``, ``"amin"``)."""
+        return scatter_ops.index_reduce(self, dim, index, source, reduce,
+                                        include_self=include_self)
+
+    def index_reduce_(self, dim: builtins.int, index: Tensor, source: Tensor, reduce: str, *,
+                      include_self: builtins.bool = True) -> Tensor:
+        """``index_reduce`` in place; returns ``self``."""
+        return inplace.apply_(self, "index_reduce_", scatter_ops.index_reduce, dim, index,
+                              source, reduce, include_self=include_self)
+
     def adjoint(self) -> Tensor:
         """The conjugate transpose of the last two dims (``mT`` for real tensors)."""
         return shape_ops.transpose(self, -2, -1)
@@ -2864,7 +2932,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 315
+# %% book/02_autograd.ipynb, cell 331
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

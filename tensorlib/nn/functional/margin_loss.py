@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 352
+# %% book/02_autograd.ipynb, cell 370
 import numpy as np
 
 from tensorlib.engine.selection import where
