@@ -659,11 +659,13 @@ _MODULE_METHODS = (
     "register_forward_pre_hook", "register_forward_hook", "register_full_backward_pre_hook",
     "register_full_backward_hook", "register_state_dict_pre_hook", "register_state_dict_post_hook",
     "register_load_state_dict_pre_hook", "register_load_state_dict_post_hook",
+    "register_backward_hook",
     "named_modules", "modules", "named_children", "children", "named_parameters", "parameters",
-    "named_buffers", "buffers", "get_submodule", "apply",
+    "named_buffers", "buffers", "get_submodule", "get_parameter", "get_buffer", "set_submodule",
+    "apply",
     "train", "eval", "requires_grad_", "zero_grad", "to", "cpu", "share_memory", "double", "float",
-    "half",
-    "state_dict", "load_state_dict", "extra_repr",
+    "half", "type", "to_empty", "compile",
+    "state_dict", "load_state_dict", "get_extra_state", "set_extra_state", "extra_repr",
 )
 
 

@@ -117,6 +117,9 @@ from tensorlib.nn.modules import ConstantPad3d as ConstantPad3d
 from tensorlib.nn.modules import Fold as Fold
 from tensorlib.nn.modules import LPPool1d as LPPool1d
 from tensorlib.nn.modules import LPPool2d as LPPool2d
+from tensorlib.nn.modules import LPPool3d as LPPool3d
+from tensorlib.nn.modules import FractionalMaxPool2d as FractionalMaxPool2d
+from tensorlib.nn.modules import FractionalMaxPool3d as FractionalMaxPool3d
 from tensorlib.nn.modules import LocalResponseNorm as LocalResponseNorm
 from tensorlib.nn.modules import ReflectionPad3d as ReflectionPad3d
 from tensorlib.nn.modules import ReplicationPad3d as ReplicationPad3d
@@ -145,7 +148,25 @@ from tensorlib.nn.modules import Unflatten as Unflatten
 from tensorlib.nn.modules import Upsample as Upsample
 from tensorlib.nn.modules import UpsamplingBilinear2d as UpsamplingBilinear2d
 from tensorlib.nn.modules import UpsamplingNearest2d as UpsamplingNearest2d
+from tensorlib.nn import parameter as parameter
+from tensorlib.nn.parameter import Buffer as Buffer
 from tensorlib.nn.parameter import Parameter as Parameter
+# section 11.6: adaptive softmax
+from tensorlib.nn.modules import AdaptiveLogSoftmaxWithLoss as AdaptiveLogSoftmaxWithLoss
+# section 11.5: lazy layers
+from tensorlib.nn.modules import LazyBatchNorm1d as LazyBatchNorm1d
+from tensorlib.nn.modules import LazyBatchNorm2d as LazyBatchNorm2d
+from tensorlib.nn.modules import LazyBatchNorm3d as LazyBatchNorm3d
+from tensorlib.nn.modules import LazyConv1d as LazyConv1d
+from tensorlib.nn.modules import LazyConv2d as LazyConv2d
+from tensorlib.nn.modules import LazyConv3d as LazyConv3d
+from tensorlib.nn.modules import LazyConvTranspose1d as LazyConvTranspose1d
+from tensorlib.nn.modules import LazyConvTranspose2d as LazyConvTranspose2d
+from tensorlib.nn.modules import LazyConvTranspose3d as LazyConvTranspose3d
+from tensorlib.nn.modules import LazyInstanceNorm1d as LazyInstanceNorm1d
+from tensorlib.nn.modules import LazyInstanceNorm2d as LazyInstanceNorm2d
+from tensorlib.nn.modules import LazyInstanceNorm3d as LazyInstanceNorm3d
+from tensorlib.nn.modules import LazyLinear as LazyLinear
 
 # Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers
 # (tensorlib.nn.modules.rnn, .attention, .transformer)

@@ -6,12 +6,19 @@
 A ``Parameter`` is a :class:`~tensorlib.engine.Tensor` whose ``requires_grad`` defaults to
 ``True``. Its other job is to be recognised: assigning one to an attribute of a
 :class:`~tensorlib.nn.Module` registers it, so ``module.parameters()`` finds it.
+``Buffer`` marks a tensor to register as a buffer the same way; ``UninitializedParameter`` and
+``UninitializedBuffer`` are the tensors of unknown shape that the lazy layers hold until their
+first call.
 """
 
 from __future__ import annotations
 
 __all__ = [
     'Parameter',
+    'Buffer',
+    'UninitializedParameter',
+    'UninitializedBuffer',
+    'is_lazy',
 ]
 
 
@@ -20,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine import Tensor
+from tensorlib.engine import Tensor, get_default_dtype, parse_to
 
 
 class Parameter(Tensor):
@@ -52,3 +59,133 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+# %% book/04_layers.ipynb, cell 9
+class Buffer(Tensor):
+    """A tensor that a module registers as a buffer when assigned to one of its attributes
+    (``self.mask = nn.Buffer(t)``), as PyTorch (2.5 and later) does: the counterpart of
+    :class:`Parameter` for state that is not trained.
+
+    Args:
+        data: the values: a Tensor (its array is shared, not copied, and its ``requires_grad``
+            kept, as PyTorch's ``data.detach()``) or anything ``numpy.asarray`` accepts;
+            ``None`` gives an empty float32 tensor.
+        persistent: whether ``state_dict`` saves the buffer (default ``True``).
+
+    Attributes:
+        persistent: as given.
+    """
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        if data is None:
+            data = np.empty(0, dtype=np.float32)
+        requires_grad = data.requires_grad if isinstance(data, Tensor) else False
+        super().__init__(data.detach() if isinstance(data, Tensor) else data,
+                         requires_grad=requires_grad)
+        self.persistent = persistent
+
+
+# %% book/04_layers.ipynb, cell 10
+_UNINITIALIZED_SHAPE = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually happens "
+    "in `load_state_dict` when trying to load an uninitialized parameter into an initialized "
+    "one. Call `forward` to initialize the parameters before accessing their attributes."
+)
+
+
+def _materialize(tensor: Tensor, shape: Any, device: Any, dtype: Any, kind: type) -> None:
+    """Give an uninitialised ``tensor`` uninitialised memory of ``shape`` (its own dtype unless
+    ``dtype`` is given) and make it a ``kind``, in place: the object stays the same."""
+    _, resolved = parse_to(dtype=dtype, device=device)
+    array = np.empty(tuple(int(n) for n in shape), dtype=resolved or tensor.dtype)
+    tensor.data = array
+    tensor.__class__ = kind
+
+
+def _empty_of(dtype: Any, device: Any) -> np.ndarray:
+    """The empty array an uninitialised tensor holds: the default float dtype unless given."""
+    _, resolved = parse_to(dtype=dtype, device=device)
+    return np.empty(0, dtype=resolved or get_default_dtype())
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet: what a lazy module (``LazyLinear``) holds until
+    its first call tells it the input's size.
+
+    :meth:`materialize` gives it memory and turns it into a :class:`Parameter`, in place: the
+    object stays the same, so an optimizer built before the first call keeps working. Until
+    then ``shape`` raises ``RuntimeError`` and ``repr`` shows ``<UninitializedParameter>``.
+
+    Args:
+        requires_grad: as :class:`Parameter`'s (default ``True``).
+        device: ``None`` or ``"cpu"``.
+        dtype: the dtype :meth:`materialize` will use (default: the default dtype).
+    """
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __init__(self, requires_grad: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__(_empty_of(dtype, device), requires_grad)
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Allocate (uninitialised) memory of ``shape`` and become a :class:`Parameter`."""
+        _materialize(self, shape, device, dtype, self.cls_to_become)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Not known yet: raises ``RuntimeError``, as PyTorch."""
+        raise RuntimeError(_UNINITIALIZED_SHAPE)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UninitializedParameter:
+        """A new uninitialised parameter with the same ``requires_grad`` and dtype."""
+        return memo.setdefault(id(self), type(self)(self.requires_grad, dtype=self.dtype))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+# %% book/04_layers.ipynb, cell 11
+class UninitializedBuffer(Tensor):
+    """A buffer whose shape is not known yet (a lazy batch norm's running statistics);
+    :meth:`materialize` turns it into a plain :class:`Tensor`, in place, as
+    :class:`UninitializedParameter` does into a :class:`Parameter`.
+
+    Args:
+        requires_grad: default ``False``.
+        device: ``None`` or ``"cpu"``.
+        dtype: the dtype :meth:`materialize` will use (default: the default dtype).
+    """
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __init__(
+        self, requires_grad: bool = False, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__(_empty_of(dtype, device), requires_grad=requires_grad)
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Allocate (uninitialised) memory of ``shape`` and become a :class:`Tensor`."""
+        _materialize(self, shape, device, dtype, self.cls_to_become)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Not known yet: raises ``RuntimeError``, as PyTorch."""
+        raise RuntimeError(_UNINITIALIZED_SHAPE)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UninitializedBuffer:
+        """A new uninitialised buffer with the same ``requires_grad`` and dtype."""
+        return memo.setdefault(id(self), type(self)(self.requires_grad, dtype=self.dtype))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+def is_lazy(param: Any) -> bool:
+    """Whether ``param`` is an :class:`UninitializedParameter` or :class:`UninitializedBuffer`
+    (its shape not known yet), as ``torch.nn.parameter.is_lazy``."""
+    return isinstance(param, (UninitializedParameter, UninitializedBuffer))

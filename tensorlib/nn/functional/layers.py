@@ -86,6 +86,7 @@ __all__ = [
     'adaptive_max_pool1d',
     'lp_pool1d',
     'lp_pool2d',
+    'lp_pool3d',
     'local_response_norm',
     'max_unpool2d',
     'max_unpool1d',
@@ -96,10 +97,12 @@ __all__ = [
     'adaptive_max_pool1d_with_indices',
     'adaptive_max_pool2d_with_indices',
     'adaptive_max_pool3d_with_indices',
+    'fractional_max_pool2d',
+    'fractional_max_pool3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 70
+# %% book/04_layers.ipynb, cell 77
 import math
 import operator
 import warnings
@@ -134,8 +137,9 @@ from tensorlib.nn.functional.utils import (
     _Sides,
     _single,
     _symmetric,
+    _triple,
 )
-from tensorlib.random import Generator, resolve_generator
+from tensorlib.random import Generator, rand, resolve_generator
 
 _NO_IDS = np.zeros(0, dtype=np.int64)  # the default of the index options of _EmbeddingBag
 
@@ -243,7 +247,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 87
+# %% book/04_layers.ipynb, cell 94
 def bilinear(
     input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
 ) -> Tensor:
@@ -280,7 +284,7 @@ def bilinear(
     return y.reshape(*lead, out)
 
 
-# %% book/04_layers.ipynb, cell 91
+# %% book/04_layers.ipynb, cell 98
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -403,7 +407,7 @@ def embedding(
     )
 
 
-# %% book/04_layers.ipynb, cell 97
+# %% book/04_layers.ipynb, cell 104
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -439,7 +443,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 104
+# %% book/04_layers.ipynb, cell 111
 class _EmbeddingBag(Function):
     """Sum, mean or max of the rows ``weight[ids]`` of each bag (section 5.4)."""
 
@@ -529,7 +533,7 @@ class _EmbeddingBag(Function):
         return grad_weight, grad_weights
 
 
-# %% book/04_layers.ipynb, cell 105
+# %% book/04_layers.ipynb, cell 112
 def _bag_layout(
     input: Tensor, offsets: Tensor | None, include_last_offset: bool
 ) -> tuple[np.ndarray, int]:
@@ -569,7 +573,7 @@ def _bag_layout(
     return np.repeat(np.arange(num_bags), np.diff(bounds)[:num_bags]), num_bags
 
 
-# %% book/04_layers.ipynb, cell 106
+# %% book/04_layers.ipynb, cell 113
 def embedding_bag(
     input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
     norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
@@ -628,7 +632,7 @@ def embedding_bag(
     )
 
 
-# %% book/04_layers.ipynb, cell 110
+# %% book/04_layers.ipynb, cell 117
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -729,7 +733,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 112
+# %% book/04_layers.ipynb, cell 119
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -905,7 +909,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 114
+# %% book/04_layers.ipynb, cell 121
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -961,7 +965,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 130
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -1056,7 +1060,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 124
+# %% book/04_layers.ipynb, cell 131
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -1137,7 +1141,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 142
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -1215,7 +1219,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 141
+# %% book/04_layers.ipynb, cell 148
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -1258,7 +1262,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 143
+# %% book/04_layers.ipynb, cell 150
 _DROPOUT2D_3D = (
     "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
     "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -1320,7 +1324,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 152
+# %% book/04_layers.ipynb, cell 159
 def _feature_keep(
     input: Tensor, p: float, generator: Generator | None, feature: bool
 ) -> np.ndarray:
@@ -1452,7 +1456,7 @@ def feature_alpha_dropout(
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
 
 
-# %% book/04_layers.ipynb, cell 173
+# %% book/04_layers.ipynb, cell 180
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -1515,7 +1519,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
-# %% book/04_layers.ipynb, cell 174
+# %% book/04_layers.ipynb, cell 181
 def relu_(input: Tensor) -> Tensor:
     """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
     _check_tensor(input, "relu_")
@@ -1568,7 +1572,7 @@ def rrelu_(
     return apply_(input, "rrelu_", rrelu, lower, upper, training)
 
 
-# %% book/04_layers.ipynb, cell 182
+# %% book/04_layers.ipynb, cell 189
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -1666,7 +1670,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 183
+# %% book/04_layers.ipynb, cell 190
 def _weight_grad_graph(
     input: Tensor,
     grad: Tensor,
@@ -1699,7 +1703,7 @@ def _weight_grad_graph(
     return sums[every + tuple(slice(k) for k in kernel)].transpose(0, 1)
 
 
-# %% book/04_layers.ipynb, cell 184
+# %% book/04_layers.ipynb, cell 191
 class _ConvNd(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -1877,7 +1881,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 185
+# %% book/04_layers.ipynb, cell 192
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1938,7 +1942,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 192
+# %% book/04_layers.ipynb, cell 199
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -2029,7 +2033,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 201
+# %% book/04_layers.ipynb, cell 208
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -2119,7 +2123,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 204
+# %% book/04_layers.ipynb, cell 211
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -2162,7 +2166,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 205
+# %% book/04_layers.ipynb, cell 212
 class _ConvTransposeNd(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -2260,7 +2264,7 @@ class _ConvTransposeNd(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 206
+# %% book/04_layers.ipynb, cell 213
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2389,7 +2393,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 212
+# %% book/04_layers.ipynb, cell 219
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -2425,7 +2429,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 215
+# %% book/04_layers.ipynb, cell 222
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2466,7 +2470,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 221
+# %% book/04_layers.ipynb, cell 228
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2518,7 +2522,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 228
+# %% book/04_layers.ipynb, cell 235
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2678,7 +2682,7 @@ class _AvgPoolNd(Function):
         ),)
 
 
-# %% book/04_layers.ipynb, cell 229
+# %% book/04_layers.ipynb, cell 236
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -2787,7 +2791,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 237
+# %% book/04_layers.ipynb, cell 244
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2846,7 +2850,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 238
+# %% book/04_layers.ipynb, cell 245
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2909,7 +2913,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 239
+# %% book/04_layers.ipynb, cell 246
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -2996,7 +3000,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 244
+# %% book/04_layers.ipynb, cell 251
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -3076,7 +3080,7 @@ def _linear_matrix(
     return matrix
 
 
-# %% book/04_layers.ipynb, cell 246
+# %% book/04_layers.ipynb, cell 253
 def _cubic(x: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic convolution kernel :math:`W_a(x)` (section 10.2), zero for
     :math:`|x| \\ge 2`; same shape and dtype as ``x``."""
@@ -3157,7 +3161,7 @@ def _resampling_matrix(
     return Tensor(build(size, out, scale, align_corners, dtype))
 
 
-# %% book/04_layers.ipynb, cell 247
+# %% book/04_layers.ipynb, cell 254
 # the number of dimensions of the input each interpolating mode takes, as PyTorch's
 _RESAMPLE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
 
@@ -3259,7 +3263,7 @@ def interpolate(
     return output.clone() if output is input else output
 
 
-# %% book/04_layers.ipynb, cell 256
+# %% book/04_layers.ipynb, cell 263
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -3327,7 +3331,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 259
+# %% book/04_layers.ipynb, cell 266
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3409,7 +3413,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 263
+# %% book/04_layers.ipynb, cell 270
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3464,7 +3468,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 264
+# %% book/04_layers.ipynb, cell 271
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3583,7 +3587,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.permute(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 265
+# %% book/04_layers.ipynb, cell 272
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3644,7 +3648,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 269
+# %% book/04_layers.ipynb, cell 276
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3667,9 +3671,12 @@ def _lp_pool(
 ) -> Tensor:
     """``(K * avg_pool(x ** p)) ** (1/p)``, the sign of the average kept, as PyTorch computes it."""
     _check_tensor(input, name)
-    two_d = name == "lp_pool2d"
-    if two_d:
-        kernel: tuple[int, ...] = _pair(kernel_size, "kernel_size")
+    kernel: tuple[int, ...]
+    if name == "lp_pool3d":
+        kernel = _triple(kernel_size, "kernel_size")
+        average = avg_pool3d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
+    elif name == "lp_pool2d":
+        kernel = _pair(kernel_size, "kernel_size")
         average = avg_pool2d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
     else:
         kernel = (_single(kernel_size, "kernel_size"),)
@@ -3713,6 +3720,23 @@ def lp_pool2d(
     return _lp_pool("lp_pool2d", input, norm_type, kernel_size, stride, ceil_mode)
 
 
+def lp_pool3d(
+    input: Tensor, norm_type: float, kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] | None = None, ceil_mode: bool = False,
+) -> Tensor:
+    """Power-average pooling of (N, C, D, H, W): the ``norm_type``-norm of each window
+    (section 10.5).
+
+    Args:
+        input: (N, C, D, H, W) or (C, D, H, W), floating point.
+        norm_type: the power :math:`p` (1 is sum pooling).
+        kernel_size: the window's size, an int or a triple.
+        stride: the step between windows (default ``kernel_size``).
+        ceil_mode: round the output size up instead of down.
+    """
+    return _lp_pool("lp_pool3d", input, norm_type, kernel_size, stride, ceil_mode)
+
+
 def local_response_norm(
     input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
 ) -> Tensor:
@@ -3745,7 +3769,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 274
+# %% book/04_layers.ipynb, cell 281
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3934,7 +3958,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 275
+# %% book/04_layers.ipynb, cell 282
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -3984,3 +4008,115 @@ def adaptive_max_pool3d_with_indices(
 ) -> tuple[Tensor, Tensor]:
     """:func:`adaptive_max_pool3d` returning ``(output, indices)``, as PyTorch's."""
     return adaptive_max_pool3d(input, output_size, True)
+
+
+# %% book/04_layers.ipynb, cell 290
+def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
+    """The window starts of fractional max pooling along one axis, PyTorch's
+    ``generate_intervals``: ``int((i + u) * alpha) - int(u * alpha)`` with
+    ``alpha = (size - pool) / (out - 1)``, the last window flush with the end. ``sample``
+    holds one ``u`` per (batch, channel); the result is (N, C, out)."""
+    starts = np.empty((*sample.shape, out), dtype=np.int64)
+    if out > 1:
+        alpha = sample.dtype.type(size - pool) / sample.dtype.type(out - 1)
+        steps = np.arange(out - 1, dtype=sample.dtype)
+        starts[..., :-1] = (
+            ((steps + sample[..., None]) * alpha).astype(np.int64)
+            - (sample[..., None] * alpha).astype(np.int64)
+        )
+    starts[..., -1] = size - pool
+    return starts
+
+
+def _fractional_max_pool(
+    name: str, input: Tensor, kernel_size: Any, output_size: Any, output_ratio: Any,
+    return_indices: bool, samples: Tensor | None,
+) -> Any:
+    """Fractional max pooling over the last ``dims`` axes (2 or 3, from ``name``)."""
+    dims = 3 if name.endswith("3d") else 2
+    _check_tensor(input, name)
+    if input.ndim not in (dims + 1, dims + 2):
+        raise ValueError(
+            f"{name}: expected a {dims + 1}-D or {dims + 2}-D input, got shape {tuple(input.shape)}"
+        )
+    batched = input.ndim == dims + 2
+    x = input if batched else input.unsqueeze(0)
+    spatial = tuple(x.shape[2:])
+    pool = _ntuple(kernel_size, "kernel_size", dims)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = (output_ratio,) * dims if isinstance(output_ratio, (int, float)) else output_ratio
+        out = tuple(int(n * r) for n, r in zip(spatial, ratio, strict=True))
+    else:
+        out = _ntuple(output_size, "output_size", dims)
+    for axis, n, k, o in zip(("time", "height", "width")[-dims:], spatial, pool, out, strict=True):
+        if o + k - 1 > n:
+            raise RuntimeError(
+                f"{name}(): pool {axis} {k} too large relative to input {axis} {n}"
+            )
+    n_batch, channels = x.shape[0], x.shape[1]
+    if samples is None:
+        samples = rand(n_batch, channels, dims, dtype=x.dtype)
+    u = samples.numpy()
+    # PyTorch's samples: for 2-D, [..., 0] is the width's and [..., 1] the height's
+    order = (1, 0) if dims == 2 else (0, 1, 2)
+    starts = [_fractional_starts(u[..., j], n, o, k)
+              for j, n, o, k in zip(order, spatial, out, pool, strict=True)]
+    index = _fractional_argmax(x.numpy(), starts, pool)
+    flat = x.reshape(n_batch, channels, -1)
+    result = flat.gather(2, Tensor(index.reshape(n_batch, channels, -1))).reshape(
+        n_batch, channels, *out
+    )
+    indices = Tensor(index)
+    if not batched:
+        result, indices = result.squeeze(0), indices.squeeze(0)
+    return (result, indices) if return_indices else result
+
+
+def _fractional_argmax(
+    x: np.ndarray, starts: list[np.ndarray], pool: tuple[int, ...]
+) -> np.ndarray:
+    """The flat index (over the spatial axes) of each window's first maximum (a NaN wins, as
+    in PyTorch): (N, C, *out)."""
+    n_batch, channels, *spatial = x.shape
+    dims = len(spatial)
+    offsets = np.stack(np.meshgrid(*[np.arange(k) for k in pool], indexing="ij"), -1)
+    offsets = offsets.reshape(-1, dims)  # (K, dims), row-major over the window
+    positions = []
+    for axis in range(dims):
+        # (N, C, out_axis) broadcast to (N, C, *out): ones at the other output axes
+        shape = [n_batch, channels] + [1] * dims
+        shape[2 + axis] = starts[axis].shape[-1]
+        start = starts[axis].reshape(shape)
+        positions.append(start[..., None] + offsets[:, axis])  # (N, C, *out, K)
+    flat = np.ravel_multi_index(tuple(positions), tuple(spatial))
+    values = np.take_along_axis(
+        x.reshape(n_batch, channels, -1), flat.reshape(n_batch, channels, -1), axis=2
+    ).reshape(flat.shape)
+    pick = np.where(np.isnan(values).any(-1), np.isnan(values).argmax(-1), values.argmax(-1))
+    return np.take_along_axis(flat, pick[..., None], axis=-1)[..., 0]
+
+
+def fractional_max_pool2d(
+    input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+    output_ratio: Any = None, return_indices: bool = False, _random_samples: Tensor | None = None,
+) -> Any:
+    """Fractional max pooling (Graham, 2014) of (N, C, H, W) or (C, H, W) (section 10.8):
+    windows of ``kernel_size`` at pseudo-random starts that shrink the input to ``output_size``
+    (or ``output_ratio`` times its size); the starts come from ``_random_samples`` (N, C, 2) in
+    [0, 1), drawn from tensorlib's global generator when not given (PyTorch's layout:
+    ``[..., 0]`` for the width, ``[..., 1]`` for the height). With ``return_indices=True``, also
+    the flat index over H*W of each maximum."""
+    return _fractional_max_pool("fractional_max_pool2d", input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(
+    input: Tensor, kernel_size: int | Sequence[int], output_size: Any = None,
+    output_ratio: Any = None, return_indices: bool = False, _random_samples: Tensor | None = None,
+) -> Any:
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W) (section 10.8), as
+    :func:`fractional_max_pool2d` with ``_random_samples`` (N, C, 3), one per (T, H, W)."""
+    return _fractional_max_pool("fractional_max_pool3d", input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)

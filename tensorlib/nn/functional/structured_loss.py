@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 313
+# %% book/04_layers.ipynb, cell 324
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -115,7 +115,7 @@ def triplet_margin_with_distance_loss(
     return _reduced((margin + to_positive - to_negative).clamp_min(0.0), reduction)
 
 
-# %% book/04_layers.ipynb, cell 314
+# %% book/04_layers.ipynb, cell 325
 def _logsumexp3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     r""":math:`\log(e^a + e^b + e^c)` elementwise, with :math:`-\infty` entries allowed."""
     top = np.maximum(np.maximum(a, b), c)

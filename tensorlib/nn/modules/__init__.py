@@ -34,7 +34,16 @@ from tensorlib.nn.modules.activation import (
     Tanhshrink,
     Threshold,
 )
-from tensorlib.nn.modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
+from tensorlib.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
+from tensorlib.nn.modules.batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    SyncBatchNorm,
+)
 from tensorlib.nn.modules.container import (
     ModuleDict,
     ModuleList,
@@ -49,6 +58,12 @@ from tensorlib.nn.modules.conv import (
     ConvTranspose1d,
     ConvTranspose2d,
     ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
 )
 from tensorlib.nn.modules.channelshuffle import ChannelShuffle
 from tensorlib.nn.modules.dropout import (
@@ -58,7 +73,7 @@ from tensorlib.nn.modules.data_parallel import DataParallel
 from tensorlib.nn.modules.flatten import Flatten, Unflatten
 from tensorlib.nn.modules.fold import Fold, Unfold
 from tensorlib.nn.modules.linear import (
-    Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear,
+    Bilinear, Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear,
 )
 from tensorlib.nn.modules.loss import (
     BCELoss,
@@ -91,7 +106,14 @@ from tensorlib.nn.modules.loss import (
 )
 from tensorlib.nn.modules.mlp import MLP
 from tensorlib.nn.modules.module import Module
-from tensorlib.nn.modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
+from tensorlib.nn.modules.instancenorm import (
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from tensorlib.nn.modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from tensorlib.nn.modules.padding import (
     CircularPad1d,
@@ -123,6 +145,9 @@ from tensorlib.nn.modules.pooling import (
     AvgPool3d,
     LPPool1d,
     LPPool2d,
+    LPPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
@@ -134,6 +159,7 @@ from tensorlib.nn.modules.sparse import Embedding, EmbeddingBag, PositionalEmbed
 from tensorlib.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
+    "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
     "AdaptiveAvgPool3d",
@@ -169,6 +195,19 @@ __all__ = [
     "InstanceNorm3d",
     "LayerNorm",
     "Linear",
+    "LazyBatchNorm1d",
+    "LazyBatchNorm2d",
+    "LazyBatchNorm3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+    "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d",
+    "LazyLinear",
     "LogSoftmax",
     "MLP",
     "MSELoss",
@@ -259,6 +298,9 @@ __all__ = [
     "Fold",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "LocalResponseNorm",
     "ReflectionPad3d",
     "ReplicationPad3d",

@@ -11,10 +11,13 @@ __all__ = [
     'BatchNorm2d',
     'BatchNorm3d',
     'SyncBatchNorm',
+    'LazyBatchNorm1d',
+    'LazyBatchNorm2d',
+    'LazyBatchNorm3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 126
+# %% book/04_layers.ipynb, cell 133
 from typing import Any
 
 import numpy as np
@@ -27,7 +30,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 127
+# %% book/04_layers.ipynb, cell 134
 def _norm_state(
     module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
     track_running_stats: bool, bias: bool, dtype: np.dtype,
@@ -136,7 +139,7 @@ class _BatchNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 128
+# %% book/04_layers.ipynb, cell 135
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of an input (N, C) or (N, C, L), per channel; arguments as for
     :class:`BatchNorm2d`."""
@@ -186,7 +189,7 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-# %% book/04_layers.ipynb, cell 130
+# %% book/04_layers.ipynb, cell 137
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation of an input (N, C, *) whose statistics PyTorch gathers over all the
     processes of ``process_group``; tensorlib runs in one process, so it is :class:`BatchNorm2d`
@@ -233,3 +236,109 @@ class SyncBatchNorm(_BatchNorm):
         for name, child in module.named_children():
             result.add_module(name, cls.convert_sync_batchnorm(child, process_group))
         return result
+
+
+# %% book/04_layers.ipynb, cell 352
+# the lazy machinery of section 11.5, defined after this module's header (section 6.5)
+from tensorlib.nn.modules.lazy import (  # noqa: E402
+    _has_uninitialized,
+    _initialize_norm,
+    _lazy_setup,
+    _norm_uninitialized,
+)
+
+
+class LazyBatchNorm1d(BatchNorm1d):
+    """A :class:`BatchNorm1d` whose ``num_features`` is read from dim 1 of its first input
+    (section 11.5). The arguments are those of :class:`BatchNorm1d` without
+    ``num_features``, with PyTorch's defaults for every lazy norm (``affine=True``,
+    ``track_running_stats=True``); at its first call the module becomes a
+    :class:`BatchNorm1d`."""
+
+    cls_to_become = BatchNorm1d
+
+    def __init__(
+        self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+        track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+        *, bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        _norm_uninitialized(self, affine, bias, track_running_stats, device, dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self) -> None:
+        """:class:`BatchNorm1d`'s initial values, once the tensors have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Read ``num_features`` from ``input.shape[1]`` and materialise."""
+        _initialize_norm(self, input)
+
+
+class LazyBatchNorm2d(BatchNorm2d):
+    """A :class:`BatchNorm2d` whose ``num_features`` is read from dim 1 of its first input
+    (section 11.5). The arguments are those of :class:`BatchNorm2d` without
+    ``num_features``, with PyTorch's defaults for every lazy norm (``affine=True``,
+    ``track_running_stats=True``); at its first call the module becomes a
+    :class:`BatchNorm2d`."""
+
+    cls_to_become = BatchNorm2d
+
+    def __init__(
+        self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+        track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+        *, bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        _norm_uninitialized(self, affine, bias, track_running_stats, device, dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self) -> None:
+        """:class:`BatchNorm2d`'s initial values, once the tensors have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Read ``num_features`` from ``input.shape[1]`` and materialise."""
+        _initialize_norm(self, input)
+
+
+class LazyBatchNorm3d(BatchNorm3d):
+    """A :class:`BatchNorm3d` whose ``num_features`` is read from dim 1 of its first input
+    (section 11.5). The arguments are those of :class:`BatchNorm3d` without
+    ``num_features``, with PyTorch's defaults for every lazy norm (``affine=True``,
+    ``track_running_stats=True``); at its first call the module becomes a
+    :class:`BatchNorm3d`."""
+
+    cls_to_become = BatchNorm3d
+
+    def __init__(
+        self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+        track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+        *, bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        _norm_uninitialized(self, affine, bias, track_running_stats, device, dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self) -> None:
+        """:class:`BatchNorm3d`'s initial values, once the tensors have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Read ``num_features`` from ``input.shape[1]`` and materialise."""
+        _initialize_norm(self, input)

@@ -14,10 +14,16 @@ __all__ = [
     'ConvTranspose1d',
     'Conv3d',
     'ConvTranspose3d',
+    'LazyConv1d',
+    'LazyConv2d',
+    'LazyConv3d',
+    'LazyConvTranspose1d',
+    'LazyConvTranspose2d',
+    'LazyConvTranspose3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 186
+# %% book/04_layers.ipynb, cell 193
 from collections.abc import Sequence
 from typing import Any
 
@@ -42,7 +48,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 187
+# %% book/04_layers.ipynb, cell 194
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -141,7 +147,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 207
+# %% book/04_layers.ipynb, cell 214
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -249,7 +255,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 208
+# %% book/04_layers.ipynb, cell 215
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -395,7 +401,7 @@ class ConvTranspose1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 216
+# %% book/04_layers.ipynb, cell 223
 # F.pad, defined after this module's header (sections 9.5 and 9.7)
 from tensorlib.nn.functional.layers import pad  # noqa: E402
 
@@ -409,7 +415,7 @@ def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]
     return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
 
 
-# %% book/04_layers.ipynb, cell 222
+# %% book/04_layers.ipynb, cell 229
 # the functions of section 9.8, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
 
@@ -542,3 +548,244 @@ class ConvTranspose3d(Module):
 
     def extra_repr(self) -> str:
         return _conv_repr(self)
+
+
+# %% book/04_layers.ipynb, cell 351
+# the lazy machinery of section 11.5, defined after this module's header (section 9.2)
+from tensorlib.nn.modules.lazy import (  # noqa: E402
+    _has_uninitialized,
+    _initialize_conv,
+    _lazy_setup,
+)
+from tensorlib.nn.parameter import UninitializedParameter  # noqa: E402
+
+
+class LazyConv1d(Conv1d):
+    """A :class:`Conv1d` whose ``in_channels`` is read from its first input (section
+    11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of
+    :class:`Conv1d` without ``in_channels``; at its first call the module becomes a
+    :class:`Conv1d`."""
+
+    cls_to_become = Conv1d
+
+    def __init__(
+        self, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+            device, dtype,
+        )
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """:class:`Conv1d`'s initial values, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters(generator)
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Read ``in_channels`` from ``input`` and materialise the weight and bias."""
+        _initialize_conv(self, input, 1, transposed=False)
+
+
+class LazyConv2d(Conv2d):
+    """A :class:`Conv2d` whose ``in_channels`` is read from its first input (section
+    11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of
+    :class:`Conv2d` without ``in_channels``; at its first call the module becomes a
+    :class:`Conv2d`."""
+
+    cls_to_become = Conv2d
+
+    def __init__(
+        self, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+            device, dtype,
+        )
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """:class:`Conv2d`'s initial values, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters(generator)
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Read ``in_channels`` from ``input`` and materialise the weight and bias."""
+        _initialize_conv(self, input, 2, transposed=False)
+
+
+class LazyConv3d(Conv3d):
+    """A :class:`Conv3d` whose ``in_channels`` is read from its first input (section
+    11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of
+    :class:`Conv3d` without ``in_channels``; at its first call the module becomes a
+    :class:`Conv3d`."""
+
+    cls_to_become = Conv3d
+
+    def __init__(
+        self, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] | str = 0,
+        dilation: int | Sequence[int] = 1, groups: int = 1, bias: bool = True,
+        padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+            device, dtype,
+        )
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """:class:`Conv3d`'s initial values, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters(generator)
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Read ``in_channels`` from ``input`` and materialise the weight and bias."""
+        _initialize_conv(self, input, 3, transposed=False)
+
+
+class LazyConvTranspose1d(ConvTranspose1d):
+    """A :class:`ConvTranspose1d` whose ``in_channels`` is read from its first input (section
+    11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of
+    :class:`ConvTranspose1d` without ``in_channels``; at its first call the module becomes a
+    :class:`ConvTranspose1d`."""
+
+    cls_to_become = ConvTranspose1d
+
+    def __init__(
+        self, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+        output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+            padding_mode, device, dtype,
+        )
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """:class:`ConvTranspose1d`'s initial values, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters(generator)
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Read ``in_channels`` from ``input`` and materialise the weight and bias."""
+        _initialize_conv(self, input, 1, transposed=True)
+
+
+class LazyConvTranspose2d(ConvTranspose2d):
+    """A :class:`ConvTranspose2d` whose ``in_channels`` is read from its first input (section
+    11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of
+    :class:`ConvTranspose2d` without ``in_channels``; at its first call the module becomes a
+    :class:`ConvTranspose2d`."""
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(
+        self, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+        output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+            padding_mode, device, dtype,
+        )
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """:class:`ConvTranspose2d`'s initial values, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters(generator)
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Read ``in_channels`` from ``input`` and materialise the weight and bias."""
+        _initialize_conv(self, input, 2, transposed=True)
+
+
+class LazyConvTranspose3d(ConvTranspose3d):
+    """A :class:`ConvTranspose3d` whose ``in_channels`` is read from its first input (section
+    11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of
+    :class:`ConvTranspose3d` without ``in_channels``; at its first call the module becomes a
+    :class:`ConvTranspose3d`."""
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(
+        self, out_channels: int, kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1, padding: int | Sequence[int] = 0,
+        output_padding: int | Sequence[int] = 0, groups: int = 1, bias: bool = True,
+        dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__(
+            0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation,
+            padding_mode, device, dtype,
+        )
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """:class:`ConvTranspose3d`'s initial values, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters(generator)
+
+    def initialize_parameters(self, input: Tensor, *args: Any, **kwargs: Any) -> None:
+        """Read ``in_channels`` from ``input`` and materialise the weight and bias."""
+        _initialize_conv(self, input, 3, transposed=True)

@@ -10,10 +10,13 @@ __all__ = [
     'InstanceNorm1d',
     'InstanceNorm2d',
     'InstanceNorm3d',
+    'LazyInstanceNorm1d',
+    'LazyInstanceNorm2d',
+    'LazyInstanceNorm3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 137
+# %% book/04_layers.ipynb, cell 144
 import warnings
 from typing import Any
 
@@ -25,7 +28,7 @@ from tensorlib.nn.modules.batchnorm import _norm_state
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 145
 class _InstanceNorm(Module):
     """The body of :class:`InstanceNorm1d`, :class:`InstanceNorm2d` and :class:`InstanceNorm3d`;
     subclasses give the
@@ -125,3 +128,109 @@ class InstanceNorm3d(_InstanceNorm):
     """
 
     _unbatched_dims = 4
+
+
+# %% book/04_layers.ipynb, cell 353
+# the lazy machinery of section 11.5, defined after this module's header (section 6.7)
+from tensorlib.nn.modules.lazy import (  # noqa: E402
+    _has_uninitialized,
+    _initialize_norm,
+    _lazy_setup,
+    _norm_uninitialized,
+)
+
+
+class LazyInstanceNorm1d(InstanceNorm1d):
+    """A :class:`InstanceNorm1d` whose ``num_features`` is read from dim 1 of its first input
+    (section 11.5). The arguments are those of :class:`InstanceNorm1d` without
+    ``num_features``, with PyTorch's defaults for every lazy norm (``affine=True``,
+    ``track_running_stats=True``); at its first call the module becomes a
+    :class:`InstanceNorm1d`."""
+
+    cls_to_become = InstanceNorm1d
+
+    def __init__(
+        self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+        track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+        *, bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        _norm_uninitialized(self, affine, bias, track_running_stats, device, dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self) -> None:
+        """:class:`InstanceNorm1d`'s initial values, once the tensors have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Read ``num_features`` from ``input.shape[1]`` and materialise."""
+        _initialize_norm(self, input)
+
+
+class LazyInstanceNorm2d(InstanceNorm2d):
+    """A :class:`InstanceNorm2d` whose ``num_features`` is read from dim 1 of its first input
+    (section 11.5). The arguments are those of :class:`InstanceNorm2d` without
+    ``num_features``, with PyTorch's defaults for every lazy norm (``affine=True``,
+    ``track_running_stats=True``); at its first call the module becomes a
+    :class:`InstanceNorm2d`."""
+
+    cls_to_become = InstanceNorm2d
+
+    def __init__(
+        self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+        track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+        *, bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        _norm_uninitialized(self, affine, bias, track_running_stats, device, dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self) -> None:
+        """:class:`InstanceNorm2d`'s initial values, once the tensors have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Read ``num_features`` from ``input.shape[1]`` and materialise."""
+        _initialize_norm(self, input)
+
+
+class LazyInstanceNorm3d(InstanceNorm3d):
+    """A :class:`InstanceNorm3d` whose ``num_features`` is read from dim 1 of its first input
+    (section 11.5). The arguments are those of :class:`InstanceNorm3d` without
+    ``num_features``, with PyTorch's defaults for every lazy norm (``affine=True``,
+    ``track_running_stats=True``); at its first call the module becomes a
+    :class:`InstanceNorm3d`."""
+
+    cls_to_become = InstanceNorm3d
+
+    def __init__(
+        self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+        track_running_stats: bool = True, device: Any = None, dtype: Any = None,
+        *, bias: bool = True,
+    ) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        _norm_uninitialized(self, affine, bias, track_running_stats, device, dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter or buffer still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self) -> None:
+        """:class:`InstanceNorm3d`'s initial values, once the tensors have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Read ``num_features`` from ``input.shape[1]`` and materialise."""
+        _initialize_norm(self, input)

@@ -10,10 +10,11 @@ __all__ = [
     'Linear',
     'NonDynamicallyQuantizableLinear',
     'Bilinear',
+    'LazyLinear',
 ]
 
 
-# %% book/04_layers.ipynb, cell 74
+# %% book/04_layers.ipynb, cell 81
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 75
+# %% book/04_layers.ipynb, cell 82
 class Identity(Module):
     """Return the input unchanged; any constructor arguments are ignored (as in PyTorch)."""
 
@@ -93,7 +94,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-# %% book/04_layers.ipynb, cell 78
+# %% book/04_layers.ipynb, cell 85
 class NonDynamicallyQuantizableLinear(Linear):
     """A ``Linear`` under PyTorch's other name, with the same arguments and behaviour.
 
@@ -103,7 +104,7 @@ class NonDynamicallyQuantizableLinear(Linear):
     """
 
 
-# %% book/04_layers.ipynb, cell 88
+# %% book/04_layers.ipynb, cell 95
 # the function of section 4.5, defined after this module's header (section 4.2)
 from tensorlib.nn.functional.layers import bilinear  # noqa: E402
 
@@ -158,3 +159,67 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+# %% book/04_layers.ipynb, cell 350
+# the lazy machinery of section 11.5, defined after this module's header (section 4.2)
+from tensorlib.engine import no_grad  # noqa: E402
+from tensorlib.nn.modules.lazy import _has_uninitialized, _lazy_setup  # noqa: E402
+from tensorlib.nn.parameter import UninitializedParameter  # noqa: E402
+
+
+class LazyLinear(Linear):
+    """A :class:`Linear` whose ``in_features`` is read from its first input (section 11.5).
+
+    Until the first call ``weight`` and ``bias`` are
+    :class:`~tensorlib.nn.parameter.UninitializedParameter` objects and ``in_features`` is 0;
+    the call materialises them in place, as ``(out_features, input.shape[-1])`` and
+    ``(out_features,)``, draws :class:`Linear`'s initial values, and the module becomes a
+    :class:`Linear`.
+
+    Args:
+        out_features: size of each output.
+        bias: whether to learn the bias (default ``True``).
+        device: ``None`` or ``"cpu"``.
+        dtype: float dtype of the parameters (default: the default dtype).
+    """
+
+    cls_to_become = Linear
+
+    def __init__(
+        self, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None
+    ) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_setup(self)
+
+    def has_uninitialized_params(self) -> bool:
+        """Whether a parameter still has no shape (``True`` until the first call)."""
+        return _has_uninitialized(self)
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """:class:`Linear`'s initial values, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters(generator)
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        """Read ``in_features`` from ``input`` (..., in_features) and materialise."""
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = int(input.shape[-1])
+                weight: Any = self.weight  # an UninitializedParameter until this line
+                weight.materialize((self.out_features, self.in_features))
+                bias: Any = self.bias
+                if bias is not None:
+                    bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:  # materialised by load_state_dict: take the size now
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                    f"in_features from self.weight: {self.weight.shape[-1]}"
+                )
+            self.in_features = int(input.shape[-1])

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 23
+# %% book/04_layers.ipynb, cell 28
 import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
@@ -44,10 +44,10 @@ from tensorlib.engine import Tensor, is_grad_enabled, no_grad, parse_to
 from tensorlib.engine.function import Function
 from tensorlib.engine.hooks import RemovableHandle
 from tensorlib.engine.tensor_type import _shared_versions, _wrap
-from tensorlib.nn.parameter import Parameter
+from tensorlib.nn.parameter import _UNINITIALIZED_SHAPE, Buffer, Parameter, is_lazy
 
 
-# %% book/04_layers.ipynb, cell 24
+# %% book/04_layers.ipynb, cell 29
 def _check_name(owner: Module, name: object, kind: str, table: Mapping[str, object]) -> None:
     """A registered name must be a non-empty str without dots, not already another attribute."""
     if not isinstance(name, str):
@@ -79,7 +79,7 @@ def _parametrization_of(owner: Module, name: str) -> Any:
 _T = TypeVar("_T", bound=Tensor)  # the tensor type a walk yields: Parameter or Tensor
 
 
-# %% book/04_layers.ipynb, cell 26
+# %% book/04_layers.ipynb, cell 31
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What a non-strict ``load_state_dict`` could not match: two lists of dotted names."""
 
@@ -108,6 +108,8 @@ def _state_array(key: str, value: Any) -> np.ndarray:
     Accepted: a Tensor, a numpy array, or any object with ``__array__`` (a torch tensor, so a
     PyTorch ``state_dict()`` loads directly). A list, a string or a non-numeric array is refused.
     """
+    if is_lazy(value):  # an uninitialised tensor has no values to load (PyTorch's message)
+        raise RuntimeError(_UNINITIALIZED_SHAPE)
     if isinstance(value, Tensor):
         return np.asarray(value.numpy())
     if not hasattr(value, "__array__"):
@@ -149,7 +151,12 @@ def _check_state(
         raise TypeError(
             f"expected state_dict to be a dict-like mapping, got {type(state_dict).__name__}"
         )
-    sources = {key: _state_array(key, state_dict[key]) for key in targets if key in state_dict}
+    # an uninitialised value for an uninitialised target (two lazy layers) has nothing to copy
+    sources = {
+        key: _state_array(key, state_dict[key])
+        for key in targets
+        if key in state_dict and not (is_lazy(targets[key]) and is_lazy(state_dict[key]))
+    }
     missing = reported[0] + [key for key in targets if key not in state_dict]
     unexpected = reported[1] + [key for key in state_dict if key not in targets]
     errors = [
@@ -250,13 +257,16 @@ def _load_with_post_hooks(
     sources: dict[str, np.ndarray],
     keys: _IncompatibleKeys,
     strict: bool,
+    extra: tuple[dict[str, Module], dict[str, Any]] = ({}, {}),
 ) -> None:
-    """Copy, run the post-hooks (which see the loaded values and may change the key lists), then
-    judge ``strict``. If that fails or a hook raises, the old values are copied back: the load
-    stays all or nothing."""
+    """Copy, set the extra states (``(owners, values)``), run the post-hooks (which see the loaded
+    values and may change the key lists), then judge ``strict``. If that fails or a hook raises,
+    the old values (and extra states) are put back: the load stays all or nothing."""
     backup = {key: targets[key].numpy().copy() for key in sources}
     _copy_state(targets, sources)
+    undo_extra: Callable[[], None] = lambda: None  # noqa: E731
     try:
+        undo_extra = _set_extra_states(*extra)
         _run_load_post_hooks(module, keys)
         if strict:
             _raise_load_errors(
@@ -264,10 +274,64 @@ def _load_with_post_hooks(
             )
     except BaseException:
         _copy_state(targets, backup)
+        undo_extra()
         raise
 
 
-# %% book/04_layers.ipynb, cell 28
+_EXTRA_STATE_KEY = "_extra_state"  # the state_dict key of get_extra_state's value, as PyTorch's
+
+
+def _extra_state_owners(module: Module) -> dict[str, Module]:
+    """``prefix + "_extra_state"`` to its module, for every module of the tree whose class
+    overrides ``set_extra_state``: the keys ``load_state_dict`` hands to them."""
+    return {
+        prefix + _EXTRA_STATE_KEY: owner
+        for prefix, owner in _module_paths(module)
+        if type(owner).set_extra_state is not Module.set_extra_state
+    }
+
+
+def _split_extra_state(
+    state: Any, owners: dict[str, Module], reported: _Reported
+) -> tuple[Any, dict[str, Any], _Reported]:
+    """Take the extra-state entries of ``owners`` out of the checkpoint ``state``: return the
+    rest (tensors only), the extra states by key, and ``reported`` with the owners' absent keys
+    added to the missing ones (a missing key, refused only by ``strict=True``, as in PyTorch)."""
+    if not owners or not isinstance(state, Mapping):
+        return state, {}, reported
+    values = {key: state[key] for key in owners if key in state}
+    rest = OrderedDict((key, value) for key, value in state.items() if key not in owners)
+    missing = [key for key in owners if key not in state]
+    return rest, values, (reported[0] + missing, reported[1], reported[2])
+
+
+def _set_extra_states(owners: dict[str, Module], values: dict[str, Any]) -> Callable[[], None]:
+    """Call each owner's ``set_extra_state`` with its value; return a function that puts back
+    the states read before (by ``get_extra_state``, where the class defines it), so that a load
+    refused afterwards leaves the modules as they were."""
+    saved = {
+        key: owners[key].get_extra_state()
+        for key in values
+        if type(owners[key]).get_extra_state is not Module.get_extra_state
+    }
+    done: list[str] = []
+
+    def undo() -> None:
+        for key in reversed(done):
+            if key in saved:
+                owners[key].set_extra_state(saved[key])
+
+    try:
+        for key, value in values.items():
+            owners[key].set_extra_state(value)
+            done.append(key)
+    except BaseException:
+        undo()
+        raise
+    return undo
+
+
+# %% book/04_layers.ipynb, cell 33
 # The tables of the hooks every module runs (register_module_forward_pre_hook and
 # register_module_forward_hook): by handle id, in the order they run. Module.__call__ reads them
 # first, before the module's own.
@@ -354,7 +418,7 @@ def register_module_forward_hook(
     )
 
 
-# %% book/04_layers.ipynb, cell 29
+# %% book/04_layers.ipynb, cell 34
 class _BackwardHookGate(Function):
     """Joins the Tensors of one side of a module call (its inputs, or its outputs) in one node.
 
@@ -453,7 +517,7 @@ def _tensors(grads: list[np.ndarray | None]) -> list[Tensor | None]:
     return [None if g is None else _wrap(g, None) for g in grads]
 
 
-# %% book/04_layers.ipynb, cell 30
+# %% book/04_layers.ipynb, cell 35
 _NO_INPUT_GRAD_WARNING = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See "
@@ -547,7 +611,7 @@ class _BackwardHook:
         return _arrays([grad_inputs[i] for i in self.input_index])
 
 
-# %% book/04_layers.ipynb, cell 32
+# %% book/04_layers.ipynb, cell 37
 class Module:
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 
@@ -601,12 +665,15 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        # None until a backward hook is registered; then whether it was a full one (PyTorch's)
+        object.__setattr__(self, "_is_full_backward_hook", None)
         for table in _HOOK_TABLES:  # the hooks, by handle id (section 2.5)
             object.__setattr__(self, table, OrderedDict())
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # a module pickled before it had hook tables gets empty ones, as in PyTorch
         self.__dict__.update(state)
+        self.__dict__.setdefault("_is_full_backward_hook", None)
         for table in _HOOK_TABLES:
             if self.__dict__.setdefault(table, OrderedDict()):
                 _note_hooks_registered()  # a copy, or an unpickled module, that has hooks
@@ -625,6 +692,8 @@ class Module:
         )
         if parametrized is not None:
             parametrized.right_inverse(value)
+        elif isinstance(value, Buffer):  # nn.Buffer(t, persistent=...) registers a buffer
+            self.register_buffer(name, value, value.persistent)
         elif isinstance(value, (Parameter, Module)):
             parameters, _, modules = self._tables()
             if isinstance(value, Module):
@@ -959,7 +1028,33 @@ class Module:
         Returns:
             :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
         """
+        self._claim_backward_hooks(full=True)
         return _add_hook(self._backward_hooks, hook, "register_full_backward_hook", prepend)
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """PyTorch's deprecated backward hook, ``hook(module, grad_input, grad_output)``; use
+        :meth:`register_full_backward_hook`.
+
+        tensorlib runs it as a full backward hook: ``grad_input`` holds the gradients w.r.t. the
+        module's positional inputs. PyTorch's old hook sees the inputs of the last autograd node
+        of ``forward`` instead (for ``Linear``, the gradients of ``addmm``'s operands), which is
+        why it was deprecated. As in PyTorch, a module takes one kind of backward hook or the
+        other, not both.
+
+        Raises:
+            RuntimeError: if a full backward hook is registered on this module.
+        """
+        self._claim_backward_hooks(full=False)
+        return _add_hook(self._backward_hooks, hook, "register_backward_hook")
+
+    def _claim_backward_hooks(self, full: bool) -> None:
+        """Record which kind of backward hook this module takes; refuse the other kind."""
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        object.__setattr__(self, "_is_full_backward_hook", full)
 
     def register_state_dict_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
         """Register ``hook(module, prefix, keep_vars) -> None``, called when :meth:`state_dict`
@@ -1119,6 +1214,64 @@ class Module:
             module = child
         return module
 
+    def get_parameter(self, target: str) -> Parameter:
+        """The :class:`Parameter` at the dotted path ``target`` (``"fc1.weight"``).
+
+        Raises:
+            AttributeError: if a module on the path or the attribute does not exist, or the
+                attribute is not a :class:`Parameter` (PyTorch's messages).
+        """
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target`` (``"bn.running_mean"``).
+
+        Raises:
+            AttributeError: if a module on the path or the attribute does not exist, or the
+                attribute is not a registered buffer (PyTorch's messages).
+        """
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        buffer = getattr(module, name)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return buffer
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target``, replacing the module there or (unless
+        ``strict``) adding a new child to the existing parent.
+
+        Args:
+            target: the dotted path, e.g. ``"encoder.layers.0.fc"``; not empty.
+            module: the new module.
+            strict: if ``True``, only replace: the last name must already exist.
+
+        Raises:
+            ValueError: if ``target`` is empty or ``module`` is not a :class:`Module`.
+            AttributeError: if the parent path does not exist, if ``strict`` and the last
+                name does not, or if the last name holds something other than a module.
+        """
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def apply(self, fn: Callable[[Module], object]) -> Module:
         """Call ``fn`` on every descendant, children first, then on ``self``; returns ``self``.
 
@@ -1224,6 +1377,68 @@ class Module:
         numpy computes it slowly)."""
         return self._cast(np.dtype(np.float16))
 
+    def type(self, dst_type: Any) -> Module:
+        """Convert every parameter and buffer, integer ones too (as PyTorch), and their
+        gradients, to ``dst_type`` in place; returns ``self``.
+
+        Args:
+            dst_type: a dtype (``tl.float64``) or a legacy type or its name
+                (``"torch.DoubleTensor"``), as :meth:`Tensor.type` takes.
+        """
+        tensors = [
+            tensor
+            for module in self.modules()
+            for table in (module._parameters, module._buffers)
+            for tensor in table.values()
+            if tensor is not None
+        ]
+        with no_grad():  # every conversion first, so that a refused one changes nothing
+            converted = [tensor.type(dst_type) for tensor in tensors]
+            for tensor, new in zip(tensors, converted, strict=True):
+                if tensor.requires_grad and not new.is_floating_point():
+                    raise RuntimeError(
+                        "data set to a tensor that requires gradients must be floating point "
+                        "or complex dtype"
+                    )
+            for tensor, new in zip(tensors, converted, strict=True):
+                tensor.data = new
+                if tensor.grad is not None:
+                    tensor.grad = tensor.grad.type(dst_type)
+        return self
+
+    def to_empty(self, *, device: Any = None, recurse: bool = True) -> Module:
+        """Give every parameter and buffer (and gradient) new, uninitialised memory of the same
+        shape and dtype, in place; returns ``self``.
+
+        PyTorch's use: a model built on the ``meta`` device (shapes, no memory) moves to a real
+        device this way, and is then initialised. tensorlib has only the CPU, so the tensors'
+        values become arbitrary; the tensor objects stay the same.
+
+        Args:
+            device: the device to allocate on; only the CPU (or ``None``) here.
+            recurse: whether the descendants' tensors are replaced too, or only this module's.
+
+        Raises:
+            ValueError: for a device other than the CPU.
+        """
+        parse_to(device=device)  # refuses any device but the CPU, as everywhere in tensorlib
+        with no_grad():
+            for module in self.modules() if recurse else [self]:
+                for table in (module._parameters, module._buffers):
+                    for tensor in table.values():
+                        if tensor is not None:
+                            tensor.data = Tensor(np.empty_like(tensor.numpy()))
+                            if tensor.grad is not None:
+                                tensor.grad = Tensor(np.empty_like(tensor.grad.numpy()))
+        return self
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """PyTorch compiles this module's call in place, with ``torch.compile(self._call_impl,
+        *args, **kwargs)``: the module stays the same object with the same ``state_dict`` keys,
+        and later calls run the compiled code. tensorlib has no compiler (``tl.compile``,
+        chapter 8, returns what it is given), so the compiled call is the call itself: the
+        arguments are accepted and ignored, and calls compute exactly what they computed."""
+
     # ---- state_dict ------------------------------------------------------------------------
 
     def state_dict(
@@ -1237,14 +1452,17 @@ class Module:
         As in PyTorch the values are detached tensors that share memory with the module's
         own (no copy is made): save them, or ``copy`` them, before training on. Tied
         parameters appear under each of their names. ``keep_vars=True`` returns the
-        parameter objects themselves. Each module's state-dict pre-hooks run before its
-        entries are collected, its post-hooks after its children's (section 2.5).
+        parameter objects themselves. A module whose class overrides :meth:`get_extra_state`
+        adds its value under ``prefix + "_extra_state"``. Each module's state-dict pre-hooks
+        run before its entries are collected, its post-hooks after its children's (section 2.5).
         """
         if destination is None:
             destination = OrderedDict()
         for hook in list(self._state_dict_pre_hooks.values()):
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY] = self.get_extra_state()
         for name, child in self._modules.items():
             if child is not None:
                 child.state_dict(destination, prefix + name + ".", keep_vars)
@@ -1257,12 +1475,15 @@ class Module:
         self, destination: dict[str, Tensor], prefix: str, keep_vars: bool
     ) -> None:
         """Put this module's own parameters and persistent buffers into ``destination``."""
+        # an uninitialised tensor (a lazy layer's, section 11.5) goes in as it is, as PyTorch's
         for name, param in self._parameters.items():
             if param is not None:
-                destination[prefix + name] = param if keep_vars else param.detach()
+                keep = keep_vars or is_lazy(param)
+                destination[prefix + name] = param if keep else param.detach()
         for name, buffer in self._buffers.items():
             if buffer is not None and name not in self._non_persistent_buffers:
-                destination[prefix + name] = buffer if keep_vars else buffer.detach()
+                keep = keep_vars or is_lazy(buffer)
+                destination[prefix + name] = buffer if keep else buffer.detach()
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True
@@ -1292,6 +1513,9 @@ class Module:
                 shape mismatch, all in one message.
         """
         state, reported = _run_load_pre_hooks(self, state_dict)
+        # the extra states go to their modules' set_extra_state, after every check has passed
+        owners = _extra_state_owners(self)
+        state, extra, reported = _split_extra_state(state, owners, reported)
         # name to the live tensor an entry is copied into: state_dict(keep_vars=True), no hooks
         targets: dict[str, Tensor] = OrderedDict()
         for prefix, module in _module_paths(self):
@@ -1302,11 +1526,32 @@ class Module:
             type(self).__name__, state, targets, strict and not post_hooks, reported
         )
         keys = _IncompatibleKeys(missing, unexpected)
-        if post_hooks:
-            _load_with_post_hooks(self, targets, sources, keys, strict)
+        if post_hooks or extra:
+            _load_with_post_hooks(self, targets, sources, keys, strict, (owners, extra))
         else:
             _copy_state(targets, sources)
         return keys
+
+    def get_extra_state(self) -> Any:
+        """The module's state that is not a tensor (a counter, a config, a vocabulary), for
+        :meth:`state_dict` to store under the key ``prefix + "_extra_state"``.
+
+        Override it together with :meth:`set_extra_state`; a class that does not override
+        it has no such key. The value should be picklable for a checkpoint to save it.
+        """
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called: "
+            "state_dict calls it only where a subclass overrides it."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what :meth:`get_extra_state` returned; :meth:`load_state_dict` calls it with
+        the ``prefix + "_extra_state"`` entry, after every tensor has been checked (a missing
+        entry is a missing key, as in PyTorch)."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called: "
+            "load_state_dict calls it only where a subclass overrides it."
+        )
 
     # ---- printing --------------------------------------------------------------------------
 
@@ -1332,7 +1577,7 @@ class Module:
         )
 
 
-# %% book/04_layers.ipynb, cell 33
+# %% book/04_layers.ipynb, cell 38
 # A module's own parameter and buffer tables, as the walkers (named_parameters,
 # named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 115
+# %% book/04_layers.ipynb, cell 122
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +29,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 116
+# %% book/04_layers.ipynb, cell 123
 class LayerNorm(Module):
     """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
@@ -118,7 +118,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-# %% book/04_layers.ipynb, cell 136
+# %% book/04_layers.ipynb, cell 143
 # the function of section 6.7, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import group_norm  # noqa: E402
 
@@ -181,7 +181,7 @@ class GroupNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 271
+# %% book/04_layers.ipynb, cell 278
 # the function of section 10.5, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
 

@@ -24,13 +24,16 @@ __all__ = [
     'AdaptiveMaxPool1d',
     'LPPool1d',
     'LPPool2d',
+    'LPPool3d',
     'MaxUnpool2d',
     'MaxUnpool1d',
     'MaxUnpool3d',
+    'FractionalMaxPool2d',
+    'FractionalMaxPool3d',
 ]
 
 
-# %% book/04_layers.ipynb, cell 230
+# %% book/04_layers.ipynb, cell 237
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,7 +43,7 @@ from tensorlib.nn.functional.utils import _pair, _single, _triple
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 231
+# %% book/04_layers.ipynb, cell 238
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
@@ -138,7 +141,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 240
+# %% book/04_layers.ipynb, cell 247
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -233,7 +236,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 241
+# %% book/04_layers.ipynb, cell 248
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -300,7 +303,7 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 260
+# %% book/04_layers.ipynb, cell 267
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
@@ -451,12 +454,13 @@ class AdaptiveMaxPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 270
+# %% book/04_layers.ipynb, cell 277
 # the functions of section 10.5, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_max_pool1d,
     lp_pool1d,
     lp_pool2d,
+    lp_pool3d,
 )
 
 
@@ -525,7 +529,22 @@ class LPPool2d(LPPool1d):
         return lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-# %% book/04_layers.ipynb, cell 276
+class LPPool3d(LPPool1d):
+    """Power-average pooling: the ``norm_type``-norm of each window of (N, C, D, H, W)
+    (section 10.5).
+
+    Args:
+        norm_type: the power :math:`p`.
+        kernel_size: the window's size, an int or a triple.
+        stride: the step between windows (default ``kernel_size``).
+        ceil_mode: round the output size up instead of down.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+# %% book/04_layers.ipynb, cell 283
 # the functions of section 10.6, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     max_unpool1d,
@@ -638,3 +657,67 @@ class MaxUnpool3d(_MaxUnpoolNd):
         return max_unpool3d(
             input, indices, self.kernel_size, self.stride, self.padding, output_size
         )
+
+
+# %% book/04_layers.ipynb, cell 291
+# the functions of section 10.8, defined after this module's header (section 10)
+from tensorlib.nn.functional.layers import (  # noqa: E402
+    fractional_max_pool2d,
+    fractional_max_pool3d,
+)
+
+
+class FractionalMaxPool2d(Module):
+    """Fractional max pooling of (N, C, H, W) (section 10.8), with windows at random starts
+    drawn from tensorlib's global generator at each call.
+
+    Args:
+        kernel_size: the window's size, an int or a pair.
+        output_size: the output's (H, W), or an int for both; or give ``output_ratio``.
+        output_ratio: the output's size as a fraction of the input's, in (0, 1).
+        return_indices: also return the flat index of each maximum.
+
+    Raises:
+        ValueError: if neither ``output_size`` nor ``output_ratio`` is given, or a ratio is
+            outside (0, 1).
+    """
+
+    _dims = 2
+
+    def __init__(
+        self, kernel_size: int | Sequence[int], output_size: Any = None, output_ratio: Any = None,
+        return_indices: bool = False, _random_samples: Tensor | None = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.kernel_size = kernel_size
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = output_size
+        self.output_ratio = output_ratio
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if output_ratio is not None:
+            ratios = (
+                (output_ratio,) * self._dims
+                if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
+            )
+            self.output_ratio = ratios
+            if not all(0 < r < 1 for r in ratios):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        function = fractional_max_pool2d if self._dims == 2 else fractional_max_pool3d
+        return function(input, self.kernel_size, self.output_size, self.output_ratio,
+                        self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(FractionalMaxPool2d):
+    """Fractional max pooling of (N, C, T, H, W) (section 10.8); the arguments are
+    :class:`FractionalMaxPool2d`'s, with triples for the sizes."""
+
+    _dims = 3

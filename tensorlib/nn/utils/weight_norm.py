@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 309
+# %% book/04_layers.ipynb, cell 320
 import warnings
 from typing import Any
 
