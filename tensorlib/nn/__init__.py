@@ -151,6 +151,8 @@ from tensorlib.nn.modules import UpsamplingNearest2d as UpsamplingNearest2d
 from tensorlib.nn import parameter as parameter
 from tensorlib.nn.parameter import Buffer as Buffer
 from tensorlib.nn.parameter import Parameter as Parameter
+from tensorlib.nn.parameter import UninitializedBuffer as UninitializedBuffer
+from tensorlib.nn.parameter import UninitializedParameter as UninitializedParameter
 # section 11.6: adaptive softmax
 from tensorlib.nn.modules import AdaptiveLogSoftmaxWithLoss as AdaptiveLogSoftmaxWithLoss
 # section 11.5: lazy layers
