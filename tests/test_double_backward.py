@@ -458,3 +458,29 @@ def test_a_wgan_gp_penalty_with_norm_matches_pytorch():
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
     for ours, theirs in zip(results[0][1:], results[1][1:], strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["sign", "floor", "ceil", "round", "trunc"])
+def test_piecewise_constant_ops_have_a_zero_recorded_backward(name):
+    # x * op(x) * x: the recorded backward of op is a constant 0, so the second derivative is
+    # 2 op(x), read at points away from the jumps (central differences agree there)
+    x = tl.tensor(np.array([-1.3, 0.4, 2.2, -0.3]), requires_grad=True)
+    (g,) = tl.autograd.grad((x * getattr(x, name)() * x).sum(), x, create_graph=True)
+    (h,) = tl.autograd.grad(g.sum(), x)
+    np.testing.assert_array_equal(h.numpy(), 2 * getattr(np, "fix" if name == "trunc" else name)(
+        x.detach().numpy()))
+    assert tl.autograd.gradgradcheck(lambda t: t * getattr(t, name)() * t, (x,))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["sign", "floor", "ceil", "round", "trunc"])
+def test_piecewise_constant_second_order_matches_pytorch(name):
+    torch = pytest.importorskip("torch")
+    x0 = np.array([-1.3, 0.4, 2.2, -0.3])
+    results = []
+    for lib, x in ((tl, tl.tensor(x0, requires_grad=True)),
+                   (torch, torch.tensor(x0, requires_grad=True))):
+        (g,) = lib.autograd.grad((x * getattr(x, name)() * x).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), x)
+        results.append(h.detach().numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)

@@ -276,6 +276,9 @@ class PiecewiseConstant(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (np.zeros(self.shape, grad.dtype),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad.new_zeros(self.shape),)  # a constant: every higher derivative is 0 too
+
 
 # %% book/02_autograd.ipynb, cell 137
 class Tan(Function):
