@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 136
+# %% book/03_init.ipynb, cell 139
 from typing import Any
 
 from tensorlib.distributions.distribution import _parameter

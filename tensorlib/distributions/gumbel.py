@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 132
+# %% book/03_init.ipynb, cell 135
 import math
 from typing import Any
 

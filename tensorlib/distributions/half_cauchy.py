@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 135
+# %% book/03_init.ipynb, cell 138
 import math
 from typing import Any
 

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 134
+# %% book/03_init.ipynb, cell 137
 import math
 from typing import Any
 

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 139
+# %% book/03_init.ipynb, cell 142
 from typing import Any
 
 from tensorlib.distributions import constraints

@@ -183,6 +183,7 @@ class _InverseTransform(Transform):
         return f"{type(self).__name__}({self.inv!r})"
 
 
+# %% book/03_init.ipynb, cell 128
 class ComposeTransform(Transform):
     """``ComposeTransform(parts, cache_size=0)``: the transforms of ``parts`` applied in order;
     the log-determinants add up (each summed over the dimensions it leaves as event dimensions).
@@ -283,6 +284,7 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
+# %% book/03_init.ipynb, cell 129
 class ExpTransform(Transform):
     r""":math:`y = e^x`, real to positive; :math:`\log|dy/dx| = x`."""
 
@@ -411,6 +413,7 @@ class AbsTransform(Transform):
         return y
 
 
+# %% book/03_init.ipynb, cell 130
 class AffineTransform(Transform):
     r"""``AffineTransform(loc, scale, event_dim=0, cache_size=0)``: :math:`y = \text{loc} +
     \text{scale}\cdot x`; :math:`\log|dy/dx| = \log|\text{scale}|`, summed over the rightmost

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 138
+# %% book/03_init.ipynb, cell 141
 from typing import Any
 
 from tensorlib.distributions import constraints

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 63
+# %% book/04_layers.ipynb, cell 64
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -32,7 +32,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 64
+# %% book/04_layers.ipynb, cell 65
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)
@@ -115,7 +115,7 @@ class Sequential(Module):
         return input
 
 
-# %% book/04_layers.ipynb, cell 65
+# %% book/04_layers.ipynb, cell 66
 class ModuleList(Module):
     """A list of modules, registered as children ``"0"``, ``"1"``, ...
 
@@ -180,7 +180,7 @@ class ModuleList(Module):
             self._modules[str(number)] = value
 
 
-# %% book/04_layers.ipynb, cell 66
+# %% book/04_layers.ipynb, cell 67
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
 
@@ -240,7 +240,7 @@ class ModuleDict(Module):
             self[key] = module
 
 
-# %% book/04_layers.ipynb, cell 68
+# %% book/04_layers.ipynb, cell 69
 def _as_parameter(value: Any, owner: str) -> Parameter:
     """A Parameter as is, a Tensor wrapped as a Parameter (sharing its array, as PyTorch)."""
     if isinstance(value, Parameter):

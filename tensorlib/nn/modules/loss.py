@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 296
+# %% book/04_layers.ipynb, cell 297
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
@@ -69,7 +69,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 297
+# %% book/04_layers.ipynb, cell 298
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -211,7 +211,7 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 298
+# %% book/04_layers.ipynb, cell 299
 class BCELoss(Module):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
@@ -287,7 +287,7 @@ class HuberLoss(Module):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 300
+# %% book/04_layers.ipynb, cell 301
 class L1Loss(Module):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
@@ -374,7 +374,7 @@ class GaussianNLLLoss(Module):
                                  reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 301
+# %% book/04_layers.ipynb, cell 302
 class _MarginModule(Module):
     """What the margin losses' modules share: a margin and a reduction. Their ``size_average``
     and ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``)."""
@@ -490,7 +490,7 @@ class MultiLabelSoftMarginLoss(Module):
         return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 302
+# %% book/04_layers.ipynb, cell 303
 class CosineSimilarity(Module):
     """``F.cosine_similarity`` along ``dim`` (default 1), with ``eps`` (default 1e-8)."""
 
@@ -514,7 +514,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 326
+# %% book/04_layers.ipynb, cell 328
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 

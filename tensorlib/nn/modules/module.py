@@ -281,6 +281,7 @@ def _load_with_post_hooks(
 _EXTRA_STATE_KEY = "_extra_state"  # the state_dict key of get_extra_state's value, as PyTorch's
 
 
+# %% book/04_layers.ipynb, cell 32
 def _extra_state_owners(module: Module) -> dict[str, Module]:
     """``prefix + "_extra_state"`` to its module, for every module of the tree whose class
     overrides ``set_extra_state``: the keys ``load_state_dict`` hands to them."""
@@ -331,7 +332,7 @@ def _set_extra_states(owners: dict[str, Module], values: dict[str, Any]) -> Call
     return undo
 
 
-# %% book/04_layers.ipynb, cell 33
+# %% book/04_layers.ipynb, cell 34
 # The tables of the hooks every module runs (register_module_forward_pre_hook and
 # register_module_forward_hook): by handle id, in the order they run. Module.__call__ reads them
 # first, before the module's own.
@@ -418,7 +419,7 @@ def register_module_forward_hook(
     )
 
 
-# %% book/04_layers.ipynb, cell 34
+# %% book/04_layers.ipynb, cell 35
 class _BackwardHookGate(Function):
     """Joins the Tensors of one side of a module call (its inputs, or its outputs) in one node.
 
@@ -517,7 +518,7 @@ def _tensors(grads: list[np.ndarray | None]) -> list[Tensor | None]:
     return [None if g is None else _wrap(g, None) for g in grads]
 
 
-# %% book/04_layers.ipynb, cell 35
+# %% book/04_layers.ipynb, cell 36
 _NO_INPUT_GRAD_WARNING = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See "
@@ -611,7 +612,7 @@ class _BackwardHook:
         return _arrays([grad_inputs[i] for i in self.input_index])
 
 
-# %% book/04_layers.ipynb, cell 37
+# %% book/04_layers.ipynb, cell 38
 class Module:
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 
@@ -1577,7 +1578,7 @@ class Module:
         )
 
 
-# %% book/04_layers.ipynb, cell 38
+# %% book/04_layers.ipynb, cell 39
 # A module's own parameter and buffer tables, as the walkers (named_parameters,
 # named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:

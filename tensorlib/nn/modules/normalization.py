@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 122
+# %% book/04_layers.ipynb, cell 123
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,7 +29,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 124
 class LayerNorm(Module):
     """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
@@ -118,7 +118,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-# %% book/04_layers.ipynb, cell 143
+# %% book/04_layers.ipynb, cell 144
 # the function of section 6.7, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import group_norm  # noqa: E402
 
@@ -181,7 +181,7 @@ class GroupNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 278
+# %% book/04_layers.ipynb, cell 279
 # the function of section 10.5, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
 

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 320
+# %% book/04_layers.ipynb, cell 321
 import warnings
 from typing import Any
 

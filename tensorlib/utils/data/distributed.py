@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 373
+# %% book/04_layers.ipynb, cell 376
 import math
 from collections.abc import Iterator, Sized
 
