@@ -3681,9 +3681,8 @@ def _lp_pool(
     else:
         kernel = (_single(kernel_size, "kernel_size"),)
         average = avg_pool1d(input.pow(norm_type), kernel, stride, 0, ceil_mode)
-    # sign() is piecewise constant, its derivative 0: a constant here (detached), so that a
-    # create_graph=True pass, which differentiates the backward again, has no node of it to meet
-    signed = average.detach().sign() * average.abs().relu()
+    # PyTorch's form: sign(a) relu(|a|), whose sign() has derivative 0 (to every order)
+    signed = average.sign() * average.abs().relu()
     return signed.mul(math.prod(kernel)).pow(1.0 / norm_type)
 
 
