@@ -81,6 +81,7 @@ from tensorlib.engine import (
 )
 from tensorlib.engine.linalg_ops import det, inverse, legacy_cross as cross, logdet, slogdet
 from tensorlib.engine import digamma, lgamma, logcumsumexp, mode, msort, polygamma
+from tensorlib.engine.special_ops import i0, mvlgamma
 from tensorlib.engine.linalg_decomps import legacy_svd as svd, matrix_power, pinverse
 from tensorlib.engine import (  # PyTorch's other names (book section 20.5)
     abs as absolute, ge as greater_equal, gt as greater, le as less_equal, lt as less,

@@ -797,8 +797,8 @@ def test_autograd_grad_takes_torch_argument_order():
     assert gu is None
     (g,) = tl.autograd.grad((x * x).sum(), x, None, None, True)  # create_graph, 5th: recorded
     assert g.grad_fn is not None
-    with pytest.raises(NotImplementedError, match="create_graph=True: the backward of Lgamma"):
-        tl.autograd.grad(x.lgamma().sum(), x, create_graph=True)
+    with pytest.raises(NotImplementedError, match="create_graph=True: the backward of SvdVals"):
+        tl.autograd.grad(tl.linalg.svdvals(x.reshape(1, 2)).sum(), x, create_graph=True)
     with pytest.raises(TypeError, match="expected a Tensor"):
         tl.autograd.grad(y, [3.0])
     assert tl.autograd.Function is tl.Function
@@ -812,7 +812,7 @@ def test_autograd_backward_of_several_outputs():
     tl.autograd.backward((x * x).sum(), create_graph=True)  # x.grad = 2x, with a graph
     assert x.grad.grad_fn is not None
     with pytest.raises(NotImplementedError, match="not differentiable in tensorlib yet"):
-        tl.autograd.backward(x.lgamma().sum(), create_graph=True)
+        tl.autograd.backward(tl.linalg.svdvals(x.reshape(1, 2)).sum(), create_graph=True)
 
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "var", "amax", "amin"])

@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 378
+# %% book/02_autograd.ipynb, cell 384
 import warnings
 from typing import Any
 

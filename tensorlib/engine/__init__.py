@@ -125,6 +125,9 @@ from tensorlib.engine.statistics import (
 )
 from tensorlib.engine.cumulative import LogCumSumExp, logcumsumexp
 from tensorlib.engine.special_ops import Lgamma, Polygamma, digamma, lgamma, polygamma
+from tensorlib.engine.special_ops import (
+    BesselI, Erfcx, LogNdtr, erfcx, i0, i0e, i1, i1e, log_ndtr, multigammaln, mvlgamma,
+)
 from tensorlib.engine.statistics import mode, msort
 
 from tensorlib.engine.more_ops import (
@@ -223,6 +226,8 @@ __all__ = [
     "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LegacyTensorType", "LongTensor",
     "ShortTensor", "e", "pi", "Unfold",
     "LogCumSumExp", "logcumsumexp", "Lgamma", "Polygamma", "digamma", "lgamma", "polygamma",
+    "BesselI", "Erfcx", "LogNdtr", "erfcx", "i0", "i0e", "i1", "i1e", "log_ndtr",
+    "multigammaln", "mvlgamma",
     "mode", "msort",
     "Acosh", "Asinh", "Atanh", "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh",
     "bartlett_window", "bitwise_left_shift", "bitwise_right_shift", "blackman_window",

@@ -122,6 +122,23 @@ class LogCumSumExp(Function):
             result = np.exp(x + positive) - np.exp(x + negative)
         return (result.reshape(self.x.shape).astype(self.x.dtype, copy=False),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        shape = self.x.shape or (1,)
+        x, g = self._graph_inputs()[0].reshape(shape), grad.reshape(shape)
+        # the same sums, recorded, as PyTorch's: log|g_i| - y_i where g_i has the sign, else the
+        # lowest float (whose exp is 0), run from the end. Where g_i = 0 the derivative in g_i
+        # is then 0 * inf = NaN, as in PyTorch (its derivative in x is finite)
+        lowest = float(np.finfo(self.x.dtype).min)
+        with np.errstate(divide="ignore"):
+            scaled = g.abs().log() - LogCumSumExp.apply(x, axis=self.axis)
+
+        def from_end(v: Tensor) -> Tensor:
+            return LogCumSumExp.apply(v.flip(self.axis), axis=self.axis).flip(self.axis)
+
+        positive = from_end(scaled.masked_fill(~(g._data > 0), lowest))
+        negative = from_end(scaled.masked_fill(~(g._data < 0), lowest))
+        return (((x + positive).exp() - (x + negative).exp()).reshape(self.x.shape),)
+
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     r"""The running log-sum-exp along ``dim``: ``out[i] = log(exp(input[0]) + ... +

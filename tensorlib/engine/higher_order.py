@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 284
+# %% book/02_autograd.ipynb, cell 288
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -184,7 +184,7 @@ class _GraphPass:
                 hook(leaf)
 
 
-# %% book/02_autograd.ipynb, cell 285
+# %% book/02_autograd.ipynb, cell 289
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 252
+# %% book/02_autograd.ipynb, cell 256
 import importlib
 import math
 from collections.abc import Callable
@@ -174,7 +174,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 253
+# %% book/02_autograd.ipynb, cell 257
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -266,7 +266,7 @@ def _where_reversed(old: Tensor, mask: np.ndarray, value: Tensor) -> Tensor:
     return where(_wrap(mask, None), value, old)
 
 
-# %% book/02_autograd.ipynb, cell 254
+# %% book/02_autograd.ipynb, cell 258
 def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1) -> Tensor:
     """``tensor = ufunc(tensor, alpha * other)`` in place,
     under torch's rules for shapes and dtypes."""
@@ -389,7 +389,7 @@ def fill_diagonal_(tensor: Tensor, fill_value: Any, wrap: bool = False) -> Tenso
     return masked_fill_(tensor, mask, fill_value)
 
 
-# %% book/02_autograd.ipynb, cell 261
+# %% book/02_autograd.ipynb, cell 265
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -414,7 +414,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 262
+# %% book/02_autograd.ipynb, cell 266
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)``,
     ``exponential_(rate)``, ``cauchy_(median, sigma)`` and ``geometric_(p)``: ``tensor``
@@ -458,7 +458,7 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 263
+# %% book/02_autograd.ipynb, cell 267
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -471,7 +471,7 @@ def view_in_place_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 268
+# %% book/02_autograd.ipynb, cell 272
 def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
     elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves

@@ -34,16 +34,17 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 216
+# %% book/02_autograd.ipynb, cell 220
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _unbroadcast
+from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.creation import eye
 from tensorlib.engine.function import Function
+from tensorlib.engine.joining import cat
 from tensorlib.engine.linalg_norms import svdvals
-from tensorlib.engine.linalg_ops import _mT, _real_floating, _square, _torch_name, inv
+from tensorlib.engine.linalg_ops import Eigh, _mT, _real_floating, _square, _torch_name, inv
 from tensorlib.engine.matmul_ops import matmul
 from tensorlib.engine.reductions import sum as tensor_sum
 from tensorlib.engine.tensor_type import Tensor, _wrap
@@ -92,7 +93,7 @@ def _skew(x: np.ndarray) -> np.ndarray:
     return x - _mT(x)
 
 
-# %% book/02_autograd.ipynb, cell 217
+# %% book/02_autograd.ipynb, cell 221
 def _svd_grad(
     gu: np.ndarray, gs: np.ndarray, gvh: np.ndarray, u: np.ndarray, s: np.ndarray, vh: np.ndarray
 ) -> np.ndarray:
@@ -132,6 +133,34 @@ def _svd_grad(
     return u @ g @ vh
 
 
+def _svd_grad_graph(gu: Tensor, gs: Tensor, gvh: Tensor, u: Tensor, s: Tensor,
+                    vh: Tensor) -> Tensor:
+    """:func:`_svd_grad` with Tensors, recorded: the same terms, skipped on the same
+    conditions."""
+    m, n = u.shape[-2], vh.shape[-1]
+    has_u, has_v = bool(gu._data.any()), bool(gvh._data.any())
+    diagonal = _wrap(np.eye(s.shape[-1], dtype=s._data.dtype), None)
+    if not (has_u or has_v):
+        return (u * gs[..., None, :]) @ vh
+    s2 = s * s
+    e = (s2[..., None, :] - s2[..., :, None]).masked_fill(diagonal._data == 1, 1.0)
+    terms = []
+    if has_u:
+        j = u.mT @ gu
+        terms.append((j - j.mT) * s[..., None, :])
+    if has_v:
+        k = vh @ gvh.mT
+        terms.append(s[..., :, None] * (k - k.mT))
+    g = (terms[0] if len(terms) == 1 else terms[0] + terms[1]) / e + gs[..., None, :] * diagonal
+    if m > n and has_u:
+        gu_sinv = gu / s[..., None, :]
+        return (u @ g + gu_sinv - u @ (u.mT @ gu_sinv)) @ vh
+    if m < n and has_v:
+        sinv_gvh = gvh / s[..., :, None]
+        return u @ (g @ vh + sinv_gvh - (sinv_gvh @ vh.mT) @ vh)
+    return u @ g @ vh
+
+
 class Svd(Function):
     r""":math:`A = U \operatorname{diag}(S) V^\top` (batched), the three packed along the rows
     into one ``(*, m + 1 + n, w)`` array: :math:`U` (``m`` rows), :math:`S` (one row), :math:`V`
@@ -142,6 +171,7 @@ class Svd(Function):
 
     __slots__ = ("u", "s", "vh")
     reads = ()  # the backward reads its own U, S and V
+    graph_reads = ((0,),)  # the recorded one recomputes them from A
 
     def forward(self, a: np.ndarray, full_matrices: bool) -> np.ndarray:
         u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
@@ -153,6 +183,13 @@ class Svd(Function):
         m, k = self.u.shape[-2], self.s.shape[-1]
         gu, gs, gv = grad[..., :m, :k], grad[..., m, :k], grad[..., m + 1 :, :k]
         return (_svd_grad(gu, gs, _mT(gv), self.u, self.s, self.vh),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        m, k = self.u.shape[-2], self.s.shape[-1]
+        packed = Svd.apply(self._graph_inputs()[0], full_matrices=False)  # U, S, V again
+        u, s, v = packed[..., :m, :k], packed[..., m, :k], packed[..., m + 1 :, :k]
+        gu, gs, gv = grad[..., :m, :k], grad[..., m, :k], grad[..., m + 1 :, :k]
+        return (_svd_grad_graph(gu, gs, gv.mT, u, s, v.mT),)
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> _UsVh:
@@ -194,7 +231,7 @@ def legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _Us
     return _UsV(U, S, Vh.mT)
 
 
-# %% book/02_autograd.ipynb, cell 218
+# %% book/02_autograd.ipynb, cell 222
 def _tolerance(a: np.ndarray, largest: np.ndarray, atol: Any, rtol: Any) -> np.ndarray:
     r"""The cutoff below which a singular value counts as zero, PyTorch's rule:
     :math:`\max(\text{atol}, \text{rtol} \cdot \sigma_1)`, where ``rtol`` defaults to
@@ -243,17 +280,26 @@ class Pinv(Function):
     from :math:`dX = -X\,dA\,X + X X^\top dA^\top (I - A X) + (I - X A)\, dA^\top X^\top X`.
     """
 
-    __slots__ = ("a", "out")
+    __slots__ = ("a", "out", "options")
     reads = ((0, "out"),)
 
     def forward(self, a: np.ndarray, atol: Any, rtol: Any, hermitian: bool) -> np.ndarray:
         self.a, self.out = a, _pinv_array(a, atol, rtol, hermitian)
+        self.options = {"atol": atol, "rtol": rtol, "hermitian": hermitian}
         return self.out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         a, x, x_t, g_t = self.a, self.out, _mT(self.out), _mT(grad)
         residual_left = -(a @ (x @ g_t)) + g_t  # (I - A X) grad^T
         residual_right = g_t - (g_t @ x) @ a  # grad^T (I - X A)
+        return (-(x_t @ grad @ x_t) + residual_left @ (x @ x_t) + (x_t @ x) @ residual_right,)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        a = self._graph_inputs()[0]
+        x = Pinv.apply(a, **self.options)
+        x_t, g_t = x.mT, grad.mT
+        residual_left = g_t - a @ (x @ g_t)
+        residual_right = g_t - (g_t @ x) @ a
         return (-(x_t @ grad @ x_t) + residual_left @ (x @ x_t) + (x_t @ x) @ residual_right,)
 
 
@@ -290,7 +336,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
-# %% book/02_autograd.ipynb, cell 219
+# %% book/02_autograd.ipynb, cell 223
 def _copyltu(m: np.ndarray) -> np.ndarray:
     """The symmetric matrix whose lower triangle is that of ``m``."""
     return np.tril(m) + _mT(np.tril(m, -1))
@@ -302,6 +348,13 @@ def _qr_grad_tall(gq: np.ndarray, gr: np.ndarray, q: np.ndarray, r: np.ndarray) 
     m_ = r @ _mT(gr) - _mT(gq) @ q
     b = gq + q @ _copyltu(m_)
     return _mT(np.linalg.solve(r, _mT(b)))  # B R^{-T}, from R X^T = B^T
+
+
+def _qr_grad_tall_graph(gq: Tensor, gr: Tensor, q: Tensor, r: Tensor) -> Tensor:
+    """:func:`_qr_grad_tall` with Tensors, recorded."""
+    m_ = r @ gr.mT - gq.mT @ q
+    b = gq + q @ (m_.tril() + m_.tril(-1).mT)
+    return SolveTriangular.apply(r, b.mT, upper=True, unit=False).mT
 
 
 class Qr(Function):
@@ -347,6 +400,20 @@ class Qr(Function):
         gy = q @ gv
         return (np.concatenate([gx, gy], axis=-1),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        (m, k), n = self.q.shape[-2:], self.r.shape[-1]
+        if self.mode == "r" or k > n:
+            self.backward(grad._data)  # PyTorch's refusal, as in the first-order pass
+        a = self._graph_inputs()[0]
+        packed = Qr.apply(a, mode=self.mode)  # Q and R again
+        q, r = packed[..., :m, :k], packed[..., m:, :n]
+        gq, gr = grad[..., :m, :k], grad[..., m:, :n]
+        if m >= n:
+            return (_qr_grad_tall_graph(gq, gr, q, r),)
+        gv = gr[..., :, m:]
+        gx = _qr_grad_tall_graph(gq + a[..., :, m:] @ gv.mT, gr[..., :, :m], q, r[..., :, :m])
+        return (cat([gx, q @ gv], -1),)
+
 
 def qr(A: Tensor, mode: str = "reduced") -> _QR:
     r"""The QR decomposition :math:`A = QR` (batched), by Householder reflections (numpy's
@@ -376,22 +443,28 @@ def qr(A: Tensor, mode: str = "reduced") -> _QR:
     return _QR(packed[..., :m, :cq], R)
 
 
-# %% book/02_autograd.ipynb, cell 220
+# %% book/02_autograd.ipynb, cell 224
 class Eigvalsh(Function):
     r"""The eigenvalues :math:`w` (ascending) of a symmetric :math:`A = V \operatorname{diag}(w)
     V^\top`; :math:`\bar A = V \operatorname{diag}(\bar w) V^\top`, from
     :math:`dw_i = v_i^\top dA\, v_i`: no eigenvalue gap divides, so repeated eigenvalues are
     fine (``Eigh``'s gradient without the eigenvectors' term)."""
 
-    __slots__ = ("v",)
+    __slots__ = ("v", "lower")
     reads = ()  # the backward reads its own V
+    graph_reads = ((0,),)  # the recorded one recomputes V from A
 
     def forward(self, a: np.ndarray, lower: bool) -> np.ndarray:
         w, self.v = np.linalg.eigh(a, UPLO="L" if lower else "U")
+        self.lower = lower
         return w
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return ((self.v * grad[..., None, :]) @ _mT(self.v),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        v = Eigh.apply(self._graph_inputs()[0], lower=self.lower)[..., 1:, :]
+        return ((v * grad[..., None, :]) @ v.mT,)
 
 
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803  (torch's name)
@@ -471,7 +544,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     return result
 
 
-# %% book/02_autograd.ipynb, cell 221
+# %% book/02_autograd.ipynb, cell 225
 def _substitute(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
     r"""The solution of :math:`AX = B` for triangular :math:`A` (batch dims broadcast), row by
     row: :math:`x_i = (b_i - \sum_{j < i} a_{ij} x_j) / a_{ii}` (from the bottom when
@@ -512,6 +585,19 @@ class SolveTriangular(Function):
             kept = np.triu(full, offset) if self.upper else np.tril(full, -offset)
             grad_a = _unbroadcast(kept, self.a.shape)
         return grad_a, _unbroadcast(grad_b, self.b_shape) if self.needs_input_grad[1] else None
+
+    graph_reads = ((0, 1), (0,))  # the recorded backward recomputes X from A and B
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        a, b = self._graph_inputs()[:2]
+        grad_b = SolveTriangular.apply(a.mT, grad, upper=not self.upper, unit=self.unit)
+        grad_a = None
+        if self.needs_input_grad[0]:
+            x = SolveTriangular.apply(a, b, upper=self.upper, unit=self.unit)
+            full, offset = -(grad_b @ x.mT), int(self.unit)
+            grad_a = _summed_to(full.triu(offset) if self.upper else full.tril(-offset),
+                                self.a.shape)
+        return grad_a, _summed_to(grad_b, self.b_shape) if self.needs_input_grad[1] else None
 
 
 def solve_triangular(
@@ -569,7 +655,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return tensor_sum(x * y, dim)
 
 
-# %% book/02_autograd.ipynb, cell 222
+# %% book/02_autograd.ipynb, cell 226
 class _Lstsq(NamedTuple):
     """What ``linalg.lstsq`` returns, like ``torch.return_types.linalg_lstsq``."""
 

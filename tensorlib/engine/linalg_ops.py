@@ -40,14 +40,14 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 206
+# %% book/02_autograd.ipynb, cell 210
 import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _unbroadcast
+from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
 from tensorlib.engine.joining import cat
 from tensorlib.engine.matmul_ops import matmul
@@ -141,7 +141,7 @@ def _inverse(a: np.ndarray, fn: str, message: str) -> np.ndarray:
         raise LinAlgError(f"{fn}: {where}{message}") from None
 
 
-# %% book/02_autograd.ipynb, cell 207
+# %% book/02_autograd.ipynb, cell 211
 def _products_of_others(s: np.ndarray) -> np.ndarray:
     r""":math:`\prod_{j \ne i} s_j` for each :math:`i` along the last dim, from running products
     from the left and from the right: no division, so exact where some :math:`s_j = 0`."""
@@ -184,6 +184,11 @@ class Det(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return ((grad[..., None, None] * _adjugate_t(self.a)).astype(self.a.dtype, copy=False),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        a = self._graph_inputs()[0]  # det(A) A^{-T}, recorded: A must be invertible
+        inverse = _graph_inverse(a, "linalg.det")
+        return ((grad * Det.apply(a))[..., None, None] * inverse.mT,)
+
 
 class LogAbsDet(Function):
     r""":math:`y = \log |\det A|` (batched); :math:`\bar A = \bar y A^{-\top}`.
@@ -207,6 +212,10 @@ class LogAbsDet(Function):
                 inverse_t = _adjugate_t(self.a) / np.linalg.det(self.a)[..., None, None]
         return ((grad[..., None, None] * inverse_t).astype(self.a.dtype, copy=False),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        inverse = _graph_inverse(self._graph_inputs()[0], "linalg.slogdet")
+        return (grad[..., None, None] * inverse.mT,)
+
 
 class Inv(Function):
     r""":math:`Y = A^{-1}` (batched); :math:`\bar A = -Y^\top \bar Y Y^\top`.
@@ -229,6 +238,23 @@ class Inv(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         y_t = _mT(self.out)
         return (-(y_t @ grad @ y_t),)
+
+    graph_reads = ((0,),)  # the recorded backward recomputes Y from A
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        y_t = Inv.apply(self._graph_inputs()[0]).mT
+        return (-(y_t @ grad @ y_t),)
+
+
+def _graph_inverse(a: Tensor, fn: str) -> Tensor:
+    """``Inv`` of ``a`` for a recorded backward (det's, slogdet's), which needs it invertible."""
+    try:
+        return Inv.apply(a)
+    except LinAlgError:
+        raise NotImplementedError(
+            f"create_graph=True through {fn}: the recorded backward uses the inverse, but the "
+            "matrix is singular; the first-order backward (create_graph=False) handles it"
+        ) from None
 
 
 class Solve(Function):
@@ -260,8 +286,18 @@ class Solve(Function):
             grad_a = _unbroadcast(-grad_b @ _mT(self.out), self.a.shape)
         return grad_a, _unbroadcast(grad_b, self.b_shape) if self.needs_input_grad[1] else None
 
+    graph_reads = ((0, 1), (0,))  # the recorded backward recomputes X from A and B
 
-# %% book/02_autograd.ipynb, cell 208
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        a, b = self._graph_inputs()[:2]
+        grad_b = Solve.apply(a.mT, grad)
+        grad_a = None
+        if self.needs_input_grad[0]:
+            grad_a = _summed_to(-(grad_b @ Solve.apply(a, b).mT), self.a.shape)
+        return grad_a, _summed_to(grad_b, self.b_shape) if self.needs_input_grad[1] else None
+
+
+# %% book/02_autograd.ipynb, cell 212
 def det(A: Tensor) -> Tensor:
     r"""The determinant of a square matrix, or of each in a batch.
 
@@ -376,7 +412,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return x.squeeze(-1) if vector else x
 
 
-# %% book/02_autograd.ipynb, cell 209
+# %% book/02_autograd.ipynb, cell 213
 def _not_positive_definite(a: np.ndarray) -> str:
     """PyTorch's message for the first matrix of ``a`` that has no Cholesky factor: the order
     of its first leading minor that is not positive definite."""
@@ -425,6 +461,14 @@ class Cholesky(Function):
         left = np.linalg.solve(l_t, phi)  # L^{-T} Phi; then (L^{-T} (L^{-T} Phi)^T)^T
         return (_mT(np.linalg.solve(l_t, _mT(left))),)
 
+    graph_reads = ((0,),)  # the recorded backward recomputes L from A
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        l_t = Cholesky.apply(self._graph_inputs()[0]).mT
+        p = (l_t @ grad).tril()
+        phi = 0.5 * (p + p.tril(-1).mT)
+        return (Solve.apply(l_t, Solve.apply(l_t, phi).mT).mT,)
+
 
 class Eigh(Function):
     r"""The eigenvalues :math:`w` (ascending) and orthonormal eigenvectors :math:`V` of a
@@ -439,10 +483,12 @@ class Eigh(Function):
     divide: the gradient is infinite where eigenvalues repeat, as in PyTorch.
     """
 
-    __slots__ = ("w", "v")
+    __slots__ = ("w", "v", "lower")
     reads = ()  # the backward reads its own w and V
+    graph_reads = ((0,),)  # the recorded one recomputes them from A
 
     def forward(self, a: np.ndarray, lower: bool) -> np.ndarray:
+        self.lower = lower
         self.w, self.v = np.linalg.eigh(a, UPLO="L" if lower else "U")
         return np.concatenate([self.w[..., None, :], self.v], axis=-2)
 
@@ -456,6 +502,16 @@ class Eigh(Function):
             inner = 0.5 * (vt_gv - _mT(vt_gv)) / gaps
         inner[..., range(n), range(n)] = grad[..., 0, :]
         return (v @ inner @ _mT(v),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        packed = Eigh.apply(self._graph_inputs()[0], lower=self.lower)
+        w, v = packed[..., 0, :], packed[..., 1:, :]
+        diagonal = np.eye(w.shape[-1], dtype=bool)
+        vt_gv = v.mT @ grad[..., 1:, :]
+        gaps = (w[..., None, :] - w[..., :, None]).masked_fill(diagonal, 1.0)
+        inner = (0.5 * (vt_gv - vt_gv.mT) / gaps).masked_fill(diagonal, 0.0)
+        inner = inner + grad[..., 0, None, :] * _wrap(diagonal.astype(self.w.dtype), None)
+        return (v @ inner @ v.mT,)
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
@@ -495,7 +551,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> _EigenvaluesEigenvectors:  # noqa: N803 
     return _EigenvaluesEigenvectors(packed[..., 0, :], packed[..., 1:, :])
 
 
-# %% book/02_autograd.ipynb, cell 210
+# %% book/02_autograd.ipynb, cell 214
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     r"""The cross product of the 3-vectors along ``dim``, :math:`a \times b =
     (a_2 b_3 - a_3 b_2,\; a_3 b_1 - a_1 b_3,\; a_1 b_2 - a_2 b_1)`.

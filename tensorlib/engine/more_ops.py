@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 232
+# %% book/02_autograd.ipynb, cell 236
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -71,7 +71,7 @@ import numpy as np
 from tensorlib.engine.arithmetic import div, mul, sub
 from tensorlib.engine.dtypes import get_default_dtype, parse_to
 from tensorlib.engine.function import Function
-from tensorlib.engine.indexing import diag
+from tensorlib.engine.indexing import Index, _IndexGrad, diag
 from tensorlib.engine.joining import split
 from tensorlib.engine.linalg_decomps import solve_triangular
 from tensorlib.engine.linalg_norms import vector_norm
@@ -163,7 +163,7 @@ def atanh(input: Tensor) -> Tensor:
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # NumPy's names, which PyTorch also has
 
 
-# %% book/02_autograd.ipynb, cell 234
+# %% book/02_autograd.ipynb, cell 238
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``), as ``torch.positive``."""
     return input
@@ -279,7 +279,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(input.reshape(-1), offset)
 
 
-# %% book/02_autograd.ipynb, cell 235
+# %% book/02_autograd.ipynb, cell 239
 class _Frexp(NamedTuple):
     """What ``frexp`` returns, like ``torch.return_types.frexp``."""
 
@@ -379,7 +379,7 @@ def unique_consecutive(
     return tuple(result)
 
 
-# %% book/02_autograd.ipynb, cell 240
+# %% book/02_autograd.ipynb, cell 244
 def _window(
     name: str,
     window_length: int,
@@ -549,7 +549,7 @@ def _calls_method(name: str) -> Any:
 )
 
 
-# %% book/02_autograd.ipynb, cell 241
+# %% book/02_autograd.ipynb, cell 245
 def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     """``ufunc`` (a bit shift) of two integer operands, broadcast; no gradient."""
     a = input._data if isinstance(input, Tensor) else np.asarray(input)
@@ -651,6 +651,12 @@ class AsStrided(Function):
                           dtype=grad.dtype)
         np.add.at(summed, self.read, grad)
         return (summed[self.own],)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # the same scatter-add into the storage and read back, as the ops of indexing
+        length = int(np.maximum(self.read.max(initial=0), self.own.max(initial=0))) + 1
+        summed = _IndexGrad.apply(grad, key=(self.read,), shape=(length,))
+        return (Index.apply(summed, key=(self.own,)),)
 
 
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],

@@ -24,16 +24,16 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 237
+# %% book/02_autograd.ipynb, cell 241
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import _unbroadcast
+from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.creation import tensor, zeros
 from tensorlib.engine.function import Function
-from tensorlib.engine.indexing import _gather_index, _gather_where, _index_key
+from tensorlib.engine.indexing import Index, _gather_index, _gather_where, _index_key, _IndexGrad
 from tensorlib.engine.more_ops import select
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
@@ -69,6 +69,18 @@ class WriteInto(Function):
             self._view(grad_x)[self.key] = 0  # overwritten: x never reached y there
         grad_src = _unbroadcast(np.asarray(self._view(grad)[self.key]), self.src_shape)
         return grad_x, grad_src.reshape(self.src_shape)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        grad_x = grad
+        if not self.accumulate:  # a 0 written where src went: WriteInto again
+            zero = _wrap(np.zeros((), grad._data.dtype), None)
+            grad_x = WriteInto.apply(grad, zero, key=self.key, axes=self.axes, accumulate=False)
+        view = grad if self.axes is None else grad.movedim(self.axes, (-2, -1))
+        picked = Index.apply(view, key=self.key)
+        missing = len(self.src_shape) - picked.ndim  # src may have more leading 1s
+        if missing > 0:
+            picked = picked.reshape((1,) * missing + tuple(picked.shape))
+        return grad_x, _summed_to(picked, self.src_shape).reshape(self.src_shape)
 
 
 def _write_into(
@@ -155,7 +167,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 238
+# %% book/02_autograd.ipynb, cell 242
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,
@@ -183,7 +195,8 @@ class ScatterReduce(Function):
     :math:`\bar y` times the product of the others (exact at zeros); for ``amax``/``amin``,
     :math:`\bar y` shared evenly by the values equal to the result."""
 
-    __slots__ = ("where", "reduce", "x", "values", "out", "count", "included", "src_shape")
+    __slots__ = ("where", "reduce", "x", "values", "out", "count", "included", "src_shape",
+                 "axis", "include_self")
     reads = ((0, 1, 2, "out"), (0, 1, 2, "out"), ())
 
     def forward(
@@ -202,6 +215,7 @@ class ScatterReduce(Function):
             src.shape,
         )
         self.values = src[tuple(slice(0, n) for n in index.shape)].astype(x.dtype)
+        self.axis, self.include_self = axis, include_self
         touched = np.zeros(x.shape, dtype=bool)
         touched[self.where] = True
         self.included = ~touched | include_self
@@ -231,6 +245,43 @@ class ScatterReduce(Function):
         grad_src = np.zeros(self.src_shape, dtype=grad.dtype)
         grad_src[tuple(slice(0, n) for n in self.values.shape)] = grad_values
         return grad_x, grad_src, None
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        if self.reduce == "prod":
+            return self._prod_graph(grad)
+        if self.reduce in ("sum", "mean"):
+            g = grad if self.reduce == "sum" else grad / _wrap(
+                np.maximum(self.count, 1).astype(grad._data.dtype), None)
+            grad_x, grad_values = g.masked_fill(~self.included, 0.0), Index.apply(g, key=self.where)
+        else:  # amax, amin: the same masks and tie counts, constants
+            self_is = self.x == self.out
+            values_are = self.values == self.out[self.where]
+            ties = self_is.astype(grad._data.dtype)
+            np.add.at(ties, self.where, values_are)
+            g = grad / _wrap(np.maximum(ties, 1), None)
+            grad_x = g.masked_fill(~(self_is & self.included), 0.0)
+            grad_values = Index.apply(g, key=self.where).masked_fill(~values_are, 0.0)
+        return grad_x, self._padded(grad_values), None
+
+    def _padded(self, grad_values: Tensor) -> Tensor:
+        """The gradient of ``src`` from that of the values it gave: 0 past ``index``'s shape."""
+        if tuple(self.src_shape) == self.values.shape:
+            return grad_values
+        corner = tuple(slice(0, n) for n in self.values.shape)
+        return _IndexGrad.apply(grad_values, key=corner, shape=tuple(self.src_shape))
+
+    def _prod_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        """``prod``'s gradient recorded, where no factor is 0: ``out / v``, ``out`` recomputed."""
+        if (self.values == 0).any() or (self.included & (self.x == 0)).any():
+            raise NotImplementedError(
+                "create_graph=True through scatter_reduce(reduce='prod') needs factors that are "
+                "not 0; got a 0 in input or src")
+        x, src, index = self._graph_inputs()[:3]
+        out = ScatterReduce.apply(x, src, index, axis=self.axis, reduce="prod",
+                                  include_self=self.include_self)
+        values = src[tuple(slice(0, n) for n in self.values.shape)]
+        grad_x = (grad * out / x).masked_fill(~self.included, 0.0)
+        return grad_x, self._padded(Index.apply(grad * out, key=self.where) / values), None
 
     def _prod_grads(self, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The product of the other factors: ``out / v`` for a nonzero ``v``; for a zero, the

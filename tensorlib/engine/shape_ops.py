@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 165
+# %% book/02_autograd.ipynb, cell 169
 import math
 import operator
 from typing import Any
@@ -219,7 +219,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(dim=copies).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 166
+# %% book/02_autograd.ipynb, cell 170
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(
@@ -396,7 +396,7 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
     return Repeat.apply(input, sizes=sizes)
 
 
-# %% book/02_autograd.ipynb, cell 167
+# %% book/02_autograd.ipynb, cell 171
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
     return expand(input, tuple(size))
@@ -440,7 +440,7 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 
-# %% book/02_autograd.ipynb, cell 171
+# %% book/02_autograd.ipynb, cell 175
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor in row-major order: a view when the memory allows, else a
     copy (``reshape(-1)``)."""
@@ -495,7 +495,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     return input.clone()  # as PyTorch: a quarter-turn count of 0 copies
 
 
-# %% book/02_autograd.ipynb, cell 172
+# %% book/02_autograd.ipynb, cell 176
 class Unfold(Function):
     r"""The windows of ``size`` entries, ``step`` apart, along ``axis``: that axis becomes the
     number of windows and a new last axis holds each window (a strided view, as
@@ -512,13 +512,44 @@ class Unfold(Function):
         return windows[(slice(None),) * axis + (slice(None, None, step),)]
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        count = grad.shape[self.axis]
-        lead = (slice(None),) * self.axis
-        for k in range(self.size):  # entry k of every window: one strided slice of the input
-            stop = k + (count - 1) * self.step + 1
-            out[lead + (slice(k, stop, self.step),)] += grad[..., k]
-        return (out,)
+        return (_fold_windows(grad, self.shape, self.axis, self.size, self.step),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (_FoldWindows.apply(grad, shape=self.shape, axis=self.axis, size=self.size,
+                                   step=self.step),)
+
+
+def _fold_windows(
+    grad: np.ndarray, shape: tuple[int, ...], axis: int, size: int, step: int
+) -> np.ndarray:
+    """The adjoint of the windows: each window entry added back at the input entry it is."""
+    out = np.zeros(shape, dtype=grad.dtype)
+    count = grad.shape[axis]
+    lead = (slice(None),) * axis
+    for k in range(size):  # entry k of every window: one strided slice of the input
+        out[lead + (slice(k, k + (count - 1) * step + 1, step),)] += grad[..., k]
+    return out
+
+
+class _FoldWindows(Function):
+    """``Unfold``'s gradient as an op, for ``create_graph=True``: the window entries added back
+    into zeros of ``shape``; being linear, its own gradient is ``Unfold`` again."""
+
+    __slots__ = ("axis", "size", "step")
+    reads = ((),)
+
+    def forward(
+        self, grad: np.ndarray, shape: tuple[int, ...], axis: int, size: int, step: int
+    ) -> np.ndarray:
+        self.axis, self.size, self.step = axis, size, step
+        return _fold_windows(grad, shape, axis, size, step)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        windows = np.lib.stride_tricks.sliding_window_view(grad, self.size, axis=self.axis)
+        return (windows[(slice(None),) * self.axis + (slice(None, None, self.step),)],)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (Unfold.apply(grad, axis=self.axis, size=self.size, step=self.step),)
 
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:

@@ -36,6 +36,17 @@ __all__ = [
     'lgamma',
     'digamma',
     'polygamma',
+    'BesselI',
+    'i0',
+    'i0e',
+    'i1',
+    'i1e',
+    'Erfcx',
+    'LogNdtr',
+    'erfcx',
+    'log_ndtr',
+    'multigammaln',
+    'mvlgamma',
 ]
 
 
@@ -131,6 +142,12 @@ class Erfinv(Function):
         with np.errstate(over="ignore"):
             return (grad / _TWO_OVER_SQRT_PI * np.exp(self.out * self.out),)
 
+    graph_reads = ((0,),)  # the recorded backward recomputes y from x
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        y = Erfinv.apply(self._graph_inputs()[0])
+        return (grad / _TWO_OVER_SQRT_PI * (y * y).exp(),)
+
 
 class Xlogy(Function):
     r""":math:`y = a \log b`, and 0 where :math:`a = 0` (unless :math:`b` is NaN), so that
@@ -178,6 +195,14 @@ class Sinc(Function):
         with np.errstate(divide="ignore", invalid="ignore"):
             slope = (np.cos(np.pi * self.x) - self.out) / self.x
         return (grad * np.where(self.x == 0, np.zeros((), grad.dtype), slope),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # the same slope recorded, x = 0 replaced by 1 before dividing and its slope set to 0
+        # after: a constant there, so its second derivative is 0 too (PyTorch's is NaN at 0)
+        at_zero = self.x == 0
+        x = self._graph_inputs()[0].masked_fill(at_zero, 1.0)
+        slope = ((np.pi * x).cos() - Sinc.apply(x)) / x
+        return (grad * slope.masked_fill(at_zero, 0.0),)
 
 
 # %% book/02_autograd.ipynb, cell 150
@@ -279,6 +304,9 @@ class Entr(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         with np.errstate(divide="ignore", invalid="ignore"):
             return (-grad * (1 + np.log(self.x)),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (-grad * (1 + self._graph_inputs()[0].log()),)
 
 
 def entr(input: Tensor) -> Tensor:
@@ -413,6 +441,9 @@ class Lgamma(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * _digamma_array(self.x),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * Polygamma.apply(self._graph_inputs()[0], n=0),)
+
 
 class Polygamma(Function):
     r""":math:`y = \psi^{(n)}(x)`, the :math:`n`-th derivative of the digamma function
@@ -427,6 +458,9 @@ class Polygamma(Function):
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
         return (grad * _polygamma_array(self.n + 1, self.x),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        return (grad * Polygamma.apply(self._graph_inputs()[0], n=self.n + 1),)
 
 
 def lgamma(input: Tensor) -> Tensor:
@@ -456,3 +490,217 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return Polygamma.apply(_floating(input, "polygamma"), n=int(n))
+
+
+# %% book/02_autograd.ipynb, cell 157
+# |x| from which I_0 and I_1 come from their asymptotic series: its smallest term, about e^{-2|x|},
+# is below 1e-17 there; below it, from the power series (positive terms, about 70 of them at 20)
+_BESSEL_FAR = 20.0
+
+
+def _bessel_i(order: int, x: np.ndarray, scaled: bool) -> np.ndarray:
+    r""":math:`I_\nu(x)` in float64 for :math:`\nu` = ``order`` (0 or 1), or with ``scaled``
+    :math:`e^{-|x|} I_\nu(x)`: the power series :math:`\sum_k \frac{(x^2/4)^k (x/2)^\nu}{k!\,
+    (k + \nu)!}` below :math:`|x| = 20`, the asymptotic series above. Even in :math:`x` for
+    :math:`\nu = 0`, odd for 1; NaN at :math:`\pm\infty` unscaled (as PyTorch's), 0 scaled."""
+    z = np.abs(x.astype(np.float64))
+    near, far = np.where(z < _BESSEL_FAR, z, 0.0), np.where(z < _BESSEL_FAR, _BESSEL_FAR, z)
+    q, term = near * near / 4, (np.ones_like(near) if order == 0 else near / 2)
+    series = term
+    for k in range(1, 90):
+        term = term * q / (k * (k + order))
+        series = series + term
+    tail = term = np.ones_like(far)
+    for k in range(1, 40):
+        term = -term * (4 * order * order - (2 * k - 1) ** 2) / (8 * k * far)
+        tail = tail + term
+    with np.errstate(over="ignore", invalid="ignore"):
+        if scaled:
+            out = np.where(z < _BESSEL_FAR, series * np.exp(-near), tail / np.sqrt(2 * np.pi * far))
+        else:  # e^z / sqrt(2 pi z) as one exponential: finite up to z = 713.98
+            grown = np.exp(far - 0.5 * np.log(2 * np.pi * far)) * tail
+            out = np.where(z < _BESSEL_FAR, series, np.where(np.isinf(z), np.nan, grown))
+    return np.where(x < 0, -out, out) if order == 1 else out
+
+
+class BesselI(Function):
+    r""":math:`y = I_\nu(x)`, the modified Bessel function of the first kind of order
+    :math:`\nu` = ``order`` (0 or 1), or with ``scaled`` :math:`e^{-|x|} I_\nu(x)`. From
+    :math:`I_0' = I_1` and :math:`I_1' = I_0 - I_1 / x` (:math:`\tfrac12` at 0, and for
+    :math:`|x|` up to the dtype's epsilon, as PyTorch), and
+    :math:`(e^{-|x|} I_\nu)' = e^{-|x|} (I_\nu' - \operatorname{sign}(x) I_\nu)`."""
+
+    __slots__ = ("x", "order", "scaled")
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray, order: int, scaled: bool) -> np.ndarray:
+        self.x, self.order, self.scaled = x, order, scaled
+        with np.errstate(over="ignore"):  # float32 overflows to inf where its range ends
+            return _bessel_i(order, x, scaled).astype(x.dtype, copy=False)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        x = self.x.astype(np.float64)
+        i0, i1 = _bessel_i(0, x, self.scaled), _bessel_i(1, x, self.scaled)
+        sign = np.sign(x) if self.scaled else 0.0
+        if self.order == 0:
+            slope = i1 - sign * i0
+        else:
+            tiny = np.abs(x) <= np.finfo(self.x.dtype).eps
+            slope = np.where(tiny, 0.5, i0 - i1 * (sign + 1 / np.where(tiny, 1.0, x)))
+        with np.errstate(over="ignore", invalid="ignore"):
+            return ((grad * slope).astype(self.x.dtype, copy=False),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        if self.order == 0:
+            slope = BesselI.apply(x, order=1, scaled=self.scaled)
+            if self.scaled:
+                slope = slope - x.sign() * BesselI.apply(x, order=0, scaled=True)
+            return (grad * slope,)
+        tiny = np.abs(self.x) <= np.finfo(self.x.dtype).eps
+        safe = x.masked_fill(tiny, 1.0)  # the same constant mask: the slope 1/2 there
+        ratio = (safe.sign() + 1 / safe) if self.scaled else 1 / safe
+        slope = BesselI.apply(safe, order=0, scaled=self.scaled) - BesselI.apply(
+            safe, order=1, scaled=self.scaled) * ratio
+        return (grad * slope.masked_fill(tiny, 0.5),)
+
+
+def i0(input: Tensor) -> Tensor:
+    r"""The modified Bessel function of the first kind of order 0, :math:`I_0(x) = \sum_k
+    \frac{(x^2/4)^k}{(k!)^2}`, elementwise (also ``torch.i0``); its gradient is :func:`i1`."""
+    return BesselI.apply(_floating(input, "i0"), order=0, scaled=False)
+
+
+def i0e(input: Tensor) -> Tensor:
+    r""":math:`e^{-|x|} I_0(x)`, elementwise: :func:`i0` without its overflow."""
+    return BesselI.apply(_floating(input, "i0e"), order=0, scaled=True)
+
+
+def i1(input: Tensor) -> Tensor:
+    r"""The modified Bessel function of the first kind of order 1, :math:`I_1(x) = \frac{x}{2}
+    \sum_k \frac{(x^2/4)^k}{k!\,(k + 1)!}`, elementwise."""
+    return BesselI.apply(_floating(input, "i1"), order=1, scaled=False)
+
+
+def i1e(input: Tensor) -> Tensor:
+    r""":math:`e^{-|x|} I_1(x)`, elementwise: :func:`i1` without its overflow."""
+    return BesselI.apply(_floating(input, "i1e"), order=1, scaled=True)
+
+
+# %% book/02_autograd.ipynb, cell 158
+def _erfcx_array(x: np.ndarray) -> np.ndarray:
+    r""":math:`e^{x^2} \operatorname{erfc} x`: the product below :math:`x = 5`, above it the
+    continued fraction :math:`\frac{1}{\sqrt\pi} \big/ \big(x + \frac{1/2}{x + \frac{1}{x +
+    \frac{3/2}{x + \cdots}}}\big)`, 60 levels (:math:`x \ge 5`: exact to float64)."""
+    v = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        product = np.exp(v * v) * np.asarray(_erfc64(np.where(v < 5, v, 0.0)), np.float64)
+        w = np.where(v >= 5, v, 5.0)
+        fraction = w
+        for k in range(60, 0, -1):  # from the deepest level up
+            fraction = w + (k / 2) / fraction
+        out = np.where(v >= 5, 1 / (math.sqrt(math.pi) * fraction), product)
+        return out.astype(x.dtype, copy=False)
+
+
+class Erfcx(Function):
+    r""":math:`y = e^{x^2} \operatorname{erfc} x`, the scaled complementary error function;
+    :math:`\bar x = \bar y\, (2 x y - 2 / \sqrt\pi)`."""
+
+    __slots__ = ("x", "out")
+    reads = ((0, "out"),)
+    graph_reads = ((0,),)  # the recorded backward recomputes y from x
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x, self.out = x, _erfcx_array(x)
+        return self.out
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (grad * (2 * self.x * self.out - _TWO_OVER_SQRT_PI),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad * (2 * x * Erfcx.apply(x) - _TWO_OVER_SQRT_PI),)
+
+
+def _log_ndtr_array(x: np.ndarray) -> np.ndarray:
+    r""":math:`\log \Phi(x)`: :math:`\log(\tfrac12 \operatorname{erfcx}(-x/\sqrt2)) - x^2/2` for
+    :math:`x < -1` (no underflow), :math:`\operatorname{log1p}(-\tfrac12
+    \operatorname{erfc}(x/\sqrt2))` from there on (exact where :math:`\Phi` is near 1)."""
+    v = x.astype(np.float64)
+    left = v < -1
+    with np.errstate(divide="ignore", over="ignore"):
+        tail = np.log(_erfcx_array(-np.where(left, v, -1.0) * _SQRT_HALF) / 2) - v * v / 2
+        body = np.log1p(-np.asarray(_erfc64(np.where(left, 0.0, v) * _SQRT_HALF), np.float64) / 2)
+        return np.where(left, tail, body).astype(x.dtype, copy=False)
+
+
+class LogNdtr(Function):
+    r""":math:`y = \log \Phi(x)`, the log of the standard normal distribution function;
+    :math:`\bar x = \bar y\, \varphi(x) / \Phi(x) = \bar y \sqrt{2/\pi} \big/
+    \operatorname{erfcx}(-x/\sqrt2)`, which stays finite where :math:`\varphi` and :math:`\Phi`
+    both underflow."""
+
+    __slots__ = ("x",)
+    reads = ((0,),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        self.x = x
+        return _log_ndtr_array(x)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        with np.errstate(divide="ignore"):
+            return (grad * (_SQRT_2_OVER_PI / _erfcx_array(-self.x / _SQRT2)),)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        x = self._graph_inputs()[0]
+        return (grad * (_SQRT_2_OVER_PI / Erfcx.apply(-x / _SQRT2)),)
+
+
+_SQRT_2_OVER_PI, _SQRT_HALF = math.sqrt(2 / math.pi), math.sqrt(0.5)
+
+
+def erfcx(input: Tensor) -> Tensor:
+    r"""The scaled complementary error function :math:`e^{x^2} \operatorname{erfc} x`,
+    elementwise, finite where ``erfc`` underflows (about :math:`1 / (x \sqrt\pi)` for large
+    :math:`x`)."""
+    return Erfcx.apply(_floating(input, "erfcx"))
+
+
+def log_ndtr(input: Tensor) -> Tensor:
+    r""":math:`\log \Phi(x)`, the log of the standard normal distribution function, elementwise,
+    accurate in both tails."""
+    return LogNdtr.apply(_floating(input, "log_ndtr"))
+
+
+def multigammaln(input: Tensor, p: int) -> Tensor:
+    r"""The multivariate log-gamma function :math:`\log \Gamma_p(x) = \frac{p(p - 1)}{4}
+    \log\pi + \sum_{j=0}^{p-1} \log\Gamma(x - j/2)`, elementwise: a sum of :func:`lgamma`,
+    differentiable as it is.
+
+    Args:
+        input: the tensor (integers in the default float dtype).
+        p: the dimension, an int :math:`\ge 1`.
+    """
+    return _multigammaln(input, p, "special_multigammaln")
+
+
+def mvlgamma(input: Tensor, p: int) -> Tensor:
+    r"""``torch.mvlgamma``: :func:`multigammaln`, the multivariate log-gamma function of
+    dimension ``p``."""
+    return _multigammaln(input, p, "mvlgamma")
+
+
+def _multigammaln(input: Tensor, p: Any, name: str, position: int = 2) -> Tensor:
+    """:func:`multigammaln` after PyTorch's checks; ``position``: that of ``p`` in the call."""
+    if not isinstance(p, (int, np.integer)) or isinstance(p, bool):
+        raise TypeError(f"{name}(): argument 'p' (position {position}) must be int, not "
+                        f"{type(p).__name__}")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _floating(input, name)
+    total = lgamma(x)
+    for j in range(1, int(p)):
+        total = total + lgamma(x - j / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)

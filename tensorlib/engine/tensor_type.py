@@ -1589,6 +1589,14 @@ class Tensor:
         """The ``n``-th derivative of the digamma function, elementwise."""
         return special_ops.polygamma(n, self)
 
+    def i0(self) -> Tensor:
+        """The modified Bessel function of the first kind of order 0, elementwise."""
+        return special_ops.i0(self)
+
+    def mvlgamma(self, p: builtins.int) -> Tensor:
+        """The multivariate log-gamma function of dimension ``p``, elementwise."""
+        return special_ops._multigammaln(self, p, "mvlgamma", position=1)
+
     # --- softmax (softmax_ops)
     # -----------------------------------------------------------------------
     def softmax(self, dim: builtins.int | None = None, dtype: Any = None) -> Tensor:
@@ -2932,7 +2940,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 332
+# %% book/02_autograd.ipynb, cell 338
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 225
+# %% book/02_autograd.ipynb, cell 229
 import math
 from typing import Any, NamedTuple
 
@@ -90,6 +90,14 @@ class MatrixExp(Function):
         block[..., :n, :n], block[..., n:, n:], block[..., :n, n:] = a_t, a_t, grad
         return (_expm(block)[..., :n, n:].astype(self.a.dtype),)
 
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
+        # the same block exponential, of Tensors: differentiable again, to any order
+        a_t = self._graph_inputs()[0].mT
+        n = a_t.shape[-1]
+        zero = _wrap(np.zeros(a_t.shape, a_t._data.dtype), None)
+        block = _cat([_cat([a_t, grad.to(a_t.dtype)], -1), _cat([zero, a_t], -1)], -2)
+        return (MatrixExp.apply(block)[..., :n, n:],)
+
 
 def matrix_exp(A: Tensor) -> Tensor:
     r"""The matrix exponential :math:`e^A = \sum_{k \ge 0} A^k / k!` (``torch.linalg.matrix_exp``,
@@ -104,7 +112,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     return MatrixExp.apply(_square(A, "linalg.matrix_exp"))
 
 
-# %% book/02_autograd.ipynb, cell 226
+# %% book/02_autograd.ipynb, cell 230
 class _InverseInfo(NamedTuple):
     inverse: Tensor
     info: Tensor
@@ -212,7 +220,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     return _ResultInfo(*_ex(A, _pivot_code, compute, 1 if vector else 2, check_errors))
 
 
-# %% book/02_autograd.ipynb, cell 227
+# %% book/02_autograd.ipynb, cell 231
 class _LUPivots(NamedTuple):
     LU: Tensor
     pivots: Tensor
@@ -352,7 +360,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     return _matmul(permutation, solve_triangular(lower.mT, y, upper=True, unitriangular=True))
 
 
-# %% book/02_autograd.ipynb, cell 228
+# %% book/02_autograd.ipynb, cell 232
 _COND_NORMS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
 
 

@@ -12,11 +12,13 @@ from tensorlib.engine.special_ops import (
     entr, erf, erfc, erfinv, exp2, logit, ndtr, ndtri, sinc, xlog1py, xlogy,
 )
 from tensorlib.engine.special_ops import digamma, polygamma
+from tensorlib.engine.special_ops import erfcx, i0, i0e, i1, i1e, log_ndtr, multigammaln
 from tensorlib.engine.special_ops import digamma as psi
 from tensorlib.engine.special_ops import lgamma as gammaln
 
 __all__ = [
-    "digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p",
-    "log_softmax", "logit", "logsumexp", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc",
-    "softmax", "xlog1py", "xlogy",
+    "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln",
+    "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp",
+    "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
+    "xlogy",
 ]
