@@ -133,6 +133,52 @@ from tensorlib import distributions  # Categorical, Normal, Bernoulli (tl.distri
 # Chapter 4, Layers: tl.utils.data (datasets, samplers, DataLoader), as torch.utils.data
 from tensorlib import utils
 
+# Chapter 4, Layers, section 11.7: the layers' functions at top level, with the signatures of
+# PyTorch's operators (tensorlib.nn.functional.aten); where torch.NAME is torch.nn.functional.NAME,
+# the functional form itself
+from tensorlib.nn.functional.aten import (
+    aten_adaptive_max_pool1d as adaptive_max_pool1d,
+    aten_affine_grid_generator as affine_grid_generator,
+    aten_alpha_dropout as alpha_dropout,
+    aten_alpha_dropout_ as alpha_dropout_,
+    aten_batch_norm as batch_norm,
+    aten_binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
+    aten_celu as celu,
+    aten_constant_pad_nd as constant_pad_nd,
+    aten_cosine_embedding_loss as cosine_embedding_loss,
+    aten_ctc_loss as ctc_loss,
+    aten_dropout as dropout,
+    aten_dropout_ as dropout_,
+    aten_embedding as embedding,
+    aten_embedding_bag as embedding_bag,
+    aten_feature_alpha_dropout as feature_alpha_dropout,
+    aten_feature_alpha_dropout_ as feature_alpha_dropout_,
+    aten_feature_dropout as feature_dropout,
+    aten_feature_dropout_ as feature_dropout_,
+    aten_grid_sampler as grid_sampler,
+    aten_group_norm as group_norm,
+    aten_hinge_embedding_loss as hinge_embedding_loss,
+    aten_instance_norm as instance_norm,
+    aten_kl_div as kl_div,
+    aten_layer_norm as layer_norm,
+    aten_margin_ranking_loss as margin_ranking_loss,
+    aten_max_pool1d as max_pool1d,
+    aten_max_pool1d_with_indices as max_pool1d_with_indices,
+    aten_max_pool2d as max_pool2d,
+    aten_max_pool3d as max_pool3d,
+    aten_poisson_nll_loss as poisson_nll_loss,
+    aten_rrelu as rrelu,
+    aten_selu as selu,
+    aten_threshold as threshold,
+    aten_triplet_margin_loss as triplet_margin_loss,
+    conv_tbc,
+)
+from tensorlib.nn.functional import (
+    adaptive_avg_pool1d, avg_pool1d, bilinear, celu_, channel_shuffle, conv1d, conv2d, conv3d,
+    conv_transpose1d, conv_transpose2d, conv_transpose3d, hardshrink, pixel_shuffle,
+    pixel_unshuffle, prelu, rms_norm, rrelu_, selu_, threshold_,
+)
+
 # Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
 from tensorlib import optim
 

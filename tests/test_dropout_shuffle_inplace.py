@@ -276,7 +276,7 @@ def test_in_place_inside_the_graph_is_recorded() -> None:
 def test_in_place_errors() -> None:
     with pytest.raises(RuntimeError, match="can't be cast"):
         F.elu_(tl.ones(3, dtype=tl.int64))
-    with pytest.raises(NotImplementedError, match="rrelu"):
-        F.rrelu_(tl.ones(3), training=True)
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu_(tl.ones(3), 0.5, 0.1, training=True)  # PyTorch's check and message
     with pytest.raises(TypeError):
         F.relu_(np.ones(3))

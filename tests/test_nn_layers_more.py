@@ -85,11 +85,22 @@ def test_prelu_parameter_and_gradient():
         nn.PReLU(dtype=tl.int64)
 
 
-def test_rrelu_refuses_training_mode():
-    layer = nn.RReLU()
-    with pytest.raises(NotImplementedError, match=r"\.eval\(\)"):
-        layer(randn(3))
-    assert layer.eval()(tl.tensor([-1.0])).item() == pytest.approx(-(1 / 8 + 1 / 3) / 2)
+def test_rrelu_draws_slopes_in_training_mode():
+    layer = nn.RReLU(0.2, 0.4)
+    tl.manual_seed(0)
+    x = tl.tensor(np.r_[-np.ones(3000), np.ones(5), 0.0], requires_grad=True)
+    y = layer(x)
+    slopes = -y.detach().numpy()[:3000]
+    assert 0.2 <= slopes.min() and slopes.max() <= 0.4
+    assert abs(slopes.mean() - 0.3) < 0.01 and abs(slopes.std() - 0.2 / np.sqrt(12)) < 0.005
+    np.testing.assert_array_equal(y.detach().numpy()[3000:], np.r_[np.ones(5), 0.0])
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[:3000], slopes)
+    np.testing.assert_array_equal(x.grad.numpy()[3000:3005], np.ones(5))
+    assert 0.2 <= x.grad.numpy()[-1] <= 0.4  # at 0, the drawn slope, as PyTorch's kernel
+    tl.manual_seed(0)
+    np.testing.assert_array_equal(layer(x).detach().numpy(), y.detach().numpy())  # seeded
+    assert layer.eval()(tl.tensor([-1.0])).item() == pytest.approx(-0.3)
 
 
 def test_bad_arguments_raise():

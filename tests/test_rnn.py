@@ -391,3 +391,46 @@ def test_gru_bad_arguments():
         nn.GRU(3, 4)(tl.zeros(5, 2, 3), tl.zeros(2, 2, 4))
     with pytest.raises(ValueError, match="hidden_size must be an int >= 1"):
         nn.GRUCell(3, 0)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    "mode, kwargs",
+    [("LSTM", {"proj_size": 2}), ("GRU", {"bidirectional": True}), ("RNN_TANH", {}),
+     ("RNN_RELU", {"num_layers": 2})],
+)
+def test_rnn_base_by_mode_has_torchs_parameters(torch, mode, kwargs):
+    ours = nn.RNNBase(mode, 3, 4, **kwargs)
+    theirs = torch.nn.RNNBase(mode, 3, 4, **kwargs)
+    assert ours.mode == theirs.mode == mode
+    assert [(name, tuple(p.shape)) for name, p in ours.named_parameters()] == [
+        (name, tuple(p.shape)) for name, p in theirs.named_parameters()
+    ]
+
+
+@pytest.mark.parity
+def test_every_recurrent_layer_is_an_rnn_base_as_in_torch(torch):
+    pairs = [("RNN", "RNN_TANH"), ("LSTM", "LSTM"), ("GRU", "GRU")]
+    for name, mode in pairs:
+        ours, theirs = getattr(nn, name)(3, 4), getattr(torch.nn, name)(3, 4)
+        assert isinstance(ours, nn.RNNBase) and isinstance(theirs, torch.nn.RNNBase)
+        assert ours.mode == theirs.mode == mode
+    assert nn.RNN(3, 4, nonlinearity="relu").mode == "RNN_RELU"
+    for name in ["RNNCell", "LSTMCell", "GRUCell"]:
+        assert isinstance(getattr(nn, name)(3, 4), nn.RNNCellBase)
+        assert isinstance(getattr(torch.nn, name)(3, 4), torch.nn.RNNCellBase)
+
+
+@pytest.mark.parity
+def test_rnn_cell_base_by_chunks_has_torchs_parameters(torch):
+    ours, theirs = nn.RNNCellBase(3, 4, True, 3), torch.nn.RNNCellBase(3, 4, True, 3)
+    assert [(name, tuple(p.shape)) for name, p in ours.named_parameters()] == [
+        (name, tuple(p.shape)) for name, p in theirs.named_parameters()
+    ]
+
+
+def test_rnn_base_refuses_an_unknown_mode_and_a_projection_outside_lstm():
+    with pytest.raises(ValueError, match="Unrecognized RNN mode: LSTM_TANH"):
+        nn.RNNBase("LSTM_TANH", 3, 4)
+    with pytest.raises(ValueError, match="proj_size"):
+        nn.RNNBase("GRU", 3, 4, proj_size=2)

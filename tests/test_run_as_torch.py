@@ -67,15 +67,15 @@ def test_torch_names_are_tensorlibs(tmp_path):
     [
         ("import torch\nx = torch.ones(2)\ny = torch.fft.rfft(x)\n", "torch.fft", 3),
         ("import torch\nimport torch.fft\n", "torch.fft", 2),
-        ("import torch.nn\nfrom torch.nn import CrossMapLRN2d\n",
-         "torch.nn.CrossMapLRN2d", 2),
+        ("import torch.nn\nfrom torch.nn.functional import grouped_mm\n",
+         "torch.nn.functional.grouped_mm", 2),
         (
-            "from torch.nn.modules.normalization import CrossMapLRN2d\n",
-            "torch.nn.modules.normalization.CrossMapLRN2d",
+            "from torch.nn.modules.rnn import apply_permutation\n",
+            "torch.nn.modules.rnn.apply_permutation",
             1,
         ),
-        ("import torch\nprint(torch.nn.functional.conv_tbc)\n",
-         "torch.nn.functional.conv_tbc", 2),
+        ("import torch\nprint(torch.nn.functional.fractional_max_pool2d_with_indices)\n",
+         "torch.nn.functional.fractional_max_pool2d_with_indices", 2),
         (
             "import torch\nx = torch.ones(2)\n\nx.storage_offset_not_there()\n",
             "torch.Tensor.storage_offset_not_there",

@@ -169,12 +169,20 @@ from tensorlib.nn.modules import LazyInstanceNorm1d as LazyInstanceNorm1d
 from tensorlib.nn.modules import LazyInstanceNorm2d as LazyInstanceNorm2d
 from tensorlib.nn.modules import LazyInstanceNorm3d as LazyInstanceNorm3d
 from tensorlib.nn.modules import LazyLinear as LazyLinear
+# section 11.8: PyTorch's older names, and the linear layer fused with its cross entropy
+from tensorlib.nn.modules import Container as Container
+from tensorlib.nn.modules import CrossMapLRN2d as CrossMapLRN2d
+from tensorlib.nn.modules import LinearCrossEntropyLoss as LinearCrossEntropyLoss
+from tensorlib.nn.modules import LinearCrossEntropyOptions as LinearCrossEntropyOptions
+from tensorlib.nn.modules import NLLLoss2d as NLLLoss2d
 
 # Chapter 5, Attention: recurrent layers, multi-head attention, Transformer layers
 # (tensorlib.nn.modules.rnn, .attention, .transformer)
 from tensorlib.nn.modules import GRU as GRU
 from tensorlib.nn.modules import LSTM as LSTM
 from tensorlib.nn.modules import GRUCell as GRUCell
+from tensorlib.nn.modules import RNNBase as RNNBase
+from tensorlib.nn.modules import RNNCellBase as RNNCellBase
 from tensorlib.nn.modules import LSTMCell as LSTMCell
 from tensorlib.nn.modules import MultiheadAttention as MultiheadAttention
 from tensorlib.nn.modules import RNN as RNN

@@ -108,6 +108,8 @@ from tensorlib.nn.functional.elementwise_loss import (
 from tensorlib.nn.functional.structured_loss import (
     ctc_loss, multilabel_margin_loss, triplet_margin_with_distance_loss,
 )
+from tensorlib.nn.functional.aten import conv_tbc  # torch.conv_tbc is F.conv_tbc (section 11.7)
+from tensorlib.nn.functional.layers import linear_cross_entropy  # section 11.8
 
 __all__ = [
     "binary_cross_entropy_with_logits",
@@ -233,6 +235,8 @@ __all__ = [
     "ctc_loss",
     "multilabel_margin_loss",
     "triplet_margin_with_distance_loss",
+    "conv_tbc",
+    "linear_cross_entropy",
     # Chapter 5
     "causal_mask",
     "multi_head_attention_forward",

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 45
+# %% book/05_attention.ipynb, cell 46
 import functools
 import math
 from typing import Any
@@ -52,7 +52,7 @@ from tensorlib.nn.functional.layers import dropout, linear
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 46
+# %% book/05_attention.ipynb, cell 47
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape``
     up to ``grad.shape``."""
@@ -169,7 +169,7 @@ def _score_grad(
     return grad_s
 
 
-# %% book/05_attention.ipynb, cell 48
+# %% book/05_attention.ipynb, cell 49
 class SoftmaxAttention(Function):
     r"""The fused attention ``Function``:
     :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two
@@ -323,7 +323,7 @@ def _attention_grads_graph(
     return grad_q, grad_k, grad_v, grad_mask
 
 
-# %% book/05_attention.ipynb, cell 56
+# %% book/05_attention.ipynb, cell 57
 @functools.lru_cache(maxsize=16)
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else
@@ -432,7 +432,7 @@ def _causal_attention_grad_block(
     grad_k *= scale
 
 
-# %% book/05_attention.ipynb, cell 57
+# %% book/05_attention.ipynb, cell 58
 class PackedCausalAttention(Function):
     r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
 
@@ -536,7 +536,7 @@ class PackedCausalAttention(Function):
         return (grad_qkv.reshape(tuple(qkv.shape)),)
 
 
-# %% book/05_attention.ipynb, cell 61
+# %% book/05_attention.ipynb, cell 62
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`:
     :math:`j \le i + \text{offset}`.
@@ -737,7 +737,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 85
+# %% book/05_attention.ipynb, cell 86
 def _check_block_size(block_size: Any) -> None:
     """Refuse a ``block_size`` that is not an int >= 1 (a bool is not one)."""
     if (
@@ -826,7 +826,7 @@ def online_softmax_attention(
     return Tensor(accumulator / running_sum)
 
 
-# %% book/05_attention.ipynb, cell 94
+# %% book/05_attention.ipynb, cell 95
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True
     (blocked) becomes :math:`-\infty`, float is kept."""
@@ -949,7 +949,7 @@ def _pad_keys(mask: Any, extra: int) -> Any:
     return np.concatenate([mask, np.zeros(mask.shape[:-1] + (extra,), dtype=mask.dtype)], axis=-1)
 
 
-# %% book/05_attention.ipynb, cell 95
+# %% book/05_attention.ipynb, cell 96
 def _mha_mask(
     attn_mask: Any, key_padding_mask: Any, num_heads: int, shape: tuple[int, int, int],
     dtype: np.dtype, extra: int = 0,
@@ -1055,7 +1055,7 @@ def _mha_check_options(query: Tensor, embed_dim: int, num_heads: int, hint_alone
         )
 
 
-# %% book/05_attention.ipynb, cell 96
+# %% book/05_attention.ipynb, cell 97
 def multi_head_attention_forward(
     query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
     in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,

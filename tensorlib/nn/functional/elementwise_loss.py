@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 296
+# %% book/04_layers.ipynb, cell 297
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, where

@@ -99,6 +99,7 @@ __all__ = [
     'adaptive_max_pool3d_with_indices',
     'fractional_max_pool2d',
     'fractional_max_pool3d',
+    'linear_cross_entropy',
 ]
 
 
@@ -1456,7 +1457,27 @@ def feature_alpha_dropout(
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
 
 
-# %% book/04_layers.ipynb, cell 181
+# %% book/04_layers.ipynb, cell 177
+def _random_leaky_relu(
+    input: Tensor, lower: float, upper: float, generator: Generator | None
+) -> Tensor:
+    r"""The training form of the randomized leaky ReLU (section 8.1): :math:`x` where
+    :math:`x > 0`, else :math:`a x`, one slope :math:`a \sim U(\text{lower}, \text{upper})` per
+    entry drawn from ``generator`` (the global one if ``None``). The result is ``input`` times a
+    constant factor (1 or :math:`a`), so the gradient is the slope used, at 0 too, as PyTorch's
+    kernel. Shape: any, unchanged; floating point."""
+    _check_tensor(input, "rrelu")
+    _check_floating("rrelu", input)
+    if not lower <= upper:
+        raise RuntimeError(
+            f"Lower bound should be less than or equal to the upper bound, got {lower} and {upper}"
+        )
+    slope = resolve_generator(generator).uniform(tuple(input.shape), lower, upper, input.dtype)
+    factor = np.where(input.detach().numpy() > 0, input.dtype.type(1), slope)
+    return input * Tensor(factor)
+
+
+# %% book/04_layers.ipynb, cell 182
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -1519,7 +1540,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
 
 
-# %% book/04_layers.ipynb, cell 182
+# %% book/04_layers.ipynb, cell 183
 def relu_(input: Tensor) -> Tensor:
     """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
     _check_tensor(input, "relu_")
@@ -1564,15 +1585,20 @@ def selu_(input: Tensor) -> Tensor:
 
 
 def rrelu_(
-    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False
+    input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+    generator: Generator | None = None,
 ) -> Tensor:
-    """``input`` overwritten by ``rrelu(input, lower, upper, training)`` (its evaluation form:
-    ``training=True`` is refused, as by ``rrelu``); returns ``input``."""
+    """``input`` overwritten by the randomized leaky ReLU; returns ``input``. With ``training``, a
+    slope per non-positive entry drawn from ``generator`` (the global one if ``None``;
+    ``_random_leaky_relu``, section 8.1), else the mean slope (chapter 2's ``rrelu``). As in
+    PyTorch, this is also the top-level ``torch.rrelu_``."""
     _check_tensor(input, "rrelu_")
-    return apply_(input, "rrelu_", rrelu, lower, upper, training)
+    if training:
+        return apply_(input, "rrelu_", _random_leaky_relu, lower, upper, generator)
+    return apply_(input, "rrelu_", rrelu, lower, upper, False)
 
 
-# %% book/04_layers.ipynb, cell 190
+# %% book/04_layers.ipynb, cell 191
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -1670,7 +1696,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 191
+# %% book/04_layers.ipynb, cell 192
 def _weight_grad_graph(
     input: Tensor,
     grad: Tensor,
@@ -1703,7 +1729,7 @@ def _weight_grad_graph(
     return sums[every + tuple(slice(k) for k in kernel)].transpose(0, 1)
 
 
-# %% book/04_layers.ipynb, cell 192
+# %% book/04_layers.ipynb, cell 193
 class _ConvNd(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -1881,7 +1907,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 193
+# %% book/04_layers.ipynb, cell 194
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1942,7 +1968,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 200
+# %% book/04_layers.ipynb, cell 201
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -2033,7 +2059,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 209
+# %% book/04_layers.ipynb, cell 210
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -2123,7 +2149,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 212
+# %% book/04_layers.ipynb, cell 213
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -2166,7 +2192,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 213
+# %% book/04_layers.ipynb, cell 214
 class _ConvTransposeNd(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -2264,7 +2290,7 @@ class _ConvTransposeNd(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 214
+# %% book/04_layers.ipynb, cell 215
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2393,7 +2419,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 220
+# %% book/04_layers.ipynb, cell 221
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
     j = np.arange(-before, n + after)
@@ -2429,7 +2455,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 223
+# %% book/04_layers.ipynb, cell 224
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2470,7 +2496,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 229
+# %% book/04_layers.ipynb, cell 230
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2522,7 +2548,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 236
+# %% book/04_layers.ipynb, cell 237
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2682,7 +2708,7 @@ class _AvgPoolNd(Function):
         ),)
 
 
-# %% book/04_layers.ipynb, cell 237
+# %% book/04_layers.ipynb, cell 238
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -2791,7 +2817,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 245
+# %% book/04_layers.ipynb, cell 246
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2850,7 +2876,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 246
+# %% book/04_layers.ipynb, cell 247
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2913,7 +2939,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 247
+# %% book/04_layers.ipynb, cell 248
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -3000,7 +3026,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 252
+# %% book/04_layers.ipynb, cell 253
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -3080,7 +3106,7 @@ def _linear_matrix(
     return matrix
 
 
-# %% book/04_layers.ipynb, cell 254
+# %% book/04_layers.ipynb, cell 255
 def _cubic(x: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic convolution kernel :math:`W_a(x)` (section 10.2), zero for
     :math:`|x| \\ge 2`; same shape and dtype as ``x``."""
@@ -3161,7 +3187,7 @@ def _resampling_matrix(
     return Tensor(build(size, out, scale, align_corners, dtype))
 
 
-# %% book/04_layers.ipynb, cell 255
+# %% book/04_layers.ipynb, cell 256
 # the number of dimensions of the input each interpolating mode takes, as PyTorch's
 _RESAMPLE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
 
@@ -3263,7 +3289,7 @@ def interpolate(
     return output.clone() if output is input else output
 
 
-# %% book/04_layers.ipynb, cell 264
+# %% book/04_layers.ipynb, cell 265
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -3331,7 +3357,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 267
+# %% book/04_layers.ipynb, cell 268
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3413,7 +3439,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 271
+# %% book/04_layers.ipynb, cell 272
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3468,7 +3494,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 272
+# %% book/04_layers.ipynb, cell 273
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3587,7 +3613,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.permute(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 273
+# %% book/04_layers.ipynb, cell 274
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3648,7 +3674,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 277
+# %% book/04_layers.ipynb, cell 278
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3768,7 +3794,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 282
+# %% book/04_layers.ipynb, cell 283
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3957,7 +3983,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 283
+# %% book/04_layers.ipynb, cell 284
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -4009,7 +4035,7 @@ def adaptive_max_pool3d_with_indices(
     return adaptive_max_pool3d(input, output_size, True)
 
 
-# %% book/04_layers.ipynb, cell 291
+# %% book/04_layers.ipynb, cell 292
 def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
     """The window starts of fractional max pooling along one axis, PyTorch's
     ``generate_intervals``: ``int((i + u) * alpha) - int(u * alpha)`` with
@@ -4119,3 +4145,72 @@ def fractional_max_pool3d(
     :func:`fractional_max_pool2d` with ``_random_samples`` (N, C, 3), one per (T, H, W)."""
     return _fractional_max_pool("fractional_max_pool3d", input, kernel_size, output_size,
                                 output_ratio, return_indices, _random_samples)
+
+
+# %% book/04_layers.ipynb, cell 385
+from tensorlib.nn.functional.loss import cross_entropy  # noqa: E402
+
+
+def linear_cross_entropy(
+    input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Tensor | None = None,
+    weight: Tensor | None = None, reduction: str = "mean", ignore_index: int | None = None,
+    label_smoothing: float = 0.0, options: Any = None,
+) -> Tensor:
+    r"""The cross entropy of ``linear(input, linear_weight, linear_bias)`` against ``target``, as
+    ``torch.nn.functional.linear_cross_entropy`` (PyTorch 2.13, section 11.8):
+    ``cross_entropy(logits, target, ...)`` with the logits reshaped to
+    (N, C, d_1, ..., d_K) when ``linear_weight`` is (C, d_1, ..., d_K, in_features).
+
+    Args:
+        input: (in_features,) or (N, in_features).
+        linear_weight: (C, in_features), or (C, d_1, ..., d_K, in_features) for a
+            K-dimensional loss (batched input only).
+        target: class ids (), (N) or (N, d_1, ..., d_K); or class probabilities of the logits'
+            shape.
+        linear_bias: (C, d_1, ..., d_K) or ``None``.
+        weight, reduction, label_smoothing: as :func:`cross_entropy`.
+        ignore_index: as :func:`cross_entropy` (``None`` means -100; refused with
+            probabilities).
+        options: PyTorch's ``LinearCrossEntropyOptions``, which only choose how its chunked
+            kernel splits the batch and accumulates (memory, not the result): accepted and
+            ignored; the loss is always computed the reference way, all logits at once.
+
+    Raises:
+        RuntimeError: the ranks or sizes do not fit, with PyTorch's messages.
+    """
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}"
+        )
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), got "
+            f"{in_features} and {linear_weight.shape[-1]}, respectively"
+        )
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(
+            f"expected linear_bias shape {(classes, *out_features)}, got "
+            f"{tuple(linear_bias.shape)}"
+        )
+    if out_features and not batch:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
+    logits_shape = (*batch, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    rows = math.prod(out_features, start=classes)
+    if out_features:
+        linear_weight = linear_weight.reshape(rows, in_features)
+        linear_bias = None if linear_bias is None else linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(
+        logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
+        reduction=reduction, label_smoothing=label_smoothing,
+    )

@@ -157,8 +157,18 @@ from tensorlib.nn.modules.pooling import (
 )
 from tensorlib.nn.modules.sparse import Embedding, EmbeddingBag, PositionalEmbedding
 from tensorlib.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+# section 11.8: PyTorch's older names, and the linear layer fused with its cross entropy
+from tensorlib.nn.modules.container import Container
+from tensorlib.nn.modules.loss import LinearCrossEntropyLoss, NLLLoss2d
+from tensorlib.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions
+from tensorlib.nn.modules.normalization import CrossMapLRN2d
 
 __all__ = [
+    "Container",
+    "CrossMapLRN2d",
+    "LinearCrossEntropyLoss",
+    "LinearCrossEntropyOptions",
+    "NLLLoss2d",
     "AdaptiveLogSoftmaxWithLoss",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
@@ -316,6 +326,8 @@ __all__ = [
     # Chapter 5
     "GRU",
     "GRUCell",
+    "RNNBase",
+    "RNNCellBase",
     "LSTM",
     "LSTMCell",
     "MultiheadAttention",
@@ -332,7 +344,17 @@ __all__ = [
 # Chapter 5, Attention: recurrent layers, multi-head attention and PyTorch's Transformer layers
 # (nn.modules.rnn, nn.modules.attention, nn.modules.transformer)
 from tensorlib.nn.modules.attention import MultiheadAttention
-from tensorlib.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell, init_forget_bias_
+from tensorlib.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+    init_forget_bias_,
+)
 from tensorlib.nn.modules.transformer import (
     Transformer,
     TransformerDecoder,

@@ -581,7 +581,10 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 177
+# %% book/04_layers.ipynb, cell 178
+from tensorlib.nn.functional.layers import _random_leaky_relu  # noqa: E402
+
+
 class PReLU(Module):
     """Leaky ReLU with a learned slope: :math:`x` for :math:`x > 0`, else :math:`a_c x`.
 
@@ -623,12 +626,10 @@ class PReLU(Module):
 
 
 class RReLU(Module):
-    """Randomized leaky ReLU, in evaluation: :math:`x` for :math:`x \\ge 0`, else
-    :math:`\\frac{l + u}{2} x`.
-
-    PyTorch draws each negative entry's slope from :math:`U(l, u)` in training mode; tensorlib
-    has only the evaluation form (chapter 2's ``rrelu``), so in training mode ``forward``
-    raises ``NotImplementedError``: call ``.eval()`` first.
+    """Randomized leaky ReLU: :math:`x` for :math:`x > 0`, else :math:`a x`. In training mode
+    each entry's slope :math:`a` is drawn from :math:`U(l, u)` (from the global generator, by
+    :func:`~tensorlib.nn.functional.layers._random_leaky_relu`), and the gradient is the slope
+    used; in evaluation :math:`a = \\frac{l + u}{2}` (chapter 2's ``rrelu``).
 
     Args:
         lower: :math:`l` (default 1/8).
@@ -651,17 +652,14 @@ class RReLU(Module):
     def forward(self, input: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
         if self.training:
-            raise NotImplementedError(
-                "RReLU in training mode draws a random slope per entry, which tensorlib does not "
-                "implement; call .eval() to use the mean slope (lower + upper) / 2"
-            )
+            return _random_leaky_relu(input, self.lower, self.upper, None)
         return rrelu(input, self.lower, self.upper, False, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 183
+# %% book/04_layers.ipynb, cell 184
 class Softmax2d(Module):
     """A softmax over the channels at each position: ``softmax(input, dim=-3)``.
 

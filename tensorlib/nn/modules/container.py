@@ -18,6 +18,7 @@ __all__ = [
     'ModuleDict',
     'ParameterList',
     'ParameterDict',
+    'Container',
 ]
 
 
@@ -391,3 +392,28 @@ class ParameterDict(Module):
 
     def extra_repr(self) -> str:
         return _parameter_lines(self._parameters.items())
+
+
+# %% book/04_layers.ipynb, cell 372
+import warnings  # noqa: E402
+
+
+class Container(Module):
+    """PyTorch's deprecated first container (section 11.8): a :class:`Module` whose keyword
+    arguments become its children, in order, with PyTorch's ``FutureWarning``. Subclass
+    :class:`Module` instead.
+
+    Args:
+        **kwargs: name = module pairs, registered with ``add_module``.
+    """
+
+    def __init__(self, **kwargs: Module) -> None:
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -33,10 +33,12 @@ __all__ = [
     'MultiLabelMarginLoss',
     'TripletMarginWithDistanceLoss',
     'CTCLoss',
+    'NLLLoss2d',
+    'LinearCrossEntropyLoss',
 ]
 
 
-# %% book/04_layers.ipynb, cell 297
+# %% book/04_layers.ipynb, cell 298
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
@@ -69,7 +71,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 298
+# %% book/04_layers.ipynb, cell 299
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -211,7 +213,7 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 299
+# %% book/04_layers.ipynb, cell 300
 class BCELoss(Module):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
@@ -287,7 +289,7 @@ class HuberLoss(Module):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 301
+# %% book/04_layers.ipynb, cell 302
 class L1Loss(Module):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
@@ -374,7 +376,7 @@ class GaussianNLLLoss(Module):
                                  reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 302
+# %% book/04_layers.ipynb, cell 303
 class _MarginModule(Module):
     """What the margin losses' modules share: a margin and a reduction. Their ``size_average``
     and ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``)."""
@@ -490,7 +492,7 @@ class MultiLabelSoftMarginLoss(Module):
         return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 303
+# %% book/04_layers.ipynb, cell 304
 class CosineSimilarity(Module):
     """``F.cosine_similarity`` along ``dim`` (default 1), with ``eps`` (default 1e-8)."""
 
@@ -514,7 +516,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 328
+# %% book/04_layers.ipynb, cell 329
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 
@@ -607,4 +609,102 @@ class CTCLoss(Module):
         return ctc_loss(
             log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
             self.zero_infinity,
+        )
+
+
+# %% book/04_layers.ipynb, cell 371
+import warnings  # noqa: E402
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name for :class:`NLLLoss` on images (section 11.8): the same loss
+    (log-probabilities (N, C, H, W) against class ids (N, H, W), or any other shape
+    :class:`NLLLoss` takes), with PyTorch's ``FutureWarning`` when it is made.
+
+    Args:
+        weight, size_average, ignore_index, reduce, reduction: as :class:`NLLLoss`.
+    """
+
+    def __init__(
+        self, weight: Tensor | None = None, size_average: bool | None = None,
+        ignore_index: int = -100, reduce: bool | None = None, reduction: str = "mean",
+    ) -> None:
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more "
+            "details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+# %% book/04_layers.ipynb, cell 386
+import math  # noqa: E402
+from typing import Any  # noqa: E402
+
+from tensorlib.nn.functional.layers import linear_cross_entropy  # noqa: E402
+from tensorlib.nn.modules.linear import Linear  # noqa: E402
+
+
+class LinearCrossEntropyLoss(Module):
+    """A linear layer and the cross entropy of its logits in one module, as PyTorch 2.13's
+    ``torch.nn.LinearCrossEntropyLoss`` (section 11.8): ``forward(input, target)`` is
+    :func:`~tensorlib.nn.functional.linear_cross_entropy` with ``self.linear``'s weight seen as
+    (C, *out_features, in_features).
+
+    Args:
+        in_features: the size of each input sample.
+        num_classes: the number of classes C.
+        out_features: (d_1, ..., d_K) for a K-dimensional loss (default ``()``).
+        bias: give ``self.linear`` a bias (default ``False``).
+        device, dtype: of ``self.linear``'s parameters.
+        reduction, weight, ignore_index, label_smoothing, options: as
+            :func:`~tensorlib.nn.functional.linear_cross_entropy` (``weight`` a buffer, (C,)).
+
+    Attributes:
+        linear: ``Linear(in_features, C * prod(out_features), bias)``, stored flat as in
+            PyTorch, so checkpoints match.
+    """
+
+    def __init__(
+        self, in_features: int, num_classes: int, *, out_features: tuple[int, ...] = (),
+        bias: bool = False, device: Any = None, dtype: Any = None, reduction: str = "mean",
+        weight: Tensor | None = None, ignore_index: int | None = None,
+        label_smoothing: float = 0.0, options: Any = None,
+    ) -> None:
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
+        super().__init__()
+        _check_reduction(reduction)
+        self.register_buffer("weight", weight)
+        self.reduction = reduction
+        self.num_classes, self.out_features = num_classes, tuple(out_features)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        self.options = options
+        rows = math.prod(self.out_features, start=num_classes)
+        self.linear = Linear(in_features, rows, bias=bias, device=device, dtype=dtype)
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return linear_cross_entropy(
+            input, self.linear.weight.reshape(*shape, self.linear.in_features), target,
+            linear_bias=None if bias is None else bias.reshape(shape), weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options,
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
         )

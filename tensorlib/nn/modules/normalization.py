@@ -12,6 +12,7 @@ __all__ = [
     'RMSNorm',
     'GroupNorm',
     'LocalResponseNorm',
+    'CrossMapLRN2d',
 ]
 
 
@@ -181,7 +182,7 @@ class GroupNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 279
+# %% book/04_layers.ipynb, cell 280
 # the function of section 10.5, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
 
@@ -207,6 +208,93 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+# %% book/04_layers.ipynb, cell 373
+from tensorlib.engine import Function  # noqa: E402
+from tensorlib.nn.functional.utils import _check_tensor  # noqa: E402
+
+
+def _legacy_lrn_windows(channels: int, size: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The channel windows of PyTorch's legacy ``CrossMapLRN2d``, as 0/1 matrices (C, C).
+
+    Row c of the first lists the channels whose squares make channel c's scale in forward: a
+    running sum that adds channel c + pre - 1 and takes out channel c - pre only when c > pre,
+    so channel 0 is never taken out and stays in every window from channel pre + 1 on. Row c of
+    the second lists the channels whose ratios channel c's gradient gathers: the ``size``
+    channels from c - offset. The two do not match (the backward is not the forward's exact
+    derivative); we keep both, as PyTorch computes them.
+    """
+    pre = int((size - 1) / 2 + 1)
+    forward = np.zeros((channels, channels), dtype)
+    forward[0, : min(pre, channels)] = 1
+    for c in range(1, channels):
+        forward[c] = forward[c - 1]
+        if c < channels - pre + 1:
+            forward[c, c + pre - 1] += 1
+        if c > pre:
+            forward[c, c - pre] -= 1
+    offset = int(size - (size - 1) / 2)
+    lag = np.arange(channels)[None, :] - np.arange(channels)[:, None]  # c' - c
+    backward = ((lag >= -offset) & (lag <= size - 1 - offset)).astype(dtype)
+    return forward, backward
+
+
+class _CrossMapLRN2d(Function):
+    r"""PyTorch's legacy local response normalisation of (N, C, H, W):
+    :math:`s = k + \frac{\alpha}{n} W x^2`, :math:`y = x\, s^{-\beta}`, with the window matrix
+    :math:`W` of :func:`_legacy_lrn_windows`; the backward is PyTorch's,
+    :math:`\bar x = s^{-\beta} \bar y - \frac{2\alpha\beta}{n}\, x\, B(\bar y\, y / s)`."""
+
+    __slots__ = ("x", "y", "scale", "gather", "beta", "coefficient")
+    reads = ((),)  # copies made in forward
+
+    def forward(
+        self, x: np.ndarray, size: int, alpha: float, beta: float, k: float
+    ) -> np.ndarray:
+        windows, self.gather = _legacy_lrn_windows(x.shape[1], size, x.dtype)
+        scale = np.einsum("cj,njhw->nchw", windows, x * x) * x.dtype.type(alpha / size) + k
+        self.x, self.scale, self.beta = x.copy(), scale.astype(x.dtype), beta
+        self.coefficient = x.dtype.type(2 * alpha * beta / size)
+        self.y = x * self.scale ** x.dtype.type(-beta)
+        return self.y
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        gathered = np.einsum("cj,njhw->nchw", self.gather, grad * self.y / self.scale)
+        power = self.scale ** self.x.dtype.type(-self.beta)
+        return (power * grad - self.coefficient * self.x * gathered,)
+
+
+# %% book/04_layers.ipynb, cell 374
+class CrossMapLRN2d(Module):
+    r"""PyTorch's older local response normalisation across channels of (N, C, H, W)
+    (section 11.8): :math:`y_c = x_c\,(k + \frac{\alpha}{n}\sum_{c'} x_{c'}^2)^{-\beta}`, with
+    PyTorch's legacy channel windows and its own backward (:class:`_CrossMapLRN2d`); prefer
+    :class:`LocalResponseNorm`.
+
+    Args:
+        size: the number of neighbouring channels :math:`n`.
+        alpha: the multiplicative factor (default 1e-4).
+        beta: the exponent (default 0.75).
+        k: the additive constant (default 1).
+
+    Shapes: (N, C, H, W), unchanged; other ranks raise ``ValueError``, as in PyTorch.
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        _check_tensor(input, "CrossMapLRN2d")
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D instead.")
+        return _CrossMapLRN2d.apply(
+            input, size=self.size, alpha=self.alpha, beta=self.beta, k=self.k
+        )
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

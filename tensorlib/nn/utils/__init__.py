@@ -27,3 +27,15 @@ from tensorlib.nn.utils.weight_norm import legacy_weight_norm as weight_norm
 
 # Chapter 4, Layers, section 11.4: pruning (tensorlib.nn.utils.prune)
 from tensorlib.nn.utils import prune as prune
+
+# Chapter 4, Layers, section 11.8: spectral norm by hook, fusing batch norm into the layer before
+# it, skip_init (tensorlib.nn.utils.spectral_norm, .fusion, .init)
+# isort: split
+from tensorlib.nn.utils import fusion as fusion
+from tensorlib.nn.utils.fusion import fuse_conv_bn_eval as fuse_conv_bn_eval
+from tensorlib.nn.utils.fusion import fuse_conv_bn_weights as fuse_conv_bn_weights
+from tensorlib.nn.utils.fusion import fuse_linear_bn_eval as fuse_linear_bn_eval
+from tensorlib.nn.utils.fusion import fuse_linear_bn_weights as fuse_linear_bn_weights
+from tensorlib.nn.utils.init import skip_init as skip_init
+from tensorlib.nn.utils.spectral_norm import legacy_spectral_norm as spectral_norm
+from tensorlib.nn.utils.spectral_norm import remove_spectral_norm as remove_spectral_norm

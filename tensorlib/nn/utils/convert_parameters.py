@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 310
+# %% book/04_layers.ipynb, cell 311
 from collections.abc import Iterable
 
 from tensorlib.engine import Tensor, cat

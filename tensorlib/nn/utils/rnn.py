@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 33
+# %% book/05_attention.ipynb, cell 34
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -81,7 +81,7 @@ def pad_sequence(
     return stack(padded, dim=0 if batch_first else 1)
 
 
-# %% book/05_attention.ipynb, cell 36
+# %% book/05_attention.ipynb, cell 37
 class _PackedSequenceFields(NamedTuple):
     data: Tensor
     batch_sizes: Tensor
@@ -176,7 +176,7 @@ class PackedSequence(_PackedSequenceFields):
         return False
 
 
-# %% book/05_attention.ipynb, cell 37
+# %% book/05_attention.ipynb, cell 38
 def _lengths_array(lengths: Tensor | Sequence[int], batch: int) -> np.ndarray:
     """``lengths`` as a 1-D int64 array of ``batch`` entries (PyTorch converts to int64 too)."""
     values = lengths.numpy() if isinstance(lengths, Tensor) else np.asarray(lengths)
