@@ -10,7 +10,10 @@ machine without it, PyTorch warns and disables them; so does tensorlib, which ne
 Enabled on the CPU (PyTorch would compute in bfloat16 or scale the loss), both raise
 :func:`~tensorlib.backends.single_process_error`'s error: tensorlib has no mixed precision.
 The queries ``is_autocast_enabled`` and ``get_autocast_dtype`` (and their older names) answer as
-PyTorch does outside any autocast: False, and PyTorch's default dtypes.
+PyTorch does outside any autocast: False, and PyTorch's default dtypes; ``is_autocast_available``
+is False for every device. The decorators ``custom_fwd`` and ``custom_bwd`` of a custom
+``autograd.Function`` record and restore the autocast state as PyTorch's do, which here is always
+"disabled", so the decorated methods run as written.
 """
 
 from __future__ import annotations
@@ -23,16 +26,21 @@ __all__ = [
     'is_autocast_cpu_enabled',
     'get_autocast_cpu_dtype',
     'get_autocast_gpu_dtype',
+    'is_autocast_available',
+    'custom_fwd',
+    'custom_bwd',
 ]
 
 
-# %% book/08_gpt.ipynb, cell 95
+# %% book/08_gpt.ipynb, cell 110
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from tensorlib.backends import single_process_error
 from tensorlib.engine import Tensor, bfloat16, float16
+from tensorlib.engine import device as _device
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -154,3 +162,77 @@ def get_autocast_cpu_dtype() -> Any:
 def get_autocast_gpu_dtype() -> Any:
     """PyTorch's older name for ``get_autocast_dtype("cuda")``: float16."""
     return float16
+
+
+# %% book/08_gpt.ipynb, cell 111
+def is_autocast_available(device_type: str) -> bool:
+    """Whether :class:`autocast` can compute in lower precision on ``device_type``: False for
+    every device, as tensorlib has no mixed precision (PyTorch answers True for ``"cpu"`` and
+    ``"cuda"``). A program that asks before enabling autocast takes its float32 path.
+
+    Raises:
+        TypeError: ``device_type`` is not a string.
+        RuntimeError: it names no device type (PyTorch's message).
+    """
+    if not isinstance(device_type, str):
+        raise TypeError(f"is_autocast_available(): argument 'device_type' (position 1) must be "
+                        f"str, not {type(device_type).__name__}")
+    _device(device_type)  # raises PyTorch's error for a string that names no device type
+    return False
+
+
+def _check_device_type(device_type: object) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def custom_fwd(
+    fwd: Callable[..., Any] | None = None, *, device_type: str, cast_inputs: Any = None
+) -> Any:
+    """``@torch.amp.custom_fwd(device_type=..., cast_inputs=None)``: the decorator of a custom
+    ``autograd.Function``'s ``forward(ctx, ...)``. It records on ``ctx`` whether autocast was
+    on (``ctx._fwd_used_autocast``) and its dtype (``ctx._dtype``), for :func:`custom_bwd`. Inside
+    an enabled autocast PyTorch would cast floating inputs to ``cast_inputs``; autocast is never
+    enabled in tensorlib, so ``forward`` always runs as written, as PyTorch's does outside one.
+
+    Args:
+        fwd: the forward (omitted when the decorator is called with arguments only).
+        device_type: ``"cpu"``, ``"cuda"``, ... (keyword only, required).
+        cast_inputs: the dtype for floating inputs inside an enabled autocast.
+    """
+    _check_device_type(device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    forward = fwd
+
+    @functools.wraps(forward)
+    def decorated(*args: Any, **kwargs: Any) -> Any:
+        args[0]._dtype = get_autocast_dtype(device_type)
+        args[0]._fwd_used_autocast = is_autocast_enabled(device_type) and cast_inputs is None
+        return forward(*args, **kwargs)
+
+    return decorated
+
+
+def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str) -> Any:
+    """``@torch.amp.custom_bwd(device_type=...)``: the decorator of a custom
+    ``autograd.Function``'s ``backward(ctx, ...)``, which runs it in the autocast state its
+    :func:`custom_fwd` forward recorded on ``ctx`` (always disabled, in tensorlib).
+
+    Args:
+        bwd: the backward (omitted when the decorator is called with arguments only).
+        device_type: ``"cpu"``, ``"cuda"``, ... (keyword only, required).
+    """
+    _check_device_type(device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    backward = bwd
+
+    @functools.wraps(backward)
+    def decorated(*args: Any, **kwargs: Any) -> Any:
+        ctx = args[0]
+        enabled = ctx._fwd_used_autocast  # read first: its absence is the error PyTorch gives
+        with autocast(device_type, ctx._dtype, enabled):
+            return backward(*args, **kwargs)
+
+    return decorated

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 93
+# %% book/08_gpt.ipynb, cell 108
 import warnings
 
 

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 104
+# %% book/08_gpt.ipynb, cell 120
 import inspect
 from collections.abc import Callable
 from typing import Any

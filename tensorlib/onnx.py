@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 98
+# %% book/08_gpt.ipynb, cell 114
 from typing import Any
 
 from tensorlib.backends import single_process_error

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 120
+# %% book/08_gpt.ipynb, cell 136
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -44,6 +44,13 @@ from typing import Any
 ALIASES: dict[str, tuple[str, ...]] = {
     "torch": ("tensorlib",),
     "torch.cuda.amp": ("tensorlib.amp",),
+    # torch.amp's files, and torch.utils.benchmark's: one module each here
+    "torch.amp.autocast_mode": ("tensorlib.amp",),
+    "torch.amp.grad_scaler": ("tensorlib.amp",),
+    "torch.utils.benchmark.utils": ("tensorlib.utils.benchmark",),
+    "torch.utils.benchmark.utils.common": ("tensorlib.utils.benchmark",),
+    "torch.utils.benchmark.utils.timer": ("tensorlib.utils.benchmark",),
+    "torch.utils.benchmark.utils.compare": ("tensorlib.utils.benchmark",),
     # torch.fx's files, whose names programs import from: one module here
     "torch.fx._symbolic_trace": ("tensorlib.fx",),
     "torch.fx.graph": ("tensorlib.fx",),

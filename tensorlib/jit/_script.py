@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 100
+# %% book/08_gpt.ipynb, cell 116
 import typing
 from collections.abc import Callable
 from typing import Any

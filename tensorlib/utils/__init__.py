@@ -4,8 +4,10 @@ Written by hand, re-exports only. Chapter 4 (Layers): ``tensorlib.utils.data`` (
 and the data loader) and ``tensorlib.utils.hooks`` (``RemovableHandle``, which hook registrations
 return). Chapter 8 (A GPT, end to end): ``tensorlib.utils.tensorboard``
 (``SummaryWriter``, which refuses, saying why), imported on demand as ``torch.utils.tensorboard``
-is. Chapter 7 (Checkpointing, section 14): ``tensorlib.utils.checkpoint`` (``checkpoint`` and
-``checkpoint_sequential``, activation checkpointing).
+is, and ``tensorlib.utils.benchmark`` (``Timer``, ``Measurement``, ``Compare``: timing statements
+as ``torch.utils.benchmark`` does). Chapter 7 (Checkpointing, section 14):
+``tensorlib.utils.checkpoint`` (``checkpoint`` and ``checkpoint_sequential``, activation
+checkpointing).
 """
 
 # Chapter 4, Layers: datasets, samplers and the data loader (tensorlib.utils.data)
@@ -17,4 +19,7 @@ from tensorlib.utils import hooks as hooks
 # Chapter 7, Checkpointing: activation checkpointing (tensorlib.utils.checkpoint)
 from tensorlib.utils import checkpoint as checkpoint
 
-__all__ = ["checkpoint", "data", "hooks"]
+# Chapter 8, A GPT end to end: timing statements (tensorlib.utils.benchmark)
+from tensorlib.utils import benchmark as benchmark
+
+__all__ = ["benchmark", "checkpoint", "data", "hooks"]
