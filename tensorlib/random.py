@@ -40,6 +40,7 @@ __all__ = [
     'initial_seed',
     'get_rng_state',
     'set_rng_state',
+    'fork_rng',
     'resolve_generator',
     'rand',
     'randn',
@@ -60,12 +61,13 @@ __all__ = [
 
 
 # %% book/03_init.ipynb, cell 19
+import contextlib
 import functools
 import math
 import operator
 import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -457,6 +459,44 @@ def set_rng_state(new_state: Tensor | np.ndarray) -> None:
 
 
 # %% book/03_init.ipynb, cell 25
+@contextlib.contextmanager
+def fork_rng(
+    devices: Iterable[Any] | None = None,
+    enabled: bool = True,
+    _caller: str = "fork_rng",
+    _devices_kw: str = "devices",
+    device_type: str | None = None,
+) -> Iterator[None]:
+    """Run the ``with`` block on a fork of the default generator (``torch.random.fork_rng``).
+
+    The state of ``default_generator`` is saved on entry and restored on exit, also when the
+    block raises, so the draws after the block are those that would have come without it.
+
+    Args:
+        devices: accelerator devices whose generators PyTorch forks too; tensorlib has only the
+            CPU generator (always forked), so they are read once and ignored. Default None.
+        enabled: ``False`` makes the context manager do nothing. Default True.
+        _caller: the public function that called this one (PyTorch's, used in its warning).
+        _devices_kw: that function's name for ``devices`` (PyTorch's, used in its warning).
+        device_type: the accelerator type; ``"meta"`` forks nothing, as in PyTorch; any other
+            value is ignored. Default None.
+
+    Yields:
+        None, once.
+    """
+    if device_type == "meta" or not enabled:
+        yield
+        return
+    if devices is not None:
+        devices = list(devices)
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+
+
+# %% book/03_init.ipynb, cell 28
 def resolve_generator(generator: Generator | None) -> Generator:
     """The generator to draw from: ``generator``, or ``default_generator`` when it is None.
 
@@ -531,7 +571,7 @@ def _check_like(input: Tensor, name: str) -> None:
         raise TypeError(f"{name} expects a Tensor as input, got {type(input).__name__}")
 
 
-# %% book/03_init.ipynb, cell 26
+# %% book/03_init.ipynb, cell 29
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
          generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
          requires_grad: bool = False) -> Tensor:
@@ -635,7 +675,7 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     return Tensor(values)
 
 
-# %% book/03_init.ipynb, cell 30
+# %% book/03_init.ipynb, cell 33
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
     """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
     if not isinstance(input, Tensor):
@@ -722,7 +762,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     return Tensor(samples.astype(np.int64, copy=False).reshape(*input.shape[:-1], num_samples))
 
 
-# %% book/03_init.ipynb, cell 33
+# %% book/03_init.ipynb, cell 36
 class _Sampled(Function):
     """The graph node of a sample drawn from tensor parameters (``normal``, ``poisson``).
 
@@ -822,7 +862,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Sequence[int] 
     return Tensor(values, requires_grad=requires_grad)
 
 
-# %% book/03_init.ipynb, cell 36
+# %% book/03_init.ipynb, cell 39
 class _Poisson(_Sampled):
     """``poisson``'s node (``grad_fn`` prints as PoissonBackward)."""
 
@@ -926,7 +966,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     return _Poisson.apply(input, values=values)
 
 
-# %% book/03_init.ipynb, cell 39
+# %% book/03_init.ipynb, cell 42
 def seed() -> int:
     """Seed the default generator from the operating system and return the seed, in [0, 2**64).
 

@@ -411,8 +411,6 @@ BAD = [
      "transforms must be a Transform or a list of Transforms"),
     (lambda: TransformedDistribution(Normal(0.0, 1.0), SoftmaxTransform()), ValueError,
      "base_distribution needs to have shape with size at least 1"),
-    (lambda: TransformedDistribution(Normal(0.0, 1.0), AffineTransform(tl.zeros(3), 1.0)),
-     ValueError, "no expand"),
     (lambda: TransformedDistribution(Normal(0.0, 1.0), TanhTransform()).log_prob(1.5),
      ValueError, r"within the support \(Interval\(lower_bound=-1.0, upper_bound=1.0\)\)"),
     (lambda: SoftmaxTransform().forward_shape(()), ValueError, "Too few dimensions on input"),

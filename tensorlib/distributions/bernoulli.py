@@ -10,19 +10,21 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 97
+# %% book/03_init.ipynb, cell 105
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from tensorlib.distributions.distribution import Distribution, _probs_or_logits
+from tensorlib.distributions import constraints
+from tensorlib.distributions.distribution import _probs_or_logits
+from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.engine import Tensor, clamp, log, no_grad, sigmoid, tensor
 from tensorlib.nn.functional.loss import binary_cross_entropy_with_logits
 from tensorlib.random import bernoulli
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ExponentialFamily):
     r"""``Bernoulli(probs=None, logits=None, validate_args=None)``: a draw is 1 with probability
     :math:`p` and 0 otherwise, for exactly one of ``probs`` (:math:`p \in [0, 1]`) or ``logits``
     (:math:`z`, with :math:`p = \sigma(z)`); ``batch_shape`` is the parameter's shape.
@@ -32,6 +34,11 @@ class Bernoulli(Distribution):
     binary cross-entropy of :math:`p` with itself; ``mean`` is :math:`p`, ``variance``
     :math:`p(1 - p)`.
     """
+
+    _mean_carrier_measure = 0
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
 
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
@@ -44,6 +51,11 @@ class Bernoulli(Distribution):
                 raise ValueError("Bernoulli: probs must lie in [0, 1]")
         self._probs: Tensor | None = given if logits is None else None
         self._logits: Tensor | None = given if logits is not None else None
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Bernoulli:
+        """``Distribution.expand``: ``probs``, ``logits`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Bernoulli, _instance)
+        return self._expand_into(new, batch_shape, ("_probs", "_logits"))
 
     @property
     def probs(self) -> Tensor:
@@ -88,3 +100,10 @@ class Bernoulli(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("probs",) if self._logits is None else ("logits",)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (log(self.probs / (1 - self.probs)),)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        return natural_params[0].exp().log1p()

@@ -11,23 +11,24 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 112
+# %% book/03_init.ipynb, cell 120
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
-    Distribution,
     _as_value,
     _broadcast_parameters,
     _require,
 )
+from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.gamma import _standard_gamma
 from tensorlib.engine import Tensor, digamma, lgamma, tensor, xlogy
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     r"""``Beta(concentration1, concentration0, validate_args=None)``: density
     :math:`x^{a-1}(1 - x)^{b-1}/B(a, b)` on :math:`[0, 1]` for ``concentration1`` :math:`a > 0`
     and ``concentration0`` :math:`b > 0`, with :math:`\log B(a, b) = \log\Gamma(a) +
@@ -39,6 +40,12 @@ class Beta(Distribution):
     ``variance`` :math:`ab/((a + b)^2(a + b + 1))`.
     """
 
+    arg_constraints = {
+        "concentration1": constraints.positive,
+        "concentration0": constraints.positive,
+    }
+    support = constraints.unit_interval
+
     def __init__(self, concentration1: Any, concentration0: Any,
                  validate_args: bool | None = None) -> None:
         (a, b), shape = _broadcast_parameters(concentration1, concentration0)
@@ -46,6 +53,11 @@ class Beta(Distribution):
         if self._validate_args:
             _require((a.detach() > 0) & (b.detach() > 0), "Beta: concentrations must be > 0")
         self.concentration1, self.concentration0 = a, b
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Beta:
+        """``Distribution.expand``, of ``concentration1``, ``concentration0``."""
+        new = self._get_checked_instance(Beta, _instance)
+        return self._expand_into(new, batch_shape, ("concentration1", "concentration0"))
 
     def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -83,3 +95,11 @@ class Beta(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("concentration1", "concentration0")
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        x, y = natural_params
+        return lgamma(x) + lgamma(y) - lgamma(x + y)

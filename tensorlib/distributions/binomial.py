@@ -10,12 +10,13 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 115
+# %% book/03_init.ipynb, cell 123
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
     Distribution,
     _as_value,
@@ -39,6 +40,16 @@ class Binomial(Distribution):
     ``sample`` counts :math:`n` uniforms below :math:`p` (work grows with :math:`n`).
     """
 
+    arg_constraints = {
+        "total_count": constraints.nonnegative_integer,
+        "probs": constraints.unit_interval,
+        "logits": constraints.real,
+    }
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> Any:
+        return constraints.integer_interval(0, self.total_count)
+
     def __init__(self, total_count: Any = 1, probs: Any = None, logits: Any = None,
                  validate_args: bool | None = None) -> None:
         given = _probs_or_logits(probs, logits)
@@ -56,6 +67,11 @@ class Binomial(Distribution):
         self.total_count, given = count.expand(*shape), given.expand(*shape)
         self._probs: Tensor | None = given if logits is None else None
         self._logits: Tensor | None = given if logits is not None else None
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Binomial:
+        """``Distribution.expand``, of ``total_count``, ``probs``, ``logits``."""
+        new = self._get_checked_instance(Binomial, _instance)
+        return self._expand_into(new, batch_shape, ("total_count", "_probs", "_logits"))
 
     @property
     def probs(self) -> Tensor:

@@ -11,16 +11,17 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 94
+# %% book/03_init.ipynb, cell 102
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+import tensorlib.random as _random
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import Distribution, _probs_or_logits
 from tensorlib.engine import Tensor, clamp, log, log_softmax, no_grad, softmax, tensor
-from tensorlib.random import multinomial
 
 
 class Categorical(Distribution):
@@ -34,6 +35,13 @@ class Categorical(Distribution):
     parameter; ``entropy()`` is :math:`-\sum_i p_i \log p_i`; ``sample`` draws with
     ``multinomial``. ``mean`` and ``variance`` are NaN, as in PyTorch: categories have no order.
     """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    has_enumerate_support = True
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self) -> Any:
+        return constraints.integer_interval(0, self._num_events - 1)
 
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
@@ -55,6 +63,11 @@ class Categorical(Distribution):
                 raise ValueError("Categorical: logits must not be NaN")
             self._logits, self._probs = log_softmax(given, dim=-1), None
         self._num_events = given.shape[-1]
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Categorical:
+        """``Distribution.expand``: ``probs``, ``logits`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Categorical, _instance)
+        return self._expand_into(new, batch_shape, ("_probs", "_logits"))
 
     @property
     def probs(self) -> Tensor:
@@ -79,11 +92,14 @@ class Categorical(Distribution):
     def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         count = math.prod(shape[: len(shape) - len(self._batch_shape)])
+        probs = self.probs  # cached outside no_grad: a later log_prob still has its gradient
         with no_grad():
-            rows = self.probs.reshape(-1, self._num_events)
+            rows = probs.reshape(-1, self._num_events)
             if count == 0:
                 return tensor(np.zeros(shape, np.int64))
-            draws = multinomial(rows, count, replacement=True)  # (batch, count)
+            # through the module: in this chapter's notebook, `multinomial` is also the name
+            # of a constraint (the chapter's modules share the notebook's one namespace)
+            draws = _random.multinomial(rows, count, replacement=True)  # (batch, count)
             return draws.T.reshape(shape)
 
     def log_prob(self, value: Tensor) -> Tensor:

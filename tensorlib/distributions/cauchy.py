@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 136
+# %% book/03_init.ipynb, cell 165
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -47,6 +47,11 @@ class Cauchy(Distribution):
         if self._validate_args:
             _require(scale.detach() > 0, "Cauchy: scale must be > 0")
         self.loc, self.scale = loc, scale
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Cauchy:
+        """``Distribution.expand``: ``loc``, ``scale`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Cauchy, _instance)
+        return self._expand_into(new, batch_shape, ("loc", "scale"))
 
     def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         u = rand(self._extended_shape(sample_shape), dtype=self.loc.dtype)

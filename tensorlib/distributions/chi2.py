@@ -10,9 +10,11 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 139
+# %% book/03_init.ipynb, cell 168
+from collections.abc import Sequence
 from typing import Any
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import _parameter
 from tensorlib.distributions.gamma import Gamma
 from tensorlib.engine import Tensor
@@ -25,8 +27,15 @@ class Chi2(Gamma):
     :math:`2k`. Everything else is the gamma's (``sample`` but no ``rsample``).
     """
 
+    arg_constraints = {"df": constraints.positive}
+
     def __init__(self, df: Any, validate_args: bool | None = None) -> None:
         super().__init__(0.5 * _parameter(df), 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Chi2:
+        """``Gamma.expand`` filling a ``Chi2``."""
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)  # type: ignore[return-value]
 
     @property
     def df(self) -> Tensor:

@@ -10,23 +10,24 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 113
+# %% book/03_init.ipynb, cell 121
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
-    Distribution,
     _as_value,
     _parameter,
     _require,
 )
+from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.gamma import _standard_gamma
 from tensorlib.engine import Tensor, digamma, lgamma, tensor, xlogy
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     r"""``Dirichlet(concentration, validate_args=None)``: density
     :math:`\frac{\Gamma(\alpha_0)}{\prod_i\Gamma(\alpha_i)}\prod_i x_i^{\alpha_i - 1}` on the
     simplex (:math:`x_i \ge 0`, :math:`\sum_i x_i = 1`), :math:`\alpha_0 = \sum_i\alpha_i`, for
@@ -40,6 +41,9 @@ class Dirichlet(Distribution):
     + 1))`.
     """
 
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    support = constraints.simplex
+
     def __init__(self, concentration: Any, validate_args: bool | None = None) -> None:
         concentration = _parameter(concentration)
         if concentration.ndim < 1:
@@ -49,6 +53,11 @@ class Dirichlet(Distribution):
         if self._validate_args:
             _require(concentration.detach() > 0, "Dirichlet: concentration must be > 0")
         self.concentration = concentration
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Dirichlet:
+        """``Distribution.expand``: ``concentration`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Dirichlet, _instance)
+        return self._expand_into(new, batch_shape, ("concentration",))
 
     def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -84,3 +93,11 @@ class Dirichlet(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("concentration",)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.concentration,)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        x = natural_params[0]
+        return lgamma(x).sum(-1) - lgamma(x.sum(-1))

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 92
+# %% book/03_init.ipynb, cell 95
 from collections.abc import Sequence
 from typing import Any
 
@@ -86,6 +86,83 @@ class Distribution:
     def event_shape(self) -> tuple[int, ...]:
         return self._event_shape
 
+    @property
+    def arg_constraints(self) -> dict[str, Any]:
+        """The ``constraints`` object each parameter must lie in, by name (each family's own)."""
+        raise NotImplementedError
+
+    @property
+    def support(self) -> Any:
+        """The ``constraints`` object of the values ``log_prob`` takes (each family's own)."""
+        raise NotImplementedError
+
+    def expand(
+        self, batch_shape: Sequence[int], _instance: Distribution | None = None
+    ) -> Distribution:
+        """The same distribution with ``batch_shape`` grown by broadcasting: the parameters are
+        expanded as views (no copy, gradients flow back to them), ``event_shape`` is kept and
+        ``validate_args`` carried over without re-checking. Each family gives its own, as in
+        PyTorch; ``_instance`` is the new object a subclass's ``expand`` passes up.
+
+        Args:
+            batch_shape: the new batch shape, which the old one must broadcast to.
+            _instance: the object to fill (internal: from a subclass), or None.
+
+        Returns:
+            A new distribution of ``batch_shape``.
+        """
+        raise NotImplementedError(f"{type(self).__name__}.expand")
+
+    def _validate_sample(self, value: Tensor) -> None:
+        """Check a ``log_prob`` (``cdf``, ``icdf``) argument as PyTorch does: a tensor whose
+        rightmost dimensions are ``event_shape``, broadcastable with ``batch_shape +
+        event_shape``, inside ``support``; ``ValueError`` otherwise."""
+        if not isinstance(value, Tensor):
+            raise ValueError("The value argument to log_prob must be a Tensor")
+        actual, expected = tuple(value.shape), self._batch_shape + self._event_shape
+        if actual[len(actual) - len(self._event_shape):] != self._event_shape:
+            raise ValueError("The right-most size of value must match event_shape: "
+                             f"{actual} vs {self._event_shape}.")
+        for i, j in zip(reversed(actual), reversed(expected), strict=False):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError("Value is not broadcastable with batch_shape+event_shape: "
+                                 f"{actual} vs {expected}.")
+        support = self.support
+        if not bool(support.check(value.detach()).all()):
+            raise ValueError(
+                f"Expected value argument ({type(value).__name__} of shape {actual}) to be "
+                f"within the support ({support!r}) of the distribution {self!r}, but found "
+                f"invalid values:\n{value}"
+            )
+
+    def _get_checked_instance(self, cls: type, _instance: Any = None) -> Any:
+        """The empty object ``cls.expand`` fills: ``_instance`` when given, else a new one of
+        ``type(self)``, which needs a subclass with its own ``__init__`` to bring its own
+        ``expand``."""
+        if _instance is None and type(self).__init__ != cls.__init__:  # type: ignore[misc]
+            raise NotImplementedError(
+                f"Subclass {type(self).__name__} of {cls.__name__} that defines a custom "
+                "__init__ method must also define a custom .expand() method."
+            )
+        return type(self).__new__(type(self)) if _instance is None else _instance
+
+    def _expand_into(self, new: Any, batch_shape: Sequence[int], names: Sequence[str]) -> Any:
+        """Fill ``new`` as ``self`` with ``batch_shape``: the attributes ``names`` (tensors of
+        shape ``batch_shape + rest``, or inner distributions whose batch shape starts with it)
+        expanded, every other attribute shared, and return it."""
+        batch, cut = _shape(batch_shape), len(self._batch_shape)
+        for name in names:
+            value = self.__dict__[name]
+            if isinstance(value, Distribution):
+                value = value.expand(batch + value.batch_shape[cut:])
+            elif isinstance(value, Tensor):
+                value = value.expand(*batch, *value.shape[cut:])
+            new.__dict__[name] = value
+        for name, value in self.__dict__.items():
+            new.__dict__.setdefault(name, value)
+        new._batch_shape = batch
+        return new
+
     def _extended_shape(self, sample_shape: Sequence[int] | int = ()) -> tuple[int, ...]:
         """The shape of ``sample(sample_shape)``: ``sample_shape + batch_shape + event_shape``."""
         return _shape(sample_shape) + self._batch_shape + self._event_shape
@@ -118,6 +195,11 @@ class Distribution:
     @property
     def variance(self) -> Tensor:
         raise NotImplementedError(f"{type(self).__name__}.variance")
+
+    @property
+    def mode(self) -> Tensor:
+        """The most likely value, where the family defines it."""
+        raise NotImplementedError(f"{type(self).__name__}.mode")
 
     @property
     def stddev(self) -> Tensor:

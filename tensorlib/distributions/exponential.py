@@ -11,21 +11,22 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 102
+# %% book/03_init.ipynb, cell 112
 from collections.abc import Sequence
 from typing import Any
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
-    Distribution,
     _as_value,
     _broadcast_parameters,
     _require,
 )
+from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.engine import Tensor, exp, log, log1p
 from tensorlib.random import rand
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     r"""``Exponential(rate, validate_args=None)``: density :math:`\lambda e^{-\lambda x}` on
     :math:`x \ge 0`, for ``rate`` :math:`\lambda > 0`; ``batch_shape`` is the rate's shape.
 
@@ -35,6 +36,11 @@ class Exponential(Distribution):
     :math:`1/\lambda`, ``variance`` :math:`1/\lambda^2`.
     """
 
+    _mean_carrier_measure = 0
+
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
+
     has_rsample = True
 
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
@@ -43,6 +49,11 @@ class Exponential(Distribution):
         if self._validate_args:
             _require(rate.detach() > 0, "Exponential: rate must be > 0")
         self.rate = rate
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Exponential:
+        """``Distribution.expand``: ``rate`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Exponential, _instance)
+        return self._expand_into(new, batch_shape, ("rate",))
 
     def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         u = rand(self._extended_shape(sample_shape), dtype=self.rate.dtype)
@@ -77,3 +88,10 @@ class Exponential(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("rate",)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (-self.rate,)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        return -log(-natural_params[0])

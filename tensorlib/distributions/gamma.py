@@ -12,18 +12,19 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 111
+# %% book/03_init.ipynb, cell 119
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
-    Distribution,
     _as_value,
     _broadcast_parameters,
     _require,
 )
+from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.engine import Tensor, digamma, lgamma, log, tensor, xlogy
 from tensorlib.random import Generator, resolve_generator
 
@@ -63,7 +64,7 @@ def _standard_gamma(concentration: np.ndarray, generator: Generator | None = Non
     return np.maximum(out, np.finfo(np.float64).tiny).reshape(np.shape(concentration))
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     r"""``Gamma(concentration, rate, validate_args=None)``: density
     :math:`\frac{\beta^\alpha}{\Gamma(\alpha)} x^{\alpha - 1} e^{-\beta x}` on :math:`x > 0`,
     for ``concentration`` :math:`\alpha > 0` and ``rate`` :math:`\beta > 0`, broadcast into
@@ -76,6 +77,11 @@ class Gamma(Distribution):
     :math:`\alpha/\beta`, ``variance`` :math:`\alpha/\beta^2`.
     """
 
+    _mean_carrier_measure = 0
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+
     def __init__(self, concentration: Any, rate: Any, validate_args: bool | None = None) -> None:
         (concentration, rate), shape = _broadcast_parameters(concentration, rate)
         super().__init__(shape, (), validate_args)
@@ -83,6 +89,11 @@ class Gamma(Distribution):
             _require(concentration.detach() > 0, "Gamma: concentration must be > 0")
             _require(rate.detach() > 0, "Gamma: rate must be > 0")
         self.concentration, self.rate = concentration, rate
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Gamma:
+        """``Distribution.expand``: ``concentration``, ``rate`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Gamma, _instance)
+        return self._expand_into(new, batch_shape, ("concentration", "rate"))
 
     def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -112,3 +123,11 @@ class Gamma(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("concentration", "rate")
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        x, y = natural_params
+        return lgamma(x + 1) + (x + 1) * log(-y.reciprocal())

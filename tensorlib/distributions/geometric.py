@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 140
+# %% book/03_init.ipynb, cell 169
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,6 +55,11 @@ class Geometric(Distribution):
             self.logits = log(clamped) - (-clamped).log1p()
         else:
             self.logits, self.probs = given, sigmoid(given)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Geometric:
+        """``Distribution.expand``: ``probs``, ``logits`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Geometric, _instance)
+        return self._expand_into(new, batch_shape, ("probs", "logits"))
 
     @property
     def mean(self) -> Tensor:

@@ -10,8 +10,9 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 135
+# %% book/03_init.ipynb, cell 164
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from tensorlib.distributions import constraints
@@ -56,6 +57,11 @@ class Gumbel(TransformedDistribution):
             AffineTransform(loc=self.loc, scale=-self.scale),
         ]
         super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Gumbel:
+        """``Distribution.expand``, of ``loc``, ``scale``, ``base_dist``."""
+        new = self._get_checked_instance(Gumbel, _instance)
+        return self._expand_into(new, batch_shape, ("loc", "scale", "base_dist"))
 
     def log_prob(self, value: Any) -> Tensor:
         value = _as_value(value, self.loc.dtype)

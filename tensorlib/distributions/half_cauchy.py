@@ -11,8 +11,9 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 138
+# %% book/03_init.ipynb, cell 167
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from tensorlib.distributions import constraints
@@ -46,6 +47,11 @@ class HalfCauchy(TransformedDistribution):
             _require(scale.detach() > 0, "HalfCauchy: scale must be > 0")
         base_dist = Cauchy(zeros_like(scale), scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> HalfCauchy:
+        """``Distribution.expand``: ``base_dist`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(HalfCauchy, _instance)
+        return self._expand_into(new, batch_shape, ("base_dist",))
 
     @property
     def scale(self) -> Tensor:

@@ -11,8 +11,9 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 137
+# %% book/03_init.ipynb, cell 166
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from tensorlib.distributions import constraints
@@ -47,6 +48,11 @@ class HalfNormal(TransformedDistribution):
             _require(scale.detach() > 0, "HalfNormal: scale must be > 0")
         base_dist = Normal(zeros_like(scale), scale, validate_args=False)
         super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> HalfNormal:
+        """``Distribution.expand``: ``base_dist`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(HalfNormal, _instance)
+        return self._expand_into(new, batch_shape, ("base_dist",))
 
     @property
     def scale(self) -> Tensor:

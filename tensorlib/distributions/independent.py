@@ -11,10 +11,11 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 108
+# %% book/03_init.ipynb, cell 116
 from collections.abc import Sequence
 from typing import Any
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import Distribution
 from tensorlib.engine import Tensor
 
@@ -26,6 +27,14 @@ class Independent(Distribution):
     ``log_prob`` and ``entropy`` are the base's summed over those dimensions (the log of a
     product of independent densities), samples and moments are the base's.
     """
+
+    arg_constraints: dict[str, Any] = {}
+
+    @constraints.dependent_property
+    def support(self) -> Any:
+        support = self.base_dist.support
+        n = self.reinterpreted_batch_ndims
+        return constraints.independent(support, n) if n else support
 
     def __init__(
         self,
@@ -43,6 +52,11 @@ class Independent(Distribution):
         super().__init__(batch[:cut], batch[cut:] + base_distribution.event_shape, validate_args)
         self.base_dist, self.reinterpreted_batch_ndims = base_distribution, n
         self.has_rsample = base_distribution.has_rsample
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Independent:
+        """``Distribution.expand``: ``base_dist`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Independent, _instance)
+        return self._expand_into(new, batch_shape, ("base_dist",))
 
     def _sum_rightmost(self, value: Tensor) -> Tensor:
         n = self.reinterpreted_batch_ndims

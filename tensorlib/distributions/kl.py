@@ -12,23 +12,24 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 118
+# %% book/03_init.ipynb, cell 126
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from tensorlib.autograd import grad
 from tensorlib.distributions.bernoulli import Bernoulli
 from tensorlib.distributions.beta import Beta
 from tensorlib.distributions.binomial import Binomial
 from tensorlib.distributions.categorical import Categorical
 from tensorlib.distributions.dirichlet import Dirichlet
 from tensorlib.distributions.distribution import Distribution
+from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.exponential import Exponential
 from tensorlib.distributions.gamma import Gamma
 from tensorlib.distributions.independent import Independent
 from tensorlib.distributions.laplace import Laplace
-from tensorlib.distributions.log_normal import LogNormal
 from tensorlib.distributions.multivariate_normal import MultivariateNormal
 from tensorlib.distributions.normal import Normal
 from tensorlib.distributions.one_hot_categorical import OneHotCategorical
@@ -81,7 +82,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     return min(matches, key=lambda match: match[:2])[2](p, q)
 
 
-# %% book/03_init.ipynb, cell 119
+# %% book/03_init.ipynb, cell 127
 def _infinite_where(condition: Any, value: Tensor) -> Tensor:
     return where(condition, float("inf"), value)
 
@@ -91,11 +92,6 @@ def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = (p.scale / q.scale) ** 2
     t1 = ((p.loc - q.loc) / q.scale) ** 2
     return 0.5 * (var_ratio + t1 - 1 - log(var_ratio))
-
-
-@register_kl(LogNormal, LogNormal)
-def _kl_lognormal_lognormal(p: LogNormal, q: LogNormal) -> Tensor:
-    return _kl_normal_normal(p.base_dist, q.base_dist)
 
 
 @register_kl(Bernoulli, Bernoulli)
@@ -213,3 +209,40 @@ def _kl_binomial_binomial(p: Binomial, q: Binomial) -> Tensor:
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
                           - (-q.probs).log1p())
     return _infinite_where(p.total_count.detach() > q.total_count.detach(), kl)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tensor:
+    r"""The Bregman divergence of the log normalizer, :math:`F(\theta_q) - F(\theta_p) -
+    \langle\theta_q - \theta_p, \nabla F(\theta_p)\rangle`, for two of one family."""
+    if type(p) is not type(q):
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot be computed using Bregman divergences")
+    p_params = [param.detach().requires_grad_() for param in p._natural_params]
+    q_params = q._natural_params
+    log_normal = p._log_normalizer(*p_params)
+    gradients = grad(log_normal.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q_params) - log_normal
+    for p_param, q_param, gradient in zip(p_params, q_params, gradients, strict=True):
+        term = (q_param - p_param) * gradient
+        if q.event_shape:
+            term = term.reshape(*term.shape[: term.ndim - len(q.event_shape)], -1).sum(-1)
+        result = result - term
+    return result
+
+
+# %% book/03_init.ipynb, cell 161
+from tensorlib.distributions.transformed_distribution import (  # noqa: E402
+    TransformedDistribution,
+)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p: TransformedDistribution, q: TransformedDistribution) -> Tensor:
+    """:math:`KL(p \\| q)` of the bases, for the same transforms and event shape (a bijection
+    leaves the divergence unchanged); NotImplementedError otherwise, as in PyTorch."""
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)

@@ -10,11 +10,12 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 103
+# %% book/03_init.ipynb, cell 113
 import math
 from collections.abc import Sequence
 from typing import Any
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
     Distribution,
     _as_value,
@@ -36,6 +37,9 @@ class Laplace(Distribution):
     ``variance`` :math:`2b^2`; ``cdf`` and ``icdf`` as PyTorch's.
     """
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+
     has_rsample = True
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
@@ -44,6 +48,11 @@ class Laplace(Distribution):
         if self._validate_args:
             _require(scale.detach() > 0, "Laplace: scale must be > 0")
         self.loc, self.scale = loc, scale
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Laplace:
+        """``Distribution.expand``: ``loc``, ``scale`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Laplace, _instance)
+        return self._expand_into(new, batch_shape, ("loc", "scale"))
 
     def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         # 24-bit uniforms k / 2**24 -> (2k + 1) / 2**24 - 1: symmetric about 0, never +-1

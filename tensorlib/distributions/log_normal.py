@@ -10,68 +10,65 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 105
+# %% book/03_init.ipynb, cell 160
 from collections.abc import Sequence
 from typing import Any
 
-from tensorlib.distributions.distribution import Distribution, _as_value, _require
+from tensorlib.distributions import constraints
 from tensorlib.distributions.normal import Normal
-from tensorlib.engine import Tensor, exp, log
+from tensorlib.distributions.transformed_distribution import TransformedDistribution
+from tensorlib.distributions.transforms import ExpTransform
+from tensorlib.engine import Tensor, exp
 
 
-class LogNormal(Distribution):
+class LogNormal(TransformedDistribution):
     r"""``LogNormal(loc, scale, validate_args=None)``: the law of :math:`e^X` for :math:`X \sim
-    \mathcal N(\mu, \sigma^2)` with ``loc`` :math:`\mu` and ``scale`` :math:`\sigma > 0`;
-    ``base_dist`` is that ``Normal``.
+    \mathcal N(\mu, \sigma^2)` with ``loc`` :math:`\mu` and ``scale`` :math:`\sigma > 0`: a
+    ``TransformedDistribution`` of ``base_dist = Normal(loc, scale)`` through ``ExpTransform``.
 
-    ``rsample`` is :math:`e^{\mu + \sigma\varepsilon}`. ``log_prob(x)`` is the normal's at
-    :math:`\log x` minus :math:`\log x` (the change of variables :math:`dx = x\,d\log x`);
-    ``entropy()`` is the normal's plus :math:`\mu`; ``mean`` :math:`e^{\mu + \sigma^2/2}`,
-    ``variance`` :math:`(e^{\sigma^2} - 1)e^{2\mu + \sigma^2}`; ``cdf`` and ``icdf`` are the
-    normal's through :math:`\log`.
+    ``rsample`` is :math:`e^{\mu + \sigma\varepsilon}`; ``log_prob(x)`` is the normal's at
+    :math:`\log x` minus :math:`\log x`; ``cdf`` and ``icdf`` are the normal's through
+    :math:`\log` (all from ``TransformedDistribution``). ``entropy()`` is the normal's plus
+    :math:`\mu`; ``mean`` :math:`e^{\mu + \sigma^2/2}`, ``mode`` :math:`e^{\mu - \sigma^2}`,
+    ``variance`` :math:`(e^{\sigma^2} - 1)e^{2\mu + \sigma^2}`.
     """
 
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.positive
     has_rsample = True
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.base_dist = Normal(loc, scale, validate_args=validate_args)
-        super().__init__(self.base_dist.batch_shape, (), validate_args)
+        base_dist = Normal(loc, scale, validate_args=validate_args)
+        super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> LogNormal:
+        """``TransformedDistribution.expand`` filling a ``LogNormal``."""
+        new = self._get_checked_instance(LogNormal, _instance)
+        return super().expand(batch_shape, new)  # type: ignore[return-value]
 
     @property
     def loc(self) -> Tensor:
-        return self.base_dist.loc
+        return self.base_dist.loc  # type: ignore[attr-defined]
 
     @property
     def scale(self) -> Tensor:
-        return self.base_dist.scale
-
-    def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
-        return exp(self.base_dist.rsample(sample_shape))
-
-    def log_prob(self, value: Any) -> Tensor:
-        value = _as_value(value, self.loc.dtype)
-        if self._validate_args:
-            _require(value.detach() > 0, "LogNormal.log_prob: the value must be > 0")
-        log_value = log(value)
-        return self.base_dist.log_prob(log_value) - log_value
-
-    def cdf(self, value: Any) -> Tensor:
-        return self.base_dist.cdf(log(_as_value(value, self.loc.dtype)))
-
-    def icdf(self, value: Any) -> Tensor:
-        return exp(self.base_dist.icdf(value))
-
-    def entropy(self) -> Tensor:
-        return self.base_dist.entropy() + self.loc
+        return self.base_dist.scale  # type: ignore[attr-defined]
 
     @property
     def mean(self) -> Tensor:
         return exp(self.loc + self.scale**2 / 2)
 
     @property
+    def mode(self) -> Tensor:
+        return exp(self.loc - self.scale**2)
+
+    @property
     def variance(self) -> Tensor:
         variance = self.scale**2
         return variance.expm1() * exp(2 * self.loc + variance)
+
+    def entropy(self) -> Tensor:
+        return self.base_dist.entropy() + self.loc
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("loc", "scale")

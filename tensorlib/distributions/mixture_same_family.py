@@ -11,12 +11,13 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 144
+# %% book/03_init.ipynb, cell 173
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.categorical import Categorical
 from tensorlib.distributions.distribution import Distribution, _as_value, _shape
 from tensorlib.engine import Tensor, log_softmax, logsumexp, no_grad, tensor
@@ -37,6 +38,12 @@ class MixtureSameFamily(Distribution):
     ``cdf`` :math:`\sum_k w_k F_k(x)`. ``sample`` has no ``rsample`` (the choice of component
     is discrete).
     """
+
+    arg_constraints: dict[str, Any] = {}
+
+    @constraints.dependent_property
+    def support(self) -> Any:
+        return constraints.MixtureSameFamilyConstraint(self._component_distribution.support)
 
     def __init__(
         self,
@@ -73,6 +80,12 @@ class MixtureSameFamily(Distribution):
         self._num_component = km
         self._event_ndims = len(component_distribution.event_shape)
         super().__init__(cdbs, component_distribution.event_shape, validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> MixtureSameFamily:
+        """``Distribution.expand``, of ``mixture_distribution``, ``component_distribution``."""
+        new = self._get_checked_instance(MixtureSameFamily, _instance)
+        names = ("_mixture_distribution", "_component_distribution")
+        return self._expand_into(new, batch_shape, names)
 
     @property
     def mixture_distribution(self) -> Categorical:

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 143
+# %% book/03_init.ipynb, cell 172
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +36,8 @@ class Multinomial(Distribution):
     PyTorch); there is no ``entropy``.
     """
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+
     def __init__(
         self,
         total_count: int = 1,
@@ -51,9 +53,14 @@ class Multinomial(Distribution):
         batch = self._categorical.batch_shape
         super().__init__(batch, tuple(self._categorical.param_shape[-1:]), validate_args)
 
-    @property
-    def support(self) -> constraints.Constraint:
-        return constraints.independent(constraints.nonnegative_integer, 1)
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Multinomial:
+        """``Distribution.expand``: ``categorical`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Multinomial, _instance)
+        return self._expand_into(new, batch_shape, ("_categorical",))
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self) -> Any:
+        return constraints.multinomial(self.total_count)
 
     @property
     def probs(self) -> Tensor:

@@ -11,13 +11,14 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 107
+# %% book/03_init.ipynb, cell 115
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import Distribution, _as_value, _parameter
 from tensorlib.engine import Tensor
 from tensorlib.engine.linalg_decomps import solve_triangular
@@ -37,6 +38,14 @@ class MultivariateNormal(Distribution):
     \mu)|^2 - \sum_i \log L_{ii} - \tfrac n2 \log 2\pi` (a triangular solve, no inverse);
     ``entropy()`` is :math:`\sum_i \log L_{ii} + \tfrac n2 (1 + \log 2\pi)`.
     """
+
+    arg_constraints = {
+        "loc": constraints.real_vector,
+        "covariance_matrix": constraints.positive_definite,
+        "precision_matrix": constraints.positive_definite,
+        "scale_tril": constraints.lower_cholesky,
+    }
+    support = constraints.real_vector
 
     has_rsample = True
 
@@ -75,6 +84,11 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = cholesky(
                 matrix if which == "covariance_matrix" else inv(matrix)
             )
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> MultivariateNormal:
+        """``Distribution.expand``: ``loc`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(MultivariateNormal, _instance)
+        return self._expand_into(new, batch_shape, ("loc",))
 
     @property
     def scale_tril(self) -> Tensor:

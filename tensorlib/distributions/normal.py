@@ -10,19 +10,21 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 96
+# %% book/03_init.ipynb, cell 104
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from tensorlib.distributions.distribution import Distribution, _parameter
+from tensorlib.distributions import constraints
+from tensorlib.distributions.distribution import _parameter
+from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.engine import Tensor, erf, erfinv, log, tensor
 from tensorlib.random import randn
 
 
-class Normal(Distribution):
+class Normal(ExponentialFamily):
     r"""``Normal(loc, scale, validate_args=None)``: the normal distribution with mean ``loc``
     (:math:`\mu`) and standard deviation ``scale`` (:math:`\sigma > 0`), broadcast together into
     ``batch_shape``; numbers become float32 tensors.
@@ -34,6 +36,11 @@ class Normal(Distribution):
     :math:`\tfrac12(1 + \operatorname{erf}((x - \mu)/\sigma\sqrt2))` and ``icdf`` its inverse.
     """
 
+    _mean_carrier_measure = 0
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+
     has_rsample = True
 
     def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
@@ -43,6 +50,11 @@ class Normal(Distribution):
         if self._validate_args and not bool((scale.detach() > 0).all()):
             raise ValueError(f"Normal: scale must be > 0, got {_values(scale)}")
         self.loc, self.scale = loc.expand(*shape), scale.expand(*shape)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Normal:
+        """``Distribution.expand``: ``loc``, ``scale`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Normal, _instance)
+        return self._expand_into(new, batch_shape, ("loc", "scale"))
 
     def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -78,6 +90,14 @@ class Normal(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("loc", "scale")
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (self.loc / self.scale**2, -0.5 * self.scale**-2)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        x, y = natural_params
+        return -0.25 * x**2 / y + 0.5 * log(-math.pi / y)
 
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 __all__ = [
     'OneHotCategorical',
+    'OneHotCategoricalStraightThrough',
 ]
 
 
-# %% book/03_init.ipynb, cell 109
+# %% book/03_init.ipynb, cell 117
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.categorical import Categorical
 from tensorlib.distributions.distribution import Distribution, _require
 from tensorlib.engine import Tensor, tensor
@@ -30,12 +32,20 @@ class OneHotCategorical(Distribution):
     :math:`p`, ``variance`` :math:`p(1 - p)`.
     """
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    support = constraints.one_hot
+
     def __init__(
         self, probs: Any = None, logits: Any = None, validate_args: bool | None = None
     ) -> None:
         self._categorical = Categorical(probs, logits, validate_args=validate_args)
         batch, categories = self._categorical.batch_shape, self._categorical.param_shape[-1:]
         super().__init__(batch, categories, validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> OneHotCategorical:
+        """``Distribution.expand``: ``categorical`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(OneHotCategorical, _instance)
+        return self._expand_into(new, batch_shape, ("_categorical",))
 
     @property
     def probs(self) -> Tensor:
@@ -75,3 +85,18 @@ class OneHotCategorical(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return self._categorical._parameter_names()
+
+
+# %% book/03_init.ipynb, cell 181
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    r"""``OneHotCategoricalStraightThrough(probs=None, logits=None, validate_args=None)``: a
+    ``OneHotCategorical`` whose ``rsample`` passes gradients straight through the draw (Bengio
+    et al., 2013): the value is the one-hot sample :math:`s`, the gradient that of the
+    probabilities, :math:`s + (p - \operatorname{stopgrad}(p))`. A biased but useful estimator
+    for discrete choices inside a network."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
+        probs = self._categorical.probs
+        return self.sample(sample_shape) + (probs - probs.detach())

@@ -10,7 +10,8 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 142
+# %% book/03_init.ipynb, cell 171
+from collections.abc import Sequence
 from typing import Any
 
 from tensorlib.distributions import constraints
@@ -45,7 +46,12 @@ class Pareto(TransformedDistribution):
         transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
         super().__init__(base_dist, transforms, validate_args=validate_args)
 
-    @property
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Pareto:
+        """``Distribution.expand``, of ``scale``, ``alpha``, ``base_dist``."""
+        new = self._get_checked_instance(Pareto, _instance)
+        return self._expand_into(new, batch_shape, ("scale", "alpha", "base_dist"))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self) -> Constraint:
         return constraints.greater_than_eq(self.scale)
 

@@ -10,23 +10,24 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 114
+# %% book/03_init.ipynb, cell 122
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
-    Distribution,
     _as_value,
     _broadcast_parameters,
     _require,
 )
-from tensorlib.engine import Tensor, lgamma, no_grad, xlogy
+from tensorlib.distributions.exp_family import ExponentialFamily
+from tensorlib.engine import Tensor, lgamma, log, no_grad, xlogy
 from tensorlib.random import poisson
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     r"""``Poisson(rate, validate_args=None)``: :math:`P(k) = e^{-\lambda}\lambda^k/k!` for
     ``rate`` :math:`\lambda \ge 0`; ``batch_shape`` is the rate's shape.
 
@@ -35,12 +36,20 @@ class Poisson(Distribution):
     ``mean`` and ``variance`` are :math:`\lambda`. As in PyTorch there is no ``entropy``.
     """
 
+    arg_constraints = {"rate": constraints.nonnegative}
+    support = constraints.nonnegative_integer
+
     def __init__(self, rate: Any, validate_args: bool | None = None) -> None:
         (rate,), shape = _broadcast_parameters(rate)
         super().__init__(shape, (), validate_args)
         if self._validate_args:
             _require(rate.detach() >= 0, "Poisson: rate must be >= 0")
         self.rate = rate
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Poisson:
+        """``Distribution.expand``: ``rate`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Poisson, _instance)
+        return self._expand_into(new, batch_shape, ("rate",))
 
     def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         with no_grad():
@@ -64,3 +73,10 @@ class Poisson(Distribution):
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("rate",)
+
+    @property
+    def _natural_params(self) -> tuple[Tensor, ...]:
+        return (log(self.rate),)
+
+    def _log_normalizer(self, *natural_params: Tensor) -> Tensor:
+        return natural_params[0].exp()

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 145
+# %% book/03_init.ipynb, cell 174
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +45,8 @@ class LogitRelaxedBernoulli(Distribution):
     ``has_rsample`` is False although ``rsample`` exists, as in PyTorch 2.13.
     """
 
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+
     has_rsample = False
     support = constraints.real
 
@@ -65,6 +67,11 @@ class LogitRelaxedBernoulli(Distribution):
             self.logits, self.probs = given, sigmoid(given)
         super().__init__(tuple(given.shape), (), validate_args)
 
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> LogitRelaxedBernoulli:
+        """``Distribution.expand``: ``probs``, ``logits`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
+        return self._expand_into(new, batch_shape, ("probs", "logits"))
+
     def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         probs = _clamp_probs(self.probs.expand(*shape))
@@ -80,7 +87,7 @@ class LogitRelaxedBernoulli(Distribution):
         return ("temperature", "logits")
 
 
-# %% book/03_init.ipynb, cell 146
+# %% book/03_init.ipynb, cell 175
 class RelaxedBernoulli(TransformedDistribution):
     r"""``RelaxedBernoulli(temperature, probs=None, logits=None, validate_args=None)``: a
     number in :math:`(0, 1)` that tends to a coin flip as the ``temperature`` :math:`\tau` goes
@@ -89,6 +96,8 @@ class RelaxedBernoulli(TransformedDistribution):
     in the probabilities (how a network learns a discrete gate by gradient descent).
     ``log_prob`` is the logit's density minus the sigmoid's log-derivative.
     """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
 
     has_rsample = True
     support = constraints.unit_interval
@@ -102,6 +111,11 @@ class RelaxedBernoulli(TransformedDistribution):
     ) -> None:
         base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
         super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> RelaxedBernoulli:
+        """``Distribution.expand``: ``base_dist`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(RelaxedBernoulli, _instance)
+        return self._expand_into(new, batch_shape, ("base_dist",))
 
     @property
     def temperature(self) -> Tensor:

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 147
+# %% book/03_init.ipynb, cell 176
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +37,8 @@ class ExpRelaxedCategorical(Distribution):
     space.
     """
 
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+
     has_rsample = True
     support = constraints.real_vector
 
@@ -51,6 +53,11 @@ class ExpRelaxedCategorical(Distribution):
         self.temperature = _parameter(temperature)
         batch = self._categorical.batch_shape
         super().__init__(batch, tuple(self._categorical.param_shape[-1:]), validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> ExpRelaxedCategorical:
+        """``Distribution.expand``: ``categorical`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
+        return self._expand_into(new, batch_shape, ("_categorical",))
 
     @property
     def logits(self) -> Tensor:
@@ -83,7 +90,7 @@ class ExpRelaxedCategorical(Distribution):
         return ("temperature", "logits")
 
 
-# %% book/03_init.ipynb, cell 148
+# %% book/03_init.ipynb, cell 177
 class RelaxedOneHotCategorical(TransformedDistribution):
     r"""``RelaxedOneHotCategorical(temperature, probs=None, logits=None, validate_args=None)``:
     the Gumbel-softmax distribution, a point of the simplex that tends to a one-hot category as
@@ -92,6 +99,8 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     through ``ExpTransform``. ``rsample`` is differentiable in the logits; ``support`` is the
     simplex.
     """
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
     has_rsample = True
     support = constraints.simplex
@@ -105,6 +114,11 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     ) -> None:
         base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> RelaxedOneHotCategorical:
+        """``Distribution.expand``: ``base_dist`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
+        return self._expand_into(new, batch_shape, ("base_dist",))
 
     @property
     def temperature(self) -> Tensor:

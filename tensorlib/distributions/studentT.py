@@ -10,13 +10,14 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 116
+# %% book/03_init.ipynb, cell 124
 import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
     Distribution,
     _as_value,
@@ -40,6 +41,13 @@ class StudentT(Distribution):
     \nu \le 2`, NaN below.
     """
 
+    arg_constraints = {
+        "df": constraints.positive,
+        "loc": constraints.real,
+        "scale": constraints.positive,
+    }
+    support = constraints.real
+
     def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0,
                  validate_args: bool | None = None) -> None:
         (df, loc, scale), shape = _broadcast_parameters(df, loc, scale)
@@ -48,6 +56,11 @@ class StudentT(Distribution):
             _require(df.detach() > 0, "StudentT: df must be > 0")
             _require(scale.detach() > 0, "StudentT: scale must be > 0")
         self.df, self.loc, self.scale = df, loc, scale
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> StudentT:
+        """``Distribution.expand``: ``df``, ``loc``, ``scale`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(StudentT, _instance)
+        return self._expand_into(new, batch_shape, ("df", "loc", "scale"))
 
     def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 131
+# %% book/03_init.ipynb, cell 138
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,9 +34,12 @@ class TransformedDistribution(Distribution):
     summed over the transforms from the last to the first. ``rsample`` is differentiable when
     the base's is; ``cdf`` and ``icdf`` go through monotone transforms (flipped when ``sign`` is
     -1). ``batch_shape`` and ``event_shape`` follow the transforms' ``event_dim``: a base of
-    event dimension below the transforms' domain is made ``Independent`` first. With
+    event dimension below the transforms' domain is made ``Independent`` first, and a base that
+    the transforms' parameters broadcast is ``expand``-ed to the broadcast shape. With
     ``validate_args``, ``log_prob`` checks that the value lies in the last transform's codomain.
     """
+
+    arg_constraints: dict[str, Any] = {}
 
     def __init__(
         self,
@@ -61,12 +64,11 @@ class TransformedDistribution(Distribution):
                 f"{transform.domain.event_dim}, but got {base_shape}."
             )
         forward_shape = transform.forward_shape(base_shape)
-        if transform.inverse_shape(forward_shape) != base_shape:
-            raise ValueError(
-                f"TransformedDistribution: the transforms broadcast the base's shape {base_shape} "
-                f"to {forward_shape}; tensorlib's distributions have no expand(), so give the "
-                "base distribution parameters of the full shape"
-            )
+        expanded_base_shape = transform.inverse_shape(forward_shape)
+        if expanded_base_shape != base_shape:
+            # the transforms' parameters broadcast the base: expand it to match
+            cut = len(expanded_base_shape) - base_event_dim
+            base_distribution = base_distribution.expand(expanded_base_shape[:cut])
         reinterpreted = transform.domain.event_dim - base_event_dim
         if reinterpreted > 0:
             base_distribution = Independent(base_distribution, reinterpreted)
@@ -76,11 +78,16 @@ class TransformedDistribution(Distribution):
         cut = len(forward_shape) - event_dim
         super().__init__(forward_shape[:cut], forward_shape[cut:], validate_args)
 
-    @property
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> TransformedDistribution:
+        """``Distribution.expand``: ``base_dist`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(TransformedDistribution, _instance)
+        return self._expand_into(new, batch_shape, ("base_dist",))
+
+    @constraints.dependent_property(is_discrete=False)
     def support(self) -> Constraint:
         """The last transform's codomain, read over all of ``event_shape``."""
         if not self.transforms:
-            return getattr(self.base_dist, "support", constraints.real)
+            return self.base_dist.support
         support = self.transforms[-1].codomain
         if len(self.event_shape) > support.event_dim:
             support = constraints.independent(support, len(self.event_shape) - support.event_dim)
@@ -125,7 +132,7 @@ class TransformedDistribution(Distribution):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
-                f"distribution {type(self).__name__}(), but found invalid values"
+                f"distribution {self!r}, but found invalid values:\n{value}"
             )
 
     def _monotonize_cdf(self, value: Any) -> Any:

@@ -18,11 +18,22 @@ __all__ = [
     'AbsTransform',
     'AffineTransform',
     'SoftmaxTransform',
+    'SoftplusTransform',
+    'StickBreakingTransform',
+    'LowerCholeskyTransform',
+    'PositiveDefiniteTransform',
+    'CorrCholeskyTransform',
+    'IndependentTransform',
+    'ReshapeTransform',
+    'CatTransform',
+    'StackTransform',
+    'CumulativeDistributionTransform',
 ]
 
 
-# %% book/03_init.ipynb, cell 127
+# %% book/03_init.ipynb, cell 134
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +41,11 @@ import numpy as np
 from tensorlib.distributions import constraints
 from tensorlib.distributions.constraints import Constraint
 from tensorlib.engine import Tensor, atanh, clamp, finfo, log, sigmoid, tensor
+from tensorlib.engine import cat as _cat
+from tensorlib.engine import ones as _ones
+from tensorlib.engine import stack as _stack
+from tensorlib.engine import zeros as _zeros
+from tensorlib.engine.linalg_ops import cholesky
 from tensorlib.nn.functional.activation import softplus
 
 
@@ -183,7 +199,7 @@ class _InverseTransform(Transform):
         return f"{type(self).__name__}({self.inv!r})"
 
 
-# %% book/03_init.ipynb, cell 128
+# %% book/03_init.ipynb, cell 135
 class ComposeTransform(Transform):
     """``ComposeTransform(parts, cache_size=0)``: the transforms of ``parts`` applied in order;
     the log-determinants add up (each summed over the dimensions it leaves as event dimensions).
@@ -284,7 +300,7 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
-# %% book/03_init.ipynb, cell 129
+# %% book/03_init.ipynb, cell 136
 class ExpTransform(Transform):
     r""":math:`y = e^x`, real to positive; :math:`\log|dy/dx| = x`."""
 
@@ -413,7 +429,7 @@ class AbsTransform(Transform):
         return y
 
 
-# %% book/03_init.ipynb, cell 130
+# %% book/03_init.ipynb, cell 137
 class AffineTransform(Transform):
     r"""``AffineTransform(loc, scale, event_dim=0, cache_size=0)``: :math:`y = \text{loc} +
     \text{scale}\cdot x`; :math:`\log|dy/dx| = \log|\text{scale}|`, summed over the rightmost
@@ -511,3 +527,479 @@ class SoftmaxTransform(Transform):
 
 def _array(value: Any) -> np.ndarray:
     return value.detach().numpy() if isinstance(value, Tensor) else np.asarray(value)
+
+
+# %% book/03_init.ipynb, cell 142
+def _with_ones(x: Tensor, left: bool) -> Tensor:
+    """``x`` with a column of ones added before (``left``) or after its last dimension."""
+    ones = _ones((*x.shape[:-1], 1), dtype=x.dtype)
+    return _cat([ones, x] if left else [x, ones], -1)
+
+
+def _tril_positions(n: int, diag: int) -> np.ndarray:
+    """The flat (row-major) positions of the entries on or below diagonal ``diag`` of an
+    ``n x n`` matrix: the order PyTorch reads a lower triangle into a vector."""
+    return np.flatnonzero(np.tril(np.ones((n, n), dtype=bool), k=diag))
+
+
+def _tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The entries of ``mat`` (..., n, n) on or below diagonal ``diag``, as a vector."""
+    n = mat.shape[-1]
+    flat = mat.reshape(*mat.shape[:-2], n * n)
+    return flat.index_select(-1, tensor(_tril_positions(n, diag)))
+
+
+def _vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The ``n x n`` matrix, zero above diagonal ``diag``, whose lower part reads ``vec``."""
+    m = vec.shape[-1]
+    n = round((-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1))
+               ** 0.5) / 2)
+    positions = _tril_positions(n, diag)
+    if len(positions) != m:
+        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as the "
+                         "lower triangular part of a square D x D matrix.")
+    index = np.zeros(n * n, dtype=np.int64)
+    index[positions] = np.arange(1, m + 1)
+    padded = _cat([_zeros((*vec.shape[:-1], 1), dtype=vec.dtype), vec], -1)
+    return padded.index_select(-1, tensor(index)).reshape(*vec.shape[:-1], n, n)
+
+
+# %% book/03_init.ipynb, cell 143
+class SoftplusTransform(Transform):
+    r""":math:`y = \log(1 + e^x)`, real to positive, a gentler map onto the positive numbers
+    than :math:`e^x` (it grows linearly, not exponentially). The inverse is :math:`x = y +
+    \log(-\operatorname{expm1}(-y))`; :math:`\log|dy/dx| = \log\sigma(x) =
+    -\operatorname{softplus}(-x)`."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = 1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SoftplusTransform)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return softplus(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return -softplus(-x)
+
+
+# %% book/03_init.ipynb, cell 144
+class StickBreakingTransform(Transform):
+    r"""Unconstrained vectors of :math:`K` numbers to points of the simplex with :math:`K + 1`
+    entries, bijectively (unlike ``SoftmaxTransform``, which loses one degree of freedom): break
+    a stick of length 1, entry :math:`i` taking the fraction :math:`z_i = \sigma(x_i - \log(K -
+    i))` of what is left (:math:`i = 0, \dots, K - 1`), the last entry the rest. The shift by
+    :math:`\log(K - i)` maps :math:`x = 0` to the simplex's centre. ``biject_to(simplex)`` is
+    this map; :math:`\log|\det J| = \sum_i (-x_i' + \log\sigma(x_i') + \log y_i)` with
+    :math:`x_i' = x_i - \log(K - i)`."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StickBreakingTransform)
+
+    @staticmethod
+    def _log_offset(k: int, dtype: Any) -> Tensor:
+        """:math:`\\log(K - i)` for :math:`i = 0, \\dots, K - 1`."""
+        return tensor(np.log(np.arange(k, 0, -1, dtype=np.float64)), dtype=dtype)
+
+    def _call(self, x: Tensor) -> Tensor:
+        z = sigmoid(x - self._log_offset(x.shape[-1], x.dtype))
+        return _with_ones(z, left=False) * _with_ones((1 - z).cumprod(-1), left=True)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_crop = y[..., :-1]
+        rest = clamp(1 - y_crop.cumsum(-1), min=finfo(y.dtype).tiny)
+        return y_crop.log() - rest.log() + self._log_offset(y_crop.shape[-1], y.dtype)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        x = x - self._log_offset(x.shape[-1], x.dtype)
+        return (-x - softplus(-x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return (*shape[:-1], shape[-1] + 1)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return (*shape[:-1], shape[-1] - 1)
+
+
+# %% book/03_init.ipynb, cell 145
+class LowerCholeskyTransform(Transform):
+    r"""Square matrices to lower-triangular ones with a positive diagonal (Cholesky factors):
+    keep the strictly lower triangle, exponentiate the diagonal, drop the upper triangle. Not
+    bijective (the upper triangle is lost) and, as in PyTorch, no ``log_abs_det_jacobian``;
+    ``transform_to(constraints.lower_cholesky)`` is this map."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LowerCholeskyTransform)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+# %% book/03_init.ipynb, cell 146
+class PositiveDefiniteTransform(Transform):
+    r"""Square matrices to positive-definite ones: :math:`L L^\top` for the Cholesky factor
+    :math:`L` that ``LowerCholeskyTransform`` makes of :math:`x`; the inverse takes the
+    Cholesky factor of :math:`y` back. No ``log_abs_det_jacobian``, as in PyTorch."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PositiveDefiniteTransform)
+
+    def _call(self, x: Tensor) -> Tensor:
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return LowerCholeskyTransform().inv(cholesky(y))
+
+
+# %% book/03_init.ipynb, cell 147
+class CorrCholeskyTransform(Transform):
+    r"""Unconstrained vectors of :math:`D(D-1)/2` numbers to Cholesky factors :math:`L` of
+    :math:`D \times D` correlation matrices (lower triangular, positive diagonal, rows of unit
+    length, so :math:`LL^\top` has ones on its diagonal). Each number goes through
+    :math:`\tanh` into :math:`(-1, 1)`, fills the strict lower triangle row by row, and each row
+    is completed by stick breaking: entry :math:`j` of row :math:`i` is its number times the
+    square root of what the earlier entries left of the unit length, the diagonal takes the
+    rest. ``log_abs_det_jacobian`` adds the stick-breaking factors,
+    :math:`\tfrac12\sum\log(1 - \sum_{k<j} L_{ik}^2)` below the diagonal, and the tanh's,
+    :math:`\sum\log(1 - \tanh^2 x)` (written stably, as in ``TanhTransform``)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    def _call(self, x: Tensor) -> Tensor:
+        eps = finfo(x.dtype).eps
+        r = _vec_to_tril_matrix(clamp(x.tanh(), min=-1 + eps, max=1 - eps), diag=-1)
+        remaining = (1 - r**2).sqrt().cumprod(-1)
+        eye = tensor(np.eye(r.shape[-1]), dtype=r.dtype)
+        return (r + eye) * _with_ones(remaining[..., :-1], left=True)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = _with_ones(y_cumsum[..., :-1], left=True)
+        t = _tril_matrix_to_vec(y, diag=-1) / _tril_matrix_to_vec(y_cumsum_shifted, -1).sqrt()
+        return (t.log1p() - (-t).log1p()) / 2
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        y1m_cumsum = _tril_matrix_to_vec(1 - (y * y).cumsum(-1), diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum.log().sum(-1)
+        tanh_logdet = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return (*shape[:-1], d, d)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return (*shape[:-2], d * (d - 1) // 2)
+
+
+# %% book/03_init.ipynb, cell 150
+class IndependentTransform(Transform):
+    r"""``IndependentTransform(base_transform, reinterpreted_batch_ndims, cache_size=0)``: the
+    transform of ``base_transform``, with ``reinterpreted_batch_ndims`` more rightmost
+    dimensions read as one event: the same map, its log-determinant summed over those
+    dimensions (the ``Independent`` of transforms). ``biject_to(independent(c, n))`` is
+    ``IndependentTransform(biject_to(c), n)``."""
+
+    def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int,
+                 cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
+
+    @property
+    def domain(self) -> Constraint:  # type: ignore[override]
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self) -> Constraint:  # type: ignore[override]
+        return constraints.independent(self.base_transform.codomain,
+                                       self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return self.base_transform.bijective
+
+    @property
+    def sign(self) -> Any:
+        return self.base_transform.sign
+
+    def _call(self, x: Tensor) -> Tensor:
+        if x.ndim < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        if y.ndim < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        result = self.base_transform.log_abs_det_jacobian(x, y)
+        return _sum_rightmost(result, self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+# %% book/03_init.ipynb, cell 151
+class ReshapeTransform(Transform):
+    r"""``ReshapeTransform(in_shape, out_shape, cache_size=0)``: the rightmost dimensions of
+    shape ``in_shape`` reshaped to ``out_shape`` (the same number of elements); a bijection
+    that moves numbers without changing them, so :math:`\log|\det J| = 0`, one per batch
+    element."""
+
+    bijective = True
+
+    def __init__(self, in_shape: Sequence[int], out_shape: Sequence[int],
+                 cache_size: int = 0) -> None:
+        self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self) -> Constraint:  # type: ignore[override]
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self) -> Constraint:  # type: ignore[override]
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x: Tensor) -> Tensor:
+        batch_shape = tuple(x.shape[: x.ndim - len(self.in_shape)])
+        return x.reshape(*batch_shape, *self.out_shape)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        batch_shape = tuple(y.shape[: y.ndim - len(self.out_shape)])
+        return y.reshape(*batch_shape, *self.in_shape)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        batch_shape = tuple(x.shape[: x.ndim - len(self.in_shape)])
+        return _zeros(batch_shape, dtype=x.dtype)
+
+    def forward_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return _reshaped(tuple(shape), self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        return _reshaped(tuple(shape), self.out_shape, self.in_shape)
+
+
+def _reshaped(shape: tuple[int, ...], old: tuple[int, ...], new: tuple[int, ...]) -> tuple:
+    """``shape`` with its rightmost dimensions ``old`` replaced by ``new``."""
+    if len(shape) < len(old):
+        raise ValueError("Too few dimensions on input")
+    cut = len(shape) - len(old)
+    if shape[cut:] != old:
+        raise ValueError(f"Shape mismatch: expected {shape[cut:]} but got {old}")
+    return shape[:cut] + new
+
+
+# %% book/03_init.ipynb, cell 152
+class CatTransform(Transform):
+    r"""``CatTransform(tseq, dim=0, lengths=None, cache_size=0)``: transform ``i`` of ``tseq``
+    on the ``i``-th slice of ``dim`` (of ``lengths[i]``, 1 each by default), the results joined
+    with ``cat``: several constraints along one dimension, as ``constraints.cat`` states them.
+    The log-determinants are joined the same way, or summed where the slicing dimension lies
+    within the event."""
+
+    def __init__(self, tseq: Sequence[Transform], dim: int = 0,
+                 lengths: Sequence[int] | None = None, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise ValueError("CatTransform expects a sequence of Transforms")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ValueError(f"CatTransform: {len(self.transforms)} transforms but "
+                             f"{len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def event_dim(self) -> int:
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def length(self) -> int:
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _slices(self, x: Tensor) -> list[Tensor]:
+        if not -x.ndim <= self.dim < x.ndim or x.shape[self.dim] != self.length:
+            raise ValueError(f"CatTransform expects {self.length} entries along dim {self.dim}, "
+                             f"got shape {tuple(x.shape)}")
+        starts = np.cumsum([0, *self.lengths[:-1]])
+        return [x.narrow(self.dim, int(s), n) for s, n in zip(starts, self.lengths, strict=True)]
+
+    def _call(self, x: Tensor) -> Tensor:
+        return _cat([t(s) for t, s in zip(self.transforms, self._slices(x), strict=True)],
+                    self.dim)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return _cat([t.inv(s) for t, s in zip(self.transforms, self._slices(y), strict=True)],
+                    self.dim)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        terms = []
+        for t, xs, ys in zip(self.transforms, self._slices(x), self._slices(y), strict=True):
+            terms.append(_sum_rightmost(t.log_abs_det_jacobian(xs, ys),
+                                        self.event_dim - t.event_dim))
+        dim = (self.dim - x.ndim if self.dim >= 0 else self.dim) + self.event_dim
+        return _cat(terms, dim) if dim < 0 else sum(terms[1:], terms[0])
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self) -> Constraint:  # type: ignore[override]
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self) -> Constraint:  # type: ignore[override]
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+# %% book/03_init.ipynb, cell 153
+class StackTransform(Transform):
+    r"""``StackTransform(tseq, dim=0, cache_size=0)``: transform ``i`` of ``tseq`` on index
+    ``i`` of ``dim``, the results joined with ``stack`` (as ``constraints.stack`` states
+    them); the log-determinants are stacked the same way."""
+
+    def __init__(self, tseq: Sequence[Transform], dim: int = 0, cache_size: int = 0) -> None:
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise ValueError("StackTransform expects a sequence of Transforms")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms, self.dim = list(tseq), dim
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slices(self, z: Tensor) -> list[Tensor]:
+        if not -z.ndim <= self.dim < z.ndim or z.shape[self.dim] != len(self.transforms):
+            raise ValueError(f"StackTransform expects {len(self.transforms)} entries along dim "
+                             f"{self.dim}, got shape {tuple(z.shape)}")
+        return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
+
+    def _call(self, x: Tensor) -> Tensor:
+        return _stack([t(s) for t, s in zip(self.transforms, self._slices(x), strict=True)],
+                      self.dim)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return _stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y), strict=True)],
+                      self.dim)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        pairs = zip(self.transforms, self._slices(x), self._slices(y), strict=True)
+        return _stack([t.log_abs_det_jacobian(xs, ys) for t, xs, ys in pairs], self.dim)
+
+    @property
+    def bijective(self) -> bool:  # type: ignore[override]
+        return all(t.bijective for t in self.transforms)
+
+    @property
+    def domain(self) -> Constraint:  # type: ignore[override]
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self) -> Constraint:  # type: ignore[override]
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+# %% book/03_init.ipynb, cell 154
+class CumulativeDistributionTransform(Transform):
+    r"""``CumulativeDistributionTransform(distribution, cache_size=0)``: :math:`y = F(x)`, the
+    CDF of a univariate ``distribution``, from its support onto :math:`[0, 1]`; the inverse is
+    its ``icdf`` and :math:`\log|dy/dx| = \log p(x)`, its ``log_prob``. (A copula is built
+    this way: the CDF of each margin turns its draws into uniforms.)"""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = 1
+
+    def __init__(self, distribution: Any, cache_size: int = 0) -> None:
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self) -> Constraint:  # type: ignore[override]
+        return self.distribution.support
+
+    def with_cache(self, cache_size: int = 1) -> Transform:
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x: Tensor) -> Tensor:
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.distribution.log_prob(x)

@@ -10,10 +10,11 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 101
+# %% book/03_init.ipynb, cell 111
 from collections.abc import Sequence
 from typing import Any
 
+from tensorlib.distributions import constraints
 from tensorlib.distributions.distribution import (
     Distribution,
     _as_value,
@@ -35,6 +36,18 @@ class Uniform(Distribution):
     :math:`(b - a)^2/12`.
     """
 
+    @property
+    def arg_constraints(self) -> dict[str, Any]:
+        """``low`` below ``high`` and ``high`` above ``low``, elementwise."""
+        return {
+            "low": constraints.less_than(self.high),
+            "high": constraints.greater_than(self.low),
+        }
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self) -> Any:
+        return constraints.interval(self.low, self.high)
+
     has_rsample = True
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
@@ -43,6 +56,11 @@ class Uniform(Distribution):
         if self._validate_args:
             _require(low.detach() < high.detach(), "Uniform: low must be < high elementwise")
         self.low, self.high = low, high
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Uniform:
+        """``Distribution.expand``: ``low``, ``high`` expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Uniform, _instance)
+        return self._expand_into(new, batch_shape, ("low", "high"))
 
     def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)

@@ -11,7 +11,8 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 141
+# %% book/03_init.ipynb, cell 170
+from collections.abc import Sequence
 from typing import Any
 
 from tensorlib.distributions import constraints
@@ -52,6 +53,12 @@ class Weibull(TransformedDistribution):
             AffineTransform(loc=0, scale=self.scale),
         ]
         super().__init__(base_dist, transforms, validate_args=validate_args)
+
+    def expand(self, batch_shape: Sequence[int], _instance: Any = None) -> Weibull:
+        """``Distribution.expand``: the parameters expanded to ``batch_shape``."""
+        new = self._get_checked_instance(Weibull, _instance)
+        names = ("scale", "concentration", "concentration_reciprocal", "base_dist")
+        return self._expand_into(new, batch_shape, names)
 
     @property
     def mean(self) -> Tensor:
