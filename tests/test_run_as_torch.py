@@ -152,3 +152,28 @@ def test_torch_version_is_the_api_tensorlib_follows(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2.13.0+tensorlib True True True"
+
+
+def test_a_program_using_serialization_and_checkpoint_names_runs(tmp_path):
+    """Chapter 7: torch.serialization's switches and torch.utils.checkpoint's other names."""
+    done = run_script(tmp_path, """
+        import warnings
+        import torch
+        from torch.serialization import SourceChangeWarning, skip_data, LoadEndianness
+        from torch.utils.checkpoint import checkpoint, detach_variable, set_checkpoint_early_stop
+        warnings.simplefilter("ignore", SourceChangeWarning)
+        model = torch.nn.Linear(3, 2)
+        torch.save(model.state_dict(), "m.pt", pickle_protocol=torch.serialization.DEFAULT_PROTOCOL)
+        with skip_data():
+            torch.save(model.state_dict(), "layout.pt")
+        torch.serialization.set_default_load_endianness(LoadEndianness.LITTLE)
+        state = torch.load("m.pt", map_location=torch.device("cpu"), weights_only=True, mmap=True)
+        model.load_state_dict(state)
+        x, = detach_variable((torch.ones(4, 3, requires_grad=True),))
+        with set_checkpoint_early_stop(False):
+            out = checkpoint(model, x, use_reentrant=False)
+        out.sum().backward()
+        print("ok", float(torch.load("layout.pt")["weight"].abs().sum()), x.grad.shape)
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok 0.0 (4, 3)"

@@ -26,16 +26,23 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 75
+# %% book/07_checkpointing.ipynb, cell 80
 import io
 import json
 import math
 import os
+import pickle
+import warnings
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from tensorlib.engine import Tensor, from_numpy, tensor
+from tensorlib.serialization.options import (
+    DEFAULT_PROTOCOL,
+    _load_byteorder,
+    _skipping_data,
+)
 from tensorlib.serialization.pt_writer import write_pt
 from tensorlib.serialization.pytorch import (
     ZIP_MAGIC,
@@ -62,7 +69,7 @@ _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
 _RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 76
+# %% book/07_checkpointing.ipynb, cell 81
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -126,7 +133,14 @@ class _Encoder:
         )
 
 
-def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
+def save(
+    obj: Any,
+    f: str | os.PathLike | BinaryIO,
+    pickle_module: Any = pickle,
+    pickle_protocol: int = DEFAULT_PROTOCOL,
+    _use_new_zipfile_serialization: bool = True,
+    _disable_byteorder_record: bool = False,
+) -> None:
     """Save ``obj`` (nested dicts, lists, tuples of tensors and plain values) to ``f``.
 
     As ``torch.save``: the file is ``torch.save``'s zip archive, which ``torch.load`` reads with
@@ -136,12 +150,46 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
     not, written from its current position. Tensors that view one array (tied weights, a
     transpose) share one storage in the file and load sharing memory.
 
+    Args:
+        obj: what to save.
+        f: the file.
+        pickle_module: accepted for ``torch.save``'s signature; the pickle is written by
+            tensorlib, never by this module.
+        pickle_protocol: accepted (an int up to ``pickle.HIGHEST_PROTOCOL``); the pickle is
+            always protocol 2, ``torch.save``'s default, which every ``torch.load`` reads.
+        _use_new_zipfile_serialization: ``False`` asks PyTorch for its format of before 1.6;
+            tensorlib writes the zip archive anyway, with a warning.
+        _disable_byteorder_record: leave out the ``byteorder`` member (a load then assumes
+            :func:`~tensorlib.serialization.options.get_default_load_endianness`).
+
+    Under :class:`~tensorlib.serialization.options.skip_data`, zeros are written where the
+    storages' bytes go.
+
     Raises:
         TypeError: for a value that a weights-only load could not rebuild (an ndarray, a set, a
             module), naming its type and its path (``optimizer.state.0.foo``).
-        ValueError: for an object nested more than :data:`MAX_DEPTH` levels deep.
+        ValueError: for an object nested more than :data:`MAX_DEPTH` levels deep, or a
+            ``pickle_protocol`` past ``pickle.HIGHEST_PROTOCOL``.
+        RuntimeError: for ``_use_new_zipfile_serialization=False`` under ``skip_data``.
     """
-    write_pt(obj, f)
+    if not isinstance(pickle_protocol, int) or isinstance(pickle_protocol, bool):
+        raise TypeError(f"pickle_protocol must be an int, got {type(pickle_protocol).__name__}")
+    if pickle_protocol > pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"pickle protocol must be <= {pickle.HIGHEST_PROTOCOL}")
+    if not _use_new_zipfile_serialization:
+        if _skipping_data():
+            raise RuntimeError(
+                "Cannot use skip_data=True with _use_new_zipfile_serialization=False"
+            )
+        warnings.warn(
+            "tensorlib.save writes only the zip archive of PyTorch 1.6 and later, which every "
+            "torch.load since 1.6 reads: _use_new_zipfile_serialization=False is ignored",
+            UserWarning,
+            stacklevel=2,
+        )
+    write_pt(
+        obj, f, byteorder_record=not _disable_byteorder_record, skip_data=_skipping_data()
+    )
 
 
 def _save_safetensors(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
@@ -171,7 +219,7 @@ def _save_safetensors(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 77
+# %% book/07_checkpointing.ipynb, cell 82
 def _decode(
     node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
 ) -> Any:
@@ -256,8 +304,33 @@ def _placed(tensors: dict[str, Tensor], map_location: Any, source: str) -> dict[
     }
 
 
+def _check_load_arguments(
+    f: Any, pickle_module: Any, weights_only: bool | None, mmap: bool | None,
+    pickle_load_args: dict[str, Any],
+) -> None:
+    """Refuse and warn where ``torch.load`` does, with its messages. As in PyTorch,
+    ``weights_only=None`` means ``True`` unless a ``pickle_module`` is given."""
+    if weights_only is None:
+        weights_only = pickle_module is None
+    if weights_only:
+        if pickle_module is not None:
+            raise RuntimeError(
+                "Can not safely load weights when explicit pickle_module is specified"
+            )
+        if pickle_load_args:
+            warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=3)
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
+
+
 def load(
-    f: str | os.PathLike | BinaryIO, map_location: Any = None, *, weights_only: bool = True
+    f: str | os.PathLike | BinaryIO,
+    map_location: Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+    **pickle_load_args: Any,
 ) -> Any:
     """Load what :func:`save` (or ``torch.save``) wrote: the same nesting of
     containers, values and tensors.
@@ -277,18 +350,42 @@ def load(
         map_location: where storages go, as in ``torch.load``: ``None``, ``"cpu"``, a device, a
             dict of saved location to ``"cpu"`` or a callable ``(storage, location)``; tensorlib
             has only the CPU, so any other device is an error.
-        weights_only: accepted for ``torch.load``'s signature; loading is always weights only,
+        pickle_module: as in ``torch.load``, not with ``weights_only=True`` (and unused).
+        weights_only: ``None`` (the default) is ``True``, or ``False`` when a
+            ``pickle_module`` is given, as in PyTorch; loading is always weights only,
             with the allow-list (PyTorch's ``weights_only=False`` would unpickle anything).
+        mmap: ``True`` asks PyTorch to map the file rather than read it; checked as PyTorch
+            checks it (a path to a zip archive), then the file is read as without it.
+        pickle_load_args: ``torch.load``'s arguments of the unpickler (``encoding=``), only
+            with ``weights_only=False``; accepted and unused (no pickle of objects is run).
+
+    An archive without a ``byteorder`` member is read in the byte order of
+    :func:`~tensorlib.serialization.options.get_default_load_endianness`; under
+    :class:`~tensorlib.serialization.options.skip_data`, tensors are zeros, their bytes unread.
 
     Raises:
         CheckpointError: for a bad file or structure, or a path that is not a regular file.
-        ValueError: for a ``map_location`` naming another device than the CPU.
+        ValueError: for a ``map_location`` naming another device than the CPU, or ``mmap``
+            with a file object.
+        RuntimeError: for a ``pickle_module`` with ``weights_only``, or ``mmap`` with a file
+            that is not a zip archive (PyTorch's messages).
     """
+    _check_load_arguments(f, pickle_module, weights_only, mmap, pickle_load_args)
     check_map_location(map_location)
     stream, size, source = _open(f)
     try:
         if _is_torch_archive(stream, source):
-            return read_pt(stream, size, source, map_location)
+            return read_pt(
+                stream, size, source, map_location, byteorder=_load_byteorder(),
+                skip_data=_skipping_data(),
+            )
+        if mmap:
+            name = f"{f}, " if isinstance(f, str) else ""
+            raise RuntimeError(
+                "mmap can only be used with files saved with "
+                f"`torch.save({name}_use_new_zipfile_serialization=True), please torch.save "
+                "your checkpoint with this option in order to use mmap."
+            )
         tensors, metadata = _read(stream, size, source)
     finally:
         if stream is not f:
@@ -310,7 +407,7 @@ def load(
     return obj
 
 
-# %% book/07_checkpointing.ipynb, cell 78
+# %% book/07_checkpointing.ipynb, cell 83
 def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | BinaryIO) -> list[str]:
     """The globals of a ``torch.save`` file that a weights-only :func:`load` would refuse.
 

@@ -320,7 +320,13 @@ def _add(archive: zipfile.ZipFile, sink: _Chunks, name: str, data: bytes | memor
         member.write(data)
 
 
-def write_pt(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
+def write_pt(
+    obj: Any,
+    f: str | os.PathLike | BinaryIO,
+    *,
+    byteorder_record: bool = True,
+    skip_data: bool = False,
+) -> None:
     """Write ``obj`` to ``f`` in ``torch.save``'s zip format, without PyTorch.
 
     ``obj`` is what ``torch.load(weights_only=True)`` reads back: tensors (``Parameter`` kept as
@@ -335,6 +341,9 @@ def write_pt(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f: a path (written atomically, see :func:`~tensorlib.serialization.atomic.atomic_write`)
             or a binary file object (``io.BytesIO``, ``open(..., "wb")``, a pipe), written from
             its position.
+        byteorder_record: write the ``byteorder`` member (``torch.save``'s
+            ``_disable_byteorder_record=False``).
+        skip_data: write zeros where the storages' bytes go (``torch.serialization.skip_data``).
 
     Raises:
         TypeError: for a value of another type, naming its path (``optimizer.state.0.foo``), or
@@ -357,8 +366,12 @@ def write_pt(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         _add(archive, sink, f"{prefix}/data.pkl", bytes(writer.out))
         _add(archive, sink, f"{prefix}/.format_version", _FORMAT_VERSION)
         _add(archive, sink, f"{prefix}/.storage_alignment", str(ALIGNMENT).encode())
-        _add(archive, sink, f"{prefix}/byteorder", b"little")
+        if byteorder_record:
+            _add(archive, sink, f"{prefix}/byteorder", b"little")
         for key, storage in writer.storages.values():
+            if skip_data:  # the member's size, and zeros
+                _add(archive, sink, f"{prefix}/data/{key}", bytes(storage.nbytes))
+                continue
             little = np.ascontiguousarray(storage, dtype=storage.dtype.newbyteorder("<"))
             _add(archive, sink, f"{prefix}/data/{key}", little.reshape(-1).view(np.uint8).data)
         _add(archive, sink, f"{prefix}/version", _VERSION)

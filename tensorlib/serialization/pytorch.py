@@ -49,6 +49,7 @@ import collections
 import io
 import pickle
 import pickletools
+import struct
 import threading
 import zipfile
 from collections.abc import Callable
@@ -710,25 +711,47 @@ def _members(
     return prefix, members
 
 
+def _read_member(file: BinaryIO, info: zipfile.ZipInfo, source: str) -> bytes:
+    """The bytes of a stored member, read after its local header. Its CRC-32 is not checked, as
+    PyTorch's reader does not check it: ``torch.save`` writes 0 when
+    ``set_crc32_options(False)`` is set, and leaves a storage's under ``skip_data``."""
+    file.seek(info.header_offset)
+    header = file.read(30)
+    if len(header) != 30 or header[:4] != ZIP_MAGIC:
+        raise CheckpointError(
+            f"{source}: member {info.filename!r} has no local header at byte {info.header_offset}"
+        )
+    name_length, extra_length = struct.unpack_from("<HH", header, 26)
+    file.seek(info.header_offset + 30 + name_length + extra_length)
+    data = file.read(info.file_size)
+    if len(data) != info.file_size:
+        raise CheckpointError(f"{source}: member {info.filename!r} ends past the end of the file")
+    return data
+
+
 def _byteorder(
-    archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], prefix: str, source: str
+    file: BinaryIO, members: dict[str, zipfile.ZipInfo], prefix: str, source: str,
+    fallback: str = "<",
 ) -> str:
+    """``"<"`` or ``">"``: the archive's ``byteorder`` member, else ``fallback`` (PyTorch's
+    ``get_default_load_endianness``: little unless set otherwise)."""
     name = f"{prefix}/byteorder"
     if name not in members:
-        return "<"
-    order = archive.read(members[name])
+        return fallback
+    order = _read_member(file, members[name], source)
     if order not in (b"little", b"big"):
         raise CheckpointError(f"{source}: byteorder is {order[:20]!r}, neither 'little' nor 'big'")
     return "<" if order == b"little" else ">"
 
 
 def _storage_reader(
-    archive: zipfile.ZipFile,
+    file: BinaryIO,
     members: dict[str, zipfile.ZipInfo],
     prefix: str,
     order: str,
     map_location: Any,
     source: str,
+    skip_data: bool = False,
 ) -> Callable[[str, str, str, int], np.ndarray]:
     def read_storage(key: str, code: str, location: str, numel: int) -> np.ndarray:
         dtype = np.dtype(order + code) if code not in ("b1", "u1", "i1") else np.dtype(code)
@@ -740,7 +763,11 @@ def _storage_reader(
                 f"{source}: storage {key!r} holds {info.file_size} bytes, but {numel} elements of "
                 f"{dtype.name} need {numel * dtype.itemsize}"
             )
-        array = np.frombuffer(archive.read(info), dtype=dtype).astype(dtype.newbyteorder("="))
+        if skip_data:  # under skip_data, storages are made, not filled: zeros here
+            return map_storage(map_location, np.zeros(numel, dtype.newbyteorder("=")), location,
+                               source)
+        data = _read_member(file, info, source)
+        array = np.frombuffer(data, dtype=dtype).astype(dtype.newbyteorder("="))
         if dtype.kind == "b" and array.view(np.uint8).max(initial=0) > 1:
             raise CheckpointError(f"{source}: storage {key!r}: a bool byte is neither 0 nor 1")
         return map_storage(map_location, array, location, source)
@@ -749,7 +776,7 @@ def _storage_reader(
 
 
 def _pickle_of(
-    archive: zipfile.ZipFile, size: int, source: str
+    file: BinaryIO, archive: zipfile.ZipFile, size: int, source: str
 ) -> tuple[bytes, str, dict[str, zipfile.ZipInfo]]:
     """The bytes of the archive's ``data.pkl``, its folder name and its members."""
     prefix, members = _members(archive, size, source)
@@ -758,17 +785,27 @@ def _pickle_of(
         raise CheckpointError(
             f"{source}: data.pkl is {info.file_size} bytes, more than {MAX_PICKLE_BYTES}"
         )
-    return archive.read(info), prefix, members
+    return _read_member(file, info, source), prefix, members
 
 
-def read_pt(file: BinaryIO, size: int, source: str, map_location: Any = None) -> Any:
+def read_pt(
+    file: BinaryIO,
+    size: int,
+    source: str,
+    map_location: Any = None,
+    *,
+    byteorder: str = "<",
+    skip_data: bool = False,
+) -> Any:
     """The object of the ``torch.save`` archive ``file`` (``size`` bytes), read weights-only.
 
     Tensors come back as :class:`~tensorlib.Tensor` (``nn.Parameter`` where one was saved),
     views of one storage sharing memory as in PyTorch; containers, numbers and strings as
     themselves, and objects of the globals allow-listed with :func:`add_safe_globals` (the list
     as it is when the load starts) as their classes and functions rebuild them. See the module
-    docstring for what is allowed.
+    docstring for what is allowed. ``byteorder`` (``"<"`` or ``">"``) is that of an archive
+    without a ``byteorder`` member; ``skip_data`` makes every storage zeros, unread (PyTorch's
+    ``skip_data`` leaves them unfilled).
 
     Raises:
         CheckpointError: for anything but a valid weights-only archive, naming the problem.
@@ -776,12 +813,12 @@ def read_pt(file: BinaryIO, size: int, source: str, map_location: Any = None) ->
     user = _user_globals()
     try:
         with zipfile.ZipFile(file) as archive:
-            data, prefix, members = _pickle_of(archive, size, source)
-            order = _byteorder(archive, members, prefix, source)
+            data, prefix, members = _pickle_of(file, archive, size, source)
+            order = _byteorder(file, members, prefix, source, byteorder)
             _check_opcodes(data, source, user)
             reader = PickleReader(
                 data,
-                _storage_reader(archive, members, prefix, order, map_location, source),
+                _storage_reader(file, members, prefix, order, map_location, source, skip_data),
                 source,
                 user,
             )
@@ -811,7 +848,7 @@ def unsafe_globals(file: BinaryIO, size: int, source: str) -> list[str]:
     found: list[str] = []
     try:
         with zipfile.ZipFile(file) as archive:
-            data = _pickle_of(archive, size, source)[0]
+            data = _pickle_of(file, archive, size, source)[0]
             for opcode, arg, _ in pickletools.genops(data):
                 if opcode.name == "GLOBAL" and " " in str(arg):
                     module, name = _python3_name(*str(arg).split(" ", 1))

@@ -18,12 +18,24 @@ __all__ = [
     'noop_context_fn',
     'checkpoint',
     'checkpoint_sequential',
+    'detach_variable',
+    'check_backward_validity',
+    'set_checkpoint_debug_enabled',
+    'set_checkpoint_early_stop',
+    'get_device_states',
+    'set_device_states',
+    'DefaultDeviceType',
+    'CheckpointFunction',
+    'CheckpointPolicy',
+    'SelectiveCheckpointContext',
+    'create_selective_checkpoint_contexts',
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 93
+# %% book/07_checkpointing.ipynb, cell 99
+import enum
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
@@ -35,6 +47,10 @@ from tensorlib.engine.tensor_type import _detach, _wrap
 from tensorlib.nn.modules.container import Sequential
 from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator, default_generator
+
+# torch.utils.checkpoint.CheckpointError, for the programs that catch it: chapter 7's one error
+# class (a checkpoint recomputed here never raises it; see section 14)
+from tensorlib.serialization.reader import CheckpointError as CheckpointError
 
 _ContextPair = tuple[AbstractContextManager, AbstractContextManager]
 
@@ -102,7 +118,7 @@ def _random_states(generators: list[Generator], states: np.ndarray | None) -> It
             generator.set_state(state)
 
 
-# %% book/07_checkpointing.ipynb, cell 94
+# %% book/07_checkpointing.ipynb, cell 100
 class _CheckpointFunction(Function):
     """The node of one checkpointed call. It keeps the call (the function, its arguments, the
     states of the generators it may draw from) and no intermediate value; its ``backward``
@@ -205,7 +221,7 @@ class _CheckpointFunction(Function):
         return "CheckpointFunctionBackward"
 
 
-# %% book/07_checkpointing.ipynb, cell 95
+# %% book/07_checkpointing.ipynb, cell 101
 def _is_float_tensor(value: Any) -> bool:
     return isinstance(value, Tensor) and value._data.dtype.kind == "f"
 
@@ -274,19 +290,35 @@ def _nested_backward(
         hooks.update(held)
 
 
-# %% book/07_checkpointing.ipynb, cell 96
-_USE_REENTRANT = (
-    "{name}: the use_reentrant parameter should be passed explicitly, as PyTorch 2.13 asks. "
-    "use_reentrant=False is recommended; without it, as with use_reentrant=True, keyword "
-    "arguments, context_fn and debug are refused. (In tensorlib both give the same gradients.)"
-)
+# %% book/07_checkpointing.ipynb, cell 102
+# PyTorch 2.13's warnings when use_reentrant is left out, word for word
+_USE_REENTRANT = {
+    "checkpoint": (
+        "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+        "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+        "exception. use_reentrant=False is recommended, but if you need to preserve the current "
+        "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "
+        "the differences between the two variants."
+    ),
+    "checkpoint_sequential": (
+        "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
+        "passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not "
+        "passed. use_reentrant=False is recommended, but if you need to preserve the current "
+        "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "
+        "the differences between the two variants."
+    ),
+}
+# the process-wide overrides of checkpoint's debug and early_stop, None when not set: see
+# set_checkpoint_debug_enabled and set_checkpoint_early_stop
+_checkpoint_debug_enabled: bool | None = None
+_enable_checkpoint_early_stop: bool | None = None
 
 
 def _reentrant(use_reentrant: bool | None, name: str, stacklevel: int = 4) -> bool:
     """``use_reentrant``, warning when it is not given (PyTorch's default then is ``True``)."""
     if use_reentrant is None:
         # the caller of checkpoint (through _check_call) or of checkpoint_sequential
-        warnings.warn(_USE_REENTRANT.format(name=name), UserWarning, stacklevel=stacklevel)
+        warnings.warn(_USE_REENTRANT[name], UserWarning, stacklevel=stacklevel)
         return True
     return bool(use_reentrant)
 
@@ -320,9 +352,10 @@ def checkpoint(
         determinism_check: ``"default"`` checks that the recomputed outputs have the forward's
             shapes and dtypes (``RuntimeError`` otherwise); ``"none"`` does not.
         debug: accepted for PyTorch's sake (traces of the ops in error messages); only with
-            ``use_reentrant=False`` and the default ``context_fn``.
+            ``use_reentrant=False`` and the default ``context_fn``. Overridden by
+            :func:`set_checkpoint_debug_enabled`.
         early_stop: accepted for PyTorch's sake: the recomputation always runs the whole
-            function.
+            function (so :func:`set_checkpoint_early_stop` changes nothing either).
         kwargs: keyword arguments of ``function`` (only with ``use_reentrant=False``), and
             ``preserve_rng_state`` (default ``True``): restore, for the recomputation, the
             state of the default generator and of any generator the function's modules or
@@ -352,14 +385,16 @@ def _check_call(
     callable; warn when ``use_reentrant`` is left out."""
     if not callable(function):
         raise TypeError(f"checkpoint: function must be callable, got {type(function).__name__}")
-    if _reentrant(use_reentrant, "tensorlib.utils.checkpoint"):
+    if _reentrant(use_reentrant, "checkpoint"):
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError(
                 "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
             )
-    elif debug and context_fn is not noop_context_fn:
+    elif (
+        debug if _checkpoint_debug_enabled is None else _checkpoint_debug_enabled
+    ) and context_fn is not noop_context_fn:
         raise ValueError("debug=True is incompatible with non-default context_fn")
     if determinism_check not in ("default", "none"):
         raise ValueError(
@@ -410,7 +445,7 @@ def checkpoint_sequential(
         kwargs: only ``preserve_rng_state`` (default ``True``), as for :func:`checkpoint`.
     """
     reentrant = _reentrant(
-        use_reentrant, "tensorlib.utils.checkpoint.checkpoint_sequential", stacklevel=3
+        use_reentrant, "checkpoint_sequential", stacklevel=3
     )
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
@@ -441,3 +476,154 @@ def _run_in_order(functions: list[Callable[[Any], Any]]) -> Callable[[Any], Any]
         return input
 
     return run
+
+
+# %% book/07_checkpointing.ipynb, cell 110
+def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The tensors of the tuple ``inputs`` detached, each keeping its ``requires_grad``; other
+    items as they are.
+
+    Raises:
+        RuntimeError: for ``inputs`` that is not a tuple (PyTorch's message).
+    """
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            "Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
+    return tuple(
+        _detach(x).requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x
+        for x in inputs
+    )
+
+
+def check_backward_validity(inputs: Iterable[Any]) -> None:
+    """Warn, as PyTorch's reentrant checkpoint does, when no tensor of ``inputs`` requires grad."""
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
+        warnings.warn(
+            "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
+        )
+
+
+@contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None) -> Iterator[None]:
+    """For the block, every :func:`checkpoint` call behaves as if given ``debug=enabled``
+    (``None``: each call's own ``debug``); tensorlib's ``debug`` only refuses a non-default
+    ``context_fn``, as PyTorch's does."""
+    global _checkpoint_debug_enabled
+    previous, _checkpoint_debug_enabled = _checkpoint_debug_enabled, enabled
+    try:
+        yield
+    finally:
+        _checkpoint_debug_enabled = previous
+
+
+@contextmanager
+def set_checkpoint_early_stop(enable: bool) -> Iterator[None]:
+    """For the block, checkpoints behave as if given ``early_stop=enable``. tensorlib's
+    recomputation always runs the whole function, so this changes nothing but is accepted."""
+    global _enable_checkpoint_early_stop
+    previous, _enable_checkpoint_early_stop = _enable_checkpoint_early_stop, enable
+    try:
+        yield
+    finally:
+        _enable_checkpoint_early_stop = previous
+
+
+def get_device_states(*args: Any) -> tuple[list[int], list[Tensor]]:
+    """The ids and random states of the accelerators ``args``' tensors are on: none, since
+    tensorlib's tensors are all on the CPU (``([], [])``, what PyTorch returns for CPU tensors)."""
+    return [], []
+
+
+def set_device_states(
+    devices: list[int], states: list[Tensor], *, device_type: str | None = None
+) -> None:
+    """Set the random states of accelerators; with none (what :func:`get_device_states` returns
+    here) there is nothing to do.
+
+    Raises:
+        RuntimeError: for a device id, since tensorlib has no accelerator.
+    """
+    if list(devices):
+        raise RuntimeError(
+            f"set_device_states: tensorlib has only the CPU, no accelerator {list(devices)} "
+            f"(device_type={device_type!r}) whose random state could be set"
+        )
+
+
+class DefaultDeviceType:
+    """The device type whose random states checkpointing saves when no tensor is on an
+    accelerator: ``"cpu"`` here, where PyTorch answers its current accelerator's or ``"cpu"``."""
+
+    _default_device_type: str | None = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        """Set the default device type."""
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        """The default device type: what was set, else ``"cpu"``."""
+        return DefaultDeviceType._default_device_type or "cpu"
+
+
+class CheckpointFunction:
+    """The reentrant checkpoint's entry point, as programs call it:
+    ``CheckpointFunction.apply(run_function, preserve_rng_state, *args)``.
+
+    PyTorch's is an ``autograd.Function``; ours is a class whose ``apply`` is
+    ``checkpoint(run_function, *args, use_reentrant=True, preserve_rng_state=...)``, with
+    PyTorch's warning when no argument requires grad (the parameters get their gradients here all
+    the same, section 14).
+    """
+
+    @staticmethod
+    def apply(run_function: Callable[..., Any], preserve_rng_state: bool, *args: Any) -> Any:
+        """Run ``run_function(*args)`` checkpointed; what it returns."""
+        check_backward_validity(args)
+        return checkpoint(
+            run_function, *args, use_reentrant=True, preserve_rng_state=preserve_rng_state
+        )
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective checkpointing does with an op's output: save it in the forward
+    (``*_SAVE``), recompute it in the backward (``*_RECOMPUTE``) or save it offloaded to the
+    CPU (``*_CPU_OFFLOAD``); ``MUST_*`` may not be overridden, ``PREFER_*`` may."""
+
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class SelectiveCheckpointContext:
+    """What a selective-checkpointing policy function receives first: ``is_recompute`` and
+    ``op_output``."""
+
+    def __init__(self, *, is_recompute: bool, op_output: Any = None) -> None:
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+def create_selective_checkpoint_contexts(
+    policy_fn_or_list: Callable[..., CheckpointPolicy] | list[Any],
+    allow_cache_entry_mutation: bool = False,
+) -> _ContextPair:
+    """Refused: selective checkpointing asks a policy, op by op, whether to save the op's output
+    or recompute it, and tensorlib's checkpoint sees no ops (section 14).
+
+    Raises:
+        NotImplementedError: always, saying why and what to do instead.
+    """
+    raise NotImplementedError(
+        "create_selective_checkpoint_contexts: tensorlib's checkpoint runs the function under "
+        "no_grad and recomputes all of it; it has no dispatcher through which a policy could see "
+        "each op and save its output, so selective activation checkpointing is not available. "
+        "Checkpoint smaller functions instead (checkpoint_sequential), or leave out of the "
+        "checkpoint the ops whose outputs you would save"
+    )
