@@ -175,8 +175,8 @@ from tensorlib.nn.functional.aten import (
 )
 from tensorlib.nn.functional import (
     adaptive_avg_pool1d, avg_pool1d, bilinear, celu_, channel_shuffle, conv1d, conv2d, conv3d,
-    conv_transpose1d, conv_transpose2d, conv_transpose3d, hardshrink, pixel_shuffle,
-    pixel_unshuffle, prelu, rms_norm, rrelu_, selu_, threshold_,
+    conv_transpose1d, conv_transpose2d, conv_transpose3d, hardshrink, native_channel_shuffle,
+    pixel_shuffle, pixel_unshuffle, prelu, rms_norm, rrelu_, selu_, threshold_,
 )
 
 # Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)

@@ -173,6 +173,31 @@ def test_channel_shuffle_errors() -> None:
         F.channel_shuffle(tl.ones(2, 4), 2)
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("shape, groups", [((2, 6, 3), 2), ((2, 6, 3, 4), 3), ((3, 5, 2), 1)])
+def test_native_channel_shuffle_matches_torch(shape, groups) -> None:
+    torch = pytest.importorskip("torch")
+    x_np = RNG.standard_normal(shape)
+    theirs = torch.native_channel_shuffle(torch.tensor(x_np), groups)
+    for ours in (F.native_channel_shuffle(tl.tensor(x_np), groups),
+                 tl.native_channel_shuffle(tl.tensor(x_np), groups)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for bad, message in [((2, 5, 3), "divisible by groups. Got 5 channels and 2 groups."),
+                         ((2, 4), "> 2 dims, but got input with sizes \\[2, 4\\]")]:
+        with pytest.raises(RuntimeError, match=message):
+            F.native_channel_shuffle(tl.ones(*bad), 2)
+        with pytest.raises(RuntimeError, match=message):
+            torch.native_channel_shuffle(torch.ones(*bad), 2)
+    with pytest.raises(RuntimeError, match="must be positive. Value of groups:0"):
+        F.native_channel_shuffle(tl.ones(2, 4, 3), 0)
+
+
+def test_native_channel_shuffle_has_channel_shuffles_gradient() -> None:
+    # PyTorch's native_channel_shuffle has no derivative; ours is a superset (section 8.2)
+    x = tl.tensor(RNG.standard_normal((2, 6, 3)), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: F.native_channel_shuffle(t, 3), (x,))
+
+
 # --- gumbel_softmax ------------------------------------------------------------------------
 def test_gumbel_softmax_law() -> None:
     tl.manual_seed(0)

@@ -104,3 +104,59 @@ def test_matches_pytorch_3d(shape, kernel, out) -> None:
     np.testing.assert_array_equal(module(tl.tensor(x))[0].numpy(),
                                   reference(torch.tensor(x))[0].numpy())
     assert list(module.state_dict()) == list(reference.state_dict())
+
+
+# --- the *_with_indices forms (PyTorch's F.fractional_max_pool2d_with_indices / 3d) ---------
+
+
+def test_with_indices_always_returns_the_pair_and_gradcheck() -> None:
+    rng = np.random.default_rng(3)
+    x = tl.tensor(rng.standard_normal((1, 2, 6, 6)), requires_grad=True)
+    u = tl.tensor(rng.uniform(size=(1, 2, 2)))
+    out, idx = F.fractional_max_pool2d_with_indices(x, 2, output_size=3, _random_samples=u)
+    ref, ref_idx = F.fractional_max_pool2d(x, 2, output_size=3, return_indices=True,
+                                           _random_samples=u)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+    np.testing.assert_array_equal(idx.numpy(), ref_idx.numpy())
+    assert gradcheck(lambda t: F.fractional_max_pool2d_with_indices(
+        t, 2, output_size=3, _random_samples=u)[0], (x,))
+    x3 = tl.tensor(rng.standard_normal((1, 1, 5, 6, 5)), requires_grad=True)
+    u3 = tl.tensor(rng.uniform(size=(1, 1, 3)))
+    pair = F.fractional_max_pool3d_with_indices(x3, 2, output_size=(2, 3, 2), return_indices=False,
+                                                _random_samples=u3)
+    assert isinstance(pair, tuple) and len(pair) == 2 and pair[1].dtype == tl.int64
+    assert gradcheck(lambda t: F.fractional_max_pool3d_with_indices(
+        t, 2, output_size=(2, 3, 2), _random_samples=u3)[0], (x3,))
+
+
+def test_with_indices_errors() -> None:
+    with pytest.raises(ValueError, match="fractional_max_pool2d requires specifying either"):
+        F.fractional_max_pool2d_with_indices(tl.ones(1, 1, 4, 4), 2)
+    with pytest.raises(ValueError, match="fractional_max_pool3d requires specifying either"):
+        F.fractional_max_pool3d_with_indices(tl.ones(1, 1, 4, 4, 4), 2)
+    with pytest.raises(RuntimeError, match="pool height 2 too large relative to input height 7"):
+        F.fractional_max_pool2d_with_indices(tl.ones(1, 1, 7, 9), 2, output_size=(8, 5))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dims, shape, kernel, out", [
+    (2, (2, 3, 7, 9), (2, 3), (4, 5)), (2, (3, 7, 9), 2, (3, 4)),
+    (3, (2, 3, 7, 9, 8), (2, 3, 2), (4, 5, 3)), (3, (2, 6, 6, 6), 2, 3),
+])
+@pytest.mark.parametrize("return_indices", [False, True])
+def test_with_indices_match_pytorch(dims, shape, kernel, out, return_indices) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(dims)
+    x = rng.standard_normal(shape)
+    samples = rng.uniform(size=(shape[0] if len(shape) == dims + 2 else 1, shape[-dims - 1], dims))
+    name = f"fractional_max_pool{dims}d_with_indices"
+    ours = tl.tensor(x, requires_grad=True)
+    theirs = torch.tensor(x, requires_grad=True)
+    a, ai = getattr(F, name)(ours, kernel, out, None, return_indices, tl.tensor(samples))
+    b, bi = getattr(torch.nn.functional, name)(theirs, kernel, out, None, return_indices,
+                                               torch.tensor(samples))
+    np.testing.assert_array_equal(a.numpy(), b.detach().numpy())
+    np.testing.assert_array_equal(ai.numpy(), bi.numpy())
+    a.sum().backward()
+    b.sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())

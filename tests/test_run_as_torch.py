@@ -74,8 +74,8 @@ def test_torch_names_are_tensorlibs(tmp_path):
             "torch.nn.modules.rnn.apply_permutation",
             1,
         ),
-        ("import torch\nprint(torch.nn.functional.fractional_max_pool2d_with_indices)\n",
-         "torch.nn.functional.fractional_max_pool2d_with_indices", 2),
+        ("import torch\nprint(torch.nn.functional.scaled_mm)\n",
+         "torch.nn.functional.scaled_mm", 2),
         (
             "import torch\nx = torch.ones(2)\n\nx.storage_offset_not_there()\n",
             "torch.Tensor.storage_offset_not_there",

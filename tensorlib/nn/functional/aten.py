@@ -57,7 +57,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 363
+# %% book/04_layers.ipynb, cell 365
 from collections.abc import Sequence
 
 import numpy as np
@@ -204,7 +204,7 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     return output.permute(2, 0, 1)
 
 
-# %% book/04_layers.ipynb, cell 364
+# %% book/04_layers.ipynb, cell 366
 def aten_batch_norm(
     input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
     running_var: Tensor | None, training: bool, momentum: float, eps: float,
@@ -339,7 +339,7 @@ def _aten_bag_argmax(
     return winners
 
 
-# %% book/04_layers.ipynb, cell 366
+# %% book/04_layers.ipynb, cell 368
 def aten_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``torch.dropout``: :func:`~tensorlib.nn.functional.dropout` with ``p`` and ``train``
     required; ``input`` itself when not ``train``."""
@@ -437,7 +437,7 @@ def aten_rrelu(
     return rrelu(input, lower, upper, False)
 
 
-# %% book/04_layers.ipynb, cell 368
+# %% book/04_layers.ipynb, cell 370
 _ATEN_REDUCTIONS = ("none", "mean", "sum")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 76
+# %% book/04_layers.ipynb, cell 78
 from collections.abc import Iterable, Sequence
 from typing import Any
 

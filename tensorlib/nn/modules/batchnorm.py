@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 134
+# %% book/04_layers.ipynb, cell 136
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 137
 def _norm_state(
     module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
     track_running_stats: bool, bias: bool, dtype: np.dtype,
@@ -139,7 +139,7 @@ class _BatchNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 136
+# %% book/04_layers.ipynb, cell 138
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of an input (N, C) or (N, C, L), per channel; arguments as for
     :class:`BatchNorm2d`."""
@@ -189,7 +189,7 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-# %% book/04_layers.ipynb, cell 138
+# %% book/04_layers.ipynb, cell 140
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation of an input (N, C, *) whose statistics PyTorch gathers over all the
     processes of ``process_group``; tensorlib runs in one process, so it is :class:`BatchNorm2d`
@@ -238,7 +238,7 @@ class SyncBatchNorm(_BatchNorm):
         return result
 
 
-# %% book/04_layers.ipynb, cell 356
+# %% book/04_layers.ipynb, cell 358
 # the lazy machinery of section 11.5, defined after this module's header (section 6.5)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 195
+# %% book/04_layers.ipynb, cell 197
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,7 +48,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 196
+# %% book/04_layers.ipynb, cell 198
 class Conv2d(Module):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
@@ -147,7 +147,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 216
+# %% book/04_layers.ipynb, cell 218
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -255,7 +255,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 217
+# %% book/04_layers.ipynb, cell 219
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -401,7 +401,7 @@ class ConvTranspose1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 225
+# %% book/04_layers.ipynb, cell 227
 # F.pad, defined after this module's header (sections 9.5 and 9.7)
 from tensorlib.nn.functional.layers import pad  # noqa: E402
 
@@ -415,7 +415,7 @@ def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]
     return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
 
 
-# %% book/04_layers.ipynb, cell 231
+# %% book/04_layers.ipynb, cell 233
 # the functions of section 9.8, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
 
@@ -550,7 +550,7 @@ class ConvTranspose3d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 354
+# %% book/04_layers.ipynb, cell 356
 # the lazy machinery of section 11.5, defined after this module's header (section 9.2)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,
@@ -674,7 +674,7 @@ class LazyConv3d(Conv3d):
         _initialize_conv(self, input, 3, transposed=False)
 
 
-# %% book/04_layers.ipynb, cell 355
+# %% book/04_layers.ipynb, cell 357
 class LazyConvTranspose1d(ConvTranspose1d):
     """A :class:`ConvTranspose1d` whose ``in_channels`` is read from its first input (section
     11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 147
 import warnings
 from typing import Any
 
@@ -28,7 +28,7 @@ from tensorlib.nn.modules.batchnorm import _norm_state
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 146
+# %% book/04_layers.ipynb, cell 148
 class _InstanceNorm(Module):
     """The body of :class:`InstanceNorm1d`, :class:`InstanceNorm2d` and :class:`InstanceNorm3d`;
     subclasses give the
@@ -130,7 +130,7 @@ class InstanceNorm3d(_InstanceNorm):
     _unbatched_dims = 4
 
 
-# %% book/04_layers.ipynb, cell 357
+# %% book/04_layers.ipynb, cell 359
 # the lazy machinery of section 11.5, defined after this module's header (section 6.7)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 298
+# %% book/04_layers.ipynb, cell 300
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
@@ -71,7 +71,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 299
+# %% book/04_layers.ipynb, cell 301
 class CrossEntropyLoss(Module):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -213,7 +213,7 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 300
+# %% book/04_layers.ipynb, cell 302
 class BCELoss(Module):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
@@ -289,7 +289,7 @@ class HuberLoss(Module):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 302
+# %% book/04_layers.ipynb, cell 304
 class L1Loss(Module):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
@@ -376,7 +376,7 @@ class GaussianNLLLoss(Module):
                                  reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 303
+# %% book/04_layers.ipynb, cell 305
 class _MarginModule(Module):
     """What the margin losses' modules share: a margin and a reduction. Their ``size_average``
     and ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``)."""
@@ -492,7 +492,7 @@ class MultiLabelSoftMarginLoss(Module):
         return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 304
+# %% book/04_layers.ipynb, cell 306
 class CosineSimilarity(Module):
     """``F.cosine_similarity`` along ``dim`` (default 1), with ``eps`` (default 1e-8)."""
 
@@ -516,7 +516,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 329
+# %% book/04_layers.ipynb, cell 331
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 
@@ -612,7 +612,7 @@ class CTCLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 371
+# %% book/04_layers.ipynb, cell 373
 import warnings  # noqa: E402
 
 
@@ -639,7 +639,7 @@ class NLLLoss2d(NLLLoss):
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
-# %% book/04_layers.ipynb, cell 386
+# %% book/04_layers.ipynb, cell 388
 import math  # noqa: E402
 from typing import Any  # noqa: E402
 

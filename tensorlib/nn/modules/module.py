@@ -14,9 +14,11 @@ Walking that tree depth first gives every tensor a dotted name (``blocks.0.attn.
 in registration order; ``state_dict`` and ``load_state_dict`` key checkpoints by those names.
 
 Hooks (``register_forward_pre_hook``, ``register_forward_hook``,
-``register_full_backward_pre_hook``, ``register_full_backward_hook``, and the global
-``register_module_forward_pre_hook`` and ``register_module_forward_hook``) run code around
-``forward`` and at the module's border in backward, through two gate nodes per call; four
+``register_full_backward_pre_hook``, ``register_full_backward_hook``, and their global forms
+``register_module_forward_pre_hook`` ... ``register_module_full_backward_hook``) run code around
+``forward`` and at the module's border in backward, through two gate nodes per call; three
+global hooks (``register_module_parameter_registration_hook``, ``..._buffer_...``,
+``..._module_...``) see every registration; four
 more (``register_state_dict_pre_hook``, ``register_state_dict_post_hook``,
 ``register_load_state_dict_pre_hook``, ``register_load_state_dict_post_hook``) adapt
 checkpoints, and ``load_state_dict`` stays all or nothing with them.
@@ -28,6 +30,12 @@ from __future__ import annotations
 __all__ = [
     'register_module_forward_pre_hook',
     'register_module_forward_hook',
+    'register_module_full_backward_pre_hook',
+    'register_module_full_backward_hook',
+    'register_module_backward_hook',
+    'register_module_buffer_registration_hook',
+    'register_module_module_registration_hook',
+    'register_module_parameter_registration_hook',
     'Module',
 ]
 
@@ -333,13 +341,21 @@ def _set_extra_states(owners: dict[str, Module], values: dict[str, Any]) -> Call
 
 
 # %% book/04_layers.ipynb, cell 34
-# The tables of the hooks every module runs (register_module_forward_pre_hook and
-# register_module_forward_hook): by handle id, in the order they run. Module.__call__ reads them
-# first, before the module's own.
+# The tables of the hooks every module runs (the register_module_*_hook functions below): by
+# handle id, in the order they run. Module.__call__ reads the forward and backward ones before the
+# module's own; register_parameter, register_buffer and add_module (and assignment) the last three.
 _global_forward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 _global_forward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 _global_forward_hooks_with_kwargs: OrderedDict[int, bool] = OrderedDict()
 _global_forward_hooks_always_called: OrderedDict[int, bool] = OrderedDict()
+_global_backward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_backward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+# None until a global backward hook is registered; then whether it was a full one. As in PyTorch,
+# it stays set after the hooks are removed: the process takes one kind or the other.
+_global_is_full_backward_hook: bool | None = None
+_global_buffer_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_module_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 
 # A module's own hook tables (each an OrderedDict by handle id), as PyTorch names them
 _HOOK_TABLES = (
@@ -417,6 +433,127 @@ def register_module_forward_hook(
             (_global_forward_hooks_always_called, always_call),
         ),
     )
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, grad_output) -> None or new grad_output``, called in backward by
+    every module, before the module's own backward pre-hooks: the global form of
+    :meth:`Module.register_full_backward_pre_hook`. Global state, for debugging and profiling.
+
+    Returns:
+        :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+    """
+    return _add_hook(_global_backward_pre_hooks, hook, "register_module_full_backward_pre_hook")
+
+
+def _claim_global_backward_hooks(full: bool) -> None:
+    """Record which kind of global backward hook the process takes; refuse the other kind."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is (not full):
+        raise RuntimeError(
+            "Cannot use both regular backward hooks and full backward hooks as a global Module "
+            "hook. Please use only one of them."
+        )
+    _global_is_full_backward_hook = full
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, grad_input, grad_output) -> None or new grad_input``, called in
+    backward by every module, before the module's own full backward hooks: the global form of
+    :meth:`Module.register_full_backward_hook`. Global state, for debugging and profiling.
+
+    Returns:
+        :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+
+    Raises:
+        RuntimeError: if a global hook was registered with :func:`register_module_backward_hook`.
+    """
+    if not callable(hook):
+        raise TypeError(
+            f"register_module_full_backward_hook: expected a callable hook, got "
+            f"{type(hook).__name__}"
+        )
+    _claim_global_backward_hooks(full=True)
+    return _add_hook(_global_backward_hooks, hook, "register_module_full_backward_hook")
+
+
+def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """PyTorch's deprecated global backward hook; use :func:`register_module_full_backward_hook`.
+    tensorlib runs it as a full one, as it does :meth:`Module.register_backward_hook`.
+
+    Returns:
+        :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+
+    Raises:
+        RuntimeError: if a global hook was registered with
+            :func:`register_module_full_backward_hook`.
+    """
+    if not callable(hook):
+        raise TypeError(
+            f"register_module_backward_hook: expected a callable hook, got {type(hook).__name__}"
+        )
+    _claim_global_backward_hooks(full=False)
+    return _add_hook(_global_backward_hooks, hook, "register_module_backward_hook")
+
+
+def _add_registration_hook(
+    hooks: OrderedDict[int, Callable[..., Any]], hook: object, method: str
+) -> RemovableHandle:
+    """File a registration hook; unlike the others it leaves ``Module.__call__``'s flag alone."""
+    if not callable(hook):
+        raise TypeError(f"{method}: expected a callable hook, got {type(hook).__name__}")
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, name, buffer) -> None or new buffer``, called by every
+    :meth:`Module.register_buffer` (and buffer assignment) after its checks; a value returned is
+    stored instead of ``buffer``. Global state.
+
+    Returns:
+        :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+    """
+    return _add_registration_hook(
+        _global_buffer_registration_hooks, hook, "register_module_buffer_registration_hook"
+    )
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, name, submodule) -> None or new submodule``, called by every
+    :meth:`Module.add_module` and assignment of a child (``None`` to a child's name too); a value
+    returned is stored instead. Global state.
+
+    Returns:
+        :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+    """
+    return _add_registration_hook(
+        _global_module_registration_hooks, hook, "register_module_module_registration_hook"
+    )
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, name, param) -> None or new parameter``, called by every
+    :meth:`Module.register_parameter` (and parameter assignment) of a :class:`Parameter`, not of
+    ``None``; a value returned is stored instead. Global state.
+
+    Returns:
+        :class:`~tensorlib.utils.hooks.RemovableHandle`: ``handle.remove()`` unregisters it.
+    """
+    return _add_registration_hook(
+        _global_parameter_registration_hooks, hook, "register_module_parameter_registration_hook"
+    )
+
+
+def _registered(
+    hooks: OrderedDict[int, Callable[..., Any]], owner: Module, name: str, value: Any
+) -> Any:
+    """``value`` after the registration hooks of ``hooks``, each on what the last returned."""
+    for hook in list(hooks.values()):
+        output = hook(owner, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 # %% book/04_layers.ipynb, cell 35
@@ -701,7 +838,12 @@ class Module:
                 self._check_not_cycle(name, value)
             table: dict[str, Any] = parameters if isinstance(value, Parameter) else modules
             self._forget(name, table)
-            table[name] = value
+            hooks = (
+                _global_parameter_registration_hooks
+                if isinstance(value, Parameter)
+                else _global_module_registration_hooks
+            )
+            table[name] = _registered(hooks, self, name, value) if hooks else value
         elif parameters is not None and name in parameters:
             if value is not None:
                 raise TypeError(
@@ -715,13 +857,15 @@ class Module:
                     f"cannot assign {type(value).__name__} as child module {name!r} "
                     "(Module or None expected)"
                 )
-            modules[name] = None
+            modules[name] = _registered(_global_module_registration_hooks, self, name, None)
         elif buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
                     f"cannot assign {type(value).__name__} as buffer {name!r} "
                     "(Tensor or None expected)"
                 )
+            if _global_buffer_registration_hooks:  # PyTorch goes through register_buffer here
+                value = _registered(_global_buffer_registration_hooks, self, name, value)
             buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -790,6 +934,8 @@ class Module:
             )
         _check_name(self, name, "parameter", parameters)
         self._forget(name, parameters)
+        if param is not None and _global_parameter_registration_hooks:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -806,6 +952,8 @@ class Module:
             )
         _check_name(self, name, "buffer", buffers)
         self._forget(name, buffers)
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         buffers[name] = tensor
         if not persistent:
             self._non_persistent_buffers.add(name)
@@ -824,6 +972,8 @@ class Module:
         if module is not None:
             self._check_not_cycle(name, module)
         self._forget(name, modules)
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
         modules[name] = module
 
     def register_module(self, name: str, module: Module | None) -> None:
@@ -839,7 +989,7 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # No hook ever registered (the usual case): one test, then forward; else six tables
+        # No hook ever registered (the usual case): one test, then forward; else eight tables
         if not _hooks_registered or not (
             self._forward_pre_hooks
             or self._forward_hooks
@@ -847,6 +997,8 @@ class Module:
             or self._backward_pre_hooks
             or _global_forward_pre_hooks
             or _global_forward_hooks
+            or _global_backward_pre_hooks
+            or _global_backward_hooks
         ):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
@@ -859,11 +1011,16 @@ class Module:
         try:
             args, kwargs = self._run_forward_pre_hooks(args, kwargs)
             backward = None
-            if self._backward_hooks or self._backward_pre_hooks:
+            if (
+                self._backward_hooks
+                or self._backward_pre_hooks
+                or _global_backward_hooks
+                or _global_backward_pre_hooks
+            ):  # the global hooks first, then the module's own
                 backward = _BackwardHook(
                     self,
-                    list(self._backward_hooks.values()),
-                    list(self._backward_pre_hooks.values()),
+                    [*_global_backward_hooks.values(), *self._backward_hooks.values()],
+                    [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()],
                 )
                 args = backward.setup_input(args)
             result = self.forward(*args, **kwargs)

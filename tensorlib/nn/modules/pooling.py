@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 239
+# %% book/04_layers.ipynb, cell 241
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,7 +43,7 @@ from tensorlib.nn.functional.utils import _pair, _single, _triple
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 240
+# %% book/04_layers.ipynb, cell 242
 class MaxPool2d(Module):
     """2-D max pooling over windows of ``kernel_size``.
 
@@ -141,7 +141,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 249
+# %% book/04_layers.ipynb, cell 251
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -236,7 +236,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 250
+# %% book/04_layers.ipynb, cell 252
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -303,7 +303,7 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 269
+# %% book/04_layers.ipynb, cell 271
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
@@ -454,7 +454,7 @@ class AdaptiveMaxPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 279
+# %% book/04_layers.ipynb, cell 281
 # the functions of section 10.5, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_max_pool1d,
@@ -544,7 +544,7 @@ class LPPool3d(LPPool1d):
         return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-# %% book/04_layers.ipynb, cell 285
+# %% book/04_layers.ipynb, cell 287
 # the functions of section 10.6, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     max_unpool1d,
@@ -659,7 +659,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
         )
 
 
-# %% book/04_layers.ipynb, cell 293
+# %% book/04_layers.ipynb, cell 295
 # the functions of section 10.8, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     fractional_max_pool2d,

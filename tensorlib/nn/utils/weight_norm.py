@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 322
+# %% book/04_layers.ipynb, cell 324
 import warnings
 from typing import Any
 
