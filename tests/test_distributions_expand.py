@@ -289,7 +289,7 @@ def test_expand_matches_pytorch(name):
     try:
         got = ours.entropy()
     except NotImplementedError:
-        return  # (Multinomial and the relaxed ones: no entropy in tensorlib)
+        return  # (the relaxed ones: no entropy in tensorlib)
     _compare(got, expected, "entropy")
 
 

@@ -499,7 +499,7 @@ def test_binomial_entropy_needs_one_total_count_and_poisson_has_none():
     with pytest.raises(NotImplementedError, match="Poisson.entropy"):
         Poisson(1.0).entropy()
     with pytest.raises(NotImplementedError, match="rsample"):
-        Gamma(1.0, 1.0).rsample()
+        Poisson(1.0).rsample()
 
 
 FAMILY_BAD = [

@@ -32,6 +32,7 @@ from tensorlib.distributions.independent import Independent
 from tensorlib.distributions.inverse_gamma import InverseGamma
 from tensorlib.distributions.kl import kl_divergence, register_kl
 from tensorlib.distributions.kumaraswamy import Kumaraswamy
+from tensorlib.distributions.lkj_cholesky import LKJCholesky
 from tensorlib.distributions.laplace import Laplace
 from tensorlib.distributions.log_normal import LogNormal
 from tensorlib.distributions.logistic_normal import LogisticNormal
@@ -76,6 +77,7 @@ from tensorlib.distributions.transforms import (
 from tensorlib.distributions.uniform import Uniform
 from tensorlib.distributions.von_mises import VonMises
 from tensorlib.distributions.weibull import Weibull
+from tensorlib.distributions.wishart import Wishart
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
@@ -83,7 +85,8 @@ __all__ = [
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
     "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace",
+    "LogNormal",
     "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
     "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
     "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson",
@@ -91,6 +94,7 @@ __all__ = [
     "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
     "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+    "Wishart",
     "biject_to", "constraint_registry", "constraints", "identity_transform", "kl_divergence",
     "register_kl", "transform_to", "transforms",
 ]

@@ -91,6 +91,11 @@ class Bernoulli(ExponentialFamily):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
 
     @property
+    def mode(self) -> Tensor:
+        p = self.probs.detach().numpy()
+        return tensor(np.where(p == 0.5, np.nan, p >= 0.5).astype(p.dtype))
+
+    @property
     def mean(self) -> Tensor:
         return self.probs
 

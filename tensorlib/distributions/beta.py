@@ -11,13 +11,14 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 120
+# %% book/03_init.ipynb, cell 121
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tensorlib.distributions import constraints
+from tensorlib.distributions.dirichlet import Dirichlet
 from tensorlib.distributions.distribution import (
     _as_value,
     _broadcast_parameters,
@@ -25,7 +26,7 @@ from tensorlib.distributions.distribution import (
 )
 from tensorlib.distributions.exp_family import ExponentialFamily
 from tensorlib.distributions.gamma import _standard_gamma
-from tensorlib.engine import Tensor, digamma, lgamma, tensor, xlogy
+from tensorlib.engine import Tensor, digamma, joining, lgamma, tensor, xlogy
 
 
 class Beta(ExponentialFamily):
@@ -35,7 +36,8 @@ class Beta(ExponentialFamily):
     \log\Gamma(b) - \log\Gamma(a + b)`.
 
     ``sample`` is :math:`X/(X + Y)` for :math:`X \sim \mathrm{Gamma}(a)`,
-    :math:`Y \sim \mathrm{Gamma}(b)`; no ``rsample``. ``entropy()`` is :math:`\log B(a, b) -
+    :math:`Y \sim \mathrm{Gamma}(b)`; ``rsample`` is the first coordinate of a
+    ``Dirichlet([a, b])`` ``rsample``, as in PyTorch. ``entropy()`` is :math:`\log B(a, b) -
     (a - 1)\psi(a) - (b - 1)\psi(b) + (a + b - 2)\psi(a + b)`, ``mean`` :math:`a/(a + b)`,
     ``variance`` :math:`ab/((a + b)^2(a + b + 1))`.
     """
@@ -45,6 +47,7 @@ class Beta(ExponentialFamily):
         "concentration0": constraints.positive,
     }
     support = constraints.unit_interval
+    has_rsample = True
 
     def __init__(self, concentration1: Any, concentration0: Any,
                  validate_args: bool | None = None) -> None:
@@ -67,6 +70,10 @@ class Beta(ExponentialFamily):
         eps = np.finfo(dtype)
         return tensor(np.clip((x / (x + y)).astype(dtype), eps.tiny, 1 - eps.eps))
 
+    def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
+        pair = joining.stack([self.concentration1, self.concentration0], -1)
+        return Dirichlet(pair, validate_args=False).rsample(sample_shape).select(-1, 0)
+
     def _log_beta(self) -> Tensor:
         a, b = self.concentration1, self.concentration0
         return lgamma(a) + lgamma(b) - lgamma(a + b)
@@ -83,6 +90,11 @@ class Beta(ExponentialFamily):
         a, b = self.concentration1, self.concentration0
         return (self._log_beta() - (a - 1) * digamma(a) - (b - 1) * digamma(b)
                 + (a + b - 2) * digamma(a + b))
+
+    @property
+    def mode(self) -> Tensor:
+        pair = joining.stack([self.concentration1, self.concentration0], -1)
+        return Dirichlet(pair, validate_args=False).mode.select(-1, 0)
 
     @property
     def mean(self) -> Tensor:

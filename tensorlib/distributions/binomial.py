@@ -118,6 +118,10 @@ class Binomial(Distribution):
         return -(exp(log_pmf) * log_pmf).sum(0)
 
     @property
+    def mode(self) -> Tensor:
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
     def mean(self) -> Tensor:
         return self.total_count * self.probs
 

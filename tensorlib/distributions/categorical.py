@@ -119,6 +119,10 @@ class Categorical(Distribution):
         return -(clamp(self.logits, min=lowest) * self.probs).sum(-1)
 
     @property
+    def mode(self) -> Tensor:
+        return self.probs.argmax(dim=-1)
+
+    @property
     def mean(self) -> Tensor:
         return _nan(self._batch_shape, self.probs.dtype)
 

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 168
+# %% book/03_init.ipynb, cell 170
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +24,7 @@ class Chi2(Gamma):
     r"""``Chi2(df, validate_args=None)``: the chi-squared distribution with ``df`` :math:`k > 0`
     degrees of freedom, which is ``Gamma(k/2, 1/2)``: density
     :math:`\frac{x^{k/2 - 1} e^{-x/2}}{2^{k/2}\Gamma(k/2)}`, ``mean`` :math:`k`, ``variance``
-    :math:`2k`. Everything else is the gamma's (``sample`` but no ``rsample``).
+    :math:`2k`. Everything else is the gamma's (``rsample`` too).
     """
 
     arg_constraints = {"df": constraints.positive}

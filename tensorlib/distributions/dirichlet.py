@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 121
+# %% book/03_init.ipynb, cell 120
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,8 +23,82 @@ from tensorlib.distributions.distribution import (
     _require,
 )
 from tensorlib.distributions.exp_family import ExponentialFamily
-from tensorlib.distributions.gamma import _standard_gamma
-from tensorlib.engine import Tensor, digamma, lgamma, tensor, xlogy
+from tensorlib.distributions.gamma import _CHUNK, _standard_gamma, _tail_rule
+from tensorlib.engine import Function, Tensor, digamma, lgamma, tensor, where, xlogy
+from tensorlib.engine.special_ops import _digamma_array
+
+
+def _beta_tail(p: np.ndarray, q: np.ndarray, log_z: np.ndarray, log_y: np.ndarray,
+               shift: np.ndarray, lower: bool) -> np.ndarray:
+    r""":math:`\int_{-\infty}^0 e^{pu}\left(\frac{1 - ze^u}{1 - z}\right)^{q - 1} f(u)\,du`
+    with :math:`f = \log z + u + s` (``lower``) or :math:`\log(1 - ze^u) + s`, from
+    :math:`\log z` and :math:`\log y = \log(1 - z)` (so :math:`z` near 1 keeps its digits);
+    all arrays ``(n, 1)``. The weight is flat near :math:`u = 0` on a width set by its first
+    two derivatives there and decays like :math:`e^{pu}` far out (``_tail_rule``)."""
+    odds = np.exp(log_z - log_y)
+    slope = p - (q - 1) * odds
+    curve = np.sqrt(np.abs(q - 1) * odds) * np.sqrt(1 + odds)
+    nodes, w = _tail_rule(1 / np.maximum(np.maximum(slope, curve), 1e-300), p)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        log_zu = log_z - nodes
+        log_rest = np.log(-np.expm1(log_zu))
+        weight = np.exp(-p * nodes + (q - 1) * (log_rest - log_y))
+        terms = np.where(weight == 0, 0.0, weight * ((log_zu if lower else log_rest) + shift))
+    return (terms * w).sum(1)
+
+
+def _dirichlet_grad(x: np.ndarray, concentration: np.ndarray, total: np.ndarray) -> np.ndarray:
+    r"""``torch._dirichlet_grad(x, concentration, total)``'s values (float64): for a draw
+    ``x`` of the marginal Beta(:math:`a`, :math:`b`), :math:`a` = ``concentration``, :math:`b =`
+    ``total`` :math:`- a`, the implicit gradient :math:`\partial x/\partial a` at fixed
+    :math:`b` and fixed CDF value, divided by :math:`1 - x`. With :math:`s = \psi(a + b) -
+    \psi(a)` and :math:`\partial_a I_x = \int_0^x p(t)(\log t + s)\,dt`, the integrand keeps
+    one sign below :math:`x` when :math:`\log x + s \le 0` (use it, with :math:`t = xe^u`) and
+    above :math:`x` otherwise (use :math:`-\int_x^1`, with :math:`1 - t = (1 - x)e^u`)."""
+    x, a, b = (np.asarray(v, dtype=np.float64)
+               for v in np.broadcast_arrays(x, concentration, np.subtract(total, concentration)))
+    shift = (_digamma_array(a + b) - _digamma_array(a)).reshape(-1)
+    out = np.empty(x.size)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # x = 0: fixed below
+        log_x, log_y = np.log(x.reshape(-1)), np.log1p(-x.reshape(-1))
+        a, b = a.reshape(-1), b.reshape(-1)
+        below = log_x + shift <= 0
+        for side, lower in ((np.nonzero(below)[0], True), (np.nonzero(~below)[0], False)):
+            for start in range(0, side.size, _CHUNK):
+                i = side[start:start + _CHUNK]
+                lx, ly, a_i, b_i, s = (v[i, None] for v in (log_x, log_y, a, b, shift))
+                if lower:
+                    out[i] = -np.exp(lx - ly)[:, 0] * _beta_tail(a_i, b_i, lx, ly, s, True)
+                else:
+                    out[i] = _beta_tail(b_i, a_i, ly, lx, s, False)
+    out[x.reshape(-1) == 0] = 0.0  # the limit as x -> 0
+    return out.reshape(x.shape)
+
+
+class _Dirichlet(Function):
+    r"""Dirichlet draws that carry a gradient to the concentration (PyTorch's ``_Dirichlet``):
+    ``forward`` normalises gamma draws; ``backward`` maps :math:`\bar x` to
+    :math:`\bar\alpha_j = g_j(\bar x_j - \sum_k x_k\bar x_k)`, :math:`g_j` =
+    ``_dirichlet_grad(x_j, alpha_j, alpha_0)``, that is :math:`\partial x_k/\partial\alpha_j =
+    g_j(\delta_{jk} - x_k)`."""
+
+    __slots__ = ("_alpha", "_x")
+    _alpha: np.ndarray
+    _x: np.ndarray
+    reads = ()  # the backward reads its own float64 copies
+
+    def forward(self, *args: Any, **options: Any) -> np.ndarray:
+        concentration = args[0]
+        self._alpha = np.array(concentration, dtype=np.float64)
+        g = _standard_gamma(self._alpha)
+        self._x = g / g.sum(-1, keepdims=True)
+        dtype = concentration.dtype
+        return np.maximum(self._x.astype(dtype), np.finfo(dtype).tiny)
+
+    def backward(self, grad: np.ndarray) -> np.ndarray:
+        x, alpha = self._x, self._alpha
+        g = _dirichlet_grad(x, alpha, alpha.sum(-1, keepdims=True))
+        return (g * (grad - (x * grad).sum(-1, keepdims=True))).astype(grad.dtype)
 
 
 class Dirichlet(ExponentialFamily):
@@ -34,7 +108,8 @@ class Dirichlet(ExponentialFamily):
     ``concentration`` :math:`\alpha > 0` of shape ``batch_shape + (K,)``; ``event_shape`` is
     ``(K,)``.
 
-    ``sample`` normalises :math:`K` gamma draws, :math:`x_i = G_i/\sum_j G_j`; no ``rsample``.
+    ``sample`` normalises :math:`K` gamma draws, :math:`x_i = G_i/\sum_j G_j`; ``rsample``
+    draws the same through ``_Dirichlet``, whose backward is PyTorch's implicit gradient.
     ``entropy()`` is :math:`\sum_i\log\Gamma(\alpha_i) - \log\Gamma(\alpha_0) - (K -
     \alpha_0)\psi(\alpha_0) - \sum_i(\alpha_i - 1)\psi(\alpha_i)`, ``mean``
     :math:`\alpha/\alpha_0`, ``variance`` :math:`\alpha(\alpha_0 - \alpha)/(\alpha_0^2(\alpha_0
@@ -43,6 +118,7 @@ class Dirichlet(ExponentialFamily):
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
+    has_rsample = True
 
     def __init__(self, concentration: Any, validate_args: bool | None = None) -> None:
         concentration = _parameter(concentration)
@@ -66,6 +142,10 @@ class Dirichlet(ExponentialFamily):
         return tensor(np.maximum((g / g.sum(-1, keepdims=True)).astype(dtype),
                                  np.finfo(dtype).tiny))
 
+    def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        return _Dirichlet.apply(self.concentration.expand(*shape))
+
     def log_prob(self, value: Any) -> Tensor:
         value = _as_value(value, self.concentration.dtype)
         if self._validate_args:
@@ -81,6 +161,19 @@ class Dirichlet(ExponentialFamily):
         k, total = alpha.shape[-1], alpha.sum(-1)
         return (lgamma(alpha).sum(-1) - lgamma(total) - (k - total) * digamma(total)
                 - ((alpha - 1) * digamma(alpha)).sum(-1))
+
+    @property
+    def mode(self) -> Tensor:
+        r"""``(alpha - 1)/(alpha_0 - K)`` with the excess clamped at 0; where every
+        :math:`\alpha_i < 1`, the corner of the largest coordinate, as PyTorch picks it."""
+        excess = (self.concentration - 1).clamp(min=0.0)
+        mode = excess / excess.sum(-1, keepdim=True)
+        flat = (self.concentration.detach().numpy() < 1).all(-1, keepdims=True)
+        if not flat.any():
+            return mode
+        values = mode.detach().numpy()  # 0/0 on rows with no excess: argmax picks the first
+        corner = np.eye(values.shape[-1], dtype=values.dtype)[values.argmax(-1)]
+        return where(tensor(flat), tensor(corner), mode)
 
     @property
     def mean(self) -> Tensor:

@@ -22,7 +22,7 @@ from tensorlib.distributions.distribution import (
     _require,
 )
 from tensorlib.distributions.exp_family import ExponentialFamily
-from tensorlib.engine import Tensor, exp, log, log1p
+from tensorlib.engine import Tensor, exp, log, log1p, zeros_like
 from tensorlib.random import rand
 
 
@@ -73,6 +73,10 @@ class Exponential(ExponentialFamily):
 
     def entropy(self) -> Tensor:
         return 1.0 - log(self.rate)
+
+    @property
+    def mode(self) -> Tensor:
+        return zeros_like(self.rate.detach())
 
     @property
     def mean(self) -> Tensor:

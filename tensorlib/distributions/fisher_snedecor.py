@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 186
+# %% book/03_init.ipynb, cell 188
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,15 +25,15 @@ from tensorlib.distributions.distribution import (
     _require,
 )
 from tensorlib.distributions.gamma import Gamma
-from tensorlib.engine import Tensor, clamp, finfo, lgamma, log, log1p, no_grad, where
+from tensorlib.engine import Tensor, clamp, finfo, lgamma, log, log1p, where
 
 
 class FisherSnedecor(Distribution):
     r"""``FisherSnedecor(df1, df2, validate_args=None)``: the law of :math:`(X_1/d_1) /
     (X_2/d_2)` for independent chi-squares of :math:`d_1` and :math:`d_2` degrees of freedom
     (the ratio of two variance estimates in an F-test). Drawn as :math:`G_1/G_2` with
-    :math:`G_i \sim \mathrm{Gamma}(d_i/2, d_i)`; tensorlib's gamma has no ``rsample``, so
-    neither has this (PyTorch's has). ``log_prob`` is PyTorch's; ``mean``
+    :math:`G_i \sim \mathrm{Gamma}(d_i/2, d_i)`, ``rsample`` through the gammas' (both
+    clamped at the smallest normal float). ``log_prob`` is PyTorch's; ``mean``
     :math:`d_2/(d_2 - 2)` for :math:`d_2 > 2`, ``mode`` :math:`\frac{d_1 - 2}{d_1}
     \frac{d_2}{d_2 + 2}` for :math:`d_1 > 2`, ``variance`` :math:`\frac{2 d_2^2 (d_1 + d_2 -
     2)}{d_1 (d_2 - 2)^2 (d_2 - 4)}` for :math:`d_2 > 4`, NaN otherwise.
@@ -41,6 +41,7 @@ class FisherSnedecor(Distribution):
 
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive
+    has_rsample = True
 
     def __init__(self, df1: Any, df2: Any, validate_args: bool | None = None) -> None:
         (self.df1, self.df2), shape = _broadcast_parameters(df1, df2)
@@ -71,12 +72,11 @@ class FisherSnedecor(Distribution):
         df1, df2 = self.df1, where(self.df2.detach() <= 4, float("nan"), self.df2)
         return 2 * df2**2 * (df1 + df2 - 2) / (df1 * (df2 - 2) ** 2 * (df2 - 4))
 
-    def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
-        with no_grad():
-            tiny = float(finfo(self.df1.dtype).tiny)
-            x1 = self._gamma1.sample(sample_shape)
-            x2 = clamp(self._gamma2.sample(sample_shape), min=tiny)
-            return clamp(x1 / x2, min=tiny)
+    def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
+        tiny = float(finfo(self.df1.dtype).tiny)
+        x1 = self._gamma1.rsample(sample_shape)
+        x2 = clamp(self._gamma2.rsample(sample_shape), min=tiny)
+        return clamp(x1 / x2, min=tiny)
 
     def log_prob(self, value: Any) -> Tensor:
         value = _as_value(value, self.df1.dtype)

@@ -25,7 +25,8 @@ from tensorlib.distributions.distribution import (
     _require,
 )
 from tensorlib.distributions.exp_family import ExponentialFamily
-from tensorlib.engine import Tensor, digamma, lgamma, log, tensor, xlogy
+from tensorlib.engine import Function, Tensor, clamp, digamma, lgamma, log, tensor, xlogy
+from tensorlib.engine.special_ops import _digamma_array
 from tensorlib.random import Generator, resolve_generator
 
 
@@ -64,20 +65,113 @@ def _standard_gamma(concentration: np.ndarray, generator: Generator | None = Non
     return np.maximum(out, np.finfo(np.float64).tiny).reshape(np.shape(concentration))
 
 
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
+# panel edges in units of a weight's width: halving toward 0, then unit steps out to 16
+_EDGES = np.concatenate([[0.0], 0.5 ** np.arange(40, 0, -1), np.arange(1.0, 17.0)])
+_STRETCH = np.linspace(0, 1, 65)[1:]  # 64 more panels, geometric from 16 out to the far tail
+_CHUNK = 1024  # elements per quadrature block (a block holds _CHUNK x 1488 nodes)
+
+
+def _tail_rule(width: np.ndarray, rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Nodes and weights (each ``(n, 1488)``) for :math:`\int_0^\infty` of a weight that is
+    flat on a scale ``width`` ``(n, 1)`` and decays at least like :math:`e^{-\text{rate}\,u}`
+    far out: 12-point Gauss-Legendre on panels halving toward 0, unit panels to 16 widths,
+    then 64 geometric panels out to 60 e-folds of the far decay."""
+    far = np.maximum(60 / np.maximum(rate * width, 1e-300), 32.0)
+    edges = np.concatenate([np.broadcast_to(_EDGES, (width.shape[0], _EDGES.size)),
+                            16 * (far / 16) ** _STRETCH], axis=1) * width
+    lo, step = edges[:, :-1, None], np.diff(edges, axis=1)[:, :, None]
+    n = width.shape[0]
+    return ((lo + step * (_NODES + 1) / 2).reshape(n, -1),
+            (step * _WEIGHTS / 2).reshape(n, -1))
+
+
+def _gamma_grad_series(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    r""":math:`\partial x/\partial\alpha = -\sum_n r_n(\log x - \psi(\alpha + n + 1))`,
+    :math:`r_n = x^{n+1}\Gamma(\alpha)/\Gamma(\alpha + n + 1)`, for :math:`x <
+    e^{\psi(\alpha + 1)}`, where every term is positive; summed until a term adds nothing."""
+    log_x, r, psi = np.log(x), x / alpha, _digamma_array(alpha + 1)
+    total = -r * (log_x - psi)
+    active, n = np.arange(x.size), 0
+    while active.size:
+        n += 1
+        r[active] *= x[active] / (alpha[active] + n)
+        psi[active] += 1 / (alpha[active] + n)
+        term = -r[active] * (log_x[active] - psi[active])
+        total[active] += term
+        active = active[term > 1e-17 * total[active]]
+    return total
+
+
+def _gamma_grad_upper(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    r""":math:`\partial x/\partial\alpha = \int_0^\infty (1 + u/x)^{\alpha - 1} e^{-u}
+    (\log(x + u) - \psi(\alpha))\,du` for :math:`x > e^{\psi(\alpha)}` (a positive integrand),
+    by ``_tail_rule``."""
+    out = np.empty(x.size)
+    for start in range(0, x.size, _CHUNK):
+        xs, a = x[start:start + _CHUNK, None], alpha[start:start + _CHUNK, None]
+        width = 1 / np.maximum(1 - (a - 1) / xs, np.sqrt(np.abs(a - 1)) / xs)
+        u, w = _tail_rule(width, np.ones_like(width))
+        with np.errstate(over="ignore", invalid="ignore"):
+            weight = np.exp((a - 1) * np.log1p(u / xs) - u)
+            terms = np.where(weight == 0, 0.0, weight * (np.log(xs + u) - _digamma_array(a)))
+        out[start:start + _CHUNK] = (terms * w).sum(1)
+    return out
+
+
+def _standard_gamma_grad(x: np.ndarray, concentration: np.ndarray) -> np.ndarray:
+    r"""The implicit reparameterization gradient :math:`\partial x/\partial\alpha =
+    -\frac{\partial F(x;\alpha)/\partial\alpha}{p(x;\alpha)}` of Gamma(:math:`\alpha`, 1)
+    draws ``x`` (the values of ``torch._standard_gamma_grad(concentration, x)``), float64,
+    broadcast shape: the series below :math:`e^{\psi(\alpha + 1)}`, the integral above."""
+    x, alpha = (np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(x, concentration))
+    flat_x, flat_a = x.reshape(-1), alpha.reshape(-1)
+    out = np.empty(x.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = flat_x < np.exp(_digamma_array(flat_a + 1))
+        out[low] = _gamma_grad_series(flat_x[low], flat_a[low])
+        out[~low] = _gamma_grad_upper(flat_x[~low], flat_a[~low])
+    out[flat_x == 0] = 0.0  # the limit as x -> 0 (the series would meet 0 * log 0)
+    return out.reshape(x.shape)
+
+
+class _StandardGamma(Function):
+    r"""Gamma(:math:`\alpha`, 1) draws that carry a gradient to :math:`\alpha` (PyTorch's
+    ``_standard_gamma``): ``forward`` draws with ``_standard_gamma``, ``backward`` multiplies
+    by ``_standard_gamma_grad`` at the drawn values."""
+
+    __slots__ = ("_alpha", "_x")
+    _alpha: np.ndarray
+    _x: np.ndarray
+    reads = ()  # the backward reads its own float64 copies
+
+    def forward(self, *args: Any, **options: Any) -> np.ndarray:
+        concentration = args[0]
+        self._alpha = np.array(concentration, dtype=np.float64)
+        self._x = _standard_gamma(self._alpha, options.get("generator"))
+        dtype = concentration.dtype
+        return np.maximum(self._x.astype(dtype), np.finfo(dtype).tiny)
+
+    def backward(self, grad: np.ndarray) -> np.ndarray:
+        return (grad * _standard_gamma_grad(self._x, self._alpha)).astype(grad.dtype)
+
+
 class Gamma(ExponentialFamily):
     r"""``Gamma(concentration, rate, validate_args=None)``: density
     :math:`\frac{\beta^\alpha}{\Gamma(\alpha)} x^{\alpha - 1} e^{-\beta x}` on :math:`x > 0`,
     for ``concentration`` :math:`\alpha > 0` and ``rate`` :math:`\beta > 0`, broadcast into
     ``batch_shape``.
 
-    ``sample`` is Marsaglia-Tsang's (``_standard_gamma``) divided by :math:`\beta`; there is no
-    ``rsample`` (PyTorch's differentiates the CDF implicitly). ``log_prob(x)`` is
+    ``sample`` is Marsaglia-Tsang's (``_standard_gamma``) divided by :math:`\beta`; ``rsample``
+    draws the same way through ``_StandardGamma``, whose gradient in :math:`\alpha` is the
+    implicit one, :math:`-\partial_\alpha F(x;\alpha)/p(x;\alpha)`. ``log_prob(x)`` is
     :math:`\alpha\log\beta + (\alpha - 1)\log x - \beta x - \log\Gamma(\alpha)`, ``entropy()``
     :math:`\alpha - \log\beta + \log\Gamma(\alpha) + (1 - \alpha)\psi(\alpha)`, ``mean``
     :math:`\alpha/\beta`, ``variance`` :math:`\alpha/\beta^2`.
     """
 
     _mean_carrier_measure = 0
+    has_rsample = True
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
@@ -102,6 +196,11 @@ class Gamma(ExponentialFamily):
         dtype = self.rate.dtype
         return tensor(np.maximum(x.astype(dtype), np.finfo(dtype).tiny))
 
+    def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        x = _StandardGamma.apply(self.concentration.expand(*shape)) / self.rate.expand(*shape)
+        return clamp(x, min=float(np.finfo(x.dtype).tiny))
+
     def log_prob(self, value: Any) -> Tensor:
         value = _as_value(value, self.rate.dtype)
         if self._validate_args:
@@ -112,6 +211,10 @@ class Gamma(ExponentialFamily):
     def entropy(self) -> Tensor:
         alpha = self.concentration
         return alpha - log(self.rate) + lgamma(alpha) + (1.0 - alpha) * digamma(alpha)
+
+    @property
+    def mode(self) -> Tensor:
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
 
     @property
     def mean(self) -> Tensor:

@@ -75,6 +75,10 @@ class Independent(Distribution):
         return self._sum_rightmost(self.base_dist.entropy())
 
     @property
+    def mode(self) -> Tensor:
+        return self.base_dist.mode
+
+    @property
     def mean(self) -> Tensor:
         return self.base_dist.mean
 

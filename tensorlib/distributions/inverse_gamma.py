@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 182
+# %% book/03_init.ipynb, cell 184
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,8 +29,8 @@ class InverseGamma(TransformedDistribution):
     ``PowerTransform(-1)``. ``mean`` :math:`\beta/(\alpha - 1)` (infinite for :math:`\alpha
     \le 1`), ``mode`` :math:`\beta/(\alpha + 1)`, ``variance`` :math:`\beta^2/((\alpha -
     1)^2(\alpha - 2))` (infinite for :math:`\alpha \le 2`), ``entropy()`` :math:`\alpha +
-    \log\beta + \log\Gamma(\alpha) - (1 + \alpha)\psi(\alpha)`. ``sample`` but no ``rsample``,
-    as tensorlib's ``Gamma``.
+    \log\beta + \log\Gamma(\alpha) - (1 + \alpha)\psi(\alpha)`. ``rsample`` through
+    the gamma's.
     """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}

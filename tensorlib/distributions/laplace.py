@@ -76,6 +76,10 @@ class Laplace(Distribution):
         return 1 + log(2 * self.scale)
 
     @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
     def mean(self) -> Tensor:
         return self.loc
 

@@ -11,16 +11,18 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 172
+# %% book/03_init.ipynb, cell 174
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from tensorlib.distributions import constraints
+from tensorlib.distributions.binomial import Binomial
 from tensorlib.distributions.categorical import Categorical
 from tensorlib.distributions.distribution import Distribution, _as_value, _require, _shape
-from tensorlib.engine import Tensor, lgamma, tensor, where
+from tensorlib.engine import Tensor, exp, lgamma, tensor, where
 
 
 class Multinomial(Distribution):
@@ -33,7 +35,8 @@ class Multinomial(Distribution):
     ``sample`` counts :math:`n` categorical draws (floating, like the parameters); ``log_prob(x)``
     is :math:`\log n! - \sum_i \log x_i! + \sum_i x_i \log p_i`, with :math:`0 \log 0 = 0`;
     ``mean`` :math:`n p`, ``variance`` :math:`n p (1 - p)`. ``total_count`` must be an int (as in
-    PyTorch); there is no ``entropy``.
+    PyTorch). ``entropy()`` is PyTorch's exact sum: :math:`n H(p) - \log n! + \sum_i
+    \sum_{k=1}^n \binom nk p_i^k(1 - p_i)^{n-k}\log k!`, from the binomial marginals.
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -73,6 +76,15 @@ class Multinomial(Distribution):
     @property
     def param_shape(self) -> tuple[int, ...]:
         return self._categorical.param_shape
+
+    def entropy(self) -> Tensor:
+        n, probs = self.total_count, self.probs
+        counts = tensor(np.arange(1, n + 1, dtype=probs.dtype).reshape(-1, *[1] * probs.ndim))
+        marginal = Binomial(tensor(float(n), dtype=probs.dtype), probs=probs, validate_args=False)
+        expected_log_factorial = (exp(marginal.log_prob(counts)) * lgamma(counts + 1)).sum(0)
+        # PyTorch takes lgamma of an integer tensor, so log n! is a float32 number
+        log_n_factorial = float(np.float32(math.lgamma(n + 1)))
+        return n * self._categorical.entropy() - log_n_factorial + expected_log_factorial.sum(-1)
 
     @property
     def mean(self) -> Tensor:

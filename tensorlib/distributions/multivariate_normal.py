@@ -125,6 +125,10 @@ class MultivariateNormal(Distribution):
         return entropy.expand(*self._batch_shape)
 
     @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
     def mean(self) -> Tensor:
         return self.loc
 

@@ -77,6 +77,10 @@ class Normal(ExponentialFamily):
         return 0.5 + _HALF_LOG_2PI + log(self.scale)
 
     @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+    @property
     def mean(self) -> Tensor:
         return self.loc
 

@@ -76,6 +76,11 @@ class OneHotCategorical(Distribution):
         return self._categorical.entropy()
 
     @property
+    def mode(self) -> Tensor:
+        probs = self._categorical.probs.detach().numpy()
+        return tensor(np.eye(probs.shape[-1], dtype=probs.dtype)[probs.argmax(-1)])
+
+    @property
     def mean(self) -> Tensor:
         return self.probs
 
@@ -87,7 +92,7 @@ class OneHotCategorical(Distribution):
         return self._categorical._parameter_names()
 
 
-# %% book/03_init.ipynb, cell 181
+# %% book/03_init.ipynb, cell 183
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     r"""``OneHotCategoricalStraightThrough(probs=None, logits=None, validate_args=None)``: a
     ``OneHotCategorical`` whose ``rsample`` passes gradients straight through the draw (Bengio

@@ -64,6 +64,10 @@ class Poisson(ExponentialFamily):
         return xlogy(value, self.rate) - self.rate - lgamma(value + 1)
 
     @property
+    def mode(self) -> Tensor:
+        return self.rate.floor()
+
+    @property
     def mean(self) -> Tensor:
         return self.rate
 

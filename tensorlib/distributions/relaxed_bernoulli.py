@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 174
+# %% book/03_init.ipynb, cell 176
 from collections.abc import Sequence
 from typing import Any
 
@@ -87,7 +87,7 @@ class LogitRelaxedBernoulli(Distribution):
         return ("temperature", "logits")
 
 
-# %% book/03_init.ipynb, cell 175
+# %% book/03_init.ipynb, cell 177
 class RelaxedBernoulli(TransformedDistribution):
     r"""``RelaxedBernoulli(temperature, probs=None, logits=None, validate_args=None)``: a
     number in :math:`(0, 1)` that tends to a coin flip as the ``temperature`` :math:`\tau` goes

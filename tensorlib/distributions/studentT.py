@@ -24,8 +24,8 @@ from tensorlib.distributions.distribution import (
     _broadcast_parameters,
     _require,
 )
-from tensorlib.distributions.gamma import _standard_gamma
-from tensorlib.engine import Tensor, digamma, lgamma, log, log1p, tensor, where
+from tensorlib.distributions.gamma import _standard_gamma, _StandardGamma
+from tensorlib.engine import Tensor, digamma, lgamma, log, log1p, rsqrt, tensor, where
 from tensorlib.random import randn
 
 
@@ -35,7 +35,8 @@ class StudentT(Distribution):
     :math:`(1 + t^2/\nu)^{-(\nu + 1)/2}`; parameters broadcast into ``batch_shape``.
 
     ``sample`` is :math:`\mu + \sigma Z/\sqrt{V/\nu}` with :math:`Z` from ``randn`` and
-    :math:`V = 2\,\mathrm{Gamma}(\nu/2)` a chi-square draw; no ``rsample``. ``log_prob``,
+    :math:`V = 2\,\mathrm{Gamma}(\nu/2)` a chi-square draw; ``rsample`` the same with
+    :math:`V` from ``_StandardGamma`` (a gradient to :math:`\nu`). ``log_prob``,
     ``entropy`` as PyTorch's; ``mean`` is :math:`\mu` for :math:`\nu > 1` (else NaN),
     ``variance`` :math:`\sigma^2\nu/(\nu - 2)` for :math:`\nu > 2`, infinite for :math:`1 <
     \nu \le 2`, NaN below.
@@ -47,6 +48,7 @@ class StudentT(Distribution):
         "scale": constraints.positive,
     }
     support = constraints.real
+    has_rsample = True
 
     def __init__(self, df: Any, loc: Any = 0.0, scale: Any = 1.0,
                  validate_args: bool | None = None) -> None:
@@ -71,6 +73,12 @@ class StudentT(Distribution):
         x = self.loc.detach().numpy() + self.scale.detach().numpy() * t
         return tensor(x.astype(self.loc.dtype))
 
+    def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
+        shape = self._extended_shape(sample_shape)
+        z = randn(shape, dtype=self.loc.dtype)
+        chi2 = 2 * _StandardGamma.apply(0.5 * self.df.expand(*shape))
+        return self.loc + self.scale * z * rsqrt(chi2 / self.df)
+
     def log_prob(self, value: Any) -> Tensor:
         y = (_as_value(value, self.loc.dtype) - self.loc) / self.scale
         df = self.df
@@ -83,6 +91,10 @@ class StudentT(Distribution):
         log_beta = lgamma(0.5 * df) + math.lgamma(0.5) - lgamma(0.5 * (df + 1))
         return (log(self.scale) + 0.5 * (df + 1) * (digamma(0.5 * (df + 1)) - digamma(0.5 * df))
                 + 0.5 * log(df) + log_beta)
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
 
     @property
     def mean(self) -> Tensor:

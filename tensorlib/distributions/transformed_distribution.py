@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 138
+# %% book/03_init.ipynb, cell 140
 from collections.abc import Sequence
 from typing import Any
 

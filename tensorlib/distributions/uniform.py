@@ -85,6 +85,10 @@ class Uniform(Distribution):
         return log(self.high - self.low)
 
     @property
+    def mode(self) -> Tensor:
+        return self.high * float("nan")
+
+    @property
     def mean(self) -> Tensor:
         return (self.low + self.high) / 2
 

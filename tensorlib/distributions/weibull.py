@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 170
+# %% book/03_init.ipynb, cell 172
 from collections.abc import Sequence
 from typing import Any
 
