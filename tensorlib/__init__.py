@@ -96,6 +96,12 @@ from tensorlib.engine import (  # more of torch's top-level names (chapter 2, se
     scalar_tensor, set_default_tensor_type, set_num_interop_threads, set_warn_always, typename,
 )
 from tensorlib.engine.shape_ops import matrix_transpose as t
+from tensorlib.engine import (  # the views as copies (chapter 2, section 20.6)
+    alias_copy, as_strided_copy, detach_copy, diagonal_copy, empty_permuted, empty_strided,
+    expand_copy, narrow_copy, nonzero_static, permute_copy, select_copy, slice_copy, split_copy,
+    split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,
+    unsafe_chunk, unsafe_split, unsafe_split_with_sizes, unsqueeze_copy, view_copy,
+)
 from tensorlib.engine import (
     acosh, arccosh, arcsinh, arctanh, asinh, atanh, bartlett_window, bitwise_left_shift,
     bitwise_right_shift, blackman_window, chain_matmul, cholesky_inverse, cholesky_solve, detach,
@@ -114,6 +120,11 @@ from tensorlib.engine import (  # torch.relu_(x) is x.relu_()
 )
 from tensorlib import linalg  # tl.linalg: det, inv, solve, norms, cholesky, eigh (torch.linalg)
 from tensorlib.linalg import matrix_exp  # torch.matrix_exp is torch.linalg.matrix_exp
+from tensorlib.linalg.more import (  # PyTorch's deprecated spellings (chapter 2, section 20.4)
+    legacy_cholesky as cholesky, legacy_lu as lu, legacy_lu_solve as lu_solve, legacy_qr as qr,
+    lu_unpack, triangular_solve,
+)
+from tensorlib.engine.linalg_norms import frobenius_norm, nuclear_norm  # deprecated, warn
 from tensorlib import autograd, nn  # tl.autograd.grad/backward/gradcheck, tl.nn.functional
 from tensorlib.nn.functional.distance import cdist, cosine_similarity, pairwise_distance, pdist
 from tensorlib import func  # tl.func: vmap, grad, vjp, jacrev, jacfwd (torch.func)

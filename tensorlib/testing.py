@@ -15,6 +15,8 @@ from __future__ import annotations
 
 __all__ = [
     'assert_close',
+    'make_tensor',
+    'assert_allclose',
 ]
 
 
@@ -133,3 +135,132 @@ def assert_close(
         if msg is not None:
             raise AssertionError(msg) from None
         raise error from None
+
+
+# %% book/02_autograd.ipynb, cell 289
+import math  # noqa: E402
+import warnings  # noqa: E402
+
+from tensorlib.engine.creation import tensor as _tensor  # noqa: E402
+from tensorlib.engine.dtypes import parse_to  # noqa: E402
+from tensorlib.engine.tensor_type import _wrap  # noqa: E402
+
+
+def _draw_bounds(dtype: np.dtype, low: float | None, high: float | None) -> tuple[Any, Any]:
+    """``make_tensor``'s ``[low, high)``: the defaults by dtype, checked, clamped to what the
+    dtype holds, and rounded up for integers (so no value falls below ``low``)."""
+    lowest: Any
+    highest: Any
+    if dtype.kind == "b":
+        lowest, highest, default = 0, 2, (0, 2)
+    elif dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lowest, highest = int(info.min), int(info.max) + 1
+        default = (0 if dtype.kind == "u" else -9, 10)
+    else:
+        lowest, highest, default = float(np.finfo(dtype).min), float(np.finfo(dtype).max), (-9, 9)
+    low = default[0] if low is None else low
+    high = default[1] if high is None else high
+    if any(isinstance(v, float) and math.isnan(v) for v in (low, high)):
+        raise ValueError(f"`low` and `high` cannot be NaN, but got low={low} and high={high}")
+    if low >= high and not (low == high and dtype.kind == "f"):
+        raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
+    if high < lowest or low >= highest:
+        raise ValueError(
+            f"The value interval specified by `low` and `high` is [{low}, {high}), but "
+            f"torch.{dtype} only supports [{lowest}, {highest})"
+        )
+    # clamped to [lowest, highest] (comparisons: the chapter has its own min and max)
+    low = lowest if low < lowest else highest if low > highest else low
+    high = lowest if high < lowest else highest if high > highest else high
+    return (math.ceil(low), math.ceil(high)) if dtype.kind in "biu" else (low, high)
+
+
+def make_tensor(
+    *shape: Any, dtype: Any, device: Any, low: float | None = None, high: float | None = None,
+    requires_grad: bool = False, noncontiguous: bool = False, exclude_zero: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
+    """A tensor of ``shape`` with values drawn uniformly from ``[low, high)`` from tensorlib's
+    default generator, as ``torch.testing.make_tensor`` makes test inputs.
+
+    Defaults: ``[-9, 9)`` for floats, ``[-9, 10)`` for integers (``[0, 10)`` unsigned), and
+    ``[0, 2)`` for bool; a bound outside the dtype's range is clamped to it. ``exclude_zero``
+    replaces zeros by 1 (integers) or the smallest normal number (floats); ``noncontiguous``
+    returns a view with every other element of a twice-as-wide last dim; ``requires_grad`` only
+    for floats. ``memory_format`` is accepted (tensorlib has one layout).
+
+    Raises:
+        ValueError: ``low >= high``, a NaN bound, an interval the dtype cannot hold,
+            ``requires_grad`` for a non-float dtype, or both ``noncontiguous`` and
+            ``memory_format``.
+    """
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
+        shape = tuple(shape[0])
+    if noncontiguous and memory_format is not None:
+        raise ValueError(
+            "The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
+            f"noncontiguous={noncontiguous} and memory_format={memory_format}"
+        )
+    _, kind = parse_to(dtype=dtype, device=device)
+    np_dtype = np.dtype(kind)
+    if requires_grad and np_dtype.kind != "f":
+        raise ValueError(
+            "`requires_grad=True` is not supported for boolean and integral dtypes, but got "
+            f"dtype=torch.{np_dtype}"
+        )
+    low, high = _draw_bounds(np_dtype, low, high)
+    wide = noncontiguous and int(np.prod(shape)) > 1
+    full_shape = (*shape[:-1], 2 * shape[-1]) if wide else tuple(shape)
+    out = _wrap(np.zeros(full_shape, np_dtype), None)
+    if np_dtype.kind == "f":
+        if low == high:
+            warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or "
+                          "complex types is deprecated since 2.1 and will be removed in 2.3. "
+                          "Use `torch.full(...)` instead.", FutureWarning, stacklevel=2)
+            out.fill_(low)
+        elif high - low >= np.finfo(np_dtype).max:  # the width overflows: draw half, double
+            out.uniform_(low / 2, high / 2).mul_(2)
+        else:
+            out.uniform_(low, high)
+    else:
+        out.random_(low, high)
+    if exclude_zero:
+        out._data[out._data == 0] = 1 if np_dtype.kind in "biu" else np.finfo(np_dtype).tiny
+    if wide:
+        out = out[..., ::2]
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+_ALLCLOSE_TOLERANCES = {
+    np.dtype(np.float16): (1e-3, 1e-3),
+    np.dtype(np.float32): (1e-4, 1e-5),
+    np.dtype(np.float64): (1e-5, 1e-8),
+}
+
+
+def assert_allclose(
+    actual: Any, expected: Any, rtol: float | None = None, atol: float | None = None,
+    equal_nan: bool = True, msg: str = "",
+) -> None:
+    """``torch.testing.assert_allclose`` (deprecated: warns ``FutureWarning``): ``assert_close``
+    with NaNs equal by default, ``expected`` converted to a tensor of ``actual``'s dtype, dtypes
+    not compared, and, if not given, its own looser tolerances (float32: ``rtol=1e-4``,
+    ``atol=1e-5``; float64: ``1e-5`` and ``1e-8``; float16: ``1e-3`` and ``1e-3``)."""
+    warnings.warn(
+        "`torch.testing.assert_allclose()` is deprecated since 1.12 and will be removed in a "
+        "future release. Please use `torch.testing.assert_close()` instead. You can find "
+        "detailed upgrade instructions in https://github.com/pytorch/pytorch/issues/61844.",
+        FutureWarning, stacklevel=2,
+    )
+    if not isinstance(actual, Tensor):
+        actual = _tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = _tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:  # the deprecated function's own table, the larger of two
+        (r1, a1), (r2, a2) = (
+            _ALLCLOSE_TOLERANCES.get(t._data.dtype, (0.0, 0.0)) for t in (actual, expected)
+        )
+        rtol, atol = (r1 if r1 > r2 else r2), (a1 if a1 > a2 else a2)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_dtype=False, msg=msg or None)

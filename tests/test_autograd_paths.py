@@ -16,9 +16,13 @@ PATHS = [
     ("autograd.functional", ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]),
     ("autograd.gradcheck", ["gradcheck", "gradgradcheck", "GradcheckError"]),
     ("autograd.variable", ["Variable"]),
+    ("autograd.graph", ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+                        "register_multi_grad_hook", "Node", "GradientEdge", "get_gradient_edge",
+                        "increment_version"]),
     ("autograd", ["grad", "backward", "Function", "gradcheck",
                   "gradgradcheck", "Variable", "detect_anomaly", "set_detect_anomaly",
-                  "no_grad", "enable_grad", "set_grad_enabled", "functional", "anomaly_mode"]),
+                  "no_grad", "enable_grad", "set_grad_enabled", "functional", "anomaly_mode",
+                  "graph"]),
 ]
 
 

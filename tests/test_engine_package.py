@@ -48,6 +48,7 @@ PACKAGE_ORDER = [
     "tensor_type",
     "versions",
     "freeing",
+    "saved_hooks",
     "function",
     "creation",
     "promotion",
@@ -70,6 +71,7 @@ PACKAGE_ORDER = [
     "linalg_decomps",
     "more_ops",
     "scatter_ops",
+    "view_copies",
     "inplace",
     "retain_grad",
     "hooks",
@@ -166,6 +168,7 @@ def test_the_op_modules_are_imported_at_the_bottom_of_tensor_type():
     assert names == set(PACKAGE_ORDER[PACKAGE_ORDER.index("tensor_type") + 1 :]) - {
         "versions",
         "freeing",
+        "saved_hooks",  # Tensor's methods never pack saved tensors (engine.function does)
         "promotion",
         "linalg_norms",  # no method of Tensor's calls it (torch.Tensor has no vector_norm)
     }

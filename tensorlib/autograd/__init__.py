@@ -8,10 +8,11 @@ and ``gradgradcheck`` check gradients against central differences
 Hessians; ``Variable`` is the legacy wrapper (``tensorlib.autograd.variable``); anomaly detection
 (``detect_anomaly``, ``set_detect_anomaly``) comes from ``tensorlib.engine.anomaly``, which is also
 here as ``anomaly_mode``, PyTorch's name for it. Grad mode's ``no_grad``, ``enable_grad`` and
-``set_grad_enabled`` are here too, as in PyTorch.
+``set_grad_enabled`` are here too, as in PyTorch. ``tensorlib.autograd.graph`` has the graph's
+API at ``torch.autograd.graph``'s path: saved-tensor hooks, ``register_multi_grad_hook``, ``Node``.
 """
 
-from tensorlib.autograd import functional
+from tensorlib.autograd import functional, graph
 from tensorlib.autograd.function import Function, once_differentiable
 from tensorlib.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from tensorlib.autograd.gradients import backward, grad

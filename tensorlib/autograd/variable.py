@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 384
+# %% book/02_autograd.ipynb, cell 406
 import warnings
 from typing import Any
 

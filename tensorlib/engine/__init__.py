@@ -164,6 +164,12 @@ from tensorlib.engine.parallel import get_num_interop_threads, set_num_interop_t
 from tensorlib.engine.more_ops import AsStrided, adjoint, argwhere, as_strided
 from tensorlib.engine.scatter_ops import index_reduce
 from tensorlib.engine.inplace import fill_diagonal_
+from tensorlib.engine.view_copies import (
+    alias_copy, as_strided_copy, detach_copy, diagonal_copy, empty_permuted, empty_strided,
+    expand_copy, narrow_copy, nonzero_static, permute_copy, select_copy, slice_copy, split_copy,
+    split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,
+    unsafe_chunk, unsafe_split, unsafe_split_with_sizes, unsqueeze_copy, view_copy,
+)
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
@@ -248,4 +254,9 @@ __all__ = [
     "scalar_tensor", "set_default_tensor_type", "set_warn_always", "typename",
     "is_inference_mode_enabled", "get_num_interop_threads", "set_num_interop_threads",
     "adjoint", "argwhere", "fill_diagonal_", "AsStrided", "as_strided", "index_reduce",
+    "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "empty_permuted",
+    "empty_strided", "expand_copy", "narrow_copy", "nonzero_static", "permute_copy",
+    "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy",
+    "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsafe_chunk", "unsafe_split",
+    "unsafe_split_with_sizes", "unsqueeze_copy", "view_copy",
 ]

@@ -37,7 +37,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from tensorlib.engine import anomaly, freeing, versions
+from tensorlib.engine import anomaly, freeing, saved_hooks, versions
 from tensorlib.engine.anomaly import _detecting
 from tensorlib.engine.grad_mode import _threads_without_grad, is_grad_enabled, no_grad
 from tensorlib.engine.tensor_type import Tensor, _as_array, _wrap
@@ -198,7 +198,7 @@ class Function:
     needs_input_grad: tuple[bool, ...]
     saved: tuple[int, tuple[Any, ...] | None, list[int] | None] | None
     # a ctx's saved tensors and their versions (torch's protocol)
-    _to_save: tuple[tuple[Tensor | None, int], ...]
+    _to_save: tuple[tuple[Any, int], ...]  # (a Tensor, or a packed one: engine.saved_hooks)
     _non_differentiable: tuple[Tensor, ...]
     _forward_trace: Any  # anomaly mode: where the node was made (``engine.anomaly``)
 
@@ -349,6 +349,8 @@ _post_accumulate_hooks: dict[int, dict[int, Callable[[Tensor], None]]] = {}
 """The hooks of ``register_post_accumulate_grad_hook``, by the ``id`` of their leaf: each is
 called with the leaf once a pass has added the leaf's gradient into ``.grad`` (never by
 ``autograd.grad``, which fills no ``.grad``)."""
+
+_pass_ends: dict[int, Callable[[], None]] = {}  # register_multi_grad_hook's: run after each pass
 
 
 @overload
@@ -596,6 +598,8 @@ def _with_hooks(
                         f"post accumulate grad hook {getattr(hook, '__name__', hook)!r} returned "
                         "a value: it must return None (it acts on the leaf, e.g. leaf.grad)"
                     )
+        for at_end in list(_pass_ends.values()):  # register_multi_grad_hook's, once a pass
+            at_end()
 
     return hold, hooked, finish
 
@@ -685,12 +689,10 @@ def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.nd
     a tensor outside the graph and for a gradient of another shape."""
     if not tensor._requires_grad:
         raise RuntimeError(
-            "element 0 of tensors does not require grad and does not have a "
-            "grad_fn: this tensor is "
-            "outside the graph. If it was computed inside `with no_grad():` "
-            "(or from tensors that do "
-            "not require grad), compute it with grad mode on from inputs "
-            "made with requires_grad=True"
+            "element 0 of tensors does not require grad and does not have a grad_fn: this "
+            "tensor is outside the graph. If it was computed inside `with no_grad():` (or from "
+            "tensors that do not require grad), compute it with grad mode on from inputs made "
+            "with requires_grad=True"
         )
     if gradient is None:
         if tensor._data.size != 1:
@@ -709,7 +711,7 @@ def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.nd
     return grad
 
 
-# %% book/02_autograd.ipynb, cell 327
+# %% book/02_autograd.ipynb, cell 344
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""
@@ -777,10 +779,8 @@ def _apply_with_ctx(op: type[Function], inputs: tuple[Any, ...], options: dict[s
     if _detecting:
         anomaly._record(node)
     result = _wrap(out._data, node)
-    # a saved output is the result itself (with its node), as in PyTorch: a recorded backward
-    # that reads it then differentiates through it, and an in-place change of it is caught
-    ctx._to_save = tuple((result, result._version) if t is out else (t, v)
-                         for t, v in ctx._to_save)
+    # a saved output becomes the result, with its node, as in PyTorch; all packed if hooks are on
+    ctx._to_save = saved_hooks.save_tensors(ctx._to_save, out, result)
     return result
 
 
@@ -797,4 +797,4 @@ def _saved_tensors(ctx: Function) -> tuple[Tensor | None, ...]:
                 f"{type(ctx).__name__}.forward is at version "
                 f"{tensor._version}; expected version {version} instead"
             )
-    return tuple(tensor for tensor, _ in saved)
+    return saved_hooks.unpack_tensors(saved)  # through the unpack hooks, for packed ones

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 288
+# %% book/02_autograd.ipynb, cell 303
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -182,9 +182,11 @@ class _GraphPass:
             _accumulate_graph(leaf, grad)
             for hook in list(self.after.get(key, {}).values()):
                 hook(leaf)
+        for at_end in list(function._pass_ends.values()):  # register_multi_grad_hook's
+            at_end()
 
 
-# %% book/02_autograd.ipynb, cell 289
+# %% book/02_autograd.ipynb, cell 304
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 256
+# %% book/02_autograd.ipynb, cell 265
 import importlib
 import math
 from collections.abc import Callable
@@ -174,7 +174,7 @@ def _mark_changed(tensor: Tensor) -> None:
         tensor._versions[1] = now
 
 
-# %% book/02_autograd.ipynb, cell 257
+# %% book/02_autograd.ipynb, cell 266
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -266,7 +266,7 @@ def _where_reversed(old: Tensor, mask: np.ndarray, value: Tensor) -> Tensor:
     return where(_wrap(mask, None), value, old)
 
 
-# %% book/02_autograd.ipynb, cell 258
+# %% book/02_autograd.ipynb, cell 267
 def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1) -> Tensor:
     """``tensor = ufunc(tensor, alpha * other)`` in place,
     under torch's rules for shapes and dtypes."""
@@ -389,7 +389,7 @@ def fill_diagonal_(tensor: Tensor, fill_value: Any, wrap: bool = False) -> Tenso
     return masked_fill_(tensor, mask, fill_value)
 
 
-# %% book/02_autograd.ipynb, cell 265
+# %% book/02_autograd.ipynb, cell 274
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -414,10 +414,11 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 266
+# %% book/02_autograd.ipynb, cell 275
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)``,
-    ``exponential_(rate)``, ``cauchy_(median, sigma)`` and ``geometric_(p)``: ``tensor``
+    ``exponential_(rate)``, ``cauchy_(median, sigma)``, ``geometric_(p)``,
+    ``log_normal_(mean, std)`` and ``random_(from, to)``: ``tensor``
     overwritten by draws from chapter 3's generators
     (``generator``, else the default one), after the checks every in-place method makes.
 
@@ -425,7 +426,7 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
     is asked for, as minitorch's ``Function.apply`` looks up ``Tensor``; no module of this chapter
     imports it, and the draws are the generator's own, so a seed gives the same bits."""
     _check_in_place(tensor, None, op)
-    if tensor._data.dtype.kind != "f" and op not in ("bernoulli_", "geometric_"):
+    if tensor._data.dtype.kind != "f" and op not in ("bernoulli_", "geometric_", "random_"):
         raise TypeError(f"{op}: expected a floating-point tensor, got {tensor._data.dtype}")
     source = importlib.import_module("tensorlib.random").resolve_generator(generator)
     shape = tensor._data.shape
@@ -444,6 +445,12 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
             raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={args[1]}")
         u = source.uniform(shape, dtype=np.float64)
         values = args[0] + args[1] * np.tan(np.pi * (u - 0.5))
+    elif op == "log_normal_":
+        if not args[1] > 0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={args[1]}")
+        values = np.exp(source.normal(shape, *args, dtype=np.float64))
+    elif op == "random_":
+        values = _random_integers(source, tensor._data.dtype, shape, *args)
     elif op == "geometric_":
         if not 0 < args[0] < 1:
             raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={args[0]}")
@@ -458,7 +465,32 @@ def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> 
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 267
+def _random_integers(
+    source: Any, dtype: np.dtype, shape: tuple[int, ...], low: Any, high: Any
+) -> np.ndarray:
+    """``random_``'s draws, integers uniform on ``[low, high)``: ``random_(to)`` is ``[0, to)``;
+    with no bound, every integer the dtype holds exactly from 0 (``[0, 2^{mantissa + 1}]`` for
+    floats, ``[0, max]`` for integers, ``{0, 1}`` for bool), as PyTorch draws them."""
+    if low is not None and high is None:
+        low, high = 0, low
+    elif low is None:
+        low, high = 0, (
+            2 if dtype.kind == "b"
+            else 2 ** (np.finfo(dtype).nmant + 1) + 1 if dtype.kind == "f"
+            else int(np.iinfo(dtype).max) + 1
+        )
+    if not low < high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    if dtype.kind in "iu" and not np.iinfo(dtype).min <= low <= high - 1 <= np.iinfo(dtype).max:
+        raise RuntimeError(
+            f"random_: from={low} or to - 1 = {high - 1} is out of bounds for {dtype}"
+        )
+    return source.randint(int(low), int(high), shape)
+
+
+# %% book/02_autograd.ipynb, cell 276
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -471,7 +503,7 @@ def view_in_place_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 272
+# %% book/02_autograd.ipynb, cell 281
 def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
     elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves

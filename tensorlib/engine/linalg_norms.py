@@ -20,6 +20,8 @@ __all__ = [
     'svdvals',
     'matrix_norm',
     'linalg_norm',
+    'frobenius_norm',
+    'nuclear_norm',
 ]
 
 
@@ -309,3 +311,37 @@ def linalg_norm(
     if isinstance(ord, str) or (ord is not None and matrix):
         return matrix_norm(A, "fro" if ord is None else ord, dims or (0, 1), keepdim, dtype=dtype)
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+
+
+# %% book/02_autograd.ipynb, cell 239
+import warnings  # noqa: E402
+
+
+def frobenius_norm(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
+    r"""``torch.frobenius_norm`` (deprecated, warns as PyTorch): :math:`\sqrt{\sum x^2}` over
+    ``dim`` (one or two dims), which is ``vector_norm(input, 2, dim, keepdim)``."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) > 2:
+        raise RuntimeError(
+            f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead."
+        )
+    warnings.warn(
+        "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be "
+        "removed in a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, "
+        "keepdim)` instead", UserWarning, stacklevel=2,
+    )
+    return vector_norm(input, 2, dims, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """``torch.nuclear_norm`` (deprecated, warns as PyTorch): the sum of the singular values of
+    the matrices over ``dim`` (two dims; the last two if left out), which is
+    ``matrix_norm(input, "nuc", dim, keepdim)``. ``nuclear_norm(x, True)`` is ``keepdim``."""
+    if isinstance(dim, bool):  # PyTorch's overload nuclear_norm(input, keepdim)
+        dim, keepdim = None, dim
+    warnings.warn(
+        "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be "
+        "removed in a future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, "
+        "keepdim)` instead", UserWarning, stacklevel=2,
+    )
+    return matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 306
+# %% book/02_autograd.ipynb, cell 321
 import weakref
 
 from tensorlib.engine.function import Function, _retained

@@ -21,10 +21,11 @@ __all__ = [
     'ScatterReduce',
     'scatter_reduce',
     'index_reduce',
+    'put',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 241
+# %% book/02_autograd.ipynb, cell 247
 from collections.abc import Sequence
 from typing import Any
 
@@ -167,7 +168,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 242
+# %% book/02_autograd.ipynb, cell 248
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,
@@ -367,3 +368,43 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     spread = positions.reshape([-1 if d == axis else 1 for d in range(source.ndim)])
     expanded = _wrap(np.broadcast_to(spread, source.shape).astype(np.int64), None)
     return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
+
+
+# %% book/02_autograd.ipynb, cell 286
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
+    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    r"""A copy of ``input`` with ``source``'s elements written at the positions ``index`` of
+    ``input`` seen as 1-D (C order; a negative index counts from the end), or, with
+    ``accumulate``, added there (repeated indices add up).
+
+    ``index`` is an int64 tensor and ``source`` has as many elements, in any shapes. The output
+    has ``input``'s shape. It is ``index_put`` on the flattened tensor, so the gradients are its:
+    :math:`\bar x` is :math:`\bar y` with the written places zeroed (kept with ``accumulate``),
+    and :math:`\bar s` is :math:`\bar y` read at ``index``.
+
+    Raises:
+        RuntimeError: ``index`` is not an int64 tensor.
+        IndexError: ``index`` and ``source`` differ in size, or an index is out of range.
+    """
+    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
+        got = (_SCALAR_TYPE_NAMES.get(str(index._data.dtype), str(index._data.dtype))
+               if isinstance(index, Tensor) else type(index).__name__)
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {got}")
+    if source._data.size != index._data.size:
+        raise IndexError(
+            "put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {source._data.size}, index.numel() = {index._data.size}"
+        )
+    size = input._data.size
+    wrong = index._data[(index._data >= size) | (index._data < -size)]
+    if wrong.size:
+        raise IndexError(
+            f"out of range: tried to access index {int(wrong[0])} on a tensor of {size} elements."
+        )
+    flat = index_put(input.reshape(-1), (index.reshape(-1),), source.reshape(-1), accumulate)
+    return flat.reshape(input.shape)

@@ -1820,6 +1820,29 @@ class Tensor:
         """The view of ``length`` elements along ``dim`` from ``start``."""
         return indexing.narrow(self, dim, start, length)
 
+    def narrow_copy(self, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
+        """``narrow`` into new memory (``view_copies.narrow_copy``)."""
+        return view_copies.narrow_copy(self, dim, start, length)
+
+    def unsafe_chunk(self, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        """``chunk`` (PyTorch's skips a version check tensorlib never makes)."""
+        return view_copies.unsafe_chunk(self, chunks, dim)
+
+    def unsafe_split(self, split_size: Any, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+        """``split`` (PyTorch's skips a version check tensorlib never makes)."""
+        return view_copies.unsafe_split(self, split_size, dim)
+
+    def unsafe_split_with_sizes(
+        self, split_sizes: Sequence[builtins.int], dim: builtins.int = 0
+    ) -> tuple[Tensor, ...]:
+        """``split`` with a list of sizes."""
+        return view_copies.unsafe_split_with_sizes(self, split_sizes, dim)
+
+    def nonzero_static(self, *, size: builtins.int, fill_value: builtins.int = -1) -> Tensor:
+        """The indices of the nonzero elements in a ``(size, ndim)`` result, padded with
+        ``fill_value`` (``view_copies.nonzero_static``)."""
+        return view_copies.nonzero_static(self, size=size, fill_value=fill_value)
+
     def gather(self, dim: builtins.int, index: Tensor) -> Tensor:
         """Values picked along ``dim`` by ``index`` (an integer tensor with as many dims;
         the output has its shape)."""
@@ -1832,6 +1855,48 @@ class Tensor:
     def take(self, index: Tensor) -> Tensor:
         """The elements, seen as 1-D, at ``index`` (the result has ``index``'s shape)."""
         return indexing.take(self, index)
+
+    def cholesky(self, upper: builtins.bool = False) -> Tensor:
+        """``torch.cholesky`` (deprecated, warns; ``linalg.more.legacy_cholesky``)."""
+        from tensorlib.linalg import more  # not an engine module: looked up when called
+
+        return more.legacy_cholesky(self, upper)
+
+    def qr(self, some: builtins.bool = True) -> Any:
+        """``torch.qr`` (deprecated, warns): ``(Q, R)``."""
+        from tensorlib.linalg import more
+
+        return more.legacy_qr(self, some)
+
+    def lu(self, pivot: builtins.bool = True, get_infos: builtins.bool = False) -> Any:
+        """``torch.lu`` (deprecated, warns): ``(LU, pivots)``, and ``info`` with ``get_infos``."""
+        from tensorlib.linalg import more
+
+        return more.legacy_lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+        """``torch.lu_solve(self, LU_data, LU_pivots)`` (deprecated, warns)."""
+        from tensorlib.linalg import more
+
+        return more.legacy_lu_solve(self, LU_data, LU_pivots)
+
+    def triangular_solve(
+        self, A: Tensor, upper: builtins.bool = True, transpose: builtins.bool = False,  # noqa: N803
+        unitriangular: builtins.bool = False,
+    ) -> Any:
+        """``torch.triangular_solve(self, A, ...)`` (deprecated, warns): ``(solution, A)``."""
+        from tensorlib.linalg import more
+
+        return more.triangular_solve(self, A, upper, transpose, unitriangular)
+
+    def put(self, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
+        """A copy with ``source`` written (or added) at the positions ``index`` of this tensor
+        seen as 1-D (``scatter_ops.put``)."""
+        return scatter_ops.put(self, index, source, accumulate)
+
+    def put_(self, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
+        """``put`` in place; returns ``self``."""
+        return inplace.apply_(self, "put_", scatter_ops.put, index, source, accumulate)
 
     def index_add(
         self, dim: builtins.int, index: Tensor, source: Tensor, *, alpha: Any = 1
@@ -1961,6 +2026,28 @@ class Tensor:
     def exponential_(self, lambd: builtins.float = 1.0, *, generator: Any = None) -> Tensor:
         """Fill with draws from the exponential distribution of rate ``lambd``, in place."""
         return inplace.random_fill_(self, "exponential_", lambd, generator=generator)
+
+    def log_normal_(
+        self, mean: builtins.float = 1.0, std: builtins.float = 2.0, *, generator: Any = None
+    ) -> Tensor:
+        r"""Fill with :math:`e^{z}`, :math:`z \sim N(mean, std^2)`, in place; returns ``self``."""
+        return inplace.random_fill_(self, "log_normal_", mean, std, generator=generator)
+
+    def random_(self, from_: Any = None, to: Any = None, *, generator: Any = None) -> Tensor:
+        """Fill with integers drawn uniformly from ``[from_, to)`` (``random_(to)``: ``[0, to)``;
+        no bound: every integer the dtype holds exactly, from 0), in place; returns ``self``."""
+        return inplace.random_fill_(self, "random_", from_, to, generator=generator)
+
+    def multinomial(
+        self, num_samples: builtins.int, replacement: builtins.bool = False, *,
+        generator: Any = None,
+    ) -> Tensor:
+        """``num_samples`` indices drawn with the weights in the last dim (chapter 3's
+        ``tensorlib.random.multinomial``, looked up when called, as the random fills are)."""
+        import importlib  # chapter 3's module: this chapter's modules never import it
+
+        draw = importlib.import_module("tensorlib.random").multinomial
+        return draw(self, num_samples, replacement, generator=generator)
 
     # --- the in-place forms of ops above (inplace.apply_): the op on the values, written back
     # -----------------------------------------------------------------------------------
@@ -2940,7 +3027,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 338
+# %% book/02_autograd.ipynb, cell 360
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -2969,4 +3056,5 @@ from tensorlib.engine import (  # noqa: E402
     softmax_ops,
     special_ops,
     statistics,
+    view_copies,
 )

@@ -20,8 +20,8 @@ from tensorlib.engine.linalg_decomps import (
     eigvalsh, lstsq, matrix_power, matrix_rank, pinv, qr, solve_triangular, svd, vecdot,
 )
 from tensorlib.linalg.more import (
-    cholesky_ex, cond, inv_ex, lu, lu_factor, lu_solve, matrix_exp, solve_ex, tensorinv,
-    tensorsolve,
+    cholesky_ex, cond, householder_product, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve,
+    matrix_exp, solve_ex, tensorinv, tensorsolve,
 )
 from tensorlib.linalg.more import linalg_diagonal as diagonal, linalg_matmul as matmul
 from tensorlib.linalg.more import linalg_vander as vander
@@ -31,5 +31,6 @@ __all__ = [
     "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
     "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
     "cholesky_ex", "cond", "diagonal", "inv_ex", "lu", "lu_factor", "lu_solve", "matmul",
-    "matrix_exp", "solve_ex", "tensorinv", "tensorsolve", "vander",
+    "matrix_exp", "solve_ex", "tensorinv", "tensorsolve", "vander", "householder_product",
+    "lu_factor_ex",
 ]

@@ -29,6 +29,14 @@ __all__ = [
     'linalg_vander',
     'linalg_diagonal',
     'linalg_matmul',
+    'lu_factor_ex',
+    'householder_product',
+    'legacy_cholesky',
+    'legacy_qr',
+    'legacy_lu',
+    'legacy_lu_solve',
+    'triangular_solve',
+    'lu_unpack',
 ]
 
 
@@ -468,3 +476,167 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -
 def linalg_matmul(input: Tensor, other: Tensor) -> Tensor:
     """``torch.linalg.matmul``: :func:`tensorlib.matmul` (the ``@`` product, broadcast)."""
     return _matmul(input, other)
+
+
+# %% book/02_autograd.ipynb, cell 236
+# PyTorch's deprecated spellings: the same factorizations, older names and argument orders
+import warnings  # noqa: E402
+
+from tensorlib.engine.creation import eye as _eye  # noqa: E402
+from tensorlib.engine.linalg_decomps import qr as _linalg_qr  # noqa: E402
+from tensorlib.engine.selection import tril as _tril  # noqa: E402
+from tensorlib.engine.selection import triu as _triu  # noqa: E402
+
+_DEPRECATED = {
+    "cholesky": "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+    "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\n"
+    "L = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
+    "with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce equivalent results for "
+    "all valid (symmetric positive definite) inputs.",
+    "qr": "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+    "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string parameter "
+    "'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, "
+    "'reduced' if some else 'complete')",
+    "lu": "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex "
+    "and will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\n"
+    "should be replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\n"
+    "LU, pivots, info = torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\n"
+    "LU, pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)",
+    "lu_solve": "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+    "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments "
+    "reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with\n"
+    "X = torch.linalg.lu_solve(LU, pivots, B)",
+    "triangular_solve": "torch.triangular_solve is deprecated in favor of "
+    "torch.linalg.solve_triangularand will be removed in a future PyTorch release.\n"
+    "torch.linalg.solve_triangular has its arguments reversed and does not return a copy of one "
+    "of the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
+    "X = torch.linalg.solve_triangular(A, B).",
+}
+
+
+def _warn_deprecated(name: str) -> None:
+    """PyTorch's deprecation warning for ``torch.<name>`` (its text, a ``UserWarning``)."""
+    warnings.warn(_DEPRECATED[name], UserWarning, stacklevel=3)
+
+
+class _LUFactorInfo(NamedTuple):
+    """What ``linalg.lu_factor_ex`` returns, like ``torch.return_types.linalg_lu_factor_ex``."""
+
+    LU: Tensor
+    pivots: Tensor
+    info: Tensor
+
+
+def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> _LUFactorInfo:
+    """``lu_factor`` that does not raise for a singular matrix: ``info`` (int32, per matrix) is
+    0, or ``i`` when ``U[i-1, i-1]`` is exactly zero, and the factors are still returned.
+    ``check_errors=True`` raises for such a matrix, with PyTorch's message."""
+    factors, pivots = _lu_batch(A, "linalg.lu_factor_ex", pivot)
+    zero = np.diagonal(factors, axis1=-2, axis2=-1) == 0
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    if check_errors and info.any():
+        j = int(info[info > 0].flat[0])
+        raise RuntimeError(
+            f"torch.linalg.lu_factor_ex: U[{j},{j}] is zero and using it on lu_solve would result "
+            "in a division by zero. If you still want to perform the factorization, consider "
+            "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
+        )
+    return _LUFactorInfo(_wrap(factors, None), _wrap(pivots, None), _wrap(info, None))
+
+
+def householder_product(A: Tensor, tau: Tensor) -> Tensor:
+    r"""The first ``n`` columns of :math:`Q = H_1 \cdots H_k`, :math:`H_i = I - \tau_i v_i
+    v_i^\top`, where :math:`v_i` is column ``i`` of ``A`` below the diagonal with a 1 on it
+    (how ``geqrf`` stores ``Q``). ``A``: ``(*, m, n)``, ``tau``: ``(*, k)``, ``k <= n <= m``;
+    returns ``(*, m, n)``. Built from differentiable ops, so both inputs get gradients."""
+    m, n, k = A.shape[-2], A.shape[-1], tau.shape[-1]
+    if not k <= n <= m:
+        raise RuntimeError(
+            f"torch.linalg.householder_product: input.shape[-2] must be greater than or equal "
+            f"to input.shape[-1], and input.shape[-1] to tau.shape[-1]; got {tuple(A.shape)} "
+            f"and {tuple(tau.shape)}"
+        )
+    reflectors = _tril(A, -1) + _eye(m, n, dtype=A.dtype)
+    product = _eye(m, dtype=A.dtype)
+    for i in range(k):
+        v = reflectors[..., :, i : i + 1]
+        product = product - tau[..., i, None, None] * _matmul(_matmul(product, v), v.mT)
+    return product[..., :, :n]
+
+
+def legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """``torch.cholesky`` (deprecated, warns): ``linalg.cholesky(input)``, transposed when
+    ``upper``. Exported as ``tensorlib.cholesky``."""
+    _warn_deprecated("cholesky")
+    factor = cholesky(input)
+    return factor.mT if upper else factor
+
+
+def legacy_qr(input: Tensor, some: bool = True) -> Any:
+    """``torch.qr`` (deprecated, warns): ``linalg.qr`` in mode ``"reduced"`` if ``some``, else
+    ``"complete"``. Exported as ``tensorlib.qr``."""
+    _warn_deprecated("qr")
+    return _linalg_qr(input, "reduced" if some else "complete")
+
+
+def legacy_lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[Tensor, ...]:
+    """``torch.lu`` (deprecated, warns): ``(LU, pivots)`` of ``linalg.lu_factor``, and ``info``
+    too with ``get_infos``. Exported as ``tensorlib.lu``."""
+    _warn_deprecated("lu")
+    factors, pivots, info = lu_factor_ex(A, pivot=pivot)
+    return (factors, pivots, info) if get_infos else (factors, pivots)
+
+
+def legacy_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """``torch.lu_solve`` (deprecated, warns): ``linalg.lu_solve(LU_data, LU_pivots, b)``, the
+    arguments in the old order. Exported as ``tensorlib.lu_solve``."""
+    _warn_deprecated("lu_solve")
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+class _TriangularSolve(NamedTuple):
+    """What ``triangular_solve`` returns, like ``torch.return_types.triangular_solve``."""
+
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
+def triangular_solve(
+    b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
+    unitriangular: bool = False,
+) -> _TriangularSolve:
+    """``torch.triangular_solve`` (deprecated, warns): :math:`X` with :math:`AX = b` (or
+    :math:`A^\\top X = b` with ``transpose``) for a triangular ``A``, and a copy of ``A``."""
+    _warn_deprecated("triangular_solve")
+    left = A.mT if transpose else A
+    solution = solve_triangular(left, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _TriangularSolve(solution, A.clone())
+
+
+class _LUUnpacked(NamedTuple):
+    """What ``lu_unpack`` returns, like ``torch.return_types.lu_unpack``."""
+
+    P: Tensor
+    L: Tensor
+    U: Tensor
+
+
+def lu_unpack(
+    LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
+    unpack_pivots: bool = True,
+) -> _LUUnpacked:
+    """``(P, L, U)`` with :math:`A = PLU` from ``lu_factor``'s packed ``(LU, pivots)``: ``L``
+    unit lower triangular ``(*, m, k)``, ``U`` upper ``(*, k, n)``, ``k = min(m, n)``, and the
+    permutation ``P`` ``(*, m, m)`` from the 1-based row swaps. Differentiable in ``LU_data``;
+    what is not unpacked is an empty tensor, as in PyTorch."""
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = m if m < n else n  # (the chapter has its own min)
+    empty = _wrap(np.zeros(0, LU_data._data.dtype), None)
+    lower, upper = empty, empty
+    if unpack_data:
+        lower = _tril(LU_data, -1)[..., :, :k] + _eye(m, k, dtype=LU_data.dtype)
+        upper = _triu(LU_data)[..., :k, :]
+    if not unpack_pivots:
+        return _LUUnpacked(empty, lower, upper)
+    rows = _permutation(LU_pivots._data.astype(np.int64), m, LU_data._data.dtype)
+    return _LUUnpacked(_wrap(rows, None), lower, upper)
