@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 112
+# %% book/08_gpt.ipynb, cell 129
 from typing import Any
 
 from tensorlib.backends import single_process_error

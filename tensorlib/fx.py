@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 120
+# %% book/08_gpt.ipynb, cell 137
 import inspect
 from collections.abc import Callable
 from typing import Any

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 136
+# %% book/08_gpt.ipynb, cell 153
 import importlib
 import importlib.abc
 import importlib.machinery

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 116
+# %% book/08_gpt.ipynb, cell 133
 import typing
 from collections.abc import Callable
 from typing import Any

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 113
+# %% book/08_gpt.ipynb, cell 130
 from typing import Any
 
 from tensorlib.backends import single_process_error
