@@ -2,13 +2,14 @@
 and ``entropy``, and ``kl_divergence`` between them, mirroring ``torch.distributions`` (chapter 3,
 "Initialization", section 13); transforms and ``TransformedDistribution`` build new ones by a
 change of variables, ``constraints`` names the sets they map between, and ``biject_to`` and
-``transform_to`` (``constraint_registry``) find a transform onto a given set.
+``transform_to`` (``constraint_registry``) find a transform onto a given set; ``utils`` holds
+PyTorch's helpers for writing one (``probs_to_logits``, ``broadcast_all``, ...).
 
 Written by hand, re-exports only: each class lives in a module generated from
 book/03_init.ipynb, under the module name PyTorch uses.
 """
 
-from tensorlib.distributions import constraint_registry, constraints, transforms
+from tensorlib.distributions import constraint_registry, constraints, transforms, utils
 from tensorlib.distributions.bernoulli import Bernoulli
 from tensorlib.distributions.beta import Beta
 from tensorlib.distributions.binomial import Binomial
@@ -96,5 +97,5 @@ __all__ = [
     "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
     "Wishart",
     "biject_to", "constraint_registry", "constraints", "identity_transform", "kl_divergence",
-    "register_kl", "transform_to", "transforms",
+    "register_kl", "transform_to", "transforms", "utils",
 ]

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 123
+# %% book/03_init.ipynb, cell 126
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +24,8 @@ from tensorlib.distributions.distribution import (
     _probs_or_logits,
     _require,
 )
-from tensorlib.engine import Tensor, clamp, exp, lgamma, log, sigmoid, tensor
+from tensorlib.distributions.utils import probs_to_logits
+from tensorlib.engine import Tensor, clamp, exp, lgamma, sigmoid, tensor
 from tensorlib.random import rand
 
 
@@ -81,9 +82,7 @@ class Binomial(Distribution):
     def logits(self) -> Tensor:
         if self._logits is not None:
             return self._logits
-        eps = float(np.finfo(self.probs.dtype).eps)
-        p = clamp(self.probs, eps, 1 - eps)
-        return log(p) - log(1 - p)
+        return probs_to_logits(self.probs, is_binary=True)
 
     def sample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)

@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 97
+# %% book/03_init.ipynb, cell 100
 from collections.abc import Callable, Sequence
 from typing import Any
 

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 189
+# %% book/03_init.ipynb, cell 192
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -26,15 +26,10 @@ from tensorlib.distributions.distribution import (
     _require,
 )
 from tensorlib.distributions.exp_family import ExponentialFamily
-from tensorlib.engine import Tensor, clamp, log, log1p, sigmoid, where
+from tensorlib.distributions.utils import clamp_probs
+from tensorlib.engine import Tensor, log, log1p, sigmoid, where
 from tensorlib.nn.functional.loss import binary_cross_entropy_with_logits
 from tensorlib.random import rand
-
-
-def _clamp_probs(probs: Tensor) -> Tensor:
-    """``probs`` kept within float's eps of 0 and 1 (PyTorch's ``clamp_probs``)."""
-    eps = float(np.finfo(probs.dtype).eps)
-    return clamp(probs, eps, 1 - eps)
 
 
 class ContinuousBernoulli(ExponentialFamily):
@@ -63,7 +58,7 @@ class ContinuousBernoulli(ExponentialFamily):
         if probs is not None and validate_args is not None:
             _require((given.detach() >= 0) & (given.detach() <= 1),
                      "The parameter probs has invalid values")
-        self._probs: Tensor | None = _clamp_probs(given) if logits is None else None
+        self._probs: Tensor | None = clamp_probs(given) if logits is None else None
         self._logits: Tensor | None = given if logits is not None else None
         self._lims = lims
         super().__init__(shape, (), validate_args)
@@ -77,13 +72,13 @@ class ContinuousBernoulli(ExponentialFamily):
 
     @property
     def probs(self) -> Tensor:
-        return _clamp_probs(sigmoid(self.logits)) if self._probs is None else self._probs
+        return clamp_probs(sigmoid(self.logits)) if self._probs is None else self._probs
 
     @property
     def logits(self) -> Tensor:
         if self._logits is not None:
             return self._logits
-        p = _clamp_probs(self.probs)
+        p = clamp_probs(self.probs)
         return log(p) - log1p(-p)
 
     def _outside_unstable_region(self) -> Tensor:

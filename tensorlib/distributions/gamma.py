@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 119
+# %% book/03_init.ipynb, cell 122
 from collections.abc import Sequence
 from typing import Any
 

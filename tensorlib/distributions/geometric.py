@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 171
+# %% book/03_init.ipynb, cell 174
 from collections.abc import Sequence
 from typing import Any
 

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 166
+# %% book/03_init.ipynb, cell 169
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -20,9 +20,8 @@ from tensorlib.distributions.distribution import _as_value, _broadcast_parameter
 from tensorlib.distributions.transformed_distribution import TransformedDistribution
 from tensorlib.distributions.transforms import AffineTransform, ExpTransform
 from tensorlib.distributions.uniform import Uniform
+from tensorlib.distributions.utils import euler_constant
 from tensorlib.engine import Tensor, finfo, full_like, log, ones_like
-
-_EULER_GAMMA = 0.57721566490153286061
 
 
 class Gumbel(TransformedDistribution):
@@ -70,7 +69,7 @@ class Gumbel(TransformedDistribution):
 
     @property
     def mean(self) -> Tensor:
-        return self.loc + self.scale * _EULER_GAMMA
+        return self.loc + self.scale * euler_constant
 
     @property
     def mode(self) -> Tensor:
@@ -85,7 +84,7 @@ class Gumbel(TransformedDistribution):
         return self.stddev**2
 
     def entropy(self) -> Tensor:
-        return log(self.scale) + (1 + _EULER_GAMMA)
+        return log(self.scale) + (1 + euler_constant)
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("loc", "scale")

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 185
+# %% book/03_init.ipynb, cell 188
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,10 +20,9 @@ from tensorlib.distributions.distribution import _broadcast_parameters
 from tensorlib.distributions.transformed_distribution import TransformedDistribution
 from tensorlib.distributions.transforms import AffineTransform, PowerTransform
 from tensorlib.distributions.uniform import Uniform
+from tensorlib.distributions.utils import euler_constant
 from tensorlib.engine import Tensor, digamma, exp, lgamma, where
 from tensorlib.engine import zeros_like as _zeros_like
-
-_EULER_GAMMA = 0.57721566490153286060
 
 
 class Kumaraswamy(TransformedDistribution):
@@ -87,7 +86,7 @@ class Kumaraswamy(TransformedDistribution):
     def entropy(self) -> Tensor:
         a, b = self.concentration1, self.concentration0
         t1, t0 = 1 - a.reciprocal(), 1 - b.reciprocal()
-        h0 = digamma(b + 1) + _EULER_GAMMA
+        h0 = digamma(b + 1) + euler_constant
         return t0 + t1 * h0 - a.log() - b.log()
 
     def _parameter_names(self) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 162
+# %% book/03_init.ipynb, cell 165
 from collections.abc import Sequence
 from typing import Any
 

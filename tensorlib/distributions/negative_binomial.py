@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 186
+# %% book/03_init.ipynb, cell 189
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +26,8 @@ from tensorlib.distributions.distribution import (
     _require,
 )
 from tensorlib.distributions.gamma import Gamma
-from tensorlib.engine import Tensor, clamp, exp, lgamma, log, no_grad, sigmoid, where
+from tensorlib.distributions.utils import probs_to_logits
+from tensorlib.engine import Tensor, clamp, exp, lgamma, no_grad, sigmoid, where
 from tensorlib.nn.functional.activation import softplus
 from tensorlib.random import poisson
 
@@ -77,9 +78,7 @@ class NegativeBinomial(Distribution):
         """:math:`\\log p - \\log(1 - p)`, with :math:`p` kept inside float's eps of 0 and 1."""
         if self._logits is not None:
             return self._logits
-        eps = float(np.finfo(self.probs.dtype).eps)
-        p = clamp(self.probs, eps, 1 - eps)
-        return log(p) - (-p).log1p()
+        return probs_to_logits(self.probs, is_binary=True)
 
     @property
     def mean(self) -> Tensor:

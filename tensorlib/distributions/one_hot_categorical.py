@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 117
+# %% book/03_init.ipynb, cell 120
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,7 +92,7 @@ class OneHotCategorical(Distribution):
         return self._categorical._parameter_names()
 
 
-# %% book/03_init.ipynb, cell 183
+# %% book/03_init.ipynb, cell 186
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     r"""``OneHotCategoricalStraightThrough(probs=None, logits=None, validate_args=None)``: a
     ``OneHotCategorical`` whose ``rsample`` passes gradients straight through the draw (Bengio

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 176
+# %% book/03_init.ipynb, cell 179
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,14 +25,9 @@ from tensorlib.distributions.distribution import (
 )
 from tensorlib.distributions.transformed_distribution import TransformedDistribution
 from tensorlib.distributions.transforms import SigmoidTransform
-from tensorlib.engine import Tensor, clamp, finfo, log, sigmoid
+from tensorlib.distributions.utils import clamp_probs
+from tensorlib.engine import Tensor, log, sigmoid
 from tensorlib.random import rand
-
-
-def _clamp_probs(probs: Tensor) -> Tensor:
-    """``probs`` inside :math:`[\\epsilon, 1 - \\epsilon]` (PyTorch's ``clamp_probs``)."""
-    eps = finfo(probs.dtype).eps
-    return clamp(probs, min=eps, max=1 - eps)
 
 
 class LogitRelaxedBernoulli(Distribution):
@@ -61,7 +56,7 @@ class LogitRelaxedBernoulli(Distribution):
         self.temperature = _parameter(temperature)
         if probs is not None:
             self.probs = given
-            clamped = _clamp_probs(given)
+            clamped = clamp_probs(given)
             self.logits = log(clamped) - (-clamped).log1p()
         else:
             self.logits, self.probs = given, sigmoid(given)
@@ -74,8 +69,8 @@ class LogitRelaxedBernoulli(Distribution):
 
     def rsample(self, sample_shape: Sequence[int] | int = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        probs = _clamp_probs(self.probs.expand(*shape))
-        uniforms = _clamp_probs(rand(shape, dtype=probs.dtype))
+        probs = clamp_probs(self.probs.expand(*shape))
+        uniforms = clamp_probs(rand(shape, dtype=probs.dtype))
         noise = uniforms.log() - (-uniforms).log1p()
         return (noise + probs.log() - (-probs).log1p()) / self.temperature
 
@@ -87,7 +82,7 @@ class LogitRelaxedBernoulli(Distribution):
         return ("temperature", "logits")
 
 
-# %% book/03_init.ipynb, cell 177
+# %% book/03_init.ipynb, cell 180
 class RelaxedBernoulli(TransformedDistribution):
     r"""``RelaxedBernoulli(temperature, probs=None, logits=None, validate_args=None)``: a
     number in :math:`(0, 1)` that tends to a coin flip as the ``temperature`` :math:`\tau` goes

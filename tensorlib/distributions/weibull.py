@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 172
+# %% book/03_init.ipynb, cell 175
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,9 +20,8 @@ from tensorlib.distributions.distribution import _broadcast_parameters, _require
 from tensorlib.distributions.exponential import Exponential
 from tensorlib.distributions.transformed_distribution import TransformedDistribution
 from tensorlib.distributions.transforms import AffineTransform, PowerTransform
+from tensorlib.distributions.utils import euler_constant
 from tensorlib.engine import Tensor, exp, lgamma, log, ones_like
-
-_EULER_GAMMA = 0.57721566490153286061
 
 
 class Weibull(TransformedDistribution):
@@ -76,7 +75,7 @@ class Weibull(TransformedDistribution):
 
     def entropy(self) -> Tensor:
         r = self.concentration_reciprocal
-        return _EULER_GAMMA * (1 - r) + log(self.scale * r) + 1
+        return euler_constant * (1 - r) + log(self.scale * r) + 1
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ("scale", "concentration")
