@@ -339,3 +339,20 @@ def test_load_keyword_errors_match_torch(tmp_path):
         buffer = io.BytesIO()
         tl.save(_state(), buffer, pickle_protocol=protocol)
         assert torch.load(io.BytesIO(buffer.getvalue()))["step"] == 3
+
+
+@pytest.mark.parity
+def test_the_plain_values_torchs_weights_only_load_rebuilds_load(tmp_path):
+    torch = pytest.importorskip("torch")
+    import collections
+
+    values = {"w": torch.arange(3.0), "tags": {1, 2}, "raw": bytearray(b"ab"), "z": 1 + 2j,
+              "counts": collections.Counter("aab"), "shape": torch.Size([2, 3])}
+    path = tmp_path / "values.pt"
+    torch.save(values, path)
+    ours = tl.load(path)
+    theirs = torch.load(path)
+    assert ours["w"].numpy().tolist() == theirs["w"].tolist()
+    for key in ["tags", "raw", "z", "counts"]:
+        assert ours[key] == theirs[key] and type(ours[key]) is type(theirs[key])
+    assert ours["shape"] == (2, 3) and isinstance(ours["shape"], tl.Size)

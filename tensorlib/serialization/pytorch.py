@@ -60,6 +60,7 @@ import numpy as np
 from tensorlib.engine import Tensor, from_numpy
 from tensorlib.nn.parameter import Parameter
 from tensorlib.serialization.reader import MAX_NDIM, CheckpointError, shape_error
+from tensorlib.shape import Size
 
 ZIP_MAGIC = b"PK\x03\x04"
 # storage types by name, as PyTorch pickles them, and their element types
@@ -347,6 +348,13 @@ _ALLOWED: dict[tuple[str, str], Callable[..., Any]] = {
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
     ("collections", "OrderedDict"): _ordered_dict,
     ("_codecs", "encode"): _encode,
+    # the plain Python values PyTorch's weights-only load rebuilds too (a set pickles as a call
+    # of set on a list at protocol 2), and a shape
+    ("builtins", "set"): set,
+    ("builtins", "bytearray"): bytearray,
+    ("builtins", "complex"): complex,
+    ("collections", "Counter"): collections.Counter,
+    ("torch", "Size"): Size,
 }
 # modules no allow-list can open, as in PyTorch: their globals are refused even when listed
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
@@ -658,13 +666,16 @@ def _convert(
         )
         if node.requires_grad and not node.parameter:
             result.requires_grad_(True)
-    elif node is None or isinstance(node, (bool, int, float, complex, str, bytes)):
+    elif node is None or isinstance(
+        node, (bool, int, float, complex, str, bytes, bytearray, Size)
+    ):
         return node
-    elif type(node) in (dict, collections.OrderedDict):
+    elif type(node) in (dict, collections.OrderedDict, collections.Counter):
+        # from a dict, not from pairs: a Counter would count the pairs
         result = type(node)(
-            (key, _convert(value, done, inner, source)) for key, value in node.items()
+            {key: _convert(value, done, inner, source) for key, value in node.items()}
         )
-    elif type(node) in (list, tuple):
+    elif type(node) in (list, tuple, set):
         result = type(node)(_convert(item, done, inner, source) for item in node)
     elif isinstance(node, (_Global, _StorageType, _Storage)):
         raise CheckpointError(
