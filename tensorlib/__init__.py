@@ -206,6 +206,8 @@ from tensorlib.compiler import compile  # returns the model: no compiler (torch.
 from tensorlib import jit  # script/trace return their argument, decorators their function
 from tensorlib import fx, hub  # fx.wrap returns its argument; hub reads its cache only
 from tensorlib import profiler  # torch.profiler: profile, record_function, schedule
+# torch.autograd.profiler (the older profiler), reachable as tl.autograd.profiler without an import
+import tensorlib.autograd.profiler as _autograd_profiler  # noqa: F401
 from tensorlib.backends import get_float32_matmul_precision, set_float32_matmul_precision
 from tensorlib.amp import (
     autocast, get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,

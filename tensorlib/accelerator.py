@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 126
+# %% book/08_gpt.ipynb, cell 129
 def is_available() -> bool:
     """False: tensorlib computes on the CPU only."""
     return False

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 127
+# %% book/08_gpt.ipynb, cell 130
 import functools
 import warnings
 from collections.abc import Callable
@@ -164,7 +164,7 @@ def get_autocast_gpu_dtype() -> Any:
     return float16
 
 
-# %% book/08_gpt.ipynb, cell 128
+# %% book/08_gpt.ipynb, cell 131
 def is_autocast_available(device_type: str) -> bool:
     """Whether :class:`autocast` can compute in lower precision on ``device_type``: False for
     every device, as tensorlib has no mixed precision (PyTorch answers True for ``"cpu"`` and

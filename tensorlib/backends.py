@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 125
+# %% book/08_gpt.ipynb, cell 128
 import warnings
 
 

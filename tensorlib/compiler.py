@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 132
+# %% book/08_gpt.ipynb, cell 135
 from collections.abc import Callable
 from typing import Any
 

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 129
+# %% book/08_gpt.ipynb, cell 132
 from typing import Any
 
 from tensorlib.backends import single_process_error

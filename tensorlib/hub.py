@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 143
+# %% book/08_gpt.ipynb, cell 146
 import builtins
 import os
 from pathlib import Path

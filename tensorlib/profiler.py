@@ -4,11 +4,12 @@
 r"""``torch.profiler``: where the time of a program goes, op by op.
 
 While a :class:`profile` records, a Python profile function (``sys.setprofile``, and
-``threading.setprofile`` for threads started meanwhile) watches every call: the calls of
-``Function.apply`` (one per forward op, named by its ``Function`` class: ``Linear``,
-``MatMul``, ...), of the engine's step that runs one node's backward (``MatMulBackward``), of
-``Module.__call__`` when ``with_modules`` (``nn.Module: Linear_0``) and the ranges of
-:class:`record_function` become events with start and end times (``time.perf_counter_ns``).
+``threading.setprofile`` for threads started meanwhile) watches every call. Four kinds become
+events with start and end times (``time.perf_counter_ns``): the calls of ``Function.apply``,
+one per forward op, named by the op's ``Function`` class, such as ``Linear`` or ``MatMul``; the
+engine's step that runs one node's backward, such as ``MatMulBackward``; the calls of
+``Module.__call__`` when ``with_modules`` is set, named like ``nn.Module: Linear_0``; and the
+ranges of :class:`record_function`.
 An event's *self* time is its total less its children's totals, per thread. Nothing is added to
 ``Function.apply``: when no profile records, the library runs exactly the code it ran before.
 
@@ -31,6 +32,7 @@ __all__ = [
     'record_function',
     'profile',
     'tensorboard_trace_handler',
+    'legacy_profile',
 ]
 
 
@@ -498,8 +500,9 @@ class profile:
             :func:`tensorboard_trace_handler`).
         record_shapes: record each op's input shapes (``key_averages(group_by_input_shape=True)``).
         with_modules: record each module's call as a range ``nn.Module: Linear_0``.
-        profile_memory, with_stack, with_flops, and the rest: accepted, as PyTorch's, and not
-            recorded (no memory, stack or FLOP columns).
+
+    The other keywords (``profile_memory``, ``with_stack``, ``with_flops`` and the rest) are
+    accepted, as PyTorch's, and not recorded (no memory, stack or FLOP columns).
     """
 
     def __init__(
@@ -669,3 +672,85 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
         prof.export_chrome_trace(path + ".gz" if use_gzip else path)
 
     return handler
+
+
+# %% book/08_gpt.ipynb, cell 108
+class legacy_profile(profile):  # noqa: N801  (PyTorch's name is torch.autograd.profiler.profile)
+    """PyTorch's older profiler, ``torch.autograd.profiler.profile``: ``with
+    legacy_profile() as prof: ...``, then ``print(prof.table(sort_by="self_cpu_time_total"))``
+    or ``prof.key_averages()``; what it records is :class:`profile`'s, without a schedule.
+
+    Args:
+        enabled: record (default ``True``); ``False`` makes the block a no-op (and ``as``
+            binds ``None``).
+        use_cuda: also ask for CUDA (a warning: there is none); the other keywords are
+            PyTorch's and, as in :class:`profile`, only ``record_shapes`` and ``with_modules``
+            change what is recorded.
+
+    After the block, ``function_events`` is the :class:`EventList` of everything recorded;
+    ``table``, ``total_average`` and ``self_cpu_time_total`` read it, and ``str(prof)`` is the
+    table of every event. Before the block ends they raise ``RuntimeError``, as PyTorch's do.
+    """
+
+    def __init__(
+        self, enabled: bool = True, *, use_cuda: bool = False, use_device: str | None = None,
+        record_shapes: bool = False, with_flops: bool = False, profile_memory: bool = False,
+        with_stack: bool = False, with_modules: bool = False, use_kineto: bool = False,
+        use_cpu: bool = True, experimental_config: Any = None, acc_events: bool = False,
+        custom_trace_id_callback: Callable[[], str] | None = None,
+        post_processing_timeout_s: float | None = None, activity_filters: Any = None,
+    ) -> None:
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if use_cuda else [])
+        super().__init__(activities=activities, record_shapes=record_shapes,
+                         profile_memory=profile_memory, with_stack=with_stack,
+                         with_flops=with_flops, with_modules=with_modules)
+        self.enabled, self.entered = enabled, False
+
+    def __enter__(self) -> legacy_profile | None:
+        if not self.enabled:  # as PyTorch's: ``as prof`` binds None
+            return None
+        if self.entered:  # PyTorch's message
+            raise RuntimeError("Profiler context manager is not reentrant")
+        self.entered = True
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.stop()
+
+    @property
+    def function_events(self) -> EventList | None:
+        """Every recorded event, once the block has ended (``None`` before)."""
+        return self._events
+
+    def _finished(self) -> EventList:
+        if self._events is None:
+            raise RuntimeError("Profiler didn't finish running")
+        return self._events
+
+    def table(self, sort_by: str | None = None, row_limit: int = 100,
+              max_src_column_width: int = 75, max_name_column_width: int = 55,
+              max_shapes_column_width: int = 80, header: str | None = None,
+              top_level_events_only: bool = False) -> str:
+        """:meth:`EventList.table` of every recorded event, one row each (no source column:
+        ``max_src_column_width`` is accepted and unused); ``key_averages().table()`` groups them."""
+        return self._finished().table(
+            sort_by=sort_by, row_limit=row_limit, max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width, header=header,
+            top_level_events_only=top_level_events_only,
+        )
+
+    def total_average(self) -> FunctionEventAvg:
+        """Every event summed into one average (:meth:`EventList.total_average`)."""
+        return self._finished().total_average()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The sum of all self times, in microseconds."""
+        return self._finished().self_cpu_time_total
+
+    def __str__(self) -> str:
+        if self._events is None:
+            return "<unfinished torch.autograd.profile>"
+        return self._events.table()

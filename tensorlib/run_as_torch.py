@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 153
+# %% book/08_gpt.ipynb, cell 156
 import importlib
 import importlib.abc
 import importlib.machinery

@@ -374,3 +374,59 @@ def test_record_function_decorator_nests_in_recursion():
     ranges = [e for e in prof.events() if e.name == "count_down"]
     assert len(ranges) == 3
     assert ranges[1].cpu_parent is ranges[0] and ranges[2].cpu_parent is ranges[1]
+
+
+# --- torch.autograd.profiler: the older profiler (legacy_profile) -------------------------------
+
+
+@pytest.mark.parity
+def test_the_older_profilers_names_and_signature_are_torchs():
+    torch = pytest.importorskip("torch")
+    import inspect
+
+    ours, theirs = tl.autograd.profiler, torch.autograd.profiler
+    for name in ["profile", "record_function", "EventList", "FunctionEvent"]:
+        assert hasattr(ours, name), name
+    ours_params = list(inspect.signature(ours.profile.__init__).parameters)
+    theirs_params = list(inspect.signature(theirs.profile.__init__).parameters)
+    assert ours_params == theirs_params
+    assert ours.record_function is tl.profiler.record_function
+
+
+@pytest.mark.parity
+def test_the_older_profiler_behaves_as_torchs_before_during_and_after():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        unfinished = lib.autograd.profiler.profile()
+        assert str(unfinished) == "<unfinished torch.autograd.profile>"
+        with lib.autograd.profiler.profile(enabled=False) as off:
+            assert off is None
+        with lib.autograd.profiler.profile() as prof:
+            with pytest.raises(RuntimeError, match="not reentrant"):
+                prof.__enter__()
+            with lib.autograd.profiler.record_function("phase"):
+                (lib.ones(3, 3, requires_grad=True) * 2).sum().backward()
+        names = {event.name for event in prof.function_events}
+        assert "phase" in names
+        assert prof.table().splitlines()[1].split()[:2] == ["Name", "Self"]
+        assert prof.self_cpu_time_total > 0
+        prof.total_average()  # sums every event without raising, in both
+    with pytest.raises(RuntimeError, match="didn't finish running"):
+        tl.autograd.profiler.profile().table()
+
+
+def test_a_program_using_the_older_profiler_runs_unchanged(tmp_path):
+    script = tmp_path / "old_profiler.py"
+    script.write_text(
+        "import torch\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "with torch.autograd.profiler.profile(record_shapes=True) as prof:\n"
+        "    with torch.autograd.profiler.record_function('train_step'):\n"
+        "        model(torch.randn(16, 4)).sum().backward()\n"
+        "rows = prof.key_averages().table(sort_by='self_cpu_time_total').splitlines()\n"
+        "print(rows[1].split()[:2], 'train_step' in str(prof))\n"
+    )
+    done = subprocess.run([sys.executable, "-m", "tensorlib.run_as_torch", str(script)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['Name', 'Self'] True"

@@ -8,7 +8,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/08_gpt.ipynb, cell 111
+# %% book/08_gpt.ipynb, cell 114
 import sys
 
 from tensorlib.gpt.cli import main

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 109
+# %% book/08_gpt.ipynb, cell 112
 import argparse
 import math
 import os
@@ -187,7 +187,7 @@ def _add_sample_command(commands: argparse._SubParsersAction) -> None:
     samp.set_defaults(handler=_sample)
 
 
-# %% book/08_gpt.ipynb, cell 110
+# %% book/08_gpt.ipynb, cell 113
 class UsageError(Exception):
     """A mistake on the command line or in its files: printed as one
     ``error:`` line, exit status 2."""

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 136
+# %% book/08_gpt.ipynb, cell 139
 import typing
 from typing import Any, Dict, List, Optional, Tuple, Union  # noqa: F401, UP035 (re-exported)
 

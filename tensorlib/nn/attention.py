@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 138
+# %% book/08_gpt.ipynb, cell 141
 import contextlib
 import enum
 from collections.abc import Iterator

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 80
+# %% book/07_checkpointing.ipynb, cell 81
 import io
 import json
 import math
@@ -69,7 +69,7 @@ _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
 _RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 81
+# %% book/07_checkpointing.ipynb, cell 82
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -219,7 +219,7 @@ def _save_safetensors(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 82
+# %% book/07_checkpointing.ipynb, cell 83
 def _decode(
     node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
 ) -> Any:
@@ -407,7 +407,7 @@ def load(
     return obj
 
 
-# %% book/07_checkpointing.ipynb, cell 83
+# %% book/07_checkpointing.ipynb, cell 84
 def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | BinaryIO) -> list[str]:
     """The globals of a ``torch.save`` file that a weights-only :func:`load` would refuse.
 

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 69
+# %% book/07_checkpointing.ipynb, cell 70
 import collections
 import io
 import os
@@ -50,7 +50,7 @@ _VERSION = b"3\n"
 _BATCH = 1000  # items per SETITEMS / APPENDS, as the standard library's pickler batches them
 
 
-# %% book/07_checkpointing.ipynb, cell 70
+# %% book/07_checkpointing.ipynb, cell 71
 def _root(array: np.ndarray) -> np.ndarray:
     """The array whose memory ``array`` views, through views of views. A view made with
     ``as_strided`` (``broadcast_to``, the views
@@ -102,7 +102,7 @@ def _encode_long(value: int) -> bytes:
     return data
 
 
-# %% book/07_checkpointing.ipynb, cell 71
+# %% book/07_checkpointing.ipynb, cell 72
 class _PickleWriter:
     """Writes one object as a protocol-2 pickle, opcode by opcode, collecting its storages.
 
@@ -269,7 +269,7 @@ class _PickleWriter:
         self.put(id(value))
 
 
-# %% book/07_checkpointing.ipynb, cell 72
+# %% book/07_checkpointing.ipynb, cell 73
 class _Chunks:
     """A write-only stream that keeps what is written, in pieces, uncopied: ``zipfile`` writes
     the archive into it, and :func:`atomic_write` or the user's file takes the pieces."""

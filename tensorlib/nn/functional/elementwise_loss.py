@@ -103,8 +103,9 @@ def binary_cross_entropy(
 
     As in PyTorch, each log is clamped at -100 (so :math:`x = 0` or 1 gives a finite loss) and the
     gradient :math:`w(x - y)/x(1-x)` divides by at least :math:`10^{-12}`; for logits use
-    :func:`binary_cross_entropy_with_logits`, which is stable. ``weight`` (no gradient) broadcasts
-    to the input's shape. Shapes: ``input`` and ``target`` (*), the same.
+    :func:`~tensorlib.nn.functional.binary_cross_entropy_with_logits`, which is stable.
+    ``weight`` (no gradient) broadcasts to the input's shape. Shapes: ``input`` and ``target``
+    (*), the same.
 
     ``size_average`` and ``reduce`` are PyTorch's deprecated arguments (see
     ``_legacy_reduction``).

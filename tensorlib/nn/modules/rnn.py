@@ -322,8 +322,9 @@ class RNNBase(Module):
     Args:
         mode: ``"LSTM"``, ``"GRU"``, ``"RNN_TANH"`` or ``"RNN_RELU"``: the recurrence, and so the
             number of gates stacked along the weights' rows (4, 3, 1, 1).
-        input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
-            proj_size, device, dtype, generator: as for :class:`RNN`, with the same defaults.
+
+    The other arguments, ``input_size`` to ``generator``, are :class:`RNN`'s, with the same
+    defaults.
 
     The subclasses give the step (``_cell``) and ``forward``; ``isinstance(m, nn.RNNBase)`` finds
     every recurrent sequence layer, as in PyTorch.

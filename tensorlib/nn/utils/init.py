@@ -29,7 +29,8 @@ def skip_init(module_cls: type[Module], *args: Any, **kwargs: Any) -> Module:
 
     Args:
         module_cls: a :class:`Module` subclass whose constructor takes ``device``.
-        *args, **kwargs: the constructor's arguments; ``device`` is the final device.
+        args: the constructor's positional arguments.
+        kwargs: its keyword arguments; ``device`` is the final device.
 
     Raises:
         RuntimeError: ``module_cls`` is not a Module subclass, or takes no ``device``.
