@@ -706,8 +706,8 @@ class legacy_profile(profile):  # noqa: N801  (PyTorch's name is torch.autograd.
                          with_flops=with_flops, with_modules=with_modules)
         self.enabled, self.entered = enabled, False
 
-    def __enter__(self) -> legacy_profile | None:
-        if not self.enabled:  # as PyTorch's: ``as prof`` binds None
+    def __enter__(self) -> Any:  # the profile, or None when disabled, as PyTorch's
+        if not self.enabled:
             return None
         if self.entered:  # PyTorch's message
             raise RuntimeError("Profiler context manager is not reentrant")
