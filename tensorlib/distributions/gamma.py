@@ -65,25 +65,24 @@ def _standard_gamma(concentration: np.ndarray, generator: Generator | None = Non
     return np.maximum(out, np.finfo(np.float64).tiny).reshape(np.shape(concentration))
 
 
-_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(12)
-# panel edges in units of a weight's width: halving toward 0, then unit steps out to 16
-_EDGES = np.concatenate([[0.0], 0.5 ** np.arange(40, 0, -1), np.arange(1.0, 17.0)])
-_STRETCH = np.linspace(0, 1, 65)[1:]  # 64 more panels, geometric from 16 out to the far tail
-_CHUNK = 1024  # elements per quadrature block (a block holds _CHUNK x 1488 nodes)
+_STEP = 0.125  # trapezoid step in t
+_START = -3.3  # the first t: u = w exp(t - e^{-t}) is then e^{-30} w
+_CHUNK = 1024  # elements per quadrature block
 
 
 def _tail_rule(width: np.ndarray, rate: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""Nodes and weights (each ``(n, 1488)``) for :math:`\int_0^\infty` of a weight that is
-    flat on a scale ``width`` ``(n, 1)`` and decays at least like :math:`e^{-\text{rate}\,u}`
-    far out: 12-point Gauss-Legendre on panels halving toward 0, unit panels to 16 widths,
-    then 64 geometric panels out to 60 e-folds of the far decay."""
-    far = np.maximum(60 / np.maximum(rate * width, 1e-300), 32.0)
-    edges = np.concatenate([np.broadcast_to(_EDGES, (width.shape[0], _EDGES.size)),
-                            16 * (far / 16) ** _STRETCH], axis=1) * width
-    lo, step = edges[:, :-1, None], np.diff(edges, axis=1)[:, :, None]
-    n = width.shape[0]
-    return ((lo + step * (_NODES + 1) / 2).reshape(n, -1),
-            (step * _WEIGHTS / 2).reshape(n, -1))
+    r"""Nodes and weights (each ``(n, m)``) for :math:`\int_0^\infty` of a weight that is
+    flat on a scale ``width`` :math:`w` ``(n, 1)`` and decays at least like
+    :math:`e^{-\text{rate}\,u}` far out: the trapezoid rule in :math:`t`, :math:`u = w
+    e^{t - e^{-t}}` (:math:`du = u(1 + e^{-t})\,dt`), step 0.125, from :math:`t = -3.3` to one
+    past 60 e-folds of the far decay; ``m`` is set by the widest range of the block, and nodes
+    past an element's own end weigh 0."""
+    far = width * np.maximum(60 / np.maximum(rate * width, 1e-300), 32.0)
+    stop = np.log(far / width) + 1
+    t = _START + _STEP * np.arange(int(np.ceil((stop.max() - _START) / _STEP)) + 1)
+    shrink = np.exp(-t)
+    u = width * np.exp(t - shrink)
+    return u, np.where(t <= stop, u * (1 + shrink) * _STEP, 0.0)
 
 
 def _gamma_grad_series(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 174
+# %% book/03_init.ipynb, cell 176
 from collections.abc import Sequence
 from typing import Any
 

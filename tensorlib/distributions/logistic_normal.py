@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 185
+# %% book/03_init.ipynb, cell 187
 from collections.abc import Sequence
 from typing import Any
 

@@ -92,7 +92,7 @@ class OneHotCategorical(Distribution):
         return self._categorical._parameter_names()
 
 
-# %% book/03_init.ipynb, cell 186
+# %% book/03_init.ipynb, cell 188
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     r"""``OneHotCategoricalStraightThrough(probs=None, logits=None, validate_args=None)``: a
     ``OneHotCategorical`` whose ``rsample`` passes gradients straight through the draw (Bengio

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 143
+# %% book/03_init.ipynb, cell 145
 from collections.abc import Sequence
 from typing import Any
 
