@@ -185,6 +185,33 @@ def test_gradcheck_matmul_batched(batch, n, k, m, seed):
     assert a.grad.shape == shape_a and b.grad.shape == shape_b
 
 
+@pytest.mark.parametrize(
+    "shape_a, transposed",
+    [((2, 3, 4), False), ((2, 1, 3, 4), False), ((3, 2, 4), True), ((0, 3, 4), False)],
+)
+def test_matmul_stack_times_matrix(shape_a, transposed):
+    """(..., n, k) @ (k, m) runs as one (N, k) @ (k, m) product: values and gradients as the
+    stack of products, for a non-contiguous stack and an empty one too."""
+    rng = np.random.default_rng(7)
+    a_np, b_np = rng.normal(size=shape_a), rng.normal(size=(4, 5))
+    a = tl.tensor(a_np, requires_grad=True)
+    b = tl.tensor(b_np, requires_grad=True)
+    stack = a.transpose(0, 1) if transposed else a
+    stack_np = np.swapaxes(a_np, 0, 1) if transposed else a_np
+    out = stack @ b
+    np.testing.assert_allclose(out.numpy(), np.matmul(stack_np, b_np), rtol=1e-12, atol=1e-12)
+    out.sum().backward()
+    ones = np.ones(out.shape)
+    expected_a = np.matmul(ones, b_np.T)
+    np.testing.assert_allclose(
+        a.grad.numpy(), np.swapaxes(expected_a, 0, 1) if transposed else expected_a
+    )
+    expected_b = np.matmul(np.swapaxes(stack_np, -1, -2), ones).reshape(-1, 4, 5).sum(0)
+    np.testing.assert_allclose(b.grad.numpy(), expected_b, rtol=1e-12, atol=1e-12)
+    if a_np.size:
+        check(lambda x, y: weighted((x.transpose(0, 1) if transposed else x) @ y), [a_np, b_np])
+
+
 UNARY = {
     "exp": (lambda x: x.exp(), "real"),
     "log": (lambda x: x.log(), "positive"),

@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 406
+# %% book/02_autograd.ipynb, cell 407
 import warnings
 from typing import Any
 

@@ -51,6 +51,12 @@ def _matmul_operand(value: Any) -> Any:
     return value
 
 
+def _folds(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``a @ b`` is a stack of matrices times one matrix, ``(..., n, k) @ (k, m)``,
+    that one 2-D product computes faster: numpy multiplies the stack matrix by matrix."""
+    return a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0] != 0 and b.shape[1] != 0
+
+
 class MatMul(Function):
     """:math:`C = A B` with numpy/PyTorch semantics (batch dims broadcast, 1-D operands).
 
@@ -69,6 +75,8 @@ class MatMul(Function):
             )
         self.a, self.b = a, b
         try:
+            if _folds(a, b):  # (..., n, k) @ (k, m) as one (N, k) @ (k, m) product, as torch does
+                return np.matmul(a.reshape(-1, b.shape[0]), b).reshape(*a.shape[:-1], b.shape[1])
             return np.matmul(a, b)
         except ValueError:
             matmul_shape(np.shape(a), np.shape(b))  # raises the error that names both shapes
@@ -79,6 +87,9 @@ class MatMul(Function):
         a, b = self.a, self.b
         if a.ndim == 2 and b.ndim == 2:  # the common case, without the bookkeeping below
             return (grad @ b.T if need_a else None, a.T @ grad if need_b else None)
+        if _folds(a, b):  # one product each, not a (..., k, m) stack of them summed afterwards
+            a2, g2 = a.reshape(-1, b.shape[0]), grad.reshape(-1, b.shape[1])
+            return ((g2 @ b.T).reshape(a.shape) if need_a else None, a2.T @ g2 if need_b else None)
         a2 = a[np.newaxis, :] if a.ndim == 1 else a  # (k,) -> (1, k)
         b2 = b[:, np.newaxis] if b.ndim == 1 else b  # (k,) -> (k, 1)
         grad2 = grad  # put back the dims the 1-D operands lost: (..., n, m) throughout
@@ -289,7 +300,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*operands, equation=equation)
 
 
-# %% book/02_autograd.ipynb, cell 207
+# %% book/02_autograd.ipynb, cell 208
 def _same_dtype(name: str, *tensors: Tensor) -> None:
     """PyTorch's products do not promote: mixed dtypes are refused."""
     dtypes = [t._data.dtype for t in tensors]

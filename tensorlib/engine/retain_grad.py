@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 321
+# %% book/02_autograd.ipynb, cell 322
 import weakref
 
 from tensorlib.engine.function import Function, _retained

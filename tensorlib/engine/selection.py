@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 131
+# %% book/02_autograd.ipynb, cell 132
 from typing import Any
 
 import numpy as np
@@ -106,7 +106,7 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 132
+# %% book/02_autograd.ipynb, cell 133
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """``value`` where ``mask`` (bool, broadcastable to ``input.shape``) is True, else ``input``."""
     # a tensor: an input, version-checked

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 200
+# %% book/02_autograd.ipynb, cell 201
 from collections.abc import Callable
 from typing import Any
 
@@ -185,7 +185,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 201
+# %% book/02_autograd.ipynb, cell 202
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
     values = input if dtype is None else input.to(dtype)
@@ -207,7 +207,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return nansum(values, dim, keepdim) / counted.sum(dim=dim, keepdim=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 202
+# %% book/02_autograd.ipynb, cell 203
 def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     """``cummax``/``cummin``: the running extreme along ``dim`` and where it was last reached
     (a NaN, once met, is the extreme from then on; ties take the later index, as PyTorch)."""
@@ -288,7 +288,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).cumsum(axis)
 
 
-# %% book/02_autograd.ipynb, cell 203
+# %% book/02_autograd.ipynb, cell 204
 def _mode_positions(rows: np.ndarray) -> np.ndarray:
     """Where in each row (the last dim) its mode is: the last occurrence of the most frequent
     value, the smallest of those that tie (PyTorch's choices). Equal values are runs of the

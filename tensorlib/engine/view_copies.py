@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 256
+# %% book/02_autograd.ipynb, cell 257
 from collections.abc import Sequence
 from typing import Any
 
