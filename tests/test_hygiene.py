@@ -124,6 +124,10 @@ def with_change(nb, index: int, **changes) -> list:
             lambda nb: with_change(nb, 1, source="x = 1", count=1, vscode={"languageId": "python"}),
             "cell 2 ('x = 1'): cell metadata has vscode",
         ),
+        (
+            lambda nb: with_change(nb, 1, source="x = 1\ny = '$\bar y$'", count=1),
+            "cell 2 ('x = 1'): the source holds control characters 0x08",
+        ),
     ],
     ids=[
         "unexecuted",
@@ -136,6 +140,7 @@ def with_change(nb, index: int, **changes) -> list:
         "execution-timestamps",
         "collapsed-scrolled",
         "vscode",
+        "backspace-from-a-non-raw-string",
     ],
 )
 def test_a_dirty_cell_fails_naming_notebook_and_cell(hygiene, tmp_path, nb, capsys, cells, message):

@@ -51,6 +51,10 @@ def _text(value: object) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
+# characters no cell should hold: the C0 controls but tab and newline, and DEL
+_CONTROLS = frozenset(chr(code) for code in [*range(32), 127]) - {"\t", "\n"}
+
+
 def _first_line(cell: dict) -> str:
     for line in _source(cell).splitlines():
         if line.strip():
@@ -154,6 +158,14 @@ def check_notebook(path: Path, root: Path) -> list[str]:
                 problems.append(
                     f"{where}: cell metadata has {', '.join(extra)} (only tags are kept); {FIX}"
                 )
+        controls = sorted({f"{ord(char):#04x}" for char in _source(cell) if char in _CONTROLS})
+        if controls:
+            # "\bar" typed in a non-raw Python string becomes a backspace and "\a" a bell: the
+            # page's formulas then fail to typeset
+            problems.append(
+                f"{where}: the source holds control characters {', '.join(controls)}; write the "
+                "backslash twice (or use a raw string) where the text was made by code"
+            )
         if cell.get("cell_type") != "code" or never_run:
             continue
         tags = metadata.get("tags", []) if isinstance(metadata, dict) else []
