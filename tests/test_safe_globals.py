@@ -509,3 +509,20 @@ def test_the_signatures_are_torch_s():
         ours = inspect.signature(getattr(tl.serialization, name))
         theirs = inspect.signature(getattr(torch.serialization, name))
         assert list(ours.parameters) == list(theirs.parameters), name
+
+
+def test_a_block_keeps_what_an_overlapping_block_still_holds():
+    # two blocks that overlap in time (two threads' blocks, entered and left in this order):
+    # the first to leave must not unmark what the second still relies on
+    first, second = safe_globals([TrainConfig]), safe_globals([TrainConfig, Schedule])
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert TrainConfig in get_safe_globals() and Schedule in get_safe_globals()
+    second.__exit__(None, None, None)
+    assert TrainConfig not in get_safe_globals() and Schedule not in get_safe_globals()
+    # made permanent by add_safe_globals while a block holds it: it stays after the block
+    with safe_globals([Slotted]):
+        add_safe_globals([Slotted])
+    assert Slotted in get_safe_globals()
+    clear_safe_globals()

@@ -213,6 +213,9 @@ def _ordered_dict(*args: Any) -> collections.OrderedDict:
 # it once (read_pt) sees one consistent list while other threads add or remove globals.
 _safe_globals_lock = threading.Lock()
 _marked_safe_globals: dict[Any, None] = {}
+# the globals only safe_globals blocks marked, with the number of blocks inside: the last block
+# to leave removes one, so a block never unmarks what another thread's block still relies on
+_block_counts: dict[Any, int] = {}
 
 
 def _full_path(entry: Any) -> str:
@@ -288,6 +291,8 @@ def add_safe_globals(
     entries = _entries(safe_globals)
     with _safe_globals_lock:
         _marked_safe_globals = {**_marked_safe_globals, **dict.fromkeys(entries)}
+        for entry in entries:  # marked for good now: no block's exit removes it
+            _block_counts.pop(entry, None)
 
 
 def get_safe_globals() -> list[Callable[..., Any] | tuple[Callable[..., Any], str]]:
@@ -301,6 +306,7 @@ def clear_safe_globals() -> None:
     global _marked_safe_globals
     with _safe_globals_lock:
         _marked_safe_globals = {}
+        _block_counts.clear()
 
 
 class safe_globals:
@@ -308,7 +314,8 @@ class safe_globals:
 
     As ``torch.serialization.safe_globals``: ``with safe_globals([TrainConfig]): tl.load(f)``.
     On exit, also by an exception, it removes the globals it added, and only those: one that was
-    already marked stays marked (PyTorch removes it too). The list is the process's, so loads in
+    already marked stays marked (PyTorch removes it too), and one that another thread's block
+    also holds stays until the last of those blocks leaves. The list is the process's, so loads in
     other threads allow the globals while the block runs, as in PyTorch.
 
     Args:
@@ -324,15 +331,28 @@ class safe_globals:
     def __enter__(self) -> None:
         global _marked_safe_globals
         with _safe_globals_lock:
-            self.added = [entry for entry in self.safe_globals if entry not in _marked_safe_globals]
+            # what no add_safe_globals marked: this block's to count (and, last, to remove)
+            self.added = [
+                entry for entry in dict.fromkeys(self.safe_globals)
+                if entry not in _marked_safe_globals or entry in _block_counts
+            ]
+            for entry in self.added:
+                _block_counts[entry] = _block_counts.get(entry, 0) + 1
             _marked_safe_globals = {**_marked_safe_globals, **dict.fromkeys(self.added)}
 
     def __exit__(self, *exc_info: object) -> None:
         global _marked_safe_globals
-        added = set(self.added)
         with _safe_globals_lock:
+            leaving = set()
+            for entry in self.added:
+                if entry not in _block_counts:  # marked for good, or cleared, meanwhile
+                    continue
+                _block_counts[entry] -= 1
+                if _block_counts[entry] == 0:
+                    del _block_counts[entry]
+                    leaving.add(entry)
             _marked_safe_globals = {
-                entry: None for entry in _marked_safe_globals if entry not in added
+                entry: None for entry in _marked_safe_globals if entry not in leaving
             }
 
 
