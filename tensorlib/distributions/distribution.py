@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 95
+# %% book/03_init.ipynb, cell 96
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,6 +52,41 @@ def _probs_or_logits(probs: Any, logits: Any) -> Tensor:
     return _parameter(probs if logits is None else logits)
 
 
+def _broadcast_parameters(*values: Any) -> tuple[list[Tensor], tuple[int, ...]]:
+    """The parameters as floating tensors broadcast to one shape, and that shape (the
+    ``batch_shape``), as PyTorch's ``broadcast_all``: a Python number takes the dtype of the
+    tensor parameters (float32 when there are none)."""
+    dtypes = [v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind == "f"]
+    tensors = [
+        v if isinstance(v, Tensor) or not dtypes else tensor(v, dtype=dtypes[0]) for v in values
+    ]
+    tensors = [_parameter(t) for t in tensors]
+    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    return [t.expand(*shape) for t in tensors], shape
+
+
+def _as_value(value: Any, dtype: Any) -> Tensor:
+    """A ``log_prob`` or ``cdf`` argument as a tensor (a number gets the parameters' dtype)."""
+    return value if isinstance(value, Tensor) else tensor(value, dtype=dtype)
+
+
+# %% book/03_init.ipynb, cell 98
+def _require(holds: Any, message: str) -> None:
+    """Raise ``ValueError(message)`` unless every element of ``holds`` (a bool tensor, array or
+    bool) is true: the argument checks of ``validate_args``."""
+    held = holds.detach().numpy() if isinstance(holds, Tensor) else np.asarray(holds)
+    if not held.all():
+        raise ValueError(message)
+
+
+def _brief(value: Any) -> str:
+    """A parameter in a ``repr``: the tensor when it holds one number, else its shape."""
+    if isinstance(value, Tensor) and value.numel() != 1:
+        return f"shape {tuple(value.shape)}"
+    return str(value.item() if isinstance(value, Tensor) else value)
+
+
+# %% book/03_init.ipynb, cell 100
 class Distribution:
     """The interface of a distribution with parameters of ``batch_shape`` and draws of
     ``event_shape``; each subclass gives ``log_prob``, ``entropy``, ``mean`` and ``variance``, and
@@ -213,35 +248,3 @@ class Distribution:
 
     def _parameter_names(self) -> tuple[str, ...]:
         return ()
-
-
-def _brief(value: Any) -> str:
-    """A parameter in a ``repr``: the tensor when it holds one number, else its shape."""
-    if isinstance(value, Tensor) and value.numel() != 1:
-        return f"shape {tuple(value.shape)}"
-    return str(value.item() if isinstance(value, Tensor) else value)
-
-def _broadcast_parameters(*values: Any) -> tuple[list[Tensor], tuple[int, ...]]:
-    """The parameters as floating tensors broadcast to one shape, and that shape (the
-    ``batch_shape``), as PyTorch's ``broadcast_all``: a Python number takes the dtype of the
-    tensor parameters (float32 when there are none)."""
-    dtypes = [v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind == "f"]
-    tensors = [
-        v if isinstance(v, Tensor) or not dtypes else tensor(v, dtype=dtypes[0]) for v in values
-    ]
-    tensors = [_parameter(t) for t in tensors]
-    shape = tuple(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
-    return [t.expand(*shape) for t in tensors], shape
-
-
-def _require(holds: Any, message: str) -> None:
-    """Raise ``ValueError(message)`` unless every element of ``holds`` (a bool tensor, array or
-    bool) is true: the argument checks of ``validate_args``."""
-    held = holds.detach().numpy() if isinstance(holds, Tensor) else np.asarray(holds)
-    if not held.all():
-        raise ValueError(message)
-
-
-def _as_value(value: Any, dtype: Any) -> Tensor:
-    """A ``log_prob`` or ``cdf`` argument as a tensor (a number gets the parameters' dtype)."""
-    return value if isinstance(value, Tensor) else tensor(value, dtype=dtype)

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 103
+# %% book/03_init.ipynb, cell 121
 from typing import Any
 
 from tensorlib.autograd import grad

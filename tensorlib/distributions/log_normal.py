@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 167
+# %% book/03_init.ipynb, cell 199
 from collections.abc import Sequence
 from typing import Any
 

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 125
+# %% book/03_init.ipynb, cell 157
 from collections.abc import Sequence
 from typing import Any
 
