@@ -72,6 +72,13 @@ clean:
 fuzz: install
 	TENSORLIB_FUZZ_N=10000 $(PY) -m pytest tests/test_serialization_fuzz.py -q -s -p no:cacheprovider
 
+# Every op of PyTorch's OpInfo database that tensorlib has, on PyTorch's own float64 samples: values and
+# gradients compared (tools/opinfo_sweep.py; about ten minutes on two cores; needs torch and expecttest)
+.PHONY: sweep
+sweep: install
+	$(PY) -m pip install -q expecttest
+	$(PY) tools/opinfo_sweep.py $(SWEEP_ARGS)
+
 # Chapter 8: the documented run, the default configuration on the shipped corpus (5 min 24 s measured on
 # the book's 2-core machine, chapter 8, section 14);
 # checkpoints and log.csv in runs/gpt (make train again resumes it), then samples at two temperatures
