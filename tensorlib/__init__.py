@@ -185,6 +185,13 @@ from tensorlib.nn.functional.aten import (
     conv_tbc,
 )
 from tensorlib.nn.functional import (
+    convolution,
+    embedding_renorm_,
+    native_batch_norm,
+    native_dropout,
+    native_group_norm,
+    native_layer_norm,
+    norm_except_dim,
     adaptive_avg_pool1d, avg_pool1d, bilinear, celu_, channel_shuffle, conv1d, conv2d, conv3d,
     conv_transpose1d, conv_transpose2d, conv_transpose3d, hardshrink, native_channel_shuffle,
     pixel_shuffle, pixel_unshuffle, prelu, rms_norm, rrelu_, selu_, threshold_,
@@ -192,6 +199,11 @@ from tensorlib.nn.functional import (
 
 # Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
 from tensorlib import optim
+# Chapter 5, Attention, section 1.7: the recurrent operators (tensorlib.nn.functional.aten_rnn)
+from tensorlib.nn.functional.aten_rnn import (
+    gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
+)
+
 
 # Chapter 7, Checkpointing: tl.save/tl.load without pickle; formats in tl.serialization
 from tensorlib import serialization

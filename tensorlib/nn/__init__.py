@@ -153,6 +153,10 @@ from tensorlib.nn.parameter import Buffer as Buffer
 from tensorlib.nn.parameter import Parameter as Parameter
 from tensorlib.nn.parameter import UninitializedBuffer as UninitializedBuffer
 from tensorlib.nn.parameter import UninitializedParameter as UninitializedParameter
+# section 11.7: a convolution's backward as functions, torch.nn.grad (tensorlib.nn.grad), and
+# PyTorch's type aliases for annotations (tensorlib.nn.common_types)
+from tensorlib.nn import common_types as common_types
+from tensorlib.nn import grad as grad
 # section 11.6: adaptive softmax
 from tensorlib.nn.modules import AdaptiveLogSoftmaxWithLoss as AdaptiveLogSoftmaxWithLoss
 # section 11.5: lazy layers

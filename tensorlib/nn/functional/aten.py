@@ -54,6 +54,13 @@ __all__ = [
     'aten_constant_pad_nd',
     'aten_grid_sampler',
     'aten_affine_grid_generator',
+    'native_layer_norm',
+    'native_batch_norm',
+    'native_group_norm',
+    'native_dropout',
+    'convolution',
+    'embedding_renorm_',
+    'norm_except_dim',
 ]
 
 
@@ -63,19 +70,26 @@ from collections.abc import Sequence
 import numpy as np
 
 from tensorlib.engine import Tensor
-from tensorlib.engine.inplace import apply_
+from tensorlib.engine.inplace import _check_in_place, apply_
 from tensorlib.nn.functional.activation import celu, rrelu, selu
 from tensorlib.nn.functional.activation import threshold as _threshold_function
 from tensorlib.nn.functional.layers import (
     _check_floating,
     _Dropout,
+    _embedding_renorm,
     _feature_keep,
+    _ids_array,
     _random_leaky_relu,
     adaptive_max_pool1d,
     affine_grid,
     alpha_dropout,
     batch_norm,
     conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
     embedding,
     embedding_bag,
     feature_alpha_dropout,
@@ -100,7 +114,7 @@ from tensorlib.nn.functional.margin_loss import (
     triplet_margin_loss,
 )
 from tensorlib.nn.functional.structured_loss import ctc_loss
-from tensorlib.nn.functional.utils import _check_probability, _check_tensor
+from tensorlib.nn.functional.utils import _check_probability, _check_tensor, _ntuple
 from tensorlib.random import Generator
 
 _AtenSize = int | Sequence[int]
@@ -565,3 +579,188 @@ def aten_affine_grid_generator(
     """``torch.affine_grid_generator``: :func:`~tensorlib.nn.functional.affine_grid`,
     ``align_corners`` required."""
     return affine_grid(theta, size, align_corners)
+
+
+# %% book/04_layers.ipynb, cell 373
+def _statistics(
+    input: Tensor, axes: tuple[int, ...], eps: float
+) -> tuple[Tensor, Tensor]:
+    """The mean and :math:`1/\\sqrt{\\sigma^2 + \\varepsilon}` (biased variance) of ``input``
+    over ``axes``, kept as size-1 axes: the statistics PyTorch's normalisation operators return
+    beside their output, outside autograd."""
+    x = input.detach().numpy()
+    mean = x.mean(axis=axes, keepdims=True)
+    variance = np.square(x - mean).mean(axis=axes, keepdims=True)
+    return Tensor(mean.astype(x.dtype)), Tensor((1.0 / np.sqrt(variance + eps)).astype(x.dtype))
+
+
+def native_layer_norm(
+    input: Tensor, normalized_shape: _AtenSize, weight: Tensor | None, bias: Tensor | None,
+    eps: float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.native_layer_norm``: :func:`~tensorlib.nn.functional.layer_norm` and the statistics
+    it used.
+
+    Returns:
+        ``(output, mean, rstd)``: output like ``input``; ``mean`` and ``rstd`` (the reciprocal
+        standard deviation) shaped as ``input`` with the normalised axes reduced to size 1,
+        without gradients (PyTorch's are not differentiable either).
+    """
+    output = layer_norm(input, normalized_shape, weight, bias, eps)
+    count = 1 if isinstance(normalized_shape, (int, np.integer)) else len(normalized_shape)
+    mean, rstd = _statistics(input, tuple(range(input.ndim - count, input.ndim)), eps)
+    return output, mean, rstd
+
+
+def native_batch_norm(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
+    running_var: Tensor | None, training: bool, momentum: float, eps: float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.native_batch_norm``: ``torch.batch_norm`` (:func:`aten_batch_norm`, which updates
+    the running estimates when ``training``) and the batch statistics.
+
+    Returns:
+        ``(output, save_mean, save_invstd)``: when ``training`` the mean and
+        :math:`1/\\sqrt{\\sigma^2 + \\varepsilon}` of each channel over the batch, (C,) each;
+        otherwise two empty tensors (0,), as PyTorch's CPU kernel; no gradients.
+    """
+    output = aten_batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, False
+    )
+    if not training:
+        empty = Tensor(np.empty(0, dtype=input.dtype))
+        return output, empty, Tensor(np.empty(0, dtype=input.dtype))
+    mean, invstd = _statistics(input, (0, *range(2, input.ndim)), eps)
+    return output, mean.reshape(-1), invstd.reshape(-1)
+
+
+def native_group_norm(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int, C: int, HxW: int,
+    group: int, eps: float,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``torch.native_group_norm``: :func:`~tensorlib.nn.functional.group_norm` of ``input``
+    (N, C, *) with ``HxW`` positions per channel, in ``group`` groups, and its statistics.
+
+    Returns:
+        ``(output, mean, rstd)``, the statistics (N, group), without gradients.
+
+    Raises:
+        RuntimeError: ``N``, ``C`` or ``HxW`` do not describe ``input``.
+    """
+    _check_tensor(input, "native_group_norm")
+    shape = tuple(input.shape)
+    sizes = (shape[0], shape[1], int(np.prod(shape[2:]))) if len(shape) > 1 else ()
+    if sizes != (N, C, HxW):
+        raise RuntimeError(
+            f"native_group_norm: N={N}, C={C}, HxW={HxW} do not describe an input of shape "
+            f"{tuple(input.shape)}"
+        )
+    output = group_norm(input, group, weight, bias, eps)
+    mean, rstd = _statistics(input.reshape(N, group, -1), (2,), eps)
+    return output, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:
+    """``torch.native_dropout``: dropout that returns its keep mask.
+
+    Returns:
+        ``(output, mask)``: output like ``input``, each element kept with probability ``1 - p``
+        and scaled by ``1/(1-p)``; ``mask`` bool, True where kept. ``train=None`` means
+        training, as in PyTorch; without training the output is a copy and the mask all True.
+    """
+    _check_tensor(input, "native_dropout")
+    p = _check_probability(p, "native_dropout")
+    if train is False:
+        return input.clone(), Tensor(np.ones(tuple(input.shape), dtype=bool))
+    _check_floating("native_dropout", input)
+    keep = _feature_keep(input, p, None, False)
+    return _Dropout.apply(input, keep / input.dtype.type(1.0 - p)), Tensor(keep.astype(bool))
+
+
+# %% book/04_layers.ipynb, cell 374
+def _aten_sizes(value: int | Sequence[int], name: str, dims: int) -> tuple[int, ...]:
+    """An ATen ``int[]`` argument for ``dims`` axes: one value serves every axis, as in PyTorch."""
+    if not isinstance(value, (int, np.integer)) and len(value) == 1:
+        value = value[0]
+    return _ntuple(value, name, dims)
+
+
+def convolution(
+    input: Tensor, weight: Tensor, bias: Tensor | None, stride: Sequence[int],
+    padding: Sequence[int], dilation: Sequence[int], transposed: bool,
+    output_padding: Sequence[int], groups: int,
+) -> Tensor:
+    """``torch.convolution``: the operator under every convolution layer, 1-, 2- or 3-D as the
+    weight says, plain or ``transposed``.
+
+    Args:
+        input: (N, C_in, *spatial), batched.
+        weight: (C_out, C_in/groups, *kernel), or (C_in, C_out/groups, *kernel) if ``transposed``.
+        bias: (C_out,) or ``None``.
+        stride, padding, dilation: one int per spatial axis (one value serves all).
+        transposed: compute :func:`~tensorlib.nn.functional.conv_transpose2d` and kin instead of
+            :func:`~tensorlib.nn.functional.conv2d` and kin.
+        output_padding: the transposed convolution's extra rows at the end (ignored otherwise).
+        groups: the number of channel groups.
+
+    Raises:
+        RuntimeError: ``input`` is not batched with the weight's number of spatial axes.
+    """
+    _check_tensor(weight, "convolution", "weight")
+    dims = weight.ndim - 2
+    if dims not in (1, 2, 3) or not isinstance(input, Tensor) or input.ndim != weight.ndim:
+        got = f"{input.ndim}-dimensional input of size {list(input.shape)}" if isinstance(
+            input, Tensor) else type(input).__name__
+        raise RuntimeError(
+            f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+            f"{list(weight.shape)}, but got {got} instead"
+        )
+    stride, padding, dilation = (
+        _aten_sizes(value, name, dims)
+        for value, name in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"))
+    )
+    if transposed:
+        extra = _aten_sizes(output_padding, "output_padding", dims)
+        transpose = (conv_transpose1d, conv_transpose2d, conv_transpose3d)[dims - 1]
+        return transpose(input, weight, bias, stride, padding, extra, groups, dilation)
+    return (conv1d, conv2d, conv3d)[dims - 1](input, weight, bias, stride, padding, dilation,
+                                              groups)
+
+
+def embedding_renorm_(
+    input: Tensor, indices: Tensor, max_norm: float, norm_type: float
+) -> Tensor:
+    """``torch.embedding_renorm_``: rescale in place each row of the table ``input``
+    (num_embeddings, dim) named in ``indices`` whose ``norm_type``-norm exceeds ``max_norm`` to
+    norm ``max_norm`` (what ``embedding(..., max_norm=)`` does before its lookup); returns
+    ``input``.
+
+    Raises:
+        RuntimeError: ``input`` requires grad outside ``no_grad`` (PyTorch's in-place rule).
+    """
+    _check_tensor(input, "embedding_renorm_")
+    _check_in_place(input, op="embedding_renorm_")
+    _embedding_renorm(input, _ids_array(indices, input.shape[0]), max_norm, norm_type)
+    return input
+
+
+def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
+    r"""``torch.norm_except_dim``: the ``pow``-norm of ``v`` over every axis but ``dim``, kept as
+    size-1 axes (so (2, 3) with ``dim=0`` gives (2, 1)); ``dim=-1`` gives the norm of all of
+    ``v``, a 0-d tensor. The norm ``weight_norm`` divides by. Differentiable.
+
+    Raises:
+        IndexError: ``dim`` is not an axis of ``v`` (a negative one counts from the end, as in
+            PyTorch, except -1).
+    """
+    _check_tensor(v, "norm_except_dim", "v")
+    if dim == -1:
+        return (v.abs() ** pow).sum() ** (1.0 / pow)
+    if not -v.ndim <= dim < v.ndim:
+        raise IndexError(
+            f"norm_except_dim: dim out of range (expected to be in range of [{-v.ndim}, "
+            f"{v.ndim - 1}]), got {dim}"
+        )
+    dim %= v.ndim
+    axes = tuple(axis for axis in range(v.ndim) if axis != dim)
+    return (v.abs() ** pow).sum(axes, keepdim=True) ** (1.0 / pow)

@@ -30,6 +30,10 @@ __all__ = [
     'SoftmaxAttention',
     'MaskedSoftmax',
     'PackedCausalAttention',
+    'CausalVariant',
+    'CausalBias',
+    'causal_upper_left',
+    'causal_lower_right',
     'causal_mask',
     'scaled_dot_product_attention',
     'online_softmax_attention',
@@ -37,9 +41,11 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 46
+# %% book/05_attention.ipynb, cell 50
+import enum
 import functools
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -52,7 +58,7 @@ from tensorlib.nn.functional.layers import dropout, linear
 from tensorlib.random import Generator, resolve_generator
 
 
-# %% book/05_attention.ipynb, cell 47
+# %% book/05_attention.ipynb, cell 51
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum ``grad`` down to ``shape``: the adjoint of broadcasting ``shape``
     up to ``grad.shape``."""
@@ -169,7 +175,7 @@ def _score_grad(
     return grad_s
 
 
-# %% book/05_attention.ipynb, cell 49
+# %% book/05_attention.ipynb, cell 53
 class SoftmaxAttention(Function):
     r"""The fused attention ``Function``:
     :math:`O = (\mathrm{softmax}(\mathrm{scale}\cdot QK^\top + M) \odot D)\,V` over the last two
@@ -323,7 +329,7 @@ def _attention_grads_graph(
     return grad_q, grad_k, grad_v, grad_mask
 
 
-# %% book/05_attention.ipynb, cell 57
+# %% book/05_attention.ipynb, cell 61
 @functools.lru_cache(maxsize=16)
 def _causal_mask_array(length: int, dtype: np.dtype) -> np.ndarray:
     r"""The additive top-left causal mask (T, T): 0 where key :math:`j \le` query :math:`i`, else
@@ -432,7 +438,7 @@ def _causal_attention_grad_block(
     grad_k *= scale
 
 
-# %% book/05_attention.ipynb, cell 58
+# %% book/05_attention.ipynb, cell 62
 class PackedCausalAttention(Function):
     r"""Causal multi-head attention read from and written in a GPT block's packed layouts.
 
@@ -536,7 +542,77 @@ class PackedCausalAttention(Function):
         return (grad_qkv.reshape(tuple(qkv.shape)),)
 
 
-# %% book/05_attention.ipynb, cell 62
+# %% book/05_attention.ipynb, cell 67
+class CausalVariant(enum.IntEnum):
+    """The two alignments of a causal mask, with PyTorch's values: ``UPPER_LEFT`` (1), query
+    :math:`i` sees keys :math:`j \\le i`, as ``is_causal=True``; ``LOWER_RIGHT`` (2), query
+    :math:`i` sees keys :math:`j \\le i + T_k - T_q`, as :func:`causal_mask`'s default."""
+
+    UPPER_LEFT = 1
+    LOWER_RIGHT = 2
+
+
+class CausalBias:
+    """A causal mask of ``seq_len_q`` queries by ``seq_len_kv`` keys, not built until needed;
+    :func:`scaled_dot_product_attention` takes it as ``attn_mask``, as PyTorch's
+    ``torch.nn.attention.bias.CausalBias``.
+
+    Args:
+        variant: a :class:`CausalVariant`.
+        seq_len_q, seq_len_kv: :math:`T_q` and :math:`T_k`.
+
+    Raises:
+        AssertionError: ``variant`` is not a :class:`CausalVariant` (PyTorch's error).
+    """
+
+    def __init__(self, variant: CausalVariant, seq_len_q: int, seq_len_kv: int) -> None:
+        if not isinstance(variant, CausalVariant):
+            raise AssertionError(f"variant must be a CausalVariant, got {type(variant).__name__}")
+        self.variant, self.seq_len_q, self.seq_len_kv = variant, seq_len_q, seq_len_kv
+        if seq_len_q > seq_len_kv and variant == CausalVariant.LOWER_RIGHT:  # PyTorch's words
+            warnings.warn(
+                "Lower right causal bias will produce NaNs in the output when "
+                "seq_len_q > seq_len_kv!",
+                stacklevel=3,
+            )
+
+    def _materialize(self, device: Any = None) -> Tensor:
+        """The bool mask (T_q, T_k), True where a query may attend (``device``: only the CPU)."""
+        upper_left = self.variant == CausalVariant.UPPER_LEFT
+        return causal_mask(self.seq_len_q, self.seq_len_kv, offset=0 if upper_left else None)
+
+    def _for_sdpa(self, is_causal: bool) -> tuple[Tensor | None, bool]:
+        """What :func:`scaled_dot_product_attention` uses in its place: ``(attn_mask,
+        is_causal)``, ``is_causal=True`` when the two alignments agree or it is upper-left."""
+        if is_causal:
+            raise ValueError("CausalBias should not be used with causal=True")
+        if self.seq_len_q == self.seq_len_kv or self.variant == CausalVariant.UPPER_LEFT:
+            return None, True
+        return self._materialize(), False
+
+    def __repr__(self) -> str:
+        return repr(self._materialize())
+
+
+def _causal_bias(variant: CausalVariant, name: str, size: tuple[int, ...]) -> CausalBias:
+    if len(size) != 2:
+        raise AssertionError(f"{name} only supports 2D tensors")
+    return CausalBias(variant, size[0], size[1])
+
+
+def causal_upper_left(*size: int) -> CausalBias:
+    """``torch.nn.attention.bias.causal_upper_left(T_q, T_k)``: the top-left causal bias, the mask
+    of ``is_causal=True``."""
+    return _causal_bias(CausalVariant.UPPER_LEFT, "causal_upper_left", size)
+
+
+def causal_lower_right(*size: int) -> CausalBias:
+    """``torch.nn.attention.bias.causal_lower_right(T_q, T_k)``: the bottom-right causal bias,
+    ``causal_mask(T_q, T_k)``, which decoding with a KV cache needs."""
+    return _causal_bias(CausalVariant.LOWER_RIGHT, "causal_lower_right", size)
+
+
+# %% book/05_attention.ipynb, cell 68
 def causal_mask(query_length: int, key_length: int, offset: int | None = None) -> Tensor:
     r"""The bool causal mask (T_q, T_k), True where query :math:`i` may attend key :math:`j`:
     :math:`j \le i + \text{offset}`.
@@ -685,7 +761,7 @@ def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
     value: Tensor,
-    attn_mask: Tensor | None = None,
+    attn_mask: Tensor | CausalBias | None = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
     scale: float | None = None,
@@ -703,6 +779,8 @@ def scaled_dot_product_attention(
         value: (*, T_k, d_v).
         attn_mask: broadcastable to (*, T_q, T_k). **bool: True means "may attend"** (False becomes
             :math:`-\infty`); float: added to the scores (differentiable if it requires grad).
+            Or a :class:`CausalBias` (section 3.2), PyTorch's ``causal_upper_left(T_q, T_k)`` and
+            ``causal_lower_right(T_q, T_k)``.
         dropout_p: dropout probability on the attention weights (default 0); pass 0 in eval.
         is_causal: apply the top-left causal mask ``causal_mask(T_q, T_k, offset=0)``, as PyTorch;
             for a KV cache (T_q < T_k) pass ``attn_mask=causal_mask(T_q,
@@ -722,6 +800,8 @@ def scaled_dot_product_attention(
             outside [0, 1).
         TypeError: non-float inputs, mixed dtypes, or a float mask of another dtype.
     """
+    if isinstance(attn_mask, CausalBias):  # PyTorch's causal biases, section 3.2
+        attn_mask, is_causal = attn_mask._for_sdpa(is_causal)
     if enable_gqa:
         key, value = _repeat_heads(query, key, "key"), _repeat_heads(query, value, "value")
     batch = _check_qkv(query, key, value)
@@ -737,7 +817,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 86
+# %% book/05_attention.ipynb, cell 94
 def _check_block_size(block_size: Any) -> None:
     """Refuse a ``block_size`` that is not an int >= 1 (a bool is not one)."""
     if (
@@ -826,7 +906,7 @@ def online_softmax_attention(
     return Tensor(accumulator / running_sum)
 
 
-# %% book/05_attention.ipynb, cell 95
+# %% book/05_attention.ipynb, cell 103
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True
     (blocked) becomes :math:`-\infty`, float is kept."""
@@ -949,7 +1029,7 @@ def _pad_keys(mask: Any, extra: int) -> Any:
     return np.concatenate([mask, np.zeros(mask.shape[:-1] + (extra,), dtype=mask.dtype)], axis=-1)
 
 
-# %% book/05_attention.ipynb, cell 96
+# %% book/05_attention.ipynb, cell 104
 def _mha_mask(
     attn_mask: Any, key_padding_mask: Any, num_heads: int, shape: tuple[int, int, int],
     dtype: np.dtype, extra: int = 0,
@@ -1055,7 +1135,7 @@ def _mha_check_options(query: Tensor, embed_dim: int, num_heads: int, hint_alone
         )
 
 
-# %% book/05_attention.ipynb, cell 97
+# %% book/05_attention.ipynb, cell 105
 def multi_head_attention_forward(
     query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
     in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,

@@ -4182,7 +4182,7 @@ def fractional_max_pool3d_with_indices(
                                 output_ratio, True, _random_samples)
 
 
-# %% book/04_layers.ipynb, cell 387
+# %% book/04_layers.ipynb, cell 395
 from tensorlib.nn.functional.loss import cross_entropy  # noqa: E402
 
 

@@ -612,7 +612,7 @@ class CTCLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 373
+# %% book/04_layers.ipynb, cell 381
 import warnings  # noqa: E402
 
 
@@ -639,7 +639,7 @@ class NLLLoss2d(NLLLoss):
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
-# %% book/04_layers.ipynb, cell 388
+# %% book/04_layers.ipynb, cell 396
 import math  # noqa: E402
 from typing import Any  # noqa: E402
 

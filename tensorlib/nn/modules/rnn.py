@@ -285,6 +285,38 @@ def _run_direction(
     return (cat(outputs) if len(outputs) > 1 else outputs[0]), state
 
 
+def _run_layers(
+    data: Tensor,
+    batch_sizes: list[int],
+    initial: list[Tensor],
+    layers: list[list[tuple[Tensor, Tensor | None, tuple[Tensor | None, ...]]]],
+    step: Callable[..., tuple[Tensor, ...]],
+    between: Callable[[Tensor, int], Tensor],
+) -> tuple[Tensor, tuple[Tensor, ...]]:
+    """Stacked layers over packed steps ``data`` (N, in): ``layers[l][d]`` holds layer l's
+    weights in direction d (``weight_ih``, ``bias_ih`` and the recurrent weights of ``step``),
+    ``initial`` one (num_layers·D, B, ·) tensor per state (h, or h and c), and
+    ``between(output, l)`` runs on layer l's output (dropout). Returns the last layer's output
+    in the packed layout, (N, D·H), and the final states, (num_layers·D, B, ·) each."""
+    finals: list[tuple[Tensor, ...]] = []
+    for layer, directions in enumerate(layers):
+        outputs = []
+        for direction, (weight_ih, bias_ih, recurrent) in enumerate(directions):
+            index = layer * len(directions) + direction
+            output, final = _run_direction(
+                linear(data, weight_ih, bias_ih),  # every time step at once: (N, G·H)
+                batch_sizes,
+                tuple(s[index] for s in initial),
+                step,
+                recurrent,
+                reverse=direction == 1,
+            )
+            outputs.append(output)
+            finals.append(final)
+        data = between(cat(outputs, -1) if len(outputs) > 1 else outputs[0], layer)
+    return data, tuple(stack([final[k] for final in finals], 0) for k in range(len(initial)))
+
+
 def _check_proj_size(proj_size: Any, hidden_size: int, lstm: bool, owner: str) -> int:
     """PyTorch's checks of ``proj_size``, with its words: only an LSTM projects, to a width
     ``0 <= proj_size < hidden_size`` (0: no projection)."""
@@ -498,24 +530,11 @@ class RNNBase(Module):
             self._initial(h, input, batch_sizes[0], batched, data, name, size)
             for h, name, size in zip(hx, names, sizes, strict=True)
         ]
-        finals: list[tuple[Tensor, ...]] = []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(2 if self.bidirectional else 1):
-                weight_ih, bias_ih, recurrent = self._layer(layer, direction)
-                index = layer * (2 if self.bidirectional else 1) + direction
-                output, final = _run_direction(
-                    linear(data, weight_ih, bias_ih),  # every time step at once: (N, G·H)
-                    batch_sizes,
-                    tuple(s[index] for s in initial),
-                    self._cell,
-                    recurrent,
-                    reverse=direction == 1,
-                )
-                outputs.append(output)
-                finals.append(final)
-            data = self._between_layers(cat(outputs, -1) if len(outputs) > 1 else outputs[0], layer)
-        states = tuple(stack([final[k] for final in finals], 0) for k in range(len(hx)))
+        directions = range(2 if self.bidirectional else 1)
+        layers = [[self._layer(layer, d) for d in directions] for layer in range(self.num_layers)]
+        data, states = _run_layers(
+            data, batch_sizes, initial, layers, self._cell, self._between_layers
+        )
         return self._output(input, data, batch_sizes, states, batched)
 
     def _output(

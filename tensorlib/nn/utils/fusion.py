@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 382
+# %% book/04_layers.ipynb, cell 390
 import copy
 from typing import TypeVar
 
