@@ -66,6 +66,7 @@ from tensorlib.engine import (
     block_diag, cartesian_prod, combinations, corrcoef, cov, cummax, cummin, cumulative_trapezoid,
     gcd, heaviside, histc, histogram, isin, lcm, ldexp, logspace, trapezoid, vander,
 )
+from tensorlib.engine import gradient, histogramdd
 from tensorlib import special, testing  # tl.special (torch.special), tl.testing.assert_close
 from tensorlib.engine import (
     as_tensor, clone, dtype, index_add, index_copy, index_fill, masked_scatter, neg as negative,
@@ -82,6 +83,7 @@ from tensorlib.engine import (
 from tensorlib.engine.linalg_ops import det, inverse, legacy_cross as cross, logdet, slogdet
 from tensorlib.engine import digamma, lgamma, logcumsumexp, mode, msort, polygamma
 from tensorlib.engine.special_ops import i0, mvlgamma
+from tensorlib.engine.special_gamma import igamma, igammac
 from tensorlib.engine.linalg_decomps import legacy_svd as svd, matrix_power, pinverse
 from tensorlib.engine import (  # PyTorch's other names (book section 20.5)
     abs as absolute, ge as greater_equal, gt as greater, le as less_equal, lt as less,
@@ -183,8 +185,6 @@ from tensorlib.nn.functional.aten import (
     aten_threshold as threshold,
     aten_triplet_margin_loss as triplet_margin_loss,
     conv_tbc,
-)
-from tensorlib.nn.functional import (
     convolution,
     embedding_renorm_,
     native_batch_norm,
@@ -192,18 +192,20 @@ from tensorlib.nn.functional import (
     native_group_norm,
     native_layer_norm,
     norm_except_dim,
+)
+from tensorlib.nn.functional import (
     adaptive_avg_pool1d, avg_pool1d, bilinear, celu_, channel_shuffle, conv1d, conv2d, conv3d,
     conv_transpose1d, conv_transpose2d, conv_transpose3d, hardshrink, native_channel_shuffle,
     pixel_shuffle, pixel_unshuffle, prelu, rms_norm, rrelu_, selu_, threshold_,
 )
 
-# Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
-from tensorlib import optim
 # Chapter 5, Attention, section 1.7: the recurrent operators (tensorlib.nn.functional.aten_rnn)
 from tensorlib.nn.functional.aten_rnn import (
     gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh, rnn_tanh_cell,
 )
 
+# Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
+from tensorlib import optim
 
 # Chapter 7, Checkpointing: tl.save/tl.load without pickle; formats in tl.serialization
 from tensorlib import serialization

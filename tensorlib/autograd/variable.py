@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 407
+# %% book/02_autograd.ipynb, cell 426
 import warnings
 from typing import Any
 

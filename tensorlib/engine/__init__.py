@@ -108,6 +108,7 @@ from tensorlib.engine.hooks import RemovableHandle
 from tensorlib.engine.promotion import can_cast, promote_types, result_type
 from tensorlib.engine.special_ops import entr, ndtr, ndtri, xlog1py
 from tensorlib.engine.arithmetic import gcd, heaviside, histc, histogram, isin, lcm
+from tensorlib.engine.statistics import histogramdd
 from tensorlib.engine.creation import logspace
 from tensorlib.engine.creation import (
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
@@ -118,7 +119,7 @@ from tensorlib.engine.shape_ops import Unfold
 from tensorlib.engine.pairwise_ops import ldexp
 from tensorlib.engine.joining import block_diag, cartesian_prod, combinations, vander
 from tensorlib.engine.statistics import (
-    corrcoef, cov, cummax, cummin, cumulative_trapezoid, trapezoid,
+    corrcoef, cov, cummax, cummin, cumulative_trapezoid, gradient, trapezoid,
 )
 from tensorlib.engine.statistics import (
     kthvalue, median, nanmean, nanmedian, nanquantile, nansum, quantile,
@@ -127,6 +128,20 @@ from tensorlib.engine.cumulative import LogCumSumExp, logcumsumexp
 from tensorlib.engine.special_ops import Lgamma, Polygamma, digamma, lgamma, polygamma
 from tensorlib.engine.special_ops import (
     BesselI, Erfcx, LogNdtr, erfcx, i0, i0e, i1, i1e, log_ndtr, multigammaln, mvlgamma,
+)
+from tensorlib.engine.special_gamma import (
+    Igamma, Zeta, gammainc, gammaincc, igamma, igammac, zeta,
+)
+from tensorlib.engine.special_bessel import (
+    airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_i0, modified_bessel_i1,
+    modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1,
+    spherical_bessel_j0,
+)
+from tensorlib.engine.special_polynomials import (
+    chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w,
+    hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l, legendre_polynomial_p,
+    shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+    shifted_chebyshev_polynomial_w,
 )
 from tensorlib.engine.statistics import mode, msort
 
@@ -226,7 +241,8 @@ __all__ = [
     "index_add", "index_copy", "index_fill", "masked_scatter", "as_tensor", "clone", "dtype",
     "get_default_dtype", "set_default_dtype",
     "RemovableHandle", "can_cast", "promote_types", "result_type", "entr", "ndtr", "ndtri",
-    "xlog1py", "gcd", "heaviside", "histc", "histogram", "isin", "lcm", "logspace", "ldexp",
+    "xlog1py", "gcd", "heaviside", "histc", "histogram", "histogramdd", "gradient", "isin", "lcm",
+    "logspace", "ldexp",
     "block_diag", "cartesian_prod", "combinations", "vander", "corrcoef", "cov", "cummax",
     "cummin", "cumulative_trapezoid", "trapezoid", "BoolTensor", "ByteTensor", "CharTensor",
     "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LegacyTensorType", "LongTensor",
@@ -234,6 +250,15 @@ __all__ = [
     "LogCumSumExp", "logcumsumexp", "Lgamma", "Polygamma", "digamma", "lgamma", "polygamma",
     "BesselI", "Erfcx", "LogNdtr", "erfcx", "i0", "i0e", "i1", "i1e", "log_ndtr",
     "multigammaln", "mvlgamma",
+    "Igamma", "Zeta", "gammainc", "gammaincc", "igamma", "igammac", "zeta",
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "spherical_bessel_j0",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "mode", "msort",
     "Acosh", "Asinh", "Atanh", "acosh", "arccosh", "arcsinh", "arctanh", "asinh", "atanh",
     "bartlett_window", "bitwise_left_shift", "bitwise_right_shift", "blackman_window",

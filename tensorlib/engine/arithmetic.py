@@ -74,7 +74,7 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 89
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -742,10 +742,17 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     return _wrap(counts.astype(input._data.dtype), None)
 
 
+class _Histogram(NamedTuple):
+    """What ``histogram`` returns, like ``torch.return_types.histogram``."""
+
+    hist: Tensor
+    bin_edges: Tensor
+
+
 def histogram(
     input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,
     density: bool = False,
-) -> tuple[Tensor, Tensor]:
+) -> _Histogram:
     """``(hist, bin_edges)``: numpy's histogram of ``input``'s elements (``bins`` a count or a
     tensor of edges), as ``torch.histogram``, outside the graph."""
     edges = bins._data if isinstance(bins, Tensor) else int(bins)
@@ -754,7 +761,7 @@ def histogram(
         weights=None if weight is None else weight._data.reshape(-1),
     )
     dtype = input._data.dtype
-    return _wrap(counts.astype(dtype), None), _wrap(bounds.astype(dtype), None)
+    return _Histogram(_wrap(counts.astype(dtype), None), _wrap(bounds.astype(dtype), None))
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,

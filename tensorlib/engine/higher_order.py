@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 304
+# %% book/02_autograd.ipynb, cell 323
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -186,7 +186,7 @@ class _GraphPass:
             at_end()
 
 
-# %% book/02_autograd.ipynb, cell 305
+# %% book/02_autograd.ipynb, cell 324
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 180
+# %% book/02_autograd.ipynb, cell 193
 import operator
 import warnings
 from typing import Any
@@ -146,7 +146,7 @@ class _IndexGrad(Function):
         return (Index.apply(grad, key=self.key),)
 
 
-# %% book/02_autograd.ipynb, cell 181
+# %% book/02_autograd.ipynb, cell 194
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``,
     one per element of ``index``."""
@@ -229,7 +229,7 @@ def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
     return index
 
 
-# %% book/02_autograd.ipynb, cell 182
+# %% book/02_autograd.ipynb, cell 195
 def getitem(input: Tensor, key: Any) -> Tensor:
     """``input[key]``: basic indexing (ints, slices, ``None``, ``...``) gives a view; tensors and
     arrays as indices or masks copy."""
@@ -272,7 +272,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
 
 
-# %% book/02_autograd.ipynb, cell 183
+# %% book/02_autograd.ipynb, cell 196
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
     ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
@@ -295,7 +295,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
 
 
-# %% book/02_autograd.ipynb, cell 184
+# %% book/02_autograd.ipynb, cell 197
 def _index(values: np.ndarray) -> Tensor:
     """An int64 index tensor outside the graph."""
     return _wrap(np.asarray(values, dtype=np.int64), None)
@@ -372,7 +372,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-# %% book/02_autograd.ipynb, cell 185
+# %% book/02_autograd.ipynb, cell 198
 class Scatter(Function):
     """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
     ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then
@@ -458,7 +458,7 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=True)
 
 
-# %% book/02_autograd.ipynb, cell 188
+# %% book/02_autograd.ipynb, cell 201
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Values of ``input`` picked along ``dim`` by ``indices``, the other dims broadcast between
     the two (``gather`` after broadcasting), as ``torch.take_along_dim`` and
@@ -504,7 +504,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return input.reshape(-1)[index]
 
 
-# %% book/02_autograd.ipynb, cell 191
+# %% book/02_autograd.ipynb, cell 204
 def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tensor]:
     """A 1-D integer ``index`` of ``like.shape[dim]`` positions, as an index of ``like``'s shape
     that holds ``index[i]`` at every position ``i`` of ``dim`` (what ``scatter`` takes)."""

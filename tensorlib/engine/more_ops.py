@@ -61,7 +61,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 243
+# %% book/02_autograd.ipynb, cell 262
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -163,7 +163,7 @@ def atanh(input: Tensor) -> Tensor:
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # NumPy's names, which PyTorch also has
 
 
-# %% book/02_autograd.ipynb, cell 245
+# %% book/02_autograd.ipynb, cell 264
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``), as ``torch.positive``."""
     return input
@@ -279,7 +279,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(input.reshape(-1), offset)
 
 
-# %% book/02_autograd.ipynb, cell 246
+# %% book/02_autograd.ipynb, cell 265
 class _Frexp(NamedTuple):
     """What ``frexp`` returns, like ``torch.return_types.frexp``."""
 
@@ -379,7 +379,7 @@ def unique_consecutive(
     return tuple(result)
 
 
-# %% book/02_autograd.ipynb, cell 251
+# %% book/02_autograd.ipynb, cell 270
 def _window(
     name: str,
     window_length: int,
@@ -549,7 +549,7 @@ def _calls_method(name: str) -> Any:
 )
 
 
-# %% book/02_autograd.ipynb, cell 252
+# %% book/02_autograd.ipynb, cell 271
 def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     """``ufunc`` (a bit shift) of two integer operands, broadcast; no gradient."""
     a = input._data if isinstance(input, Tensor) else np.asarray(input)

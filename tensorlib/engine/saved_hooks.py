@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 344
+# %% book/02_autograd.ipynb, cell 363
 import threading
 from collections.abc import Callable
 from typing import Any

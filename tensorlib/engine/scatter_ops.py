@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 248
+# %% book/02_autograd.ipynb, cell 267
 from collections.abc import Sequence
 from typing import Any
 
@@ -168,7 +168,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 249
+# %% book/02_autograd.ipynb, cell 268
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,
@@ -370,7 +370,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
 
 
-# %% book/02_autograd.ipynb, cell 287
+# %% book/02_autograd.ipynb, cell 306
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
     "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",

@@ -7,6 +7,10 @@ r"""Special functions, as ``torch.special`` has them: ``erf``, ``erfc``, ``erfin
 numpy has no error function: ``erf`` and ``erfc`` call Python's ``math.erf``/``math.erfc`` on
 every element (correct to float64's rounding; slow), and ``erfinv`` refines Giles' polynomial with
 Newton steps on them. Each is one :class:`Function` with its slope beside it.
+
+Section 16.1 adds the gamma family (``lgamma``, ``digamma``, ``polygamma``), ``i0``/``i1``,
+``erfcx``, ``log_ndtr`` and ``multigammaln``; its other functions have modules of their own
+(``special_gamma``, ``special_bessel``, ``special_polynomials``).
 """
 
 from __future__ import annotations

@@ -28,16 +28,20 @@ __all__ = [
     'cumulative_trapezoid',
     'mode',
     'msort',
+    'gradient',
+    'histogramdd',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 201
+# %% book/02_autograd.ipynb, cell 214
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.indexing import _index
+from tensorlib.engine.joining import cat
 from tensorlib.engine.reductions import _ValuesIndices
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
@@ -185,7 +189,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 202
+# %% book/02_autograd.ipynb, cell 215
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
     values = input if dtype is None else input.to(dtype)
@@ -207,7 +211,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return nansum(values, dim, keepdim) / counted.sum(dim=dim, keepdim=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 203
+# %% book/02_autograd.ipynb, cell 216
 def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     """``cummax``/``cummin``: the running extreme along ``dim`` and where it was last reached
     (a NaN, once met, is the extreme from then on; ties take the later index, as PyTorch)."""
@@ -288,7 +292,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).cumsum(axis)
 
 
-# %% book/02_autograd.ipynb, cell 204
+# %% book/02_autograd.ipynb, cell 217
 def _mode_positions(rows: np.ndarray) -> np.ndarray:
     """Where in each row (the last dim) its mode is: the last occurrence of the most frequent
     value, the smallest of those that tie (PyTorch's choices). Equal values are runs of the
@@ -339,3 +343,157 @@ def msort(input: Tensor) -> Tensor:
     if not isinstance(input, Tensor):
         raise TypeError(f"msort(): argument 'input' must be Tensor, not {type(input).__name__}")
     return input.sort(0).values
+
+
+# %% book/02_autograd.ipynb, cell 220
+def _gradient_spacings(spacing: Any, axes: list[int], dim_given: bool,
+                       ndim: int) -> list[Any]:
+    """``torch.gradient``'s ``spacing`` as one entry per differentiated dim: a float (the step)
+    or a float64 ndarray (the coordinates), after PyTorch's checks."""
+    if isinstance(spacing, Tensor) and spacing._data.ndim == 0:
+        spacing = spacing.item()
+    if not isinstance(spacing, (list, tuple)):
+        return [float(spacing)] * len(axes)
+    if len(spacing) != len(axes):
+        raise RuntimeError(
+            "torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+            f"arguments to have the same length, but got a spacing argument of length "
+            f"{len(spacing)} and a dim argument of length {len(axes)}." if dim_given else
+            "torch.gradient expected spacing to be unspecified, a scalar, or a list of length "
+            f"equal to 'self.dim() = {ndim}', since dim argument was not given, but got a list "
+            f"of length {len(spacing)}")
+    kinds = {isinstance(s, Tensor) for s in spacing}
+    if len(kinds) > 1:
+        raise TypeError("torch.gradient: expected spacing to be all numbers or all tensors, "
+                        f"got {[type(s).__name__ for s in spacing]}")
+    if kinds != {True}:
+        return [float(s) for s in spacing]
+    for s in spacing:
+        if s._data.ndim != 1:
+            raise RuntimeError("torch.gradient expected each element of spacing to have one "
+                               f"dimension, but got an element with {s._data.ndim} dimensions!")
+    return [s._data.astype(np.float64) for s in spacing]
+
+
+def _edges_and_inside(f: Tensor, axis: int, step: Any, edge_order: int) -> list[Tensor]:
+    """The one-sided differences at both ends of ``axis`` and the central ones between them,
+    for a step (float) or coordinates (ndarray): each a sum of shifted slices of ``f`` times
+    constants, so linear in ``f``."""
+    n = f.shape[axis]
+
+    def part(start: int, stop: int) -> Tensor:  # f[start:stop] along axis
+        return f.narrow(axis, start, stop - start)
+
+    def const(values: Any) -> Any:  # a float, or an array lined up along axis
+        if np.ndim(values) == 0:
+            return float(values)
+        shaped = np.asarray(values).reshape([-1 if d == axis else 1 for d in range(f.ndim)])
+        return _wrap(shaped.astype(f._data.dtype), None)
+
+    if not isinstance(step, np.ndarray):
+        inside = (part(2, n) - part(0, n - 2)) / (2 * step)
+        if edge_order == 1:
+            left, right = part(1, 2) - part(0, 1), part(n - 1, n) - part(n - 2, n - 1)
+            return [left / step, inside, right / step]
+        left = (part(0, 1) * -1.5 + part(1, 2) * 2.0 - part(2, 3) * 0.5) / step
+        right = (part(n - 3, n - 2) * 0.5 - part(n - 2, n - 1) * 2.0 + part(n - 1, n) * 1.5) / step
+        return [left, inside, right]
+    dx = np.diff(step)
+    before, after = dx[:-1], dx[1:]  # x_i - x_{i-1}, x_{i+1} - x_i
+    total = before + after
+    inside = (part(0, n - 2) * const(-after / (before * total))
+              + part(1, n - 1) * const((after - before) / (before * after))
+              + part(2, n) * const(before / (after * total)))
+    if edge_order == 1:
+        left, right = part(1, 2) - part(0, 1), part(n - 1, n) - part(n - 2, n - 1)
+        return [left / float(dx[0]), inside, right / float(dx[-1])]
+    h1, h2 = float(dx[0]), float(dx[1])  # the first two steps, then the last two
+    left = (part(0, 1) * (-(2 * h1 + h2) / (h1 * (h1 + h2)))
+            + part(1, 2) * ((h1 + h2) / (h1 * h2)) + part(2, 3) * (-h1 / (h2 * (h1 + h2))))
+    h1, h2 = float(dx[-2]), float(dx[-1])
+    right = (part(n - 3, n - 2) * (h2 / (h1 * (h1 + h2)))
+             + part(n - 2, n - 1) * (-(h1 + h2) / (h1 * h2))
+             + part(n - 1, n) * ((2 * h2 + h1) / (h2 * (h1 + h2))))
+    return [left, inside, right]
+
+
+def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
+             edge_order: int = 1) -> tuple[Tensor, ...]:
+    r"""The partial derivatives of the function sampled by ``input``, one tensor per dim, by
+    central differences :math:`\frac{f(x + h) - f(x - h)}{2h}` inside (the three-point formula
+    for uneven steps) and one-sided differences of order ``edge_order`` at the ends, as
+    ``torch.gradient`` (and numpy's ``gradient``). Linear in ``input``: the gradient flows back.
+
+    Args:
+        input: the samples, any shape (integers in the default float dtype).
+        spacing: the step: a number for every dim, a list of numbers (one per dim in ``dim``,
+            or per dim of ``input``), or a list of 1-D tensors of the sample coordinates.
+        dim: an int or a list of ints: the dims to differentiate along (default: all).
+        edge_order: 1 or 2, the order of the differences at the ends.
+
+    Returns:
+        A tuple of tensors of ``input``'s shape, one per dim (empty for a 0-d input).
+    """
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    ndim = input._data.ndim
+    dims = range(ndim) if dim is None else [dim] if isinstance(dim, int) else dim
+    axes = [normalize_axis(d, ndim) for d in dims]
+    steps = _gradient_spacings(spacing, axes, dim is not None, ndim)
+    if any(input._data.shape[a] < edge_order + 1 for a in axes):
+        raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                           "edge_order+1")
+    f = input if input._data.dtype.kind == "f" else input.to(get_default_dtype())
+    return tuple(cat(_edges_and_inside(f, axis, step, edge_order), dim=axis)
+                 for axis, step in zip(axes, steps, strict=True))
+
+
+# %% book/02_autograd.ipynb, cell 223
+class _HistogramDD(NamedTuple):
+    """What ``histogramdd`` returns, like ``torch.return_types.histogramdd``."""
+
+    hist: Tensor
+    bin_edges: tuple[Tensor, ...]
+
+
+_TORCH_INTEGER_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                        "uint8": "Byte", "bool": "Bool"}
+
+
+def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,
+                density: bool = False) -> _HistogramDD:
+    """``(hist, bin_edges)``: the histogram of the points in the rows of ``input`` (..., D), over
+    a grid of D dims, as ``torch.histogramdd``, outside the graph (numpy's ``histogramdd``).
+
+    Args:
+        input: a float tensor (..., D): every row is one point.
+        bins: an int (that many equal bins in each dim, over the data's range there), D ints,
+            or D 1-D tensors of increasing edges.
+        range: 2D floats ``[min_0, max_0, min_1, max_1, ...]`` for the equal bins, or None.
+        weight: a tensor (...,) of the points' weights (default: 1 each).
+        density: divide the counts so that the histogram integrates to 1 over the grid.
+
+    Returns:
+        ``hist`` (one size per dim's bins) in ``input``'s dtype, and ``bin_edges``, D 1-D tensors.
+    """
+    data = input._data
+    if data.dtype.kind != "f":
+        name = _TORCH_INTEGER_NAMES.get(str(data.dtype), str(data.dtype))
+        raise NotImplementedError(f"\"histogramdd\" not implemented for '{name}'")
+    if data.ndim < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    dims = data.shape[-1]
+    grid: list[Any] = [int(bins)] * dims if isinstance(bins, (int, np.integer)) else [
+        b._data if isinstance(b, Tensor) else int(b) for b in bins]
+    if len(grid) != dims:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    if range is not None and len(range) != 2 * dims:
+        raise RuntimeError(f"torch.histogramdd: for a {dims}-dimensional histogram range should "
+                           f"have {2 * dims} elements, but got {len(range)}")
+    spans = None if range is None else list(zip(range[0::2], range[1::2], strict=True))
+    counts, edges = np.histogramdd(
+        data.reshape(-1, dims), bins=grid, range=spans, density=density,
+        weights=None if weight is None else weight._data.reshape(-1))
+    return _HistogramDD(_wrap(counts.astype(data.dtype), None),
+                        tuple(_wrap(e.astype(data.dtype), None) for e in edges))

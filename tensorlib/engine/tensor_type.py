@@ -1597,6 +1597,16 @@ class Tensor:
         """The multivariate log-gamma function of dimension ``p``, elementwise."""
         return special_ops._multigammaln(self, p, "mvlgamma", position=1)
 
+    def igamma(self, other: Tensor) -> Tensor:
+        """The regularized lower incomplete gamma function :math:`P(a, x)`, ``self`` as
+        :math:`a`."""
+        return special_gamma._incomplete_gamma(self, other, "igamma", upper=False, first=0)
+
+    def igammac(self, other: Tensor) -> Tensor:
+        """The regularized upper incomplete gamma function :math:`Q(a, x)`, ``self`` as
+        :math:`a`."""
+        return special_gamma._incomplete_gamma(self, other, "igammac", upper=True, first=0)
+
     # --- softmax (softmax_ops)
     # -----------------------------------------------------------------------
     def softmax(self, dim: builtins.int | None = None, dtype: Any = None) -> Tensor:
@@ -2932,6 +2942,14 @@ class Tensor:
         """``polygamma(n, self)`` in place; returns ``self``."""
         return inplace.apply_(self, "polygamma_", lambda x: special_ops.polygamma(n, x))
 
+    def igamma_(self, other: Tensor) -> Tensor:
+        """``igamma`` in place; returns ``self``."""
+        return inplace.apply_(self, "igamma_", special_gamma.igamma, other)
+
+    def igammac_(self, other: Tensor) -> Tensor:
+        """``igammac`` in place; returns ``self``."""
+        return inplace.apply_(self, "igammac_", special_gamma.igammac, other)
+
     def __iand__(self, other: Any) -> Tensor:
         return inplace.apply_(self, "__iand__", arithmetic.bitwise_and, other)
 
@@ -3027,7 +3045,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 361
+# %% book/02_autograd.ipynb, cell 380
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -3054,6 +3072,7 @@ from tensorlib.engine import (  # noqa: E402
     selection,
     shape_ops,
     softmax_ops,
+    special_gamma,
     special_ops,
     statistics,
     view_copies,

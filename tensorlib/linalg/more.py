@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 230
+# %% book/02_autograd.ipynb, cell 249
 import math
 from typing import Any, NamedTuple
 
@@ -120,7 +120,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     return MatrixExp.apply(_square(A, "linalg.matrix_exp"))
 
 
-# %% book/02_autograd.ipynb, cell 231
+# %% book/02_autograd.ipynb, cell 250
 class _InverseInfo(NamedTuple):
     inverse: Tensor
     info: Tensor
@@ -228,7 +228,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     return _ResultInfo(*_ex(A, _pivot_code, compute, 1 if vector else 2, check_errors))
 
 
-# %% book/02_autograd.ipynb, cell 232
+# %% book/02_autograd.ipynb, cell 251
 class _LUPivots(NamedTuple):
     LU: Tensor
     pivots: Tensor
@@ -368,7 +368,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     return _matmul(permutation, solve_triangular(lower.mT, y, upper=True, unitriangular=True))
 
 
-# %% book/02_autograd.ipynb, cell 233
+# %% book/02_autograd.ipynb, cell 252
 _COND_NORMS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
@@ -478,7 +478,7 @@ def linalg_matmul(input: Tensor, other: Tensor) -> Tensor:
     return _matmul(input, other)
 
 
-# %% book/02_autograd.ipynb, cell 237
+# %% book/02_autograd.ipynb, cell 256
 # PyTorch's deprecated spellings: the same factorizations, older names and argument orders
 import warnings  # noqa: E402
 
