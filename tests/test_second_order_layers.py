@@ -379,9 +379,10 @@ def test_a_wgan_gp_penalty_on_a_conv_critic_matches_central_differences():
         np.testing.assert_allclose(got, _central(at, CRITIC[k]), rtol=1e-6, atol=1e-7)
 
 
-NEW_OPS = [layers.LayerNormFunction, layers._RMSNorm, layers.BatchNormFunction, layers._ConvNd,
-           layers._ConvTransposeNd, layers._Embedding, layers._Dropout, layers._Pad,
-           layers._AvgPoolNd, layers._MaxPoolNd, layers._Unfold, layers._Fold,
+NEW_OPS = [layers.LayerNormFunction, layers._RMSNorm, layers.BatchNormFunction,
+           layers._ConvNdFunction, layers._ConvTransposeNdFunction, layers._Embedding,
+           layers._Dropout, layers._Pad,
+           layers._AvgPoolNdFunction, layers._MaxPoolNdFunction, layers._Unfold, layers._Fold,
            layers._AdaptiveMaxPoolNd, layers._EmbeddingBag, layers._MaxUnpool, layers._GridSample,
            elementwise_loss._BinaryCrossEntropy, structured_loss._CTCLoss]
 

@@ -1117,6 +1117,8 @@ def batch_norm(
         ValueError: a channel has a single value while ``training``, or a running estimate is
             missing while not ``training``.
     """
+    if tuple(input.shape) == (0,):  # PyTorch returns an empty 1-D input unchanged, as a copy
+        return input.clone()
     _check_batch_norm(
         input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias
     )
@@ -1145,7 +1147,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 147
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -1223,7 +1225,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 151
+# %% book/04_layers.ipynb, cell 153
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -1266,7 +1268,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 153
+# %% book/04_layers.ipynb, cell 155
 _DROPOUT2D_3D = (
     "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
     "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -1328,7 +1330,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 162
+# %% book/04_layers.ipynb, cell 164
 def _feature_keep(
     input: Tensor, p: float, generator: Generator | None, feature: bool
 ) -> np.ndarray:
@@ -1460,7 +1462,7 @@ def feature_alpha_dropout(
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
 
 
-# %% book/04_layers.ipynb, cell 179
+# %% book/04_layers.ipynb, cell 181
 def _random_leaky_relu(
     input: Tensor, lower: float, upper: float, generator: Generator | None
 ) -> Tensor:
@@ -1480,7 +1482,7 @@ def _random_leaky_relu(
     return input * Tensor(factor)
 
 
-# %% book/04_layers.ipynb, cell 184
+# %% book/04_layers.ipynb, cell 186
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -1555,7 +1557,7 @@ def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return channel_shuffle(input, groups)
 
 
-# %% book/04_layers.ipynb, cell 185
+# %% book/04_layers.ipynb, cell 187
 def relu_(input: Tensor) -> Tensor:
     """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
     _check_tensor(input, "relu_")
@@ -1613,7 +1615,7 @@ def rrelu_(
     return apply_(input, "rrelu_", rrelu, lower, upper, False)
 
 
-# %% book/04_layers.ipynb, cell 193
+# %% book/04_layers.ipynb, cell 195
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -1711,7 +1713,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 194
+# %% book/04_layers.ipynb, cell 196
 def _weight_grad_graph(
     input: Tensor,
     grad: Tensor,
@@ -1736,7 +1738,7 @@ def _weight_grad_graph(
         2, 1, 0, *range(3, 3 + dims)
     ).reshape(channels // groups, groups * n, *size)
     # kernels (O, N, *out): output channel o of group j reads group j's N channels
-    sums = _ConvNd.apply(
+    sums = _ConvNdFunction.apply(
         images, grad.transpose(0, 1), None, stride=dilation, padding=padding, dilation=stride,
         groups=groups,
     )  # (C/g, O, *span), span >= kernel: a last partial stride reads nothing
@@ -1744,8 +1746,8 @@ def _weight_grad_graph(
     return sums[every + tuple(slice(k) for k in kernel)].transpose(0, 1)
 
 
-# %% book/04_layers.ipynb, cell 195
-class _ConvNd(Function):
+# %% book/04_layers.ipynb, cell 197
+class _ConvNdFunction(Function):
     """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
     (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
 
@@ -1841,7 +1843,7 @@ class _ConvNd(Function):
                     strict=True,
                 )
             )
-            grad_x = _ConvTransposeNd.apply(
+            grad_x = _ConvTransposeNdFunction.apply(
                 grad, weight, None, stride=self.stride, padding=self.padding,
                 output_padding=extra, dilation=self.dilation, groups=groups,
             )
@@ -1895,7 +1897,7 @@ def _convolution(
     if bias is not None and tuple(bias.shape) != (out_channels,):
         raise ValueError(f"{what}: bias must have shape ({out_channels},), got {_shape_text(bias)}")
     _check_same_dtype(what, input, weight=weight, bias=bias)
-    return _ConvNd.apply(
+    return _ConvNdFunction.apply(
         input, weight, bias, stride=stride, padding=sides, dilation=dilation, groups=groups
     )
 
@@ -1922,7 +1924,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 196
+# %% book/04_layers.ipynb, cell 198
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -1983,7 +1985,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 203
+# %% book/04_layers.ipynb, cell 205
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -2074,7 +2076,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 212
+# %% book/04_layers.ipynb, cell 214
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -2164,7 +2166,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 215
+# %% book/04_layers.ipynb, cell 217
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -2207,8 +2209,8 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 216
-class _ConvTransposeNd(Function):
+# %% book/04_layers.ipynb, cell 218
+class _ConvTransposeNdFunction(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
 
@@ -2292,7 +2294,7 @@ class _ConvTransposeNd(Function):
         groups, kernel = self.x_rows.shape[1], tuple(self.weight_shape[2:])
         grad_x = grad_weight = grad_bias = None
         if need_x:
-            grad_x = _ConvNd.apply(
+            grad_x = _ConvNdFunction.apply(
                 grad, weight, None, stride=self.stride, padding=self.sides,
                 dilation=self.dilation, groups=groups,
             )[(slice(None), slice(None)) + tuple(slice(m) for m in self.input_size)]
@@ -2305,7 +2307,7 @@ class _ConvTransposeNd(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 217
+# %% book/04_layers.ipynb, cell 219
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2368,7 +2370,7 @@ def _transposed_convolution(
                 f"{what}: input of shape {_shape_text(input)} and kernel {kernel} "
                 f"with padding={padding} give an empty output"
             )
-    return _ConvTransposeNd.apply(
+    return _ConvTransposeNdFunction.apply(
         input, weight, bias, stride=stride, padding=_symmetric(padding), output_padding=extra,
         dilation=dilation, groups=groups,
     )
@@ -2434,9 +2436,14 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 223
+# %% book/04_layers.ipynb, cell 227
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
-    """The input index m(k) of each output entry k of one padded axis (section 9.7)."""
+    """The input index m(k) of each output entry k of one padded axis (section 9.7). A negative
+    width crops; circular padding wraps around what is left after cropping, as PyTorch's."""
+    if mode == "circular":
+        start = max(-before, 0)
+        kept = n - start - max(-after, 0)
+        return start + (np.arange(n + before + after) - max(before, 0)) % kept
     j = np.arange(-before, n + after)
     if mode == "reflect":
         return (n - 1) - np.abs((n - 1) - np.abs(j))
@@ -2458,19 +2465,23 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     for i in range(count):
         axis, before, after = input.ndim - 1 - i, widths[2 * i], widths[2 * i + 1]
         n = int(input.shape[axis])
-        limit = n - 1 if mode == "reflect" else n if mode == "circular" else None
-        if min(before, after) < 0 or (limit is not None and max(before, after) > limit) or n < 1:
+        kept = n - max(-before, 0) - max(-after, 0)  # what cropping leaves
+        limit = {"reflect": n - 1, "circular": kept}.get(mode)
+        if n + before + after < 1 or (limit is not None and max(before, after) > limit) or (
+            mode == "circular" and kept < 1
+        ):
+            rule = {"reflect": "widths below the size of the padded dimension, ",
+                    "circular": "widths at most the size left after cropping, "}.get(mode, "")
             raise ValueError(
-                f"pad: mode {mode!r} needs widths between 0 and "
-                f"{'the size - 1' if mode == 'reflect' else 'the size'} of the padded "
-                f"dimension, got ({before}, {after}) for dimension {axis} of size {n}"
+                f"pad: mode {mode!r} needs {rule}and a size of at least 1 after padding (a "
+                f"negative width crops), got ({before}, {after}) for dimension {axis} of size {n}"
             )
         index = Tensor(_gather_index(n, before, after, mode))
         input = input.index_select(axis, index)
     return input
 
 
-# %% book/04_layers.ipynb, cell 226
+# %% book/04_layers.ipynb, cell 230
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2511,7 +2522,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 232
+# %% book/04_layers.ipynb, cell 238
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2563,7 +2574,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 239
+# %% book/04_layers.ipynb, cell 245
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2591,7 +2602,7 @@ def _pool_arguments(
     dilation)."""
     _check_floating(what, input)
     kernel = _ntuple(kernel_size, "kernel_size", dims)
-    stride = kernel if stride is None else _ntuple(stride, "stride", dims)
+    stride = _ntuple(stride, "stride", dims, default=kernel)
     padding, dilation = _ntuple(padding, "padding", dims), _ntuple(dilation, "dilation", dims)
     sides = _symmetric(padding)
     _check_spatial(what, tuple(input.shape), kernel, stride, sides, dilation)
@@ -2609,7 +2620,7 @@ def _pool_arguments(
     return kernel, stride, sides, dilation
 
 
-class _MaxPoolNd(Function):
+class _MaxPoolNdFunction(Function):
     """Window maxima over 2 or 3 spatial axes; backward routes each gradient to its window's
     (first) argmax."""
 
@@ -2659,7 +2670,7 @@ class _MaxPoolNd(Function):
         return (image[(slice(None), slice(None)) + tuple(kept)],)
 
 
-class _AvgPoolNd(Function):
+class _AvgPoolNdFunction(Function):
     """Window means over 2 or 3 spatial axes (or window sums over ``divisor_override``);
     backward spreads each gradient evenly over its window."""
 
@@ -2717,13 +2728,13 @@ class _AvgPoolNd(Function):
             for size, o, s, k in zip(self.padded_shape[2:], out, self.stride, self.kernel,
                                      strict=True)
         )
-        return (_ConvTransposeNd.apply(
+        return (_ConvTransposeNdFunction.apply(
             grad / Tensor(self.divisor), ones, None, stride=self.stride, padding=self.padding,
             output_padding=extra, dilation=(1,) * len(self.kernel), groups=c,
         ),)
 
 
-# %% book/04_layers.ipynb, cell 240
+# %% book/04_layers.ipynb, cell 246
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -2740,7 +2751,7 @@ def _max_pool(
     kernel, stride, sides, dilation = _pool_arguments(
         what, input, kernel_size, stride, padding, dilation, ceil_mode, dims
     )
-    output = _MaxPoolNd.apply(
+    output = _MaxPoolNdFunction.apply(
         input, kernel=kernel, stride=stride, padding=sides, dilation=dilation
     )
     if not return_indices:
@@ -2779,7 +2790,7 @@ def _avg_pool(
     kernel, stride, sides, _ = _pool_arguments(
         what, input, kernel_size, stride, padding, 1, ceil_mode, dims
     )
-    return _AvgPoolNd.apply(
+    return _AvgPoolNdFunction.apply(
         input, kernel=kernel, stride=stride, padding=sides, count_include_pad=count_include_pad,
         divisor_override=divisor,
     )
@@ -2832,7 +2843,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 248
+# %% book/04_layers.ipynb, cell 256
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2860,7 +2871,7 @@ def max_pool1d(
     _check_tensor(input, "max_pool1d")
     _check_1d("max_pool1d", input)
     k = _single(kernel_size, "kernel_size")
-    s = k if stride is None else _single(stride, "stride")
+    s = _single(stride, "stride", default=k)
     result = max_pool2d(
         input.unsqueeze(-2), (1, k), (1, s), (0, _single(padding, "padding")),
         (1, _single(dilation, "dilation")), ceil_mode, return_indices,
@@ -2884,14 +2895,14 @@ def avg_pool1d(
     _check_tensor(input, "avg_pool1d")
     _check_1d("avg_pool1d", input)
     k = _single(kernel_size, "kernel_size")
-    s = k if stride is None else _single(stride, "stride")
+    s = _single(stride, "stride", default=k)
     return avg_pool2d(
         input.unsqueeze(-2), (1, k), (1, s), (0, _single(padding, "padding")), ceil_mode,
         count_include_pad=count_include_pad,
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 249
+# %% book/04_layers.ipynb, cell 257
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2954,7 +2965,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 250
+# %% book/04_layers.ipynb, cell 258
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -3041,7 +3052,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 255
+# %% book/04_layers.ipynb, cell 263
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -3121,7 +3132,7 @@ def _linear_matrix(
     return matrix
 
 
-# %% book/04_layers.ipynb, cell 257
+# %% book/04_layers.ipynb, cell 265
 def _cubic(x: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic convolution kernel :math:`W_a(x)` (section 10.2), zero for
     :math:`|x| \\ge 2`; same shape and dtype as ``x``."""
@@ -3202,7 +3213,7 @@ def _resampling_matrix(
     return Tensor(build(size, out, scale, align_corners, dtype))
 
 
-# %% book/04_layers.ipynb, cell 258
+# %% book/04_layers.ipynb, cell 266
 # the number of dimensions of the input each interpolating mode takes, as PyTorch's
 _RESAMPLE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
 
@@ -3304,7 +3315,7 @@ def interpolate(
     return output.clone() if output is input else output
 
 
-# %% book/04_layers.ipynb, cell 267
+# %% book/04_layers.ipynb, cell 275
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -3372,7 +3383,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 270
+# %% book/04_layers.ipynb, cell 278
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3454,7 +3465,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 274
+# %% book/04_layers.ipynb, cell 282
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3509,7 +3520,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 275
+# %% book/04_layers.ipynb, cell 283
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3628,7 +3639,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.permute(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 276
+# %% book/04_layers.ipynb, cell 284
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3689,7 +3700,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 280
+# %% book/04_layers.ipynb, cell 288
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3809,7 +3820,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 285
+# %% book/04_layers.ipynb, cell 293
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -3909,7 +3920,7 @@ def _max_unpool(
             f"{_shape_text(indices)}"
         )
     kernel = _ntuple(kernel_size, "kernel_size", dims)
-    steps = kernel if stride is None else _ntuple(stride, "stride", dims)
+    steps = _ntuple(stride, "stride", dims, default=kernel)
     padding = _ntuple(padding, "padding", dims)
     sizes = _unpool_size(what, input, kernel, steps, padding, output_size)
     where = indices.detach().numpy()
@@ -3998,7 +4009,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 286
+# %% book/04_layers.ipynb, cell 294
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -4050,7 +4061,7 @@ def adaptive_max_pool3d_with_indices(
     return adaptive_max_pool3d(input, output_size, True)
 
 
-# %% book/04_layers.ipynb, cell 294
+# %% book/04_layers.ipynb, cell 302
 def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
     """The window starts of fractional max pooling along one axis, PyTorch's
     ``generate_intervals``: ``int((i + u) * alpha) - int(u * alpha)`` with
@@ -4182,7 +4193,7 @@ def fractional_max_pool3d_with_indices(
                                 output_ratio, True, _random_samples)
 
 
-# %% book/04_layers.ipynb, cell 395
+# %% book/04_layers.ipynb, cell 408
 from tensorlib.nn.functional.loss import cross_entropy  # noqa: E402
 
 

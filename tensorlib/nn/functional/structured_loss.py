@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 328
+# %% book/04_layers.ipynb, cell 339
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,9 +39,9 @@ def multilabel_margin_loss(
     \max(0, 1 - (x_j - x_i))` (section 11.3).
 
     Args:
-        input: (C) or (N, C) scores.
+        input: (C) or (N, C) scores; a 0-d input is one score (C = 1), as in PyTorch.
         target: int64, ``input``'s shape: each row's target classes, ended by the first -1
-            (the rest of the row is ignored).
+            (the rest of the row is ignored); 0-d or (1,) with a 0-d or (1,) input.
         size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the
             reduction instead of ``reduction`` (see ``_legacy_reduction``).
         reduce: deprecated; see ``size_average``.
@@ -51,7 +51,10 @@ def multilabel_margin_loss(
     _check_reduction(reduction)
     _check_tensor(input, "multilabel_margin_loss")
     _check_tensor(target, "multilabel_margin_loss", "target")
-    if input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
+    vector = input.ndim == 0 or (input.ndim == 1 and input.shape[0] == 1)
+    if vector and tuple(target.shape) in ((), (1,)):
+        pass  # PyTorch takes a 0-d input or target as one of shape (1,)
+    elif input.ndim not in (1, 2) or tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(
             f"multilabel_margin_loss: inconsistent target size: {list(target.shape)} for input "
             f"of size: {list(input.shape)}"
@@ -59,7 +62,7 @@ def multilabel_margin_loss(
     if target.dtype != np.int64:
         raise RuntimeError(f"multilabel_margin_loss: expected target of type int64, got "
                            f"{target.dtype}")
-    scores = input.reshape(1, -1) if input.ndim == 1 else input
+    scores = input.reshape(1, -1) if input.ndim < 2 else input
     labels = target.numpy().reshape(scores.shape)
     n, c = scores.shape
     listed = np.cumsum(labels < 0, axis=1) == 0  # the entries before each row's first -1
@@ -115,7 +118,7 @@ def triplet_margin_with_distance_loss(
     return _reduced((margin + to_positive - to_negative).clamp_min(0.0), reduction)
 
 
-# %% book/04_layers.ipynb, cell 329
+# %% book/04_layers.ipynb, cell 340
 def _logsumexp3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     r""":math:`\log(e^a + e^b + e^c)` elementwise, with :math:`-\infty` entries allowed."""
     top = np.maximum(np.maximum(a, b), c)
@@ -178,7 +181,7 @@ def _ctc_alpha_graph(emit: Tensor, skip: np.ndarray, finite: np.ndarray) -> Tens
     return stack(rows)
 
 
-# %% book/04_layers.ipynb, cell 330
+# %% book/04_layers.ipynb, cell 341
 class _CTCLoss(Function):
     r"""Per-sample :math:`-\log p(l \mid x)` by the :math:`\alpha` recursion; backward the
     closed form :math:`-\partial/\partial \log y^t_c = \sum_{s: l'_s = c}

@@ -77,11 +77,21 @@ def _reset_parameters(module: Any, generator: Any) -> None:
 _PAIR_WORDS = {2: "a pair", 3: "a triple"}
 
 
-def _ntuple(value: int | Sequence[int], name: str, n: int) -> tuple[int, ...]:
-    """An int or ``n`` ints (PyTorch's convention) as a tuple of ``n`` Python ints."""
+def _ntuple(
+    value: int | Sequence[int] | None, name: str, n: int, default: tuple[int, ...] | None = None
+) -> tuple[int, ...]:
+    """An int or ``n`` ints (PyTorch's convention) as a tuple of ``n`` Python ints.
+
+    As ATen parses them, one int in a sequence stands for all ``n`` (``padding=(1,)`` is
+    ``(1, 1)`` in 2-D), and where there is a ``default`` (a pooling's stride, the kernel size),
+    ``None`` or an empty sequence means it.
+    """
+    if default is not None and (value is None or (isinstance(value, (tuple, list)) and not value)):
+        return default
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return (int(value),) * n
-    values = tuple(value) if isinstance(value, Iterable) else (value,)
+    values: tuple[Any, ...] = tuple(value) if isinstance(value, Iterable) else (value,)
+    values = values * n if len(values) == 1 else values
     if len(values) != n or any(
         isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in values
     ):
@@ -102,11 +112,14 @@ def _triple(value: int | Sequence[int], name: str) -> tuple[int, int, int]:
     return depth, height, width
 
 
-def _single(value: int | Sequence[int], name: str) -> int:
-    """An int or a one-element sequence of ints (PyTorch's 1-d convention) as a Python int."""
+def _single(value: int | Sequence[int] | None, name: str, default: int | None = None) -> int:
+    """An int or a one-element sequence of ints (PyTorch's 1-d convention) as a Python int; with
+    a ``default``, ``None`` or an empty sequence means it (as :func:`_ntuple`)."""
+    if default is not None and (value is None or (isinstance(value, (tuple, list)) and not value)):
+        return default
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
-    single = tuple(value) if isinstance(value, Iterable) else (value,)
+    single: tuple[Any, ...] = tuple(value) if isinstance(value, Iterable) else (value,)
     if len(single) != 1 or isinstance(single[0], bool) or not isinstance(
         single[0], (int, np.integer)
     ):

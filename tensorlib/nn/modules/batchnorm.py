@@ -31,43 +31,13 @@ from tensorlib.nn.parameter import Parameter
 
 
 # %% book/04_layers.ipynb, cell 137
-def _norm_state(
-    module: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
-    track_running_stats: bool, bias: bool, dtype: np.dtype,
-) -> None:
-    """What a normalisation over channels holds (``BatchNorm*d`` here, ``InstanceNorm*d`` in
-    section 6.7, as PyTorch's ``_NormBase``): its options, :math:`w` (ones) and :math:`b` (zeros)
-    when ``affine``, and the running mean, variance and batch count when
-    ``track_running_stats``; what is absent is registered as None, so ``state_dict`` keys agree
-    with PyTorch's."""
-    module.num_features = _check_size(num_features, "num_features", type(module).__name__)
-    module.eps, module.momentum, module.affine, module.track_running_stats = (
-        eps, momentum, affine, track_running_stats
-    )
-    if affine:
-        module.weight = Parameter(np.ones(num_features, dtype=dtype))
-        if bias:
-            module.bias = Parameter(np.zeros(num_features, dtype=dtype))
-        else:
-            module.register_parameter("bias", None)
-    else:
-        module.register_parameter("weight", None)
-        module.register_parameter("bias", None)
-    if track_running_stats:
-        module.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype)))
-        module.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype)))
-        module.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
-    else:
-        for name in ("running_mean", "running_var", "num_batches_tracked"):
-            module.register_buffer(name, None)
-
-
-class _BatchNorm(Module):
-    """Batch normalisation over the channel dimension 1 of an input (N, C, *): the body of
-    :class:`BatchNorm1d` and :class:`BatchNorm2d`.
-
-    Subclasses only say which inputs they take (``_check_input_dim``); the arguments are
-    described under :class:`BatchNorm2d`.
+class _NormBase(Module):
+    """What a normalisation over channels holds, PyTorch's ``torch.nn.modules.batchnorm._NormBase``
+    (the base of ``BatchNorm*d`` here and of ``InstanceNorm*d`` in section 6.7): its options,
+    :math:`w` (ones) and :math:`b` (zeros) when ``affine``, and the running mean, variance and
+    batch count when ``track_running_stats``; what is absent is registered as None, so
+    ``state_dict`` keys agree with PyTorch's. The arguments are described under
+    :class:`BatchNorm2d`.
     """
 
     def __init__(
@@ -83,8 +53,27 @@ class _BatchNorm(Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        _norm_state(self, num_features, eps, momentum, affine, track_running_stats, bias,
-                    _parameter_dtype(dtype, device))
+        dtype = _parameter_dtype(dtype, device)
+        self.num_features = _check_size(num_features, "num_features", type(self).__name__)
+        self.eps, self.momentum, self.affine, self.track_running_stats = (
+            eps, momentum, affine, track_running_stats
+        )
+        if affine:
+            self.weight = Parameter(np.ones(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(np.zeros(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype)))
+            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype)))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
 
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batch tracked."""
@@ -103,6 +92,22 @@ class _BatchNorm(Module):
 
     def _check_input_dim(self, input: Tensor) -> None:
         """Raise if ``input`` has a number of dimensions this layer does not take."""
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )
+
+
+class _BatchNorm(_NormBase):
+    """Batch normalisation over the channel dimension 1 of an input (N, C, *): the body of
+    :class:`BatchNorm1d`, :class:`BatchNorm2d` and :class:`BatchNorm3d`, PyTorch's
+    ``torch.nn.modules.batchnorm._BatchNorm``.
+
+    Subclasses only say which inputs they take (``_check_input_dim``); the arguments are
+    described under :class:`BatchNorm2d`.
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -130,12 +135,6 @@ class _BatchNorm(Module):
             use_batch,
             factor,
             self.eps,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
         )
 
 
@@ -238,7 +237,7 @@ class SyncBatchNorm(_BatchNorm):
         return result
 
 
-# %% book/04_layers.ipynb, cell 358
+# %% book/04_layers.ipynb, cell 371
 # the lazy machinery of section 11.5, defined after this module's header (section 6.5)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 197
+# %% book/04_layers.ipynb, cell 199
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,8 +48,22 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 198
-class Conv2d(Module):
+# %% book/04_layers.ipynb, cell 200
+class _ConvNd(Module):
+    """The base of every convolution layer, PyTorch's ``torch.nn.modules.conv._ConvNd``: what
+    :class:`Conv1d`, :class:`Conv2d`, :class:`Conv3d` and the transposed convolutions share,
+    their initial values. ``isinstance(m, _ConvNd)`` finds them all."""
+
+    weight: Parameter
+    bias: Parameter | None
+
+    def reset_parameters(self, generator: Generator | None = None) -> None:
+        """Draw fresh initial values, PyTorch's default: ``weight`` and ``bias`` from
+        :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` (:func:`~tensorlib.nn.init.default_init_`)."""
+        init.default_init_(self.weight, self.bias, generator=generator)
+
+
+class Conv2d(_ConvNd):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
 
     Args:
@@ -119,10 +133,6 @@ class Conv2d(Module):
             self.register_parameter("bias", None)
         _reset_parameters(self, generator)
 
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        init.default_init_(self.weight, self.bias, generator=generator)
-
     def forward(self, input: Tensor) -> Tensor:
         padding: Any = self.padding
         if self.padding_mode != "zeros":  # pad in that mode first (section 9.7)
@@ -147,7 +157,7 @@ class Conv2d(Module):
         return text
 
 
-# %% book/04_layers.ipynb, cell 218
+# %% book/04_layers.ipynb, cell 220
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -195,7 +205,7 @@ def _conv_parameters(
     _reset_parameters(m, generator)
 
 
-class Conv1d(Module):
+class Conv1d(_ConvNd):
     """1-D convolution over an input (N, C_in, L): :class:`Conv2d` on a height-1 image.
 
     Args:
@@ -238,10 +248,6 @@ class Conv1d(Module):
         shape = (self.out_channels, self.in_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        init.default_init_(self.weight, self.bias, generator=generator)
-
     def forward(self, input: Tensor) -> Tensor:
         padding: Any = self.padding
         if self.padding_mode != "zeros":  # pad in that mode first (section 9.7)
@@ -255,7 +261,7 @@ class Conv1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 219
+# %% book/04_layers.ipynb, cell 221
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -286,7 +292,12 @@ def _output_padding(
     return tuple(extra)
 
 
-class ConvTranspose2d(Module):
+class _ConvTransposeNd(_ConvNd):
+    """The base of the transposed convolutions, PyTorch's ``torch.nn.modules.conv._ConvTransposeNd``
+    (a :class:`_ConvNd`): ``isinstance(m, _ConvTransposeNd)`` tells them from the others."""
+
+
+class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution (the adjoint of :class:`Conv2d`), which upsamples:
     each input pixel adds a weighted copy of the kernel onto the output, ``stride`` apart.
 
@@ -333,10 +344,6 @@ class ConvTranspose2d(Module):
         shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        init.default_init_(self.weight, self.bias, generator=generator)
-
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         _check_tensor(input, type(self).__name__)
         return conv_transpose2d(
@@ -348,7 +355,7 @@ class ConvTranspose2d(Module):
         return _conv_repr(self)
 
 
-class ConvTranspose1d(Module):
+class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution (the adjoint of :class:`Conv1d`): :class:`ConvTranspose2d`
     on a height-1 image.
 
@@ -386,10 +393,6 @@ class ConvTranspose1d(Module):
         shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        init.default_init_(self.weight, self.bias, generator=generator)
-
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         _check_tensor(input, type(self).__name__)
         return conv_transpose1d(
@@ -401,7 +404,7 @@ class ConvTranspose1d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 227
+# %% book/04_layers.ipynb, cell 231
 # F.pad, defined after this module's header (sections 9.5 and 9.7)
 from tensorlib.nn.functional.layers import pad  # noqa: E402
 
@@ -415,12 +418,12 @@ def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]
     return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
 
 
-# %% book/04_layers.ipynb, cell 233
+# %% book/04_layers.ipynb, cell 239
 # the functions of section 9.8, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
 
 
-class Conv3d(Module):
+class Conv3d(_ConvNd):
     """3-D convolution over an input (N, C_in, D, H, W), by im2col and one matrix product
     (section 9.8).
 
@@ -471,10 +474,6 @@ class Conv3d(Module):
         shape = (self.out_channels, self.in_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        init.default_init_(self.weight, self.bias, generator=generator)
-
     def forward(self, input: Tensor) -> Tensor:
         padding: Any = self.padding
         if self.padding_mode != "zeros":  # pad in that mode first (section 9.7)
@@ -487,7 +486,7 @@ class Conv3d(Module):
         return _conv_repr(self)
 
 
-class ConvTranspose3d(Module):
+class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution (the adjoint of :class:`Conv3d`), which upsamples volumes
     (sections 9.6 and 9.8).
 
@@ -535,10 +534,6 @@ class ConvTranspose3d(Module):
         shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
         _conv_parameters(self, shape, bias, dtype, device, generator)
 
-    def reset_parameters(self, generator: Generator | None = None) -> None:
-        """Draw fresh initial values, PyTorch's default (see the class docstring)."""
-        init.default_init_(self.weight, self.bias, generator=generator)
-
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         _check_tensor(input, type(self).__name__)
         return conv_transpose3d(
@@ -550,7 +545,7 @@ class ConvTranspose3d(Module):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 356
+# %% book/04_layers.ipynb, cell 369
 # the lazy machinery of section 11.5, defined after this module's header (section 9.2)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,
@@ -674,7 +669,7 @@ class LazyConv3d(Conv3d):
         _initialize_conv(self, input, 3, transposed=False)
 
 
-# %% book/04_layers.ipynb, cell 357
+# %% book/04_layers.ipynb, cell 370
 class LazyConvTranspose1d(ConvTranspose1d):
     """A :class:`ConvTranspose1d` whose ``in_channels`` is read from its first input (section
     11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of

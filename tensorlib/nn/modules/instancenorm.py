@@ -16,23 +16,22 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 147
+# %% book/04_layers.ipynb, cell 149
 import warnings
 from typing import Any
 
 from tensorlib.engine import Tensor
-from tensorlib.nn import init
 from tensorlib.nn.functional.layers import instance_norm
-from tensorlib.nn.functional.utils import _check_tensor, _parameter_dtype
-from tensorlib.nn.modules.batchnorm import _norm_state
-from tensorlib.nn.modules.module import Module
+from tensorlib.nn.functional.utils import _check_tensor
+from tensorlib.nn.modules.batchnorm import _NormBase
 
 
-# %% book/04_layers.ipynb, cell 148
-class _InstanceNorm(Module):
+# %% book/04_layers.ipynb, cell 150
+class _InstanceNorm(_NormBase):
     """The body of :class:`InstanceNorm1d`, :class:`InstanceNorm2d` and :class:`InstanceNorm3d`;
     subclasses give the
-    number of dimensions of an unbatched input (``_unbatched_dims``)."""
+    number of dimensions of an unbatched input (``_unbatched_dims``). A :class:`_NormBase`, as in
+    PyTorch, with other defaults: no affine map, no running estimates."""
 
     _unbatched_dims = 2
 
@@ -41,20 +40,9 @@ class _InstanceNorm(Module):
         affine: bool = False, track_running_stats: bool = False, device: Any = None,
         dtype: Any = None, *, bias: bool = True,
     ) -> None:
-        super().__init__()
-        _norm_state(self, num_features, eps, momentum, affine, track_running_stats, bias,
-                    _parameter_dtype(dtype, device))
-
-    def reset_parameters(self) -> None:
-        """Running mean 0 and variance 1; :math:`w` to 1 and :math:`b` to 0."""
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1.0)
-            self.num_batches_tracked.zero_()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         name, dims = type(self).__name__, self._unbatched_dims
@@ -79,13 +67,6 @@ class _InstanceNorm(Module):
             0.0 if self.momentum is None else self.momentum, self.eps,
         )
         return output if input.ndim == dims + 1 else output.squeeze(0)
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-            f"affine={self.affine}, bias={self.bias is not None}, "
-            f"track_running_stats={self.track_running_stats}"
-        )
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -130,7 +111,7 @@ class InstanceNorm3d(_InstanceNorm):
     _unbatched_dims = 4
 
 
-# %% book/04_layers.ipynb, cell 359
+# %% book/04_layers.ipynb, cell 372
 # the lazy machinery of section 11.5, defined after this module's header (section 6.7)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 394
+# %% book/04_layers.ipynb, cell 407
 import dataclasses
 from typing import Any, Literal
 

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 300
+# %% book/04_layers.ipynb, cell 308
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
@@ -71,8 +71,50 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 301
-class CrossEntropyLoss(Module):
+# %% book/04_layers.ipynb, cell 310
+class _Loss(Module):
+    """The base of the loss modules, PyTorch's ``torch.nn.modules.loss._Loss``: it holds the
+    ``reduction``. Subclass it for a loss of your own and write ``forward``.
+
+    Args:
+        size_average: deprecated (PyTorch's old argument); with ``reduce``, picks the reduction
+            instead of ``reduction`` (see ``_legacy_reduction``, which warns).
+        reduce: deprecated; see ``size_average``.
+        reduction: how the per-element losses are combined (default ``'mean'``), kept as
+            given: the base does not check it, as in PyTorch.
+    """
+
+    reduction: str
+
+    def __init__(
+        self, size_average: bool | None = None, reduce: bool | None = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__()
+        self.reduction = _legacy_reduction(size_average, reduce, reduction)
+
+
+class _WeightedLoss(_Loss):
+    """A :class:`_Loss` with a per-class rescaling ``weight`` (C,) registered as a buffer (so
+    it moves with ``to()`` and is saved), PyTorch's ``torch.nn.modules.loss._WeightedLoss``.
+
+    Args:
+        weight: the weights, or ``None`` (a ``None`` buffer, left out of the ``state_dict``).
+        size_average, reduce, reduction: as :class:`_Loss`.
+    """
+
+    weight: Tensor | None
+
+    def __init__(
+        self, weight: Tensor | None = None, size_average: bool | None = None,
+        reduce: bool | None = None, reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+# %% book/04_layers.ipynb, cell 311
+class CrossEntropyLoss(_WeightedLoss):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
     Args:
@@ -94,12 +136,9 @@ class CrossEntropyLoss(Module):
         reduction: str = "mean",
         label_smoothing: float = 0.0,
     ) -> None:
-        super().__init__()
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
+        _check_reduction(self.reduction)
         self.ignore_index = ignore_index
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction = reduction
         self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -115,7 +154,7 @@ class CrossEntropyLoss(Module):
         )
 
 
-class NLLLoss(Module):
+class NLLLoss(_WeightedLoss):
     """Negative log-likelihood of log-probabilities (N, C) against class ids (N,).
 
     Args:
@@ -135,12 +174,9 @@ class NLLLoss(Module):
         reduce: bool | None = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
+        _check_reduction(self.reduction)
         self.ignore_index = ignore_index
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction = reduction
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
@@ -150,7 +186,7 @@ class NLLLoss(Module):
         )
 
 
-class MSELoss(Module):
+class MSELoss(_Loss):
     """Mean squared error :math:`(x - y)^2` between input and target of the same shape.
 
     Args:
@@ -166,10 +202,8 @@ class MSELoss(Module):
         reduce: bool | None = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction = reduction
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
@@ -177,7 +211,7 @@ class MSELoss(Module):
         return mse_loss(input, target, reduction=self.reduction)
 
 
-class BCEWithLogitsLoss(Module):
+class BCEWithLogitsLoss(_Loss):
     """Binary cross-entropy of :math:`\\sigma(x)` against targets in [0, 1],
     computed stably from logits.
 
@@ -198,12 +232,10 @@ class BCEWithLogitsLoss(Module):
         reduction: str = "mean",
         pos_weight: Tensor | None = None,
     ) -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
-        _check_reduction(reduction)
-        self.reduction = reduction
+        _check_reduction(self.reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         _check_tensor(input, type(self).__name__)
@@ -213,8 +245,8 @@ class BCEWithLogitsLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 302
-class BCELoss(Module):
+# %% book/04_layers.ipynb, cell 312
+class BCELoss(_WeightedLoss):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
 
@@ -233,17 +265,14 @@ class BCELoss(Module):
         reduce: bool | None = None,
         reduction: str = "mean",
     ) -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-        _check_reduction(reduction)
-        self.reduction = reduction
+        super().__init__(weight, size_average, reduce, reduction)
+        _check_reduction(self.reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
-class SmoothL1Loss(Module):
+class SmoothL1Loss(_Loss):
     """Smooth L1 loss: quadratic for :math:`|x - y| < \\beta`, linear beyond (see
     :func:`smooth_l1_loss`).
 
@@ -262,16 +291,15 @@ class SmoothL1Loss(Module):
         reduction: str = "mean",
         beta: float = 1.0,
     ) -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction, self.beta = reduction, beta
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
+        self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
-class HuberLoss(Module):
+class HuberLoss(_Loss):
     """Huber loss: :math:`\\tfrac12 d^2` for :math:`d = |x - y| < \\delta`,
     :math:`\\delta(d - \\tfrac12\\delta)` beyond (see :func:`huber_loss`).
 
@@ -281,16 +309,16 @@ class HuberLoss(Module):
     """
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
-        super().__init__()
-        _check_reduction(reduction)
-        self.reduction, self.delta = reduction, delta
+        super().__init__(reduction=reduction)
+        _check_reduction(self.reduction)
+        self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 304
-class L1Loss(Module):
+# %% book/04_layers.ipynb, cell 314
+class L1Loss(_Loss):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
     Args:
@@ -302,16 +330,14 @@ class L1Loss(Module):
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction = reduction
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return l1_loss(input, target, reduction=self.reduction)
 
 
-class KLDivLoss(Module):
+class KLDivLoss(_Loss):
     """The Kullback-Leibler divergence of ``target`` from the log-probabilities ``input``
     (``F.kl_div``).
 
@@ -326,15 +352,14 @@ class KLDivLoss(Module):
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean", log_target: bool = False) -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        self.reduction, self.log_target = reduction, log_target
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-class PoissonNLLLoss(Module):
+class PoissonNLLLoss(_Loss):
     """The negative log-likelihood of counts under Poisson rates (``F.poisson_nll_loss``).
 
     Args:
@@ -347,17 +372,16 @@ class PoissonNLLLoss(Module):
     def __init__(self, log_input: bool = True, full: bool = False,
                  size_average: bool | None = None, eps: float = 1e-8,
                  reduce: bool | None = None, reduction: str = "mean") -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.log_input, self.full, self.eps, self.reduction = log_input, full, eps, reduction
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
         return poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
                                 eps=self.eps, reduction=self.reduction)
 
 
-class GaussianNLLLoss(Module):
+class GaussianNLLLoss(_Loss):
     """The negative log-likelihood of ``target`` under normal distributions of mean ``input`` and
     variance ``var`` (``F.gaussian_nll_loss``).
 
@@ -367,65 +391,61 @@ class GaussianNLLLoss(Module):
     """
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
-        super().__init__()
-        _check_reduction(reduction)
-        self.full, self.eps, self.reduction = full, eps, reduction
+        super().__init__(reduction=reduction)
+        _check_reduction(self.reduction)
+        self.full, self.eps = full, eps
 
     def forward(self, input: Tensor, target: Tensor, var: Tensor | float) -> Tensor:
         return gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
                                  reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 305
-class _MarginModule(Module):
-    """What the margin losses' modules share: a margin and a reduction. Their ``size_average``
-    and ``reduce`` are PyTorch's deprecated arguments (see ``_legacy_reduction``)."""
-
-    def __init__(self, margin: float, reduction: str) -> None:
-        super().__init__()
-        _check_reduction(reduction)
-        self.margin, self.reduction = margin, reduction
-
-
-class MarginRankingLoss(_MarginModule):
+# %% book/04_layers.ipynb, cell 315
+class MarginRankingLoss(_Loss):
     """:math:`\\max(0, -y (x_1 - x_2) + m)` (``F.margin_ranking_loss``). Default margin 0."""
 
     def __init__(self, margin: float = 0.0,
                  size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
+        self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
-class HingeEmbeddingLoss(_MarginModule):
+class HingeEmbeddingLoss(_Loss):
     """:math:`x` for :math:`y = 1`, :math:`\\max(0, m - x)` for :math:`y = -1`
     (``F.hinge_embedding_loss``). Default margin 1."""
 
     def __init__(self, margin: float = 1.0,
                  size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
+        self.margin = margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 
-class CosineEmbeddingLoss(_MarginModule):
+class CosineEmbeddingLoss(_Loss):
     """:math:`1 - \\cos` for :math:`y = 1`, :math:`\\max(0, \\cos - m)` for :math:`y = -1`
     (``F.cosine_embedding_loss``). Default margin 0."""
 
     def __init__(self, margin: float = 0.0,
                  size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
+        self.margin = margin
 
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
-class TripletMarginLoss(_MarginModule):
+class TripletMarginLoss(_Loss):
     """:math:`\\max(0, d(a, p) - d(a, n) + m)` (``F.triplet_margin_loss``).
 
     Args:
@@ -436,7 +456,9 @@ class TripletMarginLoss(_MarginModule):
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
+        self.margin = margin
         self.p, self.eps, self.swap = p, eps, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
@@ -444,16 +466,16 @@ class TripletMarginLoss(_MarginModule):
                                    self.swap, reduction=self.reduction)
 
 
-class MultiMarginLoss(_MarginModule):
+class MultiMarginLoss(_WeightedLoss):
     """The multi-class hinge loss (``F.multi_margin_loss``): p 1 or 2 (default 1), margin
     (default 1), an optional per-class ``weight``."""
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                  size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__(margin, _legacy_reduction(size_average, reduce, reduction))
-        self.p = p
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
+        _check_reduction(self.reduction)
+        self.p, self.margin = p, margin
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return multi_margin_loss(
@@ -461,38 +483,33 @@ class MultiMarginLoss(_MarginModule):
         )
 
 
-class SoftMarginLoss(Module):
+class SoftMarginLoss(_Loss):
     """The logistic loss :math:`\\log(1 + e^{-y x})` (``F.soft_margin_loss``)."""
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction = reduction
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return soft_margin_loss(input, target, reduction=self.reduction)
 
 
-class MultiLabelSoftMarginLoss(Module):
+class MultiLabelSoftMarginLoss(_WeightedLoss):
     """Binary cross-entropy per label, averaged over the labels
     (``F.multilabel_soft_margin_loss``), with an optional per-class ``weight``."""
 
     def __init__(self, weight: Tensor | None = None,
                  size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction = reduction
-        self.register_buffer("weight", weight)
+        super().__init__(weight, size_average, reduce, reduction)
+        _check_reduction(self.reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 306
+# %% book/04_layers.ipynb, cell 316
 class CosineSimilarity(Module):
     """``F.cosine_similarity`` along ``dim`` (default 1), with ``eps`` (default 1e-8)."""
 
@@ -516,7 +533,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 331
+# %% book/04_layers.ipynb, cell 342
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 
@@ -527,7 +544,7 @@ from tensorlib.nn.functional.structured_loss import (  # noqa: E402
 )
 
 
-class MultiLabelMarginLoss(Module):
+class MultiLabelMarginLoss(_Loss):
     r"""The multi-label hinge loss :math:`\frac1C \sum_{j \in Y} \sum_{i \notin Y}
     \max(0, 1 - (x_j - x_i))` (``F.multilabel_margin_loss``, section 11.3).
 
@@ -540,16 +557,14 @@ class MultiLabelMarginLoss(Module):
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__()
-        reduction = _legacy_reduction(size_average, reduce, reduction)
-        _check_reduction(reduction)
-        self.reduction = reduction
+        super().__init__(size_average, reduce, reduction)
+        _check_reduction(self.reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
-class TripletMarginWithDistanceLoss(Module):
+class TripletMarginWithDistanceLoss(_Loss):
     r""":math:`\max(0, m + d(a, p) - d(a, n))` with a distance of your choice
     (``F.triplet_margin_with_distance_loss``, section 11.3).
 
@@ -565,7 +580,7 @@ class TripletMarginWithDistanceLoss(Module):
         self, *, distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
         margin: float = 1.0, swap: bool = False, reduction: str = "mean",
     ) -> None:
-        super().__init__()
+        super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(
                 f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
@@ -574,7 +589,7 @@ class TripletMarginWithDistanceLoss(Module):
         self.distance_function = (
             PairwiseDistance() if distance_function is None else distance_function
         )  # a module, as PyTorch's: it shows in the repr
-        self.margin, self.swap, self.reduction = margin, swap, reduction
+        self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return triplet_margin_with_distance_loss(
@@ -583,7 +598,7 @@ class TripletMarginWithDistanceLoss(Module):
         )
 
 
-class CTCLoss(Module):
+class CTCLoss(_Loss):
     r"""The connectionist temporal classification loss (``F.ctc_loss``, section 11.3).
 
     Args:
@@ -598,9 +613,9 @@ class CTCLoss(Module):
     def __init__(
         self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False
     ) -> None:
-        super().__init__()
-        _check_reduction(reduction)
-        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+        super().__init__(reduction=reduction)
+        _check_reduction(self.reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
 
     def forward(
         self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
@@ -612,7 +627,7 @@ class CTCLoss(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 381
+# %% book/04_layers.ipynb, cell 394
 import warnings  # noqa: E402
 
 
@@ -639,7 +654,7 @@ class NLLLoss2d(NLLLoss):
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
-# %% book/04_layers.ipynb, cell 396
+# %% book/04_layers.ipynb, cell 409
 import math  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -647,7 +662,7 @@ from tensorlib.nn.functional.layers import linear_cross_entropy  # noqa: E402
 from tensorlib.nn.modules.linear import Linear  # noqa: E402
 
 
-class LinearCrossEntropyLoss(Module):
+class LinearCrossEntropyLoss(_WeightedLoss):
     """A linear layer and the cross entropy of its logits in one module, as PyTorch 2.13's
     ``torch.nn.LinearCrossEntropyLoss`` (section 11.8): ``forward(input, target)`` is
     :func:`~tensorlib.nn.functional.linear_cross_entropy` with ``self.linear``'s weight seen as
@@ -681,10 +696,8 @@ class LinearCrossEntropyLoss(Module):
             raise RuntimeError(
                 f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
             )
-        super().__init__()
-        _check_reduction(reduction)
-        self.register_buffer("weight", weight)
-        self.reduction = reduction
+        super().__init__(weight, reduction=reduction)
+        _check_reduction(self.reduction)
         self.num_classes, self.out_features = num_classes, tuple(out_features)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
         self.options = options

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 241
+# %% book/04_layers.ipynb, cell 247
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,8 +43,18 @@ from tensorlib.nn.functional.utils import _pair, _single, _triple
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 242
-class MaxPool2d(Module):
+# %% book/04_layers.ipynb, cell 248
+class _MaxPoolNd(Module):
+    """The base of :class:`MaxPool1d`, :class:`MaxPool2d` and :class:`MaxPool3d`, PyTorch's
+    ``torch.nn.modules.pooling._MaxPoolNd``, for ``isinstance(m, _MaxPoolNd)``."""
+
+
+class _AvgPoolNd(Module):
+    """The base of :class:`AvgPool1d`, :class:`AvgPool2d` and :class:`AvgPool3d`, PyTorch's
+    ``torch.nn.modules.pooling._AvgPoolNd``, for ``isinstance(m, _AvgPoolNd)``."""
+
+
+class MaxPool2d(_MaxPoolNd):
     """2-D max pooling over windows of ``kernel_size``.
 
     Args:
@@ -93,7 +103,7 @@ class MaxPool2d(Module):
         )
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
     """2-D average pooling over windows of ``kernel_size``.
 
     Args:
@@ -141,7 +151,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 251
+# %% book/04_layers.ipynb, cell 259
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -152,7 +162,7 @@ from tensorlib.nn.functional.layers import (  # noqa: E402
 )
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     """1-D max pooling over windows of ``kernel_size``.
 
     Args:
@@ -199,7 +209,7 @@ class MaxPool1d(Module):
         )
 
 
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPoolNd):
     """1-D average pooling over windows of ``kernel_size``.
 
     Args:
@@ -236,7 +246,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 252
+# %% book/04_layers.ipynb, cell 260
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -303,7 +313,7 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 271
+# %% book/04_layers.ipynb, cell 279
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
@@ -313,7 +323,7 @@ from tensorlib.nn.functional.layers import (  # noqa: E402
 )
 
 
-class MaxPool3d(Module):
+class MaxPool3d(_MaxPoolNd):
     """3-D max pooling over windows of ``kernel_size`` (section 10.3).
 
     Args:
@@ -361,7 +371,7 @@ class MaxPool3d(Module):
         )
 
 
-class AvgPool3d(Module):
+class AvgPool3d(_AvgPoolNd):
     """3-D average pooling over windows of ``kernel_size`` (section 10.3).
 
     Args:
@@ -454,7 +464,7 @@ class AdaptiveMaxPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 281
+# %% book/04_layers.ipynb, cell 289
 # the functions of section 10.5, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_max_pool1d,
@@ -544,7 +554,7 @@ class LPPool3d(LPPool1d):
         return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-# %% book/04_layers.ipynb, cell 287
+# %% book/04_layers.ipynb, cell 295
 # the functions of section 10.6, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     max_unpool1d,
@@ -659,7 +669,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
         )
 
 
-# %% book/04_layers.ipynb, cell 295
+# %% book/04_layers.ipynb, cell 303
 # the functions of section 10.8, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     fractional_max_pool2d,

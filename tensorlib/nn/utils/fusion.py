@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 390
+# %% book/04_layers.ipynb, cell 403
 import copy
 from typing import TypeVar
 

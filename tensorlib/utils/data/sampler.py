@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 409
+# %% book/04_layers.ipynb, cell 422
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Generic, TypeVar
 
@@ -98,12 +98,14 @@ class RandomSampler(Sampler[int]):
             raise TypeError(
                 f"replacement should be a boolean value, but got replacement={replacement}"
             )
-        if num_samples is not None and (not isinstance(num_samples, int) or num_samples <= 0):
-            raise ValueError(
-                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
-            )
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
+        # checked after the default is filled in, as PyTorch: an empty dataset fails here
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={self.num_samples}"
+            )
 
     @property
     def num_samples(self) -> int:
@@ -188,7 +190,7 @@ class BatchSampler(Sampler[list[int]]):
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
-# %% book/04_layers.ipynb, cell 411
+# %% book/04_layers.ipynb, cell 424
 class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices of ``range(len(weights))``, index ``i`` drawn with probability
     ``weights[i] / sum(weights)``.

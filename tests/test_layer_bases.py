@@ -1,0 +1,106 @@
+"""Chapter 4: PyTorch's private bases of the layers, at PyTorch's paths, as programs use them in
+``isinstance`` checks and subclasses: ``_ConvNd`` and ``_ConvTransposeNd``
+(``nn.modules.conv``), ``_NormBase`` and ``_BatchNorm`` (``nn.modules.batchnorm``),
+``_MaxPoolNd`` and ``_AvgPoolNd`` (``nn.modules.pooling``)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib import nn
+from tensorlib.nn.modules.batchnorm import _BatchNorm, _NormBase
+from tensorlib.nn.modules.conv import _ConvNd, _ConvTransposeNd
+from tensorlib.nn.modules.instancenorm import _InstanceNorm
+from tensorlib.nn.modules.pooling import _AvgPoolNd, _MaxPoolNd
+
+BASES = {"conv": ("_ConvNd", "_ConvTransposeNd"), "batchnorm": ("_NormBase", "_BatchNorm"),
+         "instancenorm": ("_NormBase", "_InstanceNorm"), "pooling": ("_MaxPoolNd", "_AvgPoolNd")}
+
+
+def _bases(cls, names):
+    return [c.__name__ for c in cls.__mro__ if c.__name__ in names]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("module", sorted(BASES))
+def test_bases_match_pytorch(module: str) -> None:
+    torch = pytest.importorskip("torch")
+    ours = importlib.import_module(f"tensorlib.nn.modules.{module}")
+    theirs = importlib.import_module(f"torch.nn.modules.{module}")
+    names = BASES[module]
+    checked = 0
+    for name, cls in vars(theirs).items():
+        if (isinstance(cls, type) and issubclass(cls, torch.nn.Module)
+                and cls.__module__ == theirs.__name__ and hasattr(ours, name)):
+            assert _bases(getattr(ours, name), names) == _bases(cls, names), name
+            checked += 1
+    assert checked >= 6
+
+
+def test_isinstance_as_init_code_uses_it() -> None:
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ConvTranspose1d(2, 2, 3),
+                          nn.InstanceNorm2d(4), nn.MaxPool2d(2), nn.AvgPool1d(2),
+                          nn.LazyBatchNorm1d(), nn.SyncBatchNorm(4), nn.Linear(2, 2))
+    kinds = [(type(m).__name__, isinstance(m, _ConvNd), isinstance(m, _ConvTransposeNd),
+              isinstance(m, _BatchNorm), isinstance(m, _NormBase), isinstance(m, _MaxPoolNd),
+              isinstance(m, _AvgPoolNd)) for m in model]
+    assert kinds == [
+        ("Conv2d", True, False, False, False, False, False),
+        ("BatchNorm2d", False, False, True, True, False, False),
+        ("ConvTranspose1d", True, True, False, False, False, False),
+        ("InstanceNorm2d", False, False, False, True, False, False),
+        ("MaxPool2d", False, False, False, False, True, False),
+        ("AvgPool1d", False, False, False, False, False, True),
+        ("LazyBatchNorm1d", False, False, True, True, False, False),
+        ("SyncBatchNorm", False, False, True, True, False, False),
+        ("Linear", False, False, False, False, False, False),
+    ]
+    assert issubclass(_InstanceNorm, _NormBase) and not issubclass(_InstanceNorm, _BatchNorm)
+
+
+def test_conv_reset_parameters_from_the_base() -> None:
+    for layer in (nn.Conv1d(2, 3, 3), nn.Conv2d(2, 3, 3), nn.Conv3d(2, 3, 2),
+                  nn.ConvTranspose2d(2, 3, 3), nn.ConvTranspose3d(2, 3, 2)):
+        first = layer.weight.detach().numpy().copy()
+        layer.reset_parameters(generator=tl.Generator(0))
+        again = layer.weight.detach().numpy().copy()
+        layer.reset_parameters(generator=tl.Generator(0))
+        assert np.array_equal(again, layer.weight.detach().numpy())
+        assert not np.array_equal(first, again)
+        bound = 1 / np.sqrt(np.prod(layer.weight.shape[1:]))
+        assert np.abs(again).max() <= bound
+
+
+def test_norm_base_state_and_reset() -> None:
+    for layer in (nn.BatchNorm1d(3), nn.InstanceNorm1d(3, affine=True, track_running_stats=True)):
+        assert [n for n, _ in layer.named_buffers()] == ["running_mean", "running_var",
+                                                         "num_batches_tracked"]
+        layer.running_mean.fill_(2.0)
+        layer.weight.data.fill_(3.0)
+        layer.reset_parameters()
+        assert layer.running_mean.tolist() == [0.0] * 3 and layer.weight.tolist() == [1.0] * 3
+    layer = nn.InstanceNorm2d(3)
+    layer.reset_running_stats()  # nothing tracked: a no-op, as PyTorch's
+    assert layer.weight is None and layer.running_mean is None
+    assert repr(nn.InstanceNorm1d(3)) == (
+        "InstanceNorm1d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, "
+        "track_running_stats=False)")
+
+
+class MyConv(_ConvNd):
+    """A subclass of the base, as programs write one (the weight is theirs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(tl.zeros(2, 1, 3))
+        self.register_parameter("bias", None)
+
+
+def test_subclassing_conv_base() -> None:
+    layer = MyConv()
+    layer.reset_parameters(generator=tl.Generator(1))
+    assert float(layer.weight.abs().sum()) > 0
