@@ -50,7 +50,7 @@ test: install
 	$(PY) tools/exercises.py --check
 	$(PY) -m ruff check tensorlib tools tests benchmarks book solutions
 	$(PY) -m mypy
-	$(PY) -m pytest tests -n 2 --dist loadscope
+	$(PY) -m pytest tests -n 2 --dist loadscope --durations=30
 	$(PY) -m pytest $(NBVAL) book solutions --ignore=book/solutions --ignore=book/_build -n 2 --dist loadscope
 	$(PY) tools/exercises.py --stubs-fail
 

@@ -7,8 +7,9 @@ Programs create a :class:`GradScaler` and enter :class:`autocast` whether or not
 half precision, with ``enabled=`` deciding. Disabled, both do nothing, as in PyTorch: the scaler's
 ``scale(loss)`` is ``loss``, its ``step(optimizer)`` is ``optimizer.step()``. Asked for CUDA on a
 machine without it, PyTorch warns and disables them; so does tensorlib, which never has CUDA.
-Enabled on the CPU (PyTorch would compute in bfloat16 or scale the loss), both raise
-:func:`~tensorlib.backends.single_process_error`'s error: tensorlib has no mixed precision.
+Enabled on the CPU, PyTorch would compute matrix products in bfloat16 and scale the loss;
+tensorlib has no bfloat16 (numpy has none) and computes in full precision, so both warn once that
+they are disabled and the program runs on, its numbers those of float32 rather than bfloat16.
 The queries ``is_autocast_enabled`` and ``get_autocast_dtype`` (and their older names) answer as
 PyTorch does outside any autocast: False, and PyTorch's default dtypes; ``is_autocast_available``
 is False for every device. The decorators ``custom_fwd`` and ``custom_bwd`` of a custom
@@ -38,7 +39,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from tensorlib.backends import single_process_error
 from tensorlib.engine import Tensor, bfloat16, float16
 from tensorlib.engine import device as _device
 
@@ -47,8 +47,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 class autocast:
     """``torch.amp.autocast(device_type, dtype=None, enabled=True, cache_enabled=None)``: a context
-    manager and decorator. Disabled (``enabled=False``, or ``device_type="cuda"``, with a warning
-    as PyTorch gives without a GPU) it changes nothing; enabled on the CPU it raises."""
+    manager and decorator that changes nothing: disabled by ``enabled=False``, or, with a warning,
+    by ``device_type="cuda"`` (as PyTorch without a GPU) or ``"cpu"`` (tensorlib has no bfloat16
+    and computes in the inputs' dtype)."""
 
     def __init__(
         self,
@@ -65,7 +66,11 @@ class autocast:
             )
             enabled = False
         if enabled:
-            raise single_process_error("torch.amp.autocast(device_type='cpu', enabled=True)")
+            warnings.warn(
+                "torch.amp.autocast(device_type='cpu') is enabled, but tensorlib has no mixed "
+                "precision: ops compute in their inputs' dtype (float32). Disabling autocast.",
+                stacklevel=2,
+            )
         self.enabled = False
 
     def __enter__(self) -> autocast:
@@ -81,7 +86,8 @@ class autocast:
 class GradScaler:
     """``torch.amp.GradScaler(device="cuda", init_scale=2.**16, growth_factor=2., backoff_factor=.5,
     growth_interval=2000, enabled=True)``, disabled: without CUDA PyTorch warns and disables a CUDA
-    scaler, and so does tensorlib; a scaler enabled on the CPU raises. Disabled, every method is
+    scaler, and so does tensorlib; one enabled on the CPU warns and is disabled too (losses in
+    float32 need no scaling). Disabled, every method is
     PyTorch's disabled behaviour: ``scale`` returns its argument, ``step`` calls
     ``optimizer.step()``, ``get_scale`` is 1.0 and ``state_dict`` is empty."""
 
@@ -103,7 +109,11 @@ class GradScaler:
             )
             enabled = False
         if enabled:
-            raise single_process_error("torch.amp.GradScaler(device='cpu', enabled=True)")
+            warnings.warn(
+                "torch.amp.GradScaler(device='cpu') is enabled, but tensorlib computes in full "
+                "precision, where losses need no scaling. Disabling.",
+                stacklevel=2,
+            )
         self.device = device
 
     def is_enabled(self) -> bool:
@@ -139,7 +149,7 @@ class GradScaler:
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """False, for every device: tensorlib never computes in mixed precision (an enabled
-    :class:`autocast` raises). timm's layers ask before choosing a dtype."""
+    :class:`autocast` warns and disables itself). timm's layers ask before choosing a dtype."""
     return False
 
 

@@ -30,7 +30,9 @@ __all__ = [
 
 
 # %% book/08_gpt.ipynb, cell 128
+import contextlib
 import warnings
+from collections.abc import Iterator
 
 
 def single_process_error(feature: str) -> RuntimeError:
@@ -56,11 +58,65 @@ class MatmulFlags:
 
 
 class CudaBackend:
-    """``torch.backends.cuda``: no CUDA build (``is_built()`` is False);
-    ``matmul``'s flags are kept, not used."""
+    """``torch.backends.cuda``: no CUDA build (``is_built()`` is False); ``matmul``'s flags are
+    kept, not used, and so are the switches of the attention kernels (``enable_flash_sdp(False)``,
+    ``flash_sdp_enabled()``, all on by default as in PyTorch), which a CPU has no choice of."""
 
     def __init__(self) -> None:
         self.matmul = MatmulFlags()
+        self._sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+
+    def enable_flash_sdp(self, enabled: bool) -> None:
+        """Record the flash-attention switch (no effect: one attention kernel here)."""
+        self._sdp["flash"] = bool(enabled)
+
+    def enable_mem_efficient_sdp(self, enabled: bool) -> None:
+        """Record the memory-efficient-attention switch (no effect)."""
+        self._sdp["mem_efficient"] = bool(enabled)
+
+    def enable_math_sdp(self, enabled: bool) -> None:
+        """Record the math-attention switch (no effect)."""
+        self._sdp["math"] = bool(enabled)
+
+    def enable_cudnn_sdp(self, enabled: bool) -> None:
+        """Record the cuDNN-attention switch (no effect)."""
+        self._sdp["cudnn"] = bool(enabled)
+
+    def flash_sdp_enabled(self) -> bool:
+        """The flash-attention switch as last set (True at first)."""
+        return self._sdp["flash"]
+
+    def mem_efficient_sdp_enabled(self) -> bool:
+        """The memory-efficient-attention switch as last set (True at first)."""
+        return self._sdp["mem_efficient"]
+
+    def math_sdp_enabled(self) -> bool:
+        """The math-attention switch as last set (True at first)."""
+        return self._sdp["math"]
+
+    def cudnn_sdp_enabled(self) -> bool:
+        """The cuDNN-attention switch as last set (True at first)."""
+        return self._sdp["cudnn"]
+
+    @contextlib.contextmanager
+    def sdp_kernel(self, enable_flash: bool = True, enable_math: bool = True,
+                   enable_mem_efficient: bool = True, enable_cudnn: bool = True) -> Iterator[None]:
+        """PyTorch's deprecated ``with torch.backends.cuda.sdp_kernel(...)``: sets the four
+        switches for the block and restores them after, with PyTorch's ``FutureWarning``."""
+        warnings.warn(
+            "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager "
+            "will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context "
+            "manager, with updated signature.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        before = dict(self._sdp)
+        self._sdp.update(flash=enable_flash, math=enable_math,
+                         mem_efficient=enable_mem_efficient, cudnn=enable_cudnn)
+        try:
+            yield
+        finally:
+            self._sdp = before
 
     def is_built(self) -> bool:
         """False: tensorlib has no CUDA backend."""

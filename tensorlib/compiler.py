@@ -5,25 +5,39 @@ r"""``torch.compile`` and ``torch.compiler``, for a library without a compiler.
 
 PyTorch's ``torch.compile(model)`` captures a model's Python into graphs (TorchDynamo) and
 compiles them into fused kernels (Inductor); the compiled model computes what the model computes,
-faster. tensorlib has no compiler, so :func:`compile` returns the model or function it is given:
-a program that compiles by default (nanoGPT's ``train.py``) runs, eagerly, with the same results.
-One visible difference: PyTorch's compiled module wraps the model, whose ``state_dict`` keys then
-start with ``_orig_mod.``; tensorlib's is the model, with its own keys.
+faster. tensorlib has no compiler, so :func:`compile` returns a function as it is, and a module
+wrapped as PyTorch wraps it (:class:`OptimizedModule`): the original as ``_orig_mod``, called
+eagerly, so ``state_dict`` keys start with ``_orig_mod.`` as in PyTorch's checkpoints. The markers
+programs and libraries put on functions for the compiler (``allow_in_graph``, ``disable``,
+``assume_constant_result``) return them unchanged, and ``dynamo_config``/``inductor_config`` take
+the settings programs write to ``torch._dynamo.config`` and ``torch._inductor.config``.
 """
 
 from __future__ import annotations
 
 __all__ = [
     'compile',
+    'OptimizedModule',
     'is_compiling',
     'disable',
     'reset',
+    'allow_in_graph',
+    'assume_constant_result',
+    'is_dynamo_compiling',
+    'cudagraph_mark_step_begin',
+    'CompilerSettings',
+    'dynamo_config',
+    'inductor_config',
 ]
 
 
-# %% book/08_gpt.ipynb, cell 135
+# %% book/08_gpt.ipynb, cell 138
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+from tensorlib.nn.modules.module import Module
+
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 _MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 
@@ -48,7 +62,30 @@ def compile(
         return lambda function: compile(function)
     if not callable(model):
         raise TypeError(f"A callable function is expected, but {type(model)} is provided.")
-    return model
+    return OptimizedModule(model) if isinstance(model, Module) else model
+
+
+class OptimizedModule(Module):
+    """What :func:`compile` returns for a module (PyTorch's
+    ``torch._dynamo.eval_frame.OptimizedModule``): it holds the module as ``_orig_mod`` and calls
+    it, so its parameters are the module's under names starting with ``_orig_mod.``; any other
+    attribute it lacks is read from the module (``compiled.config``, ``compiled.generate``)."""
+
+    def __init__(self, mod: Module) -> None:
+        super().__init__()
+        self._orig_mod = mod
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """The original module's call."""
+        return self._orig_mod(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name == "_orig_mod":
+                raise
+            return getattr(self._orig_mod, name)
 
 
 def is_compiling() -> bool:
@@ -64,3 +101,35 @@ def disable(fn: Callable[..., Any] | None = None, recursive: bool = True) -> Any
 
 def reset() -> None:
     """Nothing to forget: there are no compiled graphs."""
+
+
+def allow_in_graph(fn: _Fn) -> _Fn:
+    """``fn`` itself: a compiler would trace into it (einx marks its ops so)."""
+    return fn
+
+
+def assume_constant_result(fn: _Fn) -> _Fn:
+    """``fn`` itself: a compiler would treat its result as a constant."""
+    return fn
+
+
+def is_dynamo_compiling() -> bool:
+    """False: nothing is ever being traced."""
+    return False
+
+
+def cudagraph_mark_step_begin() -> None:
+    """Nothing to mark: there are no CUDA graphs."""
+
+
+class CompilerSettings:
+    """The settings a program writes to ``torch._dynamo.config`` or ``torch._inductor.config``
+    (``suppress_errors = True``, ``coordinate_descent_tuning = True``): each attribute set is
+    kept and read back, and changes nothing, as there is no compiler to tune."""
+
+    def __repr__(self) -> str:
+        return f"CompilerSettings({vars(self)})"
+
+
+dynamo_config = CompilerSettings()
+inductor_config = CompilerSettings()

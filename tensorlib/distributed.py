@@ -25,6 +25,7 @@ __all__ = [
     'barrier',
     'all_reduce',
     'broadcast',
+    'ZeroRedundancyOptimizer',
 ]
 
 
@@ -101,3 +102,12 @@ def broadcast(
 ) -> None:
     """Raises: a collective operation needs a process group."""
     raise single_process_error("torch.distributed.broadcast")
+
+
+class ZeroRedundancyOptimizer:
+    """``torch.distributed.optim.ZeroRedundancyOptimizer(params, optimizer_class, ...)``, which
+    shards an optimizer's state over the processes of a group: importable (llm.c's
+    ``train_gpt2.py`` imports it at the top), and constructing one raises, as there is no group."""
+
+    def __init__(self, params: Any, optimizer_class: Any = None, *args: Any, **kwargs: Any) -> None:
+        raise single_process_error("torch.distributed.optim.ZeroRedundancyOptimizer")

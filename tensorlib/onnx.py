@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 134
+# %% book/08_gpt.ipynb, cell 137
 from typing import Any
 
 from tensorlib.backends import single_process_error

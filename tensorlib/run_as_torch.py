@@ -22,6 +22,7 @@ __all__ = [
     'resolve',
     'tensorlib_targets',
     'TORCH_VERSION',
+    'torch_version',
     'TorchModule',
     'TorchFinder',
     'install',
@@ -29,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 156
+# %% book/08_gpt.ipynb, cell 159
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -56,6 +57,16 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "torch.fx.graph": ("tensorlib.fx",),
     "torch.fx.graph_module": ("tensorlib.fx",),
     "torch.fx.proxy": ("tensorlib.fx",),
+    # torch._dynamo and torch._inductor: the compiler's stand-in, and its settings objects
+    "torch._dynamo": ("tensorlib.compiler",),
+    "torch._dynamo.eval_frame": ("tensorlib.compiler",),
+    "torch._dynamo.config": ("tensorlib.compiler.dynamo_config",),
+    "torch._inductor": ("tensorlib.compiler",),
+    "torch._inductor.config": ("tensorlib.compiler.inductor_config",),
+    "torch.distributed.optim": ("tensorlib.distributed",),
+    # torch.nn.attention.bias: the causal biases, which live beside the attention (chapter 5)
+    "torch.nn.attention.bias": ("tensorlib.nn.functional.attention",),
+    "torch.version": ("tensorlib.run_as_torch.torch_version",),
     "torch.nn.modules.activation": (
         "tensorlib.nn.modules.activation",
         "tensorlib.nn.modules.attention",
@@ -96,6 +107,18 @@ def tensorlib_targets(torch_name: str) -> list[Any]:
 TORCH_VERSION = "2.13.0+tensorlib"
 
 
+class torch_version:  # noqa: N801  (torch.version, a module in PyTorch)
+    """``torch.version``: the release (``__version__``) and the GPU toolkits it was built with,
+    none here (``cuda`` and ``hip`` are None, as in PyTorch's CPU builds)."""
+
+    __version__ = TORCH_VERSION
+    cuda: str | None = None
+    hip: str | None = None
+    xpu: str | None = None
+    debug = False
+    git_version = "tensorlib"
+
+
 class TorchModule(types.ModuleType):
     """The module a program sees as ``torch.x.y``: attribute reads go to its tensorlib targets
     (a submodule becomes a ``TorchModule`` in turn), writes to the target that has the attribute
@@ -107,7 +130,7 @@ class TorchModule(types.ModuleType):
         self.__dict__["_targets"] = targets
 
     def __getattr__(self, attribute: str) -> Any:
-        if attribute == "__version__" and self.__name__ == "torch":
+        if attribute == "__version__" and self.__name__ in ("torch", "torch.version"):
             return TORCH_VERSION
         if attribute.startswith("__"):
             raise AttributeError(attribute)

@@ -23,8 +23,10 @@ REFUSED = [
         "torch.nn.parallel.DistributedDataParallel",
     ),
     (lambda: onnx.export(tl.nn.Linear(2, 2), (tl.ones(1, 2),), "m.onnx"), "torch.onnx.export"),
-    (lambda: amp.autocast("cpu"), "autocast(device_type='cpu', enabled=True)"),
-    (lambda: amp.GradScaler("cpu"), "GradScaler(device='cpu', enabled=True)"),
+    (
+        lambda: distributed.ZeroRedundancyOptimizer([tl.nn.Parameter(tl.ones(2))], tl.optim.SGD),
+        "torch.distributed.optim.ZeroRedundancyOptimizer",
+    ),
 ]
 
 
@@ -110,11 +112,32 @@ def test_flags_and_answers_match_pytorch_on_a_cpu():
         assert amp.GradScaler().is_enabled() == torch.amp.GradScaler("cuda").is_enabled()
 
 
-def test_compile_returns_the_model_or_function_itself() -> None:
+def test_cpu_autocast_and_scaler_warn_and_run_in_full_precision():
+    # build-nanogpt wraps every forward in autocast(device_type="cpu", dtype=torch.bfloat16)
+    w = tl.nn.Parameter(tl.tensor([1.0, -2.0]))
+    with pytest.warns(UserWarning, match="tensorlib has no mixed precision"):
+        context = amp.autocast(device_type="cpu", dtype=tl.bfloat16)
+    with context:
+        loss = (w * w).sum()
+    assert loss.dtype == tl.float32 and not amp.is_autocast_enabled("cpu")
+    with pytest.warns(UserWarning, match="need no scaling. Disabling"):
+        scaler = amp.GradScaler("cpu")
+    assert not scaler.is_enabled() and scaler.scale(loss) is loss
+
+
+def test_compile_wraps_a_module_as_pytorch_and_returns_a_function_itself() -> None:
     model = tl.nn.Linear(3, 2)
-    assert tl.compile(model) is model
-    assert list(tl.compile(model).state_dict()) == ["weight", "bias"]  # no _orig_mod. prefix
-    assert tl.compile(model, mode="max-autotune", fullgraph=True, dynamic=False) is model
+    compiled = tl.compile(model)
+    assert isinstance(compiled, tl.compiler.OptimizedModule) and compiled._orig_mod is model
+    assert list(compiled.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]  # as PyTorch
+    x = tl.randn(4, 3)
+    assert compiled(x).tolist() == model(x).tolist()
+    assert compiled.in_features == 3 and compiled.weight is model.weight  # read through
+    compiled.eval()
+    assert not model.training
+    assert tl.compile(model, mode="max-autotune", fullgraph=True, dynamic=False)._orig_mod is model
+    with pytest.raises(AttributeError, match="no_such_attribute"):
+        compiled.no_such_attribute  # noqa: B018
 
     @tl.compile
     def double(x):

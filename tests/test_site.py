@@ -707,83 +707,92 @@ def test_every_notebook_page_offers_its_notebook_for_download(
 
 
 @pytest.mark.slow
-def test_printable_book_is_one_page_with_math_and_figures(
-    tmp_path_factory: pytest.TempPathFactory, chromium: Path
-) -> None:
-    """`make book-print`: every page on one HTML page (Sphinx's singlehtml builder), printed to a
-    PDF.
+class TestPrintableBook:
+    """The one-page book, a class of its own so that ``pytest -n 2 --dist loadscope`` runs its
+    build (the longest test) on one worker while the other builds and browses the site."""
 
-    The build prints the PDF with Chromium and checks it with tools/check_pdf.py (every chapter,
-    every code line in the text, nothing off the page, figures, math, no page ending on a heading).
-    """
-    out = tmp_path_factory.mktemp("print")
-    command = [
-        sys.executable,
-        str(ROOT / "tools" / "build_book.py"),
-        "--print",
-        "--path-output",
-        str(out),
-    ]
-    result = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=2400
-    )
-    log = ANSI_COLOUR.sub("", result.stdout + result.stderr)
-    warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
-    assert result.returncode == 0 and warnings == [], "\n".join(warnings or log.splitlines()[-30:])
-    folder = out / "_build" / "singlehtml"
-    single = folder / "intro.html"
-    html = single.read_text()
-    for notebook in sorted(BOOK.glob("[0-9][0-9]_*.ipynb")):
-        assert f'id="document-{notebook.stem}"' in html, (
-            f"{notebook.stem} is not in the printable book"
+    def test_printable_book_is_one_page_with_math_and_figures(
+        self, tmp_path_factory: pytest.TempPathFactory, chromium: Path
+    ) -> None:
+        """`make book-print`: every page on one HTML page (Sphinx's singlehtml builder),
+        printed to a PDF.
+
+        The build prints the PDF with Chromium and checks it with tools/check_pdf.py (every
+        chapter, every code line in the text, nothing off the page, figures, math, no page
+        ending on a heading).
+        """
+        out = tmp_path_factory.mktemp("print")
+        command = [
+            sys.executable,
+            str(ROOT / "tools" / "build_book.py"),
+            "--print",
+            "--path-output",
+            str(out),
+        ]
+        result = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, check=False, timeout=2400
         )
-    import tensorlib
-
-    tensor_entry = f"{tensorlib.Tensor.__module__}.{tensorlib.Tensor.__qualname__}"
-    assert 'id="document-reference/04_layers"' in html and f'id="{tensor_entry}"' in html
-    assert remote_references(html) == [], remote_references(html)[:5]
-    assert '<p class="title logo__title">None</p>' not in html, "the sidebar title reads None"
-    assert re.search(r"<style>[^<]*\.search-button[^<]*display: none", html), (
-        "the one-page book shows a dead search box"
-    )
-    import check_pdf
-
-    pdf = out / "_build" / "tensorlib.pdf"
-    assert pdf.is_file(), "make book-print wrote no PDF"
-    if not check_pdf.missing_tools():
-        report = check_pdf.check(pdf)
-        print(
-            f"the PDF: {report.pages} pages, {report.megabytes} MB, {report.code_lines} code "
-            f"lines, {report.images} images"
+        log = ANSI_COLOUR.sub("", result.stdout + result.stderr)
+        warnings = [line for line in log.splitlines() if "WARNING" in line or "ERROR" in line]
+        assert result.returncode == 0 and warnings == [], "\n".join(
+            warnings or log.splitlines()[-30:]
         )
-        assert report.problems == [], "\n".join(report.problems[:30])
-        assert len(report.chapters) == 8 and report.pages > 300 and report.math_fonts > 0
-    sync_api = pytest.importorskip("playwright.sync_api")
-    handler = functools.partial(_QuietHandler, directory=str(folder))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    remote: list[str] = []
-    try:
-        with sync_api.sync_playwright() as playwright:
-            browser, context = _open_browser(playwright, chromium, remote, ["print"])
-            page = context.new_page()
-            page.set_default_timeout(120_000)
-            page.goto(f"http://127.0.0.1:{httpd.server_address[1]}/intro.html", wait_until="load")
-            page.wait_for_function(
-                "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+        folder = out / "_build" / "singlehtml"
+        single = folder / "intro.html"
+        html = single.read_text()
+        for notebook in sorted(BOOK.glob("[0-9][0-9]_*.ipynb")):
+            assert f'id="document-{notebook.stem}"' in html, (
+                f"{notebook.stem} is not in the printable book"
             )
-            page.evaluate("() => MathJax.startup.promise.then(() => true)")
-            math = page.evaluate(MATH_JS)
-            images = page.evaluate(IMAGES_JS)
-            browser.close()
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-    assert remote == [], remote[:5]
-    assert math["typeset"] > 100 and not math["errors"], (
-        f"MathJax: {math['typeset']} typeset, errors {math['errors'][:3]}"
-    )
-    assert images["count"] >= 5 and images["broken"] == [], f"figures: {images}"
+        import tensorlib
+
+        tensor_entry = f"{tensorlib.Tensor.__module__}.{tensorlib.Tensor.__qualname__}"
+        assert 'id="document-reference/04_layers"' in html and f'id="{tensor_entry}"' in html
+        assert remote_references(html) == [], remote_references(html)[:5]
+        assert '<p class="title logo__title">None</p>' not in html, "the sidebar title reads None"
+        assert re.search(r"<style>[^<]*\.search-button[^<]*display: none", html), (
+            "the one-page book shows a dead search box"
+        )
+        import check_pdf
+
+        pdf = out / "_build" / "tensorlib.pdf"
+        assert pdf.is_file(), "make book-print wrote no PDF"
+        if not check_pdf.missing_tools():
+            report = check_pdf.check(pdf)
+            print(
+                f"the PDF: {report.pages} pages, {report.megabytes} MB, {report.code_lines} code "
+                f"lines, {report.images} images"
+            )
+            assert report.problems == [], "\n".join(report.problems[:30])
+            assert len(report.chapters) == 8 and report.pages > 300 and report.math_fonts > 0
+        sync_api = pytest.importorskip("playwright.sync_api")
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        remote: list[str] = []
+        try:
+            with sync_api.sync_playwright() as playwright:
+                browser, context = _open_browser(playwright, chromium, remote, ["print"])
+                page = context.new_page()
+                page.set_default_timeout(120_000)
+                page.goto(
+                    f"http://127.0.0.1:{httpd.server_address[1]}/intro.html", wait_until="load"
+                )
+                page.wait_for_function(
+                    "() => window.MathJax && MathJax.startup && MathJax.startup.promise"
+                )
+                page.evaluate("() => MathJax.startup.promise.then(() => true)")
+                math = page.evaluate(MATH_JS)
+                images = page.evaluate(IMAGES_JS)
+                browser.close()
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+        assert remote == [], remote[:5]
+        assert math["typeset"] > 100 and not math["errors"], (
+            f"MathJax: {math['typeset']} typeset, errors {math['errors'][:3]}"
+        )
+        assert images["count"] >= 5 and images["broken"] == [], f"figures: {images}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,21 +7,32 @@ PyTorch computes ``scaled_dot_product_attention`` (chapter 5, section 3) with on
 kernels (FlashAttention, memory-efficient, cuDNN, or the plain formula it calls ``MATH``) and
 lets a program restrict the choice with ``with sdpa_kernel(SDPBackend.FLASH_ATTENTION):``. Every
 kernel computes the same function. tensorlib has one kernel, the formula of chapter 5, so
-:func:`sdpa_kernel` checks its argument as PyTorch does and changes nothing.
+:func:`sdpa_kernel` checks its argument as PyTorch does and changes nothing, and the questions
+PyTorch answers about its fused kernels (:func:`can_use_flash_attention`) are answered "no".
+The causal biases of ``torch.nn.attention.bias`` live with the attention itself, in
+:mod:`tensorlib.nn.functional.attention` (chapter 5).
 """
 
 from __future__ import annotations
 
 __all__ = [
+    'WARN_FOR_UNFUSED_KERNELS',
     'SDPBackend',
     'sdpa_kernel',
+    'SDPAParams',
+    'can_use_flash_attention',
+    'can_use_efficient_attention',
 ]
 
 
-# %% book/08_gpt.ipynb, cell 141
+# %% book/08_gpt.ipynb, cell 144
 import contextlib
 import enum
 from collections.abc import Iterator
+from typing import Any
+
+# whether PyTorch warns when a fused kernel cannot be used (it does not by default)
+WARN_FOR_UNFUSED_KERNELS = False
 
 
 class SDPBackend(enum.Enum):
@@ -62,3 +73,24 @@ def sdpa_kernel(
         if not isinstance(backend, SDPBackend):
             raise TypeError(f"sdpa_kernel expects SDPBackend members, got {backend!r}")
     yield {}
+
+
+class SDPAParams:
+    """The arguments of one ``scaled_dot_product_attention`` call, as PyTorch bundles them to ask
+    whether a fused kernel could run it: ``SDPAParams(query, key, value, attn_mask, dropout,
+    is_causal, enable_gqa)``, each kept under that name."""
+
+    def __init__(self, query: Any, key: Any, value: Any, attn_mask: Any, dropout: float,
+                 is_causal: bool, enable_gqa: bool = False) -> None:
+        self.query, self.key, self.value, self.attn_mask = query, key, value, attn_mask
+        self.dropout, self.is_causal, self.enable_gqa = float(dropout), is_causal, enable_gqa
+
+
+def can_use_flash_attention(params: SDPAParams, debug: bool = False) -> bool:
+    """False: tensorlib has no FlashAttention kernel (PyTorch's answer on a CPU, too)."""
+    return False
+
+
+def can_use_efficient_attention(params: SDPAParams, debug: bool = False) -> bool:
+    """False: tensorlib has no memory-efficient attention kernel."""
+    return False

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 133
+# %% book/08_gpt.ipynb, cell 136
 from typing import Any
 
 from tensorlib.backends import single_process_error

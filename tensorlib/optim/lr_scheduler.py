@@ -174,7 +174,14 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
-# %% book/06_optimizers.ipynb, cell 113
+# %% book/06_optimizers.ipynb, cell 114
+class _LRScheduler(LRScheduler):
+    """PyTorch's name for :class:`LRScheduler` before 2.0
+    (``torch.optim.lr_scheduler._LRScheduler``), kept for the schedulers that subclass it; it
+    adds nothing."""
+
+
+# %% book/06_optimizers.ipynb, cell 116
 def _check_positive_int(value: Any, name: str, owner: str) -> None:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
         raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
@@ -311,7 +318,7 @@ class ExponentialLR(LRScheduler):
         return [base_lr * self.gamma**self.last_epoch for base_lr in self.base_lrs]
 
 
-# %% book/06_optimizers.ipynb, cell 114
+# %% book/06_optimizers.ipynb, cell 117
 class LinearLR(LRScheduler):
     r"""Scale the rate linearly from ``start_factor`` to ``end_factor`` over
     ``total_iters`` steps, then hold.
@@ -407,7 +414,7 @@ class CosineAnnealingLR(LRScheduler):
         ]
 
 
-# %% book/06_optimizers.ipynb, cell 115
+# %% book/06_optimizers.ipynb, cell 118
 def _check_schedulers(
     owner: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None
 ) -> Optimizer:
@@ -546,7 +553,7 @@ def _load_combined(owner: SequentialLR | ChainedScheduler, state_dict: dict[str,
         scheduler.load_state_dict(part)
 
 
-# %% book/06_optimizers.ipynb, cell 116
+# %% book/06_optimizers.ipynb, cell 119
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> list[float]:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
@@ -696,7 +703,7 @@ class OneCycleLR(LRScheduler):
         return lrs
 
 
-# %% book/06_optimizers.ipynb, cell 122
+# %% book/06_optimizers.ipynb, cell 125
 def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
                   eta_min: float = 0.0) -> SequentialLR | CosineAnnealingLR:
     r"""Linear warmup to the optimizer's rate over ``warmup_steps``, then cosine decay to
@@ -755,7 +762,7 @@ def warmup_cosine(optimizer: Optimizer, warmup_steps: int, max_steps: int,
     return SequentialLR(optimizer, [warmup, cosine], milestones=[int(warmup_steps)])
 
 
-# %% book/06_optimizers.ipynb, cell 125
+# %% book/06_optimizers.ipynb, cell 128
 class ConstantLR(LRScheduler):
     r"""Multiply the rate by ``factor`` for the first ``total_iters`` steps, then restore it.
 
@@ -857,7 +864,7 @@ class PolynomialLR(LRScheduler):
         ]
 
 
-# %% book/06_optimizers.ipynb, cell 127
+# %% book/06_optimizers.ipynb, cell 130
 class CosineAnnealingWarmRestarts(LRScheduler):
     r"""Cosine annealing that restarts from the initial rate, with periods growing by ``T_mult``
     (SGDR, Loshchilov and Hutter, 2017).
@@ -941,7 +948,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._last_lr = _lrs(self.optimizer)
 
 
-# %% book/06_optimizers.ipynb, cell 129
+# %% book/06_optimizers.ipynb, cell 132
 class CyclicLR(LRScheduler):
     r"""Cycle the rate between ``base_lr`` and ``max_lr`` along triangles (Smith, 2017).
 
@@ -1102,7 +1109,7 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
 
 
-# %% book/06_optimizers.ipynb, cell 131
+# %% book/06_optimizers.ipynb, cell 134
 class ReduceLROnPlateau(LRScheduler):
     r"""Divide the rate when a watched metric has stopped improving.
 

@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/06_optimizers.ipynb, cell 136
+# %% book/06_optimizers.ipynb, cell 139
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -134,7 +134,7 @@ def get_swa_avg_fn() -> Callable[[Tensor, Tensor, Any], Tensor]:
     return swa_update
 
 
-# %% book/06_optimizers.ipynb, cell 138
+# %% book/06_optimizers.ipynb, cell 141
 class AveragedModel(Module):
     r"""A copy of a model whose parameters are a running average of the model's, as
     ``torch.optim.swa_utils.AveragedModel``.
@@ -268,7 +268,7 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
     model.train(was_training)
 
 
-# %% book/06_optimizers.ipynb, cell 140
+# %% book/06_optimizers.ipynb, cell 143
 class SWALR(LRScheduler):
     r"""Anneal each group's rate to ``swa_lr`` over ``anneal_epochs`` steps, then hold it, as
     ``torch.optim.swa_utils.SWALR``.

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 150
+# %% book/08_gpt.ipynb, cell 153
 import os
 import socket
 import struct
@@ -160,7 +160,7 @@ def _read_varint(data: bytes, offset: int) -> tuple[int, int]:
             return value, offset
 
 
-# %% book/08_gpt.ipynb, cell 152
+# %% book/08_gpt.ipynb, cell 155
 # TensorBoard's messages, field by field (summary.proto, event.proto, tensor.proto)
 _DT_FLOAT, _DT_DOUBLE, _DT_STRING = 1, 2, 7
 _SESSION_START = 1
