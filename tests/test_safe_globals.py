@@ -189,9 +189,9 @@ def test_refused_without_the_allow_list_naming_the_global_and_the_fix():
     name = _name(TrainConfig)
     assert f"asks for the global {name}, which a weights-only load refuses" in message
     assert f"add_safe_globals([{name}])" in message and f"safe_globals([{name}])" in message
-    # weights_only=False loads the same way: still refused
-    with pytest.raises(CheckpointError, match="which a weights-only load refuses"):
-        _load(BLOB, weights_only=False)
+    assert "load it with weights_only=False, which runs its pickle" in message
+    # weights_only=False runs the pickle, as torch.load's does: the classes are imported
+    assert _load(BLOB, weights_only=False)["config"] == CHECKPOINT["config"]
     # allowing some is not allowing all
     with safe_globals([TrainConfig, Schedule]):
         with pytest.raises(CheckpointError, match="global argparse.Namespace"):
@@ -248,13 +248,17 @@ def test_get_unsafe_globals_lists_each_once_in_order_and_runs_nothing(tmp_path):
         get_unsafe_globals_in_checkpoint(tmp_path / "junk")
 
 
-def test_tl_save_never_pickles_even_an_allowed_class(tmp_path):
+def test_tl_save_pickles_a_class_as_torch_save_and_the_allow_list_reads_it(tmp_path):
+    tl.save({"config": CHECKPOINT["config"], "w": tl.ones(2)}, tmp_path / "c.ckpt")
+    with pytest.raises(CheckpointError, match=f"global {_name(TrainConfig)}, which a weights"):
+        tl.load(tmp_path / "c.ckpt")
+    assert get_unsafe_globals_in_checkpoint(tmp_path / "c.ckpt") == [
+        _name(TrainConfig), _name(Schedule)
+    ]
     with safe_globals([TrainConfig, Schedule]):
-        with pytest.raises(TypeError, match="cannot save a"):
-            tl.save({"config": CHECKPOINT["config"]}, tmp_path / "c.ckpt")
-        tl.save({"config": dataclasses.asdict(CHECKPOINT["config"]) | {"schedule": 2}},
-                tmp_path / "c.ckpt")
-    assert tl.load(tmp_path / "c.ckpt")["config"]["lr"] == 3e-4
+        assert tl.load(tmp_path / "c.ckpt")["config"] == CHECKPOINT["config"]
+    loaded = tl.load(tmp_path / "c.ckpt", weights_only=False)
+    assert loaded["config"] == CHECKPOINT["config"] and loaded["w"].tolist() == [1.0, 1.0]
 
 
 # --------------------------------------------------------------------------- what stays refused

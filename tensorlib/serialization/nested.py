@@ -4,11 +4,12 @@
 r"""``tensorlib.save`` / ``tensorlib.load``: nested containers of tensors, in PyTorch's format.
 
 ``save(obj, f)`` writes what ``torch.save`` writes, the zip archive of PyTorch 1.6 and later (see
-:func:`~tensorlib.serialization.pt_writer.write_pt`), for what ``torch.load(weights_only=True)``
-reads back: tensors, ``None``, bools, ints, floats, strings, ``bytes`` and dicts, lists and tuples
-of them, nested to any reasonable depth. Anything else is refused with a ``TypeError`` that names
-its path. ``load`` reads such archives, whether ``tensorlib.save`` or ``torch.save`` wrote them
-(:mod:`tensorlib.serialization.pytorch`), weights only, so no code in a file ever runs; it also
+:func:`~tensorlib.serialization.pt_writer.write_pt`): nested tensors, numbers, strings and
+containers so that ``torch.load(weights_only=True)`` reads them back, any other picklable object
+(a whole module, a dataclass, an ndarray) pickled as ``torch.save`` pickles it. ``load`` reads
+such archives, whether ``tensorlib.save`` or ``torch.save`` wrote them
+(:mod:`tensorlib.serialization.pytorch`): weights only by default, so no code in a file runs,
+or whole with ``weights_only=False``, which runs the file's pickle, for files you trust. It also
 reads the files of earlier versions of ``tensorlib.save`` (a safetensors file with the structure
 as JSON in its metadata) and any safetensors file. ``f`` is a path or a binary file object.
 ``get_unsafe_globals_in_checkpoint`` lists the globals an archive would need allowed.
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 81
+# %% book/07_checkpointing.ipynb, cell 86
 import io
 import json
 import math
@@ -69,7 +70,7 @@ _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
 _RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 82
+# %% book/07_checkpointing.ipynb, cell 87
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -126,10 +127,8 @@ class _Encoder:
         raise TypeError(
             f"{path or 'the object'}: cannot save a "
             f"{type(value).__module__}.{type(value).__qualname__}; "
-            "tensorlib.save takes tensors, None, bool, int, float, str and dicts, "
-            "lists and tuples of them "
-            "(wrap an ndarray with tl.from_numpy; save a module's or optimizer's "
-            "state_dict(), not the object)"
+            "the safetensors format of earlier versions of tensorlib.save holds tensors, None, "
+            "bool, int, float, str and dicts, lists and tuples of them"
         )
 
 
@@ -141,11 +140,14 @@ def save(
     _use_new_zipfile_serialization: bool = True,
     _disable_byteorder_record: bool = False,
 ) -> None:
-    """Save ``obj`` (nested dicts, lists, tuples of tensors and plain values) to ``f``.
+    """Save ``obj`` to ``f``, as ``torch.save``: any picklable object.
 
-    As ``torch.save``: the file is ``torch.save``'s zip archive, which ``torch.load`` reads with
-    its default ``weights_only=True`` (see :func:`~tensorlib.serialization.pt_writer.write_pt`),
-    written without PyTorch. ``f`` is a path (written atomically, see
+    The file is ``torch.save``'s zip archive (see
+    :func:`~tensorlib.serialization.pt_writer.write_pt`), written without PyTorch. Nested dicts,
+    lists and tuples of tensors and plain values load with the default ``weights_only=True`` of
+    ``torch.load`` and :func:`load`; any other object (a whole module, a dataclass, an ndarray)
+    is pickled as ``torch.save`` pickles it, and its file loads only with ``weights_only=False``
+    (a weights-only load refuses it, naming the global). ``f`` is a path (written atomically, see
     :func:`~tensorlib.serialization.atomic.atomic_write`) or a binary file object, seekable or
     not, written from its current position. Tensors that view one array (tied weights, a
     transpose) share one storage in the file and load sharing memory.
@@ -166,10 +168,11 @@ def save(
     storages' bytes go.
 
     Raises:
-        TypeError: for a value that a weights-only load could not rebuild (an ndarray, a set, a
-            module), naming its type and its path (``optimizer.state.0.foo``).
-        ValueError: for an object nested more than :data:`MAX_DEPTH` levels deep, or a
+        TypeError: for a tensor of a dtype PyTorch has no storage for.
+        ValueError: for plain containers nested more than :data:`MAX_DEPTH` levels deep, or a
             ``pickle_protocol`` past ``pickle.HIGHEST_PROTOCOL``.
+        pickle.PicklingError: for an object pickle cannot write (a lambda), as ``torch.save``;
+            nothing is written then.
         RuntimeError: for ``_use_new_zipfile_serialization=False`` under ``skip_data``.
     """
     if not isinstance(pickle_protocol, int) or isinstance(pickle_protocol, bool):
@@ -219,7 +222,7 @@ def _save_safetensors(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 83
+# %% book/07_checkpointing.ipynb, cell 88
 def _decode(
     node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
 ) -> Any:
@@ -307,9 +310,10 @@ def _placed(tensors: dict[str, Tensor], map_location: Any, source: str) -> dict[
 def _check_load_arguments(
     f: Any, pickle_module: Any, weights_only: bool | None, mmap: bool | None,
     pickle_load_args: dict[str, Any],
-) -> None:
-    """Refuse and warn where ``torch.load`` does, with its messages. As in PyTorch,
-    ``weights_only=None`` means ``True`` unless a ``pickle_module`` is given."""
+) -> bool:
+    """Refuse and warn where ``torch.load`` does, with its messages; whether the load is weights
+    only. As in PyTorch, ``weights_only=None`` means ``True`` unless a ``pickle_module`` is
+    given."""
     if weights_only is None:
         weights_only = pickle_module is None
     if weights_only:
@@ -321,6 +325,7 @@ def _check_load_arguments(
             warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=3)
     if mmap and not isinstance(f, (str, os.PathLike)):
         raise ValueError("f must be a file path in order to use the mmap argument")
+    return weights_only
 
 
 def load(
@@ -338,26 +343,29 @@ def load(
     ``f`` is a path or a binary file object (read from its position). A file of
     :func:`save` loads as it was saved; a safetensors file written by another program (no
     tensorlib structure in its metadata) as a dict of name to tensor; a ``torch.save`` archive
-    (the zip format of PyTorch 1.6 and later) as ``torch.load(f, weights_only=True)`` loads it
-    (see :func:`~tensorlib.serialization.pytorch.read_pt`). Nothing in a file is ever executed
-    but the globals allow-listed with :func:`~tensorlib.serialization.pytorch.add_safe_globals`
-    or :class:`~tensorlib.serialization.pytorch.safe_globals`: there is no pickle of arbitrary
-    objects, so ``weights_only=False`` loads the same way, and a file that needs another global
-    is refused, saying which and how to allow it.
+    (the zip format of PyTorch 1.6 and later) as ``torch.load`` loads it (see
+    :func:`~tensorlib.serialization.pytorch.read_pt`). A weights-only load, the default, never
+    runs code in the file but the globals allow-listed with
+    :func:`~tensorlib.serialization.pytorch.add_safe_globals` or
+    :class:`~tensorlib.serialization.pytorch.safe_globals`: a file that needs another global is
+    refused, saying which and how to allow it. ``weights_only=False`` runs the file's pickle, as
+    PyTorch's does (:class:`~tensorlib.serialization.pytorch.FullPickleReader`): a whole model, a
+    dataclass, an ndarray load, and so does any code the file asks for. Only for files you
+    trust.
 
     Args:
         f: the file.
         map_location: where storages go, as in ``torch.load``: ``None``, ``"cpu"``, a device, a
             dict of saved location to ``"cpu"`` or a callable ``(storage, location)``; tensorlib
             has only the CPU, so any other device is an error.
-        pickle_module: as in ``torch.load``, not with ``weights_only=True`` (and unused).
+        pickle_module: as in ``torch.load``, not with ``weights_only=True``; unused (the
+            unpickler is tensorlib's, which resolves PyTorch's names).
         weights_only: ``None`` (the default) is ``True``, or ``False`` when a
-            ``pickle_module`` is given, as in PyTorch; loading is always weights only,
-            with the allow-list (PyTorch's ``weights_only=False`` would unpickle anything).
+            ``pickle_module`` is given, as in PyTorch.
         mmap: ``True`` asks PyTorch to map the file rather than read it; checked as PyTorch
             checks it (a path to a zip archive), then the file is read as without it.
-        pickle_load_args: ``torch.load``'s arguments of the unpickler (``encoding=``), only
-            with ``weights_only=False``; accepted and unused (no pickle of objects is run).
+        pickle_load_args: ``torch.load``'s arguments of the unpickler (``encoding=``), used
+            with ``weights_only=False`` (ignored with a warning otherwise, as in PyTorch).
 
     An archive without a ``byteorder`` member is read in the byte order of
     :func:`~tensorlib.serialization.options.get_default_load_endianness`; under
@@ -370,14 +378,15 @@ def load(
         RuntimeError: for a ``pickle_module`` with ``weights_only``, or ``mmap`` with a file
             that is not a zip archive (PyTorch's messages).
     """
-    _check_load_arguments(f, pickle_module, weights_only, mmap, pickle_load_args)
+    weights_only = _check_load_arguments(f, pickle_module, weights_only, mmap, pickle_load_args)
     check_map_location(map_location)
     stream, size, source = _open(f)
     try:
         if _is_torch_archive(stream, source):
             return read_pt(
                 stream, size, source, map_location, byteorder=_load_byteorder(),
-                skip_data=_skipping_data(),
+                skip_data=_skipping_data(), weights_only=weights_only,
+                pickle_load_args=pickle_load_args,
             )
         if mmap:
             name = f"{f}, " if isinstance(f, str) else ""
@@ -407,7 +416,7 @@ def load(
     return obj
 
 
-# %% book/07_checkpointing.ipynb, cell 84
+# %% book/07_checkpointing.ipynb, cell 89
 def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | BinaryIO) -> list[str]:
     """The globals of a ``torch.save`` file that a weights-only :func:`load` would refuse.
 

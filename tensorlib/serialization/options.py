@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 77
+# %% book/07_checkpointing.ipynb, cell 82
 import enum
 import mmap
 import re
@@ -74,8 +74,9 @@ MAP_SHARED: int | None = getattr(mmap, "MAP_SHARED", None)
 class SourceChangeWarning(Warning):
     """PyTorch's warning that a module pickled whole has changed source since it was saved.
 
-    tensorlib never unpickles a module, so it never warns so; the class is here so that a program
-    that filters it (``warnings.simplefilter("ignore", SourceChangeWarning)``) runs unchanged."""
+    PyTorch checks a module's source only in its legacy format, which tensorlib does not read, so
+    tensorlib never warns so; the class is here so that a program that filters it
+    (``warnings.simplefilter("ignore", SourceChangeWarning)``) runs unchanged."""
 
 
 class LoadEndianness(enum.Enum):
@@ -220,7 +221,7 @@ def _skipping_data() -> bool:
     return _thread.skip_data
 
 
-# %% book/07_checkpointing.ipynb, cell 78
+# %% book/07_checkpointing.ipynb, cell 83
 # (priority, tagger, deserializer), lowest priority first, as PyTorch's _package_registry
 _package_registry: list[tuple[int, Callable[[Any], str | None], Callable[[Any, str], Any]]] = []
 

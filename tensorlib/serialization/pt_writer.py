@@ -11,8 +11,10 @@ pickle is written opcode by opcode, protocol 2, naming only the globals that
 ``torch.load(weights_only=True)`` allows: ``torch._utils._rebuild_tensor_v2``,
 ``torch._utils._rebuild_parameter``, the storage types (``torch.FloatStorage``...),
 ``collections.OrderedDict`` and ``_codecs.encode`` (for ``bytes``). So PyTorch is never imported,
-and a file of ours loads in PyTorch with its default, weights-only ``torch.load``. Anything that
-a weights-only load could not rebuild is refused with a ``TypeError`` naming its path.
+and a file of ours loads in PyTorch with its default, weights-only ``torch.load``. Any other
+object (a whole module, a dataclass, an ndarray) is pickled as ``torch.save`` pickles it, by
+Python's own pickler with tensors and storages written the same way: such a file loads only with
+``weights_only=False``, which runs its pickle.
 See the chapter "Checkpointing" of the book.
 """
 
@@ -25,13 +27,15 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 70
+# %% book/07_checkpointing.ipynb, cell 73
 import collections
 import io
 import os
+import pickle
 import struct
 import zipfile
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any, BinaryIO, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -39,6 +43,7 @@ from tensorlib.engine import Tensor
 from tensorlib.nn.parameter import Parameter
 from tensorlib.serialization.atomic import atomic_write
 from tensorlib.serialization.pytorch import STORAGE_DTYPES
+from tensorlib.shape import Size
 
 # element type -> the storage class that names it in the pickle (STORAGE_DTYPES read backwards)
 STORAGE_NAMES = {np.dtype(code): name for name, code in STORAGE_DTYPES.items()}
@@ -50,7 +55,7 @@ _VERSION = b"3\n"
 _BATCH = 1000  # items per SETITEMS / APPENDS, as the standard library's pickler batches them
 
 
-# %% book/07_checkpointing.ipynb, cell 71
+# %% book/07_checkpointing.ipynb, cell 74
 def _root(array: np.ndarray) -> np.ndarray:
     """The array whose memory ``array`` views, through views of views. A view made with
     ``as_strided`` (``broadcast_to``, the views
@@ -92,6 +97,21 @@ def _storage_of(array: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]]:
     return copy, 0, tuple(s // itemsize for s in copy.strides)
 
 
+def _storage_key(
+    storages: dict[tuple, tuple[str, np.ndarray]], array: np.ndarray, path: str
+) -> tuple[str, np.ndarray, int, tuple[int, ...]]:
+    """``(key, storage, offset, stride)`` of the tensor ``array``: its storage gets the next key,
+    ``"0"``, ``"1"``, ..., in ``storages`` (identity -> (key, storage)) the first time a tensor
+    reaches it."""
+    if array.dtype not in STORAGE_NAMES:
+        raise TypeError(f"{path or 'the object'}: cannot save a tensor of dtype {array.dtype}")
+    storage, offset, stride = _storage_of(array)
+    identity = (storage.__array_interface__["data"][0], storage.nbytes, storage.dtype.str)
+    if identity not in storages:
+        storages[identity] = (str(len(storages)), storage)
+    return storages[identity][0], storage, offset, stride
+
+
 def _encode_long(value: int) -> bytes:
     """Two's complement, little-endian, in the fewest bytes (``pickle.encode_long``)."""
     if value == 0:
@@ -102,7 +122,12 @@ def _encode_long(value: int) -> bytes:
     return data
 
 
-# %% book/07_checkpointing.ipynb, cell 72
+# %% book/07_checkpointing.ipynb, cell 75
+class _NotPlain(Exception):
+    """What ``_PickleWriter`` raises at the first value a weights-only load could not
+    rebuild: :func:`write_pt` then pickles the whole object with ``_ObjectPickler``."""
+
+
 class _PickleWriter:
     """Writes one object as a protocol-2 pickle, opcode by opcode, collecting its storages.
 
@@ -148,12 +173,8 @@ class _PickleWriter:
             self.out += b"J" + struct.pack("<i", value)
         else:
             data = _encode_long(value)
-            if len(data) > 255:  # pickle would write LONG4, which a weights-only load refuses
-                raise ValueError(
-                    f"{path or 'the object'}: the int of {value.bit_length()} bits needs "
-                    f"{len(data)} bytes; torch.load(weights_only=True) reads ints of at most "
-                    "255 bytes (the LONG1 opcode)"
-                )
+            if len(data) > 255:  # pickle writes LONG4, which a weights-only load refuses
+                raise _NotPlain(path)
             self.out += b"\x8a" + bytes([len(data)]) + data  # LONG1
 
     def tuple_(self, items: tuple, path: str, depth: int) -> None:
@@ -201,14 +222,7 @@ class _PickleWriter:
         elif isinstance(value, tuple):
             self.tuple_(value, path, depth)
         else:
-            raise TypeError(
-                f"{path or 'the object'}: cannot save a "
-                f"{type(value).__module__}.{type(value).__qualname__}; "
-                "tensorlib.save takes what torch.load(weights_only=True) reads back: tensors, "
-                "None, bool, int, float, str, bytes and dicts (OrderedDict too), lists and "
-                "tuples of them (wrap an ndarray with tl.from_numpy; save a module's or "
-                "optimizer's state_dict(), not the object)"
-            )
+            raise _NotPlain(path)
 
     def container(self, value: dict | list, path: str, depth: int) -> None:
         if self.get(id(value)):
@@ -242,13 +256,7 @@ class _PickleWriter:
             self.global_("torch._utils", "_rebuild_parameter")
         self.global_("torch._utils", "_rebuild_tensor_v2")
         array = value.detach().numpy()
-        if array.dtype not in STORAGE_NAMES:
-            raise TypeError(f"{path or 'the object'}: cannot save a tensor of dtype {array.dtype}")
-        storage, offset, stride = _storage_of(array)
-        identity = (storage.__array_interface__["data"][0], storage.nbytes, storage.dtype.str)
-        if identity not in self.storages:
-            self.storages[identity] = (str(len(self.storages)), storage)
-        key = self.storages[identity][0]
+        key, storage, offset, stride = _storage_key(self.storages, array, path)
         self.out += b"(("  # the arguments' MARK, then the persistent id's MARK
         self.text("storage")
         self.global_("torch", STORAGE_NAMES[array.dtype])
@@ -269,7 +277,80 @@ class _PickleWriter:
         self.put(id(value))
 
 
-# %% book/07_checkpointing.ipynb, cell 73
+# %% book/07_checkpointing.ipynb, cell 77
+class _Named(NamedTuple):
+    """A global the pickle names by module and name, never imported (``torch._utils`` ...)."""
+
+    module: str
+    name: str
+
+    def __call__(self, *args: Any) -> Any:  # pickle writes only a callable as REDUCE's function
+        raise TypeError(f"{self.module}.{self.name} is only named in a pickle, never called")
+
+
+class _Data(NamedTuple):
+    """The tensor a Parameter wraps, pickled as a plain tensor (PyTorch's ``param.data``)."""
+
+    tensor: Tensor
+
+
+class _StorageRef(NamedTuple):
+    """A storage, which the pickle holds as its persistent id."""
+
+    key: str
+    storage: np.ndarray
+
+
+# one object per global, so the pickler's memo writes each once
+_REBUILD_TENSOR = _Named("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_PARAMETER = _Named("torch._utils", "_rebuild_parameter")
+_SIZE = _Named("torch", "Size")
+_STORAGE_TYPES = {dtype: _Named("torch", name) for dtype, name in STORAGE_NAMES.items()}
+
+
+class _ObjectPickler(pickle._Pickler):
+    """Python's pickler at protocol 2, for any object ``torch.save`` pickles (a whole module, a
+    dataclass, an ndarray), with tensors, Parameters, storages and ``Size`` written as
+    ``_PickleWriter`` writes them; its storages are collected in ``storages``."""
+
+    # the standard library's pickler has these, which typeshed does not declare
+    write: Callable[[bytes], Any]
+    memoize: Callable[[Any], None]
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, protocol=2)
+        self.storages: dict[tuple, tuple[str, np.ndarray]] = {}
+
+    def persistent_id(self, obj: Any) -> Any:
+        if type(obj) is _StorageRef:
+            kind = _STORAGE_TYPES[obj.storage.dtype]
+            return ("storage", kind, obj.key, "cpu", obj.storage.size)
+        return None
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, Parameter):
+            return _REBUILD_PARAMETER, (_Data(obj), obj.requires_grad, collections.OrderedDict())
+        if isinstance(obj, Tensor) or type(obj) is _Data:
+            tensor: Tensor = obj.tensor if isinstance(obj, _Data) else obj
+            array = tensor.detach().numpy()
+            key, storage, offset, stride = _storage_key(self.storages, array, "")
+            requires_grad = tensor.requires_grad and not isinstance(obj, _Data)
+            return _REBUILD_TENSOR, (
+                _StorageRef(key, storage), offset, tuple(array.shape), stride, requires_grad,
+                collections.OrderedDict(),
+            )
+        if isinstance(obj, Size):
+            return _SIZE, (tuple(obj),)
+        return NotImplemented
+
+    def save_named(self, obj: _Named) -> None:
+        self.write(b"c" + f"{obj.module}\n{obj.name}\n".encode("ascii"))  # GLOBAL
+        self.memoize(obj)
+
+    dispatch: ClassVar[dict[type, Any]] = {**pickle._Pickler.dispatch, _Named: save_named}
+
+
+# %% book/07_checkpointing.ipynb, cell 78
 class _Chunks:
     """A write-only stream that keeps what is written, in pieces, uncopied: ``zipfile`` writes
     the archive into it, and :func:`atomic_write` or the user's file takes the pieces."""
@@ -329,12 +410,15 @@ def write_pt(
 ) -> None:
     """Write ``obj`` to ``f`` in ``torch.save``'s zip format, without PyTorch.
 
-    ``obj`` is what ``torch.load(weights_only=True)`` reads back: tensors (``Parameter`` kept as
-    one), ``None``, bools, ints, floats, strings, ``bytes``, and dicts (``OrderedDict`` kept as
-    one), lists and tuples of them, nested. numpy scalars are written as Python numbers, other
-    dict, list and tuple subclasses as the plain container. Tensors that view one array (a
-    matrix and its transpose, tied weights) share one storage in the file; one object reached
-    twice is written once and loads as one object.
+    ``obj`` is any picklable object, as for ``torch.save``. What ``torch.load(weights_only=True)``
+    reads back (tensors, ``Parameter`` kept as one, ``None``, bools, ints, floats, strings,
+    ``bytes``, and dicts, ``OrderedDict`` kept as one, lists and tuples of them, nested) is
+    written opcode by opcode, numpy scalars as Python numbers, other dict, list and tuple
+    subclasses as the plain container. Any other object (a whole module, a dataclass, an
+    ndarray) makes the whole object pickled by Python's pickler (``_ObjectPickler``), as
+    ``torch.save`` pickles it; its file loads only with ``weights_only=False``. Tensors that view
+    one array (a matrix and its transpose, tied weights) share one storage in the file; one
+    object reached twice is written once and loads as one object.
 
     Args:
         obj: the object.
@@ -346,9 +430,11 @@ def write_pt(
         skip_data: write zeros where the storages' bytes go (``torch.serialization.skip_data``).
 
     Raises:
-        TypeError: for a value of another type, naming its path (``optimizer.state.0.foo``), or
-            an ``f`` that is neither a path nor a binary file object.
-        ValueError: for an object nested more than :data:`MAX_DEPTH` levels deep.
+        TypeError: for a tensor of a dtype PyTorch has no storage for, or an ``f`` that is
+            neither a path nor a binary file object.
+        ValueError: for plain containers nested more than :data:`MAX_DEPTH` levels deep.
+        pickle.PicklingError: for an object pickle cannot write (a lambda, a local class),
+            as from ``torch.save``. Nothing is written then.
     """
     if not isinstance(f, (str, os.PathLike)) and (
         not hasattr(f, "write") or isinstance(f, io.TextIOBase)
@@ -358,17 +444,24 @@ def write_pt(
             f"io.BytesIO), got {type(f).__name__}"
         )
     writer = _PickleWriter()
-    writer.save(obj, "")
-    writer.out += b"."  # STOP
+    try:
+        writer.save(obj, "")
+        writer.out += b"."  # STOP
+        pickled, storages = bytes(writer.out), writer.storages
+    except _NotPlain:  # something a weights-only load cannot rebuild: pickle's own way
+        out = io.BytesIO()
+        pickler = _ObjectPickler(out)
+        pickler.dump(obj)
+        pickled, storages = out.getvalue(), pickler.storages
     prefix = archive_name(f)
     sink = _Chunks()
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_STORED) as archive:
-        _add(archive, sink, f"{prefix}/data.pkl", bytes(writer.out))
+        _add(archive, sink, f"{prefix}/data.pkl", pickled)
         _add(archive, sink, f"{prefix}/.format_version", _FORMAT_VERSION)
         _add(archive, sink, f"{prefix}/.storage_alignment", str(ALIGNMENT).encode())
         if byteorder_record:
             _add(archive, sink, f"{prefix}/byteorder", b"little")
-        for key, storage in writer.storages.values():
+        for key, storage in storages.values():
             if skip_data:  # the member's size, and zeros
                 _add(archive, sink, f"{prefix}/data/{key}", bytes(storage.nbytes))
                 continue
