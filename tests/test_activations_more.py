@@ -89,3 +89,20 @@ def test_errors_and_warnings():
         F.softmin(tl.ones(2, 3))
     assert any("Implicit dimension" in str(w.message) for w in caught)
     assert F.logsigmoid(tl.tensor([-200.0])).item() == -200.0
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape, weight", [((), (1,)), ((), ()), ((3,), (1,)), ((2, 3), (3,))])
+def test_prelu_keeps_the_input_shape_as_pytorch(shape, weight):
+    torch = pytest.importorskip("torch")
+    values = np.linspace(-2.0, 1.0, int(np.prod(shape))).reshape(shape)
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(values, requires_grad=True)
+        w = lib.tensor(np.full(weight, 0.25), requires_grad=True)
+        out = lib.nn.functional.prelu(x, w)
+        (out * 2).sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy(), w.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -148,3 +148,96 @@ def test_equal_matches_pytorch(case):
 def test_equal_wants_tensors():
     with pytest.raises(TypeError, match="equal expects Tensors, got list"):
         tl.equal(tl.ones(2), [1.0, 1.0])
+
+
+# The remainder, the rounded divisions and the ops PyTorch records without a derivative (the OpInfo
+# sweep found them detached: a loss adding such a term to others silently lost that path)
+def _both_grads(lib, a, b, fn):
+    x = lib.tensor(np.array(a, dtype=np.float64), requires_grad=True)
+    y = lib.tensor(np.array(b, dtype=np.float64), requires_grad=True)
+    out = fn(x, y)
+    out.backward(lib.ones_like(out))
+    return out, x.grad, y.grad
+
+
+def test_remainder_has_pytorchs_gradient_in_both_arguments():
+    out, gx, gy = _both_grads(tl, [1.5, -2.5, 3.0], [2.0, 2.0, -1.0], lambda x, y: x % y)
+    assert out.requires_grad and out.tolist() == [1.5, 1.5, -0.0]
+    assert gx.tolist() == [1.0, 1.0, 1.0] and gy.tolist() == [-0.0, 2.0, 3.0]  # torch's values
+
+
+def test_remainder_gradcheck_and_broadcast():
+    rng = np.random.default_rng(0)
+    a = tl.tensor(rng.uniform(-3, 3, size=(3, 4)), requires_grad=True)
+    b = tl.tensor(rng.choice([-1.3, 0.7, 2.1], size=(4,)), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda p, q: tl.remainder(p, q), (a, b))
+    assert tl.autograd.gradgradcheck(lambda p, q: tl.remainder(p, q), (a, b))
+    assert tl.autograd.gradcheck(lambda p: p % 0.7, (a,))
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_rounded_division_is_in_the_graph_with_a_zero_gradient(mode):
+    out, gx, gy = _both_grads(tl, [1.5, -2.5], [2.0, 2.0],
+                              lambda x, y: tl.div(x, y, rounding_mode=mode))
+    assert out.requires_grad and out.grad_fn is not None
+    assert gx.tolist() == [0.0, 0.0] and gy.tolist() == [0.0, 0.0]
+    assert out.tolist() == ([0.0, -2.0] if mode == "floor" else [0.0, -1.0])
+    assert tl.div(tl.tensor([7, -7]), 2, rounding_mode=mode).tolist() == (
+        [3, -4] if mode == "floor" else [3, -3])
+
+
+NO_DERIVATIVE = {
+    "floor_divide": lambda lib, x: x // 0.7,
+    "heaviside": lambda lib, x: lib.heaviside(x, lib.ones_like(x)),
+    "histogram": lambda lib, x: lib.histogram(x, 4)[0],
+    "unique": lambda lib, x: lib.unique(x),
+    "unique_consecutive": lambda lib, x: lib.unique_consecutive(x),
+}
+
+
+@pytest.mark.parametrize("name", list(NO_DERIVATIVE))
+def test_ops_without_a_derivative_raise_in_backward_instead_of_detaching(name):
+    x = tl.tensor([0.3, -1.2, 2.5, 2.5], dtype=tl.float64, requires_grad=True)
+    out = NO_DERIVATIVE[name](tl, x)
+    assert out.requires_grad
+    loss = (x * x).sum() + out.sum()  # the other term alone would train silently
+    with pytest.raises(RuntimeError, match="derivative for .* is not implemented"):
+        loss.backward()
+    assert not NO_DERIVATIVE[name](tl, x.detach()).requires_grad
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", list(NO_DERIVATIVE))
+def test_ops_without_a_derivative_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        x = lib.tensor([0.3, -1.2, 2.5, 2.5], dtype=lib.float64, requires_grad=True)
+        out = NO_DERIVATIVE[name](lib, x)
+        assert out.requires_grad
+        with pytest.raises(RuntimeError, match="derivative for"):
+            out.sum().backward()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, y: lib.remainder(x, y), lambda lib, x, y: x % 0.7,
+    lambda lib, x, y: lib.div(x, y, rounding_mode="floor"),
+    lambda lib, x, y: lib.div(x, y, rounding_mode="trunc"),
+], ids=["remainder", "remainder by a number", "div floor", "div trunc"])
+def test_remainder_and_rounded_division_match_pytorch(fn):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a, b = rng.uniform(-3, 3, size=(3, 4)), rng.choice([-1.3, 0.7, 2.1], size=(4,))
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor(b, dtype=lib.float64, requires_grad=True)
+        out = fn(lib, x, y)
+        (out * lib.tensor(a, dtype=lib.float64)).sum().backward()
+        results.append([out.detach().numpy(), x.grad.numpy(),
+                        None if y.grad is None else y.grad.numpy()])
+    for ours, theirs in zip(*results, strict=True):
+        if theirs is None:
+            assert ours is None
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)

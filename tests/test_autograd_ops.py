@@ -512,3 +512,34 @@ def test_stable_ops_do_not_warn_at_extreme_values(dtype):
             out.backward(gradient=tl.ones_like(out))
         assert np.all(np.isfinite(out.numpy())), f"{name}: non-finite output {out.numpy()}"
         assert np.all(np.isfinite(x.grad.numpy())), f"{name}: non-finite grad {x.grad.numpy()}"
+
+
+# cat's legacy rule: a 1-D empty tensor joins tensors of any shape (it was refused), and keeps its
+# (empty) gradient; unfold of a 0-d tensor is one window of shape (size,), as in PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_skips_legacy_empty_tensors_as_pytorch(dim):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        empty = lib.zeros(0, dtype=lib.float64, requires_grad=True)
+        block = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+        out = lib.cat([empty, block, empty], dim=dim)
+        (out * 3).sum().backward()
+        results.append((out.detach().numpy(), block.grad.numpy(), empty.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        assert ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+    assert tl.cat([tl.tensor([]), tl.tensor([])]).shape == (0,)
+
+
+@pytest.mark.parity
+def test_unfold_of_a_zero_dim_tensor_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    ours = tl.tensor(2.5, dtype=tl.float64, requires_grad=True)
+    theirs = torch.tensor(2.5, dtype=torch.float64, requires_grad=True)
+    a, b = ours.unfold(0, 1, 1), theirs.unfold(0, 1, 1)
+    assert a.shape == tuple(b.shape) == (1,)
+    (a * 2).sum().backward()
+    (b * 2).sum().backward()
+    assert ours.grad.item() == theirs.grad.item() == 2.0

@@ -92,9 +92,66 @@ def test_gradchecks_and_errors():
     zero = tl.tensor([0.0, 2.0], dtype=tl.float64, requires_grad=True)
     tl.vander(zero, N=3).sum().backward()
     assert zero.grad.tolist() == [1.0, 5.0]  # d/dx (x^2 + x + 1) = 2x + 1, no NaN at 0
-    with pytest.raises(NotImplementedError, match="fweights"):
-        tl.cov(a, fweights=tl.tensor([1, 1, 1, 1, 1, 1]))
+    ones = tl.tensor([1] * a.shape[1])  # weights of 1: the unweighted covariance
+    np.testing.assert_allclose(tl.cov(a, fweights=ones).detach().numpy(),
+                               tl.cov(a).detach().numpy(), rtol=1e-12)
     with pytest.raises(RuntimeError, match="1D"):
         tl.combinations(tl.ones(2, 2))
     with pytest.raises(RuntimeError, match="max must be larger"):
         tl.histc(tl.ones(3), bins=2, min=2, max=1)
+
+
+# cov's weights (fweights, aweights; differentiable in the input and aweights, as PyTorch's), and
+# one variable of shape (1, N) giving a 0-d covariance and correlation, as torch's squeeze does
+def test_cov_weights_match_numpy_and_gradcheck():
+    rng = np.random.default_rng(0)
+    x, counts, weights = rng.normal(size=(3, 6)), rng.integers(1, 4, 6), rng.uniform(0.5, 2, 6)
+    for kwargs, numpy_kwargs in [
+        ({"fweights": tl.tensor(counts)}, {"fweights": counts}),
+        ({"aweights": tl.tensor(weights)}, {"aweights": weights}),
+        ({"fweights": tl.tensor(counts), "aweights": tl.tensor(weights)},
+         {"fweights": counts, "aweights": weights}),
+    ]:
+        ours = tl.cov(tl.tensor(x), **kwargs).numpy()
+        np.testing.assert_allclose(ours, np.cov(x, **numpy_kwargs), rtol=1e-12)
+    assert tl.autograd.gradcheck(
+        lambda a, w: tl.cov(a, fweights=tl.tensor(counts), aweights=w, correction=0),
+        (tl.tensor(x, requires_grad=True), tl.tensor(weights, requires_grad=True)))
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"fweights": tl.tensor([1.0, 2.0])}, "fweights to have integral dtype"),
+    ({"aweights": tl.tensor([1, 2])}, "aweights to have floating point dtype"),
+    ({"fweights": tl.tensor([1, 2, 3])}, "same numel as there are observations"),
+    ({"fweights": tl.tensor([1, -2])}, "fweights cannot be negative"),
+])
+def test_cov_weights_are_checked(bad, message):
+    with pytest.raises(RuntimeError, match=message):
+        tl.cov(tl.tensor([[1.0, 2.0], [3.0, 5.0]]), **bad)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", ["fweights", "aweights", "both", "one variable", "corrcoef"])
+def test_cov_matches_pytorch(case):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    x, counts, weights = rng.normal(size=(3, 5)), rng.integers(0, 4, 5), rng.uniform(0.5, 2, 5)
+    results = []
+    for lib in (tl, torch):
+        a = lib.tensor(x[:1] if case in ("one variable", "corrcoef") else x, requires_grad=True)
+        w = lib.tensor(weights, requires_grad=True)
+        f = lib.tensor(counts)
+        if case == "corrcoef":
+            out = lib.corrcoef(a)
+        else:
+            out = lib.cov(a, correction=1, fweights=f if case in ("fweights", "both") else None,
+                          aweights=w if case in ("aweights", "both") else None)
+        (out * 1.5).sum().backward()
+        results.append((out.detach().numpy(), a.grad.numpy(),
+                        None if w.grad is None else w.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        if theirs is None:
+            assert ours is None
+        else:
+            assert ours.shape == theirs.shape
+            np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

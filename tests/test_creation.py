@@ -51,3 +51,51 @@ PROBE = {
 @pytest.mark.parametrize("case", list(PROBE))
 def test_matches_pytorch(case):
     assert_matches_pytorch(case, PROBE[case])
+
+
+# torch.fill: a value tensor gets the summed gradient, the input a zero one (it was detached)
+def test_fill_has_pytorchs_gradients():
+    x = tl.ones(3, requires_grad=True)
+    value = tl.tensor(2.0, dtype=tl.float64, requires_grad=True)
+    out = tl.fill(x, value)
+    assert out.dtype == tl.float32 and out.tolist() == [2.0, 2.0, 2.0] and out.requires_grad
+    (out * tl.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0] and value.grad.item() == 6.0
+    assert value.grad.dtype == tl.float64
+    base = tl.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda a, v: tl.fill(a, v), (base, value))
+    assert tl.fill(tl.zeros(2, dtype=tl.int64), 2.7).tolist() == [2, 2]
+
+
+@pytest.mark.parity
+def test_fill_gradients_match_pytorch():
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (tl, torch):
+        x = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+        value = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        (lib.fill(x, value) * lib.arange(6.0, dtype=lib.float64).reshape(2, 3)).sum().backward()
+        grads.append((x.grad.numpy(), value.grad.numpy()))
+    for ours, theirs in zip(*grads, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+# Tensor.new_* take PyTorch's keywords (device, layout, pin_memory too)
+@pytest.mark.parity
+@pytest.mark.parametrize("name, args", [("new_zeros", (2, 3)), ("new_ones", ((2, 3),)),
+                                        ("new_empty", (2,)), ("new_full", ((2,), 7.0)),
+                                        ("new_tensor", ([1.0, 2.0],))])
+def test_new_methods_take_pytorchs_keywords(name, args):
+    torch = pytest.importorskip("torch")
+    outs = []
+    for lib in (tl, torch):
+        base = lib.ones(1, dtype=lib.float64)
+        # (new_tensor takes neither layout nor pin_memory in PyTorch)
+        more = {} if name == "new_tensor" else {"layout": lib.strided, "pin_memory": False}
+        out = getattr(base, name)(*args, dtype=lib.float32, device="cpu", requires_grad=True,
+                                  **more)
+        outs.append(out)
+    ours, theirs = outs
+    assert ours.shape == tuple(theirs.shape) and ours.requires_grad and ours.dtype == tl.float32
+    if name != "new_empty":
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())

@@ -53,6 +53,7 @@ PACKAGE_ORDER = [
     "creation",
     "promotion",
     "conversion",
+    "division",
     "arithmetic",
     "reductions",
     "cumulative",
@@ -138,8 +139,14 @@ def test_each_module_imports_only_modules_before_it():
     """
     for position, stem in enumerate(PACKAGE_ORDER):
         tree = ast.parse((ENGINE_DIR / f"{stem}.py").read_text(encoding="utf-8"))
+        # an import inside a function runs when it is called, after the package has loaded (as
+        # torch.norm's reductions.norm reads linalg_norms): it cannot make a cycle
+        deferred = {
+            id(inner) for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+            for inner in ast.walk(node)
+        }
         for node in ast.walk(tree):
-            if not (
+            if id(node) in deferred or not (
                 isinstance(node, ast.ImportFrom)
                 and node.module
                 and node.module.startswith("tensorlib.engine")

@@ -6,6 +6,7 @@ flags), a custom ``autograd.Function``'s backward differentiated under ``create_
 from __future__ import annotations
 
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -385,3 +386,39 @@ def test_once_differentiable_accepts_an_array_under_create_graph():
     np.testing.assert_array_equal(g.numpy(), [3.0, 12.0])
     with pytest.raises(RuntimeError, match="marked with @once_differentiable"):
         g.sum().backward()
+
+
+# autograd.grad(create_graph=True) returned a detached copy of a grad_outputs tensor that requires
+# grad when the backward passed it through unchanged (x + c): the second derivative was lost
+def test_grad_passes_a_grad_output_that_requires_grad_through_as_pytorch():
+    x = tl.tensor([1.0, 2.0], dtype=tl.float64, requires_grad=True)
+    v = tl.tensor([3.0, 4.0], dtype=tl.float64, requires_grad=True)
+    (g,) = tl.autograd.grad(x + 0.5, x, v, create_graph=True)
+    assert g is v and g.requires_grad  # torch returns v itself
+    assert tl.autograd.gradgradcheck(lambda p: p + 0.5, (x,))
+    assert tl.autograd.gradgradcheck(lambda p: p % 0.7, (x,))
+
+
+@pytest.mark.parity
+def test_grad_of_a_pass_through_with_create_graph_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        v = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x - 2.0, x, v, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), v)
+        assert g.requires_grad and h.tolist() == [6.0, 8.0]
+
+
+@pytest.mark.parity
+def test_backward_create_graph_keeps_a_passed_through_gradient_in_the_graph():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        v = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns of the reference cycle
+            (x + 0.5).backward(v, create_graph=True)
+        assert x.grad.requires_grad and x.grad is not v  # a copy in the graph, not detached
+        (x.grad * x.grad).sum().backward()
+        assert v.grad.tolist() == [6.0, 8.0]

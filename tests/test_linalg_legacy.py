@@ -273,3 +273,79 @@ def test_norm_warnings_match_torch():
             call()
         ours.append(str(caught[0].message))
     assert ours == theirs
+
+
+# The LU factors are differentiable (they were outside the graph: a loss using them lost A's path)
+LU_SHAPES = [(4, 4), (2, 3, 3), (3, 5), (5, 3), (2, 4, 2), (1, 1)]
+
+
+def _lu_outputs(lib, a, name):
+    if name == "lu_factor":
+        return (lib.linalg.lu_factor(a).LU,)
+    if name == "lu_factor_ex":
+        return (lib.linalg.lu_factor_ex(a).LU,)
+    if name == "lu":
+        return tuple(lib.linalg.lu(a)[1:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return (lib.lu(a)[0],)
+
+
+@pytest.mark.parametrize("shape", LU_SHAPES)
+@pytest.mark.parametrize("name", ["lu_factor", "lu_factor_ex", "lu", "legacy lu"])
+def test_lu_factors_gradcheck(name, shape):
+    a = tl.tensor(np.random.default_rng(0).normal(size=shape), requires_grad=True)
+    assert all(t.requires_grad for t in _lu_outputs(tl, a, name))
+    assert tl.autograd.gradcheck(lambda t: _lu_outputs(tl, t, name), (a,))
+    if name == "lu_factor":
+        assert tl.autograd.gradgradcheck(lambda t: _lu_outputs(tl, t, name), (a,))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape", LU_SHAPES)
+@pytest.mark.parametrize("name", ["lu_factor", "lu_factor_ex", "lu", "legacy lu"])
+def test_lu_factors_gradients_match_pytorch(name, shape):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=shape)
+    grads = []
+    for lib in (tl, torch):
+        x = lib.tensor(a, requires_grad=True)
+        outs = _lu_outputs(lib, x, name)
+        weights = np.random.default_rng(2)
+        sum((o * lib.tensor(weights.normal(size=tuple(o.shape)))).sum() for o in outs).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+def test_lu_without_pivoting_still_refuses():
+    a = tl.tensor(np.eye(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="without pivoting"):
+        tl.linalg.lu_factor(a, pivot=False)
+
+
+def test_householder_product_without_reflectors_stays_in_the_graph():
+    a = tl.tensor(np.random.default_rng(0).normal(size=(5, 5)), requires_grad=True)
+    tau = tl.zeros(0, dtype=tl.float64, requires_grad=True)
+    out = tl.linalg.householder_product(a, tau)
+    assert out.requires_grad and np.array_equal(out.detach().numpy(), np.eye(5))
+    out.sum().backward()  # as PyTorch's: no gradient reaches A, tau's is empty
+    assert a.grad is None and tau.grad.shape == (0,)
+
+
+# The edge shapes of section 20.4: linalg.vander of a 0-d tensor, the _ex forms on (0, 0) batches
+@pytest.mark.parity
+@pytest.mark.parametrize("name, shape", [("vander", ()), ("inv_ex", (0, 0)),
+                                         ("inv_ex", (0, 0, 0)), ("cholesky_ex", (0, 0)),
+                                         ("cholesky_ex", (2, 0, 0))])
+def test_linalg_edge_shapes_match_pytorch(name, shape):
+    torch = pytest.importorskip("torch")
+    outs = []
+    for lib in (tl, torch):
+        if name == "vander":
+            out = lib.linalg.vander(lib.tensor(2.0, dtype=lib.float64), N=3)
+        else:
+            out = getattr(lib.linalg, name)(lib.zeros(*shape, dtype=lib.float64))[0]
+        outs.append(out.detach().numpy())
+    assert outs[0].shape == outs[1].shape
+    np.testing.assert_array_equal(outs[0], outs[1])

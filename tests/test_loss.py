@@ -91,3 +91,74 @@ PROBE = {
 @pytest.mark.parametrize("case", list(PROBE))
 def test_matches_pytorch(case):
     assert_matches_pytorch(case, PROBE[case])
+
+
+# Probability targets that require grad: d loss / d target = -log_softmax(input) times the weights,
+# (1 - label_smoothing), the reduction (it raised NotImplementedError)
+SOFT_OPTIONS = {
+    "mean": {},
+    "sum, weights": {"reduction": "sum", "weight": [1.0, 2.0, 0.5]},
+    "none, smoothing": {"reduction": "none", "label_smoothing": 0.2},
+    "mean, weights, smoothing": {"weight": [0.3, 1.0, 2.0], "label_smoothing": 0.1},
+}
+
+
+def _soft_call(lib, x, t, options):
+    options = dict(options)
+    if "weight" in options:
+        options["weight"] = lib.tensor(options["weight"], dtype=lib.float64)
+    return functional(lib).cross_entropy(x, t, **options)
+
+
+@pytest.mark.parametrize("options", list(SOFT_OPTIONS))
+@pytest.mark.parametrize("shape", [(4, 3), (3,), (2, 3, 2)])
+def test_cross_entropy_soft_target_gradcheck(options, shape):
+    rng = np.random.default_rng(0)
+    x = tl.tensor(rng.normal(size=shape), requires_grad=True)
+    probs = rng.dirichlet(np.ones(3), size=int(np.prod(shape)) // 3)
+    target = np.moveaxis(probs.reshape(shape[:1] + shape[2:] + (3,)), -1, 1) if len(shape) > 1 \
+        else probs[0]
+    t = tl.tensor(target, requires_grad=True)
+    assert tl.autograd.gradcheck(lambda a, b: _soft_call(tl, a, b, SOFT_OPTIONS[options]), (x, t))
+
+
+def test_cross_entropy_soft_target_gradient_is_minus_log_softmax():
+    x = tl.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]], dtype=tl.float64)
+    t = tl.tensor([[0.2, 0.5, 0.3], [1.0, 0.0, 0.0]], dtype=tl.float64, requires_grad=True)
+    F.cross_entropy(x, t).backward()
+    np.testing.assert_allclose(t.grad.numpy(), -x.log_softmax(dim=1).numpy() / 2, rtol=1e-14)
+    with pytest.raises(ValueError, match="probability targets must have the input's shape"):
+        F.cross_entropy(x, tl.tensor([[0.5, 0.5]], dtype=tl.float64, requires_grad=True))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("options", list(SOFT_OPTIONS))
+def test_cross_entropy_soft_target_gradients_match_pytorch(options):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    logits, target = rng.normal(size=(5, 3)), rng.dirichlet(np.ones(3), size=5)
+    upstream = rng.normal(size=(5,))
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(logits, requires_grad=True)
+        t = lib.tensor(target, requires_grad=True)
+        loss = _soft_call(lib, x, t, SOFT_OPTIONS[options])
+        (loss * lib.tensor(upstream if loss.ndim else 1.0)).sum().backward()
+        results.append((loss.detach().numpy(), x.grad.numpy(), t.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parity
+def test_linear_cross_entropy_soft_target_gradients_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    h, w, target = rng.normal(size=(4, 3)), rng.normal(size=(5, 3)), rng.dirichlet(np.ones(5), 4)
+    results = []
+    for lib in (tl, torch):
+        x, weight = lib.tensor(h, requires_grad=True), lib.tensor(w, requires_grad=True)
+        t = lib.tensor(target, requires_grad=True)
+        functional(lib).linear_cross_entropy(x, weight, t).backward()
+        results.append((x.grad.numpy(), weight.grad.numpy(), t.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)

@@ -350,3 +350,41 @@ def test_post_accumulate_grad_hooks_match_pytorch():
     w.register_post_accumulate_grad_hook(lambda t: 5)
     with pytest.raises(TypeError, match="must return None"):
         w.sum().backward()
+
+
+# frexp's mantissa and nextafter have PyTorch's gradients (they were detached)
+def test_frexp_mantissa_gradient_is_two_to_minus_the_exponent():
+    x = tl.tensor([0.3, -1.7, 5.0, 0.0], dtype=tl.float64, requires_grad=True)
+    mantissa, exponent = tl.frexp(x)
+    mantissa.sum().backward()
+    assert x.grad.tolist() == [2.0, 0.5, 0.125, 1.0]  # torch's values
+    assert exponent.tolist() == [-1, 1, 3, 0] and not exponent.requires_grad
+    y = tl.tensor([0.3, -1.7, 5.0, 12.5], dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: tl.frexp(t).mantissa, (y,))
+    assert tl.autograd.gradgradcheck(lambda t: tl.frexp(t).mantissa * t, (y,))
+
+
+def test_nextafter_passes_the_gradient_to_input_and_none_to_other():
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=tl.float64, requires_grad=True)
+    other = tl.tensor([0.0, 9.0], dtype=tl.float64, requires_grad=True)
+    out = tl.nextafter(x, other)
+    assert out.requires_grad
+    (out * 3).sum().backward()
+    assert x.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]] and other.grad.tolist() == [0.0, 0.0]
+    assert tl.autograd.gradcheck(lambda t: tl.nextafter(t, other.detach()), (x,))
+
+
+@pytest.mark.parity
+def test_frexp_and_nextafter_gradients_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    a, b, w = rng.normal(size=(3, 4)) * 5, rng.normal(size=(4,)), rng.normal(size=(3, 4))
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor(b, dtype=lib.float64, requires_grad=True)
+        weights = lib.tensor(w, dtype=lib.float64)
+        ((lib.frexp(x)[0] + lib.nextafter(x, y)) * weights).sum().backward()
+        results.append((x.grad.numpy(), y.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_array_equal(ours, theirs)

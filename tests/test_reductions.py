@@ -161,3 +161,120 @@ PROBE = {
 @pytest.mark.parametrize("case", list(PROBE))
 def test_matches_pytorch(case):
     assert_matches_pytorch(case, PROBE[case])
+
+
+# prod's backward at the edge shapes (the OpInfo sweep: a 0-d input over dim 0, an empty input)
+def test_prod_backward_at_edge_shapes():
+    scalar = tl.tensor(2.5, dtype=tl.float64, requires_grad=True)
+    out = tl.prod(scalar, 0)
+    assert out.shape == () and out.item() == 2.5
+    out.backward()
+    assert scalar.grad.item() == 1.0
+    empty = tl.tensor(np.zeros(0), requires_grad=True)
+    whole, along = tl.prod(empty), tl.prod(empty, 0, keepdim=True)
+    assert whole.item() == 1.0 and along.tolist() == [1.0]
+    (whole + along.sum()).backward()
+    assert empty.grad.shape == (0,)
+    wide = tl.tensor(np.zeros((2, 0)), requires_grad=True)
+    tl.prod(wide, 1).sum().backward()
+    assert wide.grad.shape == (2, 0)
+    assert tl.autograd.gradgradcheck(lambda t: tl.prod(t, 0), (scalar,))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape, dim", [((), 0), ((), None), ((0,), None), ((0,), 0),
+                                        ((3, 0), 1), ((3, 0), 0)])
+def test_prod_edge_shapes_match_pytorch(shape, dim):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(np.full(shape, 1.5), requires_grad=True)
+        out = lib.prod(x) if dim is None else lib.prod(x, dim)
+        out.sum().backward()
+        results.append((out.detach().numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        assert ours.shape == theirs.shape
+        np.testing.assert_array_equal(ours, theirs)
+
+
+# torch.var(x, unbiased): a bool in dim's place (var, std, var_mean, std_mean and the methods)
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean", "method var",
+                                  "method std"])
+@pytest.mark.parametrize("unbiased", [True, False])
+def test_unbiased_positional_overload_matches_pytorch(name, unbiased):
+    torch = pytest.importorskip("torch")
+    values = np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(values, requires_grad=True)
+        if name.startswith("method"):
+            out = getattr(x, name.split()[1])(unbiased)
+        else:
+            out = getattr(lib, name)(x, unbiased)
+        outs = out if isinstance(out, tuple) else (out,)
+        sum(o.sum() for o in outs).backward()
+        results.append([o.detach().numpy() for o in outs] + [x.grad.numpy()])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_unbiased_positional_overload_values():
+    x = tl.tensor([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]], dtype=tl.float64)
+    assert tl.var(x, False).item() == pytest.approx(40 / 6)  # squares sum to 40; over N = 6
+    assert tl.var(x, True).item() == pytest.approx(40 / 5)
+    with pytest.raises(TypeError, match="unbiased twice"):
+        tl.var(x, True, unbiased=False)
+
+
+# torch.norm's other p: any number (0, fractional, negative, inf, -inf) and "nuc", with gradients
+@pytest.mark.parity
+@pytest.mark.parametrize("p, dim", [
+    (0, None), (0.5, None), (3, None), (-1, 1), (float("inf"), None), (float("-inf"), 0),
+    ("nuc", None), ("fro", (0, 1)), (3, (0, 1)), ("nuc", (1, 2)),
+])
+def test_norm_every_p_matches_pytorch(p, dim):
+    torch = pytest.importorskip("torch")
+    shape = (2, 3, 4) if dim == (1, 2) else (3, 4)
+    values = np.random.default_rng(0).normal(size=shape)
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(values, requires_grad=True)
+        out = lib.norm(x, p) if dim is None else lib.norm(x, p, dim)
+        out.sum().backward()
+        # p = 0: PyTorch leaves the gradient undefined (None), tensorlib's is 0, the derivative
+        grad = np.zeros(shape) if x.grad is None else x.grad.numpy()
+        results.append((out.detach().numpy(), grad))
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [0.5, 3, float("inf"), "nuc"])
+def test_norm_every_p_gradcheck(p):
+    x = tl.tensor(np.random.default_rng(1).normal(size=(3, 4)), requires_grad=True)
+    assert tl.autograd.gradcheck(lambda a: tl.norm(a, p), (x,))
+    assert tl.autograd.gradcheck(lambda a: a.norm(p if p != "nuc" else 3, 1), (x,))
+
+
+def test_norm_refuses_an_unknown_string():
+    with pytest.raises(ValueError, match="'fro' or 'nuc'"):
+        tl.norm(tl.ones(2, 2), "max")
+
+
+# 0-d tensors: logsumexp over dim 0 and the running ops keep shape (), as PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["logsumexp", "cumsum", "cumprod", "logcumsumexp", "cummax",
+                                  "cummin"])
+def test_zero_dim_reductions_and_running_ops_match_pytorch(name):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(2.5, dtype=lib.float64, requires_grad=True)
+        out = getattr(lib, name)(x, 0)
+        out = out[0] if isinstance(out, tuple) else out
+        out.backward()
+        results.append((out.detach().numpy(), x.grad.numpy()))
+    for ours, theirs in zip(*results, strict=True):
+        assert ours.shape == theirs.shape == ()
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    assert tl.cumprod(tl.tensor(3), 0).dtype == tl.int64

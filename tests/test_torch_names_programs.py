@@ -198,3 +198,40 @@ def test_a_scheduler_written_for_the_old_base_class_runs_as_in_pytorch() -> None
     theirs, _ = run(torch, torch.optim.lr_scheduler._LRScheduler)
     assert ours == theirs == [0.8, 0.8, 0.4, 0.4, 0.2]
     assert isinstance(schedule, LRScheduler) and issubclass(_LRScheduler, LRScheduler)
+
+
+@pytest.mark.parity
+def test_cuda_memory_queries_answer_as_a_cpu_only_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    for name in ("memory_allocated", "max_memory_allocated", "memory_reserved",
+                 "max_memory_reserved", "is_bf16_supported"):
+        assert getattr(tl.cuda, name)() == getattr(torch.cuda, name)(), name
+    assert tl.cuda.empty_cache() is None and tl.cuda.reset_peak_memory_stats() is None
+    for name in ("synchronize", "current_device", "get_device_name", "get_device_properties"):
+        with pytest.raises(AssertionError) as theirs:
+            getattr(torch.cuda, name)()
+        with pytest.raises(AssertionError) as ours:
+            getattr(tl.cuda, name)()
+        assert str(ours.value) == str(theirs.value), name
+
+
+@pytest.mark.parity
+def test_tensor_H_is_the_transpose_of_a_matrix_only() -> None:
+    torch = pytest.importorskip("torch")
+    x = tl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    assert x.H.tolist() == x.T.tolist()
+    x.H.sum().backward()
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+    for shape in ((2, 2, 2), (3,)):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.zeros(shape).H  # noqa: B018
+        with pytest.raises(RuntimeError) as ours:
+            tl.zeros(shape).H  # noqa: B018
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_a_cast_of_inf_and_nan_to_integers_is_silent() -> None:
+    values = tl.tensor([float("inf"), float("nan"), 1.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "invalid value encountered in cast" would raise
+        assert values.long()[2].item() == 1

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 367
+# %% book/02_autograd.ipynb, cell 385
 import functools
 from collections.abc import Callable
 from typing import Any

@@ -153,7 +153,10 @@ def grad(
             result.append(_wrap(np.zeros(x.shape, x.dtype), None) if materialize_grads else None)
         elif isinstance(g, Tensor):  # recorded: keep its graph
             g = g if g._data.dtype == x._data.dtype else g.to(x.dtype)
-            result.append(g if g.grad_fn is not None else _wrap(g._data.copy(), None))
+            # a grad_outputs tensor that requires grad, passed through as is (x + c): itself, as
+            # PyTorch returns it, not a detached copy
+            kept = g.grad_fn is not None or g._requires_grad
+            result.append(g if kept else _wrap(g._data.copy(), None))
         else:
             result.append(_wrap(np.array(g, dtype=x.dtype, copy=True), None))
     return tuple(result)
@@ -184,7 +187,7 @@ def backward(
         run_backward(tensors, root_grads, retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 338
+# %% book/02_autograd.ipynb, cell 356
 # The recorded backward pass of create_graph=True (section 24.1), which grad and backward call,
 # is written after the ops: imported at the module's end (as tensor_type imports its op modules)
 from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402

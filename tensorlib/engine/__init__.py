@@ -107,7 +107,8 @@ from tensorlib.engine.dtypes import dtype, get_default_dtype, set_default_dtype
 from tensorlib.engine.hooks import RemovableHandle
 from tensorlib.engine.promotion import can_cast, promote_types, result_type
 from tensorlib.engine.special_ops import entr, ndtr, ndtri, xlog1py
-from tensorlib.engine.arithmetic import gcd, heaviside, histc, histogram, isin, lcm
+from tensorlib.engine.arithmetic import heaviside, histc, histogram, isin
+from tensorlib.engine.division import gcd, lcm
 from tensorlib.engine.statistics import histogramdd
 from tensorlib.engine.creation import logspace
 from tensorlib.engine.creation import (
@@ -185,6 +186,9 @@ from tensorlib.engine.view_copies import (
     split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy, unbind_copy, unfold_copy,
     unsafe_chunk, unsafe_split, unsafe_split_with_sizes, unsqueeze_copy, view_copy,
 )
+from tensorlib.engine.division import NoDerivative, Remainder, RoundedQuotient
+from tensorlib.engine.creation import Fill
+from tensorlib.engine.more_ops import Mantissa, NextAfter
 
 __all__ = [
     "enable_grad", "is_grad_enabled", "no_grad", "set_grad_enabled",
@@ -284,4 +288,5 @@ __all__ = [
     "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy",
     "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "unsqueeze_copy", "view_copy",
+    "NoDerivative", "Remainder", "RoundedQuotient", "Fill", "Mantissa", "NextAfter",
 ]

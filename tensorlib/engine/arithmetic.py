@@ -6,8 +6,9 @@
 
 Broadcasting copies a value along new or size-1 dims, so its adjoint adds the copies back:
 each backward sums the incoming gradient down to its input's shape (``_unbroadcast``,
-chapter 1's ``sum_to_shape``). Comparisons and integer arithmetic (``<``, ``==``, ``//``,
-``%``, ``&``) have no gradient: they return tensors outside the graph.
+chapter 1's ``sum_to_shape``). Comparisons and bitwise ops (``<``, ``==``, ``&``) have no
+gradient: they return tensors outside the graph; ``//``, ``%`` and the rounded divisions are
+recorded by ``division``'s Functions, as PyTorch records them.
 """
 
 from __future__ import annotations
@@ -68,16 +69,15 @@ __all__ = [
     'histogram',
     'isin',
     'heaviside',
-    'gcd',
-    'lcm',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 89
+# %% book/02_autograd.ipynb, cell 91
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from tensorlib.engine.division import NoDerivative, Remainder, RoundedQuotient
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.promotion import _promote
@@ -172,7 +172,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 91
+# %% book/02_autograd.ipynb, cell 93
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`,
     :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
@@ -260,7 +260,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 93
+# %% book/02_autograd.ipynb, cell 95
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -387,7 +387,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 95
+# %% book/02_autograd.ipynb, cell 97
 def add(input: Any, other: Any, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
     return Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
@@ -414,12 +414,8 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"{rounding_mode!r}"
         )
-    quotient = floor_divide(input, other)
-    if rounding_mode == "floor":
-        return quotient
-    exact = np.trunc(div(input, other)._data)  # x/0 is inf or nan, silently, as in torch
-    with np.errstate(invalid="ignore"):
-        return _wrap(exact.astype(quotient._data.dtype), None)
+    _check_divisor(input, other)
+    return RoundedQuotient.apply(input, other, mode=rounding_mode)
 
 
 def pow(input: Any, exponent: Any) -> Tensor:
@@ -457,7 +453,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return add(input, mul(div(tensor1, tensor2), value))
 
 
-# %% book/02_autograd.ipynb, cell 98
+# %% book/02_autograd.ipynb, cell 100
 def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
     return _wrap(
@@ -465,24 +461,34 @@ def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     )
 
 
-def _integer_division(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
+def _check_divisor(input: Tensor, other: Any) -> None:
+    """An integer division by 0 raises (numpy would give 0 and a warning)."""
     divisor = other._data if isinstance(other, Tensor) else other
-    # numpy gives 0 and a warning
     if _all_integer(input._data, divisor) and np.any(np.asarray(divisor) == 0):
         raise RuntimeError("ZeroDivisionError: integer division or modulo by zero")
+
+
+def _integer_division(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
+    _check_divisor(input, other)
     # float x // 0 is inf or nan, silently, as in torch
     with np.errstate(divide="ignore", invalid="ignore"):
         return _compare(input, other, ufunc)
 
 
 def floor_divide(input: Tensor, other: Any) -> Tensor:
-    """``input // other``, elementwise (no gradient); an integer division by 0 raises."""
-    return _integer_division(input, other, np.floor_divide)
+    """``input // other``, elementwise; an integer division by 0 raises. Not differentiable:
+    with an input that requires grad, ``backward`` raises (:class:`NoDerivative`), as PyTorch."""
+    out = _integer_division(input, other, np.floor_divide)
+    if any(isinstance(t, Tensor) and t._requires_grad for t in (input, other)):
+        return NoDerivative.apply(input, other, out=out._data, op="floor_divide")
+    return out
 
 
 def remainder(input: Tensor, other: Any) -> Tensor:
-    """``input % other``, elementwise, with the sign of ``other`` (no gradient)."""
-    return _integer_division(input, other, np.remainder)
+    """``input % other``, elementwise, with the sign of ``other`` (:class:`Remainder`, which has
+    PyTorch's gradient); an integer division by 0 raises."""
+    _check_divisor(input, other)
+    return Remainder.apply(input, other)
 
 
 def eq(input: Tensor, other: Any) -> Tensor:
@@ -581,7 +587,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-# %% book/02_autograd.ipynb, cell 99
+# %% book/02_autograd.ipynb, cell 101
 def isnan(input: Tensor) -> Tensor:
     """Whether each element is NaN, a bool tensor."""
     return _wrap(np.asarray(np.isnan(input._data)), None)
@@ -654,7 +660,7 @@ def reciprocal(input: Tensor) -> Tensor:
     return div(1.0, input)
 
 
-# %% book/02_autograd.ipynb, cell 100
+# %% book/02_autograd.ipynb, cell 102
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -668,7 +674,8 @@ def unique(
     values, inverse, counts = np.unique(
         input._data, return_inverse=True, return_counts=True, axis=axis
     )
-    out = [_wrap(np.asarray(values), None)]
+    # values that PyTorch records but cannot differentiate (backward raises)
+    out = [NoDerivative.apply(input, out=np.asarray(values), op="_unique2")]
     if return_inverse:
         shape = input._data.shape if axis is None else (input._data.shape[axis],)
         out.append(_wrap(inverse.reshape(shape).astype(np.int64), None))
@@ -689,29 +696,35 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 
 
 def searchsorted(
-    sorted_sequence: Tensor, values: Any, *, right: bool = False, side: str | None = None
+    sorted_sequence: Tensor, values: Any, *, out_int32: bool = False, right: bool = False,
+    side: str | None = None, sorter: Tensor | None = None,
 ) -> Tensor:
     """For each value, the index at which inserting it keeps ``sorted_sequence`` sorted (the
-    first such index, or the last with ``right=True`` or ``side="right"``), int64; a sequence of
-    several dims searches row by row."""
+    first such index, or the last with ``right=True`` or ``side="right"``), int64 (int32 with
+    ``out_int32``); a sequence of several dims searches row by row. ``sorter``: the indices
+    that sort an unsorted ``sorted_sequence`` along its last dim (as ``argsort`` gives)."""
     chosen = side or ("right" if right else "left")
     if chosen not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     where: Literal["left", "right"] = "right" if chosen == "right" else "left"
     data = sorted_sequence._data
+    if sorter is not None:
+        data = np.take_along_axis(data, sorter._data.astype(np.int64), axis=-1)
     wanted = values._data if isinstance(values, Tensor) else np.asarray(values)
-    if data.ndim <= 1:
-        return _wrap(np.asarray(np.searchsorted(data, wanted, side=where), dtype=np.int64), None)
-    rows = data.reshape(-1, data.shape[-1])
-    pairs = zip(rows, wanted.reshape(len(rows), -1), strict=True)
-    found = [np.searchsorted(r, v, side=where) for r, v in pairs]
-    return _wrap(np.asarray(found, dtype=np.int64).reshape(wanted.shape), None)
+    rows = data.reshape(-1, data.shape[-1]) if data.ndim > 1 else None
+    found = np.searchsorted(data, wanted, side=where) if rows is None else np.reshape([
+        np.searchsorted(r, v, side=where)
+        for r, v in zip(rows, wanted.reshape(len(rows), -1), strict=True)], wanted.shape)
+    return _wrap(np.asarray(found, dtype=np.int32 if out_int32 else np.int64), None)
 
 
-def bucketize(input: Tensor, boundaries: Tensor, *, right: bool = False) -> Tensor:
+def bucketize(
+    input: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+) -> Tensor:
     """The bucket of each element among the sorted 1-D ``boundaries``: ``searchsorted`` with
     the roles turned, and ``right`` meaning what it means in ``torch.bucketize``."""
-    return searchsorted(boundaries, input, side="left" if not right else "right")
+    return searchsorted(boundaries, input, out_int32=out_int32,
+                        side="left" if not right else "right")
 
 
 def tril_indices(row: int, col: int, offset: int = 0) -> Tensor:
@@ -725,7 +738,7 @@ def triu_indices(row: int, col: int, offset: int = 0) -> Tensor:
     return _wrap(np.stack(np.triu_indices(row, offset, col)).astype(np.int64), None)
 
 
-# %% book/02_autograd.ipynb, cell 101
+# %% book/02_autograd.ipynb, cell 103
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """The counts of ``input``'s elements in ``bins`` equal bins over ``[min, max]`` (both 0: the
     data's own range), elements outside left out; a float tensor of ``input``'s dtype, outside
@@ -754,14 +767,17 @@ def histogram(
     density: bool = False,
 ) -> _Histogram:
     """``(hist, bin_edges)``: numpy's histogram of ``input``'s elements (``bins`` a count or a
-    tensor of edges), as ``torch.histogram``, outside the graph."""
+    tensor of edges), as ``torch.histogram``; not differentiable (:class:`NoDerivative`)."""
     edges = bins._data if isinstance(bins, Tensor) else int(bins)
     counts, bounds = np.histogram(
         input._data.reshape(-1), bins=edges, range=range, density=density,
         weights=None if weight is None else weight._data.reshape(-1),
     )
     dtype = input._data.dtype
-    return _Histogram(_wrap(counts.astype(dtype), None), _wrap(bounds.astype(dtype), None))
+    return _Histogram(
+        NoDerivative.apply(input, weight, out=counts.astype(dtype), op="histogram"),
+        NoDerivative.apply(input, weight, out=bounds.astype(dtype), op="histogram"),
+    )
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
@@ -775,16 +791,7 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
 
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
-    """The step function: 0 below 0, 1 above, ``values`` (broadcast) at 0; outside the graph
-    (PyTorch defines no gradient)."""
-    return _wrap(np.heaviside(input._data, values._data).astype(input._data.dtype), None)
-
-
-def gcd(input: Tensor, other: Tensor) -> Tensor:
-    """The greatest common divisor of integer tensors, elementwise (broadcast)."""
-    return _wrap(np.gcd(input._data, other._data), None)
-
-
-def lcm(input: Tensor, other: Tensor) -> Tensor:
-    """The least common multiple of integer tensors, elementwise (broadcast)."""
-    return _wrap(np.lcm(input._data, other._data), None)
+    """The step function: 0 below 0, 1 above, ``values`` (broadcast) at 0. PyTorch defines no
+    gradient: ``backward`` through it raises (:class:`NoDerivative`)."""
+    out = np.heaviside(input._data, values._data).astype(input._data.dtype)
+    return NoDerivative.apply(input, values, out=out, op="heaviside")

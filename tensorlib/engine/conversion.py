@@ -96,7 +96,9 @@ def to(
     if dtype is None or dtype == input._data.dtype:
         return Clone.apply(input) if copy else input
     if dtype.kind != "f" or not (input._requires_grad and is_grad_enabled()):
-        return _wrap(input._data.astype(dtype), None)  # integer and bool results carry no gradient
+        with np.errstate(invalid="ignore"):  # inf and NaN to an integer: silent, as PyTorch
+            data = input._data.astype(dtype)
+        return _wrap(data, None)  # integer and bool results carry no gradient
     return Cast.apply(input, dtype=dtype)
 
 

@@ -43,6 +43,7 @@ __all__ = [
     'scalar_tensor',
     'frombuffer',
     'asarray',
+    'Fill',
     'fill',
     'typename',
     'is_storage',
@@ -72,6 +73,7 @@ from tensorlib.engine.dtypes import (
     set_default_dtype,
     uint8,
 )
+from tensorlib.engine.function import Function
 from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _sizes_or, _wrap
 
 
@@ -463,16 +465,43 @@ def asarray(obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | Non
     return out.requires_grad_(True) if requires_grad else out
 
 
+class Fill(Function):
+    r"""Every element :math:`v`, in :math:`x`'s shape and dtype: the values of :math:`x` are
+    not read, so :math:`\bar x = 0`, and :math:`\bar v = \sum \bar y` (``v`` a 0-d tensor)."""
+
+    __slots__ = ("value_dtype",)
+    reads = ((), ())
+
+    def forward(self, x: np.ndarray, value: Any) -> np.ndarray:
+        self.value_dtype = np.asarray(value).dtype
+        return np.full(x.shape, value).astype(x.dtype)
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        need_x, need_value = self.needs_input_grad
+        return (
+            np.zeros_like(grad) if need_x else None,
+            np.asarray(grad.sum(), self.value_dtype) if need_value else None,
+        )
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_x, need_value = self.needs_input_grad
+        total = grad.sum() if need_value else None
+        return (
+            Tensor(np.zeros_like(grad._data)) if need_x else None,
+            total.to(self.value_dtype) if total is not None else None,
+        )
+
+
 def fill(input: Tensor, value: Any) -> Tensor:
     """A new tensor of ``input``'s shape and dtype, every element ``value`` (a number or a 0-d
     tensor; cast to the dtype, 2.7 becomes 2 in an int tensor): ``torch.fill``, the
-    out-of-place ``fill_``, outside the graph (its gradient would be zero)."""
+    out-of-place ``fill_`` (:class:`Fill`: a ``value`` tensor gets the sum of the output's
+    gradient, ``input`` a zero gradient)."""
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(
             "fill only supports 0-dimension value tensor but got tensor with "
             f"{value.ndim} dimensions.")
-    number = value.item() if isinstance(value, Tensor) else value
-    return _wrap(np.full(input._data.shape, number).astype(input._data.dtype), None)
+    return Fill.apply(input, value)
 
 
 # %% book/02_autograd.ipynb, cell 67

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 120
+# %% book/02_autograd.ipynb, cell 125
 from typing import Any
 
 import numpy as np
@@ -83,10 +83,13 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     inputs give int64, as in PyTorch)."""
     if dtype is not None:  # the products are kept in dtype too (integers would widen to int64)
         return cumprod(input.to(dtype), dim).to(dtype)
-    return Cumprod.apply(input, axis=normalize_axis(dim, input._data.ndim or 1))
+    axis = normalize_axis(dim, input._data.ndim or 1)
+    if input._data.ndim == 0:  # one element: itself (int64 for integers), shape () as in torch
+        return Cumprod.apply(input.unsqueeze(0), axis=0)[0]
+    return Cumprod.apply(input, axis=axis)
 
 
-# %% book/02_autograd.ipynb, cell 123
+# %% book/02_autograd.ipynb, cell 128
 def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
     r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
     end."""

@@ -306,6 +306,39 @@ class _Cuda:
     def manual_seed_all(self, seed: int) -> None:
         """Nothing to seed (no GPU); accepted so that code written for PyTorch runs unchanged."""
 
+    def memory_allocated(self, device: Any = None) -> int:
+        """0 bytes: no GPU memory (PyTorch's answer without CUDA; llm.c prints it)."""
+        return 0
+
+    def max_memory_allocated(self, device: Any = None) -> int:
+        """0 bytes: no GPU memory."""
+        return 0
+
+    def memory_reserved(self, device: Any = None) -> int:
+        """0 bytes: no GPU memory."""
+        return 0
+
+    def max_memory_reserved(self, device: Any = None) -> int:
+        """0 bytes: no GPU memory."""
+        return 0
+
+    def reset_peak_memory_stats(self, device: Any = None) -> None:
+        """Nothing to reset."""
+
+    def empty_cache(self) -> None:
+        """Nothing to free (PyTorch's does nothing without CUDA either)."""
+
+    def is_bf16_supported(self, including_emulation: bool = True) -> bool:
+        """False: no GPU."""
+        return False
+
+    def _not_compiled(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("Torch not compiled with CUDA enabled")
+
+    # what needs a GPU fails as in a CPU-only PyTorch
+    synchronize = current_device = get_device_name = get_device_properties = _not_compiled
+    get_device_capability = set_device = _not_compiled
+
 
 cuda = _Cuda()
 

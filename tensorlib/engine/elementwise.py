@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 136
+# %% book/02_autograd.ipynb, cell 143
 from collections.abc import Callable
 from typing import Any
 
@@ -212,7 +212,7 @@ class Log1p(Function):
         return (grad / (1 + x),)
 
 
-# %% book/02_autograd.ipynb, cell 137
+# %% book/02_autograd.ipynb, cell 144
 class Expm1(Function):
     """:math:`y = e^x - 1`, accurate for small :math:`x`; :math:`\\bar x = \\bar y (y + 1)`."""
 
@@ -280,7 +280,7 @@ class PiecewiseConstant(Function):
         return (grad.new_zeros(self.shape),)  # a constant: every higher derivative is 0 too
 
 
-# %% book/02_autograd.ipynb, cell 138
+# %% book/02_autograd.ipynb, cell 145
 class Tan(Function):
     """:math:`y = \\tan x`; :math:`\\bar x = \\bar y\\,(1 + y^2)`."""
 
@@ -397,7 +397,7 @@ class Cosh(Function):
         return (grad * self._graph_inputs()[0].sinh(),)
 
 
-# %% book/02_autograd.ipynb, cell 140
+# %% book/02_autograd.ipynb, cell 147
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -506,7 +506,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 142
+# %% book/02_autograd.ipynb, cell 149
 def exp(input: Tensor) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     return Exp.apply(input)

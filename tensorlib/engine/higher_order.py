@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 323
+# %% book/02_autograd.ipynb, cell 340
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -114,11 +114,13 @@ def _graph_backward_of(node: Function, grad: Tensor) -> tuple[Tensor | None, ...
 
 def _accumulate_graph(leaf: Tensor, grad: Tensor) -> None:
     """``leaf.grad = leaf.grad + grad``, out of place, so the sum keeps its graph (PyTorch's
-    AccumulateGrad under ``create_graph``); a gradient without a graph is copied."""
+    AccumulateGrad under ``create_graph``); a gradient without a graph is copied, and a leaf that
+    requires grad (a ``gradient`` argument passed through, as by ``x + c``) is cloned in the graph,
+    as PyTorch does, not detached."""
     if grad._data.dtype != leaf._data.dtype:
         grad = grad.to(leaf.dtype)
     if grad.grad_fn is None:
-        grad = _wrap(np.array(grad._data, copy=True), None)
+        grad = grad.clone() if grad._requires_grad else _wrap(np.array(grad._data, copy=True), None)
     leaf._grad = grad if leaf._grad is None else leaf._grad + grad
 
 
@@ -186,7 +188,7 @@ class _GraphPass:
             at_end()
 
 
-# %% book/02_autograd.ipynb, cell 324
+# %% book/02_autograd.ipynb, cell 341
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

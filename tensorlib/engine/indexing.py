@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 193
+# %% book/02_autograd.ipynb, cell 200
 import operator
 import warnings
 from typing import Any
@@ -146,7 +146,7 @@ class _IndexGrad(Function):
         return (Index.apply(grad, key=self.key),)
 
 
-# %% book/02_autograd.ipynb, cell 194
+# %% book/02_autograd.ipynb, cell 201
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``,
     one per element of ``index``."""
@@ -229,7 +229,7 @@ def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
     return index
 
 
-# %% book/02_autograd.ipynb, cell 195
+# %% book/02_autograd.ipynb, cell 202
 def getitem(input: Tensor, key: Any) -> Tensor:
     """``input[key]``: basic indexing (ints, slices, ``None``, ``...``) gives a view; tensors and
     arrays as indices or masks copy."""
@@ -242,12 +242,23 @@ def getitem(input: Tensor, key: Any) -> Tensor:
     return _view_of(Index.apply(input, key=key), input)
 
 
+def _one_d(value: Any) -> Any:
+    """A 0-d tensor as one of shape (1,), for the 0-d forms of the index ops (which PyTorch
+    runs as on shape (1,), the result back to 0-d); anything else as it is."""
+    return value.reshape(1) if isinstance(value, Tensor) and value._data.ndim == 0 else value
+
+
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """Values of ``input`` picked along ``dim`` by ``index`` (an integer tensor with as many dims;
     the output has its shape).
 
     For ``dim=1``: ``out[i][j][k] = input[i][index[i][j][k]][k]``.
     """
+    if input._data.ndim == 0 and isinstance(index, Tensor) and index._data.ndim == 1:
+        return gather(input.reshape(1), dim, index)  # 0-d read as (1,): the index's shape
+    if isinstance(index, Tensor) and index._data.size == 0 and index.ndim != input._data.ndim:
+        # an empty index of any number of dims: an empty result of its shape, as in torch
+        return input.reshape(-1)[index.reshape(-1)].reshape(index.shape)
     checked = _gather_index(input, dim, index)
     return Gather.apply(
         input,
@@ -272,7 +283,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
 
 
-# %% book/02_autograd.ipynb, cell 196
+# %% book/02_autograd.ipynb, cell 203
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
     ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
@@ -282,6 +293,11 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
             f"{tuple(index._data.shape)}"
         )
     axis = normalize_axis(dim, input._data.ndim or 1)
+    if input._data.ndim == 0:  # one value, picked by a one-element index; 0-d, as in torch
+        if index._data.size != 1:
+            raise IndexError("index_select(): Index to scalar can have only 1 value, got "
+                             f"{index._data.size} value(s)")
+        return input.reshape(1)[index.reshape(-1)].reshape(())
     return input[(slice(None),) * axis + (index.reshape(-1),)]
 
 
@@ -295,7 +311,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
 
 
-# %% book/02_autograd.ipynb, cell 197
+# %% book/02_autograd.ipynb, cell 204
 def _index(values: np.ndarray) -> Tensor:
     """An int64 index tensor outside the graph."""
     return _wrap(np.asarray(values, dtype=np.int64), None)
@@ -338,15 +354,20 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     return input[_index(source)] * mask
 
 
-def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+def repeat_interleave(
+    input: Tensor, repeats: Any, dim: int | None = None, *, output_size: int | None = None
+) -> Tensor:
     """Each entry along ``dim`` repeated ``repeats`` times in place (an int, or one count per
-    entry); with no ``dim``, of the flattened tensor. Differentiable: an index read."""
+    entry); with no ``dim``, of the flattened tensor. Differentiable: an index read.
+    ``output_size``, the total length PyTorch uses to skip a sync on a GPU, is checked."""
     values = input.reshape(-1) if dim is None else input
     axis = 0 if dim is None else normalize_axis(dim, values._data.ndim or 1)
     counts = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
     if counts.dtype.kind not in "iu" or (counts < 0).any():
         raise ValueError(f"repeat_interleave: repeats must be integers >= 0, got {repeats!r}")
     index = np.repeat(np.arange(values._data.shape[axis]), counts)
+    if output_size is not None and output_size != index.size:
+        raise RuntimeError("allocated size does not match required size")
     return values[(slice(None),) * axis + (_index(index),)]
 
 
@@ -372,7 +393,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-# %% book/02_autograd.ipynb, cell 198
+# %% book/02_autograd.ipynb, cell 205
 class Scatter(Function):
     """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
     ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then
@@ -445,6 +466,9 @@ def scatter(
     """A copy of ``input`` with ``src[i][j][k]`` written at ``index[i][j][k]`` along ``dim`` (or
     the number ``value`` everywhere ``index`` points); where ``index`` repeats a position, one of
     the writes wins, as in PyTorch."""
+    if input._data.ndim == 0:
+        one = scatter(input.reshape(1), dim, _one_d(index), _one_d(src), value=value)
+        return one.reshape(())
     checked, src = _scatter_operands(input, dim, index, src, value, "scatter")
     axis = normalize_axis(dim, input._data.ndim or 1)
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=False)
@@ -453,12 +477,14 @@ def scatter(
 def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src[i][j][k]`` added at ``index[i][j][k]`` along ``dim``;
     repeated positions receive every addition."""
+    if input._data.ndim == 0:
+        return scatter_add(input.reshape(1), dim, _one_d(index), _one_d(src)).reshape(())
     checked, src = _scatter_operands(input, dim, index, src, None, "scatter_add")
     axis = normalize_axis(dim, input._data.ndim or 1)
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=True)
 
 
-# %% book/02_autograd.ipynb, cell 201
+# %% book/02_autograd.ipynb, cell 208
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Values of ``input`` picked along ``dim`` by ``indices``, the other dims broadcast between
     the two (``gather`` after broadcasting), as ``torch.take_along_dim`` and
@@ -478,6 +504,9 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             f"got {ndim} dimensions for input, and {indices._data.ndim} dimensions for indices"
         )
     axis = normalize_axis(dim, ndim or 1)
+    if (indices._data < 0).any():  # counted from the end, as PyTorch (with dim given)
+        size = input._data.shape[axis] if ndim else 1
+        indices = _wrap(np.where(indices._data < 0, indices._data + size, indices._data), None)
     others = np.broadcast_shapes(
         *(s[:axis] + (1,) + s[axis + 1 :] for s in (input._data.shape, indices._data.shape))
     )
@@ -504,7 +533,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return input.reshape(-1)[index]
 
 
-# %% book/02_autograd.ipynb, cell 204
+# %% book/02_autograd.ipynb, cell 211
 def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tensor]:
     """A 1-D integer ``index`` of ``like.shape[dim]`` positions, as an index of ``like``'s shape
     that holds ``index[i]`` at every position ``i`` of ``dim`` (what ``scatter`` takes)."""
@@ -525,6 +554,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along
     ``dim`` (a repeated index adds every time): a ``scatter_add``, so the gradient of ``source``
     is the output's read at the index."""
+    if input._data.ndim == 0:
+        return index_add(input.reshape(1), dim, index, _one_d(source), alpha=alpha).reshape(())
     axis, spread = _along(index, dim, source, "index_add")
     return scatter_add(input, axis, spread, source if alpha == 1 else source * alpha)
 
@@ -532,6 +563,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``input`` with ``source[..., i, ...]`` written at ``input[..., index[i], ...]`` along
     ``dim`` (a ``scatter``)."""
+    if input._data.ndim == 0:
+        return index_copy(input.reshape(1), dim, index, _one_d(source)).reshape(())
     axis, spread = _along(index, dim, source, "index_copy")
     return scatter(input, axis, spread, source)
 
@@ -556,7 +589,10 @@ def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     output's at the positions it went to, 0 for its elements left over."""
     if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
         raise TypeError(f"masked_scatter: mask must be a bool tensor, got {mask!r:.60}")
-    chosen = np.broadcast_to(mask._data, input._data.shape)
+    shape = np.broadcast_shapes(mask._data.shape, input._data.shape)
+    if shape != input._data.shape:  # input and mask broadcast to their common shape, as in torch
+        input = input.expand(*shape)
+    chosen = np.broadcast_to(mask._data, shape)
     count = int(chosen.sum())
     if count > source._data.size:
         raise RuntimeError(

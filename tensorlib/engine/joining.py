@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 207
+# %% book/02_autograd.ipynb, cell 216
 import itertools
 import math
 from collections.abc import Sequence
@@ -109,8 +109,14 @@ def _tensors(tensors: Sequence[Tensor], what: str) -> tuple[Tensor, ...]:
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-    """The tensors joined along the existing dim ``dim``; other dims must match."""
+    """The tensors joined along the existing dim ``dim``; other dims must match. A 1-D empty
+    tensor joins tensors of any shape (PyTorch's legacy rule): it is read as empty along ``dim``."""
     tensors = _tensors(tensors, "cat")
+    like = next((t for t in tensors if t.shape != (0,)), tensors[0])
+    if like.ndim > 1 and any(t.shape == (0,) for t in tensors):
+        empty = tuple(0 if d == normalize_axis(dim, like.ndim) else n
+                      for d, n in enumerate(like.shape))
+        tensors = tuple(t.reshape(empty) if t.shape == (0,) else t for t in tensors)
     ndim = tensors[0].ndim
     for i, t in enumerate(tensors):
         if t.ndim == 0:
@@ -186,7 +192,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, -(-size // chunks) or 1, dim)
 
 
-# %% book/02_autograd.ipynb, cell 210
+# %% book/02_autograd.ipynb, cell 220
 def _at_least(tensor: Tensor, ndim: int) -> Tensor:
     """``tensor`` with size-1 dims added as ``numpy.atleast_{1,2,3}d`` adds them: a vector becomes
     a row ``(1, n)``, then ``(1, n, 1)``; a matrix ``(m, n)`` becomes ``(m, n, 1)``."""
@@ -361,7 +367,7 @@ def diff(
     return values
 
 
-# %% book/02_autograd.ipynb, cell 211
+# %% book/02_autograd.ipynb, cell 221
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (0-, 1- or 2-D; a vector is a row) on the diagonal of a matrix of zeros,
     in order, as ``scipy.linalg.block_diag``: joins, so each block's gradient is its place's."""

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 230
+# %% book/02_autograd.ipynb, cell 241
 import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -141,7 +141,7 @@ def _inverse(a: np.ndarray, fn: str, message: str) -> np.ndarray:
         raise LinAlgError(f"{fn}: {where}{message}") from None
 
 
-# %% book/02_autograd.ipynb, cell 231
+# %% book/02_autograd.ipynb, cell 242
 def _products_of_others(s: np.ndarray) -> np.ndarray:
     r""":math:`\prod_{j \ne i} s_j` for each :math:`i` along the last dim, from running products
     from the left and from the right: no division, so exact where some :math:`s_j = 0`."""
@@ -297,7 +297,7 @@ class Solve(Function):
         return grad_a, _summed_to(grad_b, self.b_shape) if self.needs_input_grad[1] else None
 
 
-# %% book/02_autograd.ipynb, cell 232
+# %% book/02_autograd.ipynb, cell 243
 def det(A: Tensor) -> Tensor:
     r"""The determinant of a square matrix, or of each in a batch.
 
@@ -412,7 +412,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return x.squeeze(-1) if vector else x
 
 
-# %% book/02_autograd.ipynb, cell 233
+# %% book/02_autograd.ipynb, cell 244
 def _not_positive_definite(a: np.ndarray) -> str:
     """PyTorch's message for the first matrix of ``a`` that has no Cholesky factor: the order
     of its first leading minor that is not positive definite."""
@@ -551,7 +551,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> _EigenvaluesEigenvectors:  # noqa: N803 
     return _EigenvaluesEigenvectors(packed[..., 0, :], packed[..., 1:, :])
 
 
-# %% book/02_autograd.ipynb, cell 234
+# %% book/02_autograd.ipynb, cell 245
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     r"""The cross product of the 3-vectors along ``dim``, :math:`a \times b =
     (a_2 b_3 - a_3 b_2,\; a_3 b_1 - a_1 b_3,\; a_1 b_2 - a_2 b_1)`.

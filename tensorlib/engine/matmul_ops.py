@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 126
+# %% book/02_autograd.ipynb, cell 131
 import math
 import string
 from typing import Any
@@ -117,7 +117,7 @@ class MatMul(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 127
+# %% book/02_autograd.ipynb, cell 132
 def matmul(input: Any, other: Any) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):
@@ -300,7 +300,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*operands, equation=equation)
 
 
-# %% book/02_autograd.ipynb, cell 227
+# %% book/02_autograd.ipynb, cell 238
 def _same_dtype(name: str, *tensors: Tensor) -> None:
     """PyTorch's products do not promote: mixed dtypes are refused."""
     dtypes = [t._data.dtype for t in tensors]

@@ -34,6 +34,8 @@ __all__ = [
     'split_with_sizes',
     'select',
     'diagflat',
+    'Mantissa',
+    'NextAfter',
     'frexp',
     'nextafter',
     'isposinf',
@@ -61,14 +63,15 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 262
+# %% book/02_autograd.ipynb, cell 277
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorlib.engine.arithmetic import div, mul, sub
+from tensorlib.engine.arithmetic import _summed_to, _unbroadcast, div, mul, sub
+from tensorlib.engine.division import NoDerivative
 from tensorlib.engine.dtypes import get_default_dtype, parse_to
 from tensorlib.engine.function import Function
 from tensorlib.engine.indexing import Index, _IndexGrad, diag
@@ -163,7 +166,7 @@ def atanh(input: Tensor) -> Tensor:
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # NumPy's names, which PyTorch also has
 
 
-# %% book/02_autograd.ipynb, cell 264
+# %% book/02_autograd.ipynb, cell 279
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``), as ``torch.positive``."""
     return input
@@ -279,7 +282,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(input.reshape(-1), offset)
 
 
-# %% book/02_autograd.ipynb, cell 265
+# %% book/02_autograd.ipynb, cell 280
 class _Frexp(NamedTuple):
     """What ``frexp`` returns, like ``torch.return_types.frexp``."""
 
@@ -287,20 +290,61 @@ class _Frexp(NamedTuple):
     exponent: Tensor
 
 
+class Mantissa(Function):
+    r""":math:`m = x\,2^{-e}` with the exponent :math:`e` held fixed (it is constant between
+    the powers of 2 where it jumps): :math:`\bar x = \bar m\,2^{-e}`, PyTorch's gradient."""
+
+    __slots__ = ("scale",)
+    reads = ((),)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        mantissa, exponent = np.frexp(x)
+        self.scale = np.ldexp(np.ones((), x.dtype), -exponent)  # 2**-e, exact
+        return mantissa
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        return (grad * self.scale,)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        return (grad * Tensor(self.scale),)
+
+
+class NextAfter(Function):
+    r"""The float next to :math:`a` toward :math:`b`, a step of one unit in the last place:
+    PyTorch takes :math:`\bar a = \bar y` (the step is a rounding) and :math:`\bar b = 0`."""
+
+    __slots__ = ("shapes",)
+    reads = ((), ())
+
+    def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        self.shapes = (a.shape, b.shape)
+        return np.nextafter(a, b.astype(a.dtype))
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        grad_a = _unbroadcast(grad, self.shapes[0]) if need_a else None
+        return grad_a, np.zeros(self.shapes[1], grad.dtype) if need_b else None
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        need_a, need_b = self.needs_input_grad
+        grad_a = _summed_to(grad, self.shapes[0]) if need_a else None
+        return grad_a, Tensor(np.zeros(self.shapes[1], grad._data.dtype)) if need_b else None
+
+
 def frexp(input: Tensor) -> _Frexp:
     r"""``input`` as :math:`m \cdot 2^e` with :math:`0.5 \le |m| < 1` (:math:`m = e = 0` at 0):
-    ``mantissa`` in ``input``'s dtype, ``exponent`` int32. No gradient."""
+    ``mantissa`` in ``input``'s dtype (:class:`Mantissa`, gradient :math:`\bar m\,2^{-e}`),
+    ``exponent`` int32 (no gradient)."""
     if input.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    mantissa, exponent = np.frexp(input._data)
-    return _Frexp(_wrap(mantissa, None), _wrap(exponent.astype(np.int32), None))
+    exponent = np.frexp(input._data)[1]
+    return _Frexp(Mantissa.apply(input), _wrap(exponent.astype(np.int32), None))
 
 
 def nextafter(input: Tensor, other: Any) -> Tensor:
-    """The next floating-point value after ``input`` toward ``other``, elementwise
-    (``input``'s dtype; no gradient)."""
-    other_data = other._data if isinstance(other, Tensor) else np.asarray(other)
-    return _wrap(np.nextafter(input._data, other_data.astype(input.dtype)), None)
+    """The next floating-point value after ``input`` toward ``other``, elementwise, in
+    ``input``'s dtype (:class:`NextAfter`: the gradient goes to ``input`` unchanged)."""
+    return NextAfter.apply(input, other if isinstance(other, Tensor) else np.asarray(other))
 
 
 def isposinf(input: Tensor) -> Tensor:
@@ -367,7 +411,8 @@ def unique_consecutive(
     starts = np.ones(moved.shape[0], dtype=bool)
     starts[1:] = np.any(moved[1:] != moved[:-1], axis=1)
     first = np.flatnonzero(starts)
-    output = _wrap(np.take(values, first, axis=axis), None)
+    output = NoDerivative.apply(input, out=np.take(values, first, axis=axis),
+                                op="unique_consecutive")  # backward raises, as PyTorch
     if not (return_inverse or return_counts):
         return output
     result = [output]
@@ -379,7 +424,7 @@ def unique_consecutive(
     return tuple(result)
 
 
-# %% book/02_autograd.ipynb, cell 270
+# %% book/02_autograd.ipynb, cell 287
 def _window(
     name: str,
     window_length: int,
@@ -549,7 +594,7 @@ def _calls_method(name: str) -> Any:
 )
 
 
-# %% book/02_autograd.ipynb, cell 271
+# %% book/02_autograd.ipynb, cell 288
 def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     """``ufunc`` (a bit shift) of two integer operands, broadcast; no gradient."""
     a = input._data if isinstance(input, Tensor) else np.asarray(input)

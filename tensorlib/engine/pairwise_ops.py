@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 148
+# %% book/02_autograd.ipynb, cell 155
 from typing import Any
 
 import numpy as np
@@ -215,7 +215,7 @@ class FloatingExtremum(Function):
                                                                    self.shapes[1])
 
 
-# %% book/02_autograd.ipynb, cell 149
+# %% book/02_autograd.ipynb, cell 156
 def atan2(input: Tensor, other: Any) -> Tensor:
     """The angle of the point ``(other, input)`` in radians, in :math:`(-\\pi, \\pi]`: the
     quadrant-aware ``atan(input / other)``, elementwise with broadcasting (also ``arctan2``)."""

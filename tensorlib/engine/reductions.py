@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 107
+# %% book/02_autograd.ipynb, cell 111
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -194,7 +194,7 @@ class Std(Function):
         return ((grad / (2 * out)).masked_fill(zero, 0.0),)
 
 
-# %% book/02_autograd.ipynb, cell 109
+# %% book/02_autograd.ipynb, cell 113
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -253,7 +253,7 @@ class Cumsum(Function):
         return (grad.flip(self.axis).cumsum(self.axis).flip(self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 110
+# %% book/02_autograd.ipynb, cell 114
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -276,6 +276,15 @@ def mean(
     return Mean.apply(input, axes=normalize_axes(dim, input._data.ndim), keepdims=keepdim)
 
 
+def _unbiased_overload(dim: Any, unbiased: bool | None) -> tuple[Any, bool | None]:
+    """PyTorch's overload ``var(input, unbiased)`` (``std``, ...): a bool in ``dim``'s place."""
+    if isinstance(dim, (bool, np.bool_)):
+        if unbiased is not None:
+            raise TypeError("var: got unbiased twice (a bool in place of dim, and unbiased)")
+        return None, bool(dim)
+    return dim, unbiased
+
+
 def var(
     input: Tensor,
     dim: Any = None,
@@ -286,7 +295,9 @@ def var(
     axis: Any = None,
     keepdims: bool | None = None,
 ) -> Tensor:
-    """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1, unbiased)."""
+    """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1, unbiased);
+    ``var(input, False)`` is PyTorch's overload ``var(input, unbiased)``, over all dims."""
+    dim, unbiased = _unbiased_overload(dim, unbiased)
     dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
@@ -310,14 +321,22 @@ def std(
 
 
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
-    """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"``
-    (the default) or ``p=1``."""
-    if p not in (1, 2, "fro"):
-        raise ValueError(f"norm: p must be 1, 2 or 'fro', got {p!r}")
-    axes = normalize_axes(
-        None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim, input._data.ndim
-    )
-    return Norm.apply(input, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
+    """The ``p``-norm over ``dim`` (all dims by default), as ``torch.norm``: 1, 2 and ``"fro"``
+    here (:class:`Norm`); any other number is ``linalg.vector_norm`` and ``"nuc"`` the nuclear
+    norm of the matrices in ``dim`` (the last two by default), section 20.4's, with gradients."""
+    dim = None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
+    if p in (1, 2, "fro"):
+        axes = normalize_axes(dim, input._data.ndim)
+        return Norm.apply(input, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
+    if isinstance(p, str) and p != "nuc":
+        raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
+    # section 20.4's norms: a later module, imported when called (as Tensor's methods look up
+    # theirs), so the package still imports without a cycle
+    from tensorlib.engine import linalg_norms
+
+    if p == "nuc":
+        return linalg_norms.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
+    return linalg_norms.vector_norm(input, p, dim, keepdim)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
@@ -353,7 +372,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 114
+# %% book/02_autograd.ipynb, cell 118
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -540,7 +559,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 115
+# %% book/02_autograd.ipynb, cell 119
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""
@@ -691,7 +710,7 @@ def min(
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)
 
 
-# %% book/02_autograd.ipynb, cell 116
+# %% book/02_autograd.ipynb, cell 120
 class Prod(Function):
     """:math:`y = \\prod_i x_i` along ``axis`` (all elements when ``None``);
     :math:`\\bar x_j = \\bar y \\prod_{i \\ne j} x_i`, the product of the others: the running
@@ -706,6 +725,8 @@ class Prod(Function):
         return np.asarray(np.prod(x, axis=axis, keepdims=keepdim))
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
+        if self.x.size == 0:  # no elements: an empty gradient (the product of none is 1)
+            return (np.zeros(self.x.shape, grad.dtype),)
         x = self.x.reshape(-1) if self.axis is None else np.moveaxis(self.x, self.axis, -1)
         ones = np.ones(x.shape[:-1] + (1,), x.dtype)
         left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
@@ -719,6 +740,8 @@ class Prod(Function):
         # the product of the others, exact where some x_i are 0 (PyTorch's prod_safe_zeros): the
         # running product before x_j times the running product after it, two cumprods, O(n)
         x = self._graph_inputs()[0]
+        if self.x.size == 0:
+            return (Tensor(np.zeros(self.x.shape, grad._data.dtype)),)
         flat = x.reshape(-1) if self.axis is None else x.movedim(self.axis, -1)
         position = np.arange(flat.shape[-1])
         before = flat.roll(1, -1).masked_fill(position == 0, 1.0).cumprod(-1)
@@ -739,6 +762,8 @@ def prod(
     if dtype is None and values._data.dtype.kind in "biu":
         values = values.long()
     axis = None if dim is None else normalize_axis(dim, values._data.ndim or 1)
+    if values._data.ndim == 0:  # dim 0 of a 0-d tensor: its one element, as the whole product
+        axis = None
     return Prod.apply(values, axis=axis, keepdim=keepdim if axis is not None else False)
 
 
@@ -751,6 +776,7 @@ def std_mean(
     correction: float | None = None,
 ) -> tuple[Tensor, Tensor]:
     """``(std(input, ...), mean(input, ...))``, as ``torch.std_mean``."""
+    dim, unbiased = _unbiased_overload(dim, unbiased)
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -763,6 +789,7 @@ def var_mean(
     correction: float | None = None,
 ) -> tuple[Tensor, Tensor]:
     """``(var(input, ...), mean(input, ...))``, as ``torch.var_mean``."""
+    dim, unbiased = _unbiased_overload(dim, unbiased)
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 267
+# %% book/02_autograd.ipynb, cell 284
 from collections.abc import Sequence
 from typing import Any
 
@@ -168,7 +168,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 268
+# %% book/02_autograd.ipynb, cell 285
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,
@@ -359,6 +359,10 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if reduce not in ("prod", "mean", "amax", "amin"):
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
+    if input.ndim == 0:  # as tensors of shape (1,), the result back to 0-d, as in torch
+        one = source.reshape(1) if source.ndim == 0 else source
+        return index_reduce(input.reshape(1), dim, index, one, reduce,
+                            include_self=include_self).reshape(())
     axis = normalize_axis(dim, input.ndim or 1)
     positions = index._data if isinstance(index, Tensor) else np.asarray(index)
     if positions.ndim > 1 or positions.size != (source.shape[axis] if source.ndim else 1):
@@ -370,7 +374,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
 
 
-# %% book/02_autograd.ipynb, cell 306
+# %% book/02_autograd.ipynb, cell 323
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
     "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 132
+# %% book/02_autograd.ipynb, cell 137
 from typing import Any
 
 import numpy as np
@@ -72,12 +72,7 @@ class MaskedFill(Function):
     def forward(self, x: np.ndarray, mask: np.ndarray, value: float) -> np.ndarray:
         if mask.dtype != np.bool_:
             raise TypeError(f"masked_fill expects a bool mask, got dtype {mask.dtype}")
-        if broadcast_shapes(mask.shape, x.shape) != x.shape:
-            raise ValueError(
-                f"masked_fill: mask of shape {mask.shape} does not broadcast to the "
-                f"tensor's shape {x.shape}"
-            )
-        self.mask = mask
+        self.mask = mask  # (masked_fill has checked that it broadcasts to x's shape)
         # a copy, then the value written where the mask is True: with a broadcast mask (attention's
         # (T, T) mask over (B, h, T, T) scores) about 40% faster than np.where, same numbers
         out = np.array(x, copy=True)
@@ -106,12 +101,31 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 133
+# %% book/02_autograd.ipynb, cell 138
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
-    """``value`` where ``mask`` (bool, broadcastable to ``input.shape``) is True, else ``input``."""
+    """``value`` (a number or a one-element tensor) where ``mask`` (bool) is True, else
+    ``input``; the result has the shape of both broadcast. A ``value`` that requires grad gets
+    the output's gradient summed over the masked positions (a :class:`Where`), as in PyTorch."""
     # a tensor: an input, version-checked
     mask = mask if isinstance(mask, Tensor) else _as_array(mask)
-    return MaskedFill.apply(input, mask, value=_scalar_operand(value, "masked_fill"))
+    number = _scalar_operand(value, "masked_fill")
+    try:
+        shape = input.shape if mask.shape == input.shape else broadcast_shapes(mask.shape,
+                                                                               input.shape)
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {tuple(mask.shape)} does not broadcast to "
+                         f"the tensor's shape {input.shape}") from None
+    if shape == input.shape and not (isinstance(value, Tensor) and value._requires_grad):
+        return MaskedFill.apply(input, mask, value=number)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"masked_fill expects a bool mask, got dtype {mask.dtype}")
+    filler: Any = np.asarray(number).astype(input.dtype)
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        filler = value if value.dtype == input.dtype else value.to(input.dtype)
+    return Where.apply(mask, filler, input)
 
 
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:

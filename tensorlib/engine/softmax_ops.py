@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 175
+# %% book/02_autograd.ipynb, cell 182
 import functools
 import math
 import warnings
@@ -93,7 +93,7 @@ def _softmax_unshifted(x: np.ndarray) -> np.ndarray | None:
     return out
 
 
-# %% book/02_autograd.ipynb, cell 176
+# %% book/02_autograd.ipynb, cell 183
 class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`);
     :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`.
@@ -196,7 +196,7 @@ class LogSoftmax(Function):
         return (grad - probs * grad.sum(self.axis, keepdim=True),)
 
 
-# %% book/02_autograd.ipynb, cell 177
+# %% book/02_autograd.ipynb, cell 184
 def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
     """The dim PyTorch takes when ``dim`` is left out, with its deprecation warning: 0 for 0-, 1-
     and 3-D input, else 1 (a 3-D input was once read as one unbatched image, (C, H, W))."""
@@ -255,7 +255,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 178
+# %% book/02_autograd.ipynb, cell 185
 class LogSumExp(Function):
     """:math:`y = m + \\log \\sum e^{x - m}` over ``axes``, with :math:`m = \\max x` (0 where the
     maximum is infinite, so that a row of :math:`-\\infty` gives :math:`-\\infty`);
@@ -266,7 +266,7 @@ class LogSumExp(Function):
 
     def forward(self, x: np.ndarray, axes: tuple[int, ...], keepdim: bool) -> np.ndarray:
         self.x, self.axes = floating_array(x), axes
-        shift = np.max(self.x, axis=axes, keepdims=True)
+        shift = np.array(np.max(self.x, axis=axes, keepdims=True))  # (a 0-d x: an array too)
         shift[~np.isfinite(shift)] = 0
         with np.errstate(divide="ignore"):  # a row of -inf: log(0)
             self.out = np.log(np.exp(self.x - shift).sum(axis=axes, keepdims=True)) + shift
@@ -286,4 +286,5 @@ class LogSumExp(Function):
 def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     r""":math:`\log \sum_i e^{x_i}` over ``dim`` (an int or a tuple), computed without overflow:
     the log of the softmax's denominator."""
-    return LogSumExp.apply(input, axes=normalize_axes(dim, input._data.ndim), keepdim=keepdim)
+    axes = normalize_axes(dim, input._data.ndim or 1)  # a 0-d tensor: dim 0 or -1, as in torch
+    return LogSumExp.apply(input, axes=axes if input._data.ndim else (), keepdim=keepdim)

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 162
+# %% book/02_autograd.ipynb, cell 169
 import math
 from typing import Any
 
@@ -201,7 +201,7 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:
     return _incomplete_gamma(input, other, "igammac", upper=True)
 
 
-# %% book/02_autograd.ipynb, cell 163
+# %% book/02_autograd.ipynb, cell 170
 def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     r""":math:`\zeta(s, q)` for 1-D arrays with :math:`s > 1` (or NaN) and :math:`q` no pole,
     Cephes' steps as PyTorch's: the terms :math:`(q + k)^{-s}` up to :math:`q + k > 9` (ten at
@@ -249,6 +249,9 @@ class Zeta(Function):
             return out.reshape(s.shape).astype(s.dtype, copy=False)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         raise NotImplementedError("the derivative for 'zeta' is not implemented.")
 
 

@@ -33,12 +33,13 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 214
+# %% book/02_autograd.ipynb, cell 224
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from tensorlib.engine.division import NoDerivative
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.indexing import _index
 from tensorlib.engine.joining import cat
@@ -189,7 +190,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 215
+# %% book/02_autograd.ipynb, cell 225
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
     values = input if dtype is None else input.to(dtype)
@@ -211,7 +212,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return nansum(values, dim, keepdim) / counted.sum(dim=dim, keepdim=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 216
+# %% book/02_autograd.ipynb, cell 226
 def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     """``cummax``/``cummin``: the running extreme along ``dim`` and where it was last reached
     (a NaN, once met, is the extreme from then on; ties take the later index, as PyTorch)."""
@@ -238,20 +239,47 @@ def cummin(input: Tensor, dim: int) -> _ValuesIndices:
     return _running_extreme(input, dim, largest=False)
 
 
+def _cov_weights(weights: Tensor | None, name: str, count: int, integral: bool) -> Any:
+    """``cov``'s ``fweights`` (``integral``) or ``aweights``, checked as PyTorch checks them."""
+    if weights is None:
+        return None
+    if (weights.dtype.kind in "iu") != integral or (not integral and weights.dtype.kind != "f"):
+        kind = "integral" if integral else "floating point"
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype")
+    if weights.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions")
+    if weights.numel() != count:
+        raise RuntimeError(
+            f"cov(): expected {name} to have the same numel as there are observations in the input")
+    if (weights._data < 0).any():
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+    return weights
+
+
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         aweights: Tensor | None = None) -> Tensor:
     r"""The covariance matrix of the variables in the rows of ``input`` :math:`(V, N)`,
-    :math:`\frac{1}{N - c} (X - \bar X)(X - \bar X)^\top` (a 1-D input is one variable: a 0-d
-    result), as ``torch.cov``; frequency and observation weights are not supported here."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights and aweights are not supported by tensorlib")
+    :math:`\frac{1}{N - c} (X - \bar X)(X - \bar X)^\top`, as ``torch.cov`` (one variable, a
+    1-D input or :math:`V = 1`: a 0-d result). With weights :math:`w = f a` (``fweights``, integer
+    counts, times ``aweights``), :math:`\bar X = X w / \sum w`, the products are weighted by
+    :math:`w` and the divisor is :math:`\sum w - c` (:math:`\sum w - c \sum w a / \sum w` with
+    ``aweights``); differentiable in ``input`` and ``aweights``, as PyTorch's."""
     if input.ndim > 2:
         raise ValueError(f"cov: expected input to have two or fewer dimensions, got {input.ndim}")
     rows = input.reshape(1, -1) if input.ndim < 2 else input
     rows = rows if rows.dtype.kind == "f" else rows.float()
-    centred = rows - rows.mean(dim=1, keepdim=True)
-    matrix = (centred @ centred.mT) / (rows.shape[1] - correction)
-    return matrix.reshape(()) if input.ndim < 2 else matrix
+    f = _cov_weights(fweights, "fweights", rows.shape[1], True)
+    a = _cov_weights(aweights, "aweights", rows.shape[1], False)
+    if f is None and a is None:
+        centred = rows - rows.mean(dim=1, keepdim=True)
+        matrix = (centred @ centred.mT) / (rows.shape[1] - correction)
+    else:
+        w = a if f is None else f.to(rows.dtype) if a is None else f * a
+        total = w.sum()
+        centred = rows - (rows * w).sum(1, keepdim=True) / total
+        divisor = total - correction if a is None else total - correction * (w * a).sum() / total
+        matrix = ((centred * w) @ centred.mT) / divisor
+    return matrix.reshape(()) if rows.shape[0] == 1 else matrix
 
 
 def corrcoef(input: Tensor) -> Tensor:
@@ -292,7 +320,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).cumsum(axis)
 
 
-# %% book/02_autograd.ipynb, cell 217
+# %% book/02_autograd.ipynb, cell 228
 def _mode_positions(rows: np.ndarray) -> np.ndarray:
     """Where in each row (the last dim) its mode is: the last occurrence of the most frequent
     value, the smallest of those that tie (PyTorch's choices). Equal values are runs of the
@@ -345,7 +373,7 @@ def msort(input: Tensor) -> Tensor:
     return input.sort(0).values
 
 
-# %% book/02_autograd.ipynb, cell 220
+# %% book/02_autograd.ipynb, cell 231
 def _gradient_spacings(spacing: Any, axes: list[int], dim_given: bool,
                        ndim: int) -> list[Any]:
     """``torch.gradient``'s ``spacing`` as one entry per differentiated dim: a float (the step)
@@ -448,7 +476,7 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
                  for axis, step in zip(axes, steps, strict=True))
 
 
-# %% book/02_autograd.ipynb, cell 223
+# %% book/02_autograd.ipynb, cell 234
 class _HistogramDD(NamedTuple):
     """What ``histogramdd`` returns, like ``torch.return_types.histogramdd``."""
 
@@ -463,7 +491,8 @@ _TORCH_INTEGER_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8
 def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,
                 density: bool = False) -> _HistogramDD:
     """``(hist, bin_edges)``: the histogram of the points in the rows of ``input`` (..., D), over
-    a grid of D dims, as ``torch.histogramdd``, outside the graph (numpy's ``histogramdd``).
+    a grid of D dims, as ``torch.histogramdd`` (numpy's ``histogramdd``); recorded but not
+    differentiable, as PyTorch's (:class:`NoDerivative`).
 
     Args:
         input: a float tensor (..., D): every row is one point.
@@ -495,5 +524,9 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
     counts, edges = np.histogramdd(
         data.reshape(-1, dims), bins=grid, range=spans, density=density,
         weights=None if weight is None else weight._data.reshape(-1))
-    return _HistogramDD(_wrap(counts.astype(data.dtype), None),
-                        tuple(_wrap(e.astype(data.dtype), None) for e in edges))
+    # recorded, not differentiable, as PyTorch's (NoDerivative, section 6)
+    return _HistogramDD(
+        NoDerivative.apply(input, weight, out=counts.astype(data.dtype), op="histogramdd"),
+        tuple(NoDerivative.apply(input, weight, out=e.astype(data.dtype), op="histogramdd")
+              for e in edges),
+    )

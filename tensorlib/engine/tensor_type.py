@@ -627,48 +627,57 @@ class Tensor:
     # --- creation (creation)
     # -------------------------------------------------------------------------
     def new_tensor(
-        self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False
+        self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False, *,
+        device: Any = None,
     ) -> Tensor:
-        """A new tensor with a copy of ``data``, of this tensor's dtype
-        unless ``dtype`` is given."""
+        """A new tensor with a copy of ``data``, of this tensor's dtype unless ``dtype`` is given
+        (``device`` checked). ``new_zeros`` and the others also take PyTorch's ``layout`` and
+        ``pin_memory``, accepted and ignored: tensorlib has one layout and no pinned memory."""
         return creation.tensor(
-            data, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+            data, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad,
+            device=device,
         )
 
     def new_zeros(
-        self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False
+        self, *size: Any, dtype: Any = None, device: Any = None,
+        requires_grad: builtins.bool = False, layout: Any = None, pin_memory: builtins.bool = False,
     ) -> Tensor:
         """Zeros of ``size``, of this tensor's dtype unless ``dtype`` is given."""
         return creation.zeros(
-            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad,
+            device=device,
         )
 
     def new_ones(
-        self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False
+        self, *size: Any, dtype: Any = None, device: Any = None,
+        requires_grad: builtins.bool = False, layout: Any = None, pin_memory: builtins.bool = False,
     ) -> Tensor:
         """Ones of ``size``, of this tensor's dtype unless ``dtype`` is given."""
         return creation.ones(
-            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad,
+            device=device,
         )
 
     def new_full(
-        self, size: Any, fill_value: Any, *, dtype: Any = None,
-        requires_grad: builtins.bool = False,
+        self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+        requires_grad: builtins.bool = False, layout: Any = None, pin_memory: builtins.bool = False,
     ) -> Tensor:
         """``fill_value`` in a tensor of ``size``, of this tensor's dtype unless ``dtype`` is
         given."""
         return creation.full(
             size, fill_value, dtype=self._data.dtype if dtype is None else dtype,
-            requires_grad=requires_grad,
+            requires_grad=requires_grad, device=device,
         )
 
     def new_empty(
-        self, *size: Any, dtype: Any = None, requires_grad: builtins.bool = False
+        self, *size: Any, dtype: Any = None, device: Any = None,
+        requires_grad: builtins.bool = False, layout: Any = None, pin_memory: builtins.bool = False,
     ) -> Tensor:
         """A tensor of ``size`` (zeros: tensorlib's ``empty`` is reproducible), of this tensor's
         dtype unless ``dtype`` is given."""
         return creation.empty(
-            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad
+            *size, dtype=self._data.dtype if dtype is None else dtype, requires_grad=requires_grad,
+            device=device,
         )
 
     # --- dtype and device conversion (conversion)
@@ -1026,8 +1035,8 @@ class Tensor:
         return reductions.std(self, dim, unbiased, keepdim, correction=correction)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
-        """The ``p``-norm over ``dim`` (all dims by default): ``p=2`` or ``"fro"``
-        (the default) or ``p=1``."""
+        """The ``p``-norm over ``dim`` (all dims by default): any number ``p``, ``"fro"`` (the
+        default) or ``"nuc"``, as ``torch.norm``."""
         return reductions.norm(self, p, dim, keepdim)
 
     def cumsum(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
@@ -1062,11 +1071,11 @@ class Tensor:
 
     def gcd(self, other: Tensor) -> Tensor:
         """The greatest common divisor, elementwise."""
-        return arithmetic.gcd(self, other)
+        return division.gcd(self, other)
 
     def lcm(self, other: Tensor) -> Tensor:
         """The least common multiple, elementwise."""
-        return arithmetic.lcm(self, other)
+        return division.lcm(self, other)
 
     def ldexp(self, other: Any) -> Tensor:
         """:math:`x \\cdot 2^k`, elementwise."""
@@ -1770,9 +1779,12 @@ class Tensor:
         """NaN and infinities replaced by finite numbers."""
         return elementwise.nan_to_num(self, nan, posinf, neginf)
 
-    def repeat_interleave(self, repeats: Any, dim: builtins.int | None = None) -> Tensor:
+    def repeat_interleave(
+        self, repeats: Any, dim: builtins.int | None = None, *,
+        output_size: builtins.int | None = None,
+    ) -> Tensor:
         """Each entry along ``dim`` (or of the flattened tensor) repeated in place."""
-        return indexing.repeat_interleave(self, repeats, dim)
+        return indexing.repeat_interleave(self, repeats, dim, output_size=output_size)
 
     def scatter(
         self, dim: builtins.int, index: Any, src: Any = None, *, value: Any = None
@@ -2633,6 +2645,18 @@ class Tensor:
         """The last two dims swapped (the conjugate transpose, for real tensors ``mT``)."""
         return shape_ops.transpose(self, -2, -1)
 
+    @property
+    def H(self) -> Tensor:  # noqa: N802  (PyTorch's name)
+        """The conjugate transpose of a matrix (for real tensors its transpose); 2-D only."""
+        if self._data.ndim != 2:
+            batch = self._data.ndim > 2
+            hint = " For batches of matrices, consider using tensor.mH" if batch else ""
+            raise RuntimeError(
+                "tensor.H is only supported on matrices (2-D tensors). Got "
+                f"{self._data.ndim}-D tensor.{hint}"
+            )
+        return shape_ops.transpose(self, 0, 1)
+
     # --- more in-place forms (inplace.apply_), and in-place views (inplace.view_in_place_)
     # -----------------------------------------------------------------------------------
     def absolute_(self) -> Tensor:
@@ -2849,11 +2873,11 @@ class Tensor:
 
     def lcm_(self, other: Any) -> Tensor:
         """``lcm`` in place; returns ``self``."""
-        return inplace.apply_(self, "lcm_", arithmetic.lcm, other)
+        return inplace.apply_(self, "lcm_", division.lcm, other)
 
     def gcd_(self, other: Any) -> Tensor:
         """``gcd`` in place; returns ``self``."""
-        return inplace.apply_(self, "gcd_", arithmetic.gcd, other)
+        return inplace.apply_(self, "gcd_", division.gcd, other)
 
     def arctan2_(self, other: Any) -> Tensor:
         """``arctan2`` in place; returns ``self``."""
@@ -3045,7 +3069,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 380
+# %% book/02_autograd.ipynb, cell 398
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -3053,6 +3077,7 @@ from tensorlib.engine import (  # noqa: E402
     conversion,
     creation,
     cumulative,
+    division,
     elementwise,
     function,
     higher_order,

@@ -8,7 +8,7 @@ number ``cond``, tensor inverses and solves (``tensorinv``, ``tensorsolve``), ``
 aliases ``diagonal`` and ``matmul``.
 
 ``MatrixExp`` is one :class:`Function`; the rest are compositions of chapter 2's linalg ops (and so
-differentiable through them) except the LU factors, which are computed outside the graph.
+differentiable through them); the LU factors have their own backward too, ``LUFactor``.
 Matrices are the last two dims; leading dims are a batch.
 """
 
@@ -20,6 +20,7 @@ __all__ = [
     'inv_ex',
     'cholesky_ex',
     'solve_ex',
+    'LUFactor',
     'lu_factor',
     'lu',
     'lu_solve',
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 249
+# %% book/02_autograd.ipynb, cell 260
 import math
 from typing import Any, NamedTuple
 
@@ -120,7 +121,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     return MatrixExp.apply(_square(A, "linalg.matrix_exp"))
 
 
-# %% book/02_autograd.ipynb, cell 250
+# %% book/02_autograd.ipynb, cell 261
 class _InverseInfo(NamedTuple):
     inverse: Tensor
     info: Tensor
@@ -160,7 +161,8 @@ def _ex(A: Tensor, code: Any, compute: Any, core: int,
     ``code`` of each matrix. Where a matrix fails (and not ``check_errors``, which lets
     ``compute`` raise), its result is NaN: ``compute`` runs outside the graph on the batch with
     the failed matrices replaced by identities; ``core`` is the number of the result's own dims."""
-    flat = A._data.reshape((-1,) + A._data.shape[-2:])
+    batch = int(np.prod(A._data.shape[:-2]))  # (-1 would be ambiguous for (0, 0) matrices)
+    flat = A._data.reshape((batch,) + A._data.shape[-2:])
     codes = np.asarray([code(m) for m in flat], dtype=np.int32).reshape(A._data.shape[:-2])
     info = _wrap(codes, None)
     if check_errors or not codes.any():
@@ -228,7 +230,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     return _ResultInfo(*_ex(A, _pivot_code, compute, 1 if vector else 2, check_errors))
 
 
-# %% book/02_autograd.ipynb, cell 251
+# %% book/02_autograd.ipynb, cell 262
 class _LUPivots(NamedTuple):
     LU: Tensor
     pivots: Tensor
@@ -280,9 +282,67 @@ def _real_floating_matrices(A: Any, fn: str) -> Tensor:
     return A
 
 
+def _lu_grad(packed: Tensor, pivots: np.ndarray, grad: Tensor) -> Tensor:
+    r"""The gradient of :math:`A = PLU` from that of its packed factors (:class:`LUFactor`),
+    in Tensor ops (differentiable again): :math:`L = [L_1; L_2]`, :math:`U = [U_1 \; U_2]` with
+    :math:`L_1`, :math:`U_1` square of size :math:`k`, and
+    :math:`\bar A = P \begin{pmatrix} L_1^{-\top} \Phi U_1^{-\top} & L_1^{-\top} \bar U_2 \\
+    \bar L_2 U_1^{-\top} & 0 \end{pmatrix}`."""
+    m, n = packed.shape[-2:]
+    k = m if m < n else n
+    lower = packed[..., :, :k].tril(-1) + _wrap(np.eye(m, k, dtype=packed._data.dtype), None)
+    upper = packed[..., :k, :].triu()
+    l1, l2, u1, u2 = lower[..., :k, :], lower[..., k:, :], upper[..., :, :k], upper[..., :, k:]
+    g_lower, g_upper = grad[..., :, :k].tril(-1), grad[..., :k, :].triu()
+    gl1, gl2, gu1, gu2 = (g_lower[..., :k, :], g_lower[..., k:, :],
+                          g_upper[..., :, :k], g_upper[..., :, k:])
+    phi = (l1.mT @ gl1 - gu2 @ u2.mT).tril(-1) + (gu1 @ u1.mT - l2.mT @ gl2).triu()
+    core = solve_triangular(l1.mT, phi, upper=True, unitriangular=True)
+    top = _cat([solve_triangular(u1.mT, core, upper=False, left=False),
+                solve_triangular(l1.mT, gu2, upper=True, unitriangular=True)], -1)
+    corner = _wrap(np.zeros(packed.shape[:-2] + (m - k, n - k), packed._data.dtype), None)
+    bottom = _cat([solve_triangular(u1.mT, gl2, upper=False, left=False), corner], -1)
+    permutation = _wrap(_permutation(pivots, m, packed._data.dtype), None)
+    return permutation @ _cat([top, bottom], -2)
+
+
+class LUFactor(Function):
+    r"""The packed LU factors of :math:`A = PLU` (computed by ``_lu_batch`` and passed in, so that
+    the caller keeps the pivots). From :math:`P^\top dA = dL\,U + L\,dU`, with
+    :math:`X = L_1^{-1} dL_1` strictly lower and :math:`Y = dU_1 U_1^{-1}` upper triangular,
+    the gradient is the one in ``_lu_grad``, with
+    :math:`\Phi = \operatorname{tril}_{-1}(L_1^\top \bar L_1 - \bar U_2 U_2^\top)
+    + \operatorname{triu}(\bar U_1 U_1^\top - L_2^\top \bar L_2)` (square :math:`A`: the
+    :math:`U_2`, :math:`L_2` terms vanish); singular :math:`U_1` gives inf or NaN, as PyTorch."""
+
+    __slots__ = ("packed", "pivots")
+    reads = ((0,),)
+
+    def forward(self, a: np.ndarray, packed: np.ndarray, pivots: np.ndarray) -> np.ndarray:
+        self.packed, self.pivots = packed, pivots
+        return packed
+
+    def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _lu_grad(_wrap(self.packed, None), self.pivots, _wrap(grad, None))
+        return (out._data, None, None)
+
+    def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        a = self._graph_inputs()[0]
+        packed = LUFactor.apply(a, self.packed, self.pivots)  # the factors as functions of A
+        return (_lu_grad(packed, self.pivots, grad), None, None)
+
+
+def _lu_factors(A: Tensor, fn: str, pivot: bool) -> tuple[Tensor, np.ndarray]:
+    """The packed factors (a :class:`LUFactor` node when ``A`` requires grad) and the pivots."""
+    lu, pivots = _lu_batch(A, fn, pivot)
+    return LUFactor.apply(A, lu, pivots), pivots
+
+
 def lu_factor(A: Tensor, *, pivot: bool = True) -> _LUPivots:
     r"""``(LU, pivots)``: the LU factorisation with partial pivoting :math:`A = PLU`, packed as
-    LAPACK's ``getrf`` packs it (``torch.linalg.lu_factor``), outside the graph.
+    LAPACK's ``getrf`` packs it (``torch.linalg.lu_factor``); ``LU`` is differentiable
+    (:class:`LUFactor`).
 
     Args:
         A: shape :math:`(*, m, n)`, float32 or float64.
@@ -296,7 +356,8 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> _LUPivots:
     Raises:
         RuntimeError: if a pivot is zero (``A`` singular), as PyTorch does; :func:`lu` does not.
     """
-    lu, pivots = _lu_batch(A, "linalg.lu_factor", pivot)
+    factors, pivots = _lu_factors(A, "linalg.lu_factor", pivot)
+    lu = factors._data
     diagonal = np.diagonal(lu, axis1=-2, axis2=-1).reshape(-1, int(np.min(lu.shape[-2:])))
     zero = np.argwhere(diagonal == 0)
     if zero.size:
@@ -305,7 +366,7 @@ def lu_factor(A: Tensor, *, pivot: bool = True) -> _LUPivots:
             f"torch.linalg.lu_factor: U[{j},{j}] is zero and using it on lu_solve would result "
             "in a division by zero. If you still want to perform the factorization, consider "
             "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
-    return _LUPivots(_wrap(lu, None), _wrap(pivots, None))
+    return _LUPivots(factors, _wrap(pivots, None))
 
 
 def _permutation(pivots: np.ndarray, rows: int, dtype: np.dtype) -> np.ndarray:
@@ -322,8 +383,8 @@ def _permutation(pivots: np.ndarray, rows: int, dtype: np.dtype) -> np.ndarray:
 
 
 def lu(A: Tensor, *, pivot: bool = True) -> _PLU:
-    r"""``(P, L, U)`` with :math:`A = PLU` (``torch.linalg.lu``), outside the graph (PyTorch's is
-    differentiable).
+    r"""``(P, L, U)`` with :math:`A = PLU` (``torch.linalg.lu``); ``L`` and ``U`` are read from
+    the packed factors of :class:`LUFactor`, so both are differentiable.
 
     Args:
         A: shape :math:`(*, m, n)`, float32 or float64; :math:`k = \min(m, n)`.
@@ -333,13 +394,13 @@ def lu(A: Tensor, *, pivot: bool = True) -> _PLU:
         ``P`` :math:`(*, m, m)` a permutation, ``L`` :math:`(*, m, k)` unit lower triangular,
         ``U`` :math:`(*, k, n)` upper triangular.
     """
-    packed, pivots = _lu_batch(A, "linalg.lu", pivot)
+    packed, pivots = _lu_factors(A, "linalg.lu", pivot)
     m, n = packed.shape[-2:]
     k = m if m < n else n
-    lower = np.tril(packed[..., :, :k], -1) + np.eye(m, k, dtype=packed.dtype)
-    upper = np.triu(packed[..., :k, :])
-    permutation = _permutation(pivots, m, packed.dtype)
-    return _PLU(_wrap(permutation, None), _wrap(lower, None), _wrap(upper, None))
+    lower = packed[..., :, :k].tril(-1) + _wrap(np.eye(m, k, dtype=packed._data.dtype), None)
+    upper = packed[..., :k, :].triu()
+    permutation = _permutation(pivots, m, packed._data.dtype)
+    return _PLU(_wrap(permutation, None), lower, upper)
 
 
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
@@ -368,7 +429,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     return _matmul(permutation, solve_triangular(lower.mT, y, upper=True, unitriangular=True))
 
 
-# %% book/02_autograd.ipynb, cell 252
+# %% book/02_autograd.ipynb, cell 263
 _COND_NORMS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
@@ -460,7 +521,7 @@ def linalg_vander(x: Tensor, N: int | None = None) -> Tensor:  # noqa: N803  (Py
     N = x.shape[-1] if N is None and x.ndim > 0 else N
     if N is None or N <= 1:
         raise RuntimeError("N must be greater than 1.")
-    column = x.unsqueeze(-1)
+    column = x.unsqueeze(-1) if x.ndim else x.reshape(1, 1)  # a 0-d x: one row, as in torch
     columns = [_wrap(np.ones(column.shape, dtype=x._data.dtype), None), column]
     while len(columns) < N:
         columns.append(columns[-1] * column)
@@ -478,7 +539,7 @@ def linalg_matmul(input: Tensor, other: Tensor) -> Tensor:
     return _matmul(input, other)
 
 
-# %% book/02_autograd.ipynb, cell 256
+# %% book/02_autograd.ipynb, cell 271
 # PyTorch's deprecated spellings: the same factorizations, older names and argument orders
 import warnings  # noqa: E402
 
@@ -531,8 +592,8 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     """``lu_factor`` that does not raise for a singular matrix: ``info`` (int32, per matrix) is
     0, or ``i`` when ``U[i-1, i-1]`` is exactly zero, and the factors are still returned.
     ``check_errors=True`` raises for such a matrix, with PyTorch's message."""
-    factors, pivots = _lu_batch(A, "linalg.lu_factor_ex", pivot)
-    zero = np.diagonal(factors, axis1=-2, axis2=-1) == 0
+    packed, pivots = _lu_factors(A, "linalg.lu_factor_ex", pivot)  # LU differentiable
+    zero = np.diagonal(packed._data, axis1=-2, axis2=-1) == 0
     info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
     if check_errors and info.any():
         j = int(info[info > 0].flat[0])
@@ -541,7 +602,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
             "in a division by zero. If you still want to perform the factorization, consider "
             "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
         )
-    return _LUFactorInfo(_wrap(factors, None), _wrap(pivots, None), _wrap(info, None))
+    return _LUFactorInfo(packed, _wrap(pivots, None), _wrap(info, None))
 
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
@@ -558,6 +619,8 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
         )
     reflectors = _tril(A, -1) + _eye(m, n, dtype=A.dtype)
     product = _eye(m, dtype=A.dtype)
+    if not k:  # no reflector: the identity, in tau's graph (a sum of nothing), as PyTorch's
+        product = product + tau.sum(-1)[..., None, None]
     for i in range(k):
         v = reflectors[..., :, i : i + 1]
         product = product - tau[..., i, None, None] * _matmul(_matmul(product, v), v.mT)

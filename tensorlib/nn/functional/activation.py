@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 396
+# %% book/02_autograd.ipynb, cell 414
 import math
 
 import numpy as np
@@ -229,7 +229,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _Silu.apply(input)
 
 
-# %% book/02_autograd.ipynb, cell 400
+# %% book/02_autograd.ipynb, cell 418
 class _LeakyRelu(Function):
     r""":math:`y = x` for :math:`x > 0`, else :math:`s x`; :math:`\bar x = \bar y` or
     :math:`s \bar y` (``s``, the negative slope, at :math:`x = 0` too, as PyTorch)."""
@@ -383,7 +383,7 @@ class _LogSigmoid(Function):
         return (grad * (-self._graph_inputs()[0]).sigmoid(),)
 
 
-# %% book/02_autograd.ipynb, cell 401
+# %% book/02_autograd.ipynb, cell 419
 # SELU's constants (Klambauer et al., 2017): the fixed point of mean 0 and variance 1
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -491,6 +491,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
                 f"{channels} channels (dim 1 of shape {tuple(input.shape)})"
             )
         weight = weight.reshape((-1,) + (1,) * (input.ndim - 2))
+    elif weight.ndim:  # one slope, made 0-d: the output keeps input's shape (0-d too), as torch's
+        weight = weight.reshape(())
     return input.where(input > 0, weight * input)
 
 

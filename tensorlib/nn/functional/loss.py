@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 406
+# %% book/02_autograd.ipynb, cell 425
 import math
 import warnings
 from typing import overload
@@ -183,7 +183,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 407
+# %% book/02_autograd.ipynb, cell 426
 # The same steps in ops, for the backward_graph of the losses (create_graph=True)
 def _rows_of(x: Tensor) -> Tensor:
     """``_classes_last`` in ops: ``(N, C, d1, ...)`` or ``(C,)`` as rows ``(M, C)``."""
@@ -231,7 +231,7 @@ def _zero_ignored_graph(rows: Tensor, ignored: np.ndarray | None) -> Tensor:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 408
+# %% book/02_autograd.ipynb, cell 427
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood:
     :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
@@ -426,7 +426,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 409
+# %% book/02_autograd.ipynb, cell 428
 @overload
 def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
 @overload
@@ -452,6 +452,26 @@ def _check_logits(input: Tensor, target: Tensor, what: str) -> None:
                 else ""
             )
         )
+
+
+def _soft_cross_entropy(
+    input: Tensor, target: Tensor, weight: Tensor | None, reduction: str, smoothing: float
+) -> Tensor:
+    r"""``cross_entropy`` with probability targets that require grad, composed of Tensor ops:
+    :math:`L_i = -\sum_c q_{ic} w_c \log p_{ic}` with :math:`q = (1-\alpha) t + \alpha / C`, so
+    the target gets :math:`\bar t_{ic} = -(1-\alpha) w_c \log p_{ic} \bar L_i`, as in PyTorch
+    (``"mean"`` divides by the number of samples, not by the weights)."""
+    dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[dim]
+    log_p = input.log_softmax(dim)
+    if weight is not None:
+        w = weight if isinstance(weight, Tensor) else _wrap(np.asarray(weight), None)
+        log_p = log_p * w.reshape([classes if d == dim else 1 for d in range(input.ndim)])
+    probs = target * (1 - smoothing) + smoothing / classes if smoothing else target
+    losses = -(probs * log_p).sum(dim)
+    if reduction == "none":
+        return losses
+    return losses.sum() / (input.numel() // classes) if reduction == "mean" else losses.sum()
 
 
 def cross_entropy(
@@ -488,9 +508,9 @@ def cross_entropy(
         raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     target_array = _array(target)
     if target_array.dtype.kind == "f" and isinstance(target, Tensor) and target.requires_grad:
-        raise NotImplementedError(
-            "cross_entropy: gradients with respect to probability targets are not supported"
-        )
+        _target_coefficients(input.shape, target_array, _array(weight), ignore_index,
+                             label_smoothing, input._data.dtype)  # the checks of shapes
+        return _soft_cross_entropy(input, target, weight, reduction, float(label_smoothing))
     return _CrossEntropy.apply(
         input,
         target_array,
@@ -588,7 +608,7 @@ def binary_cross_entropy_with_logits(
     )
 
 
-# %% book/02_autograd.ipynb, cell 417
+# %% book/02_autograd.ipynb, cell 438
 def _reduced(losses: Tensor, reduction: str) -> Tensor:
     """The per-element losses as ``reduction`` asks: as they are, summed, or averaged."""
     if reduction == "none":
