@@ -207,7 +207,8 @@ from tensorlib.nn.functional.aten_rnn import (
 # Chapter 6, Optimizers: tl.optim (optimizers, lr_scheduler) and tl.nn.utils (gradient clipping)
 from tensorlib import optim
 
-# Chapter 7, Checkpointing: tl.save/tl.load without pickle; formats in tl.serialization
+# Chapter 7, Checkpointing: tl.save/tl.load (torch.save's format; a default load runs no code);
+# formats in tl.serialization
 from tensorlib import serialization
 from tensorlib.serialization import load, save
 
@@ -216,7 +217,7 @@ from tensorlib.serialization import load, save
 # tl.onnx; also tensorlib.nn.parallel, tensorlib.utils.tensorboard); tensorlib.run_as_torch runs
 # PyTorch programs
 from tensorlib import accelerator, amp, backends, compiler, distributed, onnx
-from tensorlib.compiler import compile  # returns the model: no compiler (torch.compile's name)
+from tensorlib.compiler import compile  # wraps a model that runs eagerly: no compiler
 from tensorlib import jit  # script/trace return their argument, decorators their function
 from tensorlib import fx, hub  # fx.wrap returns its argument; hub reads its cache only
 from tensorlib import profiler  # torch.profiler: profile, record_function, schedule

@@ -159,3 +159,12 @@ def test_histogram_is_a_named_tuple_as_pytorch():
     np.testing.assert_allclose(ours.bin_edges.numpy(), theirs.bin_edges.numpy(), rtol=1e-15)
     hist, edges = tl.tensor(data).histogram(6)  # still unpacks as a pair
     assert hist.shape == (6,) and edges.shape == (7,)
+
+
+@pytest.mark.parity
+def test_gradient_takes_spacing_none_as_the_default_step():
+    torch = pytest.importorskip("torch")
+    values = np.array([1.0, 4.0, 9.0, 16.0, 25.0])
+    ours = tl.gradient(tl.tensor(values), spacing=None)
+    theirs = torch.gradient(torch.tensor(values), spacing=None)
+    assert [t.tolist() for t in ours] == [t.tolist() for t in theirs]

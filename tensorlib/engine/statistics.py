@@ -380,6 +380,8 @@ def _gradient_spacings(spacing: Any, axes: list[int], dim_given: bool,
     or a float64 ndarray (the coordinates), after PyTorch's checks."""
     if isinstance(spacing, Tensor) and spacing._data.ndim == 0:
         spacing = spacing.item()
+    if spacing is None:  # spacing=None is the default step, 1, as in PyTorch
+        spacing = 1.0
     if not isinstance(spacing, (list, tuple)):
         return [float(spacing)] * len(axes)
     if len(spacing) != len(axes):

@@ -847,7 +847,8 @@ class Tensor:
         """``1 / sqrt(x)``."""
         return arithmetic.rsqrt(self)
 
-    # --- comparison, logic and integer division (arithmetic): no gradient
+    # --- comparison, logic (no gradient) and integer division (arithmetic; % has a gradient,
+    # // is recorded without one: NoDerivative)
     # ----------------------------
     def __floordiv__(self, other: Any) -> Tensor:
         return arithmetic.floor_divide(self, other)
