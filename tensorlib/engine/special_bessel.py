@@ -285,7 +285,8 @@ def bessel_y1(input: Tensor) -> Tensor:
 
 
 def modified_bessel_i0(input: Tensor) -> Tensor:
-    r""":math:`I_0(x)`, as :func:`i0` but with no gradient (PyTorch's has none); same shape."""
+    r""":math:`I_0(x)`, as :func:`~tensorlib.engine.special_ops.i0` but with no gradient (PyTorch's
+    has none); same shape."""
     return _without_gradient(input, "modified_bessel_i0", lambda x: _bessel_i(0, x, False))
 
 
