@@ -50,13 +50,19 @@ test: install
 	$(PY) tools/exercises.py --check
 	$(PY) -m ruff check tensorlib tools tests benchmarks book solutions
 	$(PY) -m mypy
-	$(PY) -m pytest tests -n 2 --dist loadscope --durations=30
+	$(PY) -m pytest tests -n 2 --dist loadscope --durations=20 -m "not slow"
 	$(PY) -m pytest $(NBVAL) book solutions --ignore=book/solutions --ignore=book/_build -n 2 --dist loadscope
 	$(PY) tools/exercises.py --stubs-fail
 
 # make lab LAB_ARGS=--allow-root as root (JupyterLab refuses root otherwise); LAB_ARGS="--no-browser --port 8899"
 lab: install exercises
 	$(VENV)/bin/jupyter lab exercises $(LAB_ARGS)
+
+# The tests marked slow (the website's build and browser checks, the printed book, the wheel, the quick
+# bench, the OpInfo sweep's runs): about 12 minutes on two cores; CI runs them after make test
+.PHONY: test-slow
+test-slow: install
+	$(PY) -m pytest tests -n 2 --dist loadscope --durations=20 -m slow
 
 # make bench BENCH_ARGS='--only gpt' (or --quick: same format, rough figures); output format in benchmarks/README.md
 bench: install

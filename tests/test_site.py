@@ -32,7 +32,9 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-pytestmark = pytest.mark.site
+# slow: the site build and the browser checks take about 11 minutes on two cores; `make test-slow`
+# (which CI runs after `make test`) runs them
+pytestmark = [pytest.mark.site, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
