@@ -184,15 +184,22 @@ def _rebuild_tensor(storage: Any, offset: Any, size: Any, stride: Any, requires_
     return _Rebuilt(view, requires_grad, False)
 
 
-def _rebuild_parameter(data: Any, requires_grad: Any, hooks: Any, state: Any = None) -> _Rebuilt:
-    """``torch._utils._rebuild_parameter`` (and ``_with_state``, with no state): a Parameter."""
-    if not isinstance(data, _Rebuilt) or not isinstance(requires_grad, bool):
+def _check_parameter(data: Any, tensor_type: type, requires_grad: Any, hooks: Any,
+                     state: Any) -> None:
+    """The arguments of ``torch._utils._rebuild_parameter``: a tensor (``tensor_type``), a bool,
+    and no hooks or state; both loads (weights only, and whole) check them here."""
+    if not isinstance(data, tensor_type) or not isinstance(requires_grad, bool):
         raise CheckpointError(
             "a Parameter must wrap a tensor and a bool, got "
             f"{type(data).__name__}, {requires_grad!r}"
         )
     _no_hooks(hooks, "a Parameter")
     _no_hooks(state, "a Parameter")
+
+
+def _rebuild_parameter(data: Any, requires_grad: Any, hooks: Any, state: Any = None) -> _Rebuilt:
+    """``torch._utils._rebuild_parameter`` (and ``_with_state``, with no state): a Parameter."""
+    _check_parameter(data, _Rebuilt, requires_grad, hooks, state)
     return _Rebuilt(data.array, requires_grad, True)
 
 
@@ -923,13 +930,7 @@ def _tensor_now(*args: Any) -> Tensor:
 
 def _parameter_now(data: Any, requires_grad: Any, hooks: Any, state: Any = None) -> Parameter:
     """``torch._utils._rebuild_parameter`` (and ``_with_state``, with no state) for a full load."""
-    if not isinstance(data, Tensor) or not isinstance(requires_grad, bool):
-        raise CheckpointError(
-            "a Parameter must wrap a tensor and a bool, got "
-            f"{type(data).__name__}, {requires_grad!r}"
-        )
-    _no_hooks(hooks, "a Parameter")
-    _no_hooks(state, "a Parameter")
+    _check_parameter(data, Tensor, requires_grad, hooks, state)
     return Parameter(data, requires_grad=requires_grad)
 
 
