@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 119
+# %% book/05_attention.ipynb, cell 121
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +50,7 @@ from tensorlib.nn.modules import GELU, Embedding, LayerNorm, Linear, Module, Mod
 from tensorlib.random import Generator, multinomial
 
 
-# %% book/05_attention.ipynb, cell 120
+# %% book/05_attention.ipynb, cell 122
 @dataclass
 class GPTConfig:
     """The sizes of a :class:`GPT` (nanoGPT's names).
@@ -231,7 +231,7 @@ class PostNormBlock(Block):
         return self.ln_2(x + self.mlp(x))
 
 
-# %% book/05_attention.ipynb, cell 121
+# %% book/05_attention.ipynb, cell 123
 def _sample_next(
     logits: np.ndarray, temperature: float, top_k: int | None, generator: Generator | None
 ) -> np.ndarray:
@@ -424,7 +424,7 @@ class GPT(Module):
         return Tensor(tokens)
 
 
-# %% book/05_attention.ipynb, cell 131
+# %% book/05_attention.ipynb, cell 133
 def _linear_arrays(layer: Linear) -> tuple[np.ndarray, np.ndarray | None]:
     r"""A Linear layer's :math:`W^\top` (a view) and bias, as arrays."""
     return layer.weight.numpy().T, None if layer.bias is None else layer.bias.numpy()

@@ -757,6 +757,7 @@ def _attention_mask(
     return None if attn_mask is None else _additive_mask(attn_mask, dtype, target)
 
 
+# %% book/05_attention.ipynb, cell 70
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,
@@ -817,7 +818,7 @@ def scaled_dot_product_attention(
     )
 
 
-# %% book/05_attention.ipynb, cell 94
+# %% book/05_attention.ipynb, cell 96
 def _check_block_size(block_size: Any) -> None:
     """Refuse a ``block_size`` that is not an int >= 1 (a bool is not one)."""
     if (
@@ -906,7 +907,7 @@ def online_softmax_attention(
     return Tensor(accumulator / running_sum)
 
 
-# %% book/05_attention.ipynb, cell 103
+# %% book/05_attention.ipynb, cell 105
 def _blocked(mask: Any, dtype: np.dtype, what: str) -> Any:
     r"""A MultiheadAttention mask as an additive one: bool True
     (blocked) becomes :math:`-\infty`, float is kept."""
@@ -1029,7 +1030,7 @@ def _pad_keys(mask: Any, extra: int) -> Any:
     return np.concatenate([mask, np.zeros(mask.shape[:-1] + (extra,), dtype=mask.dtype)], axis=-1)
 
 
-# %% book/05_attention.ipynb, cell 104
+# %% book/05_attention.ipynb, cell 106
 def _mha_mask(
     attn_mask: Any, key_padding_mask: Any, num_heads: int, shape: tuple[int, int, int],
     dtype: np.dtype, extra: int = 0,
@@ -1135,7 +1136,7 @@ def _mha_check_options(query: Tensor, embed_dim: int, num_heads: int, hint_alone
         )
 
 
-# %% book/05_attention.ipynb, cell 105
+# %% book/05_attention.ipynb, cell 107
 def multi_head_attention_forward(
     query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
     in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,

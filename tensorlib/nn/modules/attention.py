@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 106
+# %% book/05_attention.ipynb, cell 108
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,7 @@ def _check_arguments(embed_dim: Any, num_heads: Any, dropout: Any, kdim: Any, vd
         raise ValueError(f"MultiheadAttention: dropout must be a number in [0, 1), got {dropout!r}")
 
 
-# %% book/05_attention.ipynb, cell 107
+# %% book/05_attention.ipynb, cell 109
 class MultiheadAttention(Module):
     r"""Multi-head attention
     :math:`\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h) W_o^\top + b_o`,

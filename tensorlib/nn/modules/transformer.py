@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/05_attention.ipynb, cell 139
+# %% book/05_attention.ipynb, cell 141
 import copy
 from collections.abc import Callable
 from typing import Any
@@ -88,7 +88,7 @@ def _generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = N
     )
 
 
-# %% book/05_attention.ipynb, cell 140
+# %% book/05_attention.ipynb, cell 142
 class TransformerEncoderLayer(Module):
     r"""Self-attention and a feed-forward network, each in a residual branch, as
     ``torch.nn.TransformerEncoderLayer``.
@@ -278,7 +278,7 @@ class TransformerDecoderLayer(Module):
         return self.norm3(x + self._ff_block(x))
 
 
-# %% book/05_attention.ipynb, cell 141
+# %% book/05_attention.ipynb, cell 143
 class TransformerEncoder(Module):
     r"""``num_layers`` copies of ``encoder_layer`` applied in turn, then ``norm`` if given, as
     ``torch.nn.TransformerEncoder``.
@@ -360,7 +360,7 @@ class TransformerDecoder(Module):
         return output if self.norm is None else self.norm(output)
 
 
-# %% book/05_attention.ipynb, cell 143
+# %% book/05_attention.ipynb, cell 145
 class Transformer(Module):
     r"""The encoder-decoder Transformer (Vaswani et al., 2017), as ``torch.nn.Transformer``.
 
