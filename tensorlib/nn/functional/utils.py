@@ -74,6 +74,7 @@ def _reset_parameters(module: Any, generator: Any) -> None:
         module.reset_parameters(generator)
 
 
+# %% book/04_layers.ipynb, cell 80
 _PAIR_WORDS = {2: "a pair", 3: "a triple"}
 
 
@@ -162,6 +163,7 @@ def _conv_padding(
     return tuple((total // 2, total - total // 2) for total in totals)
 
 
+# %% book/04_layers.ipynb, cell 82
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 403
+# %% book/04_layers.ipynb, cell 407
 import copy
 from typing import TypeVar
 

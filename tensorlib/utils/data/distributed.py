@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 426
+# %% book/04_layers.ipynb, cell 430
 import math
 from collections.abc import Iterator, Sized
 
