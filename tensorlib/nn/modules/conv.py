@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 203
+# %% book/04_layers.ipynb, cell 208
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,7 +48,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 204
+# %% book/04_layers.ipynb, cell 209
 class _ConvNd(Module):
     """The base of every convolution layer, PyTorch's ``torch.nn.modules.conv._ConvNd``: what
     :class:`Conv1d`, :class:`Conv2d`, :class:`Conv3d` and the transposed convolutions share,
@@ -157,7 +157,7 @@ class Conv2d(_ConvNd):
         return text
 
 
-# %% book/04_layers.ipynb, cell 224
+# %% book/04_layers.ipynb, cell 229
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -261,7 +261,7 @@ class Conv1d(_ConvNd):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 225
+# %% book/04_layers.ipynb, cell 230
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -404,7 +404,7 @@ class ConvTranspose1d(_ConvTransposeNd):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 235
+# %% book/04_layers.ipynb, cell 240
 # F.pad, defined after this module's header (sections 9.5 and 9.7)
 from tensorlib.nn.functional.layers import pad  # noqa: E402
 
@@ -418,7 +418,7 @@ def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]
     return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
 
 
-# %% book/04_layers.ipynb, cell 243
+# %% book/04_layers.ipynb, cell 248
 # the functions of section 9.8, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
 
@@ -545,7 +545,7 @@ class ConvTranspose3d(_ConvTransposeNd):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 373
+# %% book/04_layers.ipynb, cell 378
 # the lazy machinery of section 11.5, defined after this module's header (section 9.2)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,
@@ -669,7 +669,7 @@ class LazyConv3d(Conv3d):
         _initialize_conv(self, input, 3, transposed=False)
 
 
-# %% book/04_layers.ipynb, cell 374
+# %% book/04_layers.ipynb, cell 379
 class LazyConvTranspose1d(ConvTranspose1d):
     """A :class:`ConvTranspose1d` whose ``in_channels`` is read from its first input (section
     11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of

@@ -341,9 +341,8 @@ def _set_extra_states(owners: dict[str, Module], values: dict[str, Any]) -> Call
 
 
 # %% book/04_layers.ipynb, cell 34
-# The tables of the hooks every module runs (the register_module_*_hook functions below): by
-# handle id, in the order they run. Module.__call__ reads the forward and backward ones before the
-# module's own; register_parameter, register_buffer and add_module (and assignment) the last three.
+# The tables of the hooks every module runs when called (the register_module_*_hook functions
+# below): by handle id, in the order they run. Module.__call__ reads them before the module's own.
 _global_forward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 _global_forward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 _global_forward_hooks_with_kwargs: OrderedDict[int, bool] = OrderedDict()
@@ -353,9 +352,6 @@ _global_backward_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 # None until a global backward hook is registered; then whether it was a full one. As in PyTorch,
 # it stays set after the hooks are removed: the process takes one kind or the other.
 _global_is_full_backward_hook: bool | None = None
-_global_buffer_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
-_global_module_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
-_global_parameter_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 
 # A module's own hook tables (each an OrderedDict by handle id), as PyTorch names them
 _HOOK_TABLES = (
@@ -410,6 +406,7 @@ def _add_hook(
     return handle
 
 
+# %% book/04_layers.ipynb, cell 36
 def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Register ``hook(module, args) -> None or modified input`` to run before every module's
     ``forward`` (and before the module's own pre-hooks). For debugging and profiling: it is
@@ -433,6 +430,7 @@ def register_module_forward_hook(
             (_global_forward_hooks_always_called, always_call),
         ),
     )
+
 
 def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Register ``hook(module, grad_output) -> None or new grad_output``, called in backward by
@@ -493,6 +491,14 @@ def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
         )
     _claim_global_backward_hooks(full=False)
     return _add_hook(_global_backward_hooks, hook, "register_module_backward_hook")
+
+
+# %% book/04_layers.ipynb, cell 38
+# The tables of the registration hooks, by handle id: register_parameter, register_buffer
+# and add_module (and assignment) run them.
+_global_buffer_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_module_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
 
 
 def _add_registration_hook(
@@ -556,7 +562,7 @@ def _registered(
     return value
 
 
-# %% book/04_layers.ipynb, cell 35
+# %% book/04_layers.ipynb, cell 40
 class _BackwardHookGate(Function):
     """Joins the Tensors of one side of a module call (its inputs, or its outputs) in one node.
 
@@ -655,7 +661,7 @@ def _tensors(grads: list[np.ndarray | None]) -> list[Tensor | None]:
     return [None if g is None else _wrap(g, None) for g in grads]
 
 
-# %% book/04_layers.ipynb, cell 36
+# %% book/04_layers.ipynb, cell 41
 _NO_INPUT_GRAD_WARNING = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See "
@@ -749,7 +755,7 @@ class _BackwardHook:
         return _arrays([grad_inputs[i] for i in self.input_index])
 
 
-# %% book/04_layers.ipynb, cell 38
+# %% book/04_layers.ipynb, cell 43
 class Module:
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 
@@ -1735,7 +1741,7 @@ class Module:
         )
 
 
-# %% book/04_layers.ipynb, cell 39
+# %% book/04_layers.ipynb, cell 44
 # A module's own parameter and buffer tables, as the walkers (named_parameters,
 # named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:
