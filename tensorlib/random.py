@@ -79,6 +79,8 @@ from tensorlib.engine import (
     device,
     get_default_dtype,
     parse_to,
+    supports_out,
+    supports_out_creation,
     tensor,
 )
 from tensorlib.shape import as_shape, broadcast_shapes
@@ -572,6 +574,7 @@ def _check_like(input: Tensor, name: str) -> None:
 
 
 # %% book/03_init.ipynb, cell 29
+@supports_out_creation
 def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
          generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
          requires_grad: bool = False) -> Tensor:
@@ -587,6 +590,7 @@ def rand(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
     return Tensor(values, requires_grad=requires_grad)  # a fresh array: wrapped, not copied
 
 
+@supports_out_creation
 def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
           generator: Generator | None = None, dtype: object = None, device: _DeviceArg = None,
           requires_grad: bool = False) -> Tensor:
@@ -600,6 +604,7 @@ def randn(*sizes: int | Sequence[int], size: Sequence[int] | None = None,
     return Tensor(values, requires_grad=requires_grad)
 
 
+@supports_out_creation
 def randint(*args: int | Sequence[int], low: int | None = None, high: int | None = None,
             size: Sequence[int] | None = None, generator: Generator | None = None,
             dtype: object = None, device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
@@ -623,6 +628,7 @@ def randint(*args: int | Sequence[int], low: int | None = None, high: int | None
     return Tensor(values.astype(resolved, copy=False), requires_grad=requires_grad)
 
 
+@supports_out_creation
 def randperm(n: int, *, generator: Generator | None = None, dtype: object = None,
              device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """A uniformly random permutation of 0..n-1, int64 by default (see ``Generator.randperm``)."""
@@ -666,6 +672,7 @@ def randint_like(input: Tensor, *args: int, low: int | None = None, high: int | 
                    requires_grad=requires_grad)
 
 
+@supports_out
 def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     """0/1 samples with probabilities ``input`` (values in [0, 1]), same shape and dtype."""
     if not isinstance(input, Tensor):
@@ -675,7 +682,7 @@ def bernoulli(input: Tensor, *, generator: Generator | None = None) -> Tensor:
     return Tensor(values)
 
 
-# %% book/03_init.ipynb, cell 33
+# %% book/03_init.ipynb, cell 34
 def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.ndarray:
     """The rows of weights of ``multinomial`` as a float64 array of shape (m, C), all checked."""
     if not isinstance(input, Tensor):
@@ -717,6 +724,7 @@ def _check_weights(input: Tensor, num_samples: int, replacement: bool) -> np.nda
     return weights
 
 
+@supports_out
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Draw category indices from rows of non-negative weights, as ``torch.multinomial``.
@@ -762,7 +770,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
     return Tensor(samples.astype(np.int64, copy=False).reshape(*input.shape[:-1], num_samples))
 
 
-# %% book/03_init.ipynb, cell 36
+# %% book/03_init.ipynb, cell 37
 class _Sampled(Function):
     """The graph node of a sample drawn from tensor parameters (``normal``, ``poisson``).
 
@@ -820,6 +828,7 @@ def _normal_from_tensors(mean: Tensor | float, std: Tensor | float,
     return _Normal.apply(mean, std, values=z.astype(source.dtype, copy=False))
 
 
+@supports_out
 def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Sequence[int] | None = None,
            *, generator: Generator | None = None, dtype: object = None,
            device: _DeviceArg = None, requires_grad: bool = False) -> Tensor:
@@ -862,7 +871,7 @@ def normal(mean: Tensor | float, std: Tensor | float = 1.0, size: Sequence[int] 
     return Tensor(values, requires_grad=requires_grad)
 
 
-# %% book/03_init.ipynb, cell 39
+# %% book/03_init.ipynb, cell 40
 class _Poisson(_Sampled):
     """``poisson``'s node (``grad_fn`` prints as PoissonBackward)."""
 
@@ -966,7 +975,7 @@ def poisson(input: Tensor, generator: Generator | None = None) -> Tensor:
     return _Poisson.apply(input, values=values)
 
 
-# %% book/03_init.ipynb, cell 42
+# %% book/03_init.ipynb, cell 43
 def seed() -> int:
     """Seed the default generator from the operating system and return the seed, in [0, 2**64).
 

@@ -50,12 +50,15 @@ PACKAGE_ORDER = [
     "freeing",
     "saved_hooks",
     "function",
+    "out_arg",
     "creation",
     "promotion",
     "conversion",
     "division",
     "arithmetic",
+    "histograms",
     "reductions",
+    "more_reductions",
     "cumulative",
     "matmul_ops",
     "selection",
@@ -183,6 +186,7 @@ def test_the_op_modules_are_imported_at_the_bottom_of_tensor_type():
         "linalg_norms",  # no method of Tensor's calls it (torch.Tensor has no vector_norm)
         "special_bessel",  # nor these: torch.Tensor has no Bessel or polynomial methods
         "special_polynomials",
+        "out_arg",  # the out= keyword: methods do not take it, as in PyTorch
     }
     for name in names:  # the methods find every module they call
         assert getattr(

@@ -177,3 +177,25 @@ def test_a_program_using_serialization_and_checkpoint_names_runs(tmp_path):
     """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok 0.0 (4, 3)"
+
+
+def test_a_program_using_out_runs(tmp_path):
+    """PyTorch's tensors tutorial: ``torch.add(x, y, out=result)``, and other functions' out=."""
+    done = run_script(tmp_path, """
+        import torch
+        x, y = torch.ones(5, 3), torch.full((5, 3), 2.0)
+        result = torch.empty(5, 3)
+        torch.add(x, y, out=result)
+        c = torch.empty(0)
+        torch.matmul(x.t(), y, out=c)
+        values, indices = torch.empty(0), torch.empty(0, dtype=torch.long)
+        torch.max(x + torch.arange(3.0), 1, out=(values, indices))
+        buf = torch.empty(0)
+        torch.cat([x, y], out=buf)
+        steps = torch.arange(5, out=torch.empty(0, dtype=torch.long))
+        print(result[0].tolist(), c.shape, indices.tolist(), buf.shape, steps.tolist())
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        "[3.0, 3.0, 3.0] (3, 3) [2, 2, 2, 2, 2] (10, 3) [0, 1, 2, 3, 4]"
+    )

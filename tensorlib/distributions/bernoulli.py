@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 126
+# %% book/03_init.ipynb, cell 127
 from collections.abc import Sequence
 from typing import Any
 

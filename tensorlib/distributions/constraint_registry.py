@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 196
+# %% book/03_init.ipynb, cell 197
 from collections.abc import Callable
 from typing import Any
 

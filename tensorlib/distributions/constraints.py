@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 106
+# %% book/03_init.ipynb, cell 107
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -118,7 +118,7 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
-# %% book/03_init.ipynb, cell 108
+# %% book/03_init.ipynb, cell 109
 class _Boolean(Constraint):
     """:math:`\\{0, 1\\}`."""
 
@@ -169,7 +169,7 @@ class _IntegerGreaterThan(Constraint):
         return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
 
 
-# %% book/03_init.ipynb, cell 110
+# %% book/03_init.ipynb, cell 111
 class _Real(Constraint):
     """The real line (NaN excluded)."""
 
@@ -236,7 +236,7 @@ class _HalfOpenInterval(_Interval):
         return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
 
 
-# %% book/03_init.ipynb, cell 112
+# %% book/03_init.ipynb, cell 113
 class _Simplex(Constraint):
     """Vectors of non-negative numbers summing to 1 (within 1e-6)."""
 
@@ -260,7 +260,7 @@ class _Multinomial(Constraint):
         return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
 
 
-# %% book/03_init.ipynb, cell 114
+# %% book/03_init.ipynb, cell 115
 def _matrix_check(value: Tensor, test: Callable[[np.ndarray], Any]) -> Tensor:
     """``test`` on the detached numpy values of a batch of matrices, as a bool tensor."""
     return tensor(np.asarray(test(value.detach().numpy()), dtype=bool))
@@ -349,7 +349,7 @@ def _has_cholesky(a: np.ndarray) -> np.ndarray:
     return result.reshape(a.shape[:-2])
 
 
-# %% book/03_init.ipynb, cell 116
+# %% book/03_init.ipynb, cell 117
 class _IndependentConstraint(Constraint):
     """``base_constraint`` on each element, read over ``reinterpreted_batch_ndims`` more
     rightmost dimensions: a point is in the set when all its elements are."""
@@ -454,7 +454,7 @@ class _Stack(Constraint):
         return _stack([c.check(v) for v, c in zip(parts, self.cseq, strict=True)], self.dim)
 
 
-# %% book/03_init.ipynb, cell 118
+# %% book/03_init.ipynb, cell 119
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 151
+# %% book/03_init.ipynb, cell 152
 from collections.abc import Sequence
 from typing import Any
 
@@ -75,7 +75,7 @@ def _dirichlet_grad(x: np.ndarray, concentration: np.ndarray, total: np.ndarray)
     return out.reshape(x.shape)
 
 
-# %% book/03_init.ipynb, cell 153
+# %% book/03_init.ipynb, cell 154
 class _Dirichlet(Function):
     r"""Dirichlet draws that carry a gradient to the concentration (PyTorch's ``_Dirichlet``):
     ``forward`` normalises gamma draws; ``backward`` maps :math:`\bar x` to
@@ -102,7 +102,7 @@ class _Dirichlet(Function):
         return (g * (grad - (x * grad).sum(-1, keepdims=True))).astype(grad.dtype)
 
 
-# %% book/03_init.ipynb, cell 155
+# %% book/03_init.ipynb, cell 156
 class Dirichlet(ExponentialFamily):
     r"""``Dirichlet(concentration, validate_args=None)``: density
     :math:`\frac{\Gamma(\alpha_0)}{\prod_i\Gamma(\alpha_i)}\prod_i x_i^{\alpha_i - 1}` on the

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 96
+# %% book/03_init.ipynb, cell 97
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,7 +70,7 @@ def _as_value(value: Any, dtype: Any) -> Tensor:
     return value if isinstance(value, Tensor) else tensor(value, dtype=dtype)
 
 
-# %% book/03_init.ipynb, cell 98
+# %% book/03_init.ipynb, cell 99
 def _require(holds: Any, message: str) -> None:
     """Raise ``ValueError(message)`` unless every element of ``holds`` (a bool tensor, array or
     bool) is true: the argument checks of ``validate_args``."""
@@ -86,7 +86,7 @@ def _brief(value: Any) -> str:
     return str(value.item() if isinstance(value, Tensor) else value)
 
 
-# %% book/03_init.ipynb, cell 100
+# %% book/03_init.ipynb, cell 101
 class Distribution:
     """The interface of a distribution with parameters of ``batch_shape`` and draws of
     ``event_shape``; each subclass gives ``log_prob``, ``entropy``, ``mean`` and ``variance``, and

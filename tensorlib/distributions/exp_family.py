@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 121
+# %% book/03_init.ipynb, cell 122
 from typing import Any
 
 from tensorlib.autograd import grad

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 141
+# %% book/03_init.ipynb, cell 142
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,7 +65,7 @@ def _standard_gamma(concentration: np.ndarray, generator: Generator | None = Non
     return np.maximum(out, np.finfo(np.float64).tiny).reshape(np.shape(concentration))
 
 
-# %% book/03_init.ipynb, cell 143
+# %% book/03_init.ipynb, cell 144
 _STEP = 0.125  # trapezoid step in t
 _START = -3.3  # the first t: u = w exp(t - e^{-t}) is then e^{-30} w
 _CHUNK = 1024  # elements per quadrature block
@@ -86,7 +86,7 @@ def _tail_rule(width: np.ndarray, rate: np.ndarray) -> tuple[np.ndarray, np.ndar
     return u, np.where(t <= stop, u * (1 + shrink) * _STEP, 0.0)
 
 
-# %% book/03_init.ipynb, cell 145
+# %% book/03_init.ipynb, cell 146
 def _gamma_grad_series(x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     r""":math:`\partial x/\partial\alpha = -\sum_n r_n(\log x - \psi(\alpha + n + 1))`,
     :math:`r_n = x^{n+1}\Gamma(\alpha)/\Gamma(\alpha + n + 1)`, for :math:`x <
@@ -136,7 +136,7 @@ def _standard_gamma_grad(x: np.ndarray, concentration: np.ndarray) -> np.ndarray
     return out.reshape(x.shape)
 
 
-# %% book/03_init.ipynb, cell 147
+# %% book/03_init.ipynb, cell 148
 class _StandardGamma(Function):
     r"""Gamma(:math:`\alpha`, 1) draws that carry a gradient to :math:`\alpha` (PyTorch's
     ``_standard_gamma``): ``forward`` draws with ``_standard_gamma``, ``backward`` multiplies
@@ -158,7 +158,7 @@ class _StandardGamma(Function):
         return (grad * _standard_gamma_grad(self._x, self._alpha)).astype(grad.dtype)
 
 
-# %% book/03_init.ipynb, cell 149
+# %% book/03_init.ipynb, cell 150
 class Gamma(ExponentialFamily):
     r"""``Gamma(concentration, rate, validate_args=None)``: density
     :math:`\frac{\beta^\alpha}{\Gamma(\alpha)} x^{\alpha - 1} e^{-\beta x}` on :math:`x > 0`,

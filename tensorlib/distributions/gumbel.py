@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 203
+# %% book/03_init.ipynb, cell 204
 import math
 from collections.abc import Sequence
 from typing import Any

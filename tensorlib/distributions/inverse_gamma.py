@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 221
+# %% book/03_init.ipynb, cell 222
 from collections.abc import Sequence
 from typing import Any
 

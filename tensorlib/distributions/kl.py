@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 165
+# %% book/03_init.ipynb, cell 166
 from collections.abc import Callable
 from typing import Any
 
@@ -82,7 +82,7 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     return min(matches, key=lambda match: match[:2])[2](p, q)
 
 
-# %% book/03_init.ipynb, cell 166
+# %% book/03_init.ipynb, cell 167
 def _infinite_where(condition: Any, value: Tensor) -> Tensor:
     return where(condition, float("inf"), value)
 
@@ -231,7 +231,7 @@ def _kl_expfamily_expfamily(p: ExponentialFamily, q: ExponentialFamily) -> Tenso
     return result
 
 
-# %% book/03_init.ipynb, cell 200
+# %% book/03_init.ipynb, cell 201
 from tensorlib.distributions.transformed_distribution import (  # noqa: E402
     TransformedDistribution,
 )

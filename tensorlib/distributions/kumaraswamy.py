@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 222
+# %% book/03_init.ipynb, cell 223
 from collections.abc import Sequence
 from typing import Any
 

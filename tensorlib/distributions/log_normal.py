@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 199
+# %% book/03_init.ipynb, cell 200
 from collections.abc import Sequence
 from typing import Any
 

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 212
+# %% book/03_init.ipynb, cell 213
 from collections.abc import Sequence
 from typing import Any
 

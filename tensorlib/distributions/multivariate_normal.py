@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 136
+# %% book/03_init.ipynb, cell 137
 import math
 from collections.abc import Sequence
 from typing import Any

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 138
+# %% book/03_init.ipynb, cell 139
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,7 +92,7 @@ class OneHotCategorical(Distribution):
         return self._categorical._parameter_names()
 
 
-# %% book/03_init.ipynb, cell 220
+# %% book/03_init.ipynb, cell 221
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     r"""``OneHotCategoricalStraightThrough(probs=None, logits=None, validate_args=None)``: a
     ``OneHotCategorical`` whose ``rsample`` passes gradients straight through the draw (Bengio

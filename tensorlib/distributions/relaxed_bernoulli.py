@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 213
+# %% book/03_init.ipynb, cell 214
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,7 +82,7 @@ class LogitRelaxedBernoulli(Distribution):
         return ("temperature", "logits")
 
 
-# %% book/03_init.ipynb, cell 214
+# %% book/03_init.ipynb, cell 215
 class RelaxedBernoulli(TransformedDistribution):
     r"""``RelaxedBernoulli(temperature, probs=None, logits=None, validate_args=None)``: a
     number in :math:`(0, 1)` that tends to a coin flip as the ``temperature`` :math:`\tau` goes

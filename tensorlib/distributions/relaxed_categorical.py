@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 215
+# %% book/03_init.ipynb, cell 216
 from collections.abc import Sequence
 from typing import Any
 
@@ -90,7 +90,7 @@ class ExpRelaxedCategorical(Distribution):
         return ("temperature", "logits")
 
 
-# %% book/03_init.ipynb, cell 216
+# %% book/03_init.ipynb, cell 217
 class RelaxedOneHotCategorical(TransformedDistribution):
     r"""``RelaxedOneHotCategorical(temperature, probs=None, logits=None, validate_args=None)``:
     the Gumbel-softmax distribution, a point of the simplex that tends to a one-hot category as

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 159
+# %% book/03_init.ipynb, cell 160
 import math
 from collections.abc import Sequence
 from typing import Any

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 177
+# %% book/03_init.ipynb, cell 178
 from collections.abc import Sequence
 from typing import Any
 

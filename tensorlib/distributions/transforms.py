@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 173
+# %% book/03_init.ipynb, cell 174
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -199,7 +199,7 @@ class _InverseTransform(Transform):
         return f"{type(self).__name__}({self.inv!r})"
 
 
-# %% book/03_init.ipynb, cell 174
+# %% book/03_init.ipynb, cell 175
 class ComposeTransform(Transform):
     """``ComposeTransform(parts, cache_size=0)``: the transforms of ``parts`` applied in order;
     the log-determinants add up (each summed over the dimensions it leaves as event dimensions).
@@ -300,7 +300,7 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
-# %% book/03_init.ipynb, cell 175
+# %% book/03_init.ipynb, cell 176
 class ExpTransform(Transform):
     r""":math:`y = e^x`, real to positive; :math:`\log|dy/dx| = x`."""
 
@@ -429,7 +429,7 @@ class AbsTransform(Transform):
         return y
 
 
-# %% book/03_init.ipynb, cell 176
+# %% book/03_init.ipynb, cell 177
 class AffineTransform(Transform):
     r"""``AffineTransform(loc, scale, event_dim=0, cache_size=0)``: :math:`y = \text{loc} +
     \text{scale}\cdot x`; :math:`\log|dy/dx| = \log|\text{scale}|`, summed over the rightmost
@@ -529,7 +529,7 @@ def _array(value: Any) -> np.ndarray:
     return value.detach().numpy() if isinstance(value, Tensor) else np.asarray(value)
 
 
-# %% book/03_init.ipynb, cell 181
+# %% book/03_init.ipynb, cell 182
 def _with_ones(x: Tensor, left: bool) -> Tensor:
     """``x`` with a column of ones added before (``left``) or after its last dimension."""
     ones = _ones((*x.shape[:-1], 1), dtype=x.dtype)
@@ -564,7 +564,7 @@ def _vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     return padded.index_select(-1, tensor(index)).reshape(*vec.shape[:-1], n, n)
 
 
-# %% book/03_init.ipynb, cell 182
+# %% book/03_init.ipynb, cell 183
 class SoftplusTransform(Transform):
     r""":math:`y = \log(1 + e^x)`, real to positive, a gentler map onto the positive numbers
     than :math:`e^x` (it grows linearly, not exponentially). The inverse is :math:`x = y +
@@ -589,7 +589,7 @@ class SoftplusTransform(Transform):
         return -softplus(-x)
 
 
-# %% book/03_init.ipynb, cell 183
+# %% book/03_init.ipynb, cell 184
 class StickBreakingTransform(Transform):
     r"""Unconstrained vectors of :math:`K` numbers to points of the simplex with :math:`K + 1`
     entries, bijectively (unlike ``SoftmaxTransform``, which loses one degree of freedom): break
@@ -635,7 +635,7 @@ class StickBreakingTransform(Transform):
         return (*shape[:-1], shape[-1] - 1)
 
 
-# %% book/03_init.ipynb, cell 184
+# %% book/03_init.ipynb, cell 185
 class LowerCholeskyTransform(Transform):
     r"""Square matrices to lower-triangular ones with a positive diagonal (Cholesky factors):
     keep the strictly lower triangle, exponentiate the diagonal, drop the upper triangle. Not
@@ -655,7 +655,7 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-# %% book/03_init.ipynb, cell 185
+# %% book/03_init.ipynb, cell 186
 class PositiveDefiniteTransform(Transform):
     r"""Square matrices to positive-definite ones: :math:`L L^\top` for the Cholesky factor
     :math:`L` that ``LowerCholeskyTransform`` makes of :math:`x`; the inverse takes the
@@ -675,7 +675,7 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(cholesky(y))
 
 
-# %% book/03_init.ipynb, cell 186
+# %% book/03_init.ipynb, cell 187
 class CorrCholeskyTransform(Transform):
     r"""Unconstrained vectors of :math:`D(D-1)/2` numbers to Cholesky factors :math:`L` of
     :math:`D \times D` correlation matrices (lower triangular, positive diagonal, rows of unit
@@ -731,7 +731,7 @@ class CorrCholeskyTransform(Transform):
         return (*shape[:-2], d * (d - 1) // 2)
 
 
-# %% book/03_init.ipynb, cell 189
+# %% book/03_init.ipynb, cell 190
 class IndependentTransform(Transform):
     r"""``IndependentTransform(base_transform, reinterpreted_batch_ndims, cache_size=0)``: the
     transform of ``base_transform``, with ``reinterpreted_batch_ndims`` more rightmost
@@ -792,7 +792,7 @@ class IndependentTransform(Transform):
         return f"{type(self).__name__}({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
 
 
-# %% book/03_init.ipynb, cell 190
+# %% book/03_init.ipynb, cell 191
 class ReshapeTransform(Transform):
     r"""``ReshapeTransform(in_shape, out_shape, cache_size=0)``: the rightmost dimensions of
     shape ``in_shape`` reshaped to ``out_shape`` (the same number of elements); a bijection
@@ -850,7 +850,7 @@ def _reshaped(shape: tuple[int, ...], old: tuple[int, ...], new: tuple[int, ...]
     return shape[:cut] + new
 
 
-# %% book/03_init.ipynb, cell 191
+# %% book/03_init.ipynb, cell 192
 class CatTransform(Transform):
     r"""``CatTransform(tseq, dim=0, lengths=None, cache_size=0)``: transform ``i`` of ``tseq``
     on the ``i``-th slice of ``dim`` (of ``lengths[i]``, 1 each by default), the results joined
@@ -921,7 +921,7 @@ class CatTransform(Transform):
         return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
 
 
-# %% book/03_init.ipynb, cell 192
+# %% book/03_init.ipynb, cell 193
 class StackTransform(Transform):
     r"""``StackTransform(tseq, dim=0, cache_size=0)``: transform ``i`` of ``tseq`` on index
     ``i`` of ``dim``, the results joined with ``stack`` (as ``constraints.stack`` states
@@ -971,7 +971,7 @@ class StackTransform(Transform):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 
-# %% book/03_init.ipynb, cell 193
+# %% book/03_init.ipynb, cell 194
 class CumulativeDistributionTransform(Transform):
     r"""``CumulativeDistributionTransform(distribution, cache_size=0)``: :math:`y = F(x)`, the
     CDF of a univariate ``distribution``, from its support onto :math:`[0, 1]`; the inverse is

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 102
+# %% book/03_init.ipynb, cell 103
 import math
 import numbers
 from collections.abc import Callable

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 233
+# %% book/03_init.ipynb, cell 234
 import math
 import warnings
 from collections.abc import Sequence

@@ -40,7 +40,9 @@ from tensorlib.engine.reductions import (
     ElementwiseExtremum, Extremum, ExtremumAlongDim, Mean, Norm, Sort, Std, Sum, Var, Cumsum, amax,
     amin, argmax, argmin, cumsum, max, maximum, mean, min, minimum, norm, sort, std, sum, topk, var,
 )
-from tensorlib.engine.reductions import Prod, aminmax, argsort, prod, std_mean, var_mean
+from tensorlib.engine.out_arg import supports_out, supports_out_creation, write_out
+from tensorlib.engine.more_reductions import Prod, aminmax, prod, std_mean, var_mean
+from tensorlib.engine.reductions import argsort
 from tensorlib.engine.matmul_ops import Einsum, MatMul, bmm, einsum, matmul, outer
 from tensorlib.engine.selection import MaskedFill, Where, masked_fill, tril, triu, where
 from tensorlib.engine.elementwise import (
@@ -107,7 +109,7 @@ from tensorlib.engine.dtypes import dtype, get_default_dtype, set_default_dtype
 from tensorlib.engine.hooks import RemovableHandle
 from tensorlib.engine.promotion import can_cast, promote_types, result_type
 from tensorlib.engine.special_ops import entr, ndtr, ndtri, xlog1py
-from tensorlib.engine.arithmetic import heaviside, histc, histogram, isin
+from tensorlib.engine.histograms import heaviside, histc, histogram, isin
 from tensorlib.engine.division import gcd, lcm
 from tensorlib.engine.statistics import histogramdd
 from tensorlib.engine.creation import logspace
@@ -289,4 +291,5 @@ __all__ = [
     "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsafe_chunk", "unsafe_split",
     "unsafe_split_with_sizes", "unsqueeze_copy", "view_copy",
     "NoDerivative", "Remainder", "RoundedQuotient", "Fill", "Mantissa", "NextAfter",
+    "supports_out", "supports_out_creation", "write_out",
 ]

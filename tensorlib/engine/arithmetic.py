@@ -65,21 +65,18 @@ __all__ = [
     'bucketize',
     'tril_indices',
     'triu_indices',
-    'histc',
-    'histogram',
-    'isin',
-    'heaviside',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 91
-from typing import Any, Literal, NamedTuple
+# %% book/02_autograd.ipynb, cell 93
+from typing import Any, Literal
 
 import numpy as np
 
 from tensorlib.engine.division import NoDerivative, Remainder, RoundedQuotient
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import _promote
 from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
 from tensorlib.shape import broadcast_shapes, normalize_axes, normalize_axis, sum_to_shape
@@ -172,7 +169,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 93
+# %% book/02_autograd.ipynb, cell 95
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`,
     :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
@@ -260,7 +257,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 95
+# %% book/02_autograd.ipynb, cell 97
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -387,26 +384,33 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 97
-def add(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+# %% book/02_autograd.ipynb, cell 99
+def add(input: Any, other: Any, alpha: Any = 1, *, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
-    return Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
+    result = Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
+    return result if out is None else write_out(out, result, "add")
 
 
-def sub(input: Any, other: Any, alpha: Any = 1) -> Tensor:
+def sub(input: Any, other: Any, alpha: Any = 1, *, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``, elementwise with broadcasting (``x - y``)."""
-    return Sub.apply(*_promote(input, other if alpha == 1 else other * alpha))
+    result = Sub.apply(*_promote(input, other if alpha == 1 else other * alpha))
+    return result if out is None else write_out(out, result, "sub")
 
 
-def mul(input: Any, other: Any) -> Tensor:
+def mul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input * other``, elementwise with broadcasting."""
-    return Mul.apply(*_promote(input, other))
+    result = Mul.apply(*_promote(input, other))
+    return result if out is None else write_out(out, result, "mul")
 
 
-def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+def div(
+    input: Any, other: Any, *, rounding_mode: str | None = None, out: Tensor | None = None
+) -> Tensor:
     """``input / other``, elementwise with broadcasting: true division (integers give floats)
     unless ``rounding_mode`` is ``"trunc"`` (toward zero) or ``"floor"`` (toward
     :math:`-\\infty`), which keep an integer dtype and have a zero gradient, as in PyTorch."""
+    if out is not None:
+        return write_out(out, div(input, other, rounding_mode=rounding_mode), "div")
     if rounding_mode is None:
         return Div.apply(*_promote(input, other))
     if rounding_mode not in ("floor", "trunc"):
@@ -418,42 +422,51 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     return RoundedQuotient.apply(input, other, mode=rounding_mode)
 
 
-def pow(input: Any, exponent: Any) -> Tensor:
+def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
     """``input ** exponent``, elementwise with broadcasting."""
-    return Pow.apply(*_promote(input, exponent))
+    result = Pow.apply(*_promote(input, exponent))
+    return result if out is None else write_out(out, result, "pow")
 
 
-def neg(input: Tensor) -> Tensor:
+def neg(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise :math:`-x`."""
-    return Neg.apply(input)
+    result = Neg.apply(input)
+    return result if out is None else write_out(out, result, "neg")
 
 
-def square(input: Tensor) -> Tensor:
+def square(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``x ** 2``."""
+    if out is not None:
+        return write_out(out, square(input), "square")
     return Pow.apply(input, 2)
 
 
-def rsqrt(input: Tensor) -> Tensor:
+def rsqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``1 / sqrt(x)``."""
+    if out is not None:
+        return write_out(out, rsqrt(input), "rsqrt")
     return Pow.apply(input, -0.5)
 
+@supports_out
 def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
     """:math:`x + w\\,(e - x)`, elementwise with broadcasting: a composite, so autograd
     differentiates it through its ``sub``, ``mul`` and ``add``."""
     return add(input, mul(weight, sub(end, input)))
 
 
+@supports_out
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """:math:`x + v\\,t_1 t_2`, elementwise with broadcasting (a composite)."""
     return add(input, mul(mul(tensor1, tensor2), value))
 
 
+@supports_out
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """:math:`x + v\\,t_1 / t_2`, elementwise with broadcasting (a composite)."""
     return add(input, mul(div(tensor1, tensor2), value))
 
 
-# %% book/02_autograd.ipynb, cell 100
+# %% book/02_autograd.ipynb, cell 104
 def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
     return _wrap(
@@ -475,52 +488,62 @@ def _integer_division(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
         return _compare(input, other, ufunc)
 
 
-def floor_divide(input: Tensor, other: Any) -> Tensor:
+def floor_divide(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input // other``, elementwise; an integer division by 0 raises. Not differentiable:
     with an input that requires grad, ``backward`` raises (:class:`NoDerivative`), as PyTorch."""
-    out = _integer_division(input, other, np.floor_divide)
+    if out is not None:
+        return write_out(out, floor_divide(input, other), "floor_divide")
+    quotient = _integer_division(input, other, np.floor_divide)
     if any(isinstance(t, Tensor) and t._requires_grad for t in (input, other)):
-        return NoDerivative.apply(input, other, out=out._data, op="floor_divide")
-    return out
+        return NoDerivative.apply(input, other, out=quotient._data, op="floor_divide")
+    return quotient
 
 
-def remainder(input: Tensor, other: Any) -> Tensor:
+def remainder(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input % other``, elementwise, with the sign of ``other`` (:class:`Remainder`, which has
     PyTorch's gradient); an integer division by 0 raises."""
     _check_divisor(input, other)
-    return Remainder.apply(input, other)
+    result = Remainder.apply(input, other)
+    return result if out is None else write_out(out, result, "remainder")
 
 
-def eq(input: Tensor, other: Any) -> Tensor:
+def eq(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``input == other``, a bool tensor."""
-    return _compare(input, other, np.equal)
+    result = _compare(input, other, np.equal)
+    return result if out is None else write_out(out, result, "eq")
 
 
-def ne(input: Tensor, other: Any) -> Tensor:
+def ne(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``input != other``, a bool tensor."""
-    return _compare(input, other, np.not_equal)
+    result = _compare(input, other, np.not_equal)
+    return result if out is None else write_out(out, result, "ne")
 
 
-def lt(input: Tensor, other: Any) -> Tensor:
+def lt(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``input < other``, a bool tensor."""
-    return _compare(input, other, np.less)
+    result = _compare(input, other, np.less)
+    return result if out is None else write_out(out, result, "lt")
 
 
-def le(input: Tensor, other: Any) -> Tensor:
+def le(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``input <= other``, a bool tensor."""
-    return _compare(input, other, np.less_equal)
+    result = _compare(input, other, np.less_equal)
+    return result if out is None else write_out(out, result, "le")
 
 
-def gt(input: Tensor, other: Any) -> Tensor:
+def gt(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``input > other``, a bool tensor."""
-    return _compare(input, other, np.greater)
+    result = _compare(input, other, np.greater)
+    return result if out is None else write_out(out, result, "gt")
 
 
-def ge(input: Tensor, other: Any) -> Tensor:
+def ge(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``input >= other``, a bool tensor."""
-    return _compare(input, other, np.greater_equal)
+    result = _compare(input, other, np.greater_equal)
+    return result if out is None else write_out(out, result, "ge")
 
 
+@supports_out
 def all_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``input.all(dim)``: whether every element is nonzero (over ``dim``,
     or all dims), a bool tensor."""
@@ -533,6 +556,7 @@ def all_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor
     )
 
 
+@supports_out
 def any_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``input.any(dim)``: whether some element is nonzero (over ``dim``,
     or all dims), a bool tensor."""
@@ -545,26 +569,30 @@ def any_nonzero(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor
     )
 
 
-def bitwise_not(input: Tensor) -> Tensor:
+def bitwise_not(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``~input`` of a bool or integer tensor (logical not for bool)."""
     if input._data.dtype.kind not in "biu":
         raise TypeError(f"~ needs a bool or integer tensor, got {input._data.dtype}")
-    return _wrap(np.asarray(~input._data), None)
+    result = _wrap(np.asarray(~input._data), None)
+    return result if out is None else write_out(out, result, "bitwise_not")
 
 
-def bitwise_and(input: Tensor, other: Any) -> Tensor:
+def bitwise_and(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input & other``, elementwise (logical and for bool)."""
-    return _compare(input, other, np.bitwise_and)
+    result = _compare(input, other, np.bitwise_and)
+    return result if out is None else write_out(out, result, "bitwise_and")
 
 
-def bitwise_or(input: Tensor, other: Any) -> Tensor:
+def bitwise_or(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input | other``, elementwise (logical or for bool)."""
-    return _compare(input, other, np.bitwise_or)
+    result = _compare(input, other, np.bitwise_or)
+    return result if out is None else write_out(out, result, "bitwise_or")
 
 
-def bitwise_xor(input: Tensor, other: Any) -> Tensor:
+def bitwise_xor(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input ^ other``, elementwise (logical xor for bool)."""
-    return _compare(input, other, np.bitwise_xor)
+    result = _compare(input, other, np.bitwise_xor)
+    return result if out is None else write_out(out, result, "bitwise_xor")
 
 
 def allclose(
@@ -587,7 +615,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-# %% book/02_autograd.ipynb, cell 101
+# %% book/02_autograd.ipynb, cell 105
 def isnan(input: Tensor) -> Tensor:
     """Whether each element is NaN, a bool tensor."""
     return _wrap(np.asarray(np.isnan(input._data)), None)
@@ -603,26 +631,31 @@ def isfinite(input: Tensor) -> Tensor:
     return _wrap(np.asarray(np.isfinite(input._data)), None)
 
 
+@supports_out
 def signbit(input: Tensor) -> Tensor:
     """Whether each element's sign bit is set (true for -0.0), a bool tensor."""
     return _wrap(np.asarray(np.signbit(input._data)), None)
 
 
+@supports_out
 def logical_and(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input and other`` of the truth values (nonzero is true), a bool tensor."""
     return _compare(input, other, np.logical_and)
 
 
+@supports_out
 def logical_or(input: Tensor, other: Any) -> Tensor:
     """Elementwise ``input or other`` of the truth values, a bool tensor."""
     return _compare(input, other, np.logical_or)
 
 
+@supports_out
 def logical_xor(input: Tensor, other: Any) -> Tensor:
     """Elementwise exclusive or of the truth values, a bool tensor."""
     return _compare(input, other, np.logical_xor)
 
 
+@supports_out
 def logical_not(input: Tensor) -> Tensor:
     """Elementwise ``not input`` (zero is false), a bool tensor."""
     return _wrap(np.asarray(np.logical_not(input._data)), None)
@@ -645,6 +678,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     return _wrap(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64), None)
 
 
+@supports_out
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """The indices of the nonzero elements: an int64 tensor of shape (n, ndim), one row per
     element in row-major order, or with ``as_tuple`` one 1-D tensor per dimension."""
@@ -655,12 +689,14 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     return _wrap(np.argwhere(data).astype(np.int64), None)
 
 
-def reciprocal(input: Tensor) -> Tensor:
+def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise :math:`1/x` (an integer tensor gives float32, as in PyTorch)."""
+    if out is not None:
+        return write_out(out, reciprocal(input), "reciprocal")
     return div(1.0, input)
 
 
-# %% book/02_autograd.ipynb, cell 102
+# %% book/02_autograd.ipynb, cell 106
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -695,6 +731,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return _wrap(counts.astype(np.int64) if weights is None else counts, None)
 
 
+@supports_out
 def searchsorted(
     sorted_sequence: Tensor, values: Any, *, out_int32: bool = False, right: bool = False,
     side: str | None = None, sorter: Tensor | None = None,
@@ -718,6 +755,7 @@ def searchsorted(
     return _wrap(np.asarray(found, dtype=np.int32 if out_int32 else np.int64), None)
 
 
+@supports_out
 def bucketize(
     input: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
 ) -> Tensor:
@@ -736,62 +774,3 @@ def tril_indices(row: int, col: int, offset: int = 0) -> Tensor:
 def triu_indices(row: int, col: int, offset: int = 0) -> Tensor:
     """The (2, n) indices of the upper triangle (on and above the ``offset``-th diagonal)."""
     return _wrap(np.stack(np.triu_indices(row, offset, col)).astype(np.int64), None)
-
-
-# %% book/02_autograd.ipynb, cell 103
-def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
-    """The counts of ``input``'s elements in ``bins`` equal bins over ``[min, max]`` (both 0: the
-    data's own range), elements outside left out; a float tensor of ``input``'s dtype, outside
-    the graph."""
-    values = input._data.reshape(-1)
-    low, high = float(min), float(max)
-    if low == high == 0 and values.size:
-        low, high = float(values.min()), float(values.max())
-    if low == high:  # one value: PyTorch widens the range by 1 each way
-        low, high = low - 1, high + 1
-    if low > high:
-        raise RuntimeError(f"histc: max must be larger than min, got min={low} and max={high}")
-    counts, _ = np.histogram(values, bins=int(bins), range=(low, high))
-    return _wrap(counts.astype(input._data.dtype), None)
-
-
-class _Histogram(NamedTuple):
-    """What ``histogram`` returns, like ``torch.return_types.histogram``."""
-
-    hist: Tensor
-    bin_edges: Tensor
-
-
-def histogram(
-    input: Tensor, bins: Any = 100, *, range: Any = None, weight: Tensor | None = None,
-    density: bool = False,
-) -> _Histogram:
-    """``(hist, bin_edges)``: numpy's histogram of ``input``'s elements (``bins`` a count or a
-    tensor of edges), as ``torch.histogram``; not differentiable (:class:`NoDerivative`)."""
-    edges = bins._data if isinstance(bins, Tensor) else int(bins)
-    counts, bounds = np.histogram(
-        input._data.reshape(-1), bins=edges, range=range, density=density,
-        weights=None if weight is None else weight._data.reshape(-1),
-    )
-    dtype = input._data.dtype
-    return _Histogram(
-        NoDerivative.apply(input, weight, out=counts.astype(dtype), op="histogram"),
-        NoDerivative.apply(input, weight, out=bounds.astype(dtype), op="histogram"),
-    )
-
-
-def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
-         invert: bool = False) -> Tensor:
-    """Whether each element of ``elements`` is among ``test_elements`` (either may be a number),
-    a bool tensor of ``elements``' shape."""
-    values = [
-        v._data if isinstance(v, Tensor) else np.asarray(v) for v in (elements, test_elements)
-    ]
-    return _wrap(np.isin(values[0], values[1], assume_unique=assume_unique, invert=invert), None)
-
-
-def heaviside(input: Tensor, values: Tensor) -> Tensor:
-    """The step function: 0 below 0, 1 above, ``values`` (broadcast) at 0. PyTorch defines no
-    gradient: ``backward`` through it raises (:class:`NoDerivative`)."""
-    out = np.heaviside(input._data, values._data).astype(input._data.dtype)
-    return NoDerivative.apply(input, values, out=out, op="heaviside")

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 59
+# %% book/02_autograd.ipynb, cell 61
 import warnings
 from typing import Any
 
@@ -74,6 +74,7 @@ from tensorlib.engine.dtypes import (
     uint8,
 )
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out_creation
 from tensorlib.engine.tensor_type import Tensor, _as_array, _shape_args, _sizes_or, _wrap
 
 
@@ -111,7 +112,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=wanted)
 
 
-# %% book/02_autograd.ipynb, cell 60
+# %% book/02_autograd.ipynb, cell 62
 def _filled(
     shape: tuple[Any, ...], value: Any, dtype: Any, requires_grad: bool, device: Any
 ) -> Tensor:
@@ -122,6 +123,7 @@ def _filled(
     return out
 
 
+@supports_out_creation
 def zeros(
     *sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
     device: Any = None,
@@ -132,6 +134,7 @@ def zeros(
     return _filled(shape, 0, dtype or get_default_dtype(), requires_grad, device)
 
 
+@supports_out_creation
 def ones(
     *sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
     device: Any = None,
@@ -141,6 +144,7 @@ def ones(
     return _filled(shape, 1, dtype or get_default_dtype(), requires_grad, device)
 
 
+@supports_out_creation
 def empty(
     *sizes: Any, size: Any = None, dtype: Any = None, requires_grad: bool = False,
     device: Any = None,
@@ -151,6 +155,7 @@ def empty(
     return _filled(shape, 0, dtype or get_default_dtype(), requires_grad, device)
 
 
+@supports_out_creation
 def full(
     size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None
 ) -> Tensor:
@@ -201,7 +206,8 @@ def empty_like(
     return _filled(input.shape, 0, dtype or input.dtype, requires_grad, device)
 
 
-# %% book/02_autograd.ipynb, cell 61
+# %% book/02_autograd.ipynb, cell 63
+@supports_out_creation
 def arange(
     start: float,
     end: float | None = None,
@@ -231,6 +237,7 @@ def arange(
     return out
 
 
+@supports_out_creation
 def linspace(
     start: float,
     end: float,
@@ -247,6 +254,7 @@ def linspace(
     return out
 
 
+@supports_out_creation
 def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: Any = None,
              requires_grad: bool = False, device: Any = None) -> Tensor:
     """``steps`` numbers from :math:`b^{start}` to :math:`b^{end}`, evenly spaced in the exponent
@@ -259,6 +267,7 @@ def logspace(start: float, end: float, steps: int, base: float = 10.0, dtype: An
     return out
 
 
+@supports_out_creation
 def eye(
     n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None
 ) -> Tensor:
@@ -270,7 +279,7 @@ def eye(
     return out
 
 
-# %% book/02_autograd.ipynb, cell 62
+# %% book/02_autograd.ipynb, cell 64
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)
@@ -286,7 +295,7 @@ def numel(input: Tensor) -> int:
     return input._data.size
 
 
-# %% book/02_autograd.ipynb, cell 63
+# %% book/02_autograd.ipynb, cell 65
 class LegacyTensorType:
     """PyTorch's typed constructors of old, ``FloatTensor``, ``LongTensor`` and the rest: each
     makes tensors of one dtype and answers ``isinstance`` for it.
@@ -297,6 +306,8 @@ class LegacyTensorType:
     """
 
     __slots__ = ("name", "dtype")
+    name: str
+    dtype: np.dtype
 
     def __init__(self, name: str, dtype: np.dtype) -> None:
         # ``dtype``: numpy reads it, so ``t.type(FloatTensor)`` and ``np.dtype(FloatTensor)`` work
@@ -319,18 +330,19 @@ class LegacyTensorType:
         return f"<class 'tensorlib.{self.name}'>"
 
 
-FloatTensor = LegacyTensorType("FloatTensor", float32)
-DoubleTensor = LegacyTensorType("DoubleTensor", float64)
-HalfTensor = LegacyTensorType("HalfTensor", float16)
-LongTensor = LegacyTensorType("LongTensor", int64)
-IntTensor = LegacyTensorType("IntTensor", int32)
-ShortTensor = LegacyTensorType("ShortTensor", int16)
-CharTensor = LegacyTensorType("CharTensor", int8)
-ByteTensor = LegacyTensorType("ByteTensor", uint8)
-BoolTensor = LegacyTensorType("BoolTensor", bool_)
+FloatTensor: LegacyTensorType = LegacyTensorType("FloatTensor", float32)
+DoubleTensor: LegacyTensorType = LegacyTensorType("DoubleTensor", float64)
+HalfTensor: LegacyTensorType = LegacyTensorType("HalfTensor", float16)
+LongTensor: LegacyTensorType = LegacyTensorType("LongTensor", int64)
+IntTensor: LegacyTensorType = LegacyTensorType("IntTensor", int32)
+ShortTensor: LegacyTensorType = LegacyTensorType("ShortTensor", int16)
+CharTensor: LegacyTensorType = LegacyTensorType("CharTensor", int8)
+ByteTensor: LegacyTensorType = LegacyTensorType("ByteTensor", uint8)
+BoolTensor: LegacyTensorType = LegacyTensorType("BoolTensor", bool_)
 
 
-# %% book/02_autograd.ipynb, cell 66
+# %% book/02_autograd.ipynb, cell 68
+@supports_out_creation
 def deprecated_range(
     start: float, end: float, step: float = 1, *, dtype: Any = None,
     requires_grad: bool = False, device: Any = None,
@@ -504,7 +516,7 @@ def fill(input: Tensor, value: Any) -> Tensor:
     return Fill.apply(input, value)
 
 
-# %% book/02_autograd.ipynb, cell 67
+# %% book/02_autograd.ipynb, cell 69
 _warn_always = False  # torch.set_warn_always: warnings "once" here are still warned once
 
 

@@ -16,12 +16,13 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 125
+# %% book/02_autograd.ipynb, cell 129
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
 
@@ -78,6 +79,7 @@ class Cumprod(Function):
         return (terms.sum(-1).movedim(-1, self.axis),)
 
 
+@supports_out
 def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """The running product along ``dim``: ``out[i] = input[0] * ... * input[i]`` (integer and bool
     inputs give int64, as in PyTorch)."""
@@ -89,7 +91,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return Cumprod.apply(input, axis=axis)
 
 
-# %% book/02_autograd.ipynb, cell 128
+# %% book/02_autograd.ipynb, cell 132
 def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
     r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
     end."""
@@ -143,6 +145,7 @@ class LogCumSumExp(Function):
         return (((x + positive).exp() - (x + negative).exp()).reshape(self.x.shape),)
 
 
+@supports_out
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     r"""The running log-sum-exp along ``dim``: ``out[i] = log(exp(input[0]) + ... +
     exp(input[i]))``, computed without overflow (:class:`LogCumSumExp`).

@@ -19,12 +19,13 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 90
+# %% book/02_autograd.ipynb, cell 92
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import sum_to_shape
 
@@ -125,11 +126,13 @@ class NoDerivative(Function):
     def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
+@supports_out
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """The greatest common divisor of integer tensors, elementwise (broadcast)."""
     return _wrap(np.gcd(input._data, other._data), None)
 
 
+@supports_out
 def lcm(input: Tensor, other: Tensor) -> Tensor:
     """The least common multiple of integer tensors, elementwise (broadcast)."""
     return _wrap(np.lcm(input._data, other._data), None)

@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 143
+# %% book/02_autograd.ipynb, cell 147
 from collections.abc import Callable
 from typing import Any
 
@@ -76,6 +76,7 @@ import numpy as np
 from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.selection import where
 from tensorlib.engine.tensor_type import Tensor
@@ -212,7 +213,7 @@ class Log1p(Function):
         return (grad / (1 + x),)
 
 
-# %% book/02_autograd.ipynb, cell 144
+# %% book/02_autograd.ipynb, cell 148
 class Expm1(Function):
     """:math:`y = e^x - 1`, accurate for small :math:`x`; :math:`\\bar x = \\bar y (y + 1)`."""
 
@@ -280,7 +281,7 @@ class PiecewiseConstant(Function):
         return (grad.new_zeros(self.shape),)  # a constant: every higher derivative is 0 too
 
 
-# %% book/02_autograd.ipynb, cell 145
+# %% book/02_autograd.ipynb, cell 149
 class Tan(Function):
     """:math:`y = \\tan x`; :math:`\\bar x = \\bar y\\,(1 + y^2)`."""
 
@@ -397,7 +398,7 @@ class Cosh(Function):
         return (grad * self._graph_inputs()[0].sinh(),)
 
 
-# %% book/02_autograd.ipynb, cell 147
+# %% book/02_autograd.ipynb, cell 151
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -506,45 +507,61 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 149
-def exp(input: Tensor) -> Tensor:
+# %% book/02_autograd.ipynb, cell 153
+def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`e^x`."""
+    if out is not None:
+        return write_out(out, exp(input), "exp")
     return Exp.apply(input)
 
 
-def log(input: Tensor) -> Tensor:
+def log(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise natural logarithm :math:`\ln x`."""
+    if out is not None:
+        return write_out(out, log(input), "log")
     return Log.apply(input)
 
 
-def sqrt(input: Tensor) -> Tensor:
+def sqrt(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`\sqrt{x}`."""
+    if out is not None:
+        return write_out(out, sqrt(input), "sqrt")
     return Sqrt.apply(input)
 
 
-def sin(input: Tensor) -> Tensor:
+def sin(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise sine."""
+    if out is not None:
+        return write_out(out, sin(input), "sin")
     return Sin.apply(input)
 
 
-def cos(input: Tensor) -> Tensor:
+def cos(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise cosine."""
+    if out is not None:
+        return write_out(out, cos(input), "cos")
     return Cos.apply(input)
 
 
-def log1p(input: Tensor) -> Tensor:
+def log1p(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``log(1 + x)``, accurate for small ``x``."""
+    if out is not None:
+        return write_out(out, log1p(input), "log1p")
     return Log1p.apply(input)
 
 
-def tanh(input: Tensor) -> Tensor:
+def tanh(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`\tanh x`; also ``tensorlib.nn.functional.tanh``."""
+    if out is not None:
+        return write_out(out, tanh(input), "tanh")
     return Tanh.apply(input)
 
 
-def sigmoid(input: Tensor) -> Tensor:
+def sigmoid(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`1 / (1 + e^{-x})`, computed without overflow; also
     ``tensorlib.nn.functional.sigmoid``."""
+    if out is not None:
+        return write_out(out, sigmoid(input), "sigmoid")
     return Sigmoid.apply(input)
 
 
@@ -556,83 +573,103 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return Relu.apply(input)
 
 
-def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+def clamp(
+    input: Tensor, min: Any = None, max: Any = None, *, out: Tensor | None = None
+) -> Tensor:
     """Values limited to ``[min, max]``; either bound may be left out, or be a tensor (broadcast).
 
     Number bounds run ``Clamp``; tensor bounds are two ``where``s, so the gradient goes
     to the bound wherever it is the result (as in torch). An integer tensor with a float
     bound gives float32, like torch's type promotion.
     """
+    if out is not None:
+        return write_out(out, clamp(input, min, max), "clamp")
     low, high = _clamp_bounds(min, max, "clamp")
     if isinstance(low, Tensor) or isinstance(high, Tensor):
-        out = input
+        result = input
         if low is not None:
-            out = where(out < low, low, out)
+            result = where(result < low, low, result)
         if high is not None:
-            out = where(out > high, high, out)
-        return out
+            result = where(result > high, high, result)
+        return result
     x = input
     if input._data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
         x = to(input, get_default_dtype())
     return Clamp.apply(x, low=low, high=high)
 
 
-def expm1(input: Tensor) -> Tensor:
+def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`e^x - 1`, accurate for small ``x``."""
+    if out is not None:
+        return write_out(out, expm1(input), "expm1")
     return Expm1.apply(input)
 
 
+@supports_out
 def log2(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\log_2 x`."""
     return LogBase.apply(input, base=2)
 
 
+@supports_out
 def log10(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\log_{10} x`."""
     return LogBase.apply(input, base=10)
 
 
-def floor(input: Tensor) -> Tensor:
+def floor(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The largest integer :math:`\\le x`, elementwise (integer tensors are returned as a copy);
     gradient 0."""
+    if out is not None:
+        return write_out(out, floor(input), "floor")
     return PiecewiseConstant.apply(input, ufunc=np.floor)
 
 
-def ceil(input: Tensor) -> Tensor:
+def ceil(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The smallest integer :math:`\\ge x`, elementwise; gradient 0."""
+    if out is not None:
+        return write_out(out, ceil(input), "ceil")
     return PiecewiseConstant.apply(input, ufunc=np.ceil)
 
 
-def trunc(input: Tensor) -> Tensor:
+def trunc(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """``x`` rounded toward zero, elementwise; gradient 0."""
+    if out is not None:
+        return write_out(out, trunc(input), "trunc")
     return PiecewiseConstant.apply(input, ufunc=np.trunc)
 
 
+@supports_out
 def tan(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\tan x`."""
     return Tan.apply(input)
 
 
+@supports_out
 def atan(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\arctan x` (also ``arctan``)."""
     return Atan.apply(input)
 
 
+@supports_out
 def asin(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\arcsin x` (also ``arcsin``)."""
     return Asin.apply(input)
 
 
+@supports_out
 def acos(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\arccos x` (also ``arccos``)."""
     return Acos.apply(input)
 
 
+@supports_out
 def sinh(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\sinh x`."""
     return Sinh.apply(input)
 
 
+@supports_out
 def cosh(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\cosh x`."""
     return Cosh.apply(input)
@@ -641,16 +678,19 @@ def cosh(input: Tensor) -> Tensor:
 arctan, arcsin, arccos = atan, asin, acos
 
 
+@supports_out
 def clamp_min(input: Tensor, min: Any) -> Tensor:
     """``clamp(input, min=min)``."""
     return clamp(input, min, None)
 
 
+@supports_out
 def clamp_max(input: Tensor, max: Any) -> Tensor:
     """``clamp(input, max=max)``."""
     return clamp(input, None, max)
 
 
+@supports_out
 def nan_to_num(
     input: Tensor, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None
 ) -> Tensor:
@@ -667,23 +707,32 @@ def nan_to_num(
     return where(Tensor(np.asarray(np.isfinite(data))), input, Tensor(replaced))
 
 
-def round(input: Tensor, *, decimals: int = 0) -> Tensor:  # shadows the builtin in this module
+def round(
+    input: Tensor, *, decimals: int = 0, out: Tensor | None = None
+) -> Tensor:  # shadows the builtin in this module
     """``x`` rounded to ``decimals`` decimal places, halves to even (``round(2.5)`` is 2), as
     ``torch.round``; gradient 0."""
+    if out is not None:
+        return write_out(out, round(input, decimals=decimals), "round")
     return PiecewiseConstant.apply(input, ufunc=np.rint, decimals=decimals)
 
 
-def sign(input: Tensor) -> Tensor:
+def sign(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """-1, 0 or 1 by the sign of ``x``, elementwise (0 for -0.0 and NaN, as in PyTorch);
     gradient 0."""
+    if out is not None:
+        return write_out(out, sign(input), "sign")
     return PiecewiseConstant.apply(input, ufunc=_sign)
 
 
+@supports_out
 def clip(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """``clamp`` under NumPy's name, as ``torch.clip``."""
     return clamp(input, min, max)
 
 
-def abs(input: Tensor) -> Tensor:  # defined last: shadows the builtin abs in this module
+# defined last: shadows the builtin abs in this module
+def abs(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Elementwise :math:`|x|`."""
-    return Abs.apply(input)
+    result = Abs.apply(input)
+    return result if out is None else write_out(out, result, "abs")

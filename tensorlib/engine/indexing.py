@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 200
+# %% book/02_autograd.ipynb, cell 204
 import operator
 import warnings
 from typing import Any
@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.shape_ops import _view_of
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
@@ -146,7 +147,7 @@ class _IndexGrad(Function):
         return (Index.apply(grad, key=self.key),)
 
 
-# %% book/02_autograd.ipynb, cell 201
+# %% book/02_autograd.ipynb, cell 205
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``,
     one per element of ``index``."""
@@ -229,7 +230,7 @@ def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
     return index
 
 
-# %% book/02_autograd.ipynb, cell 202
+# %% book/02_autograd.ipynb, cell 206
 def getitem(input: Tensor, key: Any) -> Tensor:
     """``input[key]``: basic indexing (ints, slices, ``None``, ``...``) gives a view; tensors and
     arrays as indices or masks copy."""
@@ -248,12 +249,14 @@ def _one_d(value: Any) -> Any:
     return value.reshape(1) if isinstance(value, Tensor) and value._data.ndim == 0 else value
 
 
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Values of ``input`` picked along ``dim`` by ``index`` (an integer tensor with as many dims;
     the output has its shape).
 
     For ``dim=1``: ``out[i][j][k] = input[i][index[i][j][k]][k]``.
     """
+    if out is not None:
+        return write_out(out, gather(input, dim, index), "gather")
     if input._data.ndim == 0 and isinstance(index, Tensor) and index._data.ndim == 1:
         return gather(input.reshape(1), dim, index)  # 0-d read as (1,): the index's shape
     if isinstance(index, Tensor) and index._data.size == 0 and index.ndim != input._data.ndim:
@@ -283,10 +286,12 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
 
 
-# %% book/02_autograd.ipynb, cell 203
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+# %% book/02_autograd.ipynb, cell 207
+def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
     ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
+    if out is not None:
+        return write_out(out, index_select(input, dim, index), "index_select")
     if index._data.ndim > 1 or index._data.dtype.kind not in "iu":
         raise ValueError(
             f"index_select: index must be a 1-D integer tensor, got {index._data.dtype} of shape "
@@ -301,6 +306,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return input[(slice(None),) * axis + (index.reshape(-1),)]
 
 
+@supports_out
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The entries of ``input`` where the bool ``mask`` is true (the two broadcast together), as
     a 1-D tensor in row-major order; the gradient goes back to those entries."""
@@ -311,7 +317,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
 
 
-# %% book/02_autograd.ipynb, cell 204
+# %% book/02_autograd.ipynb, cell 208
 def _index(values: np.ndarray) -> Tensor:
     """An int64 index tensor outside the graph."""
     return _wrap(np.asarray(values, dtype=np.int64), None)
@@ -338,6 +344,7 @@ def trace(input: Tensor) -> Tensor:
     return diagonal(input).sum()
 
 
+@supports_out
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's entries put on the ``diagonal``-th diagonal of a square matrix of zeros, or a
     matrix's ``diagonal``-th diagonal as a vector, as ``torch.diag``."""
@@ -393,7 +400,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-# %% book/02_autograd.ipynb, cell 205
+# %% book/02_autograd.ipynb, cell 209
 class Scatter(Function):
     """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
     ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then
@@ -460,6 +467,7 @@ def _scatter_operands(input: Tensor, dim: int, index: Any, src: Any, value: Any,
     return checked, src
 
 
+@supports_out
 def scatter(
     input: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None
 ) -> Tensor:
@@ -474,6 +482,7 @@ def scatter(
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=False)
 
 
+@supports_out
 def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src[i][j][k]`` added at ``index[i][j][k]`` along ``dim``;
     repeated positions receive every addition."""
@@ -484,7 +493,8 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=True)
 
 
-# %% book/02_autograd.ipynb, cell 208
+# %% book/02_autograd.ipynb, cell 212
+@supports_out
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Values of ``input`` picked along ``dim`` by ``indices``, the other dims broadcast between
     the two (``gather`` after broadcasting), as ``torch.take_along_dim`` and
@@ -518,6 +528,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     return gather(along(input), dim, along(indices))
 
 
+@supports_out
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of ``input``, seen as 1-D in row-major order, at ``index`` (any shape; the
     result has its shape; negative indices count from the end); repeated indices add their
@@ -533,7 +544,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return input.reshape(-1)[index]
 
 
-# %% book/02_autograd.ipynb, cell 211
+# %% book/02_autograd.ipynb, cell 215
 def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tensor]:
     """A 1-D integer ``index`` of ``like.shape[dim]`` positions, as an index of ``like``'s shape
     that holds ``index[i]`` at every position ``i`` of ``dim`` (what ``scatter`` takes)."""
@@ -550,6 +561,7 @@ def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tenso
     return axis, index.reshape(shape).expand(*(like._data.shape or (1,)))
 
 
+@supports_out
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along
     ``dim`` (a repeated index adds every time): a ``scatter_add``, so the gradient of ``source``
@@ -560,6 +572,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     return scatter_add(input, axis, spread, source if alpha == 1 else source * alpha)
 
 
+@supports_out
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``input`` with ``source[..., i, ...]`` written at ``input[..., index[i], ...]`` along
     ``dim`` (a ``scatter``)."""

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 377
+# %% book/02_autograd.ipynb, cell 381
 from typing import Any
 
 import numpy as np

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 216
+# %% book/02_autograd.ipynb, cell 220
 import itertools
 import math
 from collections.abc import Sequence
@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import _promote_all
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
@@ -108,9 +109,11 @@ def _tensors(tensors: Sequence[Tensor], what: str) -> tuple[Tensor, ...]:
     return tensors
 
 
-def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def cat(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     """The tensors joined along the existing dim ``dim``; other dims must match. A 1-D empty
     tensor joins tensors of any shape (PyTorch's legacy rule): it is read as empty along ``dim``."""
+    if out is not None:
+        return write_out(out, cat(tensors, dim), "cat")
     tensors = _tensors(tensors, "cat")
     like = next((t for t in tensors if t.shape != (0,)), tensors[0])
     if like.ndim > 1 and any(t.shape == (0,) for t in tensors):
@@ -143,8 +146,10 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 concat = cat
 
 
-def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+def stack(tensors: Sequence[Tensor], dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     """The tensors (all of one shape) stacked along a new dim ``dim``."""
+    if out is not None:
+        return write_out(out, stack(tensors, dim), "stack")
     tensors = _tensors(tensors, "stack")
     for i, t in enumerate(tensors):
         if t.shape != tensors[0].shape:
@@ -192,7 +197,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, -(-size // chunks) or 1, dim)
 
 
-# %% book/02_autograd.ipynb, cell 220
+# %% book/02_autograd.ipynb, cell 224
 def _at_least(tensor: Tensor, ndim: int) -> Tensor:
     """``tensor`` with size-1 dims added as ``numpy.atleast_{1,2,3}d`` adds them: a vector becomes
     a row ``(1, n)``, then ``(1, n, 1)``; a matrix ``(m, n)`` becomes ``(m, n, 1)``."""
@@ -230,6 +235,7 @@ def atleast_3d(*tensors: Any) -> Any:
     return _atleast(3, tensors)
 
 
+@supports_out
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     """The tensors joined column-wise: along dim 0 if they are 1-D (0-d ones count as 1-D),
     else along dim 1."""
@@ -237,6 +243,7 @@ def hstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat(tensors, dim=0 if tensors[0].ndim == 1 else 1)
 
 
+@supports_out
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     """The tensors joined row-wise (along dim 0), 1-D ones as rows ``(1, n)``
     (also ``row_stack``)."""
@@ -246,11 +253,13 @@ def vstack(tensors: Sequence[Tensor]) -> Tensor:
 row_stack = vstack
 
 
+@supports_out
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     """The tensors joined depth-wise (along dim 2), after ``atleast_3d``."""
     return cat([_at_least(t, 3) for t in _tensors(tensors, "dstack")], dim=2)
 
 
+@supports_out
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     """The tensors side by side as columns: 0-d and 1-D ones become ``(n, 1)`` columns, the
     others join along dim 1."""
@@ -260,6 +269,7 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     return cat(columns, dim=1)
 
 
+@supports_out
 def concatenate(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
     """``cat`` under NumPy's name and argument (``axis``), as ``torch.concatenate``."""
     return cat(tensors, dim=axis)
@@ -344,6 +354,7 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     return _split_evenly(input, indices_or_sections, 2, "dsplit")
 
 
+@supports_out
 def diff(
     input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
     append: Tensor | None = None,
@@ -367,7 +378,7 @@ def diff(
     return values
 
 
-# %% book/02_autograd.ipynb, cell 221
+# %% book/02_autograd.ipynb, cell 225
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (0-, 1- or 2-D; a vector is a row) on the diagonal of a matrix of zeros,
     in order, as ``scipy.linalg.block_diag``: joins, so each block's gradient is its place's."""

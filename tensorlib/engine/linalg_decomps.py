@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 251
+# %% book/02_autograd.ipynb, cell 255
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -46,6 +46,7 @@ from tensorlib.engine.joining import cat
 from tensorlib.engine.linalg_norms import svdvals
 from tensorlib.engine.linalg_ops import Eigh, _mT, _real_floating, _square, _torch_name, inv
 from tensorlib.engine.matmul_ops import matmul
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.reductions import sum as tensor_sum
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
@@ -93,7 +94,7 @@ def _skew(x: np.ndarray) -> np.ndarray:
     return x - _mT(x)
 
 
-# %% book/02_autograd.ipynb, cell 252
+# %% book/02_autograd.ipynb, cell 256
 def _svd_grad(
     gu: np.ndarray, gs: np.ndarray, gvh: np.ndarray, u: np.ndarray, s: np.ndarray, vh: np.ndarray
 ) -> np.ndarray:
@@ -192,6 +193,7 @@ class Svd(Function):
         return (_svd_grad_graph(gu, gs, gv.mT, u, s, v.mT),)
 
 
+@supports_out
 def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> _UsVh:
     r"""The singular value decomposition :math:`A = U \operatorname{diag}(S) V^\mathsf{H}`
     (batched): :math:`S` descending, :math:`U` and :math:`V` with orthonormal columns.
@@ -219,6 +221,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver: str | None = None) -> 
     return _UsVh(packed[..., :m, :cu], packed[..., m, :k], packed[..., m + 1 :, :cv].mT)
 
 
+@supports_out
 def legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _UsV:
     """``torch.svd``: :func:`svd` returning ``V`` rather than ``Vh``; ``some=False`` gives the
     square factors. With ``compute_uv=False``, ``U`` and ``V`` are zeros, as in PyTorch. The
@@ -231,7 +234,7 @@ def legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _Us
     return _UsV(U, S, Vh.mT)
 
 
-# %% book/02_autograd.ipynb, cell 253
+# %% book/02_autograd.ipynb, cell 257
 def _tolerance(a: np.ndarray, largest: np.ndarray, atol: Any, rtol: Any) -> np.ndarray:
     r"""The cutoff below which a singular value counts as zero, PyTorch's rule:
     :math:`\max(\text{atol}, \text{rtol} \cdot \sigma_1)`, where ``rtol`` defaults to
@@ -303,6 +306,7 @@ class Pinv(Function):
         return (-(x_t @ grad @ x_t) + residual_left @ (x @ x_t) + (x_t @ x) @ residual_right,)
 
 
+@supports_out
 def pinv(
     A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
 ) -> Tensor:
@@ -336,7 +340,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
-# %% book/02_autograd.ipynb, cell 254
+# %% book/02_autograd.ipynb, cell 258
 def _copyltu(m: np.ndarray) -> np.ndarray:
     """The symmetric matrix whose lower triangle is that of ``m``."""
     return np.tril(m) + _mT(np.tril(m, -1))
@@ -415,6 +419,7 @@ class Qr(Function):
         return (cat([gx, q @ gv], -1),)
 
 
+@supports_out
 def qr(A: Tensor, mode: str = "reduced") -> _QR:
     r"""The QR decomposition :math:`A = QR` (batched), by Householder reflections (numpy's
     LAPACK, as PyTorch's on a CPU).
@@ -443,7 +448,7 @@ def qr(A: Tensor, mode: str = "reduced") -> _QR:
     return _QR(packed[..., :m, :cq], R)
 
 
-# %% book/02_autograd.ipynb, cell 255
+# %% book/02_autograd.ipynb, cell 259
 class Eigvalsh(Function):
     r"""The eigenvalues :math:`w` (ascending) of a symmetric :math:`A = V \operatorname{diag}(w)
     V^\top`; :math:`\bar A = V \operatorname{diag}(\bar w) V^\top`, from
@@ -467,6 +472,7 @@ class Eigvalsh(Function):
         return ((v * grad[..., None, :]) @ v.mT,)
 
 
+@supports_out
 def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803  (torch's name)
     r"""The eigenvalues of a symmetric matrix (or of each in a batch), ascending.
 
@@ -483,6 +489,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:  # noqa: N803  (torch's name
     return Eigvalsh.apply(_square(A, "linalg.eigh"), lower=UPLO == "L")
 
 
+@supports_out
 def matrix_rank(
     A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
 ) -> Tensor:
@@ -510,6 +517,7 @@ def matrix_rank(
     return _wrap(np.asarray((s > cutoff).sum(axis=-1), np.int64), None)
 
 
+@supports_out
 def matrix_power(A: Tensor, n: int) -> Tensor:
     r""":math:`A^n` for an integer :math:`n` (batched): products of the repeated squares
     :math:`A, A^2, A^4, \dots` picked by the binary digits of :math:`n` (about
@@ -544,7 +552,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     return result
 
 
-# %% book/02_autograd.ipynb, cell 256
+# %% book/02_autograd.ipynb, cell 260
 def _substitute(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
     r"""The solution of :math:`AX = B` for triangular :math:`A` (batch dims broadcast), row by
     row: :math:`x_i = (b_i - \sum_{j < i} a_{ij} x_j) / a_{ii}` (from the bottom when
@@ -600,6 +608,7 @@ class SolveTriangular(Function):
         return grad_a, _summed_to(grad_b, self.b_shape) if self.needs_input_grad[1] else None
 
 
+@supports_out
 def solve_triangular(
     A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
 ) -> Tensor:
@@ -637,6 +646,7 @@ def solve_triangular(
     return SolveTriangular.apply(A.mT, B.mT, upper=not upper, unit=unitriangular).mT
 
 
+@supports_out
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     r"""The dot products :math:`\sum_i x_i y_i` of the vectors along ``dim`` (batch dims
     broadcast): ``(x * y).sum(dim)``, whose gradients give its own.
@@ -655,7 +665,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return tensor_sum(x * y, dim)
 
 
-# %% book/02_autograd.ipynb, cell 257
+# %% book/02_autograd.ipynb, cell 261
 class _Lstsq(NamedTuple):
     """What ``linalg.lstsq`` returns, like ``torch.return_types.linalg_lstsq``."""
 
@@ -682,6 +692,7 @@ def _lstsq_operands(A: Any, B: Any, driver: str | None) -> bool:
     return vector
 
 
+@supports_out
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *,
           driver: str | None = None) -> _Lstsq:
     r"""The least-squares solution :math:`X = \arg\min_X \|AX - B\|_F`, the one of smallest norm

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 246
+# %% book/02_autograd.ipynb, cell 250
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +36,7 @@ from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import parse_to
 from tensorlib.engine.function import Function
 from tensorlib.engine.linalg_ops import _real_floating, _torch_name
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.reductions import amax, amin
 from tensorlib.engine.reductions import sum as tensor_sum
 from tensorlib.engine.shape_ops import movedim, reshape
@@ -144,7 +145,7 @@ class VectorNorm(Function):
         return (x.abs().masked_fill(self.x == 0, 1.0) ** (ord - 1) * sign * scale,)
 
 
-# %% book/02_autograd.ipynb, cell 247
+# %% book/02_autograd.ipynb, cell 251
 def _norm_input(x: Any, fn: str, dtype: Any) -> Tensor:
     """``x`` checked to be floating, then converted to ``dtype`` if given (never narrower)."""
     x = _real_floating(x, fn, "x" if fn.endswith("vector_norm") else "A")
@@ -159,6 +160,7 @@ def _norm_input(x: Any, fn: str, dtype: Any) -> Tensor:
     return to(x, dtype=wanted)
 
 
+@supports_out
 def vector_norm(
     x: Tensor,
     ord: float = 2,
@@ -197,6 +199,7 @@ def vector_norm(
     return VectorNorm.apply(x, ord=float(ord), axes=axes, keepdims=keepdim)
 
 
+@supports_out
 def svdvals(A: Tensor) -> Tensor:
     r"""The singular values of a matrix (or of each in a batch), in descending order.
 
@@ -216,7 +219,7 @@ def svdvals(A: Tensor) -> Tensor:
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
 
-# %% book/02_autograd.ipynb, cell 248
+# %% book/02_autograd.ipynb, cell 252
 def _norm_matrix_dims(A: Tensor, dim: Any) -> tuple[int, int]:
     """``matrix_norm``'s two dims, normalized and checked as PyTorch checks them."""
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
@@ -228,6 +231,7 @@ def _norm_matrix_dims(A: Tensor, dim: Any) -> tuple[int, int]:
     return first, second
 
 
+@supports_out
 def matrix_norm(
     A: Tensor,
     ord: str | float = "fro",
@@ -276,6 +280,7 @@ def matrix_norm(
         out, tuple(n for k, n in enumerate(shape) if k not in (first, second)))
 
 
+@supports_out
 def linalg_norm(
     A: Tensor,
     ord: str | float | None = None,
@@ -313,10 +318,11 @@ def linalg_norm(
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
 
 
-# %% book/02_autograd.ipynb, cell 274
+# %% book/02_autograd.ipynb, cell 278
 import warnings  # noqa: E402
 
 
+@supports_out
 def frobenius_norm(input: Tensor, dim: int | Sequence[int], keepdim: bool = False) -> Tensor:
     r"""``torch.frobenius_norm`` (deprecated, warns as PyTorch): :math:`\sqrt{\sum x^2}` over
     ``dim`` (one or two dims), which is ``vector_norm(input, 2, dim, keepdim)``."""
@@ -333,6 +339,7 @@ def frobenius_norm(input: Tensor, dim: int | Sequence[int], keepdim: bool = Fals
     return vector_norm(input, 2, dims, keepdim)
 
 
+@supports_out
 def nuclear_norm(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     """``torch.nuclear_norm`` (deprecated, warns as PyTorch): the sum of the singular values of
     the matrices over ``dim`` (two dims; the last two if left out), which is

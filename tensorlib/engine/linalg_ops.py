@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 241
+# %% book/02_autograd.ipynb, cell 245
 import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -51,6 +51,7 @@ from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
 from tensorlib.engine.joining import cat
 from tensorlib.engine.matmul_ops import matmul
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
 
@@ -141,7 +142,7 @@ def _inverse(a: np.ndarray, fn: str, message: str) -> np.ndarray:
         raise LinAlgError(f"{fn}: {where}{message}") from None
 
 
-# %% book/02_autograd.ipynb, cell 242
+# %% book/02_autograd.ipynb, cell 246
 def _products_of_others(s: np.ndarray) -> np.ndarray:
     r""":math:`\prod_{j \ne i} s_j` for each :math:`i` along the last dim, from running products
     from the left and from the right: no division, so exact where some :math:`s_j = 0`."""
@@ -297,7 +298,8 @@ class Solve(Function):
         return grad_a, _summed_to(grad_b, self.b_shape) if self.needs_input_grad[1] else None
 
 
-# %% book/02_autograd.ipynb, cell 243
+# %% book/02_autograd.ipynb, cell 247
+@supports_out
 def det(A: Tensor) -> Tensor:
     r"""The determinant of a square matrix, or of each in a batch.
 
@@ -311,6 +313,7 @@ def det(A: Tensor) -> Tensor:
     return Det.apply(_square(A, "linalg.det"))
 
 
+@supports_out
 def slogdet(A: Tensor) -> _SignLogAbsDet:
     r"""The sign and the log of the absolute value of the determinant:
     :math:`\det A = \text{sign} \cdot e^{\text{logabsdet}}`, which neither overflows nor
@@ -337,6 +340,7 @@ def logdet(input: Tensor) -> Tensor:
     return logabsdet + _wrap(nan_where_negative, None)
 
 
+@supports_out
 def inv(A: Tensor) -> Tensor:
     r"""The inverse of a square matrix, or of each in a batch.
 
@@ -352,6 +356,7 @@ def inv(A: Tensor) -> Tensor:
     return Inv.apply(_square(A, "linalg.inv"))
 
 
+@supports_out
 def inverse(input: Tensor) -> Tensor:
     """The inverse of a square matrix, or of each in a batch: ``linalg.inv`` under the name of
     ``torch.inverse``."""
@@ -386,6 +391,7 @@ def _solve_operands(A: Tensor, B: Any, left: bool) -> bool:
     return vector
 
 
+@supports_out
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     r"""The solution :math:`X` of :math:`A X = B` (or of :math:`X A = B` when ``left=False``),
     without forming :math:`A^{-1}`.
@@ -412,7 +418,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return x.squeeze(-1) if vector else x
 
 
-# %% book/02_autograd.ipynb, cell 244
+# %% book/02_autograd.ipynb, cell 248
 def _not_positive_definite(a: np.ndarray) -> str:
     """PyTorch's message for the first matrix of ``a`` that has no Cholesky factor: the order
     of its first leading minor that is not positive definite."""
@@ -514,6 +520,7 @@ class Eigh(Function):
         return (v @ inner @ v.mT,)
 
 
+@supports_out
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     r"""The Cholesky factor :math:`L` of a symmetric positive-definite matrix,
     :math:`A = L L^\top` with :math:`L` lower triangular (or :math:`U = L^\top`, ``upper=True``).
@@ -532,6 +539,7 @@ def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     return factor.transpose(-2, -1) if upper else factor
 
 
+@supports_out
 def eigh(A: Tensor, UPLO: str = "L") -> _EigenvaluesEigenvectors:  # noqa: N803  (torch's name)
     r"""The eigenvalues (ascending) and orthonormal eigenvectors (the columns) of a symmetric
     matrix: :math:`A = V \operatorname{diag}(w) V^\top`.
@@ -551,7 +559,8 @@ def eigh(A: Tensor, UPLO: str = "L") -> _EigenvaluesEigenvectors:  # noqa: N803 
     return _EigenvaluesEigenvectors(packed[..., 0, :], packed[..., 1:, :])
 
 
-# %% book/02_autograd.ipynb, cell 245
+# %% book/02_autograd.ipynb, cell 249
+@supports_out
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     r"""The cross product of the 3-vectors along ``dim``, :math:`a \times b =
     (a_2 b_3 - a_3 b_2,\; a_3 b_1 - a_1 b_3,\; a_1 b_2 - a_2 b_1)`.
@@ -589,6 +598,7 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
                 a[0] * b[1] - a[1] * b[0]], d)
 
 
+@supports_out
 def legacy_cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """``torch.cross``: :func:`cross` along ``dim``; without ``dim``, along the first dim of
     ``input`` of size 3, with PyTorch's ``UserWarning`` that this default is deprecated (it
@@ -651,6 +661,7 @@ def _multi_dot_operands(tensors: Sequence[Tensor]) -> None:
             )
 
 
+@supports_out
 def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     r"""The product of two or more matrices, :math:`A_1 A_2 \cdots A_k`, in the order of
     multiplications that costs the fewest flops.

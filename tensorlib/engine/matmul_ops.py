@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 131
+# %% book/02_autograd.ipynb, cell 135
 import math
 import string
 from typing import Any
@@ -41,6 +41,7 @@ import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import matmul_shape, normalize_axis
 
@@ -117,18 +118,21 @@ class MatMul(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 132
-def matmul(input: Any, other: Any) -> Tensor:
+# %% book/02_autograd.ipynb, cell 136
+def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):
         _matmul_operand(input)
         _matmul_operand(other)
-    return MatMul.apply(input, other)
+    result = MatMul.apply(input, other)
+    return result if out is None else write_out(out, result, "matmul")
 
 
-def mm(input: Tensor, mat2: Tensor) -> Tensor:
+def mm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The product of an ``(n, m)`` and an ``(m, p)`` matrix: ``(n, p)``;
     no broadcasting, as ``torch.mm``."""
+    if out is not None:
+        return write_out(out, mm(input, mat2), "mm")
     for name, t in (("self", input), ("mat2", mat2)):
         if not isinstance(t, Tensor) or t._data.ndim != 2:
             raise RuntimeError(
@@ -142,8 +146,10 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return MatMul.apply(input, mat2)
 
 
-def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+def bmm(input: Tensor, mat2: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors: ``(b, n, p)``."""
+    if out is not None:
+        return write_out(out, bmm(input, mat2), "bmm")
     for name, t in (("batch1", input), ("batch2", mat2)):
         if not isinstance(t, Tensor) or t._data.ndim != 3:
             raise RuntimeError(
@@ -154,6 +160,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return MatMul.apply(input, mat2)
 
 
+@supports_out
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
     """The outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``."""
     if input._data.ndim != 1 or not isinstance(vec2, Tensor) or vec2._data.ndim != 1:
@@ -300,7 +307,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*operands, equation=equation)
 
 
-# %% book/02_autograd.ipynb, cell 238
+# %% book/02_autograd.ipynb, cell 242
 def _same_dtype(name: str, *tensors: Tensor) -> None:
     """PyTorch's products do not promote: mixed dtypes are refused."""
     dtypes = [t._data.dtype for t in tensors]
@@ -321,6 +328,7 @@ def _dims(name: str, **tensors: Any) -> None:
             )
 
 
+@supports_out
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     r"""The inner product :math:`\sum_i x_i y_i` of two 1-D tensors of one size and one dtype:
     a 0-d tensor."""
@@ -334,11 +342,13 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return MatMul.apply(input, tensor)
 
 
+@supports_out
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """``dot`` with the first vector conjugated: for real tensors, ``dot``."""
     return dot(input, other)
 
 
+@supports_out
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """The product of an ``(n, m)`` matrix and an ``(m,)`` vector: ``(n,)``."""
     _dims("mv", input=(input, 2), vec=(vec, 1))
@@ -370,19 +380,24 @@ def _beta_input_plus_alpha(
 
 
 def addmm(
-    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1,
+    out: Tensor | None = None
 ) -> Tensor:
     r""":math:`\beta\,\text{input} + \alpha\,(\text{mat1} \,@\, \text{mat2})`: ``mat1`` ``(n, m)``,
     ``mat2`` ``(m, p)``, ``input`` broadcastable to ``(n, p)`` (a bias row, say)."""
+    if out is not None:
+        return write_out(out, addmm(input, mat1, mat2, beta=beta, alpha=alpha), "addmm")
     return _beta_input_plus_alpha("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
+@supports_out
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     r""":math:`\beta\,\text{input} + \alpha\,(\text{mat} \,@\, \text{vec})`: ``mat`` ``(n, m)``,
     ``vec`` ``(m,)``, ``input`` broadcastable to ``(n,)``."""
     return _beta_input_plus_alpha("addmv", input, mv(mat, vec), beta, alpha)
 
 
+@supports_out
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     r""":math:`\beta\,\text{input} + \alpha\,\text{vec1} \otimes \text{vec2}`: the outer product
     of ``(n,)`` and ``(p,)``, ``input`` broadcastable to ``(n, p)``."""
@@ -391,13 +406,17 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
 
 
 def baddbmm(
-    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1,
+    out: Tensor | None = None
 ) -> Tensor:
     r""":math:`\beta\,\text{input} + \alpha\,\text{bmm}(\text{batch1}, \text{batch2})`:
     ``(b, n, m)`` by ``(b, m, p)``, ``input`` broadcastable to ``(b, n, p)``."""
+    if out is not None:
+        return write_out(out, baddbmm(input, batch1, batch2, beta=beta, alpha=alpha), "baddbmm")
     return _beta_input_plus_alpha("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
+@supports_out
 def addbmm(
     input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
@@ -426,6 +445,7 @@ def _tensordot_dims(dims: Any, a_ndim: int, b_ndim: int) -> tuple[list[int], lis
     return [normalize_axis(d, a_ndim) for d in first], [normalize_axis(d, b_ndim) for d in second]
 
 
+@supports_out
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     r"""The sum of products of ``a`` and ``b`` over the dims ``dims`` pairs up, as
     ``torch.tensordot``: the free dims of ``a``, then those of ``b``. One matrix product: ``a``
@@ -447,6 +467,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return MatMul.apply(left, right).reshape(shape)
 
 
+@supports_out
 def kron(input: Tensor, other: Tensor) -> Tensor:
     r"""The Kronecker product: block :math:`i` of the result is :math:`a_i \cdot b`, for any
     numbers of dims (the fewer are padded with leading size-1 dims): shape

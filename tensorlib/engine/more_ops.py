@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 277
+# %% book/02_autograd.ipynb, cell 281
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -79,6 +79,7 @@ from tensorlib.engine.joining import split
 from tensorlib.engine.linalg_decomps import solve_triangular
 from tensorlib.engine.linalg_norms import vector_norm
 from tensorlib.engine.matmul_ops import matmul, tensordot
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.selection import where
 from tensorlib.engine.tensor_type import Tensor, _wrap
@@ -146,17 +147,20 @@ class Atanh(Function):
         return (grad / (1 - x * x),)
 
 
+@supports_out
 def asinh(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\operatorname{asinh} x`, the inverse of :math:`\sinh`."""
     return Asinh.apply(input)
 
 
+@supports_out
 def acosh(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\operatorname{acosh} x`, the inverse of :math:`\cosh` on
     :math:`[1, \infty)`."""
     return Acosh.apply(input)
 
 
+@supports_out
 def atanh(input: Tensor) -> Tensor:
     r"""Elementwise :math:`\operatorname{atanh} x`, the inverse of :math:`\tanh` on
     :math:`(-1, 1)`."""
@@ -166,7 +170,7 @@ def atanh(input: Tensor) -> Tensor:
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # NumPy's names, which PyTorch also has
 
 
-# %% book/02_autograd.ipynb, cell 279
+# %% book/02_autograd.ipynb, cell 283
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``), as ``torch.positive``."""
     return input
@@ -177,6 +181,7 @@ def detach(input: Tensor) -> Tensor:
     return input.detach()
 
 
+@supports_out
 def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
     """``input / other``, then rounded as ``rounding_mode`` says: ``None`` (true division),
     ``"trunc"`` (toward zero) or ``"floor"`` (toward :math:`-\\infty`). Integer inputs keep an
@@ -189,6 +194,7 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
 
+@supports_out
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """The sum of products over the last dims of ``input`` and ``other`` (shapes
     :math:`(*a, n)` and :math:`(*b, n)` give :math:`(*a, *b)`); a 0-d operand multiplies."""
@@ -208,6 +214,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return vector_norm(sub(input, other), p)
 
 
+@supports_out
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     r"""Each slice ``input.select(dim, i)`` whose :math:`p`-norm exceeds ``maxnorm`` scaled down to
     norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, PyTorch's factor); the others unchanged.
@@ -220,6 +227,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     return input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
 
+@supports_out
 def chain_matmul(*matrices: Tensor) -> Tensor:
     """The product of the 2-D tensors ``matrices`` from left to right
     (PyTorch's deprecated name for ``linalg.multi_dot``)."""
@@ -236,6 +244,7 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     return out
 
 
+@supports_out
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     r"""The solution :math:`X` of :math:`AX = B` given the Cholesky factor of :math:`A`:
     :math:`A = LL^\top` (or :math:`U^\top U` with ``upper``). Two triangular solves, so
@@ -245,6 +254,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:  # noqa
     return solve_triangular(L.mT, solve_triangular(L, B, upper=False), upper=True)
 
 
+@supports_out
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:  # noqa: N803
     r""":math:`A^{-1}` from the Cholesky factor of :math:`A` (:math:`A = LL^\top`, or
     :math:`U^\top U` with ``upper``): ``cholesky_solve`` of the identity."""
@@ -282,7 +292,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(input.reshape(-1), offset)
 
 
-# %% book/02_autograd.ipynb, cell 280
+# %% book/02_autograd.ipynb, cell 284
 class _Frexp(NamedTuple):
     """What ``frexp`` returns, like ``torch.return_types.frexp``."""
 
@@ -331,6 +341,7 @@ class NextAfter(Function):
         return grad_a, Tensor(np.zeros(self.shapes[1], grad._data.dtype)) if need_b else None
 
 
+@supports_out
 def frexp(input: Tensor) -> _Frexp:
     r"""``input`` as :math:`m \cdot 2^e` with :math:`0.5 \le |m| < 1` (:math:`m = e = 0` at 0):
     ``mantissa`` in ``input``'s dtype (:class:`Mantissa`, gradient :math:`\bar m\,2^{-e}`),
@@ -341,17 +352,20 @@ def frexp(input: Tensor) -> _Frexp:
     return _Frexp(Mantissa.apply(input), _wrap(exponent.astype(np.int32), None))
 
 
+@supports_out
 def nextafter(input: Tensor, other: Any) -> Tensor:
     """The next floating-point value after ``input`` toward ``other``, elementwise, in
     ``input``'s dtype (:class:`NextAfter`: the gradient goes to ``input`` unchanged)."""
     return NextAfter.apply(input, other if isinstance(other, Tensor) else np.asarray(other))
 
 
+@supports_out
 def isposinf(input: Tensor) -> Tensor:
     """Where ``input`` is :math:`+\\infty`, a bool tensor."""
     return _wrap(np.isposinf(input._data), None)
 
 
+@supports_out
 def isneginf(input: Tensor) -> Tensor:
     """Where ``input`` is :math:`-\\infty`, a bool tensor."""
     return _wrap(np.isneginf(input._data), None)
@@ -424,7 +438,7 @@ def unique_consecutive(
     return tuple(result)
 
 
-# %% book/02_autograd.ipynb, cell 287
+# %% book/02_autograd.ipynb, cell 291
 def _window(
     name: str,
     window_length: int,
@@ -594,7 +608,7 @@ def _calls_method(name: str) -> Any:
 )
 
 
-# %% book/02_autograd.ipynb, cell 288
+# %% book/02_autograd.ipynb, cell 292
 def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     """``ufunc`` (a bit shift) of two integer operands, broadcast; no gradient."""
     a = input._data if isinstance(input, Tensor) else np.asarray(input)
@@ -605,14 +619,16 @@ def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     return _wrap(ufunc(a.astype(dtype), b.astype(dtype)), None)
 
 
-def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+def bitwise_left_shift(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input << other``: integers shifted left by ``other`` bits (times :math:`2^{other}`)."""
-    return _shift(input, other, np.left_shift, "bitwise_left_shift")
+    result = _shift(input, other, np.left_shift, "bitwise_left_shift")
+    return result if out is None else write_out(out, result, "bitwise_left_shift")
 
 
-def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+def bitwise_right_shift(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """``input >> other``: integers shifted right by ``other`` bits (an arithmetic shift)."""
-    return _shift(input, other, np.right_shift, "bitwise_right_shift")
+    result = _shift(input, other, np.right_shift, "bitwise_right_shift")
+    return result if out is None else write_out(out, result, "bitwise_right_shift")
 
 
 def sum_to_size(input: Tensor, *size: Any) -> Tensor:

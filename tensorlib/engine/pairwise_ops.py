@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 155
+# %% book/02_autograd.ipynb, cell 159
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.promotion import _promote
 from tensorlib.engine.tensor_type import Tensor
 
@@ -215,7 +216,8 @@ class FloatingExtremum(Function):
                                                                    self.shapes[1])
 
 
-# %% book/02_autograd.ipynb, cell 156
+# %% book/02_autograd.ipynb, cell 160
+@supports_out
 def atan2(input: Tensor, other: Any) -> Tensor:
     """The angle of the point ``(other, input)`` in radians, in :math:`(-\\pi, \\pi]`: the
     quadrant-aware ``atan(input / other)``, elementwise with broadcasting (also ``arctan2``)."""
@@ -225,42 +227,50 @@ def atan2(input: Tensor, other: Any) -> Tensor:
 arctan2 = atan2
 
 
+@supports_out
 def hypot(input: Tensor, other: Any) -> Tensor:
     """:math:`\\sqrt{a^2 + b^2}` elementwise, without overflow for large entries."""
     return Hypot.apply(*_binary_operands(input, other, "hypot"))
 
 
+@supports_out
 def logaddexp(input: Tensor, other: Any) -> Tensor:
     """:math:`\\log(e^a + e^b)` elementwise, computed without overflow."""
     return LogAddExp.apply(*_binary_operands(input, other, "logaddexp"), base2=False)
 
 
+@supports_out
 def logaddexp2(input: Tensor, other: Any) -> Tensor:
     """:math:`\\log_2(2^a + 2^b)` elementwise, computed without overflow."""
     return LogAddExp.apply(*_binary_operands(input, other, "logaddexp2"), base2=True)
 
 
+@supports_out
 def copysign(input: Tensor, other: Any) -> Tensor:
     """The magnitudes of ``input`` with the signs of ``other`` (floats)."""
     return Copysign.apply(*_binary_operands(input, other, "copysign"))
 
 
+@supports_out
 def fmod(input: Tensor, other: Any) -> Tensor:
     """The remainder of ``input / other`` with the sign of ``input`` (C's ``fmod``); integer
     tensors stay integers and refuse a divisor of 0, as PyTorch."""
     return Fmod.apply(*_binary_operands(input, other, "fmod", floating=False))
 
 
+@supports_out
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum where a NaN loses to a number (``maximum`` propagates NaN)."""
     return FloatingExtremum.apply(*_binary_operands(input, other, "fmax", False), largest=True)
 
 
+@supports_out
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum where a NaN loses to a number (``minimum`` propagates NaN)."""
     return FloatingExtremum.apply(*_binary_operands(input, other, "fmin", False), largest=False)
 
 
+@supports_out
 def float_power(input: Any, exponent: Any) -> Tensor:
     """``input ** exponent`` computed in float64, whatever the dtypes (as ``torch.float_power``).
     """
@@ -271,11 +281,13 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     return base ** power
 
 
+@supports_out
 def true_divide(dividend: Tensor, divisor: Any) -> Tensor:
     """``dividend / divisor``: true division, PyTorch's older name for ``div``."""
     return dividend / divisor
 
 
+@supports_out
 def ldexp(input: Tensor, other: Any) -> Tensor:
     """:math:`x \\cdot 2^{k}` elementwise, in a float dtype."""
     x, k = _binary_operands(input, other, "ldexp")

@@ -39,15 +39,10 @@ __all__ = [
     'minimum',
     'max',
     'min',
-    'Prod',
-    'prod',
-    'std_mean',
-    'var_mean',
-    'aminmax',
 ]
 
 
-# %% book/02_autograd.ipynb, cell 111
+# %% book/02_autograd.ipynb, cell 115
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -58,6 +53,7 @@ from tensorlib.engine.arithmetic import _broadcast_error, _summed_to, _unbroadca
 from tensorlib.engine.conversion import Clone
 from tensorlib.engine.dtypes import float16
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import _promote, floating_array
 from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
 from tensorlib.shape import normalize_axes, normalize_axis
@@ -194,7 +190,7 @@ class Std(Function):
         return ((grad / (2 * out)).masked_fill(zero, 0.0),)
 
 
-# %% book/02_autograd.ipynb, cell 113
+# %% book/02_autograd.ipynb, cell 117
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -253,7 +249,7 @@ class Cumsum(Function):
         return (grad.flip(self.axis).cumsum(self.axis).flip(self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 114
+# %% book/02_autograd.ipynb, cell 118
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -264,8 +260,11 @@ def mean(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Mean over ``dim`` (an int, a tuple, or None for all dims) of a floating point tensor."""
+    if out is not None:
+        return write_out(out, mean(input, dim, keepdim, axis=axis, keepdims=keepdims), "mean")
     dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
     if input._data.dtype.kind != "f":
         raise RuntimeError(
@@ -294,9 +293,15 @@ def var(
     correction: float | None = None,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Variance over ``dim``, dividing by :math:`N - \\text{correction}` (default 1, unbiased);
     ``var(input, False)`` is PyTorch's overload ``var(input, unbiased)``, over all dims."""
+    if out is not None:
+        result = var(
+            input, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims
+        )
+        return write_out(out, result, "var")
     dim, unbiased = _unbiased_overload(dim, unbiased)
     dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
     if correction is None:
@@ -315,11 +320,15 @@ def std(
     keepdim: bool = False,
     *,
     correction: float | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Standard deviation over ``dim``: :math:`\\sqrt{\\text{var}}` (same arguments as ``var``)."""
+    if out is not None:
+        return write_out(out, std(input, dim, unbiased, keepdim, correction=correction), "std")
     return Std.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
 
+@supports_out
 def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
     """The ``p``-norm over ``dim`` (all dims by default), as ``torch.norm``: 1, 2 and ``"fro"``
     here (:class:`Norm`); any other number is ``linalg.vector_norm`` and ``"nuc"`` the nuclear
@@ -339,9 +348,11 @@ def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) 
     return linalg_norms.vector_norm(input, p, dim, keepdim)
 
 
-def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
+def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Tensor | None = None) -> Tensor:
     """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]`` (``input`` converted to ``dtype``
     first, if given)."""
+    if out is not None:
+        return write_out(out, cumsum(input, dim, dtype=dtype), "cumsum")
     if dtype is not None:  # the sums are kept in dtype too (integers would widen to int64)
         return cumsum(input.to(dtype), dim).to(dtype)
     if input._data.ndim == 0:
@@ -359,8 +370,11 @@ def sum(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
+    if out is not None:
+        return write_out(out, sum(input, dim, keepdim, axis=axis, keepdims=keepdims), "sum")
     # a loss's sum: kept cheap
     if dim is None and axis is None and keepdims is None and not keepdim:
         ndim = input._data.ndim
@@ -372,7 +386,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 118
+# %% book/02_autograd.ipynb, cell 122
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -559,7 +573,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 119
+# %% book/02_autograd.ipynb, cell 123
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""
@@ -593,8 +607,11 @@ def amax(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Max over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
+    if out is not None:
+        return write_out(out, amax(input, dim, keepdim, axis=axis, keepdims=keepdims), "amax")
     dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
     return Extremum.apply(
         input,
@@ -611,8 +628,11 @@ def amin(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Min over ``dim`` (int, tuple, or all dims); ties share the gradient evenly."""
+    if out is not None:
+        return write_out(out, amin(input, dim, keepdim, axis=axis, keepdims=keepdims), "amin")
     dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
     return Extremum.apply(
         input,
@@ -629,9 +649,12 @@ def argmax(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Index of the largest value (of the flattened tensor when ``dim`` is
     None); ties: the first."""
+    if out is not None:
+        return write_out(out, argmax(input, dim, keepdim, axis=axis, keepdims=keepdims), "argmax")
     return _arg_extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), np.argmax)
 
 
@@ -642,12 +665,16 @@ def argmin(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Tensor:
     """Index of the smallest value (of the flattened tensor when ``dim`` is
     None); ties: the first."""
+    if out is not None:
+        return write_out(out, argmin(input, dim, keepdim, axis=axis, keepdims=keepdims), "argmin")
     return _arg_extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), np.argmin)
 
 
+@supports_out
 def sort(
     input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
 ) -> _ValuesIndices:
@@ -656,6 +683,7 @@ def sort(
     return _sorted(input, dim, descending, None)
 
 
+@supports_out
 def topk(
     input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
 ) -> _ValuesIndices:
@@ -664,21 +692,26 @@ def topk(
     return _sorted(input, dim, largest, k)
 
 
+@supports_out
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The indices that sort ``input`` along ``dim`` (``sort``'s indices; ties keep their order,
     so ``stable`` changes nothing), int64."""
     return _sorted(input, dim, descending, None).indices
 
 
-def maximum(input: Tensor, other: Tensor) -> Tensor:
+def maximum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The elementwise maximum (shapes broadcast); NaN wins,
     and ties split the gradient in half, as in torch."""
+    if out is not None:
+        return write_out(out, maximum(input, other), "maximum")
     return ElementwiseExtremum.apply(*_promote(input, other), largest=True)
 
 
-def minimum(input: Tensor, other: Tensor) -> Tensor:
+def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The elementwise minimum (shapes broadcast); NaN wins,
     and ties split the gradient in half, as in torch."""
+    if out is not None:
+        return write_out(out, minimum(input, other), "minimum")
     return ElementwiseExtremum.apply(*_promote(input, other), largest=False)
 
 
@@ -691,9 +724,12 @@ def max(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Any:
     """The largest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first); with
     a tensor, the elementwise maximum."""
+    if out is not None:
+        return write_out(out, max(input, dim, keepdim, axis=axis, keepdims=keepdims), "max")
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=True)
 
 
@@ -704,97 +740,10 @@ def min(
     *,
     axis: Any = None,
     keepdims: bool | None = None,
+    out: Tensor | None = None,
 ) -> Any:
     """The smallest value; with ``dim``, ``(values, indices)`` along that dim (ties: the first);
     with a tensor, the elementwise minimum."""
+    if out is not None:
+        return write_out(out, min(input, dim, keepdim, axis=axis, keepdims=keepdims), "min")
     return _extreme(input, *_reduce_args(dim, axis, keepdim, keepdims), largest=False)
-
-
-# %% book/02_autograd.ipynb, cell 120
-class Prod(Function):
-    """:math:`y = \\prod_i x_i` along ``axis`` (all elements when ``None``);
-    :math:`\\bar x_j = \\bar y \\prod_{i \\ne j} x_i`, the product of the others: the running
-    products from the left and from the right, which needs no division and so stays exact
-    where some :math:`x_i` are 0."""
-
-    __slots__ = ("x", "axis", "keepdim")
-    reads = ((0,),)
-
-    def forward(self, x: np.ndarray, axis: int | None, keepdim: bool) -> np.ndarray:
-        self.x, self.axis, self.keepdim = x, axis, keepdim
-        return np.asarray(np.prod(x, axis=axis, keepdims=keepdim))
-
-    def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:
-        if self.x.size == 0:  # no elements: an empty gradient (the product of none is 1)
-            return (np.zeros(self.x.shape, grad.dtype),)
-        x = self.x.reshape(-1) if self.axis is None else np.moveaxis(self.x, self.axis, -1)
-        ones = np.ones(x.shape[:-1] + (1,), x.dtype)
-        left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
-        right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-        if self.axis is None:
-            return ((grad * left * right).reshape(self.x.shape),)
-        g = grad if self.keepdim else np.expand_dims(grad, self.axis)
-        return (np.moveaxis(np.moveaxis(g, self.axis, -1) * left * right, -1, self.axis),)
-
-    def backward_graph(self, grad: Tensor) -> tuple[Tensor]:
-        # the product of the others, exact where some x_i are 0 (PyTorch's prod_safe_zeros): the
-        # running product before x_j times the running product after it, two cumprods, O(n)
-        x = self._graph_inputs()[0]
-        if self.x.size == 0:
-            return (Tensor(np.zeros(self.x.shape, grad._data.dtype)),)
-        flat = x.reshape(-1) if self.axis is None else x.movedim(self.axis, -1)
-        position = np.arange(flat.shape[-1])
-        before = flat.roll(1, -1).masked_fill(position == 0, 1.0).cumprod(-1)
-        after = flat.roll(-1, -1).masked_fill(position == position[-1], 1.0).flip(-1).cumprod(-1)
-        others = before * after.flip(-1)
-        if self.axis is None:
-            return ((grad * others).reshape(self.x.shape),)
-        g = grad if self.keepdim else grad.unsqueeze(self.axis)
-        return ((g.movedim(self.axis, -1) * others).movedim(-1, self.axis),)
-
-
-def prod(
-    input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None
-) -> Tensor:
-    """The product of the elements (along ``dim``, an int, or of all); an integer or bool tensor
-    gives int64, as in PyTorch."""
-    values = input if dtype is None else input.to(dtype)
-    if dtype is None and values._data.dtype.kind in "biu":
-        values = values.long()
-    axis = None if dim is None else normalize_axis(dim, values._data.ndim or 1)
-    if values._data.ndim == 0:  # dim 0 of a 0-d tensor: its one element, as the whole product
-        axis = None
-    return Prod.apply(values, axis=axis, keepdim=keepdim if axis is not None else False)
-
-
-def std_mean(
-    input: Tensor,
-    dim: Any = None,
-    unbiased: bool | None = None,
-    keepdim: bool = False,
-    *,
-    correction: float | None = None,
-) -> tuple[Tensor, Tensor]:
-    """``(std(input, ...), mean(input, ...))``, as ``torch.std_mean``."""
-    dim, unbiased = _unbiased_overload(dim, unbiased)
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
-
-
-def var_mean(
-    input: Tensor,
-    dim: Any = None,
-    unbiased: bool | None = None,
-    keepdim: bool = False,
-    *,
-    correction: float | None = None,
-) -> tuple[Tensor, Tensor]:
-    """``(var(input, ...), mean(input, ...))``, as ``torch.var_mean``."""
-    dim, unbiased = _unbiased_overload(dim, unbiased)
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
-
-
-def aminmax(
-    input: Tensor, *, dim: int | None = None, keepdim: bool = False
-) -> tuple[Tensor, Tensor]:
-    """``(amin, amax)`` over ``dim`` (or all elements), as ``torch.aminmax``."""
-    return amin(input, dim, keepdim), amax(input, dim, keepdim)

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 284
+# %% book/02_autograd.ipynb, cell 288
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +36,7 @@ from tensorlib.engine.creation import tensor, zeros
 from tensorlib.engine.function import Function
 from tensorlib.engine.indexing import Index, _gather_index, _gather_where, _index_key, _IndexGrad
 from tensorlib.engine.more_ops import select
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
 
@@ -107,6 +108,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     return _write_into("select_scatter", input, src, (slice(None),) * axis + (index,))
 
 
+@supports_out
 def slice_scatter(
     input: Tensor,
     src: Tensor,
@@ -168,7 +170,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 285
+# %% book/02_autograd.ipynb, cell 289
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,
@@ -305,6 +307,7 @@ class ScatterReduce(Function):
         return grad_x, grad_values
 
 
+@supports_out
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
 ) -> Tensor:
@@ -342,6 +345,7 @@ def scatter_reduce(
     )
 
 
+@supports_out
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                  include_self: bool = True) -> Tensor:
     """``input`` with slice ``i`` of ``source`` along ``dim`` reduced into slice ``index[i]``
@@ -374,7 +378,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
 
 
-# %% book/02_autograd.ipynb, cell 323
+# %% book/02_autograd.ipynb, cell 327
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
     "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",

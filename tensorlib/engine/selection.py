@@ -20,13 +20,14 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 137
+# %% book/02_autograd.ipynb, cell 141
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.arithmetic import _shape_of, _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import _check_operand, _promote, _result_dtype
 from tensorlib.engine.tensor_type import Tensor, _as_array, _scalar_operand, _wrap
 from tensorlib.shape import broadcast_shapes
@@ -101,7 +102,7 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 138
+# %% book/02_autograd.ipynb, cell 142
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """``value`` (a number or a one-element tensor) where ``mask`` (bool) is True, else
     ``input``; the result has the shape of both broadcast. A ``value`` that requires grad gets
@@ -128,6 +129,7 @@ def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     return Where.apply(mask, filler, input)
 
 
+@supports_out
 def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims of ``input``
     (elements above ``diagonal`` set to 0)."""
@@ -135,6 +137,7 @@ def tril(input: Tensor, diagonal: int = 0) -> Tensor:
     return Where.apply(np.tri(rows, cols, diagonal, dtype=bool), input, _zero_of(input))
 
 
+@supports_out
 def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims of ``input``
     (elements below ``diagonal`` set to 0)."""
@@ -142,8 +145,10 @@ def triu(input: Tensor, diagonal: int = 0) -> Tensor:
     return Where.apply(~np.tri(rows, cols, diagonal - 1, dtype=bool), input, _zero_of(input))
 
 
-def where(condition: Tensor, input: Any, other: Any) -> Tensor:
+def where(condition: Tensor, input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """Elementwise ``input if condition else other`` (all three broadcast; scalars allowed)."""
+    if out is not None:
+        return write_out(out, where(condition, input, other), "where")
     mask = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if mask.dtype != np.bool_:
         raise TypeError(f"where expects a bool condition, got dtype {mask.dtype}")

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 190
+# %% book/02_autograd.ipynb, cell 194
 import math
 import operator
 from typing import Any
@@ -219,7 +219,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(dim=copies).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 191
+# %% book/02_autograd.ipynb, cell 195
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(
@@ -396,7 +396,7 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
     return Repeat.apply(input, sizes=sizes)
 
 
-# %% book/02_autograd.ipynb, cell 192
+# %% book/02_autograd.ipynb, cell 196
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
     return expand(input, tuple(size))
@@ -440,7 +440,7 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 
-# %% book/02_autograd.ipynb, cell 196
+# %% book/02_autograd.ipynb, cell 200
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor in row-major order: a view when the memory allows, else a
     copy (``reshape(-1)``)."""
@@ -495,7 +495,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     return input.clone()  # as PyTorch: a quarter-turn count of 0 copies
 
 
-# %% book/02_autograd.ipynb, cell 197
+# %% book/02_autograd.ipynb, cell 201
 class Unfold(Function):
     r"""The windows of ``size`` entries, ``step`` apart, along ``axis``: that axis becomes the
     number of windows and a new last axis holds each window (a strided view, as

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 182
+# %% book/02_autograd.ipynb, cell 186
 import functools
 import math
 import warnings
@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import write_out
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axes, normalize_axis
@@ -93,7 +94,7 @@ def _softmax_unshifted(x: np.ndarray) -> np.ndarray | None:
     return out
 
 
-# %% book/02_autograd.ipynb, cell 183
+# %% book/02_autograd.ipynb, cell 187
 class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`);
     :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`.
@@ -196,7 +197,7 @@ class LogSoftmax(Function):
         return (grad - probs * grad.sum(self.axis, keepdim=True),)
 
 
-# %% book/02_autograd.ipynb, cell 184
+# %% book/02_autograd.ipynb, cell 188
 def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
     """The dim PyTorch takes when ``dim`` is left out, with its deprecation warning: 0 for 0-, 1-
     and 3-D input, else 1 (a 3-D input was once read as one unbatched image, (C, H, W))."""
@@ -210,7 +211,7 @@ def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: Any = None) -> Tensor:
+            dtype: Any = None, *, out: Tensor | None = None) -> Tensor:
     r"""Softmax along ``dim``: :math:`e^{x_i} / \sum_j e^{x_j}`,
     computed stably (shifted by the max).
 
@@ -225,7 +226,10 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             function here, has ``dtype`` third.
         dtype: if given, ``input`` is cast to it first (the gradient flows back through the
             cast, in ``input``'s dtype).
+        out: a tensor to write the result into (PyTorch's ``out=``, chapter 2, section 7.1).
     """
+    if out is not None:
+        return write_out(out, softmax(input, dim, _stacklevel, dtype), "softmax")
     if dim is None:
         dim = _implicit_dim("softmax", input._data.ndim, _stacklevel)
     if dtype is not None or _stacklevel.__class__ is not int:
@@ -234,7 +238,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype: Any = None) -> Tensor:
+                dtype: Any = None, *, out: Tensor | None = None) -> Tensor:
     r"""Log-softmax along ``dim``: :math:`x_i - \log \sum_j e^{x_j}`
     (the log-sum-exp trick keeps it finite).
 
@@ -247,7 +251,10 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         _stacklevel: the stack level of the warning, or a dtype, as for :func:`softmax`.
         dtype: if given, ``input`` is cast to it first (the gradient flows back through the
             cast).
+        out: a tensor to write the result into, as for :func:`softmax`.
     """
+    if out is not None:
+        return write_out(out, log_softmax(input, dim, _stacklevel, dtype), "log_softmax")
     if dim is None:
         dim = _implicit_dim("log_softmax", input._data.ndim, _stacklevel)
     if dtype is not None or _stacklevel.__class__ is not int:
@@ -255,7 +262,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 185
+# %% book/02_autograd.ipynb, cell 189
 class LogSumExp(Function):
     """:math:`y = m + \\log \\sum e^{x - m}` over ``axes``, with :math:`m = \\max x` (0 where the
     maximum is infinite, so that a row of :math:`-\\infty` gives :math:`-\\infty`);
@@ -283,8 +290,12 @@ class LogSumExp(Function):
         return (grad.reshape(self.out.shape) * (x - out).exp(),)
 
 
-def logsumexp(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+def logsumexp(
+    input: Tensor, dim: Any, keepdim: bool = False, *, out: Tensor | None = None
+) -> Tensor:
     r""":math:`\log \sum_i e^{x_i}` over ``dim`` (an int or a tuple), computed without overflow:
     the log of the softmax's denominator."""
+    if out is not None:
+        return write_out(out, logsumexp(input, dim, keepdim), "logsumexp")
     axes = normalize_axes(dim, input._data.ndim or 1)  # a 0-d tensor: dim 0 or -1, as in torch
     return LogSumExp.apply(input, axes=axes if input._data.ndim else (), keepdim=keepdim)

@@ -27,12 +27,13 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 173
+# %% book/02_autograd.ipynb, cell 177
 import math
 from typing import Any
 
 import numpy as np
 
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.special_ops import _EULER_GAMMA, _bessel_i, _floating
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
@@ -177,7 +178,7 @@ def _bessel_k(order: int, x: np.ndarray, scaled: bool) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-# %% book/02_autograd.ipynb, cell 174
+# %% book/02_autograd.ipynb, cell 178
 _AIRY_AT_0 = 1 / (3 ** (2 / 3) * math.gamma(2 / 3))  # Ai(0)
 _AIRY_SLOPE_AT_0 = 1 / (3 ** (1 / 3) * math.gamma(1 / 3))  # -Ai'(0)
 _AIRY_FAR = 20.0  # zeta from which Ai(-z) is its asymptotic series: terms down to e^{-2 zeta}
@@ -250,7 +251,7 @@ def _airy_ai(x: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-# %% book/02_autograd.ipynb, cell 175
+# %% book/02_autograd.ipynb, cell 179
 def _without_gradient(input: Tensor, name: str, values: Any) -> Tensor:
     """``values(x)`` (float64 ndarray to float64 ndarray) on ``input`` in a float dtype, rounded
     to it, as a tensor outside the graph: PyTorch's newer special functions have no
@@ -260,41 +261,48 @@ def _without_gradient(input: Tensor, name: str, values: Any) -> Tensor:
         return _wrap(np.asarray(values(x.astype(np.float64))).astype(x.dtype, copy=False), None)
 
 
+@supports_out
 def bessel_j0(input: Tensor) -> Tensor:
     r"""The Bessel function of the first kind of order 0, :math:`J_0(x) = \sum_k
     \frac{(-x^2/4)^k}{k!^2}`, elementwise; same shape, no gradient (as PyTorch's)."""
     return _without_gradient(input, "bessel_j0", lambda x: _bessel_jy(x)[0])
 
 
+@supports_out
 def bessel_j1(input: Tensor) -> Tensor:
     r"""The Bessel function of the first kind of order 1, :math:`J_1 = -J_0'`, elementwise; same
     shape, no gradient."""
     return _without_gradient(input, "bessel_j1", lambda x: _bessel_jy(x)[1])
 
 
+@supports_out
 def bessel_y0(input: Tensor) -> Tensor:
     r"""The Bessel function of the second kind of order 0, :math:`Y_0(x)`, elementwise:
     :math:`-\infty` at 0, NaN for :math:`x < 0`; same shape, no gradient."""
     return _without_gradient(input, "bessel_y0", lambda x: _bessel_jy(x)[2])
 
 
+@supports_out
 def bessel_y1(input: Tensor) -> Tensor:
     r"""The Bessel function of the second kind of order 1, :math:`Y_1 = -Y_0'`, elementwise:
     :math:`-\infty` at 0, NaN for :math:`x < 0`; same shape, no gradient."""
     return _without_gradient(input, "bessel_y1", lambda x: _bessel_jy(x)[3])
 
 
+@supports_out
 def modified_bessel_i0(input: Tensor) -> Tensor:
     r""":math:`I_0(x)`, as :func:`~tensorlib.engine.special_ops.i0` but with no gradient (PyTorch's
     has none); same shape."""
     return _without_gradient(input, "modified_bessel_i0", lambda x: _bessel_i(0, x, False))
 
 
+@supports_out
 def modified_bessel_i1(input: Tensor) -> Tensor:
     r""":math:`I_1(x)`, as :func:`i1` but with no gradient (PyTorch's has none); same shape."""
     return _without_gradient(input, "modified_bessel_i1", lambda x: _bessel_i(1, x, False))
 
 
+@supports_out
 def modified_bessel_k0(input: Tensor) -> Tensor:
     r"""The modified Bessel function of the second kind of order 0, :math:`K_0(x) =
     \int_0^\infty e^{-x \cosh t}\, dt`, elementwise: :math:`\infty` at 0, NaN for
@@ -302,18 +310,21 @@ def modified_bessel_k0(input: Tensor) -> Tensor:
     return _without_gradient(input, "modified_bessel_k0", lambda x: _bessel_k(0, x, False))
 
 
+@supports_out
 def modified_bessel_k1(input: Tensor) -> Tensor:
     r""":math:`K_1(x) = \int_0^\infty e^{-x \cosh t} \cosh t\, dt`, elementwise: :math:`\infty`
     at 0, NaN for :math:`x < 0`; same shape, no gradient."""
     return _without_gradient(input, "modified_bessel_k1", lambda x: _bessel_k(1, x, False))
 
 
+@supports_out
 def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
     r""":math:`e^x K_0(x)`, elementwise: :func:`modified_bessel_k0` without its underflow (0 at
     :math:`\infty`, as PyTorch's); same shape, no gradient."""
     return _without_gradient(input, "scaled_modified_bessel_k0", lambda x: _bessel_k(0, x, True))
 
 
+@supports_out
 def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
     r""":math:`e^x K_1(x)`, elementwise: :func:`modified_bessel_k1` without its underflow; same
     shape, no gradient."""
@@ -327,12 +338,14 @@ def _sin_over_x(x: np.ndarray) -> np.ndarray:
     return np.where(np.isinf(x), 0.0, out)
 
 
+@supports_out
 def spherical_bessel_j0(input: Tensor) -> Tensor:
     r"""The spherical Bessel function of the first kind of order 0, :math:`j_0(x) = \sin x / x`
     (1 at 0, 0 at :math:`\pm\infty`), elementwise; same shape, no gradient."""
     return _without_gradient(input, "spherical_bessel_j0", _sin_over_x)
 
 
+@supports_out
 def airy_ai(input: Tensor) -> Tensor:
     r"""The Airy function :math:`\operatorname{Ai}(x)`, the solution of :math:`y'' = xy` that
     decays as :math:`x \to \infty`, elementwise (NaN at :math:`\pm\infty`, as PyTorch's); same

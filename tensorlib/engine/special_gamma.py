@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 169
+# %% book/02_autograd.ipynb, cell 173
 import math
 from typing import Any
 
@@ -31,6 +31,7 @@ import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.pairwise_ops import _binary_operands, _sum_to
 from tensorlib.engine.special_ops import _EULER_MACLAURIN, _lgamma_array, lgamma
 from tensorlib.engine.tensor_type import Tensor
@@ -169,6 +170,7 @@ def _incomplete_gamma(input: Any, other: Any, name: str, upper: bool, first: int
     return Igamma.apply(a, x, upper=upper)
 
 
+@supports_out
 def gammainc(input: Tensor, other: Tensor) -> Tensor:
     r"""The regularized lower incomplete gamma function :math:`P(a, x) = \frac{1}{\Gamma(a)}
     \int_0^x t^{a-1} e^{-t}\,dt`, elementwise (also ``igamma``): the Gamma(:math:`a`, 1)
@@ -184,6 +186,7 @@ def gammainc(input: Tensor, other: Tensor) -> Tensor:
     return _incomplete_gamma(input, other, "special_gammainc", upper=False)
 
 
+@supports_out
 def gammaincc(input: Tensor, other: Tensor) -> Tensor:
     r"""The regularized upper incomplete gamma function :math:`Q(a, x) = 1 - P(a, x) =
     \frac{1}{\Gamma(a)} \int_x^\infty t^{a-1} e^{-t}\,dt`, elementwise (also ``igammac``),
@@ -191,17 +194,19 @@ def gammaincc(input: Tensor, other: Tensor) -> Tensor:
     return _incomplete_gamma(input, other, "special_gammaincc", upper=True)
 
 
+@supports_out
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """``torch.igamma``: :func:`gammainc`, :math:`P(a, x)`."""
     return _incomplete_gamma(input, other, "igamma", upper=False)
 
 
+@supports_out
 def igammac(input: Tensor, other: Tensor) -> Tensor:
     """``torch.igammac``: :func:`gammaincc`, :math:`Q(a, x)`."""
     return _incomplete_gamma(input, other, "igammac", upper=True)
 
 
-# %% book/02_autograd.ipynb, cell 170
+# %% book/02_autograd.ipynb, cell 174
 def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     r""":math:`\zeta(s, q)` for 1-D arrays with :math:`s > 1` (or NaN) and :math:`q` no pole,
     Cephes' steps as PyTorch's: the terms :math:`(q + k)^{-s}` up to :math:`q + k > 9` (ten at
@@ -255,6 +260,7 @@ class Zeta(Function):
         raise NotImplementedError("the derivative for 'zeta' is not implemented.")
 
 
+@supports_out
 def zeta(input: Any, other: Any) -> Tensor:
     r"""The Hurwitz zeta function :math:`\zeta(x, q) = \sum_{k \ge 0} (q + k)^{-x}`, elementwise;
     :math:`\zeta(x, 1)` is Riemann's. Not differentiable (as PyTorch's).

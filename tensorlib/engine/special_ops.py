@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 157
+# %% book/02_autograd.ipynb, cell 161
 import math
 from typing import Any
 
@@ -65,6 +65,7 @@ from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.elementwise import clamp, log, trunc
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.pairwise_ops import _binary_operands, _sum_to
 from tensorlib.engine.tensor_type import Tensor
 
@@ -209,7 +210,7 @@ class Sinc(Function):
         return (grad * slope.masked_fill(at_zero, 0.0),)
 
 
-# %% book/02_autograd.ipynb, cell 158
+# %% book/02_autograd.ipynb, cell 162
 def _floating(input: Tensor, name: str) -> Tensor:
     """``input`` in a float dtype (integers and bools in the default one), as PyTorch's
     float-valued functions take them."""
@@ -218,37 +219,45 @@ def _floating(input: Tensor, name: str) -> Tensor:
     return input if input._data.dtype.kind == "f" else to(input, get_default_dtype())
 
 
-def erf(input: Tensor) -> Tensor:
+def erf(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The error function, elementwise (also ``special.erf``)."""
+    if out is not None:
+        return write_out(out, erf(input), "erf")
     return Erf.apply(_floating(input, "erf"), complement=False)
 
 
+@supports_out
 def erfc(input: Tensor) -> Tensor:
     """The complementary error function :math:`1 - \\operatorname{erf} x`, elementwise."""
     return Erf.apply(_floating(input, "erfc"), complement=True)
 
 
+@supports_out
 def erfinv(input: Tensor) -> Tensor:
     """The inverse error function, elementwise: defined on :math:`[-1, 1]`, NaN outside."""
     return Erfinv.apply(_floating(input, "erfinv"))
 
 
+@supports_out
 def xlogy(input: Any, other: Any) -> Tensor:
     """:math:`a \\log b`, 0 where ``input`` is 0 (unless ``other`` is NaN); either may be a
     number."""
     return Xlogy.apply(*_binary_operands(input, other, "xlogy"))
 
 
+@supports_out
 def sinc(input: Tensor) -> Tensor:
     """The normalised sinc :math:`\\sin(\\pi x) / (\\pi x)`, 1 at 0, elementwise."""
     return Sinc.apply(_floating(input, "sinc"))
 
 
+@supports_out
 def exp2(input: Tensor) -> Tensor:
     """:math:`2^x` elementwise."""
     return 2.0 ** _floating(input, "exp2")
 
 
+@supports_out
 def frac(input: Tensor) -> Tensor:
     """The fractional part :math:`x - \\operatorname{trunc} x` (the sign of ``x``); gradient 1."""
     if input._data.dtype.kind != "f":
@@ -256,16 +265,19 @@ def frac(input: Tensor) -> Tensor:
     return input - trunc(input)
 
 
+@supports_out
 def deg2rad(input: Tensor) -> Tensor:
     """Degrees to radians, :math:`x \\pi / 180`."""
     return _floating(input, "deg2rad") * (math.pi / 180)
 
 
+@supports_out
 def rad2deg(input: Tensor) -> Tensor:
     """Radians to degrees, :math:`180 x / \\pi`."""
     return _floating(input, "rad2deg") * (180 / math.pi)
 
 
+@supports_out
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """:math:`\\log(p / (1 - p))`, the inverse of ``sigmoid``; with ``eps``, ``p`` is first
     clamped to :math:`[\\varepsilon, 1 - \\varepsilon]` (gradient 0 outside), as
@@ -276,16 +288,18 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return log(p / (1 - p))
 
 
-# %% book/02_autograd.ipynb, cell 159
+# %% book/02_autograd.ipynb, cell 163
 _SQRT2 = math.sqrt(2)
 
 
+@supports_out
 def ndtr(input: Tensor) -> Tensor:
     """The standard normal distribution function :math:`\\Phi(x) = \\frac12
     \\operatorname{erfc}(-x/\\sqrt2)` (erfc keeps the small values in the left tail)."""
     return erfc(-_floating(input, "ndtr") / _SQRT2) * 0.5
 
 
+@supports_out
 def ndtri(input: Tensor) -> Tensor:
     """Its inverse, the normal quantile function :math:`\\Phi^{-1}(p) = \\sqrt2
     \\operatorname{erf}^{-1}(2p - 1)`."""
@@ -313,18 +327,20 @@ class Entr(Function):
         return (-grad * (1 + self._graph_inputs()[0].log()),)
 
 
+@supports_out
 def entr(input: Tensor) -> Tensor:
     """The entropy term :math:`-x \\log x`, 0 at 0 and :math:`-\\infty` below."""
     return Entr.apply(_floating(input, "entr"))
 
 
+@supports_out
 def xlog1py(input: Any, other: Any) -> Tensor:
     """:math:`x \\log(1 + y)`, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     x, y = _binary_operands(input, other, "xlog1py")
     return xlogy(x, y + 1)
 
 
-# %% book/02_autograd.ipynb, cell 162
+# %% book/02_autograd.ipynb, cell 166
 def _lgamma_or_pole(x: float) -> float:
     r""":math:`\log|\Gamma(x)|` by Python's ``math.lgamma``; :math:`+\infty` at the poles
     :math:`0, -1, -2, \dots` and where it overflows (where ``math.lgamma`` raises)."""
@@ -467,12 +483,14 @@ class Polygamma(Function):
         return (grad * Polygamma.apply(self._graph_inputs()[0], n=self.n + 1),)
 
 
+@supports_out
 def lgamma(input: Tensor) -> Tensor:
     r""":math:`\log|\Gamma(x)|`, elementwise (also ``special.gammaln``); :math:`+\infty` at
     :math:`0, -1, -2, \dots`. Its gradient is :func:`digamma`."""
     return Lgamma.apply(_floating(input, "lgamma"))
 
 
+@supports_out
 def digamma(input: Tensor) -> Tensor:
     r"""The digamma function :math:`\psi(x) = \frac{d}{dx} \log\Gamma(x)`, elementwise (also
     ``special.digamma`` and ``special.psi``): :math:`-\infty` at 0, NaN at the negative integers.
@@ -480,6 +498,7 @@ def digamma(input: Tensor) -> Tensor:
     return Polygamma.apply(_floating(input, "digamma"), n=0)
 
 
+@supports_out
 def polygamma(n: int, input: Tensor) -> Tensor:
     r"""The :math:`n`-th derivative of the digamma function, :math:`\psi^{(n)}(x)`,
     elementwise.
@@ -496,7 +515,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return Polygamma.apply(_floating(input, "polygamma"), n=int(n))
 
 
-# %% book/02_autograd.ipynb, cell 165
+# %% book/02_autograd.ipynb, cell 169
 # |x| from which I_0 and I_1 come from their asymptotic series: its smallest term, about e^{-2|x|},
 # is below 1e-17 there; below it, from the power series (positive terms, about 70 of them at 20)
 _BESSEL_FAR = 20.0
@@ -569,29 +588,33 @@ class BesselI(Function):
         return (grad * slope.masked_fill(tiny, 0.5),)
 
 
+@supports_out
 def i0(input: Tensor) -> Tensor:
     r"""The modified Bessel function of the first kind of order 0, :math:`I_0(x) = \sum_k
     \frac{(x^2/4)^k}{(k!)^2}`, elementwise (also ``torch.i0``); its gradient is :func:`i1`."""
     return BesselI.apply(_floating(input, "i0"), order=0, scaled=False)
 
 
+@supports_out
 def i0e(input: Tensor) -> Tensor:
     r""":math:`e^{-|x|} I_0(x)`, elementwise: :func:`i0` without its overflow."""
     return BesselI.apply(_floating(input, "i0e"), order=0, scaled=True)
 
 
+@supports_out
 def i1(input: Tensor) -> Tensor:
     r"""The modified Bessel function of the first kind of order 1, :math:`I_1(x) = \frac{x}{2}
     \sum_k \frac{(x^2/4)^k}{k!\,(k + 1)!}`, elementwise."""
     return BesselI.apply(_floating(input, "i1"), order=1, scaled=False)
 
 
+@supports_out
 def i1e(input: Tensor) -> Tensor:
     r""":math:`e^{-|x|} I_1(x)`, elementwise: :func:`i1` without its overflow."""
     return BesselI.apply(_floating(input, "i1e"), order=1, scaled=True)
 
 
-# %% book/02_autograd.ipynb, cell 166
+# %% book/02_autograd.ipynb, cell 170
 def _erfcx_array(x: np.ndarray) -> np.ndarray:
     r""":math:`e^{x^2} \operatorname{erfc} x`: the product below :math:`x = 5`, above it the
     continued fraction :math:`\frac{1}{\sqrt\pi} \big/ \big(x + \frac{1/2}{x + \frac{1}{x +
@@ -665,6 +688,7 @@ class LogNdtr(Function):
 _SQRT_2_OVER_PI, _SQRT_HALF = math.sqrt(2 / math.pi), math.sqrt(0.5)
 
 
+@supports_out
 def erfcx(input: Tensor) -> Tensor:
     r"""The scaled complementary error function :math:`e^{x^2} \operatorname{erfc} x`,
     elementwise, finite where ``erfc`` underflows (about :math:`1 / (x \sqrt\pi)` for large
@@ -672,12 +696,14 @@ def erfcx(input: Tensor) -> Tensor:
     return Erfcx.apply(_floating(input, "erfcx"))
 
 
+@supports_out
 def log_ndtr(input: Tensor) -> Tensor:
     r""":math:`\log \Phi(x)`, the log of the standard normal distribution function, elementwise,
     accurate in both tails."""
     return LogNdtr.apply(_floating(input, "log_ndtr"))
 
 
+@supports_out
 def multigammaln(input: Tensor, p: int) -> Tensor:
     r"""The multivariate log-gamma function :math:`\log \Gamma_p(x) = \frac{p(p - 1)}{4}
     \log\pi + \sum_{j=0}^{p-1} \log\Gamma(x - j/2)`, elementwise: a sum of :func:`lgamma`,
@@ -690,6 +716,7 @@ def multigammaln(input: Tensor, p: int) -> Tensor:
     return _multigammaln(input, p, "special_multigammaln")
 
 
+@supports_out
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     r"""``torch.mvlgamma``: :func:`multigammaln`, the multivariate log-gamma function of
     dimension ``p``."""

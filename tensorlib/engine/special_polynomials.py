@@ -26,11 +26,12 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 178
+# %% book/02_autograd.ipynb, cell 182
 from typing import Any
 
 import numpy as np
 
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.pairwise_ops import _binary_operands
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
@@ -129,7 +130,7 @@ def _legendre(x: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.where(n < 0, 0.0, np.where(np.abs(x) == 1, ends, out))
 
 
-# %% book/02_autograd.ipynb, cell 179
+# %% book/02_autograd.ipynb, cell 183
 def _polynomial(x: Any, n: Any, name: str, values: Any) -> Tensor:
     """``values(x, n, dtype)`` (float64 ``x``, int64 degrees from :func:`_orders`, 1-D; the
     promoted float dtype) on the broadcast operands, rounded to that dtype, outside the graph
@@ -145,6 +146,7 @@ def _polynomial(x: Any, n: Any, name: str, values: Any) -> Tensor:
         return _wrap(out.reshape(xs.shape).astype(dtype, copy=False), None)
 
 
+@supports_out
 def chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
     r"""The Chebyshev polynomial of the first kind :math:`T_n(x)`, :math:`T_n(\cos\theta) =
     \cos n\theta`, elementwise over the broadcast ``x`` and degrees ``n`` (truncated to integers;
@@ -152,24 +154,28 @@ def chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
     return _polynomial(x, n, "chebyshev_polynomial_t", lambda x, n, _: _chebyshev("t", False, x, n))
 
 
+@supports_out
 def chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
     r"""The Chebyshev polynomial of the second kind :math:`U_n(x)`, :math:`U_n(\cos\theta) =
     \sin((n + 1)\theta) / \sin\theta`; arguments as :func:`chebyshev_polynomial_t`."""
     return _polynomial(x, n, "chebyshev_polynomial_u", lambda x, n, _: _chebyshev("u", False, x, n))
 
 
+@supports_out
 def chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
     r"""The Chebyshev polynomial of the third kind :math:`V_n(x)`, :math:`V_n(\cos\theta) =
     \cos((n + \frac12)\theta) / \cos\frac\theta2`; arguments as :func:`chebyshev_polynomial_t`."""
     return _polynomial(x, n, "chebyshev_polynomial_v", lambda x, n, _: _chebyshev("v", False, x, n))
 
 
+@supports_out
 def chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
     r"""The Chebyshev polynomial of the fourth kind :math:`W_n(x)`, :math:`W_n(\cos\theta) =
     \sin((n + \frac12)\theta) / \sin\frac\theta2`; arguments as :func:`chebyshev_polynomial_t`."""
     return _polynomial(x, n, "chebyshev_polynomial_w", lambda x, n, _: _chebyshev("w", False, x, n))
 
 
+@supports_out
 def shifted_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
     r""":math:`T_n(2x - 1)`, the first kind shifted to :math:`[0, 1]`; arguments as
     :func:`chebyshev_polynomial_t`."""
@@ -177,6 +183,7 @@ def shifted_chebyshev_polynomial_t(x: Any, n: Any) -> Tensor:
                        lambda x, n, _: _chebyshev("t", True, x, n))
 
 
+@supports_out
 def shifted_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
     r""":math:`U_n(2x - 1)`, the second kind shifted to :math:`[0, 1]`; arguments as
     :func:`chebyshev_polynomial_t`."""
@@ -184,6 +191,7 @@ def shifted_chebyshev_polynomial_u(x: Any, n: Any) -> Tensor:
                        lambda x, n, _: _chebyshev("u", True, x, n))
 
 
+@supports_out
 def shifted_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
     r""":math:`V_n(2x - 1)`, the third kind shifted to :math:`[0, 1]`; arguments as
     :func:`chebyshev_polynomial_t`."""
@@ -191,6 +199,7 @@ def shifted_chebyshev_polynomial_v(x: Any, n: Any) -> Tensor:
                        lambda x, n, _: _chebyshev("v", True, x, n))
 
 
+@supports_out
 def shifted_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
     r""":math:`W_n(2x - 1)`, the fourth kind shifted to :math:`[0, 1]`; arguments as
     :func:`chebyshev_polynomial_t`."""
@@ -202,6 +211,7 @@ def shifted_chebyshev_polynomial_w(x: Any, n: Any) -> Tensor:
 _HERMITE_LIMITS = {np.dtype(np.float64): 512, np.dtype(np.float32): 128}
 
 
+@supports_out
 def hermite_polynomial_h(x: Any, n: Any) -> Tensor:
     r"""The physicists' Hermite polynomial :math:`H_n(x)`, orthogonal under :math:`e^{-x^2}`,
     elementwise over the broadcast ``x`` and ``n`` (NaN above degree 512 in float64, 128 in
@@ -210,6 +220,7 @@ def hermite_polynomial_h(x: Any, n: Any) -> Tensor:
         True, x, n, _HERMITE_LIMITS.get(dtype, 1024)))
 
 
+@supports_out
 def hermite_polynomial_he(x: Any, n: Any) -> Tensor:
     r"""The probabilists' Hermite polynomial :math:`He_n(x)`, orthogonal under
     :math:`e^{-x^2/2}`; arguments as :func:`hermite_polynomial_h`."""
@@ -217,12 +228,14 @@ def hermite_polynomial_he(x: Any, n: Any) -> Tensor:
         False, x, n, _HERMITE_LIMITS.get(dtype, 1024)))
 
 
+@supports_out
 def laguerre_polynomial_l(x: Any, n: Any) -> Tensor:
     r"""Laguerre's polynomial :math:`L_n(x)`, orthogonal under :math:`e^{-x}` on
     :math:`[0, \infty)`; arguments as :func:`chebyshev_polynomial_t`."""
     return _polynomial(x, n, "laguerre_polynomial_l", lambda x, n, _: _laguerre(x, n))
 
 
+@supports_out
 def legendre_polynomial_p(x: Any, n: Any) -> Tensor:
     r"""Legendre's polynomial :math:`P_n(x)`, orthogonal on :math:`[-1, 1]`; arguments as
     :func:`chebyshev_polynomial_t`."""

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 224
+# %% book/02_autograd.ipynb, cell 228
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -43,6 +43,7 @@ from tensorlib.engine.division import NoDerivative
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.indexing import _index
 from tensorlib.engine.joining import cat
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.reductions import _ValuesIndices
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
@@ -82,6 +83,7 @@ def _pick_ranked(
     return _ValuesIndices(values, _index(index))
 
 
+@supports_out
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median (of an even count, the smaller middle value): of all elements, a 0-d
     tensor; along ``dim``, ``(values, indices)``. A row with a NaN has median NaN (its first),
@@ -93,6 +95,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     return picked.values if dim is None else picked
 
 
+@supports_out
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """``median`` of the numbers that are not NaN (NaN only where a row has none)."""
     def rank(valid: np.ndarray, n: int) -> np.ndarray:
@@ -102,6 +105,7 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     return picked.values if dim is None else picked
 
 
+@supports_out
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> _ValuesIndices:
     """The ``k``-th smallest entry along ``dim`` (``k`` from 1) and its index."""
     size = input._data.shape[normalize_axis(dim, input._data.ndim)] if input._data.ndim else 1
@@ -172,6 +176,7 @@ def _quantile(
     return out[0] if scalar else out
 
 
+@supports_out
 def quantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
     interpolation: str = "linear",
@@ -182,6 +187,7 @@ def quantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
 
 
+@supports_out
 def nanquantile(
     input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
     interpolation: str = "linear",
@@ -190,7 +196,8 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 225
+# %% book/02_autograd.ipynb, cell 229
+@supports_out
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
     values = input if dtype is None else input.to(dtype)
@@ -201,6 +208,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
     return values.sum(dim=dim, keepdim=keepdim)
 
 
+@supports_out
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``mean`` of the numbers that are not NaN (NaN where there are none)."""
     values = input if dtype is None else input.to(dtype)
@@ -212,7 +220,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return nansum(values, dim, keepdim) / counted.sum(dim=dim, keepdim=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 226
+# %% book/02_autograd.ipynb, cell 230
 def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     """``cummax``/``cummin``: the running extreme along ``dim`` and where it was last reached
     (a NaN, once met, is the extreme from then on; ties take the later index, as PyTorch)."""
@@ -228,12 +236,14 @@ def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     return _ValuesIndices(values, _index(index))
 
 
+@supports_out
 def cummax(input: Tensor, dim: int) -> _ValuesIndices:
     """``(values, indices)``: the running maximum along ``dim`` and the index it came from; the
     gradient goes to that element."""
     return _running_extreme(input, dim, largest=True)
 
 
+@supports_out
 def cummin(input: Tensor, dim: int) -> _ValuesIndices:
     """``(values, indices)``: the running minimum along ``dim`` and the index it came from."""
     return _running_extreme(input, dim, largest=False)
@@ -320,7 +330,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).cumsum(axis)
 
 
-# %% book/02_autograd.ipynb, cell 228
+# %% book/02_autograd.ipynb, cell 232
 def _mode_positions(rows: np.ndarray) -> np.ndarray:
     """Where in each row (the last dim) its mode is: the last occurrence of the most frequent
     value, the smallest of those that tie (PyTorch's choices). Equal values are runs of the
@@ -338,6 +348,7 @@ def _mode_positions(rows: np.ndarray) -> np.ndarray:
     return np.take_along_axis(order, end, axis=-1)
 
 
+@supports_out
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> _ValuesIndices:
     """The most frequent value along ``dim`` and where it is, as ``(values, indices)``: of
     values that tie, the smallest; its index is that of its last occurrence (PyTorch's
@@ -365,6 +376,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> _ValuesIndices:
     return _ValuesIndices(values, _index(index))
 
 
+@supports_out
 def msort(input: Tensor) -> Tensor:
     """``input`` sorted along its first dim, ascending: ``sort(input, dim=0).values``, whose
     gradient gives its own (each entry's gradient goes back to where it came from)."""
@@ -373,7 +385,7 @@ def msort(input: Tensor) -> Tensor:
     return input.sort(0).values
 
 
-# %% book/02_autograd.ipynb, cell 231
+# %% book/02_autograd.ipynb, cell 235
 def _gradient_spacings(spacing: Any, axes: list[int], dim_given: bool,
                        ndim: int) -> list[Any]:
     """``torch.gradient``'s ``spacing`` as one entry per differentiated dim: a float (the step)
@@ -478,7 +490,7 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
                  for axis, step in zip(axes, steps, strict=True))
 
 
-# %% book/02_autograd.ipynb, cell 234
+# %% book/02_autograd.ipynb, cell 238
 class _HistogramDD(NamedTuple):
     """What ``histogramdd`` returns, like ``torch.return_types.histogramdd``."""
 

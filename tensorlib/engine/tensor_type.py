@@ -1064,11 +1064,11 @@ class Tensor:
         self, bins: builtins.int = 100, min: Any = 0, max: Any = 0
     ) -> Tensor:
         """Counts in ``bins`` equal bins over ``[min, max]`` (both 0: the data's range)."""
-        return arithmetic.histc(self, bins, min, max)
+        return histograms.histc(self, bins, min, max)
 
     def heaviside(self, values: Tensor) -> Tensor:
         """The step function, ``values`` at 0."""
-        return arithmetic.heaviside(self, values)
+        return histograms.heaviside(self, values)
 
     def gcd(self, other: Tensor) -> Tensor:
         """The greatest common divisor, elementwise."""
@@ -1749,13 +1749,13 @@ class Tensor:
         self, dim: builtins.int | None = None, keepdim: builtins.bool = False, *, dtype: Any = None
     ) -> Tensor:
         """The product of the elements (along ``dim``, or of all)."""
-        return reductions.prod(self, dim, keepdim, dtype=dtype)
+        return more_reductions.prod(self, dim, keepdim, dtype=dtype)
 
     def aminmax(
         self, *, dim: builtins.int | None = None, keepdim: builtins.bool = False
     ) -> tuple[Tensor, Tensor]:
         """``(amin, amax)`` over ``dim`` (or all elements)."""
-        return reductions.aminmax(self, dim=dim, keepdim=keepdim)
+        return more_reductions.aminmax(self, dim=dim, keepdim=keepdim)
 
     def unique(
         self,
@@ -2561,7 +2561,7 @@ class Tensor:
     def histogram(self, bins: Any = 100, *, range: Any = None, weight: Any = None,
                   density: builtins.bool = False) -> tuple[Tensor, Tensor]:
         """``(hist, bin_edges)`` of the elements (``torch.histogram``)."""
-        return arithmetic.histogram(self, bins, range=range, weight=weight, density=density)
+        return histograms.histogram(self, bins, range=range, weight=weight, density=density)
 
     def bernoulli(self, p: Any = None, *, generator: Any = None) -> Tensor:
         """A new tensor of 0s and 1s: 1 with probability ``self`` elementwise (each in [0, 1]),
@@ -2862,7 +2862,7 @@ class Tensor:
 
     def heaviside_(self, other: Any) -> Tensor:
         """``heaviside`` in place; returns ``self``."""
-        return inplace.apply_(self, "heaviside_", arithmetic.heaviside, other)
+        return inplace.apply_(self, "heaviside_", histograms.heaviside, other)
 
     def xlogy_(self, other: Any) -> Tensor:
         """``xlogy`` in place; returns ``self``."""
@@ -3070,7 +3070,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 398
+# %% book/02_autograd.ipynb, cell 402
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402
@@ -3082,6 +3082,7 @@ from tensorlib.engine import (  # noqa: E402
     elementwise,
     function,
     higher_order,
+    histograms,
     hooks,
     indexing,
     inplace,
@@ -3091,6 +3092,7 @@ from tensorlib.engine import (  # noqa: E402
     linalg_ops,
     matmul_ops,
     more_ops,
+    more_reductions,
     pairwise_ops,
     reductions,
     retain_grad,

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 293
+# %% book/02_autograd.ipynb, cell 297
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +49,7 @@ import numpy as np
 
 from tensorlib.engine import conversion, creation, joining
 from tensorlib.engine.dtypes import parse_to
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
@@ -57,11 +58,13 @@ def _fresh(view: Tensor) -> Tensor:
     return conversion.clone(view)
 
 
+@supports_out
 def alias_copy(input: Tensor) -> Tensor:
     """A copy of ``input`` (``torch.alias`` is ``input`` itself, under another name)."""
     return _fresh(input)
 
 
+@supports_out
 def as_strided_copy(
     input: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
 ) -> Tensor:
@@ -69,33 +72,39 @@ def as_strided_copy(
     return _fresh(input.as_strided(size, stride, storage_offset))
 
 
+@supports_out
 def detach_copy(input: Tensor) -> Tensor:
     """A copy of ``input`` outside the graph (``requires_grad`` False; PyTorch's result
     requires grad and raises when differentiated)."""
     return _fresh(input.detach())
 
 
+@supports_out
 def diagonal_copy(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``diagonal(input, offset, dim1, dim2)``, copied: the two dims replaced by a last one."""
     return _fresh(input.diagonal(offset, dim1, dim2))
 
 
+@supports_out
 def expand_copy(input: Tensor, size: Sequence[int], *, implicit: bool = False) -> Tensor:
     """``input.expand(size)``, copied: every repeated element is its own memory (shape ``size``,
     -1 keeps a dim). ``implicit`` is PyTorch's flag for expansions made by broadcasting."""
     return _fresh(input.expand(*size))
 
 
+@supports_out
 def permute_copy(input: Tensor, dims: Sequence[int]) -> Tensor:
     """``permute(input, dims)``, copied into contiguous memory of the permuted shape."""
     return _fresh(input.permute(*dims))
 
 
+@supports_out
 def select_copy(input: Tensor, dim: int, index: int) -> Tensor:
     """``select(input, dim, index)``, copied: ``input`` without dim ``dim``."""
     return _fresh(input.select(dim, index))
 
 
+@supports_out
 def slice_copy(
     input: Tensor, dim: int = 0, start: int | None = None, end: int | None = None, step: int = 1
 ) -> Tensor:
@@ -105,11 +114,13 @@ def slice_copy(
     return _fresh(input[tuple(key)])
 
 
+@supports_out
 def split_copy(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
     """``split(input, split_size, dim)``, each piece copied."""
     return tuple(_fresh(piece) for piece in joining.split(input, split_size, dim))
 
 
+@supports_out
 def split_with_sizes_copy(
     input: Tensor, split_sizes: Sequence[int], dim: int = 0
 ) -> tuple[Tensor, ...]:
@@ -117,26 +128,31 @@ def split_with_sizes_copy(
     return tuple(_fresh(piece) for piece in joining.split(input, list(split_sizes), dim))
 
 
+@supports_out
 def squeeze_copy(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """``squeeze(input, dim)``, copied (every dim of size 1 when ``dim`` is None)."""
     return _fresh(input.squeeze() if dim is None else input.squeeze(dim))
 
 
+@supports_out
 def t_copy(input: Tensor) -> Tensor:
     """``t(input)``, copied: a matrix transposed into contiguous memory."""
     return _fresh(input.t())
 
 
+@supports_out
 def transpose_copy(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """``transpose(input, dim0, dim1)``, copied."""
     return _fresh(input.transpose(dim0, dim1))
 
 
+@supports_out
 def unbind_copy(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """``unbind(input, dim)``, each slice copied."""
     return tuple(_fresh(piece) for piece in joining.unbind(input, dim))
 
 
+@supports_out
 def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """``input.unfold(dimension, size, step)``, copied: the windows of ``size`` elements,
     ``step`` apart, along ``dimension``, as a new last dim; overlapping windows get their own
@@ -144,11 +160,13 @@ def unfold_copy(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return _fresh(input.unfold(dimension, size, step))
 
 
+@supports_out
 def unsqueeze_copy(input: Tensor, dim: int) -> Tensor:
     """``unsqueeze(input, dim)``, copied."""
     return _fresh(input.unsqueeze(dim))
 
 
+@supports_out
 def view_copy(input: Tensor, size: Sequence[int] | Any) -> Tensor:
     """``input.view(size)``, copied; or, given a dtype, the copy's bytes read as that dtype
     (PyTorch's ``view(dtype)``: the last dim scales by the ratio of element sizes; no
@@ -168,6 +186,7 @@ def view_copy(input: Tensor, size: Sequence[int] | Any) -> Tensor:
     return _wrap(data.view(new).copy(), None)
 
 
+@supports_out
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``narrow(input, dim, start, length)``, copied."""
     return _fresh(input.narrow(dim, start, length))
@@ -193,6 +212,7 @@ def unsafe_split_with_sizes(
 
 
 
+@supports_out
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """The indices of the nonzero elements of ``input`` as ``nonzero`` gives them, in a result
     of a fixed shape ``(size, input.ndim)``: cut after ``size`` rows, or padded with rows of

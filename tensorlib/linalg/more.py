@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 260
+# %% book/02_autograd.ipynb, cell 264
 import math
 from typing import Any, NamedTuple
 
@@ -54,6 +54,7 @@ from tensorlib.engine.linalg_decomps import solve_triangular
 from tensorlib.engine.linalg_norms import matrix_norm, svdvals
 from tensorlib.engine.linalg_ops import _mT, _square, cholesky, inv, solve
 from tensorlib.engine.matmul_ops import matmul as _matmul
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
@@ -121,7 +122,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     return MatrixExp.apply(_square(A, "linalg.matrix_exp"))
 
 
-# %% book/02_autograd.ipynb, cell 261
+# %% book/02_autograd.ipynb, cell 265
 class _InverseInfo(NamedTuple):
     inverse: Tensor
     info: Tensor
@@ -175,6 +176,7 @@ def _ex(A: Tensor, code: Any, compute: Any, core: int,
     return _wrap(result, None), info
 
 
+@supports_out
 def inv_ex(A: Tensor, *, check_errors: bool = False) -> _InverseInfo:
     """``(inverse, info)``: :func:`inv` that reports a singular matrix instead of raising
     (``torch.linalg.inv_ex``), unless ``check_errors``.
@@ -192,6 +194,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> _InverseInfo:
     return _InverseInfo(*_ex(A, _pivot_code, inv, 2, check_errors))
 
 
+@supports_out
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> _LInfo:
     r"""``(L, info)``: :func:`cholesky` that reports failure instead of raising
     (``torch.linalg.cholesky_ex``), unless ``check_errors``.
@@ -210,6 +213,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     return _LInfo(*_ex(A, _cholesky_code, lambda a: cholesky(a, upper=upper), 2, check_errors))
 
 
+@supports_out
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
              check_errors: bool = False) -> _ResultInfo:
     """``(result, info)``: :func:`solve` that reports a singular ``A`` instead of raising
@@ -230,7 +234,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     return _ResultInfo(*_ex(A, _pivot_code, compute, 1 if vector else 2, check_errors))
 
 
-# %% book/02_autograd.ipynb, cell 262
+# %% book/02_autograd.ipynb, cell 266
 class _LUPivots(NamedTuple):
     LU: Tensor
     pivots: Tensor
@@ -339,6 +343,7 @@ def _lu_factors(A: Tensor, fn: str, pivot: bool) -> tuple[Tensor, np.ndarray]:
     return LUFactor.apply(A, lu, pivots), pivots
 
 
+@supports_out
 def lu_factor(A: Tensor, *, pivot: bool = True) -> _LUPivots:
     r"""``(LU, pivots)``: the LU factorisation with partial pivoting :math:`A = PLU`, packed as
     LAPACK's ``getrf`` packs it (``torch.linalg.lu_factor``); ``LU`` is differentiable
@@ -382,6 +387,7 @@ def _permutation(pivots: np.ndarray, rows: int, dtype: np.dtype) -> np.ndarray:
     return out.reshape(pivots.shape[:-1] + (rows, rows))
 
 
+@supports_out
 def lu(A: Tensor, *, pivot: bool = True) -> _PLU:
     r"""``(P, L, U)`` with :math:`A = PLU` (``torch.linalg.lu``); ``L`` and ``U`` are read from
     the packed factors of :class:`LUFactor`, so both are differentiable.
@@ -403,6 +409,7 @@ def lu(A: Tensor, *, pivot: bool = True) -> _PLU:
     return _PLU(_wrap(permutation, None), lower, upper)
 
 
+@supports_out
 def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noqa: N803
              adjoint: bool = False) -> Tensor:
     r"""The solution :math:`X` of :math:`AX = B` from :func:`lu_factor`'s ``(LU, pivots)``
@@ -429,10 +436,11 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     return _matmul(permutation, solve_triangular(lower.mT, y, upper=True, unitriangular=True))
 
 
-# %% book/02_autograd.ipynb, cell 263
+# %% book/02_autograd.ipynb, cell 267
 _COND_NORMS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
+@supports_out
 def cond(A: Tensor, p: Any = None) -> Tensor:
     r"""The condition number of ``A`` in the norm ``p`` (``torch.linalg.cond``):
     :math:`\sigma_{max} / \sigma_{min}` for ``p`` None or 2 (any shape), :math:`\sigma_{min} /
@@ -462,6 +470,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     return _wrap(out, None)
 
 
+@supports_out
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     r"""The tensor :math:`X` with ``tensordot(A, X, ind)`` the identity
     (``torch.linalg.tensorinv``): the inverse of ``A`` read as a matrix of :math:`\prod`
@@ -484,6 +493,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     return inv(A.reshape(rows, cols)).reshape(inside + out)
 
 
+@supports_out
 def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
     r"""The tensor :math:`X` with ``tensordot(A, X, X.ndim) == B`` (``torch.linalg.tensorsolve``),
     one :func:`solve` of ``A`` read as a square matrix; differentiable.
@@ -534,12 +544,13 @@ def linalg_diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -
     return _diagonal(A, offset, dim1, dim2)
 
 
+@supports_out
 def linalg_matmul(input: Tensor, other: Tensor) -> Tensor:
     """``torch.linalg.matmul``: :func:`tensorlib.matmul` (the ``@`` product, broadcast)."""
     return _matmul(input, other)
 
 
-# %% book/02_autograd.ipynb, cell 271
+# %% book/02_autograd.ipynb, cell 275
 # PyTorch's deprecated spellings: the same factorizations, older names and argument orders
 import warnings  # noqa: E402
 
@@ -588,6 +599,7 @@ class _LUFactorInfo(NamedTuple):
     info: Tensor
 
 
+@supports_out
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> _LUFactorInfo:
     """``lu_factor`` that does not raise for a singular matrix: ``info`` (int32, per matrix) is
     0, or ``i`` when ``U[i-1, i-1]`` is exactly zero, and the factors are still returned.
@@ -605,6 +617,7 @@ def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -
     return _LUFactorInfo(packed, _wrap(pivots, None), _wrap(info, None))
 
 
+@supports_out
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     r"""The first ``n`` columns of :math:`Q = H_1 \cdots H_k`, :math:`H_i = I - \tau_i v_i
     v_i^\top`, where :math:`v_i` is column ``i`` of ``A`` below the diagonal with a 1 on it
@@ -627,6 +640,7 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     return product[..., :, :n]
 
 
+@supports_out
 def legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky`` (deprecated, warns): ``linalg.cholesky(input)``, transposed when
     ``upper``. Exported as ``tensorlib.cholesky``."""
@@ -635,6 +649,7 @@ def legacy_cholesky(input: Tensor, upper: bool = False) -> Tensor:
     return factor.mT if upper else factor
 
 
+@supports_out
 def legacy_qr(input: Tensor, some: bool = True) -> Any:
     """``torch.qr`` (deprecated, warns): ``linalg.qr`` in mode ``"reduced"`` if ``some``, else
     ``"complete"``. Exported as ``tensorlib.qr``."""
@@ -650,6 +665,7 @@ def legacy_lu(A: Tensor, pivot: bool = True, get_infos: bool = False) -> tuple[T
     return (factors, pivots, info) if get_infos else (factors, pivots)
 
 
+@supports_out
 def legacy_lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
     """``torch.lu_solve`` (deprecated, warns): ``linalg.lu_solve(LU_data, LU_pivots, b)``, the
     arguments in the old order. Exported as ``tensorlib.lu_solve``."""
@@ -664,6 +680,7 @@ class _TriangularSolve(NamedTuple):
     cloned_coefficient: Tensor
 
 
+@supports_out
 def triangular_solve(
     b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,  # noqa: N803
     unitriangular: bool = False,
@@ -684,6 +701,7 @@ class _LUUnpacked(NamedTuple):
     U: Tensor
 
 
+@supports_out
 def lu_unpack(
     LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,  # noqa: N803
     unpack_pivots: bool = True,

@@ -50,7 +50,7 @@ __all__ = [
 ]
 
 
-# %% book/03_init.ipynb, cell 66
+# %% book/03_init.ipynb, cell 67
 import math
 import warnings
 from typing import Any
@@ -65,7 +65,7 @@ _GAIN_ONE = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_t
 _NONLINEARITIES = (*_GAIN_ONE, "tanh", "relu", "leaky_relu", "selu")
 
 
-# %% book/03_init.ipynb, cell 67
+# %% book/03_init.ipynb, cell 68
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     """The recommended gain for ``nonlinearity``, as in ``torch.nn.init.calculate_gain``.
 
@@ -149,7 +149,7 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
     return _fill(tensor, values)
 
 
-# %% book/03_init.ipynb, cell 68
+# %% book/03_init.ipynb, cell 69
 def _standard_normal_mass(lo: float, hi: float) -> float:
     """P(lo <= Z <= hi) for Z ~ N(0, 1), accurate in both tails."""
     if lo >= 0:
@@ -222,7 +222,7 @@ def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1)
 
 
-# %% book/03_init.ipynb, cell 69
+# %% book/03_init.ipynb, cell 70
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
                     generator: Generator | None = None) -> Tensor:
     """Glorot uniform: U(-b, b) with ``b = gain * sqrt(6 / (fan_in + fan_out))``, in place.
@@ -285,7 +285,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator=generator)
 
 
-# %% book/03_init.ipynb, cell 71
+# %% book/03_init.ipynb, cell 72
 def default_init_(weight: Tensor, bias: Tensor | None = None,
                   generator: Generator | None = None) -> Tensor:
     r"""PyTorch's default initialisation of a weight layer (``nn.Linear``, ``nn.Conv2d``), in place.
@@ -306,7 +306,7 @@ def default_init_(weight: Tensor, bias: Tensor | None = None,
     return weight
 
 
-# %% book/03_init.ipynb, cell 73
+# %% book/03_init.ipynb, cell 74
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Generator | None = None) -> Tensor:
     """A (semi-)orthogonal matrix in ``tensor`` (2-D or more, trailing dims flattened), times
     ``gain`` (Saxe et al., 2013), as ``torch.nn.init.orthogonal_``: the :math:`Q` of a QR
@@ -353,7 +353,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     return _fill(tensor, values)
 
 
-# %% book/03_init.ipynb, cell 76
+# %% book/03_init.ipynb, cell 77
 def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
             generator: Generator | None = None) -> Tensor:
     r"""A sparse 2-D ``tensor`` (Martens, 2010), in place, as ``torch.nn.init.sparse_``: normal

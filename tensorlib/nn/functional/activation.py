@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 414
+# %% book/02_autograd.ipynb, cell 418
 import math
 
 import numpy as np
@@ -47,6 +47,7 @@ from tensorlib.engine.elementwise import sigmoid as sigmoid
 from tensorlib.engine.elementwise import sigmoid_array
 from tensorlib.engine.elementwise import tanh as tanh
 from tensorlib.engine.function import Function
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.parallel import block_bounds, parallel_for
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.softmax_ops import _implicit_dim
@@ -229,7 +230,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _Silu.apply(input)
 
 
-# %% book/02_autograd.ipynb, cell 418
+# %% book/02_autograd.ipynb, cell 422
 class _LeakyRelu(Function):
     r""":math:`y = x` for :math:`x > 0`, else :math:`s x`; :math:`\bar x = \bar y` or
     :math:`s \bar y` (``s``, the negative slope, at :math:`x = 0` too, as PyTorch)."""
@@ -383,7 +384,7 @@ class _LogSigmoid(Function):
         return (grad * (-self._graph_inputs()[0]).sigmoid(),)
 
 
-# %% book/02_autograd.ipynb, cell 419
+# %% book/02_autograd.ipynb, cell 423
 # SELU's constants (Klambauer et al., 2017): the fixed point of mean 0 and variance 1
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -470,6 +471,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     return (input - lambd).where(input > lambd, (input + lambd).where(input < -lambd, 0.0))
 
 
+@supports_out
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """:math:`x` where :math:`|x| > \\lambda`, else 0."""
     return input.where((input > lambd) | (input < -lambd), 0.0)
