@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 311
+# %% book/04_layers.ipynb, cell 315
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, where

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 411
+# %% book/04_layers.ipynb, cell 415
 import dataclasses
 from typing import Any, Literal
 

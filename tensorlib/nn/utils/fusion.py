@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 407
+# %% book/04_layers.ipynb, cell 411
 import copy
 from typing import TypeVar
 

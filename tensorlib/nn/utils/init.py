@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 408
+# %% book/04_layers.ipynb, cell 412
 import inspect
 from typing import Any
 

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 334
+# %% book/04_layers.ipynb, cell 338
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any

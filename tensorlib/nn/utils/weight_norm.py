@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 339
+# %% book/04_layers.ipynb, cell 343
 import warnings
 from typing import Any
 
