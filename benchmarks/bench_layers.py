@@ -1,5 +1,5 @@
-"""Layers: forward and forward+backward of an MLP 64-256-256-10 (batch 128) and a Conv2d 1->8 (batch
-32, 28x28, k=3, padding 1).
+"""Layers: forward and forward+backward of an MLP 64-256-256-10 (batch 128), a Conv2d 1->8 (batch
+32, 28x28, k=3, padding 1) and five ImageNet-sized Conv2d layers (batch 16, no numpy column).
 
 tensorlib's layers against torch's with the same weights and one thread each, and against
 a bare numpy implementation that does the same arithmetic (for "fwd+bwd": the hand-written
@@ -188,6 +188,64 @@ def _conv_rows() -> list[dict]:
     ]
 
 
+# ImageNet-sized convolutions (chapter 4, section 9.9): name, batch, in channels, size, out
+# channels, kernel, stride, padding, groups
+IMAGENET_CONVS = [
+    ("Conv2d 64->64 k3 p1 56x56 b16", 16, 64, 56, 64, 3, 1, 1, 1),
+    ("Conv2d 3->64 k7 s2 p3 224x224 b16", 16, 3, 224, 64, 7, 2, 3, 1),
+    ("Conv2d 512->512 k3 p1 7x7 b16", 16, 512, 7, 512, 3, 1, 1, 1),
+    ("Conv2d 256->64 k1 14x14 b16", 16, 256, 14, 64, 1, 1, 0, 1),
+    ("Conv2d depthwise 32 k3 p1 56x56 b16", 16, 32, 56, 32, 3, 1, 1, 32),
+]
+
+
+def _imagenet_conv_rows() -> list[dict]:
+    """tensorlib's and torch's Conv2d on the shapes of ``IMAGENET_CONVS``, no numpy floor."""
+    rows = []
+    for name, batch, cin, size, cout, kernel, stride, padding, groups in IMAGENET_CONVS:
+        rng = np.random.default_rng(2)
+        tl.manual_seed(2)
+        layer = nn.Conv2d(cin, cout, kernel, stride=stride, padding=padding, groups=groups)
+        x_np = rng.standard_normal((batch, cin, size, size)).astype(np.float32)
+        x = tl.tensor(x_np, requires_grad=True)
+        g = tl.tensor(rng.standard_normal(tuple(layer(x).shape)).astype(np.float32))
+
+        def ours_fwd(layer=layer, x=x):
+            with tl.no_grad():
+                return layer(x)
+
+        def ours_fb(layer=layer, x=x, g=g):
+            layer.zero_grad()
+            x.grad = None
+            layer(x).backward(gradient=g)
+
+        theirs_fwd = theirs_fb = None
+        if torch is not None:
+            reference = torch.nn.Conv2d(
+                cin, cout, kernel, stride=stride, padding=padding, groups=groups
+            )
+            with torch.no_grad():
+                reference.weight.copy_(torch.from_numpy(layer.weight.numpy()))
+                reference.bias.copy_(torch.from_numpy(layer.bias.numpy()))
+            xt, gt = torch.tensor(x_np, requires_grad=True), torch.from_numpy(g.numpy())
+            _check_same(ours_fwd().numpy(), reference(xt).detach().numpy(), name)
+
+            def theirs_fwd(reference=reference, xt=xt):
+                with torch.no_grad():
+                    return reference(xt)
+
+            def theirs_fb(reference=reference, xt=xt, gt=gt):
+                reference.zero_grad()
+                xt.grad = None
+                reference(xt).backward(gt)
+
+        rows += [
+            row(f"{name} fwd", ours_fwd, None, theirs_fwd),
+            row(f"{name} fwd+bwd", ours_fb, None, theirs_fb),
+        ]
+    return rows
+
+
 def _check_same(ours: np.ndarray, theirs: np.ndarray, what: str) -> None:
     """Timing two different computations would be meaningless: insist they agree first."""
     scale = max(1.0, float(np.abs(theirs).max()))  # float32 sums over ~25,000 terms
@@ -197,4 +255,4 @@ def _check_same(ours: np.ndarray, theirs: np.ndarray, what: str) -> None:
 
 def run() -> list[dict]:
     """Rows for benchmarks/run.py: seconds per call of tensorlib, numpy and torch."""
-    return _mlp_rows() + _conv_rows()
+    return _mlp_rows() + _conv_rows() + _imagenet_conv_rows()

@@ -1171,3 +1171,171 @@ def test_ops_whose_backward_reads_no_input_allow_changing_it(pool):
         loss.backward()
         grads.append(to_numpy(x.grad).copy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+# ----------------------------------------------------------------------------- Convolution blocks
+# The convolutions im2col a block of samples at a time (chapter 4, section 9.9); the module
+# constants choose the blocks. Each setting below forces one path on small inputs.
+
+_BLOCK_SETTINGS = {
+    # one block of all the samples, one product per sample (the default for small inputs)
+    "one-block": {},
+    # a block per sample: the columns built again for the weight gradient
+    "per-sample": {"_CONV_BLOCK_BYTES": 1},
+    # blocks of samples joined side by side, two or three samples wide
+    "joined": {"_CONV_BLOCK_BYTES": 1, "_CONV_JOIN_TAPS": 1, "_CONV_JOIN_POSITIONS": 10**6,
+               "_CONV_MIN_COLUMNS": 40},
+    # the whole batch joined into one product
+    "joined-all": {"_CONV_JOIN_TAPS": 1, "_CONV_JOIN_POSITIONS": 10**6},
+    # the whole batch joined, the weight gradient's sum over positions cut in two (a part whose
+    # length is a multiple of 7, and the rest)
+    "split-sum": {"_CONV_JOIN_TAPS": 1, "_CONV_JOIN_POSITIONS": 10**6, "_BLAS_SUM_ALIGN": 7},
+}
+
+# (function, input shape, weight shape, keyword arguments)
+_BLOCK_CASES = [
+    ("conv2d", (5, 4, 7, 6), (6, 2, 3, 2), dict(stride=2, padding=1, groups=2)),
+    ("conv2d", (4, 3, 9, 8), (4, 3, 3, 3), dict(padding=(2, 1), dilation=2)),
+    ("conv2d", (3, 4, 6, 6), (4, 1, 3, 3), dict(padding="same", groups=4)),  # depthwise
+    ("conv2d", (3, 6, 5, 5), (4, 6, 1, 1), {}),
+    ("conv2d", (3, 6, 5, 5), (4, 3, 1, 1), dict(stride=2, groups=2)),  # 1x1 at stride 2: a copy
+    ("conv1d", (4, 3, 17), (5, 3, 4), dict(stride=3, padding=2, dilation=2)),
+    ("conv3d", (3, 2, 5, 4, 4), (4, 1, 2, 3, 2), dict(stride=(1, 2, 1), padding=1, groups=2)),
+    ("conv_transpose2d", (4, 4, 5, 4), (4, 3, 3, 2),
+     dict(stride=2, padding=1, output_padding=1, groups=2)),
+    ("conv_transpose2d", (3, 3, 4, 4), (3, 1, 3, 3), dict(groups=3, dilation=2)),
+    ("conv_transpose1d", (4, 3, 9), (3, 2, 3), dict(stride=2, padding=1)),
+    ("conv_transpose3d", (3, 2, 3, 3, 4), (2, 2, 2, 2, 3), dict(stride=(2, 1, 2))),
+]
+
+
+@pytest.fixture(params=sorted(_BLOCK_SETTINGS))
+def conv_blocks(request, monkeypatch):
+    from tensorlib.nn.functional import layers
+
+    for name, value in _BLOCK_SETTINGS[request.param].items():
+        monkeypatch.setattr(layers, name, value)
+    return request.param
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("what, x_shape, w_shape, options", _BLOCK_CASES)
+def test_convolution_blocks_match_pytorch(conv_blocks, what, x_shape, w_shape, options):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(90)
+    x_np, w_np = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    transposed = what.startswith("conv_transpose")
+    b_np = rng.standard_normal(w_shape[1] * options.get("groups", 1) if transposed else w_shape[0])
+    ours = [tensor(a, requires_grad=True) for a in (x_np, w_np, b_np)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x_np, w_np, b_np)]
+    y = getattr(F, what)(*ours, **options)
+    y_ref = getattr(torch.nn.functional, what)(*theirs, **options)
+    cotangent = rng.standard_normal(tuple(y_ref.shape))
+    y.backward(tensor(cotangent))
+    y_ref.backward(torch.tensor(cotangent))
+    np.testing.assert_allclose(to_numpy(y), y_ref.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for mine, reference, name in zip(ours, theirs, ("input", "weight", "bias"), strict=True):
+        np.testing.assert_allclose(
+            to_numpy(mine.grad), reference.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=name
+        )
+
+
+@pytest.mark.parametrize("what, x_shape, w_shape, options", _BLOCK_CASES[::2])
+def test_convolution_blocks_gradcheck(conv_blocks, what, x_shape, w_shape, options):
+    rng = np.random.default_rng(91)
+    x = tensor(rng.standard_normal((2, *x_shape[1:])), requires_grad=True)
+    w = tensor(rng.standard_normal(w_shape), requires_grad=True)
+    assert gradcheck(lambda x, w: getattr(F, what)(x, w, None, **options), (x, w))
+
+
+@pytest.mark.parity
+def test_convolution_blocks_padding_modes_match_pytorch(conv_blocks):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(92)
+    x_np = rng.standard_normal((3, 2, 6, 5))
+    for mode in ("reflect", "replicate", "circular"):
+        ours = make(nn.Conv2d, 2, 4, 3, padding=1, padding_mode=mode, dtype=tl.float64)
+        theirs = torch.nn.Conv2d(2, 4, 3, padding=1, padding_mode=mode, dtype=torch.float64)
+        with torch.no_grad():
+            theirs.weight.copy_(torch.from_numpy(to_numpy(ours.weight)))
+            theirs.bias.copy_(torch.from_numpy(to_numpy(ours.bias)))
+        x, x_ref = tensor(x_np, requires_grad=True), torch.tensor(x_np, requires_grad=True)
+        ours(x).sum().backward()
+        theirs(x_ref).sum().backward()
+        np.testing.assert_allclose(to_numpy(x.grad), x_ref.grad.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            to_numpy(ours.weight.grad), theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12
+        )
+
+
+@pytest.mark.parametrize("x_shape, w_shape", [
+    ((0, 3, 5, 5), (4, 3, 3, 3)),  # no samples
+    ((2, 0, 5, 5), (4, 0, 3, 3)),  # no input channels: the bias alone
+    ((2, 3, 5, 5), (0, 3, 3, 3)),  # no filters
+    ((2, 3, 5, 5), (4, 3, 1, 1)),  # 1x1: the columns are a view of x
+])
+def test_convolution_blocks_of_empty_and_1x1_shapes(conv_blocks, x_shape, w_shape):
+    rng = np.random.default_rng(95)
+    x = tensor(rng.standard_normal(x_shape), requires_grad=True)
+    w = tensor(rng.standard_normal(w_shape), requires_grad=True)
+    b = tensor(rng.standard_normal(w_shape[0]), requires_grad=True)
+    y = F.conv2d(x, w, b)
+    x_np, w_np = to_numpy(x), to_numpy(w)
+    expected = np.einsum("nchw,oc->nohw", x_np, w_np[:, :, 0, 0]) if w_shape[2] == 1 else None
+    if expected is None:  # an empty sum: the bias alone (or nothing)
+        expected = np.broadcast_to(to_numpy(b).reshape(1, -1, 1, 1), tuple(y.shape))
+    else:
+        expected = expected + to_numpy(b).reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(to_numpy(y), expected, rtol=1e-12, atol=1e-12)
+    y.sum().backward()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape and b.grad.shape == b.shape
+    if x_shape[0] == 0 or w_shape[0] == 0:
+        assert not np.abs(to_numpy(x.grad)).any() and not np.abs(to_numpy(w.grad)).any()
+
+
+def test_convolution_blocking_follows_the_shapes():
+    from tensorlib.nn.functional.layers import _blocking
+
+    # (N, bytes of one sample's columns, taps per group, positions) -> (samples per block, joined)
+    assert _blocking(16, 64 * 9 * 56 * 56 * 4, 64 * 9, 56 * 56) == (1, False)  # 3x3, 56x56
+    assert _blocking(16, 512 * 9 * 49 * 4, 512 * 9, 49) == (16, True)  # 3x3 512, 7x7
+    assert _blocking(64, 512 * 9 * 49 * 4, 512 * 9, 49) == (21, True)  # 21·49 >= 1024
+    assert _blocking(16, 256 * 196 * 4, 256, 196) == (16, False)  # 1x1: taps < 512
+    assert _blocking(32, 16 * 9 * 16 * 4, 16 * 9, 16) == (32, False)  # chapter 4's small CNN
+    assert _blocking(0, 100, 10, 10) == (1, False)
+
+
+def test_convolution_blocks_do_not_keep_all_the_columns():
+    """A convolution of many blocks keeps only x for its backward and builds one block's columns
+    at a time: the peak stays far below the whole im2col matrix."""
+    import tracemalloc
+
+    rng = np.random.default_rng(93)
+    x = tensor(rng.standard_normal((8, 16, 48, 48)), requires_grad=True)
+    w = tensor(rng.standard_normal((16, 16, 3, 3)), requires_grad=True)
+    all_columns = 8 * 16 * 9 * 48 * 48 * 8  # bytes, float64
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        F.conv2d(x, w, padding=1).sum().backward()
+        peak = tracemalloc.get_traced_memory()[1] - start
+    finally:
+        tracemalloc.stop()
+    assert peak < all_columns / 2, (peak, all_columns)
+
+
+def test_convolution_bits_do_not_depend_on_the_blas_thread_count():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(94)
+    # 28x28 positions: the weight gradient's sum (784 long) is cut at 768
+    x_np = rng.standard_normal((2, 8, 28, 28)).astype(np.float32)
+    w_np = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    results = []
+    for threads in (1, 2):
+        with threadpoolctl.threadpool_limits(threads):
+            x, w = tensor(x_np, requires_grad=True), tensor(w_np, requires_grad=True)
+            y = F.conv2d(x, w, padding=1)
+            y.backward(tensor(np.ones(tuple(y.shape), dtype=np.float32)))
+            results.append([to_numpy(y), to_numpy(x.grad), to_numpy(w.grad)])
+    for one, two in zip(*results, strict=True):
+        assert np.array_equal(one, two)

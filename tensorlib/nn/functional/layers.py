@@ -1662,7 +1662,13 @@ def _check_spatial(
 def _pad(x: np.ndarray, sides: _Sides, value: float = 0.0) -> np.ndarray:
     if not any(low or high for low, high in sides):
         return x
-    return np.pad(x, ((0, 0), (0, 0), *sides), constant_values=value)
+    # a fresh array and one copy into its inside: np.pad's general machinery costs more per call
+    sizes = (n + low + high for n, (low, high) in zip(x.shape[2:], sides, strict=True))
+    shape = (*x.shape[:2], *sizes)
+    padded = np.full(shape, value, dtype=x.dtype) if value else np.zeros(shape, dtype=x.dtype)
+    inside = (slice(low, low + n) for n, (low, _) in zip(x.shape[2:], sides, strict=True))
+    padded[(slice(None), slice(None)) + tuple(inside)] = x
+    return padded
 
 
 def _crop(x: np.ndarray, sides: _Sides) -> np.ndarray:
@@ -1692,17 +1698,20 @@ def _fold(
     padded_shape: tuple[int, ...],
     stride: tuple[int, ...],
     dilation: tuple[int, ...],
+    image: np.ndarray | None = None,
 ) -> np.ndarray:
     """col2im, the adjoint of ``_windows``: add each window entry back onto
     the pixel it was read from.
 
     ``patches`` is (N, C, *kernel, *out), in 2-D (N, C, kh, kw, OH, OW): for each kernel tap
     (u, v), the entries of every window. The result has ``padded_shape``. One strided slice
-    per tap; a pixel read by several windows receives the sum of their entries.
+    per tap; a pixel read by several windows receives the sum of their entries. Given ``image``
+    (of ``padded_shape``), the entries are added into it and it is returned.
     """
     dims = len(stride)
     kernel, out = patches.shape[2 : 2 + dims], patches.shape[2 + dims :]
-    image = np.zeros(padded_shape, dtype=patches.dtype)
+    if image is None:
+        image = np.zeros(padded_shape, dtype=patches.dtype)
     every = (slice(None), slice(None))  # all samples and channels
     for tap in np.ndindex(*kernel):
         where = (
@@ -1711,6 +1720,137 @@ def _fold(
         )
         image[every + tuple(where)] += patches[every + tap]
     return image
+
+
+# im2col a block of samples at a time (section 9.9): at most this many bytes of columns, so that
+# the product reads them from the cache, in one buffer reused from block to block ...
+_CONV_BLOCK_BYTES = 1 << 22
+# ... and, for products of at least _CONV_JOIN_TAPS taps over fewer than _CONV_JOIN_POSITIONS
+# positions, the block's samples side by side in one product at least _CONV_MIN_COLUMNS wide
+_CONV_JOIN_TAPS = 512
+_CONV_JOIN_POSITIONS = 256
+_CONV_MIN_COLUMNS = 1024
+
+
+def _blocking(n: int, sample_bytes: int, taps: int, positions: int) -> tuple[int, bool]:
+    """How many of ``n`` samples one block holds, and whether their columns are joined side by
+    side into one product per group (else one product per sample and group).
+
+    A block holds as many samples as ``_CONV_BLOCK_BYTES`` of columns take (``sample_bytes``
+    per sample); a joined one at least enough for ``_CONV_MIN_COLUMNS`` product columns. It
+    depends on the shapes only, never on the thread count, so the sums are the same at any.
+    """
+    by_cache = _CONV_BLOCK_BYTES // max(1, sample_bytes)
+    joined = taps >= _CONV_JOIN_TAPS and positions < _CONV_JOIN_POSITIONS
+    by_width = -(-_CONV_MIN_COLUMNS // max(1, positions)) if joined else 1
+    block = max(1, min(n, max(by_cache, by_width)))
+    return block, joined and block > 1
+
+
+def _im2col_block(
+    windows: np.ndarray, start: int, stop: int, buffer: np.ndarray, groups: int, joined: bool
+) -> np.ndarray:
+    """The columns of samples ``start:stop`` of ``windows`` (N, C, *out, *kernel), written into
+    ``buffer`` by one copy from the strided view: rows (c, *tap), columns the positions. For m
+    samples of L positions the shape is (groups, C/groups·k, m·L) when ``joined`` (the samples
+    side by side), else (m, groups, C/groups·k, L)."""
+    dims = (windows.ndim - 2) // 2
+    channels, out, kernel = windows.shape[1], windows.shape[2 : 2 + dims], windows.shape[2 + dims :]
+    count, positions = stop - start, math.prod(out)
+    size = channels * math.prod(kernel) * count * positions
+    rows = channels * math.prod(kernel) // groups  # taps per group
+    taps, spatial = range(2 + dims, 2 + 2 * dims), range(2, 2 + dims)
+    if joined:
+        columns = buffer[:size].reshape(channels, *kernel, count, *out)
+        np.copyto(columns, windows[start:stop].transpose(1, *taps, 0, *spatial))
+        return columns.reshape(groups, rows, count * positions)
+    samples_first = windows[start:stop].transpose(0, 1, *taps, *spatial)
+    if max(kernel) == 1:  # a 1x1 kernel: at stride 1 the columns are x itself, a view
+        return samples_first.reshape(count, groups, channels // groups, positions)
+    columns = buffer[:size].reshape(count, channels, *kernel, *out)
+    np.copyto(columns, samples_first)
+    return columns.reshape(count, groups, rows, positions)
+
+
+def _block_rows(
+    array: np.ndarray, start: int, stop: int, groups: int, joined: bool
+) -> np.ndarray:
+    """Samples ``start:stop`` of an (N, R, *spatial) array in the product's layout:
+    (groups, R/groups, m·L) when ``joined`` (a copy), else (m, groups, R/groups, L) (a view)."""
+    count, rows = stop - start, array.shape[1]
+    positions = math.prod(array.shape[2:])
+    block = array[start:stop].reshape(count, groups, rows // groups, positions)
+    if not joined:
+        return block
+    joined_rows = np.ascontiguousarray(block.transpose(1, 2, 0, 3))
+    return joined_rows.reshape(groups, rows // groups, count * positions)
+
+
+def _product_into(left: np.ndarray, right: np.ndarray, target: np.ndarray) -> None:
+    """``left @ right`` into ``target`` (m, R, *spatial): ``left`` (groups, R/groups, taps),
+    ``right`` a block's columns in either layout of :func:`_im2col_block`."""
+    count, rows = target.shape[0], target.shape[1]
+    if right.ndim == 4 and target.flags.c_contiguous:  # one product per sample: in place
+        np.matmul(left, right, out=target.reshape(count, *left.shape[:2], right.shape[-1]))
+    elif right.ndim == 4:
+        target[...] = (left @ right).reshape(target.shape)
+    else:  # joined: the samples' positions side by side, (groups, R/groups, m·L)
+        product = left @ right
+        target[...] = product.reshape(rows, count, *target.shape[2:]).swapaxes(0, 1)
+
+
+# OpenBLAS gave the same bits at 1 and 2 threads for a product whose inner (summed) length is a
+# multiple of this, or below about 450, and not always otherwise (section 9.9)
+_BLAS_SUM_ALIGN = 32
+
+
+def _weight_product(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Σ over a block's samples of ``rows`` times ``columns``ᵀ, (groups, R/groups, taps): a
+    weight gradient's share, both in the same layout of :func:`_im2col_block`.
+
+    The sum runs over positions; a long one whose length is not a multiple of
+    ``_BLAS_SUM_ALIGN`` is cut into a part that is and the rest, two products added, so that
+    the bits do not depend on the BLAS library's thread count."""
+    length = columns.shape[-1]
+    cut = length - length % _BLAS_SUM_ALIGN
+    if length <= 8 * _BLAS_SUM_ALIGN or cut == length:
+        product = rows @ columns.swapaxes(-1, -2)
+    else:
+        product = rows[..., :cut] @ columns[..., :cut].swapaxes(-1, -2)
+        product += rows[..., cut:] @ columns[..., cut:].swapaxes(-1, -2)
+    return product if columns.ndim == 3 else product.sum(axis=0)
+
+
+def _fold_product(
+    weight_matrix: np.ndarray,
+    rows: np.ndarray,
+    buffer: np.ndarray,
+    image: np.ndarray,
+    window: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]],
+) -> None:
+    """col2im of the columns ``W_matᵀ rows``, added into ``image``: the convolution's input
+    gradient, or the transposed convolution, for one block of m samples.
+
+    ``weight_matrix`` (groups, R/groups, taps), ``rows`` a block in either layout of
+    :func:`_block_rows`; the columns go to ``buffer``; ``image`` (m, C, *padded) receives them;
+    ``window`` is (kernel, positions per axis, stride, dilation).
+    """
+    kernel, out, stride, dilation = window
+    dims, count = len(kernel), image.shape[0]
+    taps = weight_matrix.shape[2]
+    shape = (*rows.shape[:-2], taps, rows.shape[-1])
+    columns = buffer[: math.prod(shape)].reshape(shape)
+    if rows.shape[-2] == 1:  # one channel per group (depthwise): an outer product, no sum
+        np.multiply(weight_matrix.transpose(0, 2, 1), rows, out=columns)
+    else:
+        np.matmul(weight_matrix.transpose(0, 2, 1), rows, out=columns)
+    if rows.ndim == 4:  # one product per sample: (m, C, *kernel, *out) already
+        patches = columns.reshape(count, image.shape[1], *kernel, *out)
+    else:
+        patches = columns.reshape(image.shape[1], *kernel, count, *out).transpose(
+            dims + 1, 0, *range(1, dims + 1), *range(dims + 2, 2 * dims + 2)
+        )
+    _fold(patches, image.shape, stride, dilation, image)
 
 
 # %% book/04_layers.ipynb, cell 205
@@ -1748,11 +1888,13 @@ def _weight_grad_graph(
 
 # %% book/04_layers.ipynb, cell 206
 class _ConvNdFunction(Function):
-    """Convolution as im2col and one matrix product per group, over 1, 2 or 3 spatial axes
-    (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
+    """Convolution as im2col and one matrix product per group and block of samples, over 1, 2
+    or 3 spatial axes (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
 
     __slots__ = (
+        "x",
         "columns",
+        "blocking",
         "weight_matrix",
         "weight_shape",
         "padded_shape",
@@ -1760,7 +1902,7 @@ class _ConvNdFunction(Function):
         "padding",
         "dilation",
     )
-    # X̄_col reads W (a view), W̄ reads X_col (may be a view of x), b̄ nothing
+    # X̄_col reads W (a view), W̄ reads x (its columns: kept, or built again block by block)
     reads = ((1,), (0,), ())
 
     def name(self) -> str:
@@ -1784,45 +1926,66 @@ class _ConvNdFunction(Function):
         padded = _pad(x, padding)
         windows = _windows(padded, tuple(kernel), stride, dilation)  # (N, C, *out, *kernel), a view
         out = windows.shape[2 : 2 + dims]
-        # im2col, one matrix per sample and group: rows (c, *tap), columns the positions.
-        # Positions last keeps the copy's inner loop contiguous and the product already in NCHW.
-        taps_first = (0, 1, *range(2 + dims, 2 + 2 * dims), *range(2, 2 + dims))
-        columns = windows.transpose(taps_first).reshape(n, groups, taps, math.prod(out))
+        positions = math.prod(out)
         weight_matrix = weight.reshape(groups, out_channels // groups, taps)
-        # (N, g, O/g, L): Y = W_mat X_col
-        y = (weight_matrix @ columns).reshape(n, out_channels, *out)
-        note_product(out_channels // groups, math.prod(out), taps)
-        self.columns, self.weight_matrix, self.weight_shape = columns, weight_matrix, weight.shape
+        y = np.empty((n, out_channels, *out), dtype=np.result_type(x.dtype, weight.dtype))
+        # im2col a block of samples at a time into one reused buffer: rows (c, *tap), columns the
+        # block's positions; then Y = W_mat X_col for each group (section 9.9)
+        block, joined = _blocking(n, groups * taps * positions * y.itemsize, taps, positions)
+        buffer = np.empty(min(n, block) * groups * taps * positions, dtype=y.dtype)
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            columns = _im2col_block(windows, start, stop, buffer, groups, joined)
+            _product_into(weight_matrix, columns, y[start:stop])
+        note_product(out_channels // groups, positions, taps)
+        # one block: its columns are all of them, kept for W̄; else W̄ builds them again
+        self.columns = columns if block >= n > 0 else None
+        self.blocking = block, joined  # the backward's blocks and layout: the same
+        self.x, self.weight_matrix, self.weight_shape = x, weight_matrix, weight.shape
         self.padded_shape, self.stride, self.padding, self.dilation = (
             padded.shape, stride, padding, dilation
         )
-        return y + bias.reshape(1, -1, *(1,) * dims) if bias is not None else y
+        if bias is not None:
+            y += bias.reshape(1, -1, *(1,) * dims)
+        return y
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         n, _, *out = grad.shape
         groups, group_out, taps = self.weight_matrix.shape
-        _, group_channels, *kernel = self.weight_shape
-        # Ȳ_mat for each sample and group
-        grad_rows = grad.reshape(n, groups, group_out, math.prod(out))
-        note_product(group_out, math.prod(out), taps)
+        kernel = tuple(self.weight_shape[2:])
+        positions = math.prod(out)
+        note_product(group_out, positions, taps)
+        need_x, need_weight, need_bias = self.needs_input_grad
         grad_x = grad_weight = grad_bias = None
-        if self.needs_input_grad[0]:
-            # X̄_col = W_matᵀ Ȳ_mat
-            grad_columns = self.weight_matrix.transpose(0, 2, 1) @ grad_rows
-            patches = grad_columns.reshape(n, groups * group_channels, *kernel, *out)
-            # col2im, unpad
-            grad_x = _crop(
-                _fold(patches, self.padded_shape, self.stride, self.dilation), self.padding
-            )
-        if self.needs_input_grad[1]:
-            # W̄_mat = Σ over samples and positions of Ȳ_mat X_colᵀ, one product per group
-            grad_weight = np.stack(
-                [
-                    np.tensordot(grad_rows[:, g], self.columns[:, g], axes=([0, 2], [0, 2]))
-                    for g in range(groups)
-                ]
-            ).reshape(self.weight_shape)
-        if self.needs_input_grad[2]:
+        block, joined = self.blocking
+        buffer = np.empty(min(n, block) * groups * taps * positions, dtype=grad.dtype)
+        if need_x:
+            grad_padded = np.zeros(self.padded_shape, dtype=grad.dtype)
+        if need_weight and self.columns is None:
+            windows = _windows(_pad(self.x, self.padding), kernel, self.stride, self.dilation)
+        if need_weight:
+            grad_matrix = np.zeros(self.weight_matrix.shape, dtype=grad.dtype)
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            grad_rows = _block_rows(grad, start, stop, groups, joined)  # Ȳ_mat of the block
+            if need_x:
+                # X̄_col = W_matᵀ Ȳ_mat, col2im onto the block's padded image
+                _fold_product(
+                    self.weight_matrix, grad_rows, buffer, grad_padded[start:stop],
+                    (kernel, tuple(out), self.stride, self.dilation),
+                )
+            if need_weight:
+                # W̄_mat = Σ over blocks of Ȳ_mat X_colᵀ, the columns built again
+                columns = (
+                    self.columns if self.columns is not None
+                    else _im2col_block(windows, start, stop, buffer, groups, joined)
+                )
+                grad_matrix += _weight_product(grad_rows, columns)
+        if need_x:
+            grad_x = _crop(grad_padded, self.padding)  # unpad
+        if need_weight:
+            grad_weight = grad_matrix.reshape(self.weight_shape)
+        if need_bias:
             grad_bias = grad.sum(axis=(0, *range(2, grad.ndim)))
         return grad_x, grad_weight, grad_bias
 
@@ -2237,19 +2400,28 @@ class _ConvTransposeNdFunction(Function):
     ) -> np.ndarray:
         n, in_channels, *size = x.shape
         _, group_out, *kernel = weight.shape  # (C_in, C_out/g, *kernel)
-        taps = group_out * math.prod(kernel)
+        taps, positions = group_out * math.prod(kernel), math.prod(size)
         weight_matrix = weight.reshape(groups, in_channels // groups, taps)
-        x_rows = x.reshape(n, groups, in_channels // groups, math.prod(size))
-        # the columns the convolution's backward would compute, X̄_col = W_matᵀ Ȳ_mat, x as Ȳ
-        columns = weight_matrix.transpose(0, 2, 1) @ x_rows
-        note_product(taps, math.prod(size), in_channels // groups)
-        patches = columns.reshape(n, groups * group_out, *kernel, *size)
         full = tuple(
             (length - 1) * s + d * (k - 1) + 1 + extra
             for length, s, d, k, extra in zip(size, stride, dilation, kernel, output_padding,
                                               strict=True)
         )
-        y = _crop(_fold(patches, (n, groups * group_out, *full), stride, dilation), padding)
+        image = np.zeros((n, groups * group_out, *full), dtype=np.result_type(x, weight))
+        # the columns the convolution's backward would compute, X̄_col = W_matᵀ Ȳ_mat with x as
+        # Ȳ, folded onto the image a block of samples at a time (section 9.9)
+        block, joined = _blocking(n, groups * taps * positions * image.itemsize, taps, positions)
+        buffer = np.empty(min(n, block) * groups * taps * positions, dtype=image.dtype)
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            _fold_product(
+                weight_matrix, _block_rows(x, start, stop, groups, joined), buffer,
+                image[start:stop],
+                (tuple(kernel), tuple(size), stride, dilation),
+            )
+        note_product(taps, positions, in_channels // groups)
+        y = _crop(image, padding)
+        x_rows = x.reshape(n, groups, in_channels // groups, positions)
         self.x_rows, self.weight_matrix, self.weight_shape = x_rows, weight_matrix, weight.shape
         self.input_size, self.sides, self.stride, self.dilation = (
             tuple(size), padding, stride, dilation
@@ -2259,29 +2431,32 @@ class _ConvTransposeNdFunction(Function):
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         n, groups, group_in, positions = self.x_rows.shape
         _, group_out, *kernel = self.weight_shape
-        dims = len(kernel)
+        taps = group_out * math.prod(kernel)
         # the adjoint of col2im and cropping is padding and im2col: the convolution's forward on ȳ
         windows = _windows(_pad(grad, self.sides), tuple(kernel), self.stride, self.dilation)
         # a last partial stride (output_padding) reads nothing
         windows = windows[(slice(None), slice(None)) + tuple(slice(m) for m in self.input_size)]
-        taps_first = (0, 1, *range(2 + dims, 2 + 2 * dims), *range(2, 2 + dims))
-        columns = windows.transpose(taps_first).reshape(
-            n, groups, group_out * math.prod(kernel), positions
-        )
-        note_product(group_in, positions, group_out * math.prod(kernel))
+        note_product(group_in, positions, taps)
+        need_x, need_weight, need_bias = self.needs_input_grad
         grad_x = grad_weight = grad_bias = None
-        if self.needs_input_grad[0]:
-            grad_x = (self.weight_matrix @ columns).reshape(
-                n, groups * group_in, *self.input_size
-            )
-        if self.needs_input_grad[1]:
-            grad_weight = np.stack(
-                [
-                    np.tensordot(self.x_rows[:, g], columns[:, g], axes=([0, 2], [0, 2]))
-                    for g in range(groups)
-                ]
-            ).reshape(self.weight_shape)
-        if self.needs_input_grad[2]:
+        if need_x:
+            grad_input = np.empty((n, groups * group_in, *self.input_size), dtype=grad.dtype)
+            grad_x = grad_input
+        if need_weight:
+            x = self.x_rows.reshape(n, groups * group_in, positions)
+            grad_matrix = np.zeros((groups, group_in, taps), dtype=grad.dtype)
+        block, joined = _blocking(n, groups * taps * positions * grad.itemsize, taps, positions)
+        buffer = np.empty(min(n, block) * groups * taps * positions, dtype=grad.dtype)
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            columns = _im2col_block(windows, start, stop, buffer, groups, joined)
+            if need_x:  # X̄ = W_mat Ȳ_col
+                _product_into(self.weight_matrix, columns, grad_input[start:stop])
+            if need_weight:  # W̄_mat = Σ over blocks of X_mat Ȳ_colᵀ
+                grad_matrix += _weight_product(_block_rows(x, start, stop, groups, joined), columns)
+        if need_weight:
+            grad_weight = grad_matrix.reshape(self.weight_shape)
+        if need_bias:
             grad_bias = grad.sum(axis=(0, *range(2, grad.ndim)))
         return grad_x, grad_weight, grad_bias
 
@@ -2574,7 +2749,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 254
+# %% book/04_layers.ipynb, cell 258
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2734,7 +2909,7 @@ class _AvgPoolNdFunction(Function):
         ),)
 
 
-# %% book/04_layers.ipynb, cell 255
+# %% book/04_layers.ipynb, cell 259
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -2843,7 +3018,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 265
+# %% book/04_layers.ipynb, cell 269
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -2902,7 +3077,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 266
+# %% book/04_layers.ipynb, cell 270
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -2965,7 +3140,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 267
+# %% book/04_layers.ipynb, cell 271
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -3052,7 +3227,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 272
+# %% book/04_layers.ipynb, cell 276
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -3132,7 +3307,7 @@ def _linear_matrix(
     return matrix
 
 
-# %% book/04_layers.ipynb, cell 274
+# %% book/04_layers.ipynb, cell 278
 def _cubic(x: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic convolution kernel :math:`W_a(x)` (section 10.2), zero for
     :math:`|x| \\ge 2`; same shape and dtype as ``x``."""
@@ -3213,7 +3388,7 @@ def _resampling_matrix(
     return Tensor(build(size, out, scale, align_corners, dtype))
 
 
-# %% book/04_layers.ipynb, cell 275
+# %% book/04_layers.ipynb, cell 279
 # the number of dimensions of the input each interpolating mode takes, as PyTorch's
 _RESAMPLE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
 
@@ -3315,7 +3490,7 @@ def interpolate(
     return output.clone() if output is input else output
 
 
-# %% book/04_layers.ipynb, cell 284
+# %% book/04_layers.ipynb, cell 288
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -3383,7 +3558,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 287
+# %% book/04_layers.ipynb, cell 291
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3465,7 +3640,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 291
+# %% book/04_layers.ipynb, cell 295
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3520,7 +3695,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 292
+# %% book/04_layers.ipynb, cell 296
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3639,7 +3814,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.permute(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 293
+# %% book/04_layers.ipynb, cell 297
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3700,7 +3875,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 297
+# %% book/04_layers.ipynb, cell 301
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3820,7 +3995,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 302
+# %% book/04_layers.ipynb, cell 306
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -4009,7 +4184,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 303
+# %% book/04_layers.ipynb, cell 307
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -4061,7 +4236,7 @@ def adaptive_max_pool3d_with_indices(
     return adaptive_max_pool3d(input, output_size, True)
 
 
-# %% book/04_layers.ipynb, cell 311
+# %% book/04_layers.ipynb, cell 315
 def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
     """The window starts of fractional max pooling along one axis, PyTorch's
     ``generate_intervals``: ``int((i + u) * alpha) - int(u * alpha)`` with
@@ -4193,7 +4368,7 @@ def fractional_max_pool3d_with_indices(
                                 output_ratio, True, _random_samples)
 
 
-# %% book/04_layers.ipynb, cell 417
+# %% book/04_layers.ipynb, cell 421
 from tensorlib.nn.functional.loss import cross_entropy  # noqa: E402
 
 

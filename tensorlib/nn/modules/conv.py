@@ -545,7 +545,7 @@ class ConvTranspose3d(_ConvTransposeNd):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 378
+# %% book/04_layers.ipynb, cell 382
 # the lazy machinery of section 11.5, defined after this module's header (section 9.2)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,
@@ -669,7 +669,7 @@ class LazyConv3d(Conv3d):
         _initialize_conv(self, input, 3, transposed=False)
 
 
-# %% book/04_layers.ipynb, cell 379
+# %% book/04_layers.ipynb, cell 383
 class LazyConvTranspose1d(ConvTranspose1d):
     """A :class:`ConvTranspose1d` whose ``in_channels`` is read from its first input (section
     11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of

@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 344
+# %% book/04_layers.ipynb, cell 348
 import warnings
 from typing import Any
 
