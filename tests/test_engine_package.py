@@ -77,6 +77,7 @@ PACKAGE_ORDER = [
     "scatter_ops",
     "view_copies",
     "inplace",
+    "inplace_views",
     "retain_grad",
     "hooks",
     "interop",
@@ -183,6 +184,7 @@ def test_the_op_modules_are_imported_at_the_bottom_of_tensor_type():
         "linalg_norms",  # no method of Tensor's calls it (torch.Tensor has no vector_norm)
         "special_bessel",  # nor these: torch.Tensor has no Bessel or polynomial methods
         "special_polynomials",
+        "inplace_views",  # called by inplace's _record, not by a method
     }
     for name in names:  # the methods find every module they call
         assert getattr(

@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 447
+# %% book/02_autograd.ipynb, cell 457
 import warnings
 from typing import Any
 

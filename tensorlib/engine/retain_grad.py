@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 359
+# %% book/02_autograd.ipynb, cell 369
 import weakref
 
 from tensorlib.engine.function import Function, _retained

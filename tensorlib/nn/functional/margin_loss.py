@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 440
+# %% book/02_autograd.ipynb, cell 450
 import numpy as np
 
 from tensorlib.engine.selection import where
