@@ -80,6 +80,7 @@ PACKAGE_ORDER = [
     "scatter_ops",
     "view_copies",
     "inplace",
+    "inplace_views",
     "retain_grad",
     "hooks",
     "interop",
@@ -187,6 +188,7 @@ def test_the_op_modules_are_imported_at_the_bottom_of_tensor_type():
         "special_bessel",  # nor these: torch.Tensor has no Bessel or polynomial methods
         "special_polynomials",
         "out_arg",  # the out= keyword: methods do not take it, as in PyTorch
+        "inplace_views",  # called by inplace's _record, not by a method
     }
     for name in names:  # the methods find every module they call
         assert getattr(

@@ -48,8 +48,7 @@ _clock_lock = threading.Lock()
 
 
 def count_in_place_change() -> int:
-    """Advance the in-place clock by one change and return the new time
-    (every in-place op calls it; safe from several threads)."""
+    """Advance the in-place clock by one change and return the new time (safe from threads)."""
     global _in_place_changes
     with _clock_lock:
         _in_place_changes += 1
@@ -62,23 +61,21 @@ _rebased: dict[int, tuple[weakref.ref, list[tuple[int, Function | None]]]] = {}
 
 def _rebase(tensor: Tensor, node: Function | None, changed: int) -> None:
     """Make ``node`` the ``grad_fn`` of ``tensor``, just changed in place at clock ``changed``
-    (PyTorch's rebase), remembering the node it had: the nodes made before the change read it
-    through that one. If views share its memory (a third entry in the counter, from
-    ``shape_ops._view_of``), the counter keeps ``changed`` there: see ``_check_fresh``."""
+    (PyTorch's rebase), remembering the node it had, which nodes made before read. If views share
+    its memory (``shape_ops._view_of``), the counter keeps ``changed``: see ``_check_fresh``."""
     old = tensor.grad_fn
     versions = tensor._versions
     if versions is not None and len(versions) > 2:
         versions[2] = changed
-    if old is not None:
-        key = id(tensor)
-        entry = _rebased.get(key)
-        if entry is None or entry[0]() is not tensor:
-            entry = (weakref.ref(tensor, _forgets(_rebased, key)), [])
-            _rebased[key] = entry
-        entry[1].append((changed, old))
-        kept = _retained.pop(old, None) if _retained else None  # retain_grad: the new value's
-        if kept is not None and kept() is tensor and node is not None:
-            _retained[node] = weakref.ref(tensor, _forgets(_retained, node))
+    key = id(tensor)  # remembered even if ``old`` is None: ``_check_fresh`` knows the tensor
+    entry = _rebased.get(key)
+    if entry is None or entry[0]() is not tensor:
+        entry = (weakref.ref(tensor, _forgets(_rebased, key)), [])
+        _rebased[key] = entry
+    entry[1].append((changed, old))
+    kept = _retained.pop(old, None) if _retained and old is not None else None  # retain_grad
+    if kept is not None and kept() is tensor and node is not None:
+        _retained[node] = weakref.ref(tensor, _forgets(_retained, node))
     tensor.grad_fn, tensor._requires_grad = node, node is not None
 
 
@@ -93,8 +90,9 @@ def _forgets(registry: dict[Any, Any], key: Any) -> Callable[[weakref.ref], None
 
 def _check_fresh(x: Tensor, changed: int) -> None:
     """Raise if ``x``'s node predates the in-place change, recorded at clock ``changed``, of memory
-    it shares: a view (``h[0]``) or an alias of a tensor rebased since. Its values are new, its
-    graph old: PyTorch re-derives a view's node; tensorlib refuses rather than be wrong."""
+    it shares: its values are new, its graph old. A view's node was re-derived from its base at
+    the change (``engine.inplace_views``); what is left are the views PyTorch refuses to re-derive
+    (made under ``no_grad``, outputs of ``split``: its messages) and aliases that are not views."""
     node = x.grad_fn
     if node is not None:
         if node.saved is None or node.saved[0] >= changed:  # made since (or freed: raises anyway)
@@ -102,11 +100,13 @@ def _check_fresh(x: Tensor, changed: int) -> None:
         entry = _rebased.get(id(x))
         if entry is not None and entry[1][-1][0] >= changed:  # x is the tensor that was changed
             return
+    if getattr(x, "_view", (None, 0))[1]:
+        from tensorlib.engine.inplace_views import _refused
+        raise _refused(x, stale=True)
     raise RuntimeError(
         "this tensor shares memory with a tensor that an in-place op changed in the graph after "
-        "this one was made (it is a view such as h[0] or h.T, or an alias): its values changed "
-        "but its graph did not. Make the view again after the in-place change, or clone() "
-        "before the change"
+        "this one was made, without being its view (an alias, e.g. detach() of a view): its "
+        "values changed but its graph did not; clone() it before the change"
     )
 
 
@@ -711,7 +711,7 @@ def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.nd
     return grad
 
 
-# %% book/02_autograd.ipynb, cell 386
+# %% book/02_autograd.ipynb, cell 396
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

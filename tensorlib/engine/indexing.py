@@ -99,7 +99,10 @@ class Index(Function):
         self.shape, self.dtype, self.key, self.index_count = (
             x.shape, x.dtype, key, len(index_arrays)
         )
-        return x[key]
+        out = x[key]
+        if type(out) is not np.ndarray:  # x[0] of a vector: numpy's scalar is a copy; a 0-d view
+            out = x[(*key, ...) if type(key) is tuple else (key, ...)]
+        return out
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         grad_x = np.zeros(self.shape, dtype=self.dtype)
@@ -325,7 +328,8 @@ def _index(values: np.ndarray) -> Tensor:
 
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The entries :math:`x_{i, i + offset}` of the matrices in dims ``dim1`` and ``dim2``, as the
-    last dim of the result (a copy, read with an index, so the gradient goes back to them)."""
+    last dim of the result: a view of ``input``'s memory, as in PyTorch, whose node is an index's
+    (the gradient goes back to the entries read)."""
     ndim = input._data.ndim
     if ndim < 2:
         raise ValueError(f"diagonal: expected at least 2 dims, got shape {tuple(input.shape)}")
@@ -334,7 +338,16 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     first_row, first_column = (0, offset) if offset >= 0 else (-offset, 0)
     count = int(np.clip(np.minimum(rows - first_row, columns - first_column), 0, None))
     steps = np.arange(count)
-    return moved[..., _index(steps + first_row), _index(steps + first_column)]
+    out = moved[..., _index(steps + first_row), _index(steps + first_column)]
+    # the same values as a strided view of input's memory, as PyTorch's diagonal is a view:
+    # writing into it writes the diagonal; the node stays the index's, whose gradient is the same
+    start = moved._data[..., first_row:, first_column:]
+    step = start.strides[-2] + start.strides[-1]  # one row down and one column right
+    out._data = np.lib.stride_tricks.as_strided(
+        start, start.shape[:-2] + (count,), start.strides[:-2] + (step,),
+        writeable=start.flags.writeable,
+    )
+    return _view_of(out, input)
 
 
 def trace(input: Tensor) -> Tensor:
@@ -347,9 +360,10 @@ def trace(input: Tensor) -> Tensor:
 @supports_out
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's entries put on the ``diagonal``-th diagonal of a square matrix of zeros, or a
-    matrix's ``diagonal``-th diagonal as a vector, as ``torch.diag``."""
+    matrix's ``diagonal``-th diagonal as a new vector (a copy, not ``diagonal``'s view), as
+    ``torch.diag``."""
     if input._data.ndim == 2:
-        return input.diagonal(diagonal)
+        return input.diagonal(diagonal).clone()
     if input._data.ndim != 1:
         raise ValueError(f"diag: expected a vector or a matrix, got shape {tuple(input.shape)}")
     n, shift = input._data.shape[0], diagonal if diagonal >= 0 else -diagonal

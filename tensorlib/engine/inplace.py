@@ -6,8 +6,9 @@ each guarded and counted.
 
 In grad mode an in-place change of a tensor in the graph (or writing in a value that requires
 grad) is recorded as PyTorch records it (``_record``): the out-of-place op's node, on a snapshot
-of the old values, becomes the tensor's ``grad_fn``. A leaf that requires grad and a view are
-refused; under ``no_grad`` an in-place change is how optimizers and initializers update parameters.
+of the old values, becomes the tensor's ``grad_fn``; a change of a view updates its base's graph
+(``engine.inplace_views``, PyTorch's CopySlices). A leaf that requires grad is refused; under
+``no_grad`` an in-place change is how optimizers and initializers update parameters.
 Every change raises the tensor's version (``_version``, shared by its views and ``detach()``)
 and advances the engine's in-place clock, so backward can refuse to read a value changed
 after an op saved it (see ``tensorlib.engine.function``).
@@ -95,13 +96,17 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
 
 def _joins_graph(tensor: Tensor, *values: Any) -> bool:
     """Whether the change must be recorded in the graph: grad mode is on, ``tensor`` can have a
-    gradient (floating point), and it or a value written in requires grad. (An integer tensor
-    never joins the graph: writing a value that requires grad into one is refused.)"""
+    gradient (floating point), and it, its base if it is a view, or a value written in requires
+    grad. (An integer tensor never joins the graph: writing a value that requires grad into one is
+    refused.)"""
     if _threads_without_grad and _get_ident() in _threads_without_grad:
         return False
     if tensor._data.dtype.kind != "f":
         return False
-    return tensor._requires_grad or any(isinstance(v, Tensor) and v._requires_grad for v in values)
+    if tensor._requires_grad or any(isinstance(v, Tensor) and v._requires_grad for v in values):
+        return True
+    view = getattr(tensor, "_view", None)
+    return view is not None and view[0]._requires_grad
 
 
 def _is_view(tensor: Tensor) -> bool:
@@ -122,7 +127,13 @@ def _record(
     """An in-place change in the graph, recorded as PyTorch records it: the out-of-place op runs on
     a snapshot of the old values (which has the old ``grad_fn``), its result is written into
     ``tensor``'s own memory (aliases see it), the version goes up, and ``tensor`` is rebased
-    onto the new node. A leaf that requires grad and a view are refused."""
+    onto the new node, the views of it made before onto views of that node. A view's change
+    rebases its base (``inplace_views._record_on_view``, PyTorch's CopySlices). A leaf that
+    requires grad is refused, and so is an alias of other memory that is not a view."""
+    if getattr(tensor, "_view", None) is not None and tensor._data.flags.writeable:
+        from tensorlib.engine.inplace_views import _record_on_view  # the next section's module
+
+        return _record_on_view(tensor, op, function, args, kwargs)
     if tensor._requires_grad and tensor.grad_fn is None:
         _check_in_place(tensor, None, op)  # a leaf: PyTorch's message
     if not tensor._data.flags.writeable:
@@ -131,16 +142,28 @@ def _record(
         )
     if _is_view(tensor):
         raise RuntimeError(
-            f"{op} in grad mode on a view (x[0], x.view(...), x.t(), ...), with a gradient "
-            "involved: tensorlib follows in-place changes of a tensor that owns its memory, and "
-            "cannot update its base's graph as PyTorch does; change a copy, `v = v.clone()`, "
-            "or the base (`x[0] = x[0] + 1`, not `x[0] += 1`)"
+            f"{op} in grad mode, with a gradient involved, on a tensor that shares memory with "
+            "another without being its view (detach() of a view, or an op that returned its "
+            "input's memory): tensorlib cannot tell whose graph to update; change a clone()"
         )
     old = _wrap(tensor._data.copy(), tensor.grad_fn)  # the snapshot: a backward may read it
     old._requires_grad = tensor._requires_grad
     args = tuple(old if x is tensor else x for x in args)  # h *= h reads the old h twice
     kwargs = {k: old if x is tensor else x for k, x in kwargs.items()}
-    result = function(old, *args, **kwargs)
+    result = _fitted(function(old, *args, **kwargs), tensor, op)
+    tensor._data[...] = result._data
+    versions = _mark_changed(tensor)
+    _rebase(tensor, result.grad_fn, versions[1])
+    if len(versions) > 3 and versions[3]:  # views of it made before: onto views of the new node
+        from tensorlib.engine.inplace_views import _regenerate_views
+
+        _regenerate_views(tensor, versions[1])
+    return tensor
+
+
+def _fitted(result: Tensor, tensor: Tensor, op: str) -> Tensor:
+    """``result`` of an in-place op checked to fit ``tensor``: its shape, and a dtype that casts
+    to ``tensor``'s within its kind (then converted, in the graph)."""
     if result._data.shape != tensor._data.shape:
         raise RuntimeError(
             f"{op}: output with shape {list(tensor._data.shape)} doesn't match the broadcast "
@@ -149,10 +172,7 @@ def _record(
     if result._data.dtype != tensor._data.dtype:
         _check_cast(result._data.dtype, tensor, op)
         result = result.to(tensor._data.dtype)  # recorded: the gradient goes back in its dtype
-    tensor._data[...] = result._data
-    _mark_changed(tensor)
-    _rebase(tensor, result.grad_fn, tensor._versions[1] if tensor._versions is not None else 0)
-    return tensor
+    return result
 
 
 def _check_cast(dtype: np.dtype, tensor: Tensor, op: str) -> None:
@@ -164,14 +184,16 @@ def _check_cast(dtype: np.dtype, tensor: Tensor, op: str) -> None:
         )
 
 
-def _mark_changed(tensor: Tensor) -> None:
-    """Count an in-place change: the tensor's version goes up, and the clock stamps it."""
+def _mark_changed(tensor: Tensor) -> list[Any]:
+    """Count an in-place change: the tensor's version goes up, and the clock stamps it; returns
+    the counter."""
     now = count_in_place_change()
     if tensor._versions is None:
         tensor._versions = [1, now]
     else:
         tensor._versions[0] += 1
         tensor._versions[1] = now
+    return tensor._versions
 
 
 # %% book/02_autograd.ipynb, cell 307

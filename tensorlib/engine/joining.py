@@ -51,6 +51,7 @@ import numpy as np
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import _promote_all
+from tensorlib.engine.shape_ops import _mark_multi_output
 from tensorlib.engine.tensor_type import Tensor
 from tensorlib.shape import normalize_axis
 
@@ -186,7 +187,8 @@ def split(
     for length in sections:
         pieces.append(tensor[lead + (slice(start, start + length),)])
         start += length
-    return tuple(pieces)
+    whole = isinstance(split_size_or_sections, (int, np.integer))
+    return _mark_multi_output(tuple(pieces), "Split" if whole else "SplitWithSizes", tensor)
 
 
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
@@ -282,7 +284,9 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
         raise IndexError(f"unbind: dimension specified as {dim} but the tensor has no dimensions")
     axis = normalize_axis(dim, input.ndim)
     lead = (slice(None),) * axis
-    return tuple(input[lead + (i,)] for i in range(input.shape[axis]))
+    return _mark_multi_output(
+        tuple(input[lead + (i,)] for i in range(input.shape[axis])), "Unbind", input
+    )
 
 
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:

@@ -82,6 +82,7 @@ from tensorlib.engine.matmul_ops import matmul, tensordot
 from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import floating_array
 from tensorlib.engine.selection import where
+from tensorlib.engine.shape_ops import _view_of
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import normalize_axis
 
@@ -753,4 +754,4 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
             f"and itemsize {input._data.itemsize} requiring a storage size of "
             f"{needed * input._data.itemsize} are out of bounds for storage of size "
             f"{storage.nbytes}")
-    return AsStrided.apply(input, size=size, stride=stride, offset=offset)
+    return _view_of(AsStrided.apply(input, size=size, stride=stride, offset=offset), input)

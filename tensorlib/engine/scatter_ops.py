@@ -378,7 +378,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
 
 
-# %% book/02_autograd.ipynb, cell 327
+# %% book/02_autograd.ipynb, cell 337
 _SCALAR_TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
     "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",

@@ -51,28 +51,78 @@ __all__ = [
 # %% book/02_autograd.ipynb, cell 194
 import math
 import operator
+import weakref
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.function import Function
+from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.tensor_type import Tensor, _shape_args, _shared_versions
 from tensorlib.shape import broadcast_shapes, normalize_axes, normalize_axis
 
 
 def _view_of(out: Tensor, source: Tensor) -> Tensor:
-    """``out``, sharing ``source``'s version counter when numpy made it a view of the same memory.
+    """``out``, made a view of ``source`` when numpy made it a view of the same memory: it shares
+    ``source``'s version counter, keeps its base in ``_view`` (``source``, or ``source``'s base for
+    a view of a view) with how it was made (0, or 1 under ``no_grad``), and the counter lists it
+    (a weak reference), so that an in-place change through the base or any of its views can
+    update the others' graphs (``engine.inplace_views``, PyTorch's CopySlices).
 
     numpy points a view's ``base`` at the array that owns the memory, so one comparison tells a
-    view (basic indexing, most reshapes, transposes, expand) from a copy (integer-array indexing).
+    view (basic indexing, most reshapes, transposes, expand) from a copy (integer-array indexing);
+    the stride tricks of ``as_strided`` and ``unfold`` put a chain in between, walked then.
     """
-    base = out._data.base
-    if base is not None and (base is source._data or base is source._data.base):
-        counter = out._versions = _shared_versions(source)
-        if len(counter) == 2:  # a third entry marks memory with views: see function._rebase
-            counter.append(0)
+    base, data = out._data.base, source._data
+    if base is None or (
+        base is not data and base is not data.base and _owner(base) is not _owner(data)
+    ):
+        return out
+    counter = out._versions = _shared_versions(source)
+    if len(counter) == 2:  # 3rd entry: memory with views (function._rebase); 4th: the views
+        counter += [0, _Views()]
+    views = counter[3]
+    views.append(weakref.ref(out))
+    count = len(views)
+    if count > 32 and not count & (count - 1):  # at 64, 128, ...: drop the dead ones
+        views[:] = [ref for ref in views if ref() is not None]
+    no_grad = 1 if _threads_without_grad and _get_ident() in _threads_without_grad else 0
+    # a tensor that owns its memory is no view: skip the slower lookup of an unset slot
+    made = None if data.base is None else getattr(source, "_view", None)
+    out._view = (source, no_grad, "") if made is None else (made[0], made[1] or no_grad, made[2])
     return out
+
+
+class _Views(list[Any]):
+    """The weak references to the views of a memory, kept in its version counter. A weak
+    reference cannot be pickled or copied, so a pickled or copied counter starts with none."""
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        return (_Views, ())
+
+
+def _owner(array: Any) -> Any:
+    """The object at the end of ``array``'s chain of ``base`` s: the owner of its memory."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
+def _mark_multi_output(
+    pieces: tuple[Tensor, ...], op: str | None, source: Tensor
+) -> tuple[Tensor, ...]:
+    """``pieces``, views of ``source``, marked as the outputs of ``op`` (``"Split"``,
+    ``"Unbind"``), a function that returns several views: as PyTorch, an in-place change of one
+    in grad mode is refused (kind 2; kind 3 when made under ``no_grad`` or from a tensor that does
+    not require grad). ``op`` None clears the mark (``unsafe_split``)."""
+    no_grad = 1 if _threads_without_grad and _get_ident() in _threads_without_grad else 0
+    for i, piece in enumerate(pieces):
+        made = getattr(piece, "_view", None)
+        if made is not None:
+            kind = no_grad if op is None else 3 if no_grad or not source._requires_grad else 2
+            piece._view = (made[0], kind, f"Output {i} of {op}" if op else "")
+    return pieces
 
 
 def _check_viewable(array: np.ndarray, shape: tuple[int, ...]) -> None:
@@ -508,7 +558,10 @@ class Unfold(Function):
 
     def forward(self, x: np.ndarray, axis: int, size: int, step: int) -> np.ndarray:
         self.shape, self.axis, self.size, self.step = x.shape, axis, size, step
-        windows = np.lib.stride_tricks.sliding_window_view(x, size, axis=axis)
+        # writable, as PyTorch's, when no two windows share an entry
+        windows = np.lib.stride_tricks.sliding_window_view(
+            x, size, axis=axis, writeable=step >= size and x.flags.writeable
+        )
         return windows[(slice(None),) * axis + (slice(None, None, step),)]
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray]:

@@ -186,7 +186,7 @@ def _array_of(tensor: Tensor, dtype: Any = None, copy: bool | None = None) -> np
     return tensor._data.copy() if copy else tensor._data
 
 
-def _shared_versions(tensor: Tensor) -> list[int]:
+def _shared_versions(tensor: Tensor) -> list[Any]:
     """The version counter of ``tensor``, created on demand so that an alias
     (``detach``) can share it."""
     if tensor._versions is None:
@@ -356,13 +356,18 @@ class Tensor:
     ``reductions``, ``shape_ops``, ...), looked up when the method runs.
     """
 
-    __slots__ = ("_data", "_grad", "_requires_grad", "grad_fn", "_versions", "__weakref__")
+    __slots__ = (
+        "_data", "_grad", "_requires_grad", "grad_fn", "_versions", "_view", "__weakref__"
+    )
     _data: np.ndarray
     _grad: Tensor | None
     _requires_grad: builtins.bool
     grad_fn: Function | None
-    # [version, clock at the last change], shared by aliases; None: never changed
-    _versions: list[builtins.int] | None
+    # [version, clock at the last change], shared by aliases; None: never changed (a third and a
+    # fourth entry once views share the memory: shape_ops._view_of)
+    _versions: list[Any] | None
+    # a view only (the slot is left unset otherwise): (its base, how it was made, which output)
+    _view: tuple[Tensor, builtins.int, builtins.str]
 
     def __init__(self, data: Any, dtype: Any = None, requires_grad: builtins.bool = False) -> None:
         if isinstance(dtype, (builtins.int, np.integer)) and not isinstance(dtype, builtins.bool):
@@ -512,6 +517,17 @@ class Tensor:
     def _version(self) -> builtins.int:
         """How many in-place changes this tensor (or an alias sharing its memory) has had."""
         return 0 if self._versions is None else self._versions[0]
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor whose memory this view shares (the first of a chain of views), as PyTorch's
+        ``_base``; None if this tensor is not a view."""
+        view = getattr(self, "_view", None)
+        return None if view is None else view[0]
+
+    def _is_view(self) -> builtins.bool:
+        """Whether this tensor is a view of another's memory (``_base`` is not None)."""
+        return getattr(self, "_view", None) is not None
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """Set ``requires_grad`` in place (leaves only) and return ``self``."""
@@ -3070,7 +3086,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 402
+# %% book/02_autograd.ipynb, cell 412
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

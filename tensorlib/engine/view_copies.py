@@ -7,8 +7,8 @@ uninitialized tensor with a given memory layout, ``empty_strided`` and ``empty_p
 
 Each ``name_copy(input, ...)`` is the view ``name(input, ...)`` followed by a copy into fresh,
 contiguous memory, so it shares nothing with ``input`` and is differentiable where the view is
-(the copy's gradient is the identity). The ``unsafe_`` splits are the splits: PyTorch's skip a
-check on in-place changes of the pieces that tensorlib's views never needed.
+(the copy's gradient is the identity). The ``unsafe_`` splits are the splits without the mark
+that refuses an in-place change of a piece in grad mode (``shape_ops._mark_multi_output``).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ import numpy as np
 from tensorlib.engine import conversion, creation, joining
 from tensorlib.engine.dtypes import parse_to
 from tensorlib.engine.out_arg import supports_out
+from tensorlib.engine.shape_ops import _mark_multi_output
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
@@ -193,22 +194,23 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """``chunk(input, chunks, dim)``: the same pieces (PyTorch's skips a version check)."""
-    return joining.chunk(input, chunks, dim)
+    """``chunk(input, chunks, dim)``: the same pieces, which may be changed in place."""
+    return _mark_multi_output(joining.chunk(input, chunks, dim), None, input)
 
 
 def unsafe_split(
     tensor: Tensor, split_size_or_sections: int | Sequence[int], dim: int = 0
 ) -> tuple[Tensor, ...]:
-    """``split(tensor, split_size_or_sections, dim)``: the same pieces."""
-    return joining.split(tensor, split_size_or_sections, dim)
+    """``split(tensor, split_size_or_sections, dim)``: the same pieces, which may be changed in
+    place."""
+    return _mark_multi_output(joining.split(tensor, split_size_or_sections, dim), None, tensor)
 
 
 def unsafe_split_with_sizes(
     input: Tensor, split_sizes: Sequence[int], dim: int = 0
 ) -> tuple[Tensor, ...]:
     """``split(input, split_sizes, dim)`` with a list of sizes: the same pieces."""
-    return joining.split(input, list(split_sizes), dim)
+    return _mark_multi_output(joining.split(input, list(split_sizes), dim), None, input)
 
 
 

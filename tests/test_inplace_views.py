@@ -1,0 +1,435 @@
+"""In-place changes of a view in the graph (chapter 2, section 22.5, "In-place changes of a view:
+PyTorch's CopySlices"): values and gradients against PyTorch 2.13 (float64) for the common
+patterns and every kind of view, float64 gradchecks of functions that change views in place, the
+views made before a change (re-derived from the base), PyTorch's refusals (a view of a leaf, an
+output of split/chunk/unbind, a view made under no_grad), a second derivative, and the paths
+without views that must not change."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorlib as tl
+from tensorlib.autograd import gradcheck, gradgradcheck
+
+
+def _mul_on_select(lib, m, w):
+    y = m * 1
+    y[0].add_(w[:4])
+    return y
+
+
+def _copy_into_zeros(lib, m, w):
+    out = lib.zeros(3, 2, dtype=lib.float64)
+    out[:, 0].copy_(w[:3])
+    return out * m[:, :2]
+
+
+def _narrow_mul(lib, m, w):
+    y = m * 1
+    y.narrow(1, 0, 3).mul_(w[:3])
+    return y
+
+
+def _transpose_relu(lib, m, w):
+    y = m * w[:4]
+    v = y.t()
+    v.relu_()
+    return y
+
+
+def _stale_view(lib, m, w):
+    y = m * 1
+    v1 = y[0]
+    v2 = y[0:2]  # made before the change: re-derived from y's new node
+    v1.mul_(w[:4])
+    return v2 * 3
+
+
+def _flat_strided_copy(lib, m, w):
+    y = m * 1
+    y.view(12)[::5].copy_(w[:3])
+    return y
+
+
+def _chain_clamp_setitem(lib, m, w):
+    y = m * 1
+    y.unsqueeze(0).squeeze(0).permute(1, 0)[2].clamp_(-0.5, 0.5)
+    v = y.reshape(3, 4)[1]
+    v[1:3] = w[:2]  # setitem on a view
+    return y
+
+
+def _as_strided_mul(lib, m, w):
+    y = m * 1
+    y.as_strided((2, 2), (4, 1), 1).mul_(w[:4].reshape(2, 2))
+    return y
+
+
+def _unfold_mul(lib, m, w):
+    y = m * 1
+    y.unfold(1, 2, 2).mul_(w[:2])  # windows that do not overlap
+    return y
+
+
+def _fills(lib, m, w):
+    y = m * 1
+    y.flatten()[3:7].masked_fill_(w[:4] > 0, 0.5)
+    y[:, 0].zero_()
+    y[2].fill_(w[0])
+    return y
+
+
+def _add_then_assign_back(lib, m, w):
+    y = m * 1
+    col = y[:, 3]
+    y[0] += w[:4]  # a view changed in place, then assigned back
+    return y + col.sum()
+
+
+def _diagonal_of_a_view_sub(lib, m, w):
+    y = m * 1
+    y[:, :3].diagonal().sub_(w[:3], alpha=2)
+    return y
+
+
+def _view_of_plain_row(lib, m, w):
+    out = lib.zeros(3, 4, dtype=lib.float64)
+    row = out[0]  # made before: the base does not require grad yet
+    out[:, 1].copy_(w[:3])
+    return row * m[0]
+
+
+def _select_exp_and_div(lib, m, w):
+    y = m * 1
+    y.select(1, 2).sin_()
+    y.transpose(0, 1)[0].div_(w[:3].abs() + 1)
+    return y
+
+
+def _copy_from_another_view(lib, m, w):
+    y = m * w[:4]
+    flat = y.view(12)
+    flat[6:].copy_(flat[:6])  # a value from the same base, through its graph before the change
+    return y * flat[:6].sum()
+
+
+PATTERNS = [
+    _mul_on_select, _copy_into_zeros, _narrow_mul, _transpose_relu, _stale_view,
+    _flat_strided_copy, _chain_clamp_setitem, _as_strided_mul, _unfold_mul, _fills,
+    _add_then_assign_back, _diagonal_of_a_view_sub, _view_of_plain_row, _select_exp_and_div,
+    _copy_from_another_view,
+]
+
+
+def _leaves(lib, seed=0):
+    rng = np.random.default_rng(seed)
+    m, w = rng.standard_normal((3, 4)), rng.standard_normal(6)
+    return [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in (m, w)]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda f: f.__name__.strip("_"))
+def test_in_place_changes_of_views_match_pytorch(pattern):
+    torch = pytest.importorskip("torch")
+    ours, theirs = _leaves(tl), _leaves(torch)
+    y, expected = pattern(tl, *ours), pattern(torch, *theirs)
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), atol=1e-12)
+    (y * y).sum().backward()
+    (expected * expected).sum().backward()
+    for x, reference in zip(ours, theirs, strict=True):
+        got = np.zeros(x.shape) if x.grad is None else x.grad.numpy()
+        want = np.zeros(tuple(reference.shape)) if reference.grad is None else reference.grad
+        np.testing.assert_allclose(got, np.asarray(want), atol=1e-10)
+
+
+@pytest.mark.parity
+def test_the_base_and_the_view_are_rebased_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        out = lib.zeros(3, 2, dtype=lib.float64)
+        h = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        column = out[:, 0]
+        column.copy_(h)
+        assert out.requires_grad and not out.is_leaf
+        assert out.grad_fn.name().endswith("CopySlices")
+        assert column.grad_fn is not None and column._base is out
+        assert column.grad_fn.name().startswith("AsStridedBackward")
+        node = column.grad_fn
+        parent = node.inputs[0].grad_fn if lib is tl else node.next_functions[0][0]
+        assert parent is out.grad_fn
+    b = tl.ones(2, 3) * 1
+    assert b[0]._is_view() and not b._is_view() and b._base is None
+    assert b.t()[1]._base is b  # a view of a view: the first base
+
+
+@pytest.mark.parity
+def test_the_cct_position_embedding_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    arrays = rng.standard_normal((2, 3, 4, 4)), rng.standard_normal((5, 3)), rng.standard_normal(
+        (1, 16, 5))
+
+    def tokens(lib):
+        img = lib.tensor(arrays[0], dtype=lib.float64)
+        kernel, pos = (lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in arrays[1:])
+        x = (kernel @ img.reshape(2, 3, 16)).reshape(2, 5, 4, 4).flatten(2).transpose(1, 2)
+        x += pos
+        (x.tanh() ** 2).sum().backward()
+        return x, kernel.grad, pos.grad
+
+    ours, theirs = tokens(tl), tokens(torch)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-10)
+
+
+@pytest.mark.parity
+def test_a_detached_alias_joins_the_graph_alone():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        w = lib.ones(4, dtype=lib.float64, requires_grad=True)
+        b = w * 2
+        d = b.detach()
+        h = lib.ones(2, dtype=lib.float64, requires_grad=True)
+        d[0:2].copy_(h)
+        assert d.requires_grad and d.grad_fn.name().endswith("CopySlices")
+        assert b.grad_fn.name().startswith("MulBackward")  # b's graph is not changed
+        d.sum().backward()
+        np.testing.assert_allclose(np.asarray(h.grad), [1.0, 1.0])
+
+
+@pytest.mark.parity
+def test_splits_that_pytorch_allows_to_change():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        w = lib.arange(4.0, dtype=lib.float64).requires_grad_()
+        for pieces in (lambda t: t.tensor_split(2), lambda t: t.hsplit(2)):
+            y = w * 1
+            pieces(y)[0].mul_(2)
+            y.sum().backward()
+            np.testing.assert_allclose(np.asarray(w.grad), [2.0, 2.0, 1.0, 1.0])
+            w.grad = None
+
+
+def test_the_unsafe_splits_may_be_changed_and_are_followed():
+    """PyTorch's unsafe_split pieces are not views to autograd (their change does not reach the
+    base's graph: its gradient is then wrong, as its name warns); tensorlib's are followed."""
+    w = tl.arange(4.0, dtype=tl.float64).requires_grad_()
+    for pieces in (lambda t: t.unsafe_split(2), lambda t: t.unsafe_chunk(2)):
+        y = w * 1
+        pieces(y)[0].mul_(2)
+        y.sum().backward()
+        np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0, 1.0, 1.0])
+        w.grad = None
+
+
+def _changed_views(m, c):
+    h = m * m
+    h[0].mul_(c[:4])
+    h.t()[1].add_(c[4:7])
+    h.narrow(1, 2, 2).tanh_()
+    h.view(12)[::5].copy_(c[7:10])
+    return h
+
+
+def _changed_plain(m, c):
+    out = tl.zeros(2, 6, dtype=tl.float64)
+    row = out[1]
+    out[:, :4].copy_(m[:2])
+    out.view(12)[1::3].mul_(c[:4])
+    return out.sum(0) + row * c[4:10]
+
+
+def test_gradcheck_through_in_place_changes_of_views():
+    rng = np.random.default_rng(2)
+    m = tl.tensor(rng.standard_normal((3, 4)), dtype=tl.float64, requires_grad=True)
+    c = tl.tensor(rng.standard_normal(10), dtype=tl.float64, requires_grad=True)
+    assert gradcheck(_changed_views, (m, c))
+    assert gradcheck(_changed_plain, (m, c))
+
+
+def test_gradgradcheck_through_an_in_place_change_of_a_view():
+    rng = np.random.default_rng(3)
+    m = tl.tensor(rng.standard_normal((3, 4)), dtype=tl.float64, requires_grad=True)
+    c = tl.tensor(rng.standard_normal(10), dtype=tl.float64, requires_grad=True)
+    assert gradgradcheck(_changed_views, (m, c))
+    assert gradgradcheck(_changed_plain, (m, c))
+
+
+@pytest.mark.parity
+def test_second_derivative_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        y[0:2].mul_(x[0:2])
+        (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        results.append((np.asarray(g.detach()), np.asarray(gg)))
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
+LEAF_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation"
+MULTI = "This view is the output of a function that returns multiple views"
+NO_GRAD = "A view was created in no_grad mode and is being modified inplace with grad mode enabled"
+STALE_NO_GRAD = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled"
+)
+
+
+def _refusals(lib):
+    w = lib.ones(4, requires_grad=True)
+    y = w * 1
+    with lib.no_grad():
+        made_without_grad = y[1:3]
+        of_leaf = w[0:2]
+    h = lib.ones(2, requires_grad=True)
+    return [
+        (lambda: w[0].add_(1), LEAF_VIEW),
+        (lambda: w.view(2, 2).mul_(2), LEAF_VIEW),
+        (lambda: (w * 1).split(2)[0].mul_(2), "Output 0 of Split is a view and is being "
+                                              "modified inplace. " + MULTI),
+        (lambda: (w * 1).chunk(2)[1].mul_(2), "Output 1 of Split is a view"),
+        (lambda: (w * 1).unbind()[0].mul_(2), "Output 0 of Unbind is a view"),
+        (lambda: (w * 1).split([1, 3])[1].mul_(2), "Output 1 of SplitWithSizes is a view"),
+        (lambda: lib.zeros(4).split(2)[0].copy_(h), NO_GRAD + ". " + MULTI),
+        (lambda: made_without_grad.mul_(2), NO_GRAD + ". Given that"),
+        (lambda: of_leaf.mul_(2), NO_GRAD),
+    ]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("index", range(9))
+def test_pytorchs_refusals(index):
+    torch = pytest.importorskip("torch")
+    change, message = _refusals(tl)[index]
+    with pytest.raises(RuntimeError, match=_escaped(message)):
+        change()
+    change, message = _refusals(torch)[index]
+    with pytest.raises(RuntimeError, match=_escaped(message)):
+        change()
+
+
+def _escaped(message):
+    import re
+
+    return re.escape(message)
+
+
+@pytest.mark.parity
+def test_stale_views_pytorch_will_not_re_derive_raise_when_used():
+    torch = pytest.importorskip("torch")
+    w = tl.ones(4, requires_grad=True)
+    y = w * 1
+    with tl.no_grad():
+        made_without_grad = y[0:2]
+    pieces = y.split(2)
+    y[1:3].mul_(2)
+    with pytest.raises(RuntimeError, match=_escaped(STALE_NO_GRAD)):
+        made_without_grad * w[:2]
+    with pytest.raises(RuntimeError, match="Output 0 of Split is a view and its base or another "
+                                           "view of its base has been modified inplace"):
+        pieces[0] * w[:2]
+    w2 = torch.ones(4, requires_grad=True)
+    y2 = w2 * 1
+    with torch.no_grad():
+        made2 = y2[0:2]
+    y2[1:3].mul_(2)
+    with pytest.raises(RuntimeError, match=_escaped(STALE_NO_GRAD)):
+        made2 * w2[:2]
+
+
+def test_an_overlapping_view_is_not_written_in_the_graph():
+    """PyTorch's message; PyTorch itself does not look for the overlap of an as_strided view."""
+    h = tl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        tl.zeros(4).as_strided((2, 2), (1, 1)).copy_(h[:2].expand(2, 2))
+    overlapping = tl.zeros(5).unfold(0, 3, 1)  # windows that share entries: read-only
+    with pytest.raises(RuntimeError, match="read-only"):
+        overlapping.copy_(h.expand(3, 3))
+
+
+def test_a_stale_view_is_re_derived_even_when_only_read_later():
+    w = tl.tensor([1.0, 2.0, 3.0], dtype=tl.float64, requires_grad=True)
+    out = tl.zeros(3, dtype=tl.float64)
+    head = out[:2]
+    out.copy_(w * 3)  # out owns its memory: its views follow
+    head.backward(tl.ones(2, dtype=tl.float64))  # straight from the view, no op in between
+    np.testing.assert_allclose(w.grad.numpy(), [3.0, 3.0, 0.0])
+
+
+def test_the_paths_without_views_are_unchanged():
+    w = tl.tensor([1.0, 2.0], dtype=tl.float64, requires_grad=True)
+    h = w * 2
+    h += 1
+    h *= w
+    h.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), [4 * 1.0 + 1, 4 * 2.0 + 1])  # 4w + 1
+    x = w * 2
+    y = x.sin()
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w.add_(1)
+    with tl.no_grad():
+        w[0].add_(1)  # an optimizer's update through a view
+        w.mul_(2)
+    np.testing.assert_allclose(w.detach().numpy(), [4.0, 4.0])
+    with pytest.raises(RuntimeError, match="read-only broadcast view"):
+        (w * 1)[:1].expand(3).mul_(2)
+    data = tl.zeros(4)
+    data[1:3].add_(1)  # no gradient involved: a plain write
+    assert not data.requires_grad and data._version == 1
+
+
+def test_the_list_of_views_keeps_no_view_alive_and_stays_short():
+    import gc
+    import weakref
+
+    base = tl.zeros(8) * 1
+    first = base[0:2]
+    ref = weakref.ref(first)
+    del first
+    gc.collect()
+    assert ref() is None
+    for _ in range(1000):
+        base.t()
+    assert len(base._versions[3]) <= 64
+
+
+@pytest.mark.parity
+def test_diagonal_and_an_element_of_a_vector_are_views_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        b = lib.zeros(2, 3, 3)
+        b.diagonal(1, 1, 2).fill_(2.0)  # a strided view of b's memory, not a copy
+        b[1].diagonal().add_(1.0)
+        v = lib.zeros(3)
+        v[1].add_(5.0)  # a 0-d view
+        assert v[1]._base is v and b.diagonal()._base is b
+        expected = np.zeros((2, 3, 3))
+        expected[:, [0, 1], [1, 2]] = 2.0
+        expected[1, [0, 1, 2], [0, 1, 2]] += 1.0
+        np.testing.assert_allclose(np.asarray(b), expected)
+        np.testing.assert_allclose(np.asarray(v), [0.0, 5.0, 0.0])
+        copied = lib.diag(b[0])  # diag of a matrix is a copy in both
+        copied.add_(1.0)
+        assert float(b[0].sum()) == 4.0 and not copied._is_view()
+
+
+@pytest.mark.parity
+def test_a_stale_split_of_a_plain_tensor_raises_when_used_as_in_pytorch():
+    torch = pytest.importorskip("torch")
+    message = _escaped(STALE_NO_GRAD + ". " + MULTI)
+    for lib in (tl, torch):
+        w = lib.ones(4, requires_grad=True)
+        base = (w * 1).detach()
+        pieces = base.unbind()
+        base[1:3].copy_(w[:2] * 3)  # the plain base joins the graph
+        with pytest.raises(RuntimeError, match=message):
+            pieces[1] * 2  # no other input requires grad: still refused, not silently cut off
