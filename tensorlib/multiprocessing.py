@@ -5,9 +5,10 @@ r"""``torch.multiprocessing``: Python's :mod:`multiprocessing`, and :func:`spawn
 
 Programs import it at the top and start processes with it (PyTorch's ImageNet example, Hogwild
 training, the Annotated Transformer). Python's names are re-exported; :func:`spawn` starts
-``nprocs`` processes running ``fn(i, *args)`` and raises :class:`ProcessRaisedException` with the
-child's traceback when one fails, as PyTorch's does. A tensor sent to another process is pickled,
-so the process gets a copy: tensorlib's tensors are numpy arrays, not shared memory.
+``nprocs`` processes running ``fn(i, *args)`` and, when one fails, stops the others and raises
+:class:`ProcessRaisedException` with the child's traceback, as PyTorch's does. A tensor sent to
+another process is pickled, so the process gets a copy: tensorlib's tensors are numpy arrays, not
+shared memory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ __all__ = [
 
 # %% book/08_gpt.ipynb, cell 134
 import multiprocessing as _mp
+import os
+import signal
+import tempfile
+import time
 import traceback
 from collections.abc import Callable
 from multiprocessing import (  # noqa: F401  (re-exported, as torch.multiprocessing does)
@@ -50,6 +55,7 @@ from multiprocessing import (  # noqa: F401  (re-exported, as torch.multiprocess
     get_start_method,
     set_start_method,
 )
+from multiprocessing import connection as _connection
 from typing import Any
 
 _STRATEGIES = {"file_descriptor", "file_system"}
@@ -77,81 +83,161 @@ def set_sharing_strategy(new_strategy: str) -> None:
 
 
 class ProcessRaisedException(Exception):
-    """A process started by :func:`spawn` raised; the message holds its traceback."""
+    """A process started by :func:`spawn` raised; the message holds its traceback.
+
+    Attributes:
+        error_index: the process's index ``i``.
+        error_pid: its process id (also ``pid``).
+    """
 
     def __init__(self, msg: str, error_index: int, error_pid: int) -> None:
         super().__init__(msg)
-        self.error_index, self.pid = error_index, error_pid
+        self.msg, self.error_index, self.error_pid = msg, error_index, error_pid
+        self.pid = error_pid
+
+    def __reduce__(self) -> tuple[Any, ...]:  # it pickles, to cross processes itself
+        return type(self), (self.msg, self.error_index, self.error_pid)
 
 
 class ProcessExitedException(Exception):
-    """A process started by :func:`spawn` ended with a nonzero exit code (``exit_code``)."""
+    """A process started by :func:`spawn` ended with a nonzero exit code, or by a signal.
 
-    def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int) -> None:
+    Attributes:
+        error_index: the process's index ``i``.
+        error_pid: its process id (also ``pid``).
+        exit_code: its exit code, ``-N`` for the signal ``N``.
+        signal_name: the signal's name (``"SIGKILL"``), or None.
+    """
+
+    def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int,
+                 signal_name: str | None = None) -> None:
         super().__init__(msg)
-        self.error_index, self.pid, self.exit_code = error_index, error_pid, exit_code
+        self.msg, self.error_index, self.error_pid = msg, error_index, error_pid
+        self.pid, self.exit_code, self.signal_name = error_pid, exit_code, signal_name
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.msg, self.error_index, self.error_pid, self.exit_code,
+                            self.signal_name)
 
 
-def _run(fn: Callable[..., Any], index: int, args: tuple[Any, ...], errors: Any) -> None:
-    """A spawned process's body: ``fn(index, *args)``, its traceback sent home if it raises."""
+def _run(fn: Callable[..., Any], index: int, args: tuple[Any, ...], error_file: str) -> None:
+    """A spawned process's body: ``fn(index, *args)``; if it raises, its traceback goes to
+    ``error_file`` (a file, not a pipe, so a long traceback never waits for a reader)."""
     try:
         fn(index, *args)
     except KeyboardInterrupt:
-        pass
+        pass  # the parent stopped this process: nothing to report
     except Exception:  # noqa: BLE001  (any error goes to the parent, which raises it)
-        errors.put(traceback.format_exc())
+        with open(error_file, "w", encoding="utf-8") as file:
+            file.write(traceback.format_exc())
         raise SystemExit(1) from None
 
 
+def _join_all(processes: list[Any], timeout: float) -> None:
+    """Wait for every process, ``timeout`` seconds in all."""
+    end = time.monotonic() + timeout
+    for process in processes:
+        process.join(max(0.0, end - time.monotonic()))
+
+
 class ProcessContext:
-    """The processes of one :func:`spawn` (``processes``); :meth:`join` waits for them."""
+    """The processes of one :func:`spawn` (``processes``) and the files their tracebacks go to
+    (``error_files``); :meth:`join` waits for them."""
 
-    def __init__(self, processes: list[Any], error_queues: list[Any]) -> None:
-        self.processes, self.error_queues = processes, error_queues
+    def __init__(self, processes: list[Any], error_files: list[str]) -> None:
+        self.processes, self.error_files = processes, error_files
+        # each process's sentinel, a handle that becomes ready when the process ends
+        self.sentinels = {process.sentinel: index for index, process in enumerate(processes)}
 
-    def pids(self) -> list[int | None]:
+    def pids(self) -> list[int]:
         """The processes' ids."""
-        return [process.pid for process in self.processes]
+        return [int(process.pid) for process in self.processes]
 
-    def join(self, timeout: float | None = None) -> bool:
-        """Wait for every process; True when all ended well. Raises for the first that failed:
-        :class:`ProcessRaisedException` with its traceback, or :class:`ProcessExitedException`."""
+    def join(self, timeout: float | None = None, grace_period: float | None = None) -> bool:
+        """Wait, ``timeout`` seconds at most (None: no limit), until a process ends; True when
+        every process has ended well, False while some still run.
+
+        When one fails, the others are stopped (after ``grace_period`` seconds, if given, to end
+        by themselves: terminated, then, after another ``grace_period`` or 30 seconds, killed) and
+        its failure is raised: :class:`ProcessRaisedException` with its traceback, or
+        :class:`ProcessExitedException` for a nonzero exit code or a signal.
+        """
+        if not self.sentinels:
+            return True
+        ready = _connection.wait(list(self.sentinels), timeout=timeout)
+        for sentinel in ready:
+            index = self.sentinels.pop(sentinel)
+            self.processes[index].join()
+            if self.processes[index].exitcode != 0:
+                self._stop_all(grace_period)
+                raise self._failure(index)
+        return not self.sentinels
+
+    def _stop_all(self, grace_period: float | None) -> None:
+        """End every process still running: SIGTERM, then SIGKILL for one that ignores it."""
+        if grace_period is not None:
+            _join_all(self.processes, grace_period)
         for process in self.processes:
-            process.join(timeout)
-        if any(process.is_alive() for process in self.processes):
-            return False
-        for index, (process, errors) in enumerate(
-            zip(self.processes, self.error_queues, strict=True)
-        ):
-            if process.exitcode == 0:
-                continue
-            if not errors.empty():
-                message = f"\n\n-- Process {index} terminated with the following error:\n"
-                raise ProcessRaisedException(message + errors.get(), index, process.pid)
-            raise ProcessExitedException(
-                f"process {index} terminated with exit code {process.exitcode}",
-                index, process.pid, process.exitcode,
+            if process.is_alive():
+                process.terminate()
+        _join_all(self.processes, 30.0 if grace_period is None else grace_period)
+        for process in self.processes:
+            if process.is_alive():
+                process.kill()
+            process.join()
+        self.sentinels.clear()
+
+    def _failure(self, index: int) -> Exception:
+        """The exception for process ``index``, which failed; the error files are removed."""
+        process, path = self.processes[index], self.error_files[index]
+        trace = None
+        if os.access(path, os.R_OK):
+            with open(path, encoding="utf-8") as file:
+                trace = file.read()
+        for error_file in self.error_files:
+            if os.path.exists(error_file):
+                os.unlink(error_file)
+        if trace is not None:
+            message = f"\n\n-- Process {index:d} terminated with the following error:\n"
+            return ProcessRaisedException(message + trace, index, process.pid)
+        code = process.exitcode
+        if code >= 0:
+            return ProcessExitedException(
+                f"process {index:d} terminated with exit code {code:d}", index, process.pid, code
             )
-        return True
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"<Unknown signal {-code}>"
+        return ProcessExitedException(
+            f"process {index:d} terminated with signal {name}", index, process.pid, code, name
+        )
+
+
+def _error_file() -> str:
+    """A fresh path for one process's traceback: created only if the process raises."""
+    with tempfile.NamedTemporaryFile(prefix="tensorlib-errorfile-", suffix=".txt") as file:
+        return file.name  # removed on leaving; the name stays free for the process
 
 
 def spawn(fn: Callable[..., Any], args: tuple[Any, ...] = (), nprocs: int = 1,
           join: bool = True, daemon: bool = False,
           start_method: str = "spawn") -> ProcessContext | None:
     """Start ``nprocs`` processes running ``fn(i, *args)`` (``i`` = 0 .. nprocs-1), as
-    ``torch.multiprocessing.spawn``. With ``join`` (the default) wait for all and return None,
-    raising as :meth:`ProcessContext.join` does; otherwise return the :class:`ProcessContext`.
+    ``torch.multiprocessing.spawn``. With ``join`` (the default) wait until all have ended well
+    and return None, or, as soon as one fails, stop the others and raise as
+    :meth:`ProcessContext.join` does; otherwise return the :class:`ProcessContext`.
     ``fn`` must be importable by the new processes (a module-level function)."""
     context: Any = _mp.get_context(start_method)  # a spawn, fork or forkserver context
-    error_queues = [context.SimpleQueue() for _ in range(nprocs)]
+    error_files = [_error_file() for _ in range(nprocs)]
     processes = [
-        context.Process(target=_run, args=(fn, index, tuple(args), error_queues[index]),
+        context.Process(target=_run, args=(fn, index, tuple(args), error_files[index]),
                         daemon=daemon)
         for index in range(nprocs)
     ]
     for process in processes:
         process.start()
-    processes_context = ProcessContext(processes, error_queues)
+    processes_context = ProcessContext(processes, error_files)
     if not join:
         return processes_context
     while not processes_context.join():

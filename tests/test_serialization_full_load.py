@@ -374,3 +374,113 @@ def test_time_sequence_predictions_ndarray_files(tmp_path):
     torch.save({"input": data, "target": torch.ones(3)}, tmp_path / "theirs.pt")
     loaded = _run(_write(tmp_path, "load.py", LOAD_TORCH_ARRAYS), as_torch=True)
     assert loaded == "ndarray (2, 3) 3.000000\n"
+
+
+# ------------------------------------------------- PyTorch's environment variables and encoding
+
+
+class _Opens:
+    """An object whose pickle calls ``open(path, "w")``: loading it whole creates the file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+@pytest.fixture
+def _no_force(monkeypatch):
+    monkeypatch.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", raising=False)
+    monkeypatch.delenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("value", ["1", "y", "YES", "True"])
+def test_torch_force_weights_only_load_refuses_code_even_with_weights_only_false(
+    tmp_path, _no_force, value
+):
+    marker = tmp_path / "marker"
+    tl.save({"payload": _Opens(str(marker))}, tmp_path / "evil.pt")
+    _no_force.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", value)
+    with pytest.raises(CheckpointError, match="global io.open, which a weights-only"):
+        tl.load(tmp_path / "evil.pt", weights_only=False)
+    with pytest.raises(RuntimeError, match="explicit pickle_module is specified"):
+        tl.load(tmp_path / "evil.pt", pickle_module=pickle)  # forced weights only, as in torch
+    assert not marker.exists()
+    _no_force.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0")  # a false value: the file runs
+    tl.load(tmp_path / "evil.pt", weights_only=False)["payload"].close()
+    assert marker.exists()
+
+
+def test_torch_force_no_weights_only_load_changes_only_the_default(tmp_path, _no_force):
+    tl.save({"config": Config(lr=0.5)}, tmp_path / "c.pt")
+    _no_force.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.warns(UserWarning, match="TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+                                         "`weights_only` argument was not explicitly passed"):
+        assert tl.load(tmp_path / "c.pt") == {"config": Config(lr=0.5)}
+    with pytest.raises(CheckpointError, match="which a weights-only load refuses"):
+        tl.load(tmp_path / "c.pt", weights_only=True)  # said explicitly: kept
+    _no_force.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "yes")
+    with pytest.raises(RuntimeError, match="Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set"):
+        tl.load(tmp_path / "c.pt")
+
+
+def _archive_of(pickled: bytes) -> bytes:
+    """A torch.save archive holding ``pickled`` as its data.pkl and no storage."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("archive/data.pkl", pickled)
+        archive.writestr("archive/byteorder", b"little")
+        archive.writestr("archive/version", b"3\n")
+    return out.getvalue()
+
+
+# {"s": Python 2's str of the UTF-8 bytes of "é"}, at protocol 2 (SHORT_BINSTRING)
+_PY2_STRING = _archive_of(b"\x80\x02}U\x01sU\x02\xc3\xa9s.")
+
+
+def test_a_full_load_reads_python_2_strings_as_utf_8_unless_told(_no_force):
+    assert _load(_PY2_STRING, weights_only=False) == {"s": "é"}
+    assert _load(_PY2_STRING, weights_only=False, encoding="latin1") == {"s": "Ã©"}
+    assert FullPickleReader(b"\x80\x02U\x02\xc3\xa9.", None, "x").load() == "é"
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("weights_only", [False, None])
+def test_torch_force_weights_only_load_as_torch(tmp_path, _no_force, weights_only):
+    torch = _torch()
+    marker = tmp_path / "marker"
+    tl.save({"payload": _Opens(str(marker))}, tmp_path / "evil.pt")
+    _no_force.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        torch.load(tmp_path / "evil.pt", weights_only=weights_only)
+    with pytest.raises(CheckpointError, match="io.open"):
+        tl.load(tmp_path / "evil.pt", weights_only=weights_only)
+    assert not marker.exists()
+    _no_force.delenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+    _no_force.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "true")
+    if weights_only is None:  # the default becomes a full load in both, with the same warning
+        with pytest.warns(UserWarning) as theirs:
+            torch.load(_saved_config(tmp_path))
+        with pytest.warns(UserWarning) as ours:
+            tl.load(_saved_config(tmp_path))
+        assert str(ours[0].message) == str(theirs[0].message)
+    _no_force.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "1")
+    for load in (torch.load, tl.load):
+        with pytest.raises(RuntimeError, match="Only one of"):
+            load(_saved_config(tmp_path), weights_only=weights_only)
+
+
+def _saved_config(folder: Path) -> Path:
+    tl.save({"config": Config()}, folder / "config.pt")
+    return folder / "config.pt"
+
+
+@pytest.mark.parity
+def test_python_2_strings_in_a_full_load_as_torch(_no_force):
+    torch = _torch()
+    for kwargs in ({}, {"encoding": "latin1"}, {"encoding": "bytes"}):
+        theirs = torch.load(io.BytesIO(_PY2_STRING), weights_only=False, **kwargs)
+        assert _load(_PY2_STRING, weights_only=False, **kwargs) == theirs

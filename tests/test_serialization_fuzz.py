@@ -454,6 +454,8 @@ def _mutate_pickle(data: bytes, rng) -> bytes:
                     b"torch\nBFloat16Storage\n",
                     b"torch._utils\n_rebuild_parameter\n",
                     b"torch\nBoolStorage\n",
+                    b"torch\nfloat32\n",  # a dtype: pushed as itself, never called
+                    b"torch\ndevice\n",  # called only with a device's type and index
                 ]
             )
         )

@@ -493,3 +493,93 @@ def test_torch_reads_the_hand_written_archives():
     )
     theirs = torch.load(io.BytesIO(blob), weights_only=True)
     _same(_load(blob), theirs)
+
+
+# ---- dtypes and devices, as PyTorch pickles them (torch.float32, torch.device("cpu"))
+
+_DTYPE_NAMES = ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"]
+
+
+def _device_call(*args: bytes) -> bytes:
+    return b"ctorch\ndevice\n" + _tuple(list(args)) + b"R"
+
+
+def test_dtypes_and_devices_load_weights_only_as_tensorlibs():
+    items = {name: b"ctorch\n%s\n" % name.encode() for name in _DTYPE_NAMES}
+    items["cpu"] = _device_call(_text("cpu"))
+    items["cuda1"] = _device_call(_text("cuda"), _int(1))
+    back = _load(_archive(_dict(items), {}))
+    assert [back[name] for name in _DTYPE_NAMES] == [getattr(tl, name) for name in _DTYPE_NAMES]
+    assert back["cpu"] == tl.device("cpu") and isinstance(back["cpu"], tl.device)
+    assert (back["cuda1"].type, back["cuda1"].index) == ("cuda", 1)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (_device_call(_int(3)), "torch.device takes a device type and an index"),
+        (_device_call(_text("cpu"), _int(0), _int(1)), "torch.device takes a device type"),
+        (b"ctorch\nfloat32\n" + _tuple([_text("f4")]) + b"R", "calls a numpy"),
+        (b"ctorch\nfloat32\n}b", "sets the state of a numpy"),
+        (b"ctorch\nbfloat16\n", "the dtype torch.bfloat16, which tensorlib does not have"),
+        (b"cnumpy\ndtype\n", "global numpy.dtype, which a weights-only load refuses"),
+    ],
+)
+def test_dtypes_and_devices_can_only_be_named(value, message):
+    # a dtype is pushed as itself: never called, never changed; a device only from its name
+    with pytest.raises(CheckpointError, match=message):
+        _load(_archive(_dict({"x": value}), {}))
+
+
+def _pickle_of(blob: bytes) -> bytes:
+    archive = zipfile.ZipFile(io.BytesIO(blob))
+    return archive.read(next(n for n in archive.namelist() if n.endswith("/data.pkl")))
+
+
+def test_tl_save_writes_dtypes_and_devices_by_pytorchs_names():
+    obj = {"dtype": tl.float32, "again": tl.float32, "long": tl.long, "device": tl.device("cpu"),
+           "indexed": tl.device("cpu", 0), "w": tl.ones(2, dtype=tl.float64)}
+    buffer = io.BytesIO()
+    tl.save(obj, buffer)
+    pickled = _pickle_of(buffer.getvalue())
+    assert b"ctorch\nfloat32\n" in pickled and b"ctorch\nint64\n" in pickled
+    assert b"ctorch\ndevice\n" in pickled and b"numpy" not in pickled
+    assert pickled.count(b"ctorch\nfloat32\n") == 1  # written once, then referred to
+    assert tl.serialization.get_unsafe_globals_in_checkpoint(io.BytesIO(buffer.getvalue())) == []
+    back = _load(buffer.getvalue())
+    assert back["dtype"] == back["again"] == tl.float32 and back["long"] == tl.int64
+    assert back["device"] == tl.device("cpu") and back["indexed"].index == 0
+
+
+@pytest.mark.parity
+def test_dtypes_and_devices_load_in_both_libraries_weights_only():
+    torch = _torch()
+    theirs = {"dtypes": [getattr(torch, name) for name in _DTYPE_NAMES],
+              "config": {"dtype": torch.float32, "device": torch.device("cpu")},
+              "cuda": torch.device("cuda", 1), "w": torch.ones(2)}
+    back = _load(_saved(theirs))  # torch.save -> tl.load, weights only
+    assert back["dtypes"] == [getattr(tl, name) for name in _DTYPE_NAMES]
+    assert back["config"] == {"dtype": tl.float32, "device": tl.device("cpu")}
+    assert (back["cuda"].type, back["cuda"].index) == ("cuda", 1)
+    ours = {"dtypes": [getattr(tl, name) for name in _DTYPE_NAMES],
+            "config": {"dtype": tl.float32, "device": tl.device("cpu")},
+            "cuda": tl.device("cuda", 1), "w": tl.ones(2)}
+    buffer = io.BytesIO()
+    tl.save(ours, buffer)
+    again = torch.load(io.BytesIO(buffer.getvalue()))  # tl.save -> torch.load, its default
+    assert again["dtypes"] == theirs["dtypes"] and again["config"] == theirs["config"]
+    assert again["cuda"] == torch.device("cuda", 1) and again["w"].tolist() == [1.0, 1.0]
+    with pytest.raises(CheckpointError, match="torch.bfloat16, which tensorlib does not have"):
+        _load(_saved({"dtype": torch.bfloat16}))
+
+
+@pytest.mark.parity
+def test_a_device_in_a_whole_pickle_loads_as_torchs():
+    torch = _torch()
+    import argparse
+
+    buffer = io.BytesIO()
+    tl.save({"args": argparse.Namespace(device=tl.device("cpu"))}, buffer)
+    theirs = torch.load(io.BytesIO(buffer.getvalue()), weights_only=False)
+    assert theirs["args"].device == torch.device("cpu")
+    assert _load(buffer.getvalue(), weights_only=False)["args"].device == tl.device("cpu")

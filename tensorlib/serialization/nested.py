@@ -132,6 +132,26 @@ class _Encoder:
         )
 
 
+def _check_save_arguments(pickle_protocol: Any, use_new_zipfile_serialization: bool) -> None:
+    """Refuse a protocol ``pickle`` refuses, and warn that the format of before PyTorch 1.6 is
+    not written (an error under ``skip_data``, as in PyTorch)."""
+    if not isinstance(pickle_protocol, int) or isinstance(pickle_protocol, bool):
+        raise TypeError(f"pickle_protocol must be an int, got {type(pickle_protocol).__name__}")
+    if pickle_protocol > pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"pickle protocol must be <= {pickle.HIGHEST_PROTOCOL}")
+    if not use_new_zipfile_serialization:
+        if _skipping_data():
+            raise RuntimeError(
+                "Cannot use skip_data=True with _use_new_zipfile_serialization=False"
+            )
+        warnings.warn(
+            "tensorlib.save writes only the zip archive of PyTorch 1.6 and later, which every "
+            "torch.load since 1.6 reads: _use_new_zipfile_serialization=False is ignored",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def save(
     obj: Any,
     f: str | os.PathLike | BinaryIO,
@@ -175,21 +195,7 @@ def save(
             nothing is written then.
         RuntimeError: for ``_use_new_zipfile_serialization=False`` under ``skip_data``.
     """
-    if not isinstance(pickle_protocol, int) or isinstance(pickle_protocol, bool):
-        raise TypeError(f"pickle_protocol must be an int, got {type(pickle_protocol).__name__}")
-    if pickle_protocol > pickle.HIGHEST_PROTOCOL:
-        raise ValueError(f"pickle protocol must be <= {pickle.HIGHEST_PROTOCOL}")
-    if not _use_new_zipfile_serialization:
-        if _skipping_data():
-            raise RuntimeError(
-                "Cannot use skip_data=True with _use_new_zipfile_serialization=False"
-            )
-        warnings.warn(
-            "tensorlib.save writes only the zip archive of PyTorch 1.6 and later, which every "
-            "torch.load since 1.6 reads: _use_new_zipfile_serialization=False is ignored",
-            UserWarning,
-            stacklevel=2,
-        )
+    _check_save_arguments(pickle_protocol, _use_new_zipfile_serialization)
     write_pt(
         obj, f, byteorder_record=not _disable_byteorder_record, skip_data=_skipping_data()
     )
@@ -307,15 +313,45 @@ def _placed(tensors: dict[str, Tensor], map_location: Any, source: str) -> dict[
     }
 
 
+# the values that switch on PyTorch's environment variables, in any case
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _env_flag(name: str) -> bool:
+    return os.getenv(name, "0").lower() in _TRUE_VALUES
+
+
 def _check_load_arguments(
     f: Any, pickle_module: Any, weights_only: bool | None, mmap: bool | None,
     pickle_load_args: dict[str, Any],
 ) -> bool:
     """Refuse and warn where ``torch.load`` does, with its messages; whether the load is weights
     only. As in PyTorch, ``weights_only=None`` means ``True`` unless a ``pickle_module`` is
-    given."""
+    given; the environment variable ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` set to a true value
+    (``1``, ``y``, ``yes``, ``true``, in any case) makes every load weights only, even one asked
+    for with ``weights_only=False``, and ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` makes an unset
+    ``weights_only`` mean ``False``, with a warning (both set is an error)."""
+    not_set = weights_only is None
     if weights_only is None:
         weights_only = pickle_module is None
+    force = _env_flag("TORCH_FORCE_WEIGHTS_ONLY_LOAD")
+    force_no = _env_flag("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    if force and force_no:
+        raise RuntimeError(
+            "Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+            "should be set, but both were set."
+        )
+    if force:
+        weights_only = True
+    elif force_no and not_set:
+        warnings.warn(
+            "Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the"
+            "`weights_only` argument was not explicitly passed to `torch.load`, forcing "
+            "weights_only=False.",
+            UserWarning,
+            stacklevel=3,
+        )
+        weights_only = False
     if weights_only:
         if pickle_module is not None:
             raise RuntimeError(
@@ -326,6 +362,38 @@ def _check_load_arguments(
     if mmap and not isinstance(f, (str, os.PathLike)):
         raise ValueError("f must be a file path in order to use the mmap argument")
     return weights_only
+
+
+def _structure_of(
+    tensors: dict[str, Tensor], metadata: dict[str, str] | None, source: str
+) -> Any:
+    """The object a safetensors file holds: the nesting an earlier version of :func:`save` wrote
+    in its metadata, rebuilt around its tensors, or its tensors by name for any other such
+    file."""
+    if not metadata or STRUCTURE_KEY not in metadata:
+        return tensors
+    try:
+        structure = json.loads(metadata[STRUCTURE_KEY], parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        raise CheckpointError(f"{source}: structure is not valid JSON: {error}") from None
+    used: set[str] = set()
+    obj = _decode(structure, tensors, used, source)
+    unused = [name for name in tensors if name not in used]
+    if unused:
+        raise CheckpointError(
+            f"{source}: the file holds tensors the structure never uses: {unused[:5]}"
+        )
+    return obj
+
+
+def _mmap_refused(f: Any) -> RuntimeError:
+    """PyTorch's error for ``mmap=True`` with a file that is not a zip archive."""
+    name = f"{f}, " if isinstance(f, str) else ""
+    return RuntimeError(
+        "mmap can only be used with files saved with "
+        f"`torch.save({name}_use_new_zipfile_serialization=True), please torch.save "
+        "your checkpoint with this option in order to use mmap."
+    )
 
 
 def load(
@@ -340,18 +408,15 @@ def load(
     """Load what :func:`save` (or ``torch.save``) wrote: the same nesting of
     containers, values and tensors.
 
-    ``f`` is a path or a binary file object (read from its position). A file of
-    :func:`save` loads as it was saved; a safetensors file written by another program (no
-    tensorlib structure in its metadata) as a dict of name to tensor; a ``torch.save`` archive
-    (the zip format of PyTorch 1.6 and later) as ``torch.load`` loads it (see
-    :func:`~tensorlib.serialization.pytorch.read_pt`). A weights-only load, the default, never
-    runs code in the file but the globals allow-listed with
-    :func:`~tensorlib.serialization.pytorch.add_safe_globals` or
-    :class:`~tensorlib.serialization.pytorch.safe_globals`: a file that needs another global is
-    refused, saying which and how to allow it. ``weights_only=False`` runs the file's pickle, as
-    PyTorch's does (:class:`~tensorlib.serialization.pytorch.FullPickleReader`): a whole model, a
-    dataclass, an ndarray load, and so does any code the file asks for. Only for files you
-    trust.
+    ``f`` is a path or a binary file object (read from its position): a ``torch.save`` archive
+    (the zip format of PyTorch 1.6 and later, see
+    :func:`~tensorlib.serialization.pytorch.read_pt`), a file of an earlier :func:`save`, or a
+    safetensors file of another program (loaded as a dict of name to tensor). A weights-only
+    load, the default, never runs code in the file but the globals allow-listed with
+    :func:`~tensorlib.serialization.pytorch.add_safe_globals`: a file that needs another global
+    is refused, saying which and how to allow it. ``weights_only=False`` runs the file's pickle,
+    as PyTorch's does: a whole model, a dataclass, an ndarray load, and so does any code the
+    file asks for. Only for files you trust.
 
     Args:
         f: the file.
@@ -361,15 +426,17 @@ def load(
         pickle_module: as in ``torch.load``, not with ``weights_only=True``; unused (the
             unpickler is tensorlib's, which resolves PyTorch's names).
         weights_only: ``None`` (the default) is ``True``, or ``False`` when a
-            ``pickle_module`` is given, as in PyTorch.
+            ``pickle_module`` is given, as in PyTorch, whose environment variables override it:
+            ``TORCH_FORCE_WEIGHTS_ONLY_LOAD=1`` makes every load weights only (even
+            ``weights_only=False``), ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` ``None`` ``False``.
         mmap: ``True`` asks PyTorch to map the file rather than read it; checked as PyTorch
             checks it (a path to a zip archive), then the file is read as without it.
-        pickle_load_args: ``torch.load``'s arguments of the unpickler (``encoding=``), used
+        pickle_load_args: the unpickler's arguments (``encoding=``, ``"utf-8"`` by default), used
             with ``weights_only=False`` (ignored with a warning otherwise, as in PyTorch).
 
-    An archive without a ``byteorder`` member is read in the byte order of
-    :func:`~tensorlib.serialization.options.get_default_load_endianness`; under
-    :class:`~tensorlib.serialization.options.skip_data`, tensors are zeros, their bytes unread.
+    Without a ``byteorder`` member, the byte order is
+    :func:`~tensorlib.serialization.options.get_default_load_endianness`'s.
+    Under :class:`~tensorlib.serialization.options.skip_data`, tensors are zeros.
 
     Raises:
         CheckpointError: for a bad file or structure, or a path that is not a regular file.
@@ -389,31 +456,12 @@ def load(
                 pickle_load_args=pickle_load_args,
             )
         if mmap:
-            name = f"{f}, " if isinstance(f, str) else ""
-            raise RuntimeError(
-                "mmap can only be used with files saved with "
-                f"`torch.save({name}_use_new_zipfile_serialization=True), please torch.save "
-                "your checkpoint with this option in order to use mmap."
-            )
+            raise _mmap_refused(f)
         tensors, metadata = _read(stream, size, source)
     finally:
         if stream is not f:
             stream.close()
-    tensors = _placed(tensors, map_location, source)
-    if not metadata or STRUCTURE_KEY not in metadata:
-        return tensors
-    try:
-        structure = json.loads(metadata[STRUCTURE_KEY], parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as error:
-        raise CheckpointError(f"{source}: structure is not valid JSON: {error}") from None
-    used: set[str] = set()
-    obj = _decode(structure, tensors, used, source)
-    unused = [name for name in tensors if name not in used]
-    if unused:
-        raise CheckpointError(
-            f"{source}: the file holds tensors the structure never uses: {unused[:5]}"
-        )
-    return obj
+    return _structure_of(_placed(tensors, map_location, source), metadata, source)
 
 
 # %% book/07_checkpointing.ipynb, cell 89

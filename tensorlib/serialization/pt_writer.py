@@ -10,7 +10,8 @@ uncompressed and its bytes starting at a multiple of 64 in the file, as PyTorch 
 pickle is written opcode by opcode, protocol 2, naming only the globals that
 ``torch.load(weights_only=True)`` allows: ``torch._utils._rebuild_tensor_v2``,
 ``torch._utils._rebuild_parameter``, the storage types (``torch.FloatStorage``...),
-``collections.OrderedDict`` and ``_codecs.encode`` (for ``bytes``). So PyTorch is never imported,
+``collections.OrderedDict``, ``_codecs.encode`` (for ``bytes``), the dtypes by PyTorch's names
+(``torch.float32``) and ``torch.device``. So PyTorch is never imported,
 and a file of ours loads in PyTorch with its default, weights-only ``torch.load``. Any other
 object (a whole module, a dataclass, an ndarray) is pickled as ``torch.save`` pickles it, by
 Python's own pickler with tensors and storages written the same way: such a file loads only with
@@ -39,7 +40,7 @@ from typing import Any, BinaryIO, ClassVar, NamedTuple
 
 import numpy as np
 
-from tensorlib.engine import Tensor
+from tensorlib.engine import Tensor, device
 from tensorlib.nn.parameter import Parameter
 from tensorlib.serialization.atomic import atomic_write
 from tensorlib.serialization.pytorch import STORAGE_DTYPES
@@ -123,6 +124,12 @@ def _encode_long(value: int) -> bytes:
 
 
 # %% book/07_checkpointing.ipynb, cell 75
+def _device_arguments(where: device) -> tuple:
+    """What ``torch.device`` is called with to rebuild ``where``: ``(type,)`` or
+    ``(type, index)``."""
+    return (where.type,) if where.index is None else (where.type, where.index)
+
+
 class _NotPlain(Exception):
     """What ``_PickleWriter`` raises at the first value a weights-only load could not
     rebuild: :func:`write_pt` then pickles the whole object with ``_ObjectPickler``."""
@@ -133,7 +140,9 @@ class _PickleWriter:
 
     Dicts, lists and tensors are memoized (``BINPUT``) when first written and referred to
     (``BINGET``) after, as the standard pickler does: an object reached twice (tied weights)
-    loads as one object. Globals are written once each. Each storage (the contiguous array a
+    loads as one object. Globals are written once each. A dtype is written as the global of
+    PyTorch's that names it (``torch.float32``), a :class:`~tensorlib.device` as a call of
+    ``torch.device``, as PyTorch pickles its own. Each storage (the contiguous array a
     tensor views) gets a key, ``"0"``, ``"1"``, ..., in the order tensors first reach it.
     """
 
@@ -215,6 +224,12 @@ class _PickleWriter:
             self.text(value.decode("latin1"))
             self.text("latin1")
             self.out += b"\x86R"  # TUPLE2, REDUCE
+        elif isinstance(value, np.dtype) and value in STORAGE_NAMES:
+            self.global_("torch", value.name)  # torch.float32 pickles as its name: no call
+        elif isinstance(value, device):
+            self.global_("torch", "device")
+            self.tuple_(_device_arguments(value), path, depth)
+            self.out += b"R"  # REDUCE
         elif isinstance(value, Tensor):
             self.tensor(value, path)
         elif isinstance(value, (dict, list)):
@@ -305,13 +320,15 @@ class _StorageRef(NamedTuple):
 _REBUILD_TENSOR = _Named("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Named("torch._utils", "_rebuild_parameter")
 _SIZE = _Named("torch", "Size")
+_DEVICE = _Named("torch", "device")
 _STORAGE_TYPES = {dtype: _Named("torch", name) for dtype, name in STORAGE_NAMES.items()}
 
 
 class _ObjectPickler(pickle._Pickler):
     """Python's pickler at protocol 2, for any object ``torch.save`` pickles (a whole module, a
-    dataclass, an ndarray), with tensors, Parameters, storages and ``Size`` written as
-    ``_PickleWriter`` writes them; its storages are collected in ``storages``."""
+    dataclass, an ndarray), with tensors, Parameters, storages, ``Size`` and devices written as
+    ``_PickleWriter`` writes them; its storages are collected in ``storages``. A dtype stays
+    numpy's here: an ndarray's own pickle holds its dtype, which numpy rebuilds."""
 
     # the standard library's pickler has these, which typeshed does not declare
     write: Callable[[bytes], Any]
@@ -341,6 +358,8 @@ class _ObjectPickler(pickle._Pickler):
             )
         if isinstance(obj, Size):
             return _SIZE, (tuple(obj),)
+        if isinstance(obj, device):
+            return _DEVICE, _device_arguments(obj)
         return NotImplemented
 
     def save_named(self, obj: _Named) -> None:
@@ -401,6 +420,43 @@ def _add(archive: zipfile.ZipFile, sink: _Chunks, name: str, data: bytes | memor
         member.write(data)
 
 
+def _pickled(obj: Any) -> tuple[bytes, dict[tuple, tuple[str, np.ndarray]]]:
+    """``(data.pkl's bytes, storages)`` of ``obj``: written by ``_PickleWriter`` if a weights-only
+    load can rebuild it, else by ``_ObjectPickler``."""
+    writer = _PickleWriter()
+    try:
+        writer.save(obj, "")
+        writer.out += b"."  # STOP
+        return bytes(writer.out), writer.storages
+    except _NotPlain:  # something a weights-only load cannot rebuild: pickle's own way
+        out = io.BytesIO()
+        pickler = _ObjectPickler(out)
+        pickler.dump(obj)
+        return out.getvalue(), pickler.storages
+
+
+def _archive(
+    pickled: bytes, storages: dict[tuple, tuple[str, np.ndarray]], prefix: str,
+    byteorder_record: bool, skip_data: bool,
+) -> _Chunks:
+    """The zip archive of ``torch.save``, its members under the folder ``prefix``, in pieces."""
+    sink = _Chunks()
+    with zipfile.ZipFile(sink, "w", zipfile.ZIP_STORED) as archive:
+        _add(archive, sink, f"{prefix}/data.pkl", pickled)
+        _add(archive, sink, f"{prefix}/.format_version", _FORMAT_VERSION)
+        _add(archive, sink, f"{prefix}/.storage_alignment", str(ALIGNMENT).encode())
+        if byteorder_record:
+            _add(archive, sink, f"{prefix}/byteorder", b"little")
+        for key, storage in storages.values():
+            if skip_data:  # the member's size, and zeros
+                _add(archive, sink, f"{prefix}/data/{key}", bytes(storage.nbytes))
+                continue
+            little = np.ascontiguousarray(storage, dtype=storage.dtype.newbyteorder("<"))
+            _add(archive, sink, f"{prefix}/data/{key}", little.reshape(-1).view(np.uint8).data)
+        _add(archive, sink, f"{prefix}/version", _VERSION)
+    return sink
+
+
 def write_pt(
     obj: Any,
     f: str | os.PathLike | BinaryIO,
@@ -443,31 +499,8 @@ def write_pt(
             "f must be a path or a binary file object (open(..., 'wb'), "
             f"io.BytesIO), got {type(f).__name__}"
         )
-    writer = _PickleWriter()
-    try:
-        writer.save(obj, "")
-        writer.out += b"."  # STOP
-        pickled, storages = bytes(writer.out), writer.storages
-    except _NotPlain:  # something a weights-only load cannot rebuild: pickle's own way
-        out = io.BytesIO()
-        pickler = _ObjectPickler(out)
-        pickler.dump(obj)
-        pickled, storages = out.getvalue(), pickler.storages
-    prefix = archive_name(f)
-    sink = _Chunks()
-    with zipfile.ZipFile(sink, "w", zipfile.ZIP_STORED) as archive:
-        _add(archive, sink, f"{prefix}/data.pkl", pickled)
-        _add(archive, sink, f"{prefix}/.format_version", _FORMAT_VERSION)
-        _add(archive, sink, f"{prefix}/.storage_alignment", str(ALIGNMENT).encode())
-        if byteorder_record:
-            _add(archive, sink, f"{prefix}/byteorder", b"little")
-        for key, storage in storages.values():
-            if skip_data:  # the member's size, and zeros
-                _add(archive, sink, f"{prefix}/data/{key}", bytes(storage.nbytes))
-                continue
-            little = np.ascontiguousarray(storage, dtype=storage.dtype.newbyteorder("<"))
-            _add(archive, sink, f"{prefix}/data/{key}", little.reshape(-1).view(np.uint8).data)
-        _add(archive, sink, f"{prefix}/version", _VERSION)
+    pickled, storages = _pickled(obj)
+    sink = _archive(pickled, storages, archive_name(f), byteorder_record, skip_data)
     if isinstance(f, (str, os.PathLike)):
         atomic_write(f, sink.chunks)
         return

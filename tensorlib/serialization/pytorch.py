@@ -17,15 +17,15 @@ r"""Reading PyTorch's own ``.pt`` / ``.pth`` files without PyTorch, weights only
 
 :func:`read_pt` reads it as ``torch.load(f, weights_only=True)`` does: a restricted unpickler
 that resolves only the globals a tensor checkpoint needs (the tensor and parameter rebuilds,
-storage types by name, ``collections.OrderedDict``, ``_codecs.encode`` for bytes) and those the
-user allow-listed (:func:`add_safe_globals`, :class:`safe_globals`, PyTorch's
-``torch.serialization`` API), accepts only the pickle opcodes of plain data and of building an
-allow-listed object, and checks every storage, offset, shape and stride against the bytes the
-archive holds before it makes an array. Anything else is refused with a
-:class:`~tensorlib.serialization.reader.CheckpointError`: no code in the file ever runs, only
-the allow-listed globals. ``read_pt(..., weights_only=False)`` runs the whole pickle, as
-``torch.load(f, weights_only=False)`` does, with :class:`FullPickleReader`: PyTorch's names
-resolve to tensorlib's, every other global is imported. Only for files you trust.
+storage types by name, dtypes and ``torch.device``, ``collections.OrderedDict``,
+``_codecs.encode`` for bytes) and those the user allow-listed (:func:`add_safe_globals`,
+:class:`safe_globals`, PyTorch's ``torch.serialization`` API), accepts only the pickle opcodes
+of plain data and of building an allow-listed object, and checks every storage, offset, shape
+and stride against the bytes the archive holds before it makes an array. Anything else is
+refused with a :class:`~tensorlib.serialization.reader.CheckpointError`: no code in the file
+ever runs, only the allow-listed globals. ``read_pt(..., weights_only=False)`` runs the whole
+pickle, as ``torch.load(f, weights_only=False)`` does, with :class:`FullPickleReader`: PyTorch's
+names resolve to tensorlib's, every other global is imported. Only for files you trust.
 See the chapter "Checkpointing" of the book.
 """
 
@@ -62,7 +62,7 @@ from typing import Any, BinaryIO, ClassVar, NamedTuple
 
 import numpy as np
 
-from tensorlib.engine import Tensor, from_numpy
+from tensorlib.engine import Tensor, device, from_numpy
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 from tensorlib.serialization.reader import MAX_NDIM, CheckpointError, shape_error
@@ -210,6 +210,19 @@ def _encode(text: Any, encoding: Any = "utf-8") -> bytes:
             f"_codecs.encode is allowed only to rebuild bytes from latin1 text, got {encoding!r}"
         )
     return text.encode("latin1")
+
+
+def _device(*args: Any) -> device:
+    """``torch.device(type)`` or ``torch.device(type, index)``, as PyTorch pickles a device:
+    tensorlib's :class:`~tensorlib.device` (which may name a device it cannot use)."""
+    if not (
+        1 <= len(args) <= 2 and isinstance(args[0], str)
+        and (len(args) == 1 or (_is_int(args[1]) and args[1] >= 0))
+    ):
+        raise CheckpointError(
+            f"torch.device takes a device type and an index >= 0, got {str(args)[:80]}"
+        )
+    return device(*args)
 
 
 def _ordered_dict(*args: Any) -> collections.OrderedDict:
@@ -388,7 +401,17 @@ _ALLOWED: dict[tuple[str, str], Callable[..., Any]] = {
     ("builtins", "complex"): complex,
     ("collections", "Counter"): collections.Counter,
     ("torch", "Size"): Size,
+    ("torch", "device"): _device,
 }
+# the dtypes PyTorch pickles by name (torch.float32 as the global "torch float32"), as tensorlib's
+# (numpy's); a GLOBAL of one pushes the dtype itself, which nothing in a weights-only load can
+# call or change
+_DTYPES = {np.dtype(code).name: np.dtype(code) for code in STORAGE_DTYPES.values()}
+# PyTorch's other dtypes, which its weights-only load allows and tensorlib has no dtype for
+_OTHER_DTYPES = frozenset(
+    "bfloat16 complex32 complex64 complex128 uint16 uint32 uint64 float8_e4m3fn float8_e5m2 "
+    "float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu float4_e2m1fn_x2".split()
+)
 # modules no allow-list can open, as in PyTorch: their globals are refused even when listed
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 # the standard library's own unpickler in Python: its opcodes are a table of methods, of which
@@ -418,7 +441,9 @@ def _refused(module: str, name: str, user: dict[str, Any]) -> bool:
     """Whether a weights-only load refuses the global ``module.name`` (by Python 3 names) as
     unsafe, given the user's allow-list ``user`` (full path -> global)."""
     if (module, name) in _ALLOWED or (
-        module == "torch" and (name in STORAGE_DTYPES or name in _UNSUPPORTED)
+        module == "torch"
+        and (name in STORAGE_DTYPES or name in _UNSUPPORTED or name in _DTYPES
+             or name in _OTHER_DTYPES)
     ):
         return False
     return module in _BLOCKED_MODULES or f"{module}.{name}" not in user
@@ -440,8 +465,9 @@ def _resolve_global(module: str, name: str, source: str, user: dict[str, Any]) -
         raise CheckpointError(
             f"{source}: data.pkl asks for the global {full}, which a weights-only load refuses: "
             "unpickling an arbitrary global can run any code, so tensorlib reads only tensors, "
-            "Parameters, storages, OrderedDict and plain containers, numbers and strings (as "
-            "torch.load(weights_only=True)), and the globals the user allow-listed" + advice
+            "Parameters, storages, dtypes, devices, OrderedDict and plain containers, numbers "
+            "and strings (as torch.load(weights_only=True)), and the globals the user "
+            "allow-listed" + advice
         )
     if (module, name) in _ALLOWED:
         return _Global(full, _ALLOWED[module, name])
@@ -449,6 +475,13 @@ def _resolve_global(module: str, name: str, source: str, user: dict[str, Any]) -
         return _StorageType(name, STORAGE_DTYPES[name])
     if module == "torch" and name in _UNSUPPORTED:
         raise CheckpointError(f"{source}: {name}: {_UNSUPPORTED[name]}")
+    if module == "torch" and name in _DTYPES:
+        return _DTYPES[name]
+    if module == "torch" and name in _OTHER_DTYPES:
+        raise CheckpointError(
+            f"{source}: data.pkl holds the dtype torch.{name}, which tensorlib does not have "
+            f"(its dtypes are numpy's: {', '.join(_DTYPES)})"
+        )
     return user[full]
 
 
@@ -464,7 +497,8 @@ def _what(value: Any) -> str:
 class PickleReader(pickle._Unpickler):
     """An unpickler that allows only what a weights-only checkpoint holds, as ``weights_only=True``.
 
-    ``find_class`` resolves the tensor and parameter rebuilds, storage types by name,
+    ``find_class`` resolves the tensor and parameter rebuilds, storage types by name, dtypes
+    (``torch.float32`` as ``tl.float32``) and ``torch.device`` (as :class:`~tensorlib.device`),
     ``collections.OrderedDict``, ``_codecs.encode`` and the user's allow-list
     (:func:`add_safe_globals`) and refuses every other global; ``persistent_load`` turns a
     storage record into that storage's elements, read from the archive (once per key, so views
@@ -701,7 +735,7 @@ def _convert(
         if node.requires_grad and not node.parameter:
             result.requires_grad_(True)
     elif node is None or isinstance(
-        node, (bool, int, float, complex, str, bytes, bytearray, Size)
+        node, (bool, int, float, complex, str, bytes, bytearray, Size, np.dtype, device)
     ):
         return node
     elif type(node) in (dict, collections.OrderedDict, collections.Counter):
@@ -844,7 +878,8 @@ def read_pt(
     weights_only: bool = True,
     pickle_load_args: dict[str, Any] | None = None,
 ) -> Any:
-    """The object of the ``torch.save`` archive ``file`` (``size`` bytes), read weights-only.
+    """The object of the ``torch.save`` archive ``file`` (``size`` bytes), read weights only
+    unless ``weights_only=False``.
 
     Tensors come back as :class:`~tensorlib.Tensor` (``nn.Parameter`` where one was saved),
     views of one storage sharing memory as in PyTorch; containers, numbers and strings as
@@ -859,7 +894,10 @@ def read_pt(
     a file you trust. Its errors past the archive's checks are the pickle's own, as in PyTorch.
 
     Raises:
-        CheckpointError: for anything but a valid weights-only archive, naming the problem.
+        CheckpointError: for a damaged archive, and, weights only, for a pickle that asks for
+            anything a weights-only load refuses, naming the problem. With
+            ``weights_only=False``, whatever the file's pickle raises (and anything its code
+            does) passes through as it is.
     """
     user = _user_globals()
     unpickling = False
@@ -998,7 +1036,8 @@ class FullPickleReader(PickleReader):
         read_storage: ``(key, dtype, location, numel) -> 1-D array``.
         source: the file's name for error messages.
         pickle_load_args: the unpickler's options (``encoding=``, ``errors=``), as
-            ``torch.load`` passes them on.
+            ``torch.load`` passes them on; ``encoding`` is ``"utf-8"`` unless given, as in
+            ``torch.load`` (the standard unpickler's own default is ``"ASCII"``).
     """
 
     def __init__(
@@ -1009,8 +1048,11 @@ class FullPickleReader(PickleReader):
         **pickle_load_args: Any,
     ) -> None:
         super().__init__(data, read_storage, source, {})
-        # the standard unpickler again, with the options torch.load passes on
-        pickle._Unpickler.__init__(self, io.BytesIO(data), **pickle_load_args)
+        # the standard unpickler again, with the options torch.load passes on; as torch.load,
+        # Python 2's strings are read as UTF-8 unless told otherwise (pickle's default is ASCII)
+        pickle._Unpickler.__init__(
+            self, io.BytesIO(data), **{"encoding": "utf-8", **pickle_load_args}
+        )
 
     def find_class(self, module: str, name: str) -> Any:
         full_module, full_name = _python3_name(module, name)
