@@ -320,23 +320,22 @@ def std(
     return Std.apply(var(input, dim, unbiased, keepdim, correction=correction))
 
 
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+def norm(
+    input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Tensor:
     """The ``p``-norm over ``dim`` (all dims by default), as ``torch.norm``: 1, 2 and ``"fro"``
     here (:class:`Norm`); any other number is ``linalg.vector_norm`` and ``"nuc"`` the nuclear
-    norm of the matrices in ``dim`` (the last two by default), section 20.4's, with gradients."""
+    norm of the matrix in ``dim`` (a 2-D input's, by default), section 20.4's, with gradients.
+    ``dtype``: compute in (and return) that float dtype, no narrower than ``input``'s."""
     dim = None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
-    if p in (1, 2, "fro"):
+    if p in (1, 2, "fro") and dtype is None:
         axes = normalize_axes(dim, input._data.ndim)
         return Norm.apply(input, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
-    if isinstance(p, str) and p != "nuc":
-        raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
     # section 20.4's norms: a later module, imported when called (as Tensor's methods look up
     # theirs), so the package still imports without a cycle
     from tensorlib.engine import linalg_norms
 
-    if p == "nuc":
-        return linalg_norms.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
-    return linalg_norms.vector_norm(input, p, dim, keepdim)
+    return linalg_norms._torch_norm(input, p, dim, keepdim, dtype)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
@@ -740,8 +739,8 @@ class Prod(Function):
         # the product of the others, exact where some x_i are 0 (PyTorch's prod_safe_zeros): the
         # running product before x_j times the running product after it, two cumprods, O(n)
         x = self._graph_inputs()[0]
-        if self.x.size == 0:
-            return (Tensor(np.zeros(self.x.shape, grad._data.dtype)),)
+        if self.x.size == 0:  # zeros, recorded: a second order still finds the graph
+            return (x * 0,)
         flat = x.reshape(-1) if self.axis is None else x.movedim(self.axis, -1)
         position = np.arange(flat.shape[-1])
         before = flat.roll(1, -1).masked_fill(position == 0, 1.0).cumprod(-1)
