@@ -7,6 +7,8 @@ integer power raises for a Python exponent and is integer arithmetic for a tenso
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from _probe import assert_matches_pytorch, grad_of
@@ -241,3 +243,62 @@ def test_remainder_and_rounded_division_match_pytorch(fn):
             assert ours is None
         else:
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+# The rounded divisions are exact on integers; %, // and rounded div promote as + does
+@pytest.mark.parity
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_rounded_integer_division_is_exact(mode):
+    torch = pytest.importorskip("torch")
+    a = [2**62 + 1, -(2**62) - 3, -7, 7, -6, 7, 0, 2**53 + 1]
+    b = [1, 2, 2, -2, 3, 2, -5, 3]
+    ours = tl.div(tl.tensor(a), tl.tensor(b), rounding_mode=mode)
+    theirs = torch.div(torch.tensor(a), torch.tensor(b), rounding_mode=mode)
+    assert ours.dtype == tl.int64 and ours.tolist() == theirs.tolist()
+    if mode == "floor":
+        assert (tl.tensor(a) // tl.tensor(b)).tolist() == theirs.tolist()
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        tl.div(tl.tensor([3]), tl.tensor([0]), rounding_mode=mode)
+
+
+@pytest.mark.parity
+def test_rounding_ops_promote_as_add():
+    torch = pytest.importorskip("torch")
+    cases = [
+        lambda lib: lib.tensor([5, -3]) % 2.5,
+        lambda lib: lib.tensor([5, -3]) // 2.5,
+        lambda lib: lib.div(lib.tensor([5, -3]), 2.5, rounding_mode="floor"),
+        lambda lib: lib.div(lib.tensor([5, -3]), 2.5, rounding_mode="trunc"),
+        lambda lib: lib.tensor([5.0, -3.0]) % lib.tensor(2.5, dtype=lib.float64),
+        lambda lib: lib.tensor([5, -3], dtype=lib.int32) % lib.tensor(2),
+        lambda lib: lib.tensor([5, -3], dtype=lib.int32) // lib.tensor(2),
+        lambda lib: lib.nextafter(lib.tensor([1.0]), lib.tensor([2.0], dtype=lib.float64)),
+        lambda lib: lib.nextafter(lib.tensor([1.0]), lib.tensor(2.0, dtype=lib.float64)),
+        lambda lib: 7 % lib.tensor([5, -3]),
+        lambda lib: 7.5 % lib.tensor([5, -3]),
+        lambda lib: 7 // lib.tensor([5, -3]),
+        lambda lib: lib.tensor([True, False]) % 2,
+        lambda lib: lib.gcd(lib.tensor([4], dtype=lib.int32), lib.tensor([6])),
+    ]
+    for case in cases:
+        ours, theirs = case(tl), case(torch)
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parity
+def test_bool_remainder_and_float_gcd_raise_as_pytorch():
+    torch = pytest.importorskip("torch")
+    cases = [
+        lambda lib: lib.tensor([True]) % lib.tensor([True]),
+        lambda lib: lib.tensor([True]) // lib.tensor([True]),
+        lambda lib: lib.div(lib.tensor([True]), lib.tensor([True]), rounding_mode="trunc"),
+        lambda lib: lib.gcd(lib.tensor([1.0]), lib.tensor([2.0])),
+        lambda lib: lib.lcm(lib.tensor([1.0], dtype=lib.float64), lib.tensor([2.0])),
+        lambda lib: lib.gcd(lib.tensor([True]), lib.tensor([True])),
+    ]
+    for case in cases:
+        with pytest.raises(NotImplementedError) as theirs:
+            case(torch)
+        with pytest.raises(NotImplementedError, match=re.escape(str(theirs.value))):
+            case(tl)

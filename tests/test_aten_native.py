@@ -5,6 +5,8 @@ conv3d_weight): float64 values and gradients against torch 2.13, float64 gradche
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -273,3 +275,44 @@ def test_new_names_under_run_as_torch(tmp_path) -> None:
         "(1, 2, 5, 5)", "(1, 3, 4, 4)", "(1, 2, 1, 1)", "(3, 2, 4)",
         "['module.weight', 'module.bias']",
     ]
+
+
+# nn.grad checks the shapes it is given: a grad_output of another size than the convolution's
+# output, or an input whose channels do not match the weight's, raises (PyTorch raises too)
+@pytest.mark.parity
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_nn_grad_refuses_a_grad_output_of_the_wrong_size(dims: int) -> None:
+    torch = pytest.importorskip("torch")
+    x_shape, w_shape = (2, 4) + (7,) * dims, (6, 2) + (3,) * dims
+    out = (2, 6) + (3,) * dims  # stride 2, padding 1: floor((7 + 2 - 2 - 1) / 2) + 1 = 4; -1
+    rng = np.random.default_rng(dims)
+    x, w, g = (rng.normal(size=s) for s in (x_shape, w_shape, out))
+    for lib in (torch, tl):
+        grad = getattr(lib.nn.grad, f"conv{dims}d_weight")
+        with pytest.raises(RuntimeError):
+            grad(lib.tensor(x), w_shape, lib.tensor(g), 2, 1, 1, 2)
+        grad = getattr(lib.nn.grad, f"conv{dims}d_input")
+        with pytest.raises(RuntimeError):
+            grad(x_shape, lib.tensor(w), lib.tensor(g), 2, 1, 1, 2)
+    expected = (2, 6) + (4,) * dims
+    with pytest.raises(RuntimeError, match=re.escape(f"expected grad_output of shape {expected}")):
+        getattr(tl.nn.grad, f"conv{dims}d_weight")(tl.tensor(x), w_shape, tl.tensor(g), 2, 1, 1, 2)
+    with pytest.raises(RuntimeError, match=re.escape(f"but got {out}")):
+        getattr(tl.nn.grad, f"conv{dims}d_input")(x_shape, tl.tensor(w), tl.tensor(g), 2, 1, 1, 2)
+
+
+@pytest.mark.parity
+def test_nn_grad_checks_channels_as_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x, g = rng.normal(size=(2, 4, 8, 8)), rng.normal(size=(2, 6, 6, 6))
+    w = rng.normal(size=(6, 4, 3, 3))
+    for call in (
+        lambda lib: lib.nn.grad.conv2d_weight(lib.tensor(x), (6, 3, 3, 3), lib.tensor(g)),
+        lambda lib: lib.nn.grad.conv2d_input((2, 3, 8, 8), lib.tensor(w), lib.tensor(g)),
+        lambda lib: lib.nn.grad.conv2d_input((2, 4, 8, 8), lib.tensor(w), lib.tensor(g), groups=2),
+    ):
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch)
+        with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
+            call(tl)

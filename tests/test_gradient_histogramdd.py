@@ -168,3 +168,13 @@ def test_gradient_takes_spacing_none_as_the_default_step():
     ours = tl.gradient(tl.tensor(values), spacing=None)
     theirs = torch.gradient(torch.tensor(values), spacing=None)
     assert [t.tolist() for t in ours] == [t.tolist() for t in theirs]
+
+
+@pytest.mark.parity
+def test_gradient_refuses_a_repeated_dim():
+    torch = pytest.importorskip("torch")
+    for dims in ([0, 0], [0, -2], (1, -1)):
+        with pytest.raises(RuntimeError, match="appears multiple times in the list of dims"):
+            torch.gradient(torch.tensor(SURFACE), dim=dims)
+        with pytest.raises(RuntimeError, match="appears multiple times in the list of dims"):
+            tl.gradient(tl.tensor(SURFACE), dim=dims)

@@ -3,6 +3,7 @@ gradient."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -164,3 +165,64 @@ def test_repeat_interleave_output_size_and_out_int32():
     unsorted = tl.tensor([5, 1, 3])
     assert tl.searchsorted(unsorted, tl.tensor([2, 6]), sorter=tl.tensor([1, 2, 0])).tolist() == [
         1, 3]
+
+
+# searchsorted's sorter checked as PyTorch checks it; the 0-d index ops as PyTorch runs them
+@pytest.mark.parity
+def test_searchsorted_sorter_errors_match_pytorch():
+    torch = pytest.importorskip("torch")
+    sequence, values = [[3.0, 1.0, 2.0]], [[1.5]]
+    for sorter, dtype in (([[1, 2, 0]], "int32"), ([[1, 2]], "int64"), ([[1, 2, 3]], "int64"),
+                          ([[1, 2, -1]], "int64"), ([1, 2, 0], "int64")):
+        with pytest.raises(RuntimeError) as theirs:
+            torch.searchsorted(torch.tensor(sequence), torch.tensor(values),
+                               sorter=torch.tensor(sorter, dtype=getattr(torch, dtype)))
+        with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
+            tl.searchsorted(tl.tensor(sequence), tl.tensor(values),
+                            sorter=tl.tensor(sorter, dtype=getattr(tl, dtype)))
+    ours = tl.searchsorted(tl.tensor(sequence), tl.tensor(values), sorter=tl.tensor([[1, 2, 0]]))
+    assert ours.tolist() == [[1]]
+
+
+@pytest.mark.parity
+def test_zero_d_index_ops_match_pytorch():
+    torch = pytest.importorskip("torch")
+    works = [
+        lambda lib: lib.scatter_reduce(lib.tensor(3.0), 0, lib.tensor(0), lib.tensor(2.0), "sum"),
+        lambda lib: lib.scatter_reduce(lib.tensor(3.0), 0, lib.tensor(0), lib.tensor(2.0), "amax",
+                                       include_self=False),
+        lambda lib: lib.scatter_reduce(lib.tensor(3.0), 0, lib.tensor([0]), lib.tensor([2.0]),
+                                       "prod"),
+        lambda lib: lib.index_add(lib.tensor(3.0), 0, lib.tensor([0]), lib.tensor(2.0)),
+        lambda lib: lib.index_reduce(lib.tensor(3.0), 0, lib.tensor([0]), lib.tensor(2.0), "prod"),
+        lambda lib: lib.take_along_dim(lib.tensor(3.0), lib.tensor(0)),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's index_reduce is in beta
+        for call in works:
+            ours, theirs = call(tl), call(torch)
+            assert tuple(ours.shape) == tuple(theirs.shape) and ours.tolist() == theirs.tolist()
+        fails = [
+            (RuntimeError, lambda lib: lib.index_add(lib.tensor(3.0), 0, lib.tensor([0]),
+                                                     lib.tensor([2.0, 5.0]))),
+            (RuntimeError, lambda lib: lib.index_add(lib.tensor(3.0), 0, lib.tensor([0, 0]),
+                                                     lib.tensor([2.0, 5.0]))),
+            (RuntimeError, lambda lib: lib.index_reduce(lib.tensor(3.0), 0, lib.tensor([0]),
+                                                        lib.tensor([2.0]), "prod")),
+            (IndexError, lambda lib: lib.index_add(lib.tensor(3.0), 0, lib.tensor([0, 0]),
+                                                   lib.tensor(2.0))),
+            (IndexError, lambda lib: lib.take_along_dim(lib.tensor(3.0), lib.tensor(0), 0)),
+            (IndexError, lambda lib: lib.take_along_dim(lib.tensor(3.0), lib.tensor(0), -1)),
+        ]
+        for error, call in fails:
+            with pytest.raises(error) as theirs:
+                call(torch)
+            with pytest.raises(error, match=re.escape(str(theirs.value))):
+                call(tl)
+
+
+def test_zero_d_scatter_reduce_gradcheck():
+    x = tl.tensor(3.0, dtype=tl.float64, requires_grad=True)
+    src = tl.tensor(2.0, dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradcheck(
+        lambda a, b: tl.scatter_reduce(a, 0, tl.tensor(0), b, "prod"), (x, src))

@@ -92,15 +92,99 @@ def test_norm_base_state_and_reset() -> None:
 
 
 class MyConv(_ConvNd):
-    """A subclass of the base, as programs write one (the weight is theirs)."""
+    """A subclass of the base, as programs write one: PyTorch's arguments to the base."""
 
     def __init__(self):
-        super().__init__()
-        self.weight = nn.Parameter(tl.zeros(2, 1, 3))
-        self.register_parameter("bias", None)
+        super().__init__(1, 2, (3,), (1,), (0,), (1,), False, (0,), 1, False, "zeros")
+        self.weight.data = tl.zeros(2, 1, 3)
 
 
 def test_subclassing_conv_base() -> None:
     layer = MyConv()
     layer.reset_parameters(generator=tl.Generator(1))
     assert float(layer.weight.abs().sum()) > 0
+
+
+# PyTorch's constructors on the bases: _ConvNd's full argument list, _MaxPoolNd's
+@pytest.mark.parity
+def test_conv_attributes_transposed_and_output_padding_match_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    for name, args in (("Conv1d", (2, 4, 3)), ("Conv2d", (2, 4, 3)), ("Conv3d", (2, 4, 3)),
+                       ("ConvTranspose1d", (2, 4, 3)), ("ConvTranspose2d", (2, 4, 3)),
+                       ("ConvTranspose3d", (2, 4, 3))):
+        ours, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+        for attribute in ("transposed", "output_padding", "padding", "kernel_size", "stride",
+                          "dilation", "groups", "padding_mode"):
+            assert getattr(ours, attribute) == getattr(theirs, attribute), (name, attribute)
+
+
+def _subclassed(base):
+    class MyConv(base):
+        def __init__(self, transposed: bool) -> None:
+            super().__init__(4, 6, (3, 3), (2, 2), (1, 1), (1, 1), transposed, (1, 1), 2, True,
+                             "zeros")
+
+    return MyConv
+
+
+@pytest.mark.parity
+def test_a_program_can_subclass_convnd_as_in_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.nn.modules.conv import _ConvNd as TorchConvNd
+
+    for transposed in (False, True):
+        ours, theirs = _subclassed(_ConvNd)(transposed), _subclassed(TorchConvNd)(transposed)
+        assert tuple(ours.weight.shape) == tuple(theirs.weight.shape)
+        assert ours.transposed == theirs.transposed and ours.output_padding == (1, 1)
+        assert tuple(ours.bias.shape) == tuple(theirs.bias.shape) == (6,)
+        ours.weight.data = tl.tensor(theirs.weight.detach().numpy())
+        ours.bias.data = tl.tensor(theirs.bias.detach().numpy())
+        x = np.random.default_rng(0).normal(size=(1, 4, 5, 5)).astype(np.float32)
+        run = ((tl.nn.functional.conv_transpose2d, torch.nn.functional.conv_transpose2d)
+               if transposed else (tl.nn.functional.conv2d, torch.nn.functional.conv2d))
+        extra = ((ours.output_padding,), (theirs.output_padding,)) if transposed else ((), ())
+        y_ours = run[0](tl.tensor(x), ours.weight, ours.bias, ours.stride, ours.padding,
+                        *extra[0], ours.groups, ours.dilation) if transposed else run[0](
+            tl.tensor(x), ours.weight, ours.bias, ours.stride, ours.padding, ours.dilation,
+            ours.groups)
+        y_theirs = run[1](torch.tensor(x), theirs.weight, theirs.bias, theirs.stride,
+                          theirs.padding, *extra[1], theirs.groups, theirs.dilation) if transposed \
+            else run[1](torch.tensor(x), theirs.weight, theirs.bias, theirs.stride, theirs.padding,
+                        theirs.dilation, theirs.groups)
+        np.testing.assert_allclose(y_ours.detach().numpy(), y_theirs.detach().numpy(), rtol=1e-4,
+                                   atol=1e-5)
+    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported'):
+        _ConvNd(4, 6, (3, 3), 1, 0, 1, True, 0, 1, True, "reflect")
+
+
+@pytest.mark.parity
+def test_a_program_can_subclass_maxpoolnd_as_in_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    from torch.nn.modules.pooling import _MaxPoolNd as TorchMaxPoolNd
+
+    for base, lib in ((_MaxPoolNd, tl), (TorchMaxPoolNd, torch)):
+        class MyPool(base):
+            functional = lib.nn.functional
+
+            def forward(self, x):
+                return self.functional.max_pool2d(x, self.kernel_size, self.stride, self.padding,
+                                                  self.dilation, self.ceil_mode,
+                                                  self.return_indices)
+
+        pool = MyPool(3, padding=1, ceil_mode=True)
+        assert (pool.kernel_size, pool.stride, pool.padding, pool.dilation, pool.return_indices,
+                pool.ceil_mode) == (3, 3, 1, 1, False, True)
+        assert tuple(pool(lib.ones(1, 1, 7, 7)).shape) == (1, 1, 3, 3)
+
+
+@pytest.mark.parity
+def test_a_one_element_kernel_size_is_refused_by_the_2d_and_3d_layers() -> None:
+    torch = pytest.importorskip("torch")
+    for name in ("Conv2d", "Conv3d", "ConvTranspose2d", "ConvTranspose3d"):
+        layer = getattr(torch.nn, name)(1, 1, (3,))  # PyTorch: a 1-D kernel, then forward fails
+        with pytest.raises(RuntimeError):
+            layer(torch.ones((1, 1) + (5,) * (3 if "3d" in name else 2)))
+        with pytest.raises(RuntimeError, match=r"kernel_size must be an int or a tuple of \d ints"):
+            getattr(nn, name)(1, 1, (3,))
+    assert nn.Conv1d(1, 1, (3,)).kernel_size == (3,)
+    assert nn.Conv2d(1, 1, 3, stride=(2,)).stride == (2, 2)  # the other sizes: one serves all

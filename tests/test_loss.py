@@ -162,3 +162,22 @@ def test_linear_cross_entropy_soft_target_gradients_match_pytorch():
         results.append((x.grad.numpy(), weight.grad.numpy(), t.grad.numpy()))
     for ours, theirs in zip(*results, strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parity
+def test_probability_targets_refuse_a_nonnegative_ignore_index():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    t = np.random.default_rng(1).dirichlet(np.ones(4), size=3)
+    for ignore_index in (0, 2, 7):
+        for lib in (torch, tl):
+            with pytest.raises(RuntimeError, match="ignore_index is not supported for floating"):
+                lib.nn.functional.cross_entropy(lib.tensor(x), lib.tensor(t),
+                                                ignore_index=ignore_index)
+            with pytest.raises(RuntimeError, match="ignore_index is not supported for floating"):
+                lib.nn.CrossEntropyLoss(ignore_index=ignore_index)(lib.tensor(x), lib.tensor(t))
+    for ignore_index in (-100, -1):
+        ours = tl.nn.functional.cross_entropy(tl.tensor(x), tl.tensor(t), ignore_index=ignore_index)
+        theirs = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(t),
+                                                   ignore_index=ignore_index)
+        np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-12)

@@ -388,3 +388,28 @@ def test_frexp_and_nextafter_gradients_match_pytorch():
         results.append((x.grad.numpy(), y.grad.numpy()))
     for ours, theirs in zip(*results, strict=True):
         np.testing.assert_array_equal(ours, theirs)
+
+
+# nextafter: the gradient goes to input only where input != other (PyTorch's rule)
+def test_nextafter_gradient_is_zero_where_input_equals_other():
+    x = tl.tensor([[1.0], [2.0]], dtype=tl.float64, requires_grad=True)
+    other = tl.tensor([1.0, 5.0, 2.0], dtype=tl.float64)
+    tl.nextafter(x, other).backward(tl.ones(2, 3, dtype=tl.float64))
+    assert x.grad.tolist() == [[2.0], [2.0]]
+    (g,) = tl.autograd.grad(tl.nextafter(x, other).sum(), (x,), create_graph=True)
+    assert g.tolist() == [[2.0], [2.0]]
+
+
+@pytest.mark.parity
+def test_nextafter_gradient_and_dtype_match_pytorch():
+    torch = pytest.importorskip("torch")
+    a, b = np.array([[1.0], [2.0], [3.0]]), np.array([1.0, 5.0, 3.0, 2.0])
+    results = []
+    for lib in (tl, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.nextafter(x, lib.tensor(b, dtype=lib.float64))
+        y.backward(lib.tensor(np.arange(12.0).reshape(3, 4), dtype=lib.float64))
+        results.append((str(y.dtype).split(".")[-1], x.grad.numpy().tolist()))
+    assert results[0] == results[1]
+    with pytest.raises(NotImplementedError, match="\"nextafter_cpu\" not implemented for 'Long'"):
+        tl.nextafter(tl.tensor([1]), tl.tensor([2]))

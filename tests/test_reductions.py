@@ -278,3 +278,47 @@ def test_zero_dim_reductions_and_running_ops_match_pytorch(name):
         assert ours.shape == theirs.shape == ()
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
     assert tl.cumprod(tl.tensor(3), 0).dtype == tl.int64
+
+
+# prod of an empty input: its gradient's graph survives (a second order gives zeros, as torch)
+@pytest.mark.parity
+def test_prod_of_an_empty_input_has_a_second_order():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (tl, torch):
+        a = lib.zeros(2, 0, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.prod(a, 1).sum(), (a,), create_graph=True)
+        (h,) = lib.autograd.grad(g.sum(), (a,), allow_unused=True)
+        results.append((tuple(g.shape), tuple(h.shape), h.numpy().tolist()))
+    assert results[0] == results[1] == ((2, 0), (2, 0), [[], []])
+
+
+# norm: dtype= computes in that dtype; 'nuc' without dim needs a 2-D input
+@pytest.mark.parity
+def test_norm_dtype_and_nuclear_norm_dims_match_pytorch():
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 2.0, -2.5], [0.5, -1.0, 3.0]], dtype=np.float32)
+    calls = [
+        lambda lib, t: lib.norm(t, dtype=lib.float64),
+        lambda lib, t: lib.norm(t, 3, dtype=lib.float64),
+        lambda lib, t: lib.norm(t, 1, 1, True, dtype=lib.float64),
+        lambda lib, t: t.norm(dtype=lib.float64),
+        lambda lib, t: t.norm("nuc", dtype=lib.float64),
+        lambda lib, t: t.norm("fro", dim=(0, 1), dtype=lib.float64),
+    ]
+    for call in calls:
+        ours, theirs = call(tl, tl.tensor(x)), call(torch, torch.tensor(x))
+        assert ours.dtype == tl.float64 and tuple(ours.shape) == tuple(theirs.shape)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="should be convertible without narrowing"):
+        tl.norm(tl.tensor(x, dtype=tl.float64), dtype=tl.float32)
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple. Got 0 1 2"):
+        tl.norm(tl.ones(2, 2, 2), "nuc")
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple. Got 0 1 2"):
+        torch.norm(torch.ones(2, 2, 2), "nuc")
+
+
+def test_norm_dtype_gradcheck():
+    x = tl.tensor([[1.0, 2.0, -2.5], [0.5, -1.0, 3.0]], dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: tl.norm(t, 3, dtype=tl.float64), (x,))
+    assert tl.autograd.gradcheck(lambda t: tl.norm(t, "nuc", dtype=tl.float64), (x,))

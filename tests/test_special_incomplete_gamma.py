@@ -229,3 +229,39 @@ def test_zeta_numbers_integers_and_no_derivative():
     y = tl.special.zeta(s, tl.tensor([1.0, 2.0]))
     with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
         y.sum().backward()
+
+
+# special.zeta's gradient in q: -grad * s * zeta(s + 1, q), PyTorch's (only s has none)
+def test_zeta_gradient_in_q_gradchecks():
+    s = tl.tensor([2.0, 3.5, 2.5], dtype=tl.float64)
+    q = tl.tensor([[0.4], [1.5], [7.0]], dtype=tl.float64, requires_grad=True)
+    assert tl.autograd.gradcheck(lambda t: tl.special.zeta(s, t), (q,))
+    assert tl.autograd.gradgradcheck(lambda t: tl.special.zeta(s, t), (q,))
+    assert tl.autograd.gradcheck(lambda t: tl.special.zeta(3.0, t), (q,))
+
+
+@pytest.mark.parity
+def test_zeta_gradient_in_q_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    s, q = np.array([2.0, 3.0, 4.5]), np.array([[1.5], [2.0], [0.3]])
+    grads = []
+    for lib in (tl, torch):
+        qt = lib.tensor(q, dtype=lib.float64, requires_grad=True)
+        y = lib.special.zeta(lib.tensor(s, dtype=lib.float64), qt)
+        (y * lib.tensor(np.arange(9.0).reshape(3, 3), dtype=lib.float64)).sum().backward()
+        q1 = lib.tensor(q, dtype=lib.float64, requires_grad=True)
+        lib.special.zeta(2.0, q1).sum().backward()
+        grads.append((qt.grad.numpy(), q1.grad.numpy()))
+    for ours, theirs in zip(*grads, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-13)
+
+
+def test_zeta_raises_only_when_s_needs_a_gradient():
+    s = tl.tensor([2.0, 3.0], requires_grad=True)
+    q = tl.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
+        tl.special.zeta(s, q).sum().backward()
+    with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
+        tl.special.zeta(s, 2.0).sum().backward()
+    tl.special.zeta(s.detach(), q).sum().backward()
+    assert q.grad is not None and q.grad.shape == (2,)

@@ -73,7 +73,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tensorlib.engine.division import NoDerivative, Remainder, RoundedQuotient
+from tensorlib.engine.division import (
+    _TORCH_TYPE_NAMES,
+    NoDerivative,
+    Remainder,
+    RoundedQuotient,
+    _division_operands,
+)
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
@@ -408,7 +414,8 @@ def div(
 ) -> Tensor:
     """``input / other``, elementwise with broadcasting: true division (integers give floats)
     unless ``rounding_mode`` is ``"trunc"`` (toward zero) or ``"floor"`` (toward
-    :math:`-\\infty`), which keep an integer dtype and have a zero gradient, as in PyTorch."""
+    :math:`-\\infty`), which keep an integer dtype (exactly, with no float detour) and have a
+    zero gradient, as in PyTorch; the operands are promoted as ``+`` promotes them."""
     if out is not None:
         return write_out(out, div(input, other, rounding_mode=rounding_mode), "div")
     if rounding_mode is None:
@@ -418,8 +425,8 @@ def div(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
             f"{rounding_mode!r}"
         )
-    _check_divisor(input, other)
-    return RoundedQuotient.apply(input, other, mode=rounding_mode)
+    kernel = "div_floor_cpu" if rounding_mode == "floor" else "div_trunc_cpu"
+    return RoundedQuotient.apply(*_division_operands(input, other, kernel), mode=rounding_mode)
 
 
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
@@ -474,36 +481,25 @@ def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     )
 
 
-def _check_divisor(input: Tensor, other: Any) -> None:
-    """An integer division by 0 raises (numpy would give 0 and a warning)."""
-    divisor = other._data if isinstance(other, Tensor) else other
-    if _all_integer(input._data, divisor) and np.any(np.asarray(divisor) == 0):
-        raise RuntimeError("ZeroDivisionError: integer division or modulo by zero")
-
-
-def _integer_division(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
-    _check_divisor(input, other)
-    # float x // 0 is inf or nan, silently, as in torch
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _compare(input, other, ufunc)
-
-
-def floor_divide(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
-    """``input // other``, elementwise; an integer division by 0 raises. Not differentiable:
-    with an input that requires grad, ``backward`` raises (:class:`NoDerivative`), as PyTorch."""
+def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """``input // other``, elementwise, promoted as ``+``; an integer division by 0 raises. Not
+    differentiable: with an input that requires grad, ``backward`` raises
+    (:class:`NoDerivative`), as PyTorch."""
     if out is not None:
         return write_out(out, floor_divide(input, other), "floor_divide")
-    quotient = _integer_division(input, other, np.floor_divide)
+    a, b = _division_operands(input, other, "div_floor_cpu")
+    with np.errstate(divide="ignore", invalid="ignore"):  # float x // 0: inf or nan, as torch
+        quotient = np.asarray(np.floor_divide(*(getattr(x, "_data", x) for x in (a, b))))
     if any(isinstance(t, Tensor) and t._requires_grad for t in (input, other)):
-        return NoDerivative.apply(input, other, out=quotient._data, op="floor_divide")
-    return quotient
+        return NoDerivative.apply(a, b, out=quotient, op="floor_divide")
+    return _wrap(quotient, None)
 
 
-def remainder(input: Tensor, other: Any, *, out: Tensor | None = None) -> Tensor:
-    """``input % other``, elementwise, with the sign of ``other`` (:class:`Remainder`, which has
-    PyTorch's gradient); an integer division by 0 raises."""
-    _check_divisor(input, other)
-    result = Remainder.apply(input, other)
+def remainder(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
+    """``input % other``, elementwise, with the sign of ``other``, promoted as ``+``
+    (:class:`Remainder`, which has PyTorch's gradient); an integer division by 0 raises, and
+    so does bool, as in PyTorch."""
+    result = Remainder.apply(*_division_operands(input, other, "remainder_cpu"))
     return result if out is None else write_out(out, result, "remainder")
 
 
@@ -698,10 +694,7 @@ def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
 
 # %% book/02_autograd.ipynb, cell 106
 def unique(
-    input: Tensor,
-    sorted: bool = True,
-    return_inverse: bool = False,
-    return_counts: bool = False,
+    input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
     dim: int | None = None,
 ) -> Any:
     """The distinct elements, sorted (or the distinct slices along ``dim``), with, on request,
@@ -738,15 +731,25 @@ def searchsorted(
 ) -> Tensor:
     """For each value, the index at which inserting it keeps ``sorted_sequence`` sorted (the
     first such index, or the last with ``right=True`` or ``side="right"``), int64 (int32 with
-    ``out_int32``); a sequence of several dims searches row by row. ``sorter``: the indices
+    ``out_int32``); a sequence of several dims searches row by row. ``sorter``: int64 indices
     that sort an unsorted ``sorted_sequence`` along its last dim (as ``argsort`` gives)."""
     chosen = side or ("right" if right else "left")
     if chosen not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     where: Literal["left", "right"] = "right" if chosen == "right" else "left"
     data = sorted_sequence._data
-    if sorter is not None:
-        data = np.take_along_axis(data, sorter._data.astype(np.int64), axis=-1)
+    if sorter is not None:  # PyTorch's checks: int64, the sequence's shape, indices in range
+        order, n = sorter._data, data.shape[-1] if data.ndim else 0
+        problem = (
+            "sorter must be a tensor of long dtype but got dtype "
+            f"{_TORCH_TYPE_NAMES.get(order.dtype.name, order.dtype.name)}"
+            if order.dtype != np.int64 else "boundary and sorter must have the same size, but "
+            f"got boundary tensor {list(data.shape)}and got sorter tensor {list(order.shape)}"
+            if order.shape != data.shape else "sorter index out of range"
+            if order.size and (order.min() < 0 or order.max() >= n) else None)
+        if problem:
+            raise RuntimeError(f"torch.searchsorted(): {problem}")
+        data = np.take_along_axis(data, order, axis=-1)
     wanted = values._data if isinstance(values, Tensor) else np.asarray(values)
     rows = data.reshape(-1, data.shape[-1]) if data.ndim > 1 else None
     found = np.searchsorted(data, wanted, side=where) if rows is None else np.reshape([

@@ -26,6 +26,7 @@ import numpy as np
 
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out
+from tensorlib.engine.promotion import _promote
 from tensorlib.engine.tensor_type import Tensor, _wrap
 from tensorlib.shape import sum_to_shape
 
@@ -89,10 +90,15 @@ class RoundedQuotient(Function):
     def forward(self, a: np.ndarray, b: Any, mode: str) -> np.ndarray:
         self.shapes = (np.shape(a), np.shape(b))
         with np.errstate(divide="ignore", invalid="ignore"):  # x / 0: inf or nan, as in torch
-            quotient = np.floor_divide(a, b)
-            if mode == "trunc":
-                quotient = np.trunc(np.true_divide(a, b)).astype(quotient.dtype)
-        return np.asarray(quotient)
+            quotient = np.asarray(np.floor_divide(a, b))
+            if mode != "trunc":
+                return quotient
+            if quotient.dtype.kind == "f":
+                return np.asarray(np.trunc(np.true_divide(a, b)).astype(quotient.dtype))
+        # integers stay exact (a float64 detour loses digits past 2**53): the floor, plus one
+        # where the signs differ and the division leaves a remainder
+        inexact = (np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
+        return np.asarray(quotient + inexact.astype(quotient.dtype))
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         return tuple(
@@ -126,13 +132,57 @@ class NoDerivative(Function):
     def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
+_TORCH_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "bool": "Bool",
+                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                     "uint8": "Byte"}
+
+
+def _refuse_dtype(kernel: str, dtype: np.dtype) -> None:
+    """PyTorch's error for a kernel that has no version for ``dtype``."""
+    name = _TORCH_TYPE_NAMES.get(dtype.name, dtype.name)
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
+def _integer_operands(input: Tensor, other: Tensor, kernel: str) -> tuple[Tensor, Tensor]:
+    """``input`` and ``other`` promoted to one integer dtype (``gcd``, ``lcm``)."""
+    a, b = _promote(input, other)
+    if a._data.dtype.kind not in "iu":
+        _refuse_dtype(kernel, a._data.dtype)
+    return a, b
+
+
+def _check_divisor(input: Any, other: Any) -> None:
+    """An integer division by 0 raises (numpy would give 0 and a warning)."""
+    dividend = input._data if isinstance(input, Tensor) else input
+    divisor = other._data if isinstance(other, Tensor) else other
+    integers = all(np.asarray(v).dtype.kind in "biu" for v in (dividend, divisor))
+    if integers and np.any(np.asarray(divisor) == 0):
+        raise RuntimeError("ZeroDivisionError: integer division or modulo by zero")
+
+
+def _division_operands(input: Any, other: Any, kernel: str) -> tuple[Any, Any]:
+    """``input`` and ``other`` promoted as ``+`` promotes them (``%``, ``//`` and the rounded
+    ``div`` alike), refused in bool as PyTorch's ``kernel`` refuses it, and checked for an
+    integer division by 0."""
+    a, b = _promote(input, other)
+    dtype = (a if isinstance(a, Tensor) else b)._data.dtype
+    if dtype == np.bool_:
+        _refuse_dtype(kernel, dtype)
+    _check_divisor(a, b)
+    return a, b
+
+
 @supports_out
 def gcd(input: Tensor, other: Tensor) -> Tensor:
-    """The greatest common divisor of integer tensors, elementwise (broadcast)."""
-    return _wrap(np.gcd(input._data, other._data), None)
+    """The greatest common divisor of integer tensors, elementwise (broadcast, promoted as
+    ``+``); floats and bools raise, as in PyTorch."""
+    a, b = _integer_operands(input, other, "gcd_cpu")
+    return _wrap(np.gcd(a._data, b._data), None)
 
 
 @supports_out
 def lcm(input: Tensor, other: Tensor) -> Tensor:
-    """The least common multiple of integer tensors, elementwise (broadcast)."""
-    return _wrap(np.lcm(input._data, other._data), None)
+    """The least common multiple of integer tensors, elementwise (broadcast, promoted as
+    ``+``); floats and bools raise, as in PyTorch."""
+    a, b = _integer_operands(input, other, "lcm_cpu")
+    return _wrap(np.lcm(a._data, b._data), None)

@@ -527,9 +527,12 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
             f"take_along_dim: input and indices should have the same number of dimensions, but "
             f"got {ndim} dimensions for input, and {indices._data.ndim} dimensions for indices"
         )
-    axis = normalize_axis(dim, ndim or 1)
+    if ndim == 0:  # PyTorch has no dim to take along in a 0-d input
+        normalize_axis(dim, 1)  # (-1 and 0 name the same dim, any other is out of range)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    axis = normalize_axis(dim, ndim)
     if (indices._data < 0).any():  # counted from the end, as PyTorch (with dim given)
-        size = input._data.shape[axis] if ndim else 1
+        size = input._data.shape[axis]
         indices = _wrap(np.where(indices._data < 0, indices._data + size, indices._data), None)
     others = np.broadcast_shapes(
         *(s[:axis] + (1,) + s[axis + 1 :] for s in (input._data.shape, indices._data.shape))
@@ -575,13 +578,30 @@ def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tenso
     return axis, index.reshape(shape).expand(*(like._data.shape or (1,)))
 
 
+def _zero_d_source(dim: int, index: Any, source: Tensor, name: str) -> Tensor:
+    """The ``source`` of ``index_add`` or ``index_reduce`` into a 0-d input, checked as PyTorch
+    checks it (one index and a 0-d source: nothing larger slips in), as shape (1,)."""
+    count = index._data.size if isinstance(index, Tensor) else np.size(index)
+    if source._data.ndim and count != source._data.shape[0]:
+        raise RuntimeError(f"{name}_(): Number of indices ({count}) should be equal to "
+                           f"source.size(dim): ({source._data.shape[0]}), for dim: {dim}")
+    if source._data.ndim:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = [] source.shape = "
+                           f"{list(source._data.shape)}")
+    if count != 1:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    return source.reshape(1)
+
+
 @supports_out
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]`` along
     ``dim`` (a repeated index adds every time): a ``scatter_add``, so the gradient of ``source``
     is the output's read at the index."""
     if input._data.ndim == 0:
-        return index_add(input.reshape(1), dim, index, _one_d(source), alpha=alpha).reshape(())
+        one = _zero_d_source(dim, index, source, "index_add")
+        return index_add(input.reshape(1), dim, index, one, alpha=alpha).reshape(())
     axis, spread = _along(index, dim, source, "index_add")
     return scatter_add(input, axis, spread, source if alpha == 1 else source * alpha)
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import reductions
 from tensorlib.engine.conversion import to
 from tensorlib.engine.dtypes import parse_to
 from tensorlib.engine.function import Function
@@ -229,6 +230,24 @@ def _norm_matrix_dims(A: Tensor, dim: Any) -> tuple[int, int]:
     if first == second:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got {tuple(dims)}")
     return first, second
+
+
+def _torch_norm(input: Tensor, p: Any, dim: Any, keepdim: bool, dtype: Any) -> Tensor:
+    """``torch.norm`` past reductions' 1, 2 and ``"fro"`` without ``dtype``: ``input`` checked
+    and converted to ``dtype`` first, as PyTorch does, then ``"nuc"`` (over all dims of a 2-D
+    input by default, as PyTorch's; more dims raise), 1, 2, ``"fro"`` or another number."""
+    if isinstance(p, str) and p not in ("fro", "nuc"):
+        raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
+    if p == "nuc":
+        if dim is None and input._data.ndim != 2:
+            got = " ".join(str(d) for d in range(input._data.ndim))
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {got}")
+        return matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
+    if dtype is not None:
+        input = _norm_input(input, "linalg.vector_norm", dtype)
+    if p in (1, 2, "fro"):
+        return reductions.norm(input, p, dim, keepdim)
+    return vector_norm(input, p, dim, keepdim)
 
 
 @supports_out

@@ -71,7 +71,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast, div, mul, sub
-from tensorlib.engine.division import NoDerivative
+from tensorlib.engine.division import NoDerivative, _refuse_dtype
 from tensorlib.engine.dtypes import get_default_dtype, parse_to
 from tensorlib.engine.function import Function
 from tensorlib.engine.indexing import Index, _IndexGrad, diag
@@ -80,7 +80,7 @@ from tensorlib.engine.linalg_decomps import solve_triangular
 from tensorlib.engine.linalg_norms import vector_norm
 from tensorlib.engine.matmul_ops import matmul, tensordot
 from tensorlib.engine.out_arg import supports_out, write_out
-from tensorlib.engine.promotion import floating_array
+from tensorlib.engine.promotion import _promote, floating_array
 from tensorlib.engine.selection import where
 from tensorlib.engine.shape_ops import _view_of
 from tensorlib.engine.tensor_type import Tensor, _wrap
@@ -322,23 +322,26 @@ class Mantissa(Function):
 
 class NextAfter(Function):
     r"""The float next to :math:`a` toward :math:`b`, a step of one unit in the last place:
-    PyTorch takes :math:`\bar a = \bar y` (the step is a rounding) and :math:`\bar b = 0`."""
+    PyTorch takes :math:`\bar a = \bar y` where :math:`a \ne b` (the step is a rounding) and
+    :math:`\bar a = 0` where :math:`a = b` (the output is then :math:`b`, not a step from
+    :math:`a`), and :math:`\bar b = 0`."""
 
-    __slots__ = ("shapes",)
+    __slots__ = ("shapes", "moved")
     reads = ((), ())
 
     def forward(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         self.shapes = (a.shape, b.shape)
+        self.moved = a != b
         return np.nextafter(a, b.astype(a.dtype))
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         need_a, need_b = self.needs_input_grad
-        grad_a = _unbroadcast(grad, self.shapes[0]) if need_a else None
+        grad_a = _unbroadcast(grad * self.moved, self.shapes[0]) if need_a else None
         return grad_a, np.zeros(self.shapes[1], grad.dtype) if need_b else None
 
     def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         need_a, need_b = self.needs_input_grad
-        grad_a = _summed_to(grad, self.shapes[0]) if need_a else None
+        grad_a = _summed_to(grad * Tensor(self.moved), self.shapes[0]) if need_a else None
         return grad_a, Tensor(np.zeros(self.shapes[1], grad._data.dtype)) if need_b else None
 
 
@@ -355,9 +358,13 @@ def frexp(input: Tensor) -> _Frexp:
 
 @supports_out
 def nextafter(input: Tensor, other: Any) -> Tensor:
-    """The next floating-point value after ``input`` toward ``other``, elementwise, in
-    ``input``'s dtype (:class:`NextAfter`: the gradient goes to ``input`` unchanged)."""
-    return NextAfter.apply(input, other if isinstance(other, Tensor) else np.asarray(other))
+    """The next floating-point value after ``input`` toward ``other``, elementwise, in the
+    dtype ``+`` would give (:class:`NextAfter`: the gradient goes to ``input`` where it
+    differs from ``other``, zero where they are equal); integer operands raise, as in torch."""
+    a, b = _promote(input, other if isinstance(other, Tensor) else np.asarray(other))
+    if a._data.dtype.kind != "f":
+        _refuse_dtype("nextafter_cpu", a._data.dtype)
+    return NextAfter.apply(a, b)
 
 
 @supports_out

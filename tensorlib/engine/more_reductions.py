@@ -59,8 +59,8 @@ class Prod(Function):
         # the product of the others, exact where some x_i are 0 (PyTorch's prod_safe_zeros): the
         # running product before x_j times the running product after it, two cumprods, O(n)
         x = self._graph_inputs()[0]
-        if self.x.size == 0:
-            return (Tensor(np.zeros(self.x.shape, grad._data.dtype)),)
+        if self.x.size == 0:  # zeros, recorded: a second order still finds the graph
+            return (x * 0,)
         flat = x.reshape(-1) if self.axis is None else x.movedim(self.axis, -1)
         position = np.arange(flat.shape[-1])
         before = flat.roll(1, -1).masked_fill(position == 0, 1.0).cumprod(-1)

@@ -329,23 +329,22 @@ def std(
 
 
 @supports_out
-def norm(input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Tensor:
+def norm(
+    input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Tensor:
     """The ``p``-norm over ``dim`` (all dims by default), as ``torch.norm``: 1, 2 and ``"fro"``
     here (:class:`Norm`); any other number is ``linalg.vector_norm`` and ``"nuc"`` the nuclear
-    norm of the matrices in ``dim`` (the last two by default), section 20.4's, with gradients."""
+    norm of the matrix in ``dim`` (a 2-D input's, by default), section 20.4's, with gradients.
+    ``dtype``: compute in (and return) that float dtype, no narrower than ``input``'s."""
     dim = None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
-    if p in (1, 2, "fro"):
+    if p in (1, 2, "fro") and dtype is None:
         axes = normalize_axes(dim, input._data.ndim)
         return Norm.apply(input, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)
-    if isinstance(p, str) and p != "nuc":
-        raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
     # section 20.4's norms: a later module, imported when called (as Tensor's methods look up
     # theirs), so the package still imports without a cycle
     from tensorlib.engine import linalg_norms
 
-    if p == "nuc":
-        return linalg_norms.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim)
-    return linalg_norms.vector_norm(input, p, dim, keepdim)
+    return linalg_norms._torch_norm(input, p, dim, keepdim, dtype)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Tensor | None = None) -> Tensor:

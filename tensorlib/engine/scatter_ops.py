@@ -34,7 +34,15 @@ import numpy as np
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.creation import tensor, zeros
 from tensorlib.engine.function import Function
-from tensorlib.engine.indexing import Index, _gather_index, _gather_where, _index_key, _IndexGrad
+from tensorlib.engine.indexing import (
+    Index,
+    _gather_index,
+    _gather_where,
+    _index_key,
+    _IndexGrad,
+    _one_d,
+    _zero_d_source,
+)
 from tensorlib.engine.more_ops import select
 from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor, _wrap
@@ -326,6 +334,9 @@ def scatter_reduce(
         raise RuntimeError(
             f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
         )
+    if input.ndim == 0:  # as tensors of shape (1,), the result back to 0-d, as in torch
+        return scatter_reduce(input.reshape(1), dim, _one_d(index), _one_d(src), reduce,
+                              include_self=include_self).reshape(())
     checked = _gather_index(input, dim, index)
     if not isinstance(src, Tensor) or src.dtype != input.dtype:
         got = src.dtype if isinstance(src, Tensor) else type(src).__name__
@@ -364,7 +375,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
     if input.ndim == 0:  # as tensors of shape (1,), the result back to 0-d, as in torch
-        one = source.reshape(1) if source.ndim == 0 else source
+        one = _zero_d_source(dim, index, source, "index_reduce")
         return index_reduce(input.reshape(1), dim, index, one, reduce,
                             include_self=include_self).reshape(())
     axis = normalize_axis(dim, input.ndim or 1)

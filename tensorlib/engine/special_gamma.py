@@ -233,37 +233,53 @@ def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     return total
 
 
-class Zeta(Function):
-    r""":math:`y = \zeta(s, q) = \sum_{k \ge 0} (q + k)^{-s}`, the Hurwitz zeta function. PyTorch
-    has no derivative for it: a backward through it raises, as there."""
+def _zeta_array(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    r""":math:`\zeta(s, q)` of two arrays, broadcast, in ``s``'s dtype, with PyTorch's edges."""
+    s, q = np.broadcast_arrays(s, q)
+    flat_s, flat_q = s.astype(np.float64).ravel(), q.astype(np.float64).ravel()
+    # PyTorch's edges, the first that holds: inf at s = 1, NaN below; inf at q = 0, -1, ...;
+    # NaN at other q < 0 unless s is an integer
+    pole = (flat_q <= 0) & (flat_q == np.floor(flat_q))
+    out = np.where(flat_s == 1, np.inf, np.where(flat_s < 1, np.nan, np.where(
+        pole, np.inf, np.nan)))
+    live = ~(flat_s <= 1) & ~pole & ~((flat_q <= 0) & (flat_s != np.floor(flat_s)))
+    out[live] = _zeta_sum(flat_s[live], flat_q[live])
+    with np.errstate(over="ignore"):  # float32 overflows to inf where its range ends
+        return out.reshape(s.shape).astype(s.dtype, copy=False)
 
-    __slots__ = ()
-    reads = ((), ())
+
+class Zeta(Function):
+    r""":math:`y = \zeta(s, q) = \sum_{k \ge 0} (q + k)^{-s}`, the Hurwitz zeta function.
+    Each term's derivative in :math:`q` is :math:`-s (q + k)^{-s-1}`, so
+    :math:`\bar q = -\bar y\, s\, \zeta(s + 1, q)`, as PyTorch's; PyTorch has no derivative
+    in :math:`s`: a backward that needs one raises, as there."""
+
+    __slots__ = ("s", "q")
+    reads = ((), (0, 1))
 
     def forward(self, s: np.ndarray, q: np.ndarray) -> np.ndarray:
-        s, q = np.broadcast_arrays(s, q)
-        flat_s, flat_q = s.astype(np.float64).ravel(), q.astype(np.float64).ravel()
-        # PyTorch's edges, the first that holds: inf at s = 1, NaN below; inf at q = 0, -1, ...;
-        # NaN at other q < 0 unless s is an integer
-        pole = (flat_q <= 0) & (flat_q == np.floor(flat_q))
-        out = np.where(flat_s == 1, np.inf, np.where(flat_s < 1, np.nan, np.where(
-            pole, np.inf, np.nan)))
-        live = ~(flat_s <= 1) & ~pole & ~((flat_q <= 0) & (flat_s != np.floor(flat_s)))
-        out[live] = _zeta_sum(flat_s[live], flat_q[live])
-        with np.errstate(over="ignore"):  # float32 overflows to inf where its range ends
-            return out.reshape(s.shape).astype(s.dtype, copy=False)
+        self.s, self.q = s, q
+        return _zeta_array(s, q)
+
+    def _no_gradient_in_s(self) -> None:
+        if self.needs_input_grad[0]:
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
-        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        self._no_gradient_in_s()
+        slope = -grad * self.s * _zeta_array(self.s + 1, self.q)
+        return None, _sum_to(slope.astype(self.q.dtype, copy=False), self.q)
 
     def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        self._no_gradient_in_s()
+        q, s = self._graph_inputs()[1], Tensor(self.s)  # s: a constant here
+        return None, _summed_to(-(grad * s * zeta(s + 1, q)), q.shape)
 
 
 @supports_out
 def zeta(input: Any, other: Any) -> Tensor:
     r"""The Hurwitz zeta function :math:`\zeta(x, q) = \sum_{k \ge 0} (q + k)^{-x}`, elementwise;
-    :math:`\zeta(x, 1)` is Riemann's. Not differentiable (as PyTorch's).
+    :math:`\zeta(x, 1)` is Riemann's. Differentiable in :math:`q` only (as PyTorch's).
 
     Args:
         input: :math:`x`, a tensor or a number (broadcast with ``other``); :math:`\infty` at 1,

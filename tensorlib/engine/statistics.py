@@ -470,7 +470,8 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
         input: the samples, any shape (integers in the default float dtype).
         spacing: the step: a number for every dim, a list of numbers (one per dim in ``dim``,
             or per dim of ``input``), or a list of 1-D tensors of the sample coordinates.
-        dim: an int or a list of ints: the dims to differentiate along (default: all).
+        dim: an int or a list of ints: the dims to differentiate along (default: all), each
+            once.
         edge_order: 1 or 2, the order of the differences at the ends.
 
     Returns:
@@ -481,6 +482,9 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
     ndim = input._data.ndim
     dims = range(ndim) if dim is None else [dim] if isinstance(dim, int) else dim
     axes = [normalize_axis(d, ndim) for d in dims]
+    repeated = [a for k, a in enumerate(axes) if a in axes[:k]]
+    if repeated:
+        raise RuntimeError(f"dim {repeated[0]} appears multiple times in the list of dims")
     steps = _gradient_spacings(spacing, axes, dim is not None, ndim)
     if any(input._data.shape[a] < edge_order + 1 for a in axes):
         raise RuntimeError("torch.gradient expected each dimension size to be at least "

@@ -872,6 +872,12 @@ class Tensor:
     def __mod__(self, other: Any) -> Tensor:
         return arithmetic.remainder(self, other)
 
+    def __rmod__(self, other: Any) -> Tensor:
+        return arithmetic.remainder(other, self)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return arithmetic.floor_divide(other, self)
+
     def __lt__(self, other: Any) -> Tensor:
         return arithmetic.lt(self, other)
 
@@ -1051,10 +1057,12 @@ class Tensor:
         (same arguments as ``var``)."""
         return reductions.std(self, dim, unbiased, keepdim, correction=correction)
 
-    def norm(self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False) -> Tensor:
+    def norm(
+        self, p: Any = "fro", dim: Any = None, keepdim: builtins.bool = False, *, dtype: Any = None
+    ) -> Tensor:
         """The ``p``-norm over ``dim`` (all dims by default): any number ``p``, ``"fro"`` (the
-        default) or ``"nuc"``, as ``torch.norm``."""
-        return reductions.norm(self, p, dim, keepdim)
+        default) or ``"nuc"``, as ``torch.norm``; ``dtype``: compute in that float dtype."""
+        return reductions.norm(self, p, dim, keepdim, dtype=dtype)
 
     def cumsum(self, dim: builtins.int, *, dtype: Any = None) -> Tensor:
         """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]``."""

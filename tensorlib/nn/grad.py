@@ -38,6 +38,32 @@ from tensorlib.nn.functional.utils import _check_tensor, _ntuple, _symmetric
 _ConvSize = int | Sequence[int]
 
 
+def _check_grad_output(
+    name: str, input_shape: Sequence[int], weight_shape: Sequence[int], grad_output: Tensor,
+    stride: tuple[int, ...], padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
+) -> None:
+    """The shapes of a convolution's gradient call checked against each other: ``input``'s
+    channels against ``weight``'s (PyTorch's message), and ``grad_output`` against the output
+    the convolution gives, :math:`\\lfloor (n + 2p - d(k - 1) - 1) / s \\rfloor + 1` per axis."""
+    if int(input_shape[1]) != int(weight_shape[1]) * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {[int(n) for n in weight_shape]}, expected "
+            f"input{[int(n) for n in input_shape]} to have {int(weight_shape[1]) * groups} "
+            f"channels, but got {int(input_shape[1])} channels instead"
+        )
+    expected = (int(input_shape[0]), int(weight_shape[0])) + tuple(
+        (int(n) + 2 * p - d * (int(k) - 1) - 1) // s + 1
+        for n, k, s, p, d in zip(
+            input_shape[2:], weight_shape[2:], stride, padding, dilation, strict=True
+        )
+    )
+    if tuple(grad_output.shape) != expected:
+        raise RuntimeError(
+            f"{name}: expected grad_output of shape {expected} (N, C_out, *output size), the "
+            f"output of this convolution, but got {tuple(grad_output.shape)}"
+        )
+
+
 def _input_grad(
     dims: int, input_size: Sequence[int], weight: Tensor, grad_output: Tensor, stride: _ConvSize,
     padding: _ConvSize, dilation: _ConvSize, groups: int,
@@ -55,6 +81,8 @@ def _input_grad(
         _ntuple(value, name, dims)
         for value, name in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"))
     )
+    _check_grad_output(f"conv{dims}d_input", size, tuple(weight.shape), grad_output, stride,
+                       padding, dilation, groups)
     kernel = tuple(weight.shape[2:])
     # the rows of the input after the last window: a convolution never reads them
     extra = tuple(
@@ -85,6 +113,8 @@ def _weight_grad(
         _ntuple(value, name, dims)
         for value, name in ((stride, "stride"), (padding, "padding"), (dilation, "dilation"))
     )
+    _check_grad_output(f"conv{dims}d_weight", tuple(input.shape), tuple(weight_size),
+                       grad_output, stride, padding, dilation, groups)
     kernel = tuple(int(k) for k in weight_size[2:])
     if dims == 1:  # the length as the width of a height-1 image
         return _weight_grad_graph(

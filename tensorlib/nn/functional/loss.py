@@ -493,7 +493,8 @@ def cross_entropy(
         weight: a weight per class, shape ``(C,)``.
         size_average: deprecated (PyTorch's): False sums, True averages.
         ignore_index: a target value that contributes neither loss nor gradient (and is
-            left out of the mean's divisor).
+            left out of the mean's divisor); class indices only: with probabilities, any
+            value >= 0 raises, as in PyTorch.
         reduce: deprecated (PyTorch's): False gives per-sample losses, overriding
             ``size_average``. Either one given replaces ``reduction`` (see ``_legacy_reduction``).
         reduction: ``"mean"`` (divided by the summed weights of the non-ignored targets),
@@ -507,6 +508,8 @@ def cross_entropy(
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
     target_array = _array(target)
+    if target_array.dtype.kind == "f" and ignore_index >= 0:  # PyTorch's check (-100 passes)
+        raise RuntimeError("ignore_index is not supported for floating point target")
     if target_array.dtype.kind == "f" and isinstance(target, Tensor) and target.requires_grad:
         _target_coefficients(input.shape, target_array, _array(weight), ignore_index,
                              label_smoothing, input._data.dtype)  # the checks of shapes

@@ -37,11 +37,10 @@ from tensorlib.nn.functional.utils import (
     _check_size,
     _check_tensor,
     _conv_padding,
-    _pair,
+    _ntuple,
     _parameter_dtype,
     _reset_parameters,
     _single,
-    _triple,
 )
 from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
@@ -49,13 +48,87 @@ from tensorlib.random import Generator
 
 
 # %% book/04_layers.ipynb, cell 209
+def _per_axis(value: int | Sequence[int], name: str, dims: int) -> tuple[int, ...]:
+    """One int per axis (:func:`_ntuple`; in 1-D :func:`_single`, whose message names a
+    1-tuple)."""
+    return (_single(value, name),) if dims == 1 else _ntuple(value, name, dims)
+
+
+def _module_kernel(kernel_size: int | Sequence[int], dims: int, owner: str) -> tuple[int, ...]:
+    """A convolution layer's ``kernel_size``: an int or ``dims`` ints. A 1-tuple does not stand
+    for every axis here, as it does in the functions (section 10): PyTorch's layer builds a 1-D
+    kernel of it, whose forward then fails; we refuse it at once."""
+    if dims > 1 and isinstance(kernel_size, (tuple, list)) and len(kernel_size) == 1:
+        raise RuntimeError(
+            f"{owner}: kernel_size must be an int or a tuple of {dims} ints, got "
+            f"{tuple(kernel_size)!r} (PyTorch's {owner} builds a 1-D kernel of it, whose "
+            "forward then fails)"
+        )
+    return _per_axis(kernel_size, "kernel_size", dims)
+
+
 class _ConvNd(Module):
     """The base of every convolution layer, PyTorch's ``torch.nn.modules.conv._ConvNd``: what
     :class:`Conv1d`, :class:`Conv2d`, :class:`Conv3d` and the transposed convolutions share,
-    their initial values. ``isinstance(m, _ConvNd)`` finds them all."""
+    their constructor (PyTorch's arguments, in its order) and their initial values.
+    ``isinstance(m, _ConvNd)`` finds them all, and a program's own convolution can subclass it.
+
+    Args:
+        in_channels, out_channels: :math:`C_{in}`, :math:`C_{out}`.
+        kernel_size: a tuple of one int per spatial axis; it sets the number of axes.
+        stride, padding, dilation, output_padding: one int per axis (one int, or a 1-tuple,
+            serves every axis); ``padding`` may be ``"valid"`` or ``"same"`` unless transposed.
+        transposed: whether the weight is (C_in, C_out/groups, *kernel), a transposed
+            convolution's, rather than (C_out, C_in/groups, *kernel).
+        groups, bias, padding_mode, device, dtype, generator: as :class:`Conv2d`.
+    """
 
     weight: Parameter
     bias: Parameter | None
+
+    def __init__(
+        self, in_channels: int, out_channels: int, kernel_size: Sequence[int],
+        stride: int | Sequence[int], padding: int | Sequence[int] | str,
+        dilation: int | Sequence[int], transposed: bool, output_padding: int | Sequence[int],
+        groups: int, bias: bool, padding_mode: str, device: Any = None, dtype: Any = None,
+        *, generator: Generator | None = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.in_channels = _check_size(in_channels, "in_channels", name)
+        self.out_channels = _check_size(out_channels, "out_channels", name)
+        if not isinstance(kernel_size, (tuple, list)):
+            raise TypeError(f"{name}: kernel_size must be a tuple of one int per spatial axis, "
+                            f"got {kernel_size!r}")
+        dims = len(kernel_size)
+        self.kernel_size = _per_axis(kernel_size, "kernel_size", dims)
+        self.stride = _per_axis(stride, "stride", dims)
+        self.dilation = _per_axis(dilation, "dilation", dims)
+        if isinstance(padding, str) and transposed:  # its padding crops the output: ints only
+            raise TypeError(f"{name}: padding must be an int or one int per axis, got {padding!r}")
+        if isinstance(padding, str):  # a bad string fails here, not in forward
+            _conv_padding(padding, self.kernel_size, self.stride, self.dilation, name)
+            self.padding: Any = padding
+        else:
+            self.padding = _per_axis(padding, "padding", dims)
+        self.transposed = bool(transposed)
+        self.output_padding = _per_axis(output_padding, "output_padding", dims)
+        self.groups = _check_size(groups, "groups", name)
+        self.padding_mode = _check_padding_mode(padding_mode, name, transposed=self.transposed)
+        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
+            raise ValueError(
+                f"{name}: in_channels={self.in_channels} and out_channels={self.out_channels} "
+                f"must both be divisible by groups={self.groups}"
+            )
+        dtype = _parameter_dtype(dtype, device)
+        c_in, c_out = self.in_channels, self.out_channels
+        lead = (c_in, c_out // self.groups) if self.transposed else (c_out, c_in // self.groups)
+        self.weight = Parameter(np.empty((*lead, *self.kernel_size), dtype=dtype))
+        if bias:
+            self.bias = Parameter(np.empty(self.out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        _reset_parameters(self, generator)
 
     def reset_parameters(self, generator: Generator | None = None) -> None:
         """Draw fresh initial values, PyTorch's default: ``weight`` and ``bias`` from
@@ -108,30 +181,11 @@ class Conv2d(_ConvNd):
         *,
         generator: Generator | None = None,
     ) -> None:
-        super().__init__()
-        self.in_channels = _check_size(in_channels, "in_channels", "Conv2d")
-        self.out_channels = _check_size(out_channels, "out_channels", "Conv2d")
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride = _pair(stride, "stride")
-        self.dilation = _pair(dilation, "dilation")
-        # a bad string fails here, not in forward
-        _conv_padding(padding, self.kernel_size, self.stride, self.dilation)
-        self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
-        self.groups = _check_size(groups, "groups", "Conv2d")
-        self.padding_mode = _check_padding_mode(padding_mode, "Conv2d")
-        if self.groups < 1 or self.in_channels % self.groups or self.out_channels % self.groups:
-            raise ValueError(
-                f"Conv2d: in_channels={in_channels} and out_channels={out_channels} must both be "
-                f"divisible by groups={groups}"
-            )
-        dtype = _parameter_dtype(dtype, device)
-        shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
-        self.weight = Parameter(np.empty(shape, dtype=dtype))
-        if bias:
-            self.bias = Parameter(np.empty(self.out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        _reset_parameters(self, generator)
+        super().__init__(
+            in_channels, out_channels, _module_kernel(kernel_size, 2, type(self).__name__),
+            stride, padding, dilation, False, 0, groups, bias, padding_mode, device, dtype,
+            generator=generator,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         padding: Any = self.padding
@@ -185,26 +239,6 @@ def _conv_repr(module: Module) -> str:
     return text
 
 
-def _conv_parameters(
-    module: Module, weight_shape: tuple[int, ...], bias: bool, dtype: Any, device: Any,
-    generator: Generator | None,
-) -> None:
-    """Register ``weight`` (and ``bias``, one per output channel) with PyTorch's initial values."""
-    m: Any = module
-    if m.groups < 1 or m.in_channels % m.groups or m.out_channels % m.groups:
-        raise ValueError(
-            f"{type(module).__name__}: in_channels={m.in_channels} and "
-            f"out_channels={m.out_channels} must both be divisible by groups={m.groups}"
-        )
-    dtype = _parameter_dtype(dtype, device)
-    m.weight = Parameter(np.empty(weight_shape, dtype=dtype))
-    if bias:
-        m.bias = Parameter(np.empty(m.out_channels, dtype=dtype))
-    else:
-        module.register_parameter("bias", None)
-    _reset_parameters(m, generator)
-
-
 class Conv1d(_ConvNd):
     """1-D convolution over an input (N, C_in, L): :class:`Conv2d` on a height-1 image.
 
@@ -234,19 +268,11 @@ class Conv1d(_ConvNd):
         padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
         *, generator: Generator | None = None,
     ) -> None:
-        super().__init__()
-        self.in_channels = _check_size(in_channels, "in_channels", "Conv1d")
-        self.out_channels = _check_size(out_channels, "out_channels", "Conv1d")
-        self.kernel_size = (_single(kernel_size, "kernel_size"),)
-        self.stride = (_single(stride, "stride"),)
-        self.dilation = (_single(dilation, "dilation"),)
-        kernel, steps, gaps = (1, *self.kernel_size), (1, *self.stride), (1, *self.dilation)
-        _conv_padding(padding, kernel, steps, gaps)  # a bad string fails here, not in forward
-        self.padding = padding if isinstance(padding, str) else (_single(padding, "padding"),)
-        self.groups = _check_size(groups, "groups", "Conv1d")
-        self.padding_mode = _check_padding_mode(padding_mode, "Conv1d")
-        shape = (self.out_channels, self.in_channels // max(self.groups, 1), *self.kernel_size)
-        _conv_parameters(self, shape, bias, dtype, device, generator)
+        super().__init__(
+            in_channels, out_channels, _module_kernel(kernel_size, 1, type(self).__name__),
+            stride, padding, dilation, False, 0, groups, bias, padding_mode, device, dtype,
+            generator=generator,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         padding: Any = self.padding
@@ -330,19 +356,11 @@ class ConvTranspose2d(_ConvTransposeNd):
         dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
         dtype: Any = None, *, generator: Generator | None = None,
     ) -> None:
-        super().__init__()
-        name = type(self).__name__
-        self.in_channels = _check_size(in_channels, "in_channels", name)
-        self.out_channels = _check_size(out_channels, "out_channels", name)
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride = _pair(stride, "stride")
-        self.padding = _pair(padding, "padding")
-        self.output_padding = _pair(output_padding, "output_padding")
-        self.dilation = _pair(dilation, "dilation")
-        self.groups = _check_size(groups, "groups", name)
-        self.padding_mode = _check_padding_mode(padding_mode, name, transposed=True)
-        shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
-        _conv_parameters(self, shape, bias, dtype, device, generator)
+        super().__init__(
+            in_channels, out_channels, _module_kernel(kernel_size, 2, type(self).__name__),
+            stride, padding, dilation, True, output_padding, groups, bias, padding_mode, device,
+            dtype, generator=generator,
+        )
 
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         _check_tensor(input, type(self).__name__)
@@ -379,19 +397,11 @@ class ConvTranspose1d(_ConvTransposeNd):
         dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
         dtype: Any = None, *, generator: Generator | None = None,
     ) -> None:
-        super().__init__()
-        name = type(self).__name__
-        self.in_channels = _check_size(in_channels, "in_channels", name)
-        self.out_channels = _check_size(out_channels, "out_channels", name)
-        self.kernel_size = (_single(kernel_size, "kernel_size"),)
-        self.stride = (_single(stride, "stride"),)
-        self.padding = (_single(padding, "padding"),)
-        self.output_padding = (_single(output_padding, "output_padding"),)
-        self.dilation = (_single(dilation, "dilation"),)
-        self.groups = _check_size(groups, "groups", name)
-        self.padding_mode = _check_padding_mode(padding_mode, name, transposed=True)
-        shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
-        _conv_parameters(self, shape, bias, dtype, device, generator)
+        super().__init__(
+            in_channels, out_channels, _module_kernel(kernel_size, 1, type(self).__name__),
+            stride, padding, dilation, True, output_padding, groups, bias, padding_mode, device,
+            dtype, generator=generator,
+        )
 
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         _check_tensor(input, type(self).__name__)
@@ -460,19 +470,11 @@ class Conv3d(_ConvNd):
         padding_mode: str = "zeros", device: Any = None, dtype: Any = None,
         *, generator: Generator | None = None,
     ) -> None:
-        super().__init__()
-        self.in_channels = _check_size(in_channels, "in_channels", "Conv3d")
-        self.out_channels = _check_size(out_channels, "out_channels", "Conv3d")
-        self.kernel_size = _triple(kernel_size, "kernel_size")
-        self.stride = _triple(stride, "stride")
-        self.dilation = _triple(dilation, "dilation")
-        # a bad string fails here, not in forward
-        _conv_padding(padding, self.kernel_size, self.stride, self.dilation, "Conv3d")
-        self.padding = padding if isinstance(padding, str) else _triple(padding, "padding")
-        self.groups = _check_size(groups, "groups", "Conv3d")
-        self.padding_mode = _check_padding_mode(padding_mode, "Conv3d")
-        shape = (self.out_channels, self.in_channels // max(self.groups, 1), *self.kernel_size)
-        _conv_parameters(self, shape, bias, dtype, device, generator)
+        super().__init__(
+            in_channels, out_channels, _module_kernel(kernel_size, 3, type(self).__name__),
+            stride, padding, dilation, False, 0, groups, bias, padding_mode, device, dtype,
+            generator=generator,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         padding: Any = self.padding
@@ -520,19 +522,11 @@ class ConvTranspose3d(_ConvTransposeNd):
         dilation: int | Sequence[int] = 1, padding_mode: str = "zeros", device: Any = None,
         dtype: Any = None, *, generator: Generator | None = None,
     ) -> None:
-        super().__init__()
-        name = type(self).__name__
-        self.in_channels = _check_size(in_channels, "in_channels", name)
-        self.out_channels = _check_size(out_channels, "out_channels", name)
-        self.kernel_size = _triple(kernel_size, "kernel_size")
-        self.stride = _triple(stride, "stride")
-        self.padding = _triple(padding, "padding")
-        self.output_padding = _triple(output_padding, "output_padding")
-        self.dilation = _triple(dilation, "dilation")
-        self.groups = _check_size(groups, "groups", name)
-        self.padding_mode = _check_padding_mode(padding_mode, name, transposed=True)
-        shape = (self.in_channels, self.out_channels // max(self.groups, 1), *self.kernel_size)
-        _conv_parameters(self, shape, bias, dtype, device, generator)
+        super().__init__(
+            in_channels, out_channels, _module_kernel(kernel_size, 3, type(self).__name__),
+            stride, padding, dilation, True, output_padding, groups, bias, padding_mode, device,
+            dtype, generator=generator,
+        )
 
     def forward(self, input: Tensor, output_size: Sequence[int] | None = None) -> Tensor:
         _check_tensor(input, type(self).__name__)

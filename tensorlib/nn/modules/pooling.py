@@ -46,12 +46,32 @@ from tensorlib.nn.modules.module import Module
 # %% book/04_layers.ipynb, cell 261
 class _MaxPoolNd(Module):
     """The base of :class:`MaxPool1d`, :class:`MaxPool2d` and :class:`MaxPool3d`, PyTorch's
-    ``torch.nn.modules.pooling._MaxPoolNd``, for ``isinstance(m, _MaxPoolNd)``."""
+    ``torch.nn.modules.pooling._MaxPoolNd``, for ``isinstance(m, _MaxPoolNd)``, with its
+    constructor: it stores the arguments as given (``stride=None`` means ``kernel_size``), so a
+    program's own max pooling can subclass it as it does PyTorch's."""
+
+    def __init__(
+        self,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
 
 
 class _AvgPoolNd(Module):
     """The base of :class:`AvgPool1d`, :class:`AvgPool2d` and :class:`AvgPool3d`, PyTorch's
-    ``torch.nn.modules.pooling._AvgPoolNd``, for ``isinstance(m, _AvgPoolNd)``."""
+    ``torch.nn.modules.pooling._AvgPoolNd``, for ``isinstance(m, _AvgPoolNd)`` (no constructor
+    of its own there either: each average pooling has its own arguments)."""
 
 
 class MaxPool2d(_MaxPoolNd):
@@ -80,14 +100,8 @@ class MaxPool2d(_MaxPoolNd):
         return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None:
-        super().__init__()
         _pair(kernel_size, "kernel_size")
-        self.return_indices = return_indices
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
-        self.dilation = dilation
-        self.ceil_mode = ceil_mode
+        super().__init__(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
 
     def forward(self, input: Tensor) -> Any:
         return max_pool2d(
@@ -187,14 +201,8 @@ class MaxPool1d(_MaxPoolNd):
         return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None:
-        super().__init__()
         _single(kernel_size, "kernel_size")
-        self.return_indices = return_indices
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
-        self.dilation = dilation
-        self.ceil_mode = ceil_mode
+        super().__init__(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
 
     def forward(self, input: Tensor) -> Any:
         return max_pool1d(
@@ -349,14 +357,8 @@ class MaxPool3d(_MaxPoolNd):
         return_indices: bool = False,
         ceil_mode: bool = False,
     ) -> None:
-        super().__init__()
         _triple(kernel_size, "kernel_size")
-        self.return_indices = return_indices
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
-        self.dilation = dilation
-        self.ceil_mode = ceil_mode
+        super().__init__(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
 
     def forward(self, input: Tensor) -> Any:
         return max_pool3d(
