@@ -24,6 +24,8 @@ Loaded by ``book/_config.yml`` (``sphinx.local_extensions``). At build time it
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import sys
 from pathlib import Path
@@ -32,6 +34,7 @@ from typing import Any
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
+from sphinx.ext.autodoc import preserve_defaults
 from sphinx.ext.napoleon.docstring import GoogleDocstring
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
@@ -344,6 +347,37 @@ def _add_static(app: Sphinx) -> None:
         app.config.html_static_path.append(str(STATIC))
 
 
+def _takes_added_out(obj: Any) -> bool:
+    """Whether ``obj`` is a wrapper made by ``tensorlib.engine.out_arg.supports_out``: its
+    signature has an ``out`` keyword that the function it wraps (its source) does not."""
+    inner = getattr(obj, "__wrapped__", None)
+    if inner is None:
+        return False
+    try:
+        return "out" in inspect.signature(obj).parameters and (
+            "out" not in inspect.signature(inner).parameters
+        )
+    except (TypeError, ValueError):
+        return False
+
+
+def _arguments_with_out(get_arguments: Any) -> Any:
+    """``autodoc_preserve_defaults`` reads a function's defaults from its source and pairs them
+    with its signature's; a ``supports_out`` wrapper's signature has one more keyword-only
+    default (``out=None``) than the wrapped source shows, and Sphinx stops on the mismatch. This
+    adds it to the parsed arguments, so the two agree."""
+
+    def arguments(obj: Any) -> ast.arguments | None:
+        parsed = get_arguments(obj)
+        if parsed is not None and _takes_added_out(obj):
+            parsed.kwonlyargs.append(ast.arg("out"))
+            parsed.kw_defaults.append(ast.Constant(None))
+        return parsed
+
+    arguments.adds_out = True  # type: ignore[attr-defined]
+    return arguments
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _generate_reference, priority=100)
     app.connect("builder-inited", _add_static)
@@ -356,4 +390,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.setup_extension("sphinx.ext.napoleon")
     app.connect("autodoc-process-docstring", _clean_docstring)
     app.connect("missing-reference", _resolve_public_names)
+    # a module-level function of Sphinx's, looked up at each call: the one place to add `out`
+    # (once per process, however many builds run in it)
+    if not getattr(preserve_defaults._get_arguments, "adds_out", False):  # type: ignore[attr-defined]
+        preserve_defaults._get_arguments = _arguments_with_out(  # type: ignore[attr-defined]
+            preserve_defaults._get_arguments  # type: ignore[attr-defined]
+        )
     return {"parallel_read_safe": True, "parallel_write_safe": True}
