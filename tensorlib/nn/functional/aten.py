@@ -71,6 +71,7 @@ import numpy as np
 
 from tensorlib.engine import Tensor
 from tensorlib.engine.inplace import _check_in_place, apply_
+from tensorlib.engine.out_arg import supports_out
 from tensorlib.nn.functional.activation import celu, rrelu, selu
 from tensorlib.nn.functional.activation import threshold as _threshold_function
 from tensorlib.nn.functional.layers import (
@@ -426,6 +427,7 @@ def aten_celu(input: Tensor, alpha: float = 1.0) -> Tensor:
     return celu(input, alpha)
 
 
+@supports_out
 def aten_threshold(input: Tensor, threshold: float, value: float) -> Tensor:
     """``torch.threshold``: ``input`` where it is above ``threshold``, else ``value``."""
     return _threshold_function(input, threshold, value)
@@ -612,6 +614,7 @@ def native_layer_norm(
     return output, mean, rstd
 
 
+@supports_out
 def native_batch_norm(
     input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
     running_var: Tensor | None, training: bool, momentum: float, eps: float,
