@@ -1722,6 +1722,7 @@ def _fold(
     return image
 
 
+# %% book/04_layers.ipynb, cell 206
 # im2col a block of samples at a time (section 9.9): at most this many bytes of columns, so that
 # the product reads them from the cache, in one buffer reused from block to block ...
 _CONV_BLOCK_BYTES = 1 << 22
@@ -1853,7 +1854,7 @@ def _fold_product(
     _fold(patches, image.shape, stride, dilation, image)
 
 
-# %% book/04_layers.ipynb, cell 205
+# %% book/04_layers.ipynb, cell 207
 def _weight_grad_graph(
     input: Tensor,
     grad: Tensor,
@@ -1886,7 +1887,7 @@ def _weight_grad_graph(
     return sums[every + tuple(slice(k) for k in kernel)].transpose(0, 1)
 
 
-# %% book/04_layers.ipynb, cell 206
+# %% book/04_layers.ipynb, cell 208
 class _ConvNdFunction(Function):
     """Convolution as im2col and one matrix product per group and block of samples, over 1, 2
     or 3 spatial axes (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -2087,7 +2088,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 207
+# %% book/04_layers.ipynb, cell 209
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -2148,7 +2149,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 214
+# %% book/04_layers.ipynb, cell 216
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -2239,7 +2240,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 223
+# %% book/04_layers.ipynb, cell 225
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -2329,7 +2330,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 226
+# %% book/04_layers.ipynb, cell 228
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -2372,7 +2373,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 227
+# %% book/04_layers.ipynb, cell 229
 class _ConvTransposeNdFunction(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -2482,7 +2483,7 @@ class _ConvTransposeNdFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 228
+# %% book/04_layers.ipynb, cell 230
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2611,7 +2612,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 236
+# %% book/04_layers.ipynb, cell 238
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7). A negative
     width crops; circular padding wraps around what is left after cropping, as PyTorch's."""
@@ -2656,7 +2657,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 239
+# %% book/04_layers.ipynb, cell 241
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2697,7 +2698,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 247
+# %% book/04_layers.ipynb, cell 249
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2749,7 +2750,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 258
+# %% book/04_layers.ipynb, cell 260
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2909,7 +2910,7 @@ class _AvgPoolNdFunction(Function):
         ),)
 
 
-# %% book/04_layers.ipynb, cell 259
+# %% book/04_layers.ipynb, cell 261
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -3018,7 +3019,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 269
+# %% book/04_layers.ipynb, cell 271
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -3077,7 +3078,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 270
+# %% book/04_layers.ipynb, cell 272
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -3140,7 +3141,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 271
+# %% book/04_layers.ipynb, cell 273
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -3227,7 +3228,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 276
+# %% book/04_layers.ipynb, cell 278
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -3307,7 +3308,7 @@ def _linear_matrix(
     return matrix
 
 
-# %% book/04_layers.ipynb, cell 278
+# %% book/04_layers.ipynb, cell 280
 def _cubic(x: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic convolution kernel :math:`W_a(x)` (section 10.2), zero for
     :math:`|x| \\ge 2`; same shape and dtype as ``x``."""
@@ -3388,7 +3389,7 @@ def _resampling_matrix(
     return Tensor(build(size, out, scale, align_corners, dtype))
 
 
-# %% book/04_layers.ipynb, cell 279
+# %% book/04_layers.ipynb, cell 281
 # the number of dimensions of the input each interpolating mode takes, as PyTorch's
 _RESAMPLE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
 
@@ -3490,7 +3491,7 @@ def interpolate(
     return output.clone() if output is input else output
 
 
-# %% book/04_layers.ipynb, cell 288
+# %% book/04_layers.ipynb, cell 290
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -3558,7 +3559,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 291
+# %% book/04_layers.ipynb, cell 293
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3640,7 +3641,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 295
+# %% book/04_layers.ipynb, cell 297
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3695,7 +3696,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 296
+# %% book/04_layers.ipynb, cell 298
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3814,7 +3815,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.permute(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 297
+# %% book/04_layers.ipynb, cell 299
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3875,7 +3876,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 301
+# %% book/04_layers.ipynb, cell 303
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3995,7 +3996,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 306
+# %% book/04_layers.ipynb, cell 308
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -4184,7 +4185,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 307
+# %% book/04_layers.ipynb, cell 309
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -4236,7 +4237,7 @@ def adaptive_max_pool3d_with_indices(
     return adaptive_max_pool3d(input, output_size, True)
 
 
-# %% book/04_layers.ipynb, cell 315
+# %% book/04_layers.ipynb, cell 317
 def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
     """The window starts of fractional max pooling along one axis, PyTorch's
     ``generate_intervals``: ``int((i + u) * alpha) - int(u * alpha)`` with
@@ -4368,7 +4369,7 @@ def fractional_max_pool3d_with_indices(
                                 output_ratio, True, _random_samples)
 
 
-# %% book/04_layers.ipynb, cell 421
+# %% book/04_layers.ipynb, cell 423
 from tensorlib.nn.functional.loss import cross_entropy  # noqa: E402
 
 

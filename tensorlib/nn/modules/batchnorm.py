@@ -237,7 +237,7 @@ class SyncBatchNorm(_BatchNorm):
         return result
 
 
-# %% book/04_layers.ipynb, cell 384
+# %% book/04_layers.ipynb, cell 386
 # the lazy machinery of section 11.5, defined after this module's header (section 6.5)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

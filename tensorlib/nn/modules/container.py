@@ -394,7 +394,7 @@ class ParameterDict(Module):
         return _parameter_lines(self._parameters.items())
 
 
-# %% book/04_layers.ipynb, cell 408
+# %% book/04_layers.ipynb, cell 410
 import warnings  # noqa: E402
 
 

@@ -111,7 +111,7 @@ class InstanceNorm3d(_InstanceNorm):
     _unbatched_dims = 4
 
 
-# %% book/04_layers.ipynb, cell 385
+# %% book/04_layers.ipynb, cell 387
 # the lazy machinery of section 11.5, defined after this module's header (section 6.7)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

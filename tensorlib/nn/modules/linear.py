@@ -161,7 +161,7 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-# %% book/04_layers.ipynb, cell 381
+# %% book/04_layers.ipynb, cell 383
 # the lazy machinery of section 11.5, defined after this module's header (section 4.2)
 from tensorlib.engine import no_grad  # noqa: E402
 from tensorlib.nn.modules.lazy import _has_uninitialized, _lazy_setup  # noqa: E402

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 333
+# %% book/04_layers.ipynb, cell 335
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 334
+# %% book/04_layers.ipynb, cell 336
 class MLP(Sequential):
     """A multi-layer perceptron: ``Linear, activation, Linear, activation, ..., Linear``.
 

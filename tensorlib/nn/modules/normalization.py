@@ -182,7 +182,7 @@ class GroupNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 303
+# %% book/04_layers.ipynb, cell 305
 # the function of section 10.5, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
 
@@ -213,7 +213,7 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-# %% book/04_layers.ipynb, cell 409
+# %% book/04_layers.ipynb, cell 411
 from tensorlib.engine import Function  # noqa: E402
 from tensorlib.nn.functional.utils import _check_tensor  # noqa: E402
 
@@ -268,7 +268,7 @@ class _CrossMapLRN2d(Function):
         return (power * grad - self.coefficient * self.x * gathered,)
 
 
-# %% book/04_layers.ipynb, cell 410
+# %% book/04_layers.ipynb, cell 412
 class CrossMapLRN2d(Module):
     r"""PyTorch's older local response normalisation across channels of (N, C, H, W)
     (section 11.8): :math:`y_c = x_c\,(k + \frac{\alpha}{n}\sum_{c'} x_{c'}^2)^{-\beta}`, with
