@@ -413,3 +413,17 @@ def test_nextafter_gradient_and_dtype_match_pytorch():
     assert results[0] == results[1]
     with pytest.raises(NotImplementedError, match="\"nextafter_cpu\" not implemented for 'Long'"):
         tl.nextafter(tl.tensor([1]), tl.tensor([2]))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nextafter(lib.tensor([1.0]), 2.0),
+    lambda lib: lib.nextafter(1.0, lib.tensor([2.0])),
+])
+def test_nextafter_refuses_a_number_as_pytorch(call):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError) as theirs:
+        call(torch)
+    with pytest.raises(TypeError) as ours:
+        call(tl)
+    assert str(ours.value) == str(theirs.value)

@@ -74,13 +74,12 @@ from typing import Any, Literal
 import numpy as np
 
 from tensorlib.engine.division import (
-    _TORCH_TYPE_NAMES,
     NoDerivative,
     Remainder,
     RoundedQuotient,
     _division_operands,
 )
-from tensorlib.engine.dtypes import get_default_dtype
+from tensorlib.engine.dtypes import _torch_name, get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import _promote
@@ -742,7 +741,7 @@ def searchsorted(
         order, n = sorter._data, data.shape[-1] if data.ndim else 0
         problem = (
             "sorter must be a tensor of long dtype but got dtype "
-            f"{_TORCH_TYPE_NAMES.get(order.dtype.name, order.dtype.name)}"
+            f"{_torch_name(order.dtype)}"
             if order.dtype != np.int64 else "boundary and sorter must have the same size, but "
             f"got boundary tensor {list(data.shape)}and got sorter tensor {list(order.shape)}"
             if order.shape != data.shape else "sorter index out of range"

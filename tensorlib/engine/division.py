@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine.dtypes import _torch_name
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.promotion import _promote
@@ -132,15 +133,10 @@ class NoDerivative(Function):
     def backward_graph(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
 
-_TORCH_TYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "bool": "Bool",
-                     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                     "uint8": "Byte"}
-
 
 def _refuse_dtype(kernel: str, dtype: np.dtype) -> None:
     """PyTorch's error for a kernel that has no version for ``dtype``."""
-    name = _TORCH_TYPE_NAMES.get(dtype.name, dtype.name)
-    raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_torch_name(dtype)}\'')
 
 
 def _integer_operands(input: Tensor, other: Tensor, kernel: str) -> tuple[Tensor, Tensor]:

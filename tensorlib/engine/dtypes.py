@@ -97,6 +97,19 @@ def set_default_dtype(d: Any) -> None:
     _default_float = resolved
 
 
+# PyTorch's names of its dtypes in its error messages ("expected Float but found Long"); the
+# chapter's ops that repeat PyTorch's messages read them here
+_SCALAR_TYPE_NAMES = {
+    "float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def _torch_name(d: np.dtype) -> str:
+    """PyTorch's name of the dtype ``d`` in its error messages: ``Float``, ``Long``, ``Bool``."""
+    return _SCALAR_TYPE_NAMES.get(d.name, d.name)
+
+
 # %% book/02_autograd.ipynb, cell 25
 class _MissingDtype:
     """A PyTorch dtype tensorlib cannot hold (``bfloat16``, which numpy has not; the complex dtypes

@@ -41,10 +41,11 @@ import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.creation import eye
+from tensorlib.engine.dtypes import _torch_name
 from tensorlib.engine.function import Function
 from tensorlib.engine.joining import cat
 from tensorlib.engine.linalg_norms import svdvals
-from tensorlib.engine.linalg_ops import Eigh, _mT, _real_floating, _square, _torch_name, inv
+from tensorlib.engine.linalg_ops import Eigh, _mT, _real_floating, _square, inv
 from tensorlib.engine.matmul_ops import matmul
 from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.reductions import sum as tensor_sum

@@ -34,9 +34,9 @@ import numpy as np
 
 from tensorlib.engine import reductions
 from tensorlib.engine.conversion import to
-from tensorlib.engine.dtypes import parse_to
+from tensorlib.engine.dtypes import _torch_name, parse_to
 from tensorlib.engine.function import Function
-from tensorlib.engine.linalg_ops import _real_floating, _torch_name
+from tensorlib.engine.linalg_ops import _real_floating
 from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.reductions import amax, amin
 from tensorlib.engine.reductions import sum as tensor_sum

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
+from tensorlib.engine.dtypes import _torch_name
 from tensorlib.engine.function import Function
 from tensorlib.engine.joining import cat
 from tensorlib.engine.matmul_ops import matmul
@@ -75,13 +76,6 @@ class _EigenvaluesEigenvectors(NamedTuple):
     eigenvectors: Tensor
 
 
-# PyTorch's names of dtypes, for its error messages ("Got Long")
-_TORCH_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
-                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
-def _torch_name(dtype: np.dtype) -> str:
-    return _TORCH_NAMES.get(dtype.name, dtype.name)
 
 
 def _mT(a: np.ndarray) -> np.ndarray:  # noqa: N802  (PyTorch's name, Tensor.mT)

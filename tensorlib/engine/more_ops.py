@@ -360,8 +360,13 @@ def frexp(input: Tensor) -> _Frexp:
 def nextafter(input: Tensor, other: Any) -> Tensor:
     """The next floating-point value after ``input`` toward ``other``, elementwise, in the
     dtype ``+`` would give (:class:`NextAfter`: the gradient goes to ``input`` where it
-    differs from ``other``, zero where they are equal); integer operands raise, as in torch."""
-    a, b = _promote(input, other if isinstance(other, Tensor) else np.asarray(other))
+    differs from ``other``, zero where they are equal); integer operands and numbers raise, as in
+    torch."""
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):  # PyTorch has no overload taking a number
+            raise TypeError(f"nextafter(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(value).__name__}")
+    a, b = _promote(input, other)
     if a._data.dtype.kind != "f":
         _refuse_dtype("nextafter_cpu", a._data.dtype)
     return NextAfter.apply(a, b)

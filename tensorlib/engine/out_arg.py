@@ -29,17 +29,13 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from tensorlib.engine.dtypes import _torch_name
 from tensorlib.engine.function import count_in_place_change
 from tensorlib.engine.grad_mode import is_grad_enabled
 from tensorlib.engine.tensor_type import Tensor
 
 _R = TypeVar("_R")
 
-# numpy's dtype names -> PyTorch's ScalarType names, for PyTorch's messages
-_TORCH_NAMES = {
-    "float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-}
 _RESIZED = (
     "An output with one or more elements was resized since it had shape {old}, which does not "
     "match the required output shape {new}. This behavior is deprecated, and in a future "
@@ -51,10 +47,6 @@ _OUT_DOC = (
     "``out`` (keyword, default None): a tensor to write the result into (a tuple of tensors "
     "when there are several results), which is then returned; see ``write_out``."
 )
-
-
-def _torch_name(dtype: np.dtype) -> str:
-    return _TORCH_NAMES.get(dtype.name, dtype.name)
 
 
 def _requires_grad(value: Any) -> bool:

@@ -51,7 +51,7 @@ import numpy as np
 
 from tensorlib.engine.arithmetic import _broadcast_error, _summed_to, _unbroadcast
 from tensorlib.engine.conversion import Clone
-from tensorlib.engine.dtypes import float16
+from tensorlib.engine.dtypes import _torch_name, float16
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import _promote, floating_array
@@ -337,6 +337,9 @@ def norm(
     norm of the matrix in ``dim`` (a 2-D input's, by default), section 20.4's, with gradients.
     ``dtype``: compute in (and return) that float dtype, no narrower than ``input``'s."""
     dim = None if isinstance(dim, (tuple, list)) and len(dim) == 0 else dim
+    if input._data.dtype.kind != "f":  # as PyTorch: a norm of integers would need a float result
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {_torch_name(input._data.dtype)}")
     if p in (1, 2, "fro") and dtype is None:
         axes = normalize_axes(dim, input._data.ndim)
         return Norm.apply(input, p=1 if p == 1 else 2, axes=axes, keepdims=keepdim)

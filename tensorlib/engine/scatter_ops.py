@@ -33,6 +33,7 @@ import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
 from tensorlib.engine.creation import tensor, zeros
+from tensorlib.engine.dtypes import _torch_name
 from tensorlib.engine.function import Function
 from tensorlib.engine.indexing import (
     Index,
@@ -390,12 +391,6 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
 
 
 # %% book/02_autograd.ipynb, cell 337
-_SCALAR_TYPE_NAMES = {
-    "float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char", "int16": "Short",
-    "int32": "Int", "int64": "Long", "uint8": "Byte", "bool": "Bool",
-}
-
-
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     r"""A copy of ``input`` with ``source``'s elements written at the positions ``index`` of
     ``input`` seen as 1-D (C order; a negative index counts from the end), or, with
@@ -411,7 +406,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
         IndexError: ``index`` and ``source`` differ in size, or an index is out of range.
     """
     if not isinstance(index, Tensor) or index._data.dtype != np.int64:
-        got = (_SCALAR_TYPE_NAMES.get(str(index._data.dtype), str(index._data.dtype))
+        got = (_torch_name(index._data.dtype)
                if isinstance(index, Tensor) else type(index).__name__)
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {got}")
     if source._data.size != index._data.size:

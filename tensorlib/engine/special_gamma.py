@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to
+from tensorlib.engine.dtypes import _torch_name
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.pairwise_ops import _binary_operands, _sum_to
@@ -151,10 +152,6 @@ class Igamma(Function):
         return None, _summed_to(grad * (-slope if self.upper else slope), x.shape)
 
 
-_TORCH_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                      "uint8": "Byte", "bool": "Bool"}
-
-
 def _incomplete_gamma(input: Any, other: Any, name: str, upper: bool, first: int = 1) -> Tensor:
     """:func:`gammainc` or :func:`gammaincc` after PyTorch's checks: two tensors (``first`` is
     the position ``input`` has in the call), promoted to a float dtype."""
@@ -164,9 +161,8 @@ def _incomplete_gamma(input: Any, other: Any, name: str, upper: bool, first: int
                             f"be Tensor, not {type(value).__name__}")
     a, x = _binary_operands(input, other, name, floating=False)
     if a._data.dtype.kind != "f":
-        kind = str(a._data.dtype)
-        raise NotImplementedError(f'"igamma_cpu" not implemented for '
-                                  f"'{_TORCH_DTYPE_NAMES.get(kind, kind)}'")
+        raise NotImplementedError(
+            f'"igamma_cpu" not implemented for \'{_torch_name(a._data.dtype)}\'')
     return Igamma.apply(a, x, upper=upper)
 
 

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tensorlib.engine.division import NoDerivative
-from tensorlib.engine.dtypes import get_default_dtype
+from tensorlib.engine.dtypes import _torch_name, get_default_dtype
 from tensorlib.engine.indexing import _index
 from tensorlib.engine.joining import cat
 from tensorlib.engine.out_arg import supports_out
@@ -502,10 +502,6 @@ class _HistogramDD(NamedTuple):
     bin_edges: tuple[Tensor, ...]
 
 
-_TORCH_INTEGER_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                        "uint8": "Byte", "bool": "Bool"}
-
-
 def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor | None = None,
                 density: bool = False) -> _HistogramDD:
     """``(hist, bin_edges)``: the histogram of the points in the rows of ``input`` (..., D), over
@@ -525,7 +521,7 @@ def histogramdd(input: Tensor, bins: Any, *, range: Any = None, weight: Tensor |
     """
     data = input._data
     if data.dtype.kind != "f":
-        name = _TORCH_INTEGER_NAMES.get(str(data.dtype), str(data.dtype))
+        name = _torch_name(data.dtype)
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{name}'")
     if data.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
