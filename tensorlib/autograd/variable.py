@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 461
+# %% book/02_autograd.ipynb, cell 472
 import warnings
 from typing import Any
 

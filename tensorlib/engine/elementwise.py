@@ -598,6 +598,7 @@ def clamp(
     return Clamp.apply(x, low=low, high=high)
 
 
+# %% book/02_autograd.ipynb, cell 155
 def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`e^x - 1`, accurate for small ``x``."""
     if out is not None:
@@ -678,6 +679,7 @@ def cosh(input: Tensor) -> Tensor:
 arctan, arcsin, arccos = atan, asin, acos
 
 
+# %% book/02_autograd.ipynb, cell 157
 @supports_out
 def clamp_min(input: Tensor, min: Any) -> Tensor:
     """``clamp(input, min=min)``."""

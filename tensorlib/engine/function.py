@@ -711,7 +711,7 @@ def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.nd
     return grad
 
 
-# %% book/02_autograd.ipynb, cell 396
+# %% book/02_autograd.ipynb, cell 407
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 306
+# %% book/02_autograd.ipynb, cell 317
 import importlib
 import math
 from collections.abc import Callable
@@ -196,7 +196,7 @@ def _mark_changed(tensor: Tensor) -> list[Any]:
     return tensor._versions
 
 
-# %% book/02_autograd.ipynb, cell 307
+# %% book/02_autograd.ipynb, cell 318
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -288,7 +288,7 @@ def _where_reversed(old: Tensor, mask: np.ndarray, value: Tensor) -> Tensor:
     return where(_wrap(mask, None), value, old)
 
 
-# %% book/02_autograd.ipynb, cell 308
+# %% book/02_autograd.ipynb, cell 319
 def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1) -> Tensor:
     """``tensor = ufunc(tensor, alpha * other)`` in place,
     under torch's rules for shapes and dtypes."""
@@ -411,7 +411,7 @@ def fill_diagonal_(tensor: Tensor, fill_value: Any, wrap: bool = False) -> Tenso
     return masked_fill_(tensor, mask, fill_value)
 
 
-# %% book/02_autograd.ipynb, cell 315
+# %% book/02_autograd.ipynb, cell 326
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -436,7 +436,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 316
+# %% book/02_autograd.ipynb, cell 327
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)``,
     ``exponential_(rate)``, ``cauchy_(median, sigma)``, ``geometric_(p)``,
@@ -512,7 +512,7 @@ def _random_integers(
     return source.randint(int(low), int(high), shape)
 
 
-# %% book/02_autograd.ipynb, cell 317
+# %% book/02_autograd.ipynb, cell 328
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -525,7 +525,7 @@ def view_in_place_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 322
+# %% book/02_autograd.ipynb, cell 333
 def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
     elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves

@@ -307,7 +307,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*operands, equation=equation)
 
 
-# %% book/02_autograd.ipynb, cell 242
+# %% book/02_autograd.ipynb, cell 251
 def _same_dtype(name: str, *tensors: Tensor) -> None:
     """PyTorch's products do not promote: mixed dtypes are refused."""
     dtypes = [t._data.dtype for t in tensors]

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 194
+# %% book/02_autograd.ipynb, cell 199
 import math
 import operator
 import weakref
@@ -145,6 +145,7 @@ def _check_viewable(array: np.ndarray, shape: tuple[int, ...]) -> None:
         ) from None
 
 
+# %% book/02_autograd.ipynb, cell 201
 class Reshape(Function):
     """The same elements in a new shape; :math:`\\bar x` is :math:`\\bar y` reshaped back."""
 
@@ -225,6 +226,7 @@ class Roll(Function):
         return (Roll.apply(grad, shifts=tuple(-s for s in self.shifts), dims=self.dims),)
 
 
+# %% book/02_autograd.ipynb, cell 203
 class Expand(Function):
     """Broadcast to ``shape`` without copying;
     :math:`\\bar x = \\text{sum\\_to\\_shape}(\\bar y)`."""
@@ -269,7 +271,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(dim=copies).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 195
+# %% book/02_autograd.ipynb, cell 204
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(
@@ -446,7 +448,7 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
     return Repeat.apply(input, sizes=sizes)
 
 
-# %% book/02_autograd.ipynb, cell 196
+# %% book/02_autograd.ipynb, cell 205
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
     return expand(input, tuple(size))
@@ -490,7 +492,7 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 
-# %% book/02_autograd.ipynb, cell 200
+# %% book/02_autograd.ipynb, cell 209
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor in row-major order: a view when the memory allows, else a
     copy (``reshape(-1)``)."""
@@ -545,7 +547,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     return input.clone()  # as PyTorch: a quarter-turn count of 0 copies
 
 
-# %% book/02_autograd.ipynb, cell 201
+# %% book/02_autograd.ipynb, cell 210
 class Unfold(Function):
     r"""The windows of ``size`` entries, ``step`` apart, along ``axis``: that axis becomes the
     number of windows and a new last axis holds each window (a strided view, as

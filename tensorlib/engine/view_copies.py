@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 297
+# %% book/02_autograd.ipynb, cell 308
 from collections.abc import Sequence
 from typing import Any
 

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 454
+# %% book/02_autograd.ipynb, cell 465
 import numpy as np
 
 from tensorlib.engine.selection import where
