@@ -760,6 +760,17 @@ def test_device_api():
         tl.as_device(0)
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("args", [("cuda:0", 1), ("cpu:0", 0), ("cpu", "0"), ("cpu", True)])
+def test_device_refuses_an_index_twice_or_of_another_type_as_pytorch(args):
+    torch = pytest.importorskip("torch")
+    with pytest.raises((RuntimeError, TypeError)) as theirs:
+        torch.device(*args)
+    with pytest.raises(theirs.type) as ours:
+        tl.device(*args)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_tensor_constructor_refuses_sizes_and_keeps_the_dtype():
     with pytest.raises(TypeError, match=r"tensorlib.empty|tensorlib.zeros"):
         tl.Tensor(2, 3)

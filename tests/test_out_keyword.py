@@ -433,6 +433,71 @@ def test_a_non_empty_out_is_resized_with_pytorchs_warning(library):
     assert tuple(out.shape) == (1, 3) and out.tolist() == [[2.0, 2.0, 2.0]]
 
 
+def _resize_warnings(call: Any, *args: Any, **kwargs: Any) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call(*args, **kwargs)
+    # PyTorch ends some messages with where in its C++ sources they were raised
+    return [str(w.message).split(" (Triggered internally")[0] for w in caught
+            if "resized" in str(w.message)]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.zeros(4, out=lib.empty(2, 2)),
+    lambda lib: lib.randn(3, out=lib.empty(2)),
+    lambda lib: lib.linspace(0, 1, 3, out=lib.empty(2)),
+    lambda lib: lib.multinomial(lib.ones(3), 3, out=lib.empty(2, dtype=lib.int64)),
+    lambda lib: lib.arange(0, 1, 0.25, out=lib.empty(2, 2)),  # as many elements: out's shape
+    lambda lib: lib.arange(0, 1, 0.25, out=lib.empty(5)),  # arange's own warning
+    lambda lib: lib.arange(0, 1, 0.25, out=lib.empty(0)),
+    lambda lib: lib.add(lib.ones(4), 1, out=lib.empty(2, 2)),
+], ids=["zeros", "randn", "linspace", "multinomial", "arange-same-size", "arange", "arange-empty",
+        "add"])
+def test_creation_functions_resize_out_quietly_and_arange_its_own_way(call):
+    """PyTorch's creation functions (and a few kernels) resize a wrong-shaped out without the
+    warning; arange keeps an out of as many elements and warns in its own words."""
+    expected, got = _resize_warnings(lambda: call(torch)), _resize_warnings(lambda: call(tl))
+    assert got == expected
+    assert tuple(call(tl).shape) == tuple(call(torch).shape)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", OUT_FUNCTIONS)
+def test_resize_warning_matches_pytorch(name, opinfo_samples):
+    """Every function given a wrong-shaped, non-empty out warns exactly when PyTorch does."""
+    function = _tl_function(name)
+    sources = [name, SAMPLES_OF.get(name, name)] + [
+        other for other in OUT_FUNCTIONS if _tl_function(other) is function
+    ]
+    samples = next((opinfo_samples[n] for n in sources if opinfo_samples.get(n)), [])
+    cases = [((input, *args), kwargs) for input, args, kwargs in samples[:3]]
+    cases += [SIMPLE[name]] if name in SIMPLE else []
+    for args, kwargs in cases:
+        t_args, t_kwargs = _decode(args, "torch"), _decode(kwargs, "torch")
+        l_args, l_kwargs = _decode(args, "tl"), _decode(kwargs, "tl")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                expected = _torch_function(name)(*t_args, **t_kwargs)
+            theirs = _resize_warnings(_torch_function(SHARED.get(name, name)), *t_args,
+                                      **t_kwargs, out=_wrong_shaped(expected, "torch"))
+            ours = _resize_warnings(function, *l_args, **l_kwargs,
+                                    out=_wrong_shaped(expected, "tl"))
+        except Exception:
+            continue  # a sample one library refuses: the parity test's business
+        assert bool(ours) == bool(theirs), f"{name}: PyTorch warns {theirs}, tensorlib {ours}"
+        return
+    pytest.skip(f"{name}: no sample both libraries accept with a wrong-shaped out")
+
+
+def _wrong_shaped(result: Any, library: str) -> Any:
+    if isinstance(result, (tuple, list)):
+        return type(result)(_wrong_shaped(r, library) for r in result)
+    if library == "torch":
+        return torch.zeros((2, 3, 5, 7), dtype=result.dtype)
+    return tl.zeros((2, 3, 5, 7), dtype=_tl_dtype(result.dtype))
+
+
 @pytest.mark.parametrize("library", ["torch", "tl"])
 def test_dtype_within_a_kind_or_wider(library):
     module = torch if library == "torch" else tl

@@ -54,6 +54,7 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 24
+import builtins
 import math
 from typing import Any
 
@@ -217,9 +218,17 @@ class device:
                 f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device "
                 f"string: {type}"
             )
+        integral = isinstance(index, (int, np.integer)) and not isinstance(index, bool)
+        if index is not None and not integral:
+            raise TypeError("device(): argument 'index' (position 2) must be int, not "
+                            f"{builtins.type(index).__name__}")
+        index = None if index is None else int(index)
         if colon:
             if not number.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")
+            if index is not None:  # "cuda:0" and 1: PyTorch refuses to pick one
+                raise RuntimeError("type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}")
             index = int(number)
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative, got {index}")

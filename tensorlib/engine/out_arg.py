@@ -55,7 +55,34 @@ def _requires_grad(value: Any) -> bool:
     return isinstance(value, Tensor) and value._requires_grad
 
 
-def _write_one(out: Any, result: Any, op: str) -> Tensor:
+# PyTorch's kernels of these resize an ``out`` of another shape without the warning, as its
+# creation functions do (found by giving every function with out= a wrong-shaped out in both)
+_RESIZED_QUIETLY = frozenset({"addbmm", "bernoulli", "multinomial", "narrow_copy"})
+_ARANGE_RESIZED = (
+    "The number of elements in the out tensor of shape {old} is {size} which does not match the "
+    "computed number of elements {count}. Note that this may occur as a result of rounding "
+    "error. The out tensor will be resized to a tensor of shape ({count},)."
+)
+
+
+def _resize(out: Tensor, values: np.ndarray, op: str, warn: bool) -> np.ndarray:
+    """``out`` given ``values``' shape, with PyTorch's warning if ``warn`` and ``out`` was not
+    empty; ``values`` as they go in. ``arange`` follows its own rule: an ``out`` of as many
+    elements keeps its shape, and another size gets arange's own warning."""
+    old = list(out._data.shape)
+    if op == "arange":
+        if out._data.size == values.size:
+            return values.reshape(out._data.shape)
+        if out._data.size:
+            message = _ARANGE_RESIZED.format(old=old, size=out._data.size, count=values.size)
+            warnings.warn(message, UserWarning, stacklevel=5)
+    elif warn and out._data.size:  # an empty out is resized silently
+        warnings.warn(_RESIZED.format(old=old, new=list(values.shape)), UserWarning, stacklevel=5)
+    out._data = np.empty(values.shape, out._data.dtype)
+    return values
+
+
+def _write_one(out: Any, result: Any, op: str, resize_warning: bool = True) -> Tensor:
     """Copy one result into the tensor ``out`` (resized if need be); count the change."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
@@ -66,10 +93,7 @@ def _write_one(out: Any, result: Any, op: str) -> Tensor:
             f"{_torch_name(out._data.dtype)}"
         )
     if values.shape != out._data.shape:
-        if out._data.size:  # an empty out is resized silently
-            old, new = list(out._data.shape), list(values.shape)
-            warnings.warn(_RESIZED.format(old=old, new=new), UserWarning, stacklevel=4)
-        out._data = np.empty(values.shape, out._data.dtype)
+        values = _resize(out, values, op, resize_warning)
     np.copyto(out._data, values, casting="unsafe")
     now = count_in_place_change()  # an in-place change: the version goes up
     if out._versions is None:
@@ -80,13 +104,15 @@ def _write_one(out: Any, result: Any, op: str) -> Tensor:
     return out
 
 
-def write_out(out: Any, result: Any, op: str) -> Any:
+def write_out(out: Any, result: Any, op: str, *, resize_warning: bool = True) -> Any:
     """Write ``result`` (a tensor, or a tuple or list of them) into ``out`` and return ``out``.
 
     Args:
         out: a tensor, or a tuple of as many tensors as ``result`` has.
         result: what the function ``op`` computed.
         op: the function's name, for the messages.
+        resize_warning: warn, as PyTorch does, when ``out`` has elements but another shape
+            (default True; False for the functions whose PyTorch kernels resize quietly).
 
     Returns:
         ``out`` (a namedtuple of the same type as ``result`` for a namedtuple result).
@@ -101,13 +127,13 @@ def write_out(out: Any, result: Any, op: str) -> Any:
             "differentiation, but one of the arguments requires grad."
         )
     if not isinstance(result, (tuple, list)):
-        return _write_one(out, result, op)
+        return _write_one(out, result, op, resize_warning)
     if not isinstance(out, (tuple, list)) or len(out) != len(result):
         raise TypeError(
             f"{op}(): argument 'out' must be a tuple of {len(result)} Tensors, "
             f"not {type(out).__name__}"
         )
-    written = [_write_one(o, r, op) for o, r in zip(out, result)]  # noqa: B905
+    written = [_write_one(o, r, op, resize_warning) for o, r in zip(out, result)]  # noqa: B905
     if hasattr(result, "_fields"):  # a namedtuple: (values, indices), ...
         return type(result)(*written)
     return tuple(written) if isinstance(result, tuple) else written
@@ -125,6 +151,7 @@ def _creation_dtype(out: Any, dtype: Any, op: str) -> Any:
 
 def _with_out(function: Callable[..., _R], creation: bool) -> Callable[..., _R]:
     name = function.__name__
+    warn = not creation and name not in _RESIZED_QUIETLY  # PyTorch's creation functions don't
 
     @functools.wraps(function)
     def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
@@ -132,7 +159,7 @@ def _with_out(function: Callable[..., _R], creation: bool) -> Callable[..., _R]:
             return function(*args, **kwargs)
         if creation and isinstance(out, Tensor):
             kwargs["dtype"] = _creation_dtype(out, kwargs.get("dtype"), name)
-        return write_out(out, function(*args, **kwargs), name)
+        return write_out(out, function(*args, **kwargs), name, resize_warning=warn)
 
     # what help(), inspect and the reference show: the signature and docstring with ``out``
     signature = inspect.signature(function)
