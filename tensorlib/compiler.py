@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 138
+# %% book/08_gpt.ipynb, cell 142
 from collections.abc import Callable
 from typing import Any, TypeVar
 

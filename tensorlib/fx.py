@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 143
+# %% book/08_gpt.ipynb, cell 147
 import inspect
 from collections.abc import Callable
 from typing import Any

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 149
+# %% book/08_gpt.ipynb, cell 153
 import builtins
 import os
 from pathlib import Path

@@ -82,6 +82,7 @@ def set_sharing_strategy(new_strategy: str) -> None:
     _strategy = new_strategy
 
 
+# %% book/08_gpt.ipynb, cell 136
 class ProcessRaisedException(Exception):
     """A process started by :func:`spawn` raised; the message holds its traceback.
 
@@ -133,6 +134,7 @@ def _run(fn: Callable[..., Any], index: int, args: tuple[Any, ...], error_file: 
         raise SystemExit(1) from None
 
 
+# %% book/08_gpt.ipynb, cell 138
 def _join_all(processes: list[Any], timeout: float) -> None:
     """Wait for every process, ``timeout`` seconds in all."""
     end = time.monotonic() + timeout

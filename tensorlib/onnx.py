@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 137
+# %% book/08_gpt.ipynb, cell 141
 from typing import Any
 
 from tensorlib.backends import single_process_error

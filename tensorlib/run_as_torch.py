@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 159
+# %% book/08_gpt.ipynb, cell 165
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -119,6 +119,7 @@ class torch_version:  # noqa: N801  (torch.version, a module in PyTorch)
     git_version = "tensorlib"
 
 
+# %% book/08_gpt.ipynb, cell 167
 class TorchModule(types.ModuleType):
     """The module a program sees as ``torch.x.y``: attribute reads go to its tensorlib targets
     (a submodule becomes a ``TorchModule`` in turn), writes to the target that has the attribute
@@ -196,6 +197,7 @@ def install() -> TorchFinder:
     return finder
 
 
+# %% book/08_gpt.ipynb, cell 169
 def _missing_name(error: BaseException) -> str | None:
     """The torch name behind ``error``, if it is one tensorlib lacks;
     ``None`` for the program's own errors."""

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 139
+# %% book/08_gpt.ipynb, cell 143
 import typing
 from collections.abc import Callable
 from typing import Any

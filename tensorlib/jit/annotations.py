@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 142
+# %% book/08_gpt.ipynb, cell 146
 import typing
 from typing import Any, Dict, List, Optional, Tuple, Union  # noqa: F401, UP035 (re-exported)
 

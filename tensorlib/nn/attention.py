@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 144
+# %% book/08_gpt.ipynb, cell 148
 import contextlib
 import enum
 from collections.abc import Iterator

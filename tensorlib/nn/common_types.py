@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 406
+# %% book/04_layers.ipynb, cell 410
 from typing import TypeAlias, TypeVar
 
 from tensorlib.engine import Tensor

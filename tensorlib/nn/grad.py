@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 403
+# %% book/04_layers.ipynb, cell 407
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 136
+# %% book/08_gpt.ipynb, cell 140
 from typing import Any
 
 from tensorlib.backends import single_process_error

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 86
+# %% book/07_checkpointing.ipynb, cell 90
 import io
 import json
 import math
@@ -70,7 +70,7 @@ _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
 _RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 87
+# %% book/07_checkpointing.ipynb, cell 91
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -228,7 +228,7 @@ def _save_safetensors(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 88
+# %% book/07_checkpointing.ipynb, cell 92
 def _decode(
     node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
 ) -> Any:
@@ -265,6 +265,7 @@ def _decode(
     raise fail(f"unknown node {str(node)[:80]}")
 
 
+# %% book/07_checkpointing.ipynb, cell 94
 def _open(f: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, int, str]:
     """``(stream, bytes it holds from its position, name for messages)`` of
     a path or file object."""
@@ -364,6 +365,7 @@ def _check_load_arguments(
     return weights_only
 
 
+# %% book/07_checkpointing.ipynb, cell 96
 def _structure_of(
     tensors: dict[str, Tensor], metadata: dict[str, str] | None, source: str
 ) -> Any:
@@ -394,6 +396,29 @@ def _mmap_refused(f: Any) -> RuntimeError:
         f"`torch.save({name}_use_new_zipfile_serialization=True), please torch.save "
         "your checkpoint with this option in order to use mmap."
     )
+
+
+def _read_archive(
+    stream: BinaryIO, size: int, source: str, map_location: Any, weights_only: bool,
+    pickle_load_args: dict[str, Any],
+) -> Any:
+    """:func:`load`'s reading of a ``torch.save`` archive: :func:`read_pt`, with the byte order
+    and the :class:`~tensorlib.serialization.options.skip_data` setting in force."""
+    return read_pt(
+        stream, size, source, map_location, byteorder=_load_byteorder(),
+        skip_data=_skipping_data(), weights_only=weights_only,
+        pickle_load_args=pickle_load_args,
+    )
+
+
+def _read_safetensors(
+    f: Any, stream: BinaryIO, size: int, source: str, mmap: bool | None
+) -> tuple[dict[str, Tensor], dict[str, str] | None]:
+    """:func:`load`'s reading of any other file: the tensors and metadata of a safetensors file
+    (``mmap=True`` is refused first, as PyTorch refuses it for a file that is not a zip archive)."""
+    if mmap:
+        raise _mmap_refused(f)
+    return _read(stream, size, source)
 
 
 def load(
@@ -450,21 +475,15 @@ def load(
     stream, size, source = _open(f)
     try:
         if _is_torch_archive(stream, source):
-            return read_pt(
-                stream, size, source, map_location, byteorder=_load_byteorder(),
-                skip_data=_skipping_data(), weights_only=weights_only,
-                pickle_load_args=pickle_load_args,
-            )
-        if mmap:
-            raise _mmap_refused(f)
-        tensors, metadata = _read(stream, size, source)
+            return _read_archive(stream, size, source, map_location, weights_only, pickle_load_args)
+        tensors, metadata = _read_safetensors(f, stream, size, source, mmap)
     finally:
         if stream is not f:
             stream.close()
     return _structure_of(_placed(tensors, map_location, source), metadata, source)
 
 
-# %% book/07_checkpointing.ipynb, cell 89
+# %% book/07_checkpointing.ipynb, cell 97
 def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | BinaryIO) -> list[str]:
     """The globals of a ``torch.save`` file that a weights-only :func:`load` would refuse.
 

@@ -414,20 +414,6 @@ _OTHER_DTYPES = frozenset(
 )
 # modules no allow-list can open, as in PyTorch: their globals are refused even when listed
 _BLOCKED_MODULES = ("sys", "os", "posix", "nt")
-# the standard library's own unpickler in Python: its opcodes are a table of methods, of which
-# the reader keeps those of _OPCODES (the others are refused before it runs, and unknown to it)
-_STANDARD_OPCODES: dict[int, Callable[[Any], None]] = {
-    ord(opcode.code): pickle._Unpickler.dispatch[ord(opcode.code)]
-    for opcode in pickletools.opcodes
-    if opcode.name in _OPCODES
-}
-# what the reader's own records stand for, in messages
-_RECORDS = {
-    _Global: "a rebuild function",
-    _StorageType: "a storage type",
-    _Storage: "a storage",
-    _Rebuilt: "a tensor",
-}
 
 
 def _python3_name(module: str, name: str) -> tuple[str, str]:
@@ -483,6 +469,23 @@ def _resolve_global(module: str, name: str, source: str, user: dict[str, Any]) -
             f"(its dtypes are numpy's: {', '.join(_DTYPES)})"
         )
     return user[full]
+
+
+# %% book/07_checkpointing.ipynb, cell 62
+# the standard library's own unpickler in Python: its opcodes are a table of methods, of which
+# the reader keeps those of _OPCODES (the others are refused before it runs, and unknown to it)
+_STANDARD_OPCODES: dict[int, Callable[[Any], None]] = {
+    ord(opcode.code): pickle._Unpickler.dispatch[ord(opcode.code)]
+    for opcode in pickletools.opcodes
+    if opcode.name in _OPCODES
+}
+# what the reader's own records stand for, in messages
+_RECORDS = {
+    _Global: "a rebuild function",
+    _StorageType: "a storage type",
+    _Storage: "a storage",
+    _Rebuilt: "a tensor",
+}
 
 
 def _what(value: Any) -> str:
@@ -622,6 +625,7 @@ class PickleReader(pickle._Unpickler):
         return storage
 
 
+# %% book/07_checkpointing.ipynb, cell 64
 def _check_opcodes(data: bytes, source: str, user: dict[str, Any]) -> None:
     """Refuse a pickle that uses an opcode outside :data:`_OPCODES`, a global outside the allow-list
     or a memo index past its end."""
@@ -650,7 +654,7 @@ def _check_opcodes(data: bytes, source: str, user: dict[str, Any]) -> None:
         raise CheckpointError(f"{source}: data.pkl is not a valid pickle: {error}") from None
 
 
-# %% book/07_checkpointing.ipynb, cell 61
+# %% book/07_checkpointing.ipynb, cell 65
 def _is_cpu(device: Any) -> bool:
     name = device if isinstance(device, str) else getattr(device, "type", None)
     return isinstance(name, str) and (name == "cpu" or name.startswith("cpu:"))
@@ -758,7 +762,7 @@ def _convert(
     return result
 
 
-# %% book/07_checkpointing.ipynb, cell 62
+# %% book/07_checkpointing.ipynb, cell 66
 def _members(
     archive: zipfile.ZipFile, size: int, source: str
 ) -> tuple[str, dict[str, zipfile.ZipInfo]]:
@@ -958,7 +962,7 @@ def unsafe_globals(file: BinaryIO, size: int, source: str) -> list[str]:
     return found
 
 
-# %% book/07_checkpointing.ipynb, cell 70
+# %% book/07_checkpointing.ipynb, cell 74
 def _tensor_now(*args: Any) -> Tensor:
     """``torch._utils._rebuild_tensor_v2`` for a full load: the tensor itself, made at once."""
     rebuilt = _rebuild_tensor(*args)

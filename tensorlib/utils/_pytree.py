@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 145
+# %% book/08_gpt.ipynb, cell 149
 import collections
 import warnings
 from collections.abc import Callable, Iterable
@@ -95,7 +95,7 @@ def _rebuild(kind: type, context: Any, children: list[Any]) -> Any:
     return context(*children) if kind is _NamedTuple else kind(children)
 
 
-# %% book/08_gpt.ipynb, cell 146
+# %% book/08_gpt.ipynb, cell 150
 class TreeSpec:
     """The container structure of a pytree: ``type`` (``tuple``, ``list``, ``dict``, ...;
     ``None`` for a leaf), ``context`` (a dict's keys, a named tuple's class) and one spec per
@@ -163,7 +163,7 @@ class LeafSpec(TreeSpec):
         super().__init__(None, None, [])
 
 
-# %% book/08_gpt.ipynb, cell 147
+# %% book/08_gpt.ipynb, cell 151
 def tree_flatten(
     tree: Any, is_leaf: Callable[[Any], bool] | None = None
 ) -> tuple[list[Any], TreeSpec]:
@@ -269,7 +269,7 @@ def tree_map_only(
     return tree_map(lambda leaf: func(leaf) if selected(leaf) else leaf, tree, is_leaf=is_leaf)
 
 
-# %% book/08_gpt.ipynb, cell 148
+# %% book/08_gpt.ipynb, cell 152
 def register_pytree_node(
     cls: type,
     flatten_fn: Callable[[Any], tuple[list[Any], Any]],

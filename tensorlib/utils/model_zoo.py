@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 150
+# %% book/08_gpt.ipynb, cell 154
 from tensorlib.hub import load_state_dict_from_url
 
 load_url = load_state_dict_from_url

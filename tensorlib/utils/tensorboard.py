@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/08_gpt.ipynb, cell 153
+# %% book/08_gpt.ipynb, cell 157
 import os
 import socket
 import struct
@@ -160,7 +160,7 @@ def _read_varint(data: bytes, offset: int) -> tuple[int, int]:
             return value, offset
 
 
-# %% book/08_gpt.ipynb, cell 155
+# %% book/08_gpt.ipynb, cell 159
 # TensorBoard's messages, field by field (summary.proto, event.proto, tensor.proto)
 _DT_FLOAT, _DT_DOUBLE, _DT_STRING = 1, 2, 7
 _SESSION_START = 1
@@ -223,6 +223,7 @@ def _histogram(values: np.ndarray, bins: Any, max_bins: int | None) -> bytes:
     return proto + _bytes_field(7, np.asarray(counts, "<f8").tobytes())
 
 
+# %% book/08_gpt.ipynb, cell 161
 class SummaryWriter:
     r"""Write TensorBoard event files: ``SummaryWriter(log_dir=None, comment="", purge_step=None,
     max_queue=10, flush_secs=120, filename_suffix="")``, as ``torch.utils.tensorboard``'s.

@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 393
+# %% book/04_layers.ipynb, cell 397
 from collections.abc import Sequence
 
 import numpy as np
@@ -219,7 +219,7 @@ def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tenso
     return output.permute(2, 0, 1)
 
 
-# %% book/04_layers.ipynb, cell 394
+# %% book/04_layers.ipynb, cell 398
 def aten_batch_norm(
     input: Tensor, weight: Tensor | None, bias: Tensor | None, running_mean: Tensor | None,
     running_var: Tensor | None, training: bool, momentum: float, eps: float,
@@ -354,7 +354,7 @@ def _aten_bag_argmax(
     return winners
 
 
-# %% book/04_layers.ipynb, cell 396
+# %% book/04_layers.ipynb, cell 400
 def aten_dropout(input: Tensor, p: float, train: bool) -> Tensor:
     """``torch.dropout``: :func:`~tensorlib.nn.functional.dropout` with ``p`` and ``train``
     required; ``input`` itself when not ``train``."""
@@ -453,7 +453,7 @@ def aten_rrelu(
     return rrelu(input, lower, upper, False)
 
 
-# %% book/04_layers.ipynb, cell 398
+# %% book/04_layers.ipynb, cell 402
 _ATEN_REDUCTIONS = ("none", "mean", "sum")
 
 
@@ -583,7 +583,7 @@ def aten_affine_grid_generator(
     return affine_grid(theta, size, align_corners)
 
 
-# %% book/04_layers.ipynb, cell 401
+# %% book/04_layers.ipynb, cell 405
 def _statistics(
     input: Tensor, axes: tuple[int, ...], eps: float
 ) -> tuple[Tensor, Tensor]:
@@ -680,7 +680,7 @@ def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor,
     return _Dropout.apply(input, keep / input.dtype.type(1.0 - p)), Tensor(keep.astype(bool))
 
 
-# %% book/04_layers.ipynb, cell 402
+# %% book/04_layers.ipynb, cell 406
 def _aten_sizes(value: int | Sequence[int], name: str, dims: int) -> tuple[int, ...]:
     """An ATen ``int[]`` argument for ``dims`` axes: one value serves every axis, as in PyTorch."""
     if not isinstance(value, (int, np.integer)) and len(value) == 1:

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 322
+# %% book/04_layers.ipynb, cell 326
 import numpy as np
 
 from tensorlib.engine import Function, Tensor, where

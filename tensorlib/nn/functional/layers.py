@@ -106,7 +106,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 89
+# %% book/04_layers.ipynb, cell 93
 import math
 import operator
 import warnings
@@ -251,7 +251,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(input, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 106
+# %% book/04_layers.ipynb, cell 110
 def bilinear(
     input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
 ) -> Tensor:
@@ -288,7 +288,7 @@ def bilinear(
     return y.reshape(*lead, out)
 
 
-# %% book/04_layers.ipynb, cell 110
+# %% book/04_layers.ipynb, cell 114
 class _Embedding(Function):
     """Rows of ``weight`` gathered by ``ids``; backward scatter-adds into the rows."""
 
@@ -411,7 +411,7 @@ def embedding(
     )
 
 
-# %% book/04_layers.ipynb, cell 116
+# %% book/04_layers.ipynb, cell 120
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """One-hot rows of integer class ids: ``result[..., k] = 1`` where ``tensor[...] == k``, else 0.
 
@@ -447,7 +447,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     return Tensor((ids[..., None] == np.arange(num_classes)).astype(np.int64))
 
 
-# %% book/04_layers.ipynb, cell 123
+# %% book/04_layers.ipynb, cell 127
 class _EmbeddingBag(Function):
     """Sum, mean or max of the rows ``weight[ids]`` of each bag (section 5.4)."""
 
@@ -537,7 +537,7 @@ class _EmbeddingBag(Function):
         return grad_weight, grad_weights
 
 
-# %% book/04_layers.ipynb, cell 124
+# %% book/04_layers.ipynb, cell 128
 def _bag_layout(
     input: Tensor, offsets: Tensor | None, include_last_offset: bool
 ) -> tuple[np.ndarray, int]:
@@ -577,7 +577,7 @@ def _bag_layout(
     return np.repeat(np.arange(num_bags), np.diff(bounds)[:num_bags]), num_bags
 
 
-# %% book/04_layers.ipynb, cell 125
+# %% book/04_layers.ipynb, cell 129
 def embedding_bag(
     input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
     norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
@@ -636,7 +636,7 @@ def embedding_bag(
     )
 
 
-# %% book/04_layers.ipynb, cell 129
+# %% book/04_layers.ipynb, cell 133
 def _normalized_axes(
     ndim: int, normalized_shape: tuple[int, ...]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -737,7 +737,7 @@ def _layer_norm_grad_rows(
     out *= rstd[:, None]
 
 
-# %% book/04_layers.ipynb, cell 131
+# %% book/04_layers.ipynb, cell 135
 class LayerNormFunction(Function):
     r"""Layer normalisation as one autograd ``Function``: the kernel of
     :func:`layer_norm` and ``LayerNorm``.
@@ -913,7 +913,7 @@ class _RMSNorm(Function):
         return grad_x, grad_weight
 
 
-# %% book/04_layers.ipynb, cell 133
+# %% book/04_layers.ipynb, cell 137
 def _check_normalized(
     name: str, input: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None
 ) -> None:
@@ -969,7 +969,7 @@ def rms_norm(
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
 
 
-# %% book/04_layers.ipynb, cell 142
+# %% book/04_layers.ipynb, cell 146
 class BatchNormFunction(Function):
     r"""Batch normalisation as one autograd ``Function``: the kernel of
     :func:`batch_norm` and ``BatchNorm1d/2d``.
@@ -1064,7 +1064,7 @@ class BatchNormFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 143
+# %% book/04_layers.ipynb, cell 147
 def _check_batch_norm(input: Tensor, **per_channel: Tensor | None) -> int:
     """Check a batch-norm input (N, C, *) and its per-channel tensors of shape (C,); return C."""
     _check_tensor(input, "batch_norm")
@@ -1147,7 +1147,7 @@ def batch_norm(
     )
 
 
-# %% book/04_layers.ipynb, cell 156
+# %% book/04_layers.ipynb, cell 160
 def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
     """:math:`w_c y + b_c` with ``weight`` and ``bias`` (C,) broadcast along dimension 1."""
     shape = (1, -1) + (1,) * (y.ndim - 2)
@@ -1225,7 +1225,7 @@ def instance_norm(
     return _per_channel_affine(normalised, weight, bias)
 
 
-# %% book/04_layers.ipynb, cell 162
+# %% book/04_layers.ipynb, cell 166
 class _Dropout(Function):
     """Multiply by a fixed 0/scale mask; backward multiplies by the same mask."""
 
@@ -1268,7 +1268,7 @@ def dropout(
     return _Dropout.apply(input, keep / dtype.type(1.0 - p))
 
 
-# %% book/04_layers.ipynb, cell 164
+# %% book/04_layers.ipynb, cell 168
 _DROPOUT2D_3D = (
     "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
     "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -1330,7 +1330,7 @@ def dropout2d(
     return _Dropout.apply(input, mask)
 
 
-# %% book/04_layers.ipynb, cell 173
+# %% book/04_layers.ipynb, cell 177
 def _feature_keep(
     input: Tensor, p: float, generator: Generator | None, feature: bool
 ) -> np.ndarray:
@@ -1462,7 +1462,7 @@ def feature_alpha_dropout(
     return _alpha_dropout("feature_alpha_dropout", input, p, training, True, generator)
 
 
-# %% book/04_layers.ipynb, cell 190
+# %% book/04_layers.ipynb, cell 194
 def _random_leaky_relu(
     input: Tensor, lower: float, upper: float, generator: Generator | None
 ) -> Tensor:
@@ -1482,7 +1482,7 @@ def _random_leaky_relu(
     return input * Tensor(factor)
 
 
-# %% book/04_layers.ipynb, cell 195
+# %% book/04_layers.ipynb, cell 199
 def gumbel_softmax(
     logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1
 ) -> Tensor:
@@ -1557,7 +1557,7 @@ def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return channel_shuffle(input, groups)
 
 
-# %% book/04_layers.ipynb, cell 196
+# %% book/04_layers.ipynb, cell 200
 def relu_(input: Tensor) -> Tensor:
     """``input`` overwritten by :math:`\\max(0, x)`; returns ``input`` (``Tensor.relu_``)."""
     _check_tensor(input, "relu_")
@@ -1615,7 +1615,7 @@ def rrelu_(
     return apply_(input, "rrelu_", rrelu, lower, upper, False)
 
 
-# %% book/04_layers.ipynb, cell 204
+# %% book/04_layers.ipynb, cell 208
 # the spatial axes of an input, and of a kernel, with 1, 2 or 3 of them (for messages)
 _SPATIAL_AXES = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -1722,7 +1722,7 @@ def _fold(
     return image
 
 
-# %% book/04_layers.ipynb, cell 206
+# %% book/04_layers.ipynb, cell 210
 # im2col a block of samples at a time (section 9.9): at most this many bytes of columns, so that
 # the product reads them from the cache, in one buffer reused from block to block ...
 _CONV_BLOCK_BYTES = 1 << 22
@@ -1854,7 +1854,7 @@ def _fold_product(
     _fold(patches, image.shape, stride, dilation, image)
 
 
-# %% book/04_layers.ipynb, cell 207
+# %% book/04_layers.ipynb, cell 211
 def _weight_grad_graph(
     input: Tensor,
     grad: Tensor,
@@ -1887,7 +1887,7 @@ def _weight_grad_graph(
     return sums[every + tuple(slice(k) for k in kernel)].transpose(0, 1)
 
 
-# %% book/04_layers.ipynb, cell 208
+# %% book/04_layers.ipynb, cell 212
 class _ConvNdFunction(Function):
     """Convolution as im2col and one matrix product per group and block of samples, over 1, 2
     or 3 spatial axes (``conv2d``, ``conv3d``; ``conv1d`` is ``conv2d`` on a height-1 image)."""
@@ -2088,7 +2088,7 @@ def conv2d(
     return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# %% book/04_layers.ipynb, cell 209
+# %% book/04_layers.ipynb, cell 213
 class _Unfold(Function):
     """im2col as an op: (N, C, H, W) -> (N, C*kh*kw, L); backward is col2im."""
 
@@ -2149,7 +2149,7 @@ def unfold(
     return _Unfold.apply(input, kernel_size=kernel, dilation=dilation, padding=sides, stride=stride)
 
 
-# %% book/04_layers.ipynb, cell 216
+# %% book/04_layers.ipynb, cell 220
 class _Fold(Function):
     """col2im as an op: (N, C*kh*kw, L) -> (N, C, H, W); backward is im2col."""
 
@@ -2240,7 +2240,7 @@ def fold(
     )
 
 
-# %% book/04_layers.ipynb, cell 225
+# %% book/04_layers.ipynb, cell 229
 class _Pad(Function):
     """Constant padding (a negative width crops); backward crops the gradient back, the adjoint."""
 
@@ -2330,7 +2330,7 @@ def pad(
     return _Pad.apply(input, widths=tuple(sides), value=0.0 if value is None else value)
 
 
-# %% book/04_layers.ipynb, cell 228
+# %% book/04_layers.ipynb, cell 232
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -2373,7 +2373,7 @@ def conv1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 229
+# %% book/04_layers.ipynb, cell 233
 class _ConvTransposeNdFunction(Function):
     """The transposed convolution over 2 or 3 spatial axes: the convolution's input gradient as
     a forward, the convolution as its backward."""
@@ -2483,7 +2483,7 @@ class _ConvTransposeNdFunction(Function):
         return grad_x, grad_weight, grad_bias
 
 
-# %% book/04_layers.ipynb, cell 230
+# %% book/04_layers.ipynb, cell 234
 def _transposed_arguments(
     what: str, input: Tensor, weight: Tensor, bias: Tensor | None, groups: int
 ) -> int:
@@ -2612,7 +2612,7 @@ def conv_transpose1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 238
+# %% book/04_layers.ipynb, cell 242
 def _gather_index(n: int, before: int, after: int, mode: str) -> np.ndarray:
     """The input index m(k) of each output entry k of one padded axis (section 9.7). A negative
     width crops; circular padding wraps around what is left after cropping, as PyTorch's."""
@@ -2657,7 +2657,7 @@ def _pad_by_index(input: Tensor, widths: tuple[int, ...], mode: str) -> Tensor:
     return input
 
 
-# %% book/04_layers.ipynb, cell 241
+# %% book/04_layers.ipynb, cell 245
 def _check_factor(what: str, factor: int) -> int:
     if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"{what}: the factor must be a positive int, got {factor!r}")
@@ -2698,7 +2698,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     return x.reshape(*lead, c * r * r, h, w)
 
 
-# %% book/04_layers.ipynb, cell 249
+# %% book/04_layers.ipynb, cell 253
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -2750,7 +2750,7 @@ def conv_transpose3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 260
+# %% book/04_layers.ipynb, cell 264
 def _ceil_extra(size: int, k: int, s: int, p: int, d: int) -> int:
     """Extra zeros after an axis so that ``ceil_mode`` gets its last, partial window.
 
@@ -2910,7 +2910,7 @@ class _AvgPoolNdFunction(Function):
         ),)
 
 
-# %% book/04_layers.ipynb, cell 261
+# %% book/04_layers.ipynb, cell 265
 def _max_pool(
     what: str, dims: int, input: Tensor, kernel_size: Any, stride: Any, padding: Any,
     dilation: Any, ceil_mode: bool, return_indices: bool = False,
@@ -3019,7 +3019,7 @@ def avg_pool2d(
     )
 
 
-# %% book/04_layers.ipynb, cell 271
+# %% book/04_layers.ipynb, cell 275
 def _check_1d(what: str, input: Tensor) -> None:
     if input.ndim not in (2, 3):
         raise ValueError(
@@ -3078,7 +3078,7 @@ def avg_pool1d(
     ).squeeze(-2)
 
 
-# %% book/04_layers.ipynb, cell 272
+# %% book/04_layers.ipynb, cell 276
 def _adaptive_windows(size: int, out: int) -> list[tuple[int, int]]:
     """PyTorch's adaptive windows: output i reads [floor(i L / M), ceil((i + 1) L / M))."""
     return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
@@ -3141,7 +3141,7 @@ def adaptive_avg_pool1d(input: Tensor, output_size: int | Sequence[int]) -> Tens
     return input @ _averaging_matrix(input.shape[-1], out, input.dtype).T
 
 
-# %% book/04_layers.ipynb, cell 273
+# %% book/04_layers.ipynb, cell 277
 def _adaptive_argmax(
     x: np.ndarray, output_size: tuple[int, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -3228,7 +3228,7 @@ def adaptive_max_pool2d(
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 278
+# %% book/04_layers.ipynb, cell 282
 def _resample_sizes(
     input: Tensor, size: Any, scale_factor: Any, recompute_scale_factor: bool | None
 ) -> tuple[tuple[int, ...], tuple[float | None, ...]]:
@@ -3308,7 +3308,7 @@ def _linear_matrix(
     return matrix
 
 
-# %% book/04_layers.ipynb, cell 280
+# %% book/04_layers.ipynb, cell 284
 def _cubic(x: np.ndarray, a: float) -> np.ndarray:
     """Keys' cubic convolution kernel :math:`W_a(x)` (section 10.2), zero for
     :math:`|x| \\ge 2`; same shape and dtype as ``x``."""
@@ -3389,7 +3389,7 @@ def _resampling_matrix(
     return Tensor(build(size, out, scale, align_corners, dtype))
 
 
-# %% book/04_layers.ipynb, cell 281
+# %% book/04_layers.ipynb, cell 285
 # the number of dimensions of the input each interpolating mode takes, as PyTorch's
 _RESAMPLE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5, "lanczos": 4}
 
@@ -3491,7 +3491,7 @@ def interpolate(
     return output.clone() if output is input else output
 
 
-# %% book/04_layers.ipynb, cell 290
+# %% book/04_layers.ipynb, cell 294
 def upsample(
     input: Tensor,
     size: int | Sequence[int] | None = None,
@@ -3559,7 +3559,7 @@ def upsample_bilinear(
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-# %% book/04_layers.ipynb, cell 293
+# %% book/04_layers.ipynb, cell 297
 def max_pool3d(
     input: Tensor,
     kernel_size: int | Sequence[int],
@@ -3641,7 +3641,7 @@ def adaptive_max_pool3d(
     return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
-# %% book/04_layers.ipynb, cell 297
+# %% book/04_layers.ipynb, cell 301
 def _grid_base(spatial: Sequence[int], align_corners: bool, dtype: Any) -> np.ndarray:
     """The normalised centres of the output pixels, (prod(spatial), dims + 1): x first, then y
     (then z), then 1."""
@@ -3696,7 +3696,7 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     return (base @ theta.transpose(1, 2)).reshape(*size[:1], *size[2:], dims)
 
 
-# %% book/04_layers.ipynb, cell 298
+# %% book/04_layers.ipynb, cell 302
 def _reflect(u: np.ndarray, twice_low: int, twice_high: int) -> tuple[np.ndarray, np.ndarray]:
     """Fold ``u`` into [twice_low / 2, twice_high / 2] by reflections, and du'/du (+1 or -1)."""
     if twice_low == twice_high:
@@ -3815,7 +3815,7 @@ class _GridSample(Function):
         return None if grad_x is None else grad_x.permute(0, 3, 1, 2), grad_grid
 
 
-# %% book/04_layers.ipynb, cell 299
+# %% book/04_layers.ipynb, cell 303
 def grid_sample(
     input: Tensor,
     grid: Tensor,
@@ -3876,7 +3876,7 @@ def grid_sample(
     )
 
 
-# %% book/04_layers.ipynb, cell 303
+# %% book/04_layers.ipynb, cell 307
 def adaptive_max_pool1d(
     input: Tensor, output_size: int, return_indices: bool = False
 ) -> Any:
@@ -3996,7 +3996,7 @@ def local_response_norm(
     return input / (average * alpha + k).pow(beta)
 
 
-# %% book/04_layers.ipynb, cell 308
+# %% book/04_layers.ipynb, cell 312
 def _max_pool_indices(
     x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: _Sides,
     dilation: tuple[int, ...],
@@ -4185,7 +4185,7 @@ def max_unpool3d(
     )
 
 
-# %% book/04_layers.ipynb, cell 309
+# %% book/04_layers.ipynb, cell 313
 def max_pool1d_with_indices(
     input: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None = None,
     padding: int | Sequence[int] = 0, dilation: int | Sequence[int] = 1,
@@ -4237,7 +4237,7 @@ def adaptive_max_pool3d_with_indices(
     return adaptive_max_pool3d(input, output_size, True)
 
 
-# %% book/04_layers.ipynb, cell 317
+# %% book/04_layers.ipynb, cell 321
 def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
     """The window starts of fractional max pooling along one axis, PyTorch's
     ``generate_intervals``: ``int((i + u) * alpha) - int(u * alpha)`` with
@@ -4369,7 +4369,7 @@ def fractional_max_pool3d_with_indices(
                                 output_ratio, True, _random_samples)
 
 
-# %% book/04_layers.ipynb, cell 423
+# %% book/04_layers.ipynb, cell 427
 from tensorlib.nn.functional.loss import cross_entropy  # noqa: E402
 
 

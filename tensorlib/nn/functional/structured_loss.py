@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 354
+# %% book/04_layers.ipynb, cell 358
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -118,7 +118,7 @@ def triplet_margin_with_distance_loss(
     return _reduced((margin + to_positive - to_negative).clamp_min(0.0), reduction)
 
 
-# %% book/04_layers.ipynb, cell 355
+# %% book/04_layers.ipynb, cell 359
 def _logsumexp3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     r""":math:`\log(e^a + e^b + e^c)` elementwise, with :math:`-\infty` entries allowed."""
     top = np.maximum(np.maximum(a, b), c)
@@ -181,7 +181,7 @@ def _ctc_alpha_graph(emit: Tensor, skip: np.ndarray, finite: np.ndarray) -> Tens
     return stack(rows)
 
 
-# %% book/04_layers.ipynb, cell 356
+# %% book/04_layers.ipynb, cell 360
 class _CTCLoss(Function):
     r"""Per-sample :math:`-\log p(l \mid x)` by the :math:`\alpha` recursion; backward the
     closed form :math:`-\partial/\partial \log y^t_c = \sum_{s: l'_s = c}

@@ -18,7 +18,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 83
+# %% book/04_layers.ipynb, cell 87
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -74,7 +74,7 @@ def _reset_parameters(module: Any, generator: Any) -> None:
         module.reset_parameters(generator)
 
 
-# %% book/04_layers.ipynb, cell 85
+# %% book/04_layers.ipynb, cell 89
 _PAIR_WORDS = {2: "a pair", 3: "a triple"}
 
 
@@ -163,7 +163,7 @@ def _conv_padding(
     return tuple((total // 2, total - total // 2) for total in totals)
 
 
-# %% book/04_layers.ipynb, cell 87
+# %% book/04_layers.ipynb, cell 91
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 

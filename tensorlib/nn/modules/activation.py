@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 179
+# %% book/04_layers.ipynb, cell 183
 import warnings
 from typing import Any
 
@@ -87,7 +87,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 180
+# %% book/04_layers.ipynb, cell 184
 def _inplace_text(inplace: bool, first: bool = False) -> str:
     """PyTorch's printed form of ``inplace``: shown only when True."""
     if not inplace:
@@ -213,7 +213,7 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 186
+# %% book/04_layers.ipynb, cell 190
 class LeakyReLU(Module):
     """:math:`x` for :math:`x > 0`, else ``negative_slope`` :math:`\\cdot x`.
 
@@ -330,7 +330,7 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 187
+# %% book/04_layers.ipynb, cell 191
 class Softplus(Module):
     """:math:`\\frac{1}{\\beta}\\log(1 + e^{\\beta x})`, a smooth ReLU; :math:`x` itself where
     :math:`\\beta x >` ``threshold``.
@@ -436,7 +436,7 @@ class Hardswish(Module):
         return hardswish(input, self.inplace)
 
 
-# %% book/04_layers.ipynb, cell 188
+# %% book/04_layers.ipynb, cell 192
 class Mish(Module):
     """:math:`x \\tanh(\\mathrm{softplus}(x))`.
 
@@ -536,7 +536,7 @@ class Hardshrink(Module):
         return str(self.lambd)
 
 
-# %% book/04_layers.ipynb, cell 189
+# %% book/04_layers.ipynb, cell 193
 class GLU(Module):
     """The gated linear unit: the input halved along ``dim`` into :math:`a, b`, then
     :math:`a \\odot \\sigma(b)`.
@@ -581,7 +581,7 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-# %% book/04_layers.ipynb, cell 191
+# %% book/04_layers.ipynb, cell 195
 from tensorlib.nn.functional.layers import _random_leaky_relu  # noqa: E402
 
 
@@ -659,7 +659,7 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}{_inplace_text(self.inplace)}"
 
 
-# %% book/04_layers.ipynb, cell 197
+# %% book/04_layers.ipynb, cell 201
 class Softmax2d(Module):
     """A softmax over the channels at each position: ``softmax(input, dim=-3)``.
 

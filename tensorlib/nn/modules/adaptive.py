@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 390
+# %% book/04_layers.ipynb, cell 394
 import itertools
 from collections import namedtuple
 from collections.abc import Sequence

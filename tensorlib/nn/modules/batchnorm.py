@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 145
+# %% book/04_layers.ipynb, cell 149
 from typing import Any
 
 import numpy as np
@@ -30,7 +30,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 146
+# %% book/04_layers.ipynb, cell 150
 class _NormBase(Module):
     """What a normalisation over channels holds, PyTorch's ``torch.nn.modules.batchnorm._NormBase``
     (the base of ``BatchNorm*d`` here and of ``InstanceNorm*d`` in section 6.7): its options,
@@ -138,7 +138,7 @@ class _BatchNorm(_NormBase):
         )
 
 
-# %% book/04_layers.ipynb, cell 147
+# %% book/04_layers.ipynb, cell 151
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of an input (N, C) or (N, C, L), per channel; arguments as for
     :class:`BatchNorm2d`."""
@@ -188,7 +188,7 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
 
 
-# %% book/04_layers.ipynb, cell 149
+# %% book/04_layers.ipynb, cell 153
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation of an input (N, C, *) whose statistics PyTorch gathers over all the
     processes of ``process_group``; tensorlib runs in one process, so it is :class:`BatchNorm2d`
@@ -237,7 +237,7 @@ class SyncBatchNorm(_BatchNorm):
         return result
 
 
-# %% book/04_layers.ipynb, cell 386
+# %% book/04_layers.ipynb, cell 390
 # the lazy machinery of section 11.5, defined after this module's header (section 6.5)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

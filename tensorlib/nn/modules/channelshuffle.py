@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 198
+# %% book/04_layers.ipynb, cell 202
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import channel_shuffle
 from tensorlib.nn.modules.module import Module

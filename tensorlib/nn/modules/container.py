@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 71
+# %% book/04_layers.ipynb, cell 75
 import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -33,7 +33,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 72
+# %% book/04_layers.ipynb, cell 76
 def _index(index: int, size: int) -> int:
     """A Python list index (negative counts from the end) checked against ``size``."""
     index = operator.index(index)
@@ -116,7 +116,7 @@ class Sequential(Module):
         return input
 
 
-# %% book/04_layers.ipynb, cell 73
+# %% book/04_layers.ipynb, cell 77
 class ModuleList(Module):
     """A list of modules, registered as children ``"0"``, ``"1"``, ...
 
@@ -181,7 +181,7 @@ class ModuleList(Module):
             self._modules[str(number)] = value
 
 
-# %% book/04_layers.ipynb, cell 74
+# %% book/04_layers.ipynb, cell 78
 class ModuleDict(Module):
     """A dict of modules, registered as children under their keys (insertion order)."""
 
@@ -241,7 +241,7 @@ class ModuleDict(Module):
             self[key] = module
 
 
-# %% book/04_layers.ipynb, cell 76
+# %% book/04_layers.ipynb, cell 80
 def _as_parameter(value: Any, owner: str) -> Parameter:
     """A Parameter as is, a Tensor wrapped as a Parameter (sharing its array, as PyTorch)."""
     if isinstance(value, Parameter):
@@ -394,7 +394,7 @@ class ParameterDict(Module):
         return _parameter_lines(self._parameters.items())
 
 
-# %% book/04_layers.ipynb, cell 410
+# %% book/04_layers.ipynb, cell 414
 import warnings  # noqa: E402
 
 

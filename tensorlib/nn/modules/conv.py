@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 210
+# %% book/04_layers.ipynb, cell 214
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,7 +47,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 211
+# %% book/04_layers.ipynb, cell 215
 def _per_axis(value: int | Sequence[int], name: str, dims: int) -> tuple[int, ...]:
     """One int per axis (:func:`_ntuple`; in 1-D :func:`_single`, whose message names a
     1-tuple)."""
@@ -211,7 +211,7 @@ class Conv2d(_ConvNd):
         return text
 
 
-# %% book/04_layers.ipynb, cell 231
+# %% book/04_layers.ipynb, cell 235
 # the functions of section 9.6, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     conv1d,
@@ -287,7 +287,7 @@ class Conv1d(_ConvNd):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 232
+# %% book/04_layers.ipynb, cell 236
 def _output_padding(
     module: Module, input: Tensor, output_size: Sequence[int] | None, dims: int
 ) -> tuple[int, ...]:
@@ -414,7 +414,7 @@ class ConvTranspose1d(_ConvTransposeNd):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 242
+# %% book/04_layers.ipynb, cell 246
 # F.pad, defined after this module's header (sections 9.5 and 9.7)
 from tensorlib.nn.functional.layers import pad  # noqa: E402
 
@@ -428,7 +428,7 @@ def _mode_padded(module: Module, input: Tensor) -> tuple[Tensor, tuple[int, ...]
     return pad(input, widths, m.padding_mode), (0,) * len(m.kernel_size)
 
 
-# %% book/04_layers.ipynb, cell 250
+# %% book/04_layers.ipynb, cell 254
 # the functions of section 9.8, defined after this module's header (section 9.3)
 from tensorlib.nn.functional.layers import conv3d, conv_transpose3d  # noqa: E402
 
@@ -539,7 +539,7 @@ class ConvTranspose3d(_ConvTransposeNd):
         return _conv_repr(self)
 
 
-# %% book/04_layers.ipynb, cell 384
+# %% book/04_layers.ipynb, cell 388
 # the lazy machinery of section 11.5, defined after this module's header (section 9.2)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,
@@ -663,7 +663,7 @@ class LazyConv3d(Conv3d):
         _initialize_conv(self, input, 3, transposed=False)
 
 
-# %% book/04_layers.ipynb, cell 385
+# %% book/04_layers.ipynb, cell 389
 class LazyConvTranspose1d(ConvTranspose1d):
     """A :class:`ConvTranspose1d` whose ``in_channels`` is read from its first input (section
     11.5): dim 1 of a batched input, dim 0 of an unbatched one. The arguments are those of

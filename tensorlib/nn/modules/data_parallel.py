@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 79
+# %% book/04_layers.ipynb, cell 83
 from typing import Any
 
 from tensorlib.nn.modules.module import Module

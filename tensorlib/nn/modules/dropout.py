@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 165
+# %% book/04_layers.ipynb, cell 169
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import dropout, dropout2d
 from tensorlib.nn.functional.utils import _check_probability
@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 166
+# %% book/04_layers.ipynb, cell 170
 class Dropout(Module):
     """During training, zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
 
@@ -56,7 +56,7 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-# %% book/04_layers.ipynb, cell 167
+# %% book/04_layers.ipynb, cell 171
 class Dropout2d(Module):
     """During training, zero each whole channel of an (N, C, H, W) input with probability ``p``;
     scale the rest by ``1/(1-p)``.
@@ -89,7 +89,7 @@ class Dropout2d(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-# %% book/04_layers.ipynb, cell 174
+# %% book/04_layers.ipynb, cell 178
 # the functions of section 7's last part, defined after this module's header
 from tensorlib.nn.functional.layers import (  # noqa: E402
     alpha_dropout,

@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 181
+# %% book/04_layers.ipynb, cell 185
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
@@ -19,7 +19,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 182
+# %% book/04_layers.ipynb, cell 186
 class Flatten(Module):
     """Merge dimensions ``start_dim`` to ``end_dim`` (inclusive) into one.
 
@@ -39,7 +39,7 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-# %% book/04_layers.ipynb, cell 183
+# %% book/04_layers.ipynb, cell 187
 class Unflatten(Module):
     """Split dimension ``dim`` into ``unflattened_size``, the inverse of :class:`Flatten`.
 

@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 213
+# %% book/04_layers.ipynb, cell 217
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor
@@ -52,7 +52,7 @@ class Unfold(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 217
+# %% book/04_layers.ipynb, cell 221
 # the function of section 9.3's last part, defined after this module's header
 from tensorlib.nn.functional.layers import fold  # noqa: E402
 

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 158
+# %% book/04_layers.ipynb, cell 162
 import warnings
 from typing import Any
 
@@ -26,7 +26,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.batchnorm import _NormBase
 
 
-# %% book/04_layers.ipynb, cell 159
+# %% book/04_layers.ipynb, cell 163
 class _InstanceNorm(_NormBase):
     """The body of :class:`InstanceNorm1d`, :class:`InstanceNorm2d` and :class:`InstanceNorm3d`;
     subclasses give the
@@ -111,7 +111,7 @@ class InstanceNorm3d(_InstanceNorm):
     _unbatched_dims = 4
 
 
-# %% book/04_layers.ipynb, cell 387
+# %% book/04_layers.ipynb, cell 391
 # the lazy machinery of section 11.5, defined after this module's header (section 6.7)
 from tensorlib.nn.modules.lazy import (  # noqa: E402
     _has_uninitialized,

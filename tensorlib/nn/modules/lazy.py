@@ -17,7 +17,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/04_layers.ipynb, cell 382
+# %% book/04_layers.ipynb, cell 386
 from typing import Any
 
 import numpy as np

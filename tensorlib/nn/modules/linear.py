@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 93
+# %% book/04_layers.ipynb, cell 97
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 94
+# %% book/04_layers.ipynb, cell 98
 class Identity(Module):
     """Return the input unchanged; any constructor arguments are ignored (as in PyTorch)."""
 
@@ -94,7 +94,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-# %% book/04_layers.ipynb, cell 97
+# %% book/04_layers.ipynb, cell 101
 class NonDynamicallyQuantizableLinear(Linear):
     """A ``Linear`` under PyTorch's other name, with the same arguments and behaviour.
 
@@ -104,7 +104,7 @@ class NonDynamicallyQuantizableLinear(Linear):
     """
 
 
-# %% book/04_layers.ipynb, cell 107
+# %% book/04_layers.ipynb, cell 111
 # the function of section 4.5, defined after this module's header (section 4.2)
 from tensorlib.nn.functional.layers import bilinear  # noqa: E402
 
@@ -161,7 +161,7 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-# %% book/04_layers.ipynb, cell 383
+# %% book/04_layers.ipynb, cell 387
 # the lazy machinery of section 11.5, defined after this module's header (section 4.2)
 from tensorlib.engine import no_grad  # noqa: E402
 from tensorlib.nn.modules.lazy import _has_uninitialized, _lazy_setup  # noqa: E402

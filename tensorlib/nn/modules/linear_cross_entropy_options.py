@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 422
+# %% book/04_layers.ipynb, cell 426
 import dataclasses
 from typing import Any, Literal
 

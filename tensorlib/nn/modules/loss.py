@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 323
+# %% book/04_layers.ipynb, cell 327
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.distance import cosine_similarity, pairwise_distance
 from tensorlib.nn.functional.elementwise_loss import (
@@ -71,7 +71,7 @@ from tensorlib.nn.functional.utils import _check_tensor
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 325
+# %% book/04_layers.ipynb, cell 329
 class _Loss(Module):
     """The base of the loss modules, PyTorch's ``torch.nn.modules.loss._Loss``: it holds the
     ``reduction``. Subclass it for a loss of your own and write ``forward``.
@@ -113,7 +113,7 @@ class _WeightedLoss(_Loss):
         self.register_buffer("weight", weight)
 
 
-# %% book/04_layers.ipynb, cell 326
+# %% book/04_layers.ipynb, cell 330
 class CrossEntropyLoss(_WeightedLoss):
     """Cross-entropy of logits (N, C) (or (N, C, d1, ...)) against class ids (N,) or probabilities.
 
@@ -245,7 +245,7 @@ class BCEWithLogitsLoss(_Loss):
         )
 
 
-# %% book/04_layers.ipynb, cell 327
+# %% book/04_layers.ipynb, cell 331
 class BCELoss(_WeightedLoss):
     """Binary cross-entropy :math:`-w[y\\log x + (1-y)\\log(1-x)]` between probabilities and
     targets of the same shape.
@@ -317,7 +317,7 @@ class HuberLoss(_Loss):
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
-# %% book/04_layers.ipynb, cell 329
+# %% book/04_layers.ipynb, cell 333
 class L1Loss(_Loss):
     """Mean absolute error :math:`|x - y|` (``F.l1_loss``).
 
@@ -400,7 +400,7 @@ class GaussianNLLLoss(_Loss):
                                  reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 330
+# %% book/04_layers.ipynb, cell 334
 class MarginRankingLoss(_Loss):
     """:math:`\\max(0, -y (x_1 - x_2) + m)` (``F.margin_ranking_loss``). Default margin 0."""
 
@@ -509,7 +509,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
         return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
-# %% book/04_layers.ipynb, cell 331
+# %% book/04_layers.ipynb, cell 335
 class CosineSimilarity(Module):
     """``F.cosine_similarity`` along ``dim`` (default 1), with ``eps`` (default 1e-8)."""
 
@@ -533,7 +533,7 @@ class PairwiseDistance(Module):
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-# %% book/04_layers.ipynb, cell 357
+# %% book/04_layers.ipynb, cell 361
 # the functions of section 11.3, defined after this module's header
 from collections.abc import Callable, Sequence  # noqa: E402
 
@@ -627,7 +627,7 @@ class CTCLoss(_Loss):
         )
 
 
-# %% book/04_layers.ipynb, cell 409
+# %% book/04_layers.ipynb, cell 413
 import warnings  # noqa: E402
 
 
@@ -654,7 +654,7 @@ class NLLLoss2d(NLLLoss):
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
-# %% book/04_layers.ipynb, cell 424
+# %% book/04_layers.ipynb, cell 428
 import math  # noqa: E402
 from typing import Any  # noqa: E402
 

@@ -10,7 +10,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 335
+# %% book/04_layers.ipynb, cell 339
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,7 +25,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 336
+# %% book/04_layers.ipynb, cell 340
 class MLP(Sequential):
     """A multi-layer perceptron: ``Linear, activation, Linear, activation, ..., Linear``.
 

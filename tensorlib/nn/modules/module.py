@@ -140,6 +140,7 @@ def _state_array(key: str, value: Any) -> np.ndarray:
     return array
 
 
+# %% book/04_layers.ipynb, cell 33
 def _check_state(
     owner: str,
     state_dict: Any,
@@ -206,6 +207,7 @@ def _raise_load_errors(owner: str, errors: list[str]) -> None:
         raise RuntimeError(f"Error(s) in loading state_dict for {owner}:\n\t" + "\n\t".join(errors))
 
 
+# %% book/04_layers.ipynb, cell 35
 def _module_paths(module: Module, prefix: str = "") -> Iterator[tuple[str, Module]]:
     """``(prefix, module)`` for the tree, parents first, one entry per path (a shared module
     once for each of its names), as ``state_dict`` and ``load_state_dict`` visit it."""
@@ -289,7 +291,7 @@ def _load_with_post_hooks(
 _EXTRA_STATE_KEY = "_extra_state"  # the state_dict key of get_extra_state's value, as PyTorch's
 
 
-# %% book/04_layers.ipynb, cell 32
+# %% book/04_layers.ipynb, cell 36
 def _extra_state_owners(module: Module) -> dict[str, Module]:
     """``prefix + "_extra_state"`` to its module, for every module of the tree whose class
     overrides ``set_extra_state``: the keys ``load_state_dict`` hands to them."""
@@ -340,7 +342,7 @@ def _set_extra_states(owners: dict[str, Module], values: dict[str, Any]) -> Call
     return undo
 
 
-# %% book/04_layers.ipynb, cell 34
+# %% book/04_layers.ipynb, cell 38
 # The tables of the hooks every module runs when called (the register_module_*_hook functions
 # below): by handle id, in the order they run. Module.__call__ reads them before the module's own.
 _global_forward_pre_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
@@ -406,7 +408,7 @@ def _add_hook(
     return handle
 
 
-# %% book/04_layers.ipynb, cell 36
+# %% book/04_layers.ipynb, cell 40
 def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
     """Register ``hook(module, args) -> None or modified input`` to run before every module's
     ``forward`` (and before the module's own pre-hooks). For debugging and profiling: it is
@@ -493,7 +495,7 @@ def register_module_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
     return _add_hook(_global_backward_hooks, hook, "register_module_backward_hook")
 
 
-# %% book/04_layers.ipynb, cell 38
+# %% book/04_layers.ipynb, cell 42
 # The tables of the registration hooks, by handle id: register_parameter, register_buffer
 # and add_module (and assignment) run them.
 _global_buffer_registration_hooks: OrderedDict[int, Callable[..., Any]] = OrderedDict()
@@ -562,7 +564,7 @@ def _registered(
     return value
 
 
-# %% book/04_layers.ipynb, cell 40
+# %% book/04_layers.ipynb, cell 44
 class _BackwardHookGate(Function):
     """Joins the Tensors of one side of a module call (its inputs, or its outputs) in one node.
 
@@ -661,7 +663,7 @@ def _tensors(grads: list[np.ndarray | None]) -> list[Tensor | None]:
     return [None if g is None else _wrap(g, None) for g in grads]
 
 
-# %% book/04_layers.ipynb, cell 41
+# %% book/04_layers.ipynb, cell 45
 _NO_INPUT_GRAD_WARNING = (
     "Full backward hook is firing when gradients are computed with respect to module outputs "
     "since no inputs require gradients. See "
@@ -755,7 +757,7 @@ class _BackwardHook:
         return _arrays([grad_inputs[i] for i in self.input_index])
 
 
-# %% book/04_layers.ipynb, cell 43
+# %% book/04_layers.ipynb, cell 47
 class Module:
     """Base class of every layer and model; subclasses set attributes and define ``forward``.
 
@@ -1741,7 +1743,7 @@ class Module:
         )
 
 
-# %% book/04_layers.ipynb, cell 44
+# %% book/04_layers.ipynb, cell 48
 # A module's own parameter and buffer tables, as the walkers (named_parameters,
 # named_buffers) read them.
 def _parameters_of(module: Module) -> Mapping[str, Parameter | None]:

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 134
+# %% book/04_layers.ipynb, cell 138
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,7 +30,7 @@ from tensorlib.nn.modules.module import Module
 from tensorlib.nn.parameter import Parameter
 
 
-# %% book/04_layers.ipynb, cell 135
+# %% book/04_layers.ipynb, cell 139
 class LayerNorm(Module):
     """Layer normalisation :math:`y = w (x-\\mu)/\\sqrt{\\sigma^2+\\varepsilon} + b`.
 
@@ -119,7 +119,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-# %% book/04_layers.ipynb, cell 157
+# %% book/04_layers.ipynb, cell 161
 # the function of section 6.7, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import group_norm  # noqa: E402
 
@@ -182,7 +182,7 @@ class GroupNorm(Module):
         )
 
 
-# %% book/04_layers.ipynb, cell 305
+# %% book/04_layers.ipynb, cell 309
 # the function of section 10.5, defined after this module's header (section 6.3)
 from tensorlib.nn.functional.layers import local_response_norm  # noqa: E402
 
@@ -213,7 +213,7 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-# %% book/04_layers.ipynb, cell 411
+# %% book/04_layers.ipynb, cell 415
 from tensorlib.engine import Function  # noqa: E402
 from tensorlib.nn.functional.utils import _check_tensor  # noqa: E402
 
@@ -268,7 +268,7 @@ class _CrossMapLRN2d(Function):
         return (power * grad - self.coefficient * self.x * gathered,)
 
 
-# %% book/04_layers.ipynb, cell 412
+# %% book/04_layers.ipynb, cell 416
 class CrossMapLRN2d(Module):
     r"""PyTorch's older local response normalisation across channels of (N, C, H, W)
     (section 11.8): :math:`y_c = x_c\,(k + \frac{\alpha}{n}\sum_{c'} x_{c'}^2)^{-\beta}`, with

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 239
+# %% book/04_layers.ipynb, cell 243
 from collections.abc import Sequence
 
 import numpy as np
@@ -38,7 +38,7 @@ from tensorlib.nn.functional.layers import pad
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 240
+# %% book/04_layers.ipynb, cell 244
 class _PadNd(Module):
     """Padding of the last ``_dims`` dimensions with ``_mode``: the body of the padding layers.
 
@@ -153,7 +153,7 @@ class CircularPad2d(_PadNd):
     _dims, _mode = 2, "circular"
 
 
-# %% book/04_layers.ipynb, cell 253
+# %% book/04_layers.ipynb, cell 257
 class ConstantPad3d(ConstantPad1d):
     """Pad the last three dimensions with ``value``: ``padding`` an int or
     (left, right, top, bottom, front, back). Shapes: (*, D, H, W) -> (*, D + front + back,

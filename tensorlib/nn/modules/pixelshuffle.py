@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 243
+# %% book/04_layers.ipynb, cell 247
 from tensorlib.engine import Tensor
 from tensorlib.nn.functional.layers import pixel_shuffle, pixel_unshuffle
 from tensorlib.nn.modules.module import Module

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 262
+# %% book/04_layers.ipynb, cell 266
 from collections.abc import Sequence
 from typing import Any
 
@@ -43,7 +43,7 @@ from tensorlib.nn.functional.utils import _pair, _single, _triple
 from tensorlib.nn.modules.module import Module
 
 
-# %% book/04_layers.ipynb, cell 263
+# %% book/04_layers.ipynb, cell 267
 class _MaxPoolNd(Module):
     """The base of :class:`MaxPool1d`, :class:`MaxPool2d` and :class:`MaxPool3d`, PyTorch's
     ``torch.nn.modules.pooling._MaxPoolNd``, for ``isinstance(m, _MaxPoolNd)``, with its
@@ -165,7 +165,7 @@ class AvgPool2d(_AvgPoolNd):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 274
+# %% book/04_layers.ipynb, cell 278
 # the functions of section 10.1, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool1d,
@@ -254,7 +254,7 @@ class AvgPool1d(_AvgPoolNd):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-# %% book/04_layers.ipynb, cell 275
+# %% book/04_layers.ipynb, cell 279
 class AdaptiveAvgPool2d(Module):
     """Average pooling to a fixed output size, whatever the input's (section 10.1).
 
@@ -321,7 +321,7 @@ class AdaptiveMaxPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 294
+# %% book/04_layers.ipynb, cell 298
 # the functions of section 10.3, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_avg_pool3d,
@@ -466,7 +466,7 @@ class AdaptiveMaxPool3d(Module):
         return f"output_size={self.output_size}"
 
 
-# %% book/04_layers.ipynb, cell 304
+# %% book/04_layers.ipynb, cell 308
 # the functions of section 10.5, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     adaptive_max_pool1d,
@@ -556,7 +556,7 @@ class LPPool3d(LPPool1d):
         return lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
-# %% book/04_layers.ipynb, cell 310
+# %% book/04_layers.ipynb, cell 314
 # the functions of section 10.6, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     max_unpool1d,
@@ -671,7 +671,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
         )
 
 
-# %% book/04_layers.ipynb, cell 318
+# %% book/04_layers.ipynb, cell 322
 # the functions of section 10.8, defined after this module's header (section 10)
 from tensorlib.nn.functional.layers import (  # noqa: E402
     fractional_max_pool2d,

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 112
+# %% book/04_layers.ipynb, cell 116
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from tensorlib.nn.parameter import Parameter
 from tensorlib.random import Generator
 
 
-# %% book/04_layers.ipynb, cell 113
+# %% book/04_layers.ipynb, cell 117
 class Embedding(Module):
     """A table of ``num_embeddings`` learned vectors of size ``embedding_dim``, looked up by id.
 
@@ -184,7 +184,7 @@ class PositionalEmbedding(Module):
         return f"{self.context_length}, {self.embedding_dim}"
 
 
-# %% book/04_layers.ipynb, cell 126
+# %% book/04_layers.ipynb, cell 130
 # the function of section 5.4, defined after this module's header (section 5.1)
 from tensorlib.nn.functional.layers import embedding_bag  # noqa: E402
 

@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 282
+# %% book/04_layers.ipynb, cell 286
 from collections.abc import Sequence
 
 from tensorlib.engine import Tensor

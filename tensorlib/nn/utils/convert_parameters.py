@@ -12,7 +12,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 339
+# %% book/04_layers.ipynb, cell 343
 from collections.abc import Iterable
 
 from tensorlib.engine import Tensor, cat

@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 418
+# %% book/04_layers.ipynb, cell 422
 import copy
 from typing import TypeVar
 

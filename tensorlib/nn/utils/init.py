@@ -11,7 +11,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 419
+# %% book/04_layers.ipynb, cell 423
 import inspect
 from typing import Any
 

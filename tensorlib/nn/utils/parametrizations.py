@@ -13,7 +13,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 348
+# %% book/04_layers.ipynb, cell 352
 import math
 from typing import Any
 
@@ -182,7 +182,7 @@ def spectral_norm(
     return module
 
 
-# %% book/04_layers.ipynb, cell 349
+# %% book/04_layers.ipynb, cell 353
 def _matrix_exp(a: Tensor) -> Tensor:
     r""":math:`e^A` by scaling and squaring: the degree-18 Taylor polynomial of
     :math:`A/2^s`, whose 1-norm is at most 1/2, squared :math:`s` times; differentiable through

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 340
+# %% book/04_layers.ipynb, cell 344
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -73,7 +73,7 @@ def _check_like(what: str, value: Any, like: Tensor) -> None:
         )
 
 
-# %% book/04_layers.ipynb, cell 341
+# %% book/04_layers.ipynb, cell 345
 class ParametrizationList(ModuleList):
     """The parametrizations of one tensor, applied in order, and the originals they start from.
 
@@ -177,7 +177,7 @@ class ParametrizationList(ModuleList):
         return x
 
 
-# %% book/04_layers.ipynb, cell 342
+# %% book/04_layers.ipynb, cell 346
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
     """Whether ``module`` has a parametrization, on ``tensor_name`` if given.
 

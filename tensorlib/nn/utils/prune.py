@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 367
+# %% book/04_layers.ipynb, cell 371
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -139,7 +139,7 @@ def _channel_mask(like: np.ndarray, dim: int, kept: np.ndarray) -> np.ndarray:
     return mask
 
 
-# %% book/04_layers.ipynb, cell 369
+# %% book/04_layers.ipynb, cell 373
 class BasePruningMethod(ABC):
     """A way of choosing which entries of a tensor to zero, and the forward pre-hook that keeps
     them zero.
@@ -273,7 +273,7 @@ class BasePruningMethod(ABC):
         setattr(module, self._tensor_name, orig)
 
 
-# %% book/04_layers.ipynb, cell 371
+# %% book/04_layers.ipynb, cell 375
 class PruningContainer(BasePruningMethod):
     """The pruning methods applied, in order, to one tensor: the hook of a tensor pruned more
     than once.
@@ -346,7 +346,7 @@ class PruningContainer(BasePruningMethod):
         return Tensor(mask)
 
 
-# %% book/04_layers.ipynb, cell 373
+# %% book/04_layers.ipynb, cell 377
 class IdentityPruning(BasePruningMethod):
     """Prunes nothing: the reparametrization with a mask of ones (PyTorch's
     ``prune.Identity``; :func:`identity` applies it)."""
@@ -434,7 +434,7 @@ class L1Unstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-# %% book/04_layers.ipynb, cell 374
+# %% book/04_layers.ipynb, cell 378
 class RandomStructured(BasePruningMethod):
     """Prunes ``amount`` whole channels along ``dim``, drawn uniformly among those still kept.
 
@@ -554,7 +554,7 @@ class CustomFromMask(BasePruningMethod):
         return super().apply(module, name, mask=mask)
 
 
-# %% book/04_layers.ipynb, cell 376
+# %% book/04_layers.ipynb, cell 380
 def identity(module: Module, name: str) -> Module:
     """Reparametrize ``module.<name>`` as pruning does (``<name>_orig``, ``<name>_mask``, the
     hook), with a mask of ones: nothing pruned.

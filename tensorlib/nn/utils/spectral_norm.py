@@ -14,7 +14,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 415
+# %% book/04_layers.ipynb, cell 419
 from typing import Any
 
 from tensorlib.engine import Tensor, no_grad

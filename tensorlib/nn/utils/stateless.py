@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 345
+# %% book/04_layers.ipynb, cell 349
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any

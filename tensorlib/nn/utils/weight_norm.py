@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 350
+# %% book/04_layers.ipynb, cell 354
 import warnings
 from typing import Any
 

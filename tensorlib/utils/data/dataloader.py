@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 444
+# %% book/04_layers.ipynb, cell 448
 import collections.abc
 import copy
 from collections.abc import Callable, Iterable, Iterator
@@ -116,7 +116,7 @@ def default_convert(data: Any) -> Any:
     return data
 
 
-# %% book/04_layers.ipynb, cell 446
+# %% book/04_layers.ipynb, cell 450
 def get_worker_info() -> None:
     """``None``: the process is not a worker of a ``DataLoader`` (PyTorch's answer outside a
     worker process; tensorlib has none)."""
@@ -196,7 +196,7 @@ def _index_batches(
     return sampler, None if batch_size is None else BatchSampler(sampler, batch_size, drop_last)
 
 
-# %% book/04_layers.ipynb, cell 447
+# %% book/04_layers.ipynb, cell 451
 class DataLoader:
     """Iterate over ``dataset`` in minibatches: ``for x, y in DataLoader(dataset,
     batch_size=32, shuffle=True)``.

@@ -24,7 +24,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 431
+# %% book/04_layers.ipynb, cell 435
 import bisect
 import math
 from collections.abc import Iterable, Iterator, Sequence
@@ -119,7 +119,7 @@ class Subset(Dataset[_T_co]):
         return len(self.indices)
 
 
-# %% book/04_layers.ipynb, cell 433
+# %% book/04_layers.ipynb, cell 437
 def _split_lengths(total: int, lengths: Sequence[int | float]) -> list[int]:
     """Integer lengths summing to ``total``: ``lengths`` themselves, or fractions of ``total``.
 
@@ -175,7 +175,7 @@ def random_split(
     return subsets
 
 
-# %% book/04_layers.ipynb, cell 435
+# %% book/04_layers.ipynb, cell 439
 class ConcatDataset(Dataset[_T_co]):
     """Datasets one after another: ``ConcatDataset([a, b])[i]`` is ``a[i]`` for ``i < len(a)``,
     else ``b[i - len(a)]``.

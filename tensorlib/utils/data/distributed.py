@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 441
+# %% book/04_layers.ipynb, cell 445
 import math
 from collections.abc import Iterator, Sized
 

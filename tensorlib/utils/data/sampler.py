@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/04_layers.ipynb, cell 437
+# %% book/04_layers.ipynb, cell 441
 from collections.abc import Iterable, Iterator, Sequence, Sized
 from typing import Generic, TypeVar
 
@@ -190,7 +190,7 @@ class BatchSampler(Sampler[list[int]]):
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
-# %% book/04_layers.ipynb, cell 439
+# %% book/04_layers.ipynb, cell 443
 class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices of ``range(len(weights))``, index ``i`` drawn with probability
     ``weights[i] / sum(weights)``.
