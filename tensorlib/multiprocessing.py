@@ -162,7 +162,8 @@ class ProcessContext:
         When one fails, the others are stopped (after ``grace_period`` seconds, if given, to end
         by themselves: terminated, then, after another ``grace_period`` or 30 seconds, killed) and
         its failure is raised: :class:`ProcessRaisedException` with its traceback, or
-        :class:`ProcessExitedException` for a nonzero exit code or a signal.
+        :class:`ProcessExitedException` for a nonzero exit code or a signal. The stopped ones are
+        still waited for, as in PyTorch: the next ``join`` raises for one of them.
         """
         if not self.sentinels:
             return True
@@ -187,7 +188,6 @@ class ProcessContext:
             if process.is_alive():
                 process.kill()
             process.join()
-        self.sentinels.clear()
 
     def _failure(self, index: int) -> Exception:
         """The exception for process ``index``, which failed; the error files are removed."""

@@ -75,7 +75,9 @@ def test_the_first_failure_stops_a_blocked_survivor_and_is_raised(workers):
     assert error.error_index == 0 and error.error_pid == context.pids()[0] == error.pid
     assert not any(process.is_alive() for process in context.processes)
     assert context.processes[1].exitcode == -signal.SIGTERM  # terminated, as PyTorch does
-    assert context.join() is True  # joined already: nothing left to wait for
+    with pytest.raises(tl_mp.ProcessExitedException) as again:  # as PyTorch: process 1 was
+        context.join()  # stopped, not ended well
+    assert str(again.value) == "process 1 terminated with signal SIGTERM"
 
 
 def test_a_traceback_larger_than_a_pipe_reaches_the_parent(workers):
@@ -117,11 +119,16 @@ def test_failures_as_torch(workers):
     torch_mp = pytest.importorskip("torch.multiprocessing")
     event = torch_mp.get_context("spawn").Event()
     theirs, context = _raised(torch_mp.spawn, workers.fail_or_wait, (event,), 2)
-    ours, _ = _raised(tl_mp.spawn, workers.fail_or_wait, (event,), 2)
+    ours, ours_context = _raised(tl_mp.spawn, workers.fail_or_wait, (event,), 2)
     assert type(theirs).__name__ == type(ours).__name__ == "ProcessRaisedException"
     assert context.processes[1].exitcode == -signal.SIGTERM
     assert str(ours).split("Traceback")[0] == str(theirs).split("Traceback")[0]
     assert str(ours).splitlines()[-1] == str(theirs).splitlines()[-1]
+    with pytest.raises(torch_mp.ProcessExitedException) as theirs_again:
+        context.join()
+    with pytest.raises(tl_mp.ProcessExitedException) as ours_again:
+        ours_context.join()
+    assert str(ours_again.value) == str(theirs_again.value)
     theirs, _ = _raised(torch_mp.spawn, workers.long_error, (), 1)
     assert "x" * 200_000 in str(theirs)
     theirs, _ = _raised(torch_mp.spawn, workers.exit_with, (3,), 1)

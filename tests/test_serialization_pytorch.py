@@ -583,3 +583,19 @@ def test_a_device_in_a_whole_pickle_loads_as_torchs():
     theirs = torch.load(io.BytesIO(buffer.getvalue()), weights_only=False)
     assert theirs["args"].device == torch.device("cpu")
     assert _load(buffer.getvalue(), weights_only=False)["args"].device == tl.device("cpu")
+
+
+@pytest.mark.parity
+def test_a_python_2_string_reads_as_utf8_in_a_weights_only_load_as_torch():
+    torch = pytest.importorskip("torch")
+    text = "héllo".encode()
+    pickled = b"\x80\x02U" + bytes([len(text)]) + text + b"."  # PROTO 2, SHORT_BINSTRING, STOP
+    saved = io.BytesIO()
+    torch.save({"a": 1}, saved)
+    archive, swapped = zipfile.ZipFile(io.BytesIO(saved.getvalue())), io.BytesIO()
+    with zipfile.ZipFile(swapped, "w", zipfile.ZIP_STORED) as out:
+        for info in archive.infolist():
+            member = info.filename
+            out.writestr(member, pickled if member.endswith("data.pkl") else archive.read(member))
+    data = swapped.getvalue()
+    assert tl.load(io.BytesIO(data)) == torch.load(io.BytesIO(data)) == "héllo"

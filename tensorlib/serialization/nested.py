@@ -453,7 +453,8 @@ def load(
         weights_only: ``None`` (the default) is ``True``, or ``False`` when a
             ``pickle_module`` is given, as in PyTorch, whose environment variables override it:
             ``TORCH_FORCE_WEIGHTS_ONLY_LOAD=1`` makes every load weights only (even
-            ``weights_only=False``), ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` ``None`` ``False``.
+            ``weights_only=False``), ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` makes ``None``
+            mean ``False`` (with PyTorch's warning).
         mmap: ``True`` asks PyTorch to map the file rather than read it; checked as PyTorch
             checks it (a path to a zip archive), then the file is read as without it.
         pickle_load_args: the unpickler's arguments (``encoding=``, ``"utf-8"`` by default), used

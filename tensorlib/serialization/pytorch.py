@@ -528,7 +528,8 @@ class PickleReader(pickle._Unpickler):
         source: str,
         user: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(io.BytesIO(data))
+        # Python 2 strings (BINSTRING) decode as UTF-8, as torch.load's reader does
+        super().__init__(io.BytesIO(data), encoding="utf-8")
         self.read_storage = read_storage
         self.source = source
         self.storages: dict[str, _Storage] = {}
