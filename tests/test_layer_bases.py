@@ -188,3 +188,67 @@ def test_a_one_element_kernel_size_is_refused_by_the_2d_and_3d_layers() -> None:
             getattr(nn, name)(1, 1, (3,))
     assert nn.Conv1d(1, 1, (3,)).kernel_size == (3,)
     assert nn.Conv2d(1, 1, 3, stride=(2,)).stride == (2, 2)  # the other sizes: one serves all
+
+
+# The printed form lives on the bases, as in PyTorch: a program's own subclass prints its settings
+_CONV_BASE_ARGS = [
+    (4, 6, (3, 3), (1, 1), (0, 0), (1, 1), False, (0, 0), 1, True, "zeros"),
+    (4, 6, (3,), (2,), (1,), (2,), False, (0,), 2, False, "reflect"),
+    (4, 6, (3, 3), (1, 1), "same", (1, 1), False, (0, 0), 1, True, "circular"),
+    (4, 6, (3, 2, 3), (2, 1, 2), (1, 0, 1), (1, 1, 1), True, (1, 0, 1), 2, True, "zeros"),
+]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("args", _CONV_BASE_ARGS)
+def test_a_subclass_of_convnd_prints_as_in_pytorch(args) -> None:
+    torch = pytest.importorskip("torch")
+    ours = type("MyConv", (_ConvNd,), {})(*args)
+    theirs = type("MyConv", (torch.nn.modules.conv._ConvNd,), {})(*args)
+    assert repr(ours) == repr(theirs)
+    assert repr(ours).startswith("MyConv(4, 6, kernel_size=")
+
+
+@pytest.mark.parity
+def test_subclasses_of_the_pooling_bases_print_as_in_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    pooling = torch.nn.modules.pooling
+    for args in ((3,), ((2, 3), 1, (1, 0), 2, True, True)):
+        ours = type("MyPool", (_MaxPoolNd,), {})(*args)
+        theirs = type("MyPool", (pooling._MaxPoolNd,), {})(*args)
+        assert repr(ours) == repr(theirs)
+
+    def average(base):
+        class MyAverage(base):
+            def __init__(self) -> None:
+                super().__init__()
+                self.kernel_size, self.stride, self.padding = 3, (2, 1), 1
+                self.ceil_mode, self.count_include_pad = True, False
+
+        return MyAverage()
+
+    assert repr(average(_AvgPoolNd)) == repr(average(pooling._AvgPoolNd))
+    assert repr(average(_AvgPoolNd)) == "MyAverage(kernel_size=3, stride=(2, 1), padding=1)"
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name, args, options", [
+    ("Conv1d", (2, 4, 3), dict(stride=2, padding=1, dilation=2, bias=False)),
+    ("Conv2d", (2, 4, 3), dict(padding="same", padding_mode="reflect", groups=2)),
+    ("Conv2d", (2, 4, (3, 1)), {}),
+    ("Conv3d", (2, 4, 2), dict(stride=(1, 2, 1), padding=1)),
+    ("ConvTranspose1d", (2, 4, 3), dict(stride=2, output_padding=1)),
+    ("ConvTranspose2d", (2, 4, 3), dict(stride=2, padding=1, output_padding=(1, 0), groups=2)),
+    ("ConvTranspose3d", (2, 4, 2), dict(dilation=2, bias=False)),
+    ("LazyConv2d", (4, 3), dict(padding=1)),
+    ("MaxPool1d", (3,), dict(stride=2, dilation=2)),
+    ("MaxPool2d", ((3, 2),), dict(padding=1, ceil_mode=True, return_indices=True)),
+    ("MaxPool3d", (2,), {}),
+    ("AvgPool1d", (3,), dict(stride=2, padding=1, count_include_pad=False)),
+    ("AvgPool2d", ((3, 2),), dict(divisor_override=2)),
+    ("AvgPool3d", (2,), dict(ceil_mode=True)),
+])
+def test_the_layers_print_as_in_pytorch(name, args, options) -> None:
+    torch = pytest.importorskip("torch")
+    ours, theirs = getattr(nn, name)(*args, **options), getattr(torch.nn, name)(*args, **options)
+    assert repr(ours) == repr(theirs)

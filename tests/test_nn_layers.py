@@ -1187,9 +1187,15 @@ _BLOCK_SETTINGS = {
                "_CONV_MIN_COLUMNS": 40},
     # the whole batch joined into one product
     "joined-all": {"_CONV_JOIN_TAPS": 1, "_CONV_JOIN_POSITIONS": 10**6},
-    # the whole batch joined, the weight gradient's sum over positions cut in two (a part whose
-    # length is a multiple of 7, and the rest)
-    "split-sum": {"_CONV_JOIN_TAPS": 1, "_CONV_JOIN_POSITIONS": 10**6, "_BLAS_SUM_ALIGN": 7},
+    # the whole batch joined, every odd sum longer than 2 cut in two (an even part and one
+    # term): the forward's over the taps, the input gradient's over the output channels (or the
+    # transposed convolution's over the input channels), the weight gradient's over positions
+    "split-sum": {"_CONV_JOIN_TAPS": 1, "_CONV_JOIN_POSITIONS": 10**6, "_BLAS_SUM_ALIGN": 2,
+                  "_BLAS_SUM_WHOLE": 2},
+    # the same cuts with one product per sample (the forward's written in place, then added to)
+    "split-sum-per-sample": {"_BLAS_SUM_ALIGN": 2, "_BLAS_SUM_WHOLE": 2},
+    # a sum shorter than the cut's multiple: all of it in the second product, the first empty
+    "split-sum-all-rest": {"_BLAS_SUM_ALIGN": 1000, "_BLAS_SUM_WHOLE": 2},
 }
 
 # (function, input shape, weight shape, keyword arguments)
@@ -1324,18 +1330,87 @@ def test_convolution_blocks_do_not_keep_all_the_columns():
     assert peak < all_columns / 2, (peak, all_columns)
 
 
-def test_convolution_bits_do_not_depend_on_the_blas_thread_count():
+@pytest.mark.parametrize("what, x_shape, w_shape, options", [
+    # 28x28 positions: the weight gradient's sum (784 long) is cut at 768
+    ("conv2d", (2, 8, 28, 28), (16, 8, 3, 3), dict(padding=1)),
+    # 900 taps: the forward's sum is cut at 896 (OpenBLAS: different bits at 1 and 2 threads)
+    ("conv2d", (4, 100, 12, 12), (64, 100, 3, 3), dict(padding=1)),
+    # 700 output channels: the input gradient's sum is cut at 672
+    ("conv2d", (4, 8, 12, 12), (700, 8, 3, 3), dict(padding=1)),
+    # groups of 60 channels (540 taps) and 500 filters, samples joined (taps >= 512)
+    ("conv2d", (2, 120, 10, 10), (1000, 60, 3, 3), dict(padding=1, groups=2)),
+    # the transposed convolution: its forward sums over 700 input channels, its backward over
+    # 900 taps
+    ("conv_transpose2d", (4, 700, 8, 8), (700, 100, 3, 3), dict(padding=1)),
+])
+def test_convolution_bits_do_not_depend_on_the_blas_thread_count(what, x_shape, w_shape, options):
+    """float32: with OpenBLAS, float64 products differ at 1 and 2 threads whatever their length
+    (chapter 4, section 9.9)."""
     threadpoolctl = pytest.importorskip("threadpoolctl")
     rng = np.random.default_rng(94)
-    # 28x28 positions: the weight gradient's sum (784 long) is cut at 768
-    x_np = rng.standard_normal((2, 8, 28, 28)).astype(np.float32)
-    w_np = rng.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    x_np, w_np = rng.standard_normal(x_shape), rng.standard_normal(w_shape) * 0.05
     results = []
     for threads in (1, 2):
         with threadpoolctl.threadpool_limits(threads):
-            x, w = tensor(x_np, requires_grad=True), tensor(w_np, requires_grad=True)
-            y = F.conv2d(x, w, padding=1)
-            y.backward(tensor(np.ones(tuple(y.shape), dtype=np.float32)))
+            x = tensor(x_np, dtype=np.float32, requires_grad=True)
+            w = tensor(w_np, dtype=np.float32, requires_grad=True)
+            y = getattr(F, what)(x, w, **options)
+            assert y.dtype == tl.float32
+            cotangent = np.random.default_rng(95).standard_normal(tuple(y.shape))
+            y.backward(tensor(cotangent, dtype=np.float32))
             results.append([to_numpy(y), to_numpy(x.grad), to_numpy(w.grad)])
-    for one, two in zip(*results, strict=True):
-        assert np.array_equal(one, two)
+    for one, two, name in zip(*results, ("y", "x.grad", "w.grad"), strict=True):
+        assert np.array_equal(one, two), name
+
+
+@pytest.mark.parametrize("n, frozen", [(1, True), (1, False), (2, True)])
+def test_convolution_keeps_no_large_columns_for_backward(n, frozen):
+    """One block of the whole batch keeps its columns for the weight gradient only when they are
+    small (at most _CONV_BLOCK_BYTES): a single large image keeps only x, also with a frozen
+    weight, whose gradient would never read them."""
+    import tracemalloc
+
+    rng = np.random.default_rng(96)
+    x = tensor(rng.standard_normal((n, 16, 128, 128)).astype(np.float32), requires_grad=True)
+    w = tensor(rng.standard_normal((16, 16, 3, 3)).astype(np.float32), requires_grad=not frozen)
+    columns = n * 16 * 9 * 128 * 128 * 4  # bytes: 9 MiB a sample
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        y = F.conv2d(x, w, padding=1)
+        held = tracemalloc.get_traced_memory()[0] - start - to_numpy(y).nbytes
+    finally:
+        tracemalloc.stop()
+    assert held < columns / 8, (held, columns)
+    y.sum().backward()  # the columns built again
+    assert x.grad.shape == x.shape
+
+
+def test_convolution_keeps_small_columns_for_backward():
+    """A small batch in one block keeps its columns: the weight gradient does not build them
+    again, and gives what a convolution of two blocks gives."""
+    import tracemalloc
+
+    from tensorlib.nn.functional import layers
+
+    rng = np.random.default_rng(97)
+    x_np, w_np = rng.standard_normal((4, 8, 16, 16)), rng.standard_normal((8, 8, 3, 3))
+    x, w = tensor(x_np, requires_grad=True), tensor(w_np, requires_grad=True)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        y = F.conv2d(x, w, padding=1)
+        held = tracemalloc.get_traced_memory()[0] - start - to_numpy(y).nbytes
+    finally:
+        tracemalloc.stop()
+    assert held >= 4 * 8 * 9 * 16 * 16 * 8  # the columns, float64
+    y.sum().backward()
+    kept = to_numpy(w.grad).copy()
+    w.grad = None
+    saved = layers._CONV_BLOCK_BYTES
+    layers._CONV_BLOCK_BYTES = 8 * 9 * 16 * 16 * 8 * 2  # two samples a block: nothing kept
+    try:
+        F.conv2d(x, w, padding=1).sum().backward()
+    finally:
+        layers._CONV_BLOCK_BYTES = saved
+    np.testing.assert_allclose(to_numpy(w.grad), kept, rtol=1e-12, atol=1e-12)

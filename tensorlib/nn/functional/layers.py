@@ -1739,7 +1739,8 @@ def _blocking(n: int, sample_bytes: int, taps: int, positions: int) -> tuple[int
 
     A block holds as many samples as ``_CONV_BLOCK_BYTES`` of columns take (``sample_bytes``
     per sample); a joined one at least enough for ``_CONV_MIN_COLUMNS`` product columns. It
-    depends on the shapes only, never on the thread count, so the sums are the same at any.
+    depends on the shapes only, never on the thread count; with :func:`_cut_product` cutting
+    the products' long sums, the bits are the same at any.
     """
     by_cache = _CONV_BLOCK_BYTES // max(1, sample_bytes)
     joined = taps >= _CONV_JOIN_TAPS and positions < _CONV_JOIN_POSITIONS
@@ -1787,38 +1788,45 @@ def _block_rows(
     return joined_rows.reshape(groups, rows // groups, count * positions)
 
 
-def _product_into(left: np.ndarray, right: np.ndarray, target: np.ndarray) -> None:
-    """``left @ right`` into ``target`` (m, R, *spatial): ``left`` (groups, R/groups, taps),
-    ``right`` a block's columns in either layout of :func:`_im2col_block`."""
-    count, rows = target.shape[0], target.shape[1]
-    if right.ndim == 4 and target.flags.c_contiguous:  # one product per sample: in place
-        np.matmul(left, right, out=target.reshape(count, *left.shape[:2], right.shape[-1]))
-    elif right.ndim == 4:
-        target[...] = (left @ right).reshape(target.shape)
-    else:  # joined: the samples' positions side by side, (groups, R/groups, m·L)
-        product = left @ right
-        target[...] = product.reshape(rows, count, *target.shape[2:]).swapaxes(0, 1)
-
-
-# OpenBLAS gave the same bits at 1 and 2 threads for a product whose inner (summed) length is a
-# multiple of this, or below about 450, and not always otherwise (section 9.9)
+# OpenBLAS gave a float32 product the same bits at 1 and 2 threads when its inner (summed) length
+# was a multiple of _BLAS_SUM_ALIGN or at most 448 (384 in float64), and not always otherwise
+# (section 9.9)
 _BLAS_SUM_ALIGN = 32
+_BLAS_SUM_WHOLE = 384
+
+
+def _cut_product(left: np.ndarray, right: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``left @ right`` for stacks of matrices, into ``out`` if given, with bits that do not
+    depend on the BLAS library's thread count: a sum over more than ``_BLAS_SUM_WHOLE`` terms
+    whose count is not a multiple of ``_BLAS_SUM_ALIGN`` is cut into a part whose count is and
+    the rest, two products added (section 9.9)."""
+    length = left.shape[-1]
+    cut = length - length % _BLAS_SUM_ALIGN
+    if length <= _BLAS_SUM_WHOLE or cut == length:
+        return np.matmul(left, right, out=out)
+    product = np.matmul(left[..., :cut], right[..., :cut, :], out=out)
+    product += left[..., cut:] @ right[..., cut:, :]
+    return product
+
+
+def _product_into(left: np.ndarray, right: np.ndarray, target: np.ndarray) -> None:
+    """``left @ right`` into ``target`` (m, R, *spatial), by :func:`_cut_product`: ``left``
+    (groups, R/groups, taps), ``right`` a block's columns in either layout of
+    :func:`_im2col_block`. ``target`` is a leading slice of a fresh array, so C-contiguous."""
+    count, rows = target.shape[0], target.shape[1]
+    if right.ndim == 4:  # one product per sample: in place, into a view of target
+        assert target.flags.c_contiguous, "a reshape of target would be a copy"
+        _cut_product(left, right, target.reshape(count, *left.shape[:2], right.shape[-1]))
+    else:  # joined: the samples' positions side by side, (groups, R/groups, m·L)
+        product = _cut_product(left, right)
+        target[...] = product.reshape(rows, count, *target.shape[2:]).swapaxes(0, 1)
 
 
 def _weight_product(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """Σ over a block's samples of ``rows`` times ``columns``ᵀ, (groups, R/groups, taps): a
-    weight gradient's share, both in the same layout of :func:`_im2col_block`.
-
-    The sum runs over positions; a long one whose length is not a multiple of
-    ``_BLAS_SUM_ALIGN`` is cut into a part that is and the rest, two products added, so that
-    the bits do not depend on the BLAS library's thread count."""
-    length = columns.shape[-1]
-    cut = length - length % _BLAS_SUM_ALIGN
-    if length <= 8 * _BLAS_SUM_ALIGN or cut == length:
-        product = rows @ columns.swapaxes(-1, -2)
-    else:
-        product = rows[..., :cut] @ columns[..., :cut].swapaxes(-1, -2)
-        product += rows[..., cut:] @ columns[..., cut:].swapaxes(-1, -2)
+    weight gradient's share, both in the same layout of :func:`_im2col_block`. The sum runs
+    over positions, cut by :func:`_cut_product`."""
+    product = _cut_product(rows, columns.swapaxes(-1, -2))
     return product if columns.ndim == 3 else product.sum(axis=0)
 
 
@@ -1843,8 +1851,8 @@ def _fold_product(
     columns = buffer[: math.prod(shape)].reshape(shape)
     if rows.shape[-2] == 1:  # one channel per group (depthwise): an outer product, no sum
         np.multiply(weight_matrix.transpose(0, 2, 1), rows, out=columns)
-    else:
-        np.matmul(weight_matrix.transpose(0, 2, 1), rows, out=columns)
+    else:  # a sum over the R/groups rows, cut by _cut_product
+        _cut_product(weight_matrix.transpose(0, 2, 1), rows, columns)
     if rows.ndim == 4:  # one product per sample: (m, C, *kernel, *out) already
         patches = columns.reshape(count, image.shape[1], *kernel, *out)
     else:
@@ -1932,15 +1940,18 @@ class _ConvNdFunction(Function):
         y = np.empty((n, out_channels, *out), dtype=np.result_type(x.dtype, weight.dtype))
         # im2col a block of samples at a time into one reused buffer: rows (c, *tap), columns the
         # block's positions; then Y = W_mat X_col for each group (section 9.9)
-        block, joined = _blocking(n, groups * taps * positions * y.itemsize, taps, positions)
+        sample_bytes = groups * taps * positions * y.itemsize  # one sample's columns
+        block, joined = _blocking(n, sample_bytes, taps, positions)
         buffer = np.empty(min(n, block) * groups * taps * positions, dtype=y.dtype)
         for start in range(0, n, block):
             stop = min(n, start + block)
             columns = _im2col_block(windows, start, stop, buffer, groups, joined)
             _product_into(weight_matrix, columns, y[start:stop])
         note_product(out_channels // groups, positions, taps)
-        # one block: its columns are all of them, kept for W̄; else W̄ builds them again
-        self.columns = columns if block >= n > 0 else None
+        # one block of at most _CONV_BLOCK_BYTES: its columns are all of them, kept for W̄; else
+        # (more blocks, or one large sample or joined block) W̄ builds them again
+        small = block >= n > 0 and n * sample_bytes <= _CONV_BLOCK_BYTES
+        self.columns = columns if small else None
         self.blocking = block, joined  # the backward's blocks and layout: the same
         self.x, self.weight_matrix, self.weight_shape = x, weight_matrix, weight.shape
         self.padded_shape, self.stride, self.padding, self.dilation = (

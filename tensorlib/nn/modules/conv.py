@@ -56,7 +56,7 @@ def _per_axis(value: int | Sequence[int], name: str, dims: int) -> tuple[int, ..
 
 def _module_kernel(kernel_size: int | Sequence[int], dims: int, owner: str) -> tuple[int, ...]:
     """A convolution layer's ``kernel_size``: an int or ``dims`` ints. A 1-tuple does not stand
-    for every axis here, as it does in the functions (section 10): PyTorch's layer builds a 1-D
+    for every axis here, as it does in the functions (section 9.6): PyTorch's layer builds a 1-D
     kernel of it, whose forward then fails; we refuse it at once."""
     if dims > 1 and isinstance(kernel_size, (tuple, list)) and len(kernel_size) == 1:
         raise RuntimeError(
@@ -70,8 +70,9 @@ def _module_kernel(kernel_size: int | Sequence[int], dims: int, owner: str) -> t
 class _ConvNd(Module):
     """The base of every convolution layer, PyTorch's ``torch.nn.modules.conv._ConvNd``: what
     :class:`Conv1d`, :class:`Conv2d`, :class:`Conv3d` and the transposed convolutions share,
-    their constructor (PyTorch's arguments, in its order) and their initial values.
-    ``isinstance(m, _ConvNd)`` finds them all, and a program's own convolution can subclass it.
+    their constructor (PyTorch's arguments, in its order), their initial values and their
+    printed form. ``isinstance(m, _ConvNd)`` finds them all, and a program's own convolution
+    can subclass it.
 
     Args:
         in_channels, out_channels: :math:`C_{in}`, :math:`C_{out}`.
@@ -135,6 +136,26 @@ class _ConvNd(Module):
         :math:`U(\\pm 1/\\sqrt{\\text{fan\\_in}})` (:func:`~tensorlib.nn.init.default_init_`)."""
         init.default_init_(self.weight, self.bias, generator=generator)
 
+    def extra_repr(self) -> str:
+        """PyTorch's printed form of a convolution: the channels, kernel and stride, then
+        what differs from the defaults."""
+        zeros, ones = (0,) * len(self.kernel_size), (1,) * len(self.kernel_size)
+        text = (f"{self.in_channels}, {self.out_channels}, "
+                f"kernel_size={self.kernel_size}, stride={self.stride}")
+        if self.padding != zeros:
+            text += f", padding={self.padding}"
+        if self.dilation != ones:
+            text += f", dilation={self.dilation}"
+        if self.output_padding != zeros:
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
 
 class Conv2d(_ConvNd):
     """2-D convolution over an input (N, C_in, H, W), computed as im2col and one matrix product.
@@ -195,21 +216,6 @@ class Conv2d(_ConvNd):
             input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
         )
 
-    def extra_repr(self) -> str:
-        text = (f"{self.in_channels}, {self.out_channels}, "
-                f"kernel_size={self.kernel_size}, stride={self.stride}")
-        if self.padding != (0, 0):
-            text += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            text += f", dilation={self.dilation}"
-        if self.groups != 1:
-            text += f", groups={self.groups}"
-        if self.bias is None:
-            text += ", bias=False"
-        if self.padding_mode != "zeros":
-            text += f", padding_mode={self.padding_mode}"
-        return text
-
 
 # %% book/04_layers.ipynb, cell 235
 # the functions of section 9.6, defined after this module's header (section 9.3)
@@ -218,25 +224,6 @@ from tensorlib.nn.functional.layers import (  # noqa: E402
     conv_transpose1d,
     conv_transpose2d,
 )
-
-
-def _conv_repr(module: Module) -> str:
-    """PyTorch's printed form of a convolution: what differs from the defaults."""
-    m: Any = module
-    text = f"{m.in_channels}, {m.out_channels}, kernel_size={m.kernel_size}, stride={m.stride}"
-    if m.padding != (0,) * len(m.kernel_size):
-        text += f", padding={m.padding}"
-    if m.dilation != (1,) * len(m.kernel_size):
-        text += f", dilation={m.dilation}"
-    if getattr(m, "output_padding", (0,) * len(m.kernel_size)) != (0,) * len(m.kernel_size):
-        text += f", output_padding={m.output_padding}"
-    if m.groups != 1:
-        text += f", groups={m.groups}"
-    if m.bias is None:
-        text += ", bias=False"
-    if m.padding_mode != "zeros":
-        text += f", padding_mode={m.padding_mode}"
-    return text
 
 
 class Conv1d(_ConvNd):
@@ -282,9 +269,6 @@ class Conv1d(_ConvNd):
         return conv1d(
             input, self.weight, self.bias, self.stride[0], padding, self.dilation[0], self.groups
         )
-
-    def extra_repr(self) -> str:
-        return _conv_repr(self)
 
 
 # %% book/04_layers.ipynb, cell 236
@@ -369,9 +353,6 @@ class ConvTranspose2d(_ConvTransposeNd):
             _output_padding(self, input, output_size, 2), self.groups, self.dilation,
         )
 
-    def extra_repr(self) -> str:
-        return _conv_repr(self)
-
 
 class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution (the adjoint of :class:`Conv1d`): :class:`ConvTranspose2d`
@@ -409,9 +390,6 @@ class ConvTranspose1d(_ConvTransposeNd):
             input, self.weight, self.bias, self.stride[0], self.padding[0],
             _output_padding(self, input, output_size, 1)[0], self.groups, self.dilation[0],
         )
-
-    def extra_repr(self) -> str:
-        return _conv_repr(self)
 
 
 # %% book/04_layers.ipynb, cell 246
@@ -484,9 +462,6 @@ class Conv3d(_ConvNd):
             input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups
         )
 
-    def extra_repr(self) -> str:
-        return _conv_repr(self)
-
 
 class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution (the adjoint of :class:`Conv3d`), which upsamples volumes
@@ -534,9 +509,6 @@ class ConvTranspose3d(_ConvTransposeNd):
             input, self.weight, self.bias, self.stride, self.padding,
             _output_padding(self, input, output_size, 3), self.groups, self.dilation,
         )
-
-    def extra_repr(self) -> str:
-        return _conv_repr(self)
 
 
 # %% book/04_layers.ipynb, cell 388

@@ -67,11 +67,28 @@ class _MaxPoolNd(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
+    def extra_repr(self) -> str:
+        """PyTorch's printed form of a max pooling: its settings but ``return_indices``."""
+        return (
+            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+        )
+
 
 class _AvgPoolNd(Module):
     """The base of :class:`AvgPool1d`, :class:`AvgPool2d` and :class:`AvgPool3d`, PyTorch's
-    ``torch.nn.modules.pooling._AvgPoolNd``, for ``isinstance(m, _AvgPoolNd)`` (no constructor
-    of its own there either: each average pooling has its own arguments)."""
+    ``torch.nn.modules.pooling._AvgPoolNd``, for ``isinstance(m, _AvgPoolNd)``, with its printed
+    form (no constructor of its own there either: each average pooling has its own
+    arguments)."""
+
+    kernel_size: Any
+    stride: Any
+    padding: Any
+
+    def extra_repr(self) -> str:
+        """PyTorch's printed form of an average pooling: ``kernel_size``, ``stride`` and
+        ``padding`` (not ``ceil_mode``, ``count_include_pad`` or ``divisor_override``)."""
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class MaxPool2d(_MaxPoolNd):
@@ -107,13 +124,6 @@ class MaxPool2d(_MaxPoolNd):
         return max_pool2d(
             input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
             self.return_indices,
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, "
-            f"ceil_mode={self.ceil_mode}"
         )
 
 
@@ -161,9 +171,6 @@ class AvgPool2d(_AvgPoolNd):
             self.divisor_override,
         )
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
 
 # %% book/04_layers.ipynb, cell 278
 # the functions of section 10.1, defined after this module's header (section 10)
@@ -210,12 +217,6 @@ class MaxPool1d(_MaxPoolNd):
             self.return_indices,
         )
 
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
-
 
 class AvgPool1d(_AvgPoolNd):
     """1-D average pooling over windows of ``kernel_size``.
@@ -249,9 +250,6 @@ class AvgPool1d(_AvgPoolNd):
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad,
         )
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 # %% book/04_layers.ipynb, cell 279
@@ -366,12 +364,6 @@ class MaxPool3d(_MaxPoolNd):
             self.return_indices,
         )
 
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
-        )
-
 
 class AvgPool3d(_AvgPoolNd):
     """3-D average pooling over windows of ``kernel_size`` (section 10.3).
@@ -412,9 +404,6 @@ class AvgPool3d(_AvgPoolNd):
             input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad, self.divisor_override,
         )
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AdaptiveAvgPool3d(Module):
