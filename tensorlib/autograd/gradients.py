@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.function import run_backward
+from tensorlib.engine.function import _check_fresh, run_backward
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 
@@ -52,6 +52,9 @@ def _root_grads(outputs: tuple, grad_outputs: Any, what: str) -> list[np.ndarray
             raise RuntimeError(
                 f"element {j} of tensors does not require grad and does not have a grad_fn"
             )
+        versions = out._versions  # a view whose base changed in place since: as backward()
+        if versions is not None and len(versions) > 2 and versions[2]:
+            _check_fresh(out, versions[2])
         if cot is None:
             if out.numel() != 1:
                 raise RuntimeError(

@@ -92,21 +92,24 @@ def _check_fresh(x: Tensor, changed: int) -> None:
     """Raise if ``x``'s node predates the in-place change, recorded at clock ``changed``, of memory
     it shares: its values are new, its graph old. A view's node was re-derived from its base at
     the change (``engine.inplace_views``); what is left are the views PyTorch refuses to re-derive
-    (made under ``no_grad``, outputs of ``split``: its messages) and aliases that are not views."""
-    node = x.grad_fn
+    (made under ``no_grad``, outputs of ``split``: its messages) and aliases that are not views.
+    A tensor without a graph (a leaf, or a constant from ``detach()``) has none to be stale."""
+    node, view = x.grad_fn, getattr(x, "_view", None)
+    if node is None and view is None:
+        return
     if node is not None:
         if node.saved is None or node.saved[0] >= changed:  # made since (or freed: raises anyway)
             return
         entry = _rebased.get(id(x))
         if entry is not None and entry[1][-1][0] >= changed:  # x is the tensor that was changed
             return
-    if getattr(x, "_view", (None, 0))[1]:
+    if view is not None and view[1]:
         from tensorlib.engine.inplace_views import _refused
         raise _refused(x, stale=True)
     raise RuntimeError(
-        "this tensor shares memory with a tensor that an in-place op changed in the graph after "
-        "this one was made, without being its view (an alias, e.g. detach() of a view): its "
-        "values changed but its graph did not; clone() it before the change"
+        "this tensor shares memory with a tensor changed in place in the graph after this one was "
+        "made, without being a view that follows it (detach() of a view, or a view whose base was "
+        "resized): its values changed but its graph did not; clone() it before the change"
     )
 
 
@@ -328,9 +331,7 @@ def _accumulate_into_leaf(leaf: Tensor, grad: np.ndarray) -> None:
         leaf._grad = _wrap(np.array(grad, dtype=leaf._data.dtype, copy=True), None)
     else:
         total = leaf._grad._data + grad
-        leaf._grad._data = (
-            total if total.dtype == leaf._data.dtype else total.astype(leaf._data.dtype)
-        )
+        leaf._grad._data = total if total.dtype == leaf._data.dtype else total.astype(leaf.dtype)
 
 
 # %% book/02_autograd.ipynb, cell 49
@@ -554,11 +555,9 @@ def _run_hooks(hooks: dict[int, Callable[[Tensor], Any]], grad: np.ndarray) -> n
 
 
 def _shape_and_dtype(value: Any) -> str:
-    return (
-        f"shape {value._data.shape} and dtype {value._data.dtype}"
-        if isinstance(value, Tensor)
-        else f"a {type(value).__name__}"
-    )
+    if isinstance(value, Tensor):
+        return f"shape {value._data.shape} and dtype {value._data.dtype}"
+    return f"a {type(value).__name__}"
 
 
 def _nothing_to_finish() -> None:
@@ -623,9 +622,8 @@ def _node_backward(node: Function, grad: np.ndarray) -> tuple[np.ndarray | None,
         grads = (grads,)
     if len(grads) != len(node.inputs):
         raise RuntimeError(
-            f"{type(node).__name__}.backward returned {len(grads)} gradients, but forward "
-            f"took {len(node.inputs)} inputs: return one per input "
-            "(None for those without a gradient)"
+            f"{type(node).__name__}.backward returned {len(grads)} gradients, but forward took "
+            f"{len(node.inputs)} inputs: return one per input (None for those without a gradient)"
         )
     return grads
 
@@ -643,9 +641,7 @@ def _checked_gradient(node: Function, parent: Tensor, grad: Any) -> np.ndarray:
 
 
 def _add_into_input(
-    node: Function,
-    grad: np.ndarray,
-    pending: dict[Function, np.ndarray],
+    node: Function, grad: np.ndarray, pending: dict[Function, np.ndarray],
     owned: dict[Function, np.ndarray],
 ) -> bool:
     """Step 5 for an op with ``adds_into_input`` (a slice): its gradient added straight into
@@ -686,14 +682,17 @@ def tensor_backward(
 def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.ndarray:
     """The array that seeds ``tensor.backward(gradient)``: ``gradient`` as an array of
     ``tensor``'s shape and dtype, ones if left out (only for a one-element tensor). Raises for
-    a tensor outside the graph and for a gradient of another shape."""
+    a tensor outside the graph, a gradient of another shape, or a stale view (``_check_fresh``)."""
     if not tensor._requires_grad:
         raise RuntimeError(
-            "element 0 of tensors does not require grad and does not have a grad_fn: this "
-            "tensor is outside the graph. If it was computed inside `with no_grad():` (or from "
-            "tensors that do not require grad), compute it with grad mode on from inputs made "
-            "with requires_grad=True"
+            "element 0 of tensors does not require grad and does not have a grad_fn: this tensor "
+            "is outside the graph. If it was computed inside `with no_grad():` (or from tensors "
+            "that do not require grad), compute it with grad mode on from inputs made with "
+            "requires_grad=True"
         )
+    versions = tensor._versions
+    if versions is not None and len(versions) > 2 and versions[2]:
+        _check_fresh(tensor, versions[2])
     if gradient is None:
         if tensor._data.size != 1:
             raise RuntimeError(

@@ -29,7 +29,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from tensorlib.engine.function import Function, _gradient_hooks, _post_accumulate_hooks
+from tensorlib.engine.function import (
+    Function,
+    _check_fresh,
+    _gradient_hooks,
+    _post_accumulate_hooks,
+)
 from tensorlib.engine.tensor_type import Tensor
 
 
@@ -67,6 +72,9 @@ def register_hook(tensor: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Re
         raise TypeError(f"register_hook: expected a Tensor, got {type(tensor).__name__}")
     if not tensor._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    versions = tensor._versions  # a view PyTorch will not re-derive, whose base changed: refused
+    if versions is not None and len(versions) > 2 and versions[2]:
+        _check_fresh(tensor, versions[2])
     if not callable(hook):
         raise TypeError(f"register_hook: expected a callable hook, got {type(hook).__name__}")
     key: Function | int = tensor.grad_fn if tensor.grad_fn is not None else id(tensor)

@@ -60,6 +60,12 @@ from tensorlib.shape import broadcast_shapes
 
 # the mask of zero_, fill_ and copy_ recorded in the graph
 _EVERYWHERE = _wrap(np.ones((), dtype=bool), None)
+# PyTorch's error for a target whose elements share memory (numpy marks such views read-only)
+_OVERLAPPING = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location (a read-only view: expand, or overlapping windows of unfold). Please "
+    "clone() the tensor before performing the operation."
+)
 
 
 def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place operation") -> None:
@@ -89,9 +95,7 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
                 "gradient; build the tensor with cat/stack/where instead (or detach() the value)"
             )
     if not tensor._data.flags.writeable:
-        raise RuntimeError(
-            "this tensor is a read-only broadcast view (from expand); clone() it first"
-        )
+        raise RuntimeError(_OVERLAPPING)
 
 
 def _joins_graph(tensor: Tensor, *values: Any) -> bool:
@@ -110,11 +114,17 @@ def _joins_graph(tensor: Tensor, *values: Any) -> bool:
 
 
 def _is_view(tensor: Tensor) -> bool:
-    """Whether ``tensor`` is a view of another's memory (numpy's ``base``, and the counter
-    ``shape_ops._view_of`` marks as shared with views), or shares memory with an input of its node
-    (an op that returned its input's memory): a rebase would not update the other tensor."""
-    if tensor._versions is not None and len(tensor._versions) > 2 and tensor._data.base is not None:
-        return True
+    """Whether ``tensor`` is a view, or an alias of a view's memory: a live view in the counter
+    (``shape_ops._view_of`` lists them) has a base whose array is not ``tensor``'s (``tensor`` is
+    that view, or ``detach()`` of a view); or whether it shares memory with an input of its node
+    (an op that returned its input's memory): a rebase would not update the other tensor. An op's
+    result whose array has a numpy ``base`` of its own (``einsum``, ``layer_norm``) is neither."""
+    versions = tensor._versions
+    if versions is not None and len(versions) > 3:
+        for ref in versions[3]:
+            view = ref()
+            if view is not None and view._view[0]._data is not tensor._data:
+                return True
     node = tensor.grad_fn
     return node is not None and any(
         x is not None and np.may_share_memory(x._data, tensor._data) for x in node.inputs
@@ -137,9 +147,7 @@ def _record(
     if tensor._requires_grad and tensor.grad_fn is None:
         _check_in_place(tensor, None, op)  # a leaf: PyTorch's message
     if not tensor._data.flags.writeable:
-        raise RuntimeError(
-            "this tensor is a read-only broadcast view (from expand); clone() it first"
-        )
+        raise RuntimeError(_OVERLAPPING)
     if _is_view(tensor):
         raise RuntimeError(
             f"{op} in grad mode, with a gradient involved, on a tensor that shares memory with "

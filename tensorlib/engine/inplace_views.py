@@ -191,7 +191,8 @@ def _regenerate_views(base: Tensor, changed: int) -> None:
             continue  # made since
         if made[1]:
             if node is None:  # it now requires grad, so that an op on it reaches _check_fresh
-                view.grad_fn, view._requires_grad = _Refused.made_before(changed), True
+                refused = _Refused.made_before(changed, str(_refused(view, stale=True)))
+                view.grad_fn, view._requires_grad = refused, True
             continue
         positions = _positions(base._data, view._data)
         if positions is not None:  # else stale: function._check_fresh refuses it when used
@@ -201,16 +202,22 @@ def _regenerate_views(base: Tensor, changed: int) -> None:
 class _Refused(Function):
     """The node of a view that PyTorch will not re-derive after its base changed, and that had
     none: with it the view requires grad, so that any op on it in grad mode calls
-    ``function._check_fresh``, which raises PyTorch's message."""
+    ``function._check_fresh``, which raises PyTorch's message, as does a backward pass that
+    reaches it (``error``)."""
 
-    __slots__ = ()
+    __slots__ = ("error",)
     reads = ()
+    error: str
 
     @classmethod
-    def made_before(cls, changed: int) -> _Refused:
+    def made_before(cls, changed: int, error: str) -> _Refused:
         node = object.__new__(cls)
         node.inputs, node.needs_input_grad, node.saved = (), (), (changed - 1, None, None)
+        node.error = error
         return node
+
+    def backward(self, grad: np.ndarray) -> tuple[()]:
+        raise RuntimeError(self.error)
 
 
 _NO_GRAD = (
@@ -228,8 +235,8 @@ _MULTI = (
 
 def _refused(view: Tensor, stale: bool) -> RuntimeError:
     """PyTorch's error for a view it will not follow: made under ``no_grad`` (kind 1), or an
-    output of ``split``/``unbind`` (kind 2; 3 if also made under ``no_grad`` or from a tensor
-    that did not require grad); changed in place itself, or ``stale`` (its base was)."""
+    output of ``split``/``unbind`` in grad mode (kind 2; 3 if from a tensor that did not require
+    grad); changed in place itself, or ``stale`` (its base was)."""
     _, kind, label = view._view
     what = (
         "its base or another view of its base has been modified inplace" if stale

@@ -48,7 +48,16 @@ def retains(tensor: Tensor) -> bool:
 
 def detach_(tensor: Tensor) -> Tensor:
     """``tensor.detach_()``: make it a leaf outside the graph, in place
-    (no grad_fn, no requires_grad)."""
+    (no grad_fn, no requires_grad). A view is refused, as in PyTorch: its base would still
+    update its graph."""
+    if getattr(tensor, "_view", None) is not None:
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+            "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+            "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+            "function in torch/optim/optimizer.py as the solution."
+        )
     if tensor.grad_fn is not None:
         _retained.pop(tensor.grad_fn, None)
     tensor.grad_fn = None

@@ -114,13 +114,14 @@ def _mark_multi_output(
 ) -> tuple[Tensor, ...]:
     """``pieces``, views of ``source``, marked as the outputs of ``op`` (``"Split"``,
     ``"Unbind"``), a function that returns several views: as PyTorch, an in-place change of one
-    in grad mode is refused (kind 2; kind 3 when made under ``no_grad`` or from a tensor that does
-    not require grad). ``op`` None clears the mark (``unsafe_split``)."""
+    in grad mode is refused (kind 2; kind 3 when made from a tensor that does not require grad;
+    kind 1, a view made under ``no_grad``, when made under it, as PyTorch's messages tell).
+    ``op`` None clears the mark (``unsafe_split``)."""
     no_grad = 1 if _threads_without_grad and _get_ident() in _threads_without_grad else 0
     for i, piece in enumerate(pieces):
         made = getattr(piece, "_view", None)
         if made is not None:
-            kind = no_grad if op is None else 3 if no_grad or not source._requires_grad else 2
+            kind = no_grad if op is None else 1 if no_grad else 2 if source._requires_grad else 3
             piece._view = (made[0], kind, f"Output {i} of {op}" if op else "")
     return pieces
 

@@ -25,7 +25,7 @@ __all__ = [
 import builtins
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
@@ -528,6 +528,23 @@ class Tensor:
     def _is_view(self) -> builtins.bool:
         """Whether this tensor is a view of another's memory (``_base`` is not None)."""
         return getattr(self, "_view", None) is not None
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        """What ``pickle`` and ``copy.deepcopy`` keep: Python's own reduction, with the slots but
+        ``_view``, and the version counter without what views add to it (the clock of a change in
+        the graph, their weak references). The copy owns its memory (numpy copies a view's
+        elements only): it is no view, as in PyTorch, and a view's pickle does not hold its base
+        too."""
+        reduced = super().__reduce_ex__(protocol)
+        # (constructor, arguments, (a subclass's __dict__ or None, the slots: a new dict), ...)
+        state = reduced[2] if isinstance(reduced, tuple) and len(reduced) > 2 else None
+        slots = state[1] if isinstance(state, tuple) and len(state) == 2 else None
+        if isinstance(slots, dict):
+            slots.pop("_view", None)
+            versions = slots.get("_versions")
+            if versions is not None and len(versions) > 2:
+                slots["_versions"] = versions[:2]
+        return reduced
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """Set ``requires_grad`` in place (leaves only) and return ``self``."""
