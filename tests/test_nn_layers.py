@@ -1414,3 +1414,27 @@ def test_convolution_keeps_small_columns_for_backward():
     finally:
         layers._CONV_BLOCK_BYTES = saved
     np.testing.assert_allclose(to_numpy(w.grad), kept, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("norm", [
+    lambda lib, x: lib.nn.functional.layer_norm(x, (4,)),
+    lambda lib, x: lib.nn.functional.rms_norm(x, (4,)),
+    lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
+    lambda lib, x: lib.nn.functional.group_norm(x.reshape(3, 4, 1), 2),
+    lambda lib, x: lib.nn.functional.instance_norm(x.reshape(3, 2, 2)),
+], ids=["layer_norm", "rms_norm", "batch_norm", "group_norm", "instance_norm"])
+def test_a_norm_without_affine_changed_in_place_keeps_its_gradient(norm):
+    """Without weight and bias the output is x̂, which backward reads: changing the output in
+    place must not change the gradient (PyTorch allows the change and gives the true gradient)."""
+    torch = pytest.importorskip("torch")
+    values = np.random.default_rng(4).standard_normal((3, 4))
+    grads = []
+    for lib in (tl, torch):
+        x = lib.tensor(values, requires_grad=True)
+        h = norm(lib, x)
+        h.add_(lib.tensor(np.linspace(-1.0, 1.0, h.shape[-1])))
+        weights = lib.arange(h.numel(), dtype=lib.float64).reshape(h.shape) + 1
+        (h * h * weights).sum().backward()
+        grads.append(np.asarray(x.grad))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)

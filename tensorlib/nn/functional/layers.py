@@ -806,7 +806,9 @@ class LayerNormFunction(Function):
                 cost=7 * rows.shape[1],
             )
         self.x_hat, self.rstd, self.weight = centred, rstd, weight
-        return y.reshape(x.shape)
+        # without weight and bias y is x̂ itself: the caller gets a copy, so an in-place change
+        # of the output (allowed, as in PyTorch) cannot reach what backward reads
+        return (y.copy() if y is centred else y).reshape(x.shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         x_hat, rstd, need = self.x_hat, self.rstd, self.needs_input_grad
@@ -883,7 +885,8 @@ class _RMSNorm(Function):
         self.rrms = 1.0 / np.sqrt((x * x).mean(axis=self.axes, keepdims=True) + eps)
         self.x_hat = x * self.rrms
         self.weight, self.eps = weight, eps
-        return self.x_hat if weight is None else self.x_hat * weight
+        # a copy of x̂ without weight: an in-place change of the output must not reach backward's
+        return self.x_hat.copy() if weight is None else self.x_hat * weight
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         g = grad if self.weight is None else grad * self.weight
@@ -1020,7 +1023,9 @@ class BatchNormFunction(Function):
         x_hat = (x - self.mean) * rstd
         self.x_hat, self.rstd, self.weight, self.training = x_hat, rstd, weight, training
         y = x_hat if weight is None else x_hat * weight.reshape(per_channel)
-        return y if bias is None else y + bias.reshape(per_channel)
+        if bias is None:  # a copy of x̂ without weight: an in-place change must not reach it
+            return y.copy() if y is x_hat else y
+        return y + bias.reshape(per_channel)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         x_hat, rstd = self.x_hat, self.rstd
