@@ -1363,24 +1363,29 @@ def test_convolution_bits_do_not_depend_on_the_blas_thread_count(what, x_shape, 
         assert np.array_equal(one, two), name
 
 
+def _conv_and_memory_held(x, w):
+    """``conv2d(x, w, padding=1)`` and the bytes it leaves allocated besides its output."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        y = F.conv2d(x, w, padding=1)
+        return y, tracemalloc.get_traced_memory()[0] - start - to_numpy(y).nbytes
+    finally:
+        tracemalloc.stop()
+
+
 @pytest.mark.parametrize("n, frozen", [(1, True), (1, False), (2, True)])
 def test_convolution_keeps_no_large_columns_for_backward(n, frozen):
     """One block of the whole batch keeps its columns for the weight gradient only when they are
     small (at most _CONV_BLOCK_BYTES): a single large image keeps only x, also with a frozen
     weight, whose gradient would never read them."""
-    import tracemalloc
-
     rng = np.random.default_rng(96)
     x = tensor(rng.standard_normal((n, 16, 128, 128)).astype(np.float32), requires_grad=True)
     w = tensor(rng.standard_normal((16, 16, 3, 3)).astype(np.float32), requires_grad=not frozen)
     columns = n * 16 * 9 * 128 * 128 * 4  # bytes: 9 MiB a sample
-    tracemalloc.start()
-    try:
-        start = tracemalloc.get_traced_memory()[0]
-        y = F.conv2d(x, w, padding=1)
-        held = tracemalloc.get_traced_memory()[0] - start - to_numpy(y).nbytes
-    finally:
-        tracemalloc.stop()
+    y, held = _conv_and_memory_held(x, w)
     assert held < columns / 8, (held, columns)
     y.sum().backward()  # the columns built again
     assert x.grad.shape == x.shape
@@ -1389,20 +1394,12 @@ def test_convolution_keeps_no_large_columns_for_backward(n, frozen):
 def test_convolution_keeps_small_columns_for_backward():
     """A small batch in one block keeps its columns: the weight gradient does not build them
     again, and gives what a convolution of two blocks gives."""
-    import tracemalloc
-
     from tensorlib.nn.functional import layers
 
     rng = np.random.default_rng(97)
     x_np, w_np = rng.standard_normal((4, 8, 16, 16)), rng.standard_normal((8, 8, 3, 3))
     x, w = tensor(x_np, requires_grad=True), tensor(w_np, requires_grad=True)
-    tracemalloc.start()
-    try:
-        start = tracemalloc.get_traced_memory()[0]
-        y = F.conv2d(x, w, padding=1)
-        held = tracemalloc.get_traced_memory()[0] - start - to_numpy(y).nbytes
-    finally:
-        tracemalloc.stop()
+    y, held = _conv_and_memory_held(x, w)
     assert held >= 4 * 8 * 9 * 16 * 16 * 8  # the columns, float64
     y.sum().backward()
     kept = to_numpy(w.grad).copy()
