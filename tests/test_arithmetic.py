@@ -59,6 +59,8 @@ PROBE = {
         lib.tensor([0, 1, -1, 2]) ** lib.tensor([-1, -5, -3, -1])
     ),
     "2 ** negative int tensor": lambda lib: 2 ** lib.tensor([-1, 1]),
+    "gcd(tensor, int)": lambda lib: lib.gcd(lib.tensor([4]), 18),  # TypeError (review 7)
+    "lcm(int, tensor)": lambda lib: lib.lcm(18, lib.tensor([4])),
 }
 
 
@@ -302,3 +304,12 @@ def test_bool_remainder_and_float_gcd_raise_as_pytorch():
             case(torch)
         with pytest.raises(NotImplementedError, match=re.escape(str(theirs.value))):
             case(tl)
+
+
+def test_gcd_and_lcm_take_tensors_only():
+    """PyTorch 2.13: ``gcd(t, 18)`` is a TypeError naming the argument."""
+    message = r"gcd\(\): argument 'other' \(position 2\) must be Tensor, not int"
+    with pytest.raises(TypeError, match=message):
+        tl.gcd(tl.tensor([4]), 18)
+    with pytest.raises(TypeError, match=r"lcm\(\): argument 'input' \(position 1\) must be Tensor"):
+        tl.lcm(18, tl.tensor([4]))

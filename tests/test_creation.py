@@ -44,6 +44,18 @@ PROBE = {
     "tensor(2**70, float32)": lambda lib: lib.tensor([2**70], dtype=lib.float32),
     "from_numpy(big-endian)": lambda lib: lib.from_numpy(np.arange(3, dtype=">f4")),
     "tensor(big-endian)": lambda lib: lib.tensor(np.arange(3, dtype=">f4")),
+    # an integer dtype: PyTorch cuts the arguments to integers first (review 7)
+    "arange(0.5, 3.7, 1, int64)": lambda lib: lib.arange(0.5, 3.7, 1, dtype=lib.int64),
+    "arange(0, 5, 2.5, int64)": lambda lib: lib.arange(0, 5, 2.5, dtype=lib.int64),
+    "arange(3.9, 0.1, -1, int64)": lambda lib: lib.arange(3.9, 0.1, -1, dtype=lib.int64),
+    "arange(0, 2, 0.5, int64)": lambda lib: lib.arange(0, 2, 0.5, dtype=lib.int64),
+    "arange(-2.7, 2.2, 1.0, int32)": lambda lib: lib.arange(-2.7, 2.2, 1.0, dtype=lib.int32),
+    "arange(0, 2, 0.5, uint8)": lambda lib: lib.arange(0, 2, 0.5, dtype=lib.uint8),
+    "arange(-3, 3, uint8)": lambda lib: lib.arange(-3, 3, dtype=lib.uint8),
+    "arange(0, 3, bool)": lambda lib: lib.arange(0, 3, dtype=lib.bool),
+    "arange(0.5, 3.7, out=int64)": lambda lib: lib.arange(
+        0.5, 3.7, 1, out=lib.zeros(0, dtype=lib.int64)
+    ),
 }
 
 
@@ -99,3 +111,18 @@ def test_new_methods_take_pytorchs_keywords(name, args):
     assert ours.shape == tuple(theirs.shape) and ours.requires_grad and ours.dtype == tl.float32
     if name != "new_empty":
         np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+
+
+def test_arange_with_an_integer_dtype_counts_as_pytorch():
+    """PyTorch 2.13's answers: the arguments cut toward zero, then counted in int64."""
+    assert tl.arange(0.5, 3.7, 1, dtype=tl.int64).tolist() == [0, 1, 2]
+    assert tl.arange(-0.5, 3, 1, dtype=tl.int64).tolist() == [0, 1, 2]
+    assert tl.arange(0, 5, 1.5, dtype=tl.int64).tolist() == [0, 1, 2, 3, 4]
+    assert tl.arange(-2.7, 2.2, 1.0, dtype=tl.int32).tolist() == [-2, -1, 0, 1, 2]
+    assert tl.arange(0, 300, 100, dtype=tl.int8).tolist() == [0, 100, -56]
+    assert tl.arange(10**18, 10**18 + 5, 2).tolist() == [10**18, 10**18 + 2, 10**18 + 4]
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        tl.arange(0, 2, 0.5, dtype=tl.int64)
+    assert tl.arange(0.5, 3.7, 0.7, dtype=tl.float64).tolist() == pytest.approx(
+        [0.5, 1.2, 1.9, 2.6, 3.3]
+    )

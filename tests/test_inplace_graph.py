@@ -439,3 +439,34 @@ def test_inplace_activation_layers_on_a_non_leaf_match_pytorch(name):
         grads.append((x.grad.numpy(), w.grad.numpy()))
     for mine, reference in zip(*grads, strict=True):
         np.testing.assert_allclose(mine, reference, rtol=1e-10, atol=1e-12)
+
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("target", DTYPES)
+@pytest.mark.parametrize("source", DTYPES)
+def test_in_place_ops_cast_by_pytorchs_rule(source, target):
+    """PyTorch's canCast for every pair of dtypes (review 7): a result is refused only when it is
+    a float going into an integer or bool tensor, or an integer going into a bool one; int64 into
+    uint8 wraps around. ``add_``, ``mul_``, ``sub_``, ``clamp_`` with tensor bounds... here
+    ``add_``, ``mul_``, ``copy_`` and ``remainder_`` (an ``apply_`` op)."""
+    torch = pytest.importorskip("torch")
+    values = np.array([1, 0, 3, 100], dtype=source)
+
+    def outcome(module, op):
+        tensor = module.tensor(np.array([2, 1, 0, 7]), dtype=getattr(module, target))
+        other = module.tensor(values.copy(), dtype=getattr(module, source))
+        try:
+            getattr(tensor, op)(other)
+        except RuntimeError:
+            return "refused"
+        return tensor.tolist()
+
+    for op in ("add_", "mul_", "copy_"):
+        assert outcome(tl, op) == outcome(torch, op), op
+    if "bool" not in (source, target) and "float16" not in (source, target):
+        nonzero = np.array([1, 2, 3, 100], dtype=source)
+        values[:] = nonzero
+        assert outcome(tl, "remainder_") == outcome(torch, "remainder_")

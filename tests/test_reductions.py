@@ -322,3 +322,16 @@ def test_norm_dtype_gradcheck():
     x = tl.tensor([[1.0, 2.0, -2.5], [0.5, -1.0, 3.0]], dtype=tl.float64, requires_grad=True)
     assert tl.autograd.gradcheck(lambda t: tl.norm(t, 3, dtype=tl.float64), (x,))
     assert tl.autograd.gradcheck(lambda t: tl.norm(t, "nuc", dtype=tl.float64), (x,))
+
+
+@pytest.mark.parity
+def test_aminmax_returns_a_named_tuple_as_pytorch():
+    torch = pytest.importorskip("torch")
+    values = np.array([[1.0, 5.0], [3.0, 2.0]])
+    ours, theirs = tl.aminmax(tl.tensor(values), dim=1), torch.aminmax(torch.tensor(values), dim=1)
+    assert ours._fields == ("min", "max")  # torch.return_types.aminmax's names
+    assert ours.min.tolist() == theirs.min.tolist() == [1.0, 2.0]
+    assert ours.max.tolist() == theirs.max.tolist() == [5.0, 3.0]
+    out = (tl.zeros(0, dtype=tl.float64), tl.zeros(0, dtype=tl.float64))
+    result = tl.aminmax(tl.tensor(values), out=out)
+    assert result.min is out[0] and result.max is out[1]

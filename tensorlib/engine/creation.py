@@ -207,6 +207,21 @@ def empty_like(
 
 
 # %% book/02_autograd.ipynb, cell 63
+def _integer_range(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarray:
+    """PyTorch's arange for an integer dtype: the values ``start + i * step`` in int64 (its
+    accumulate type) with the three cut toward zero first, then cast (wrapping) to ``dtype``; the
+    count is in exact integers for int64 and from the uncut values for the narrower dtypes."""
+    first, last, stride = (int(v) for v in (start, end, step))
+    if dtype == np.int64:
+        if stride == 0:
+            raise ValueError("step must be nonzero")  # a step such as 0.5, cut to 0
+        count = (last - first + stride - (1 if stride > 0 else -1)) // stride
+    else:
+        count = int(np.ceil((float(end) - float(start)) / float(step)))
+    positions = np.arange(count if count > 0 else 0, dtype=np.int64)
+    return (first + stride * positions).astype(dtype)
+
+
 @supports_out_creation
 def arange(
     start: float,
@@ -219,7 +234,9 @@ def arange(
     """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``;
     ``arange(n)`` is ``0..n-1``.
 
-    int64 when all of start, end and step are integers, else float32 (unless ``dtype``).
+    int64 when all of start, end and step are integers, else float32 (unless ``dtype``). An
+    integer ``dtype`` counts as PyTorch does, in int64 from the arguments cut to integers:
+    ``arange(0.5, 3.7, 1, dtype=int64)`` is ``[0, 1, 2]``.
     """
     _, dtype = parse_to(dtype=dtype, device=device)
     if end is None:
@@ -231,7 +248,13 @@ def arange(
         dtype = int64 if integral else get_default_dtype()
     if step == 0:
         raise ValueError("arange: step must be nonzero")
-    out = _wrap(np.arange(start, end, step).astype(np.dtype(dtype)), None)
+    if np.dtype(dtype).kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if np.dtype(dtype).kind in "iu":
+        values = _integer_range(start, end, step, np.dtype(dtype))
+    else:
+        values = np.arange(start, end, step).astype(np.dtype(dtype))
+    out = _wrap(values, None)
     if requires_grad:
         out.requires_grad_(True)
     return out

@@ -140,7 +140,14 @@ def _refuse_dtype(kernel: str, dtype: np.dtype) -> None:
 
 
 def _integer_operands(input: Tensor, other: Tensor, kernel: str) -> tuple[Tensor, Tensor]:
-    """``input`` and ``other`` promoted to one integer dtype (``gcd``, ``lcm``)."""
+    """``input`` and ``other`` promoted to one integer dtype (``gcd``, ``lcm``): both tensors,
+    as PyTorch wants (``gcd(t, 18)`` is a TypeError)."""
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"{kernel.removesuffix('_cpu')}(): argument '{name}' (position {position}) must "
+                f"be Tensor, not {type(value).__name__}"
+            )
     a, b = _promote(input, other)
     if a._data.dtype.kind not in "iu":
         _refuse_dtype(kernel, a._data.dtype)

@@ -51,6 +51,7 @@ from tensorlib.engine.elementwise import _clamp_bounds, clamp
 from tensorlib.engine.function import _rebase, count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key, scatter, scatter_add
+from tensorlib.engine.out_arg import _can_cast
 from tensorlib.engine.pairwise_ops import float_power
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.scatter_ops import _write_into
@@ -313,14 +314,14 @@ def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1
             f"{op}: an operand of shape {shape} does not broadcast to the tensor's "
             f"shape {tensor._data.shape}"
         )
-    # a float tensor takes any result; an integer one may not get a float
+    # a float tensor takes any result; an integer one may not get a float, a bool only a bool
     if tensor._data.dtype.kind != "f":
         result = (
             _float_result_dtype(tensor._data, operand)
             if ufunc is np.true_divide
             else _result_dtype(tensor._data, operand)
         )
-        if not np.can_cast(result, tensor._data.dtype, "same_kind"):
+        if not _can_cast(result, tensor._data.dtype):
             raise RuntimeError(
                 f"{op}: result type {result} can't be cast to the desired output "
                 f"type {tensor._data.dtype}"
@@ -331,9 +332,9 @@ def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1
     if ufunc is np.true_divide:
         # x/0 is inf or nan, silently, as in torch
         with np.errstate(divide="ignore", invalid="ignore"):
-            ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
-    else:
-        ufunc(tensor._data, operand, out=tensor._data, casting="same_kind")
+            ufunc(tensor._data, operand, out=tensor._data, casting="unsafe")
+    else:  # checked above: int64 into uint8 wraps around, as in PyTorch
+        ufunc(tensor._data, operand, out=tensor._data, casting="unsafe")
     _mark_changed(tensor)
     return tensor
 
@@ -368,8 +369,8 @@ def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -
     """Clamp to ``[min, max]`` in place (number bounds); returns ``tensor``."""
     low, high = (b._data if isinstance(b, Tensor) else b for b in _clamp_bounds(min, max, "clamp_"))
     for bound in (low, high):
-        if bound is not None and not np.can_cast(
-            _result_dtype(tensor._data, bound), tensor._data.dtype, "same_kind"
+        if bound is not None and not _can_cast(
+            _result_dtype(tensor._data, bound), tensor._data.dtype
         ):
             raise RuntimeError(
                 f"clamp_: result type {_result_dtype(tensor._data, bound)} can't be cast to the "
@@ -378,7 +379,7 @@ def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -
     if _joins_graph(tensor, min, max):
         return _record(tensor, "clamp_", clamp, min, max)
     _check_in_place(tensor, None, "clamp_")
-    np.clip(tensor._data, low, high, out=tensor._data)
+    np.clip(tensor._data, low, high, out=tensor._data, casting="unsafe")
     _mark_changed(tensor)
     return tensor
 
@@ -426,15 +427,16 @@ def apply_(
     """``tensor`` overwritten, in place, with ``function(tensor, *args, **kwargs)``, the
     out-of-place op computed on its values: how ``exp_``, ``lerp_``, ``index_add_`` and the other
     in-place forms are made. As PyTorch, a result whose dtype cannot be cast to ``tensor``'s
-    within its kind is refused (``exp_`` on an integer tensor), before anything is written. In the
-    graph the change is recorded (``_record``)."""
+    (its canCast: not a float into an integer, nor anything else into a bool) is refused
+    (``exp_`` on an integer tensor), before anything is written. In the graph the change is
+    recorded (``_record``)."""
     if _joins_graph(tensor, *args, *kwargs.values()):
         return _record(tensor, op, function, *args, **kwargs)
     _check_in_place(tensor, None, op)
     for value in (*args, *kwargs.values()):  # a value written in may not drop a gradient
         _check_in_place(tensor, value, op)
     result = function(tensor.detach(), *args, **kwargs)._data
-    if not np.can_cast(result.dtype, tensor._data.dtype, "same_kind"):
+    if not _can_cast(result.dtype, tensor._data.dtype):
         raise RuntimeError(
             f"{op}: result type {result.dtype} can't be cast to the desired output type "
             f"{tensor._data.dtype}"

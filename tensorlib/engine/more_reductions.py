@@ -19,7 +19,7 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 124
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -113,9 +113,17 @@ def var_mean(
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
+class _MinMax(NamedTuple):
+    """What ``aminmax`` returns, like ``torch.return_types.aminmax``."""
+
+    min: Tensor
+    max: Tensor
+
+
 @supports_out
 def aminmax(
     input: Tensor, *, dim: int | None = None, keepdim: bool = False
 ) -> tuple[Tensor, Tensor]:
-    """``(amin, amax)`` over ``dim`` (or all elements), as ``torch.aminmax``."""
-    return amin(input, dim, keepdim), amax(input, dim, keepdim)
+    """``(min, max)``, the ``amin`` and ``amax`` over ``dim`` (or all elements), as
+    ``torch.aminmax``: a named tuple."""
+    return _MinMax(amin(input, dim, keepdim), amax(input, dim, keepdim))

@@ -4,8 +4,9 @@
 """The ``out=`` keyword: a function's result written into a tensor the caller passes.
 
 ``torch.add(x, y, out=buffer)`` writes the sum into ``buffer``'s memory and returns ``buffer``.
-:func:`write_out` does the writing with PyTorch's checks (no autograd, a cast only within a
-kind, a resize with a warning); :func:`supports_out` gives a function the keyword, and
+:func:`write_out` does the writing with PyTorch's checks (no autograd; no cast of a float into
+an integer or of anything into a bool, and none at all where PyTorch wants the result's dtype;
+a resize with a warning); :func:`supports_out` gives a function the keyword, and
 :func:`supports_out_creation` gives it to a creation function, which makes its values in
 ``out``'s dtype.
 """
@@ -50,10 +51,51 @@ _OUT_DOC = (
 
 
 def _requires_grad(value: Any) -> bool:
+    """Whether ``value`` (a tensor, or a tuple or list of them) requires grad, as PyTorch counts
+    it: a view made under ``no_grad`` of a tensor that requires grad counts (PyTorch's view
+    says ``requires_grad=True``; tensorlib's says False, and is a constant in the graph)."""
     if isinstance(value, (tuple, list)):
         return builtins.any(_requires_grad(v) for v in value)
-    return isinstance(value, Tensor) and value._requires_grad
+    if not isinstance(value, Tensor):
+        return False
+    view = getattr(value, "_view", None)
+    return value._requires_grad or (view is not None and view[0]._requires_grad)
 
+
+# PyTorch's canCast: a float result may not go into an integer or bool tensor, nor any other
+# into a bool one; everything else is cast (int64 into uint8 wraps around, as in C)
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _can_cast(source: np.dtype, target: np.dtype) -> bool:
+    """Whether PyTorch writes a ``source`` result into a ``target`` tensor (``out=`` and the
+    in-place ops): not a float into an integer or bool, not an integer into a bool."""
+    return _KIND_RANK[source.kind] <= _KIND_RANK[target.kind]
+
+
+# PyTorch's kernels of these require an ``out`` of exactly the result's dtype (found by giving
+# every function with out= an out of another dtype of the same kind in both), as do a tuple
+# ``out`` and a ``dtype=`` argument; every other function casts (``_can_cast``)
+_EXACT_DTYPE = frozenset("""
+    abs addbmm addmm addmv alias_copy amax amin argmax argmin argsort as_strided_copy baddbmm
+    bitwise_not bmm bucketize ceil chain_matmul cholesky cross det detach_copy diag
+    diagonal_copy diff dot eigvalsh expand_copy float_power floor frac frobenius_norm gather
+    hardshrink heaviside histc index_add index_copy index_reduce index_select inner inv inverse
+    isin isneginf isposinf legacy_cross legacy_lu_solve linalg_matmul linalg_norm log_softmax
+    logcumsumexp lu_solve masked_select matmul matrix_norm mm msort multi_dot multinomial mv
+    nan_to_num nanquantile narrow_copy neg nonzero nonzero_static norm nuclear_norm
+    permute_copy quantile renorm round scatter scatter_add scatter_reduce searchsorted
+    select_copy sign signbit slice_copy slice_scatter softmax solve solve_triangular
+    squeeze_copy svdvals t_copy take take_along_dim tensordot transpose_copy tril triu trunc
+    unfold_copy unsqueeze_copy vdot vecdot vector_norm view_copy where
+""".split())
+_TUPLE_CASTS = {"lstsq": (0, 1)}  # which results of a tuple out cast: lstsq's solution, residuals
+# PyTorch's names of the dtypes in that message (its C++ type names)
+_C_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
+    "float64": "double",
+}
 
 # PyTorch's kernels of these resize an ``out`` of another shape without the warning, as its
 # creation functions do (found by giving every function with out= a wrong-shaped out in both)
@@ -82,16 +124,43 @@ def _resize(out: Tensor, values: np.ndarray, op: str, warn: bool) -> np.ndarray:
     return values
 
 
-def _write_one(out: Any, result: Any, op: str, resize_warning: bool = True) -> Tensor:
-    """Copy one result into the tensor ``out`` (resized if need be); count the change."""
+_OVERLAPPING = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _checked(out: Any, result: Any, op: str, exact: bool) -> np.ndarray:
+    """``result``'s values, once ``out`` is checked to take them: a tensor, of a dtype the
+    values cast to (of exactly theirs if ``exact``), writable (not from ``expand``).
+    Nothing is written yet."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     values = result._data if isinstance(result, Tensor) else np.asarray(result)
-    if not np.can_cast(values.dtype, out._data.dtype, "same_kind"):
+    if exact and values.dtype != out._data.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_C_NAMES[values.dtype.name]}, but got "
+            f"{_C_NAMES[out._data.dtype.name]} instead"
+        )
+    if not _can_cast(values.dtype, out._data.dtype):
         raise RuntimeError(
             f"result type {_torch_name(values.dtype)} can't be cast to the desired output type "
             f"{_torch_name(out._data.dtype)}"
         )
+    if not out._data.flags.writeable:  # a view from expand, or of overlapping unfold windows
+        data = out._data
+        if builtins.any(n > 1 and s == 0 for n, s in zip(data.shape, data.strides, strict=True)):
+            raise RuntimeError(_OVERLAPPING)  # expand's: PyTorch refuses it, resized or not
+        if values.shape == data.shape:  # PyTorch writes overlapping windows in no set order
+            raise RuntimeError(
+                f"{op}(): out is read-only (a view of overlapping unfold windows, or of a "
+                "read-only array); clone() it first"
+            )
+    return values
+
+
+def _write_one(out: Tensor, values: np.ndarray, op: str, resize_warning: bool) -> Tensor:
+    """Copy checked ``values`` into ``out`` (resized if need be); count the change."""
     if values.shape != out._data.shape:
         values = _resize(out, values, op, resize_warning)
     np.copyto(out._data, values, casting="unsafe")
@@ -104,7 +173,9 @@ def _write_one(out: Any, result: Any, op: str, resize_warning: bool = True) -> T
     return out
 
 
-def write_out(out: Any, result: Any, op: str, *, resize_warning: bool = True) -> Any:
+def write_out(
+    out: Any, result: Any, op: str, *, resize_warning: bool = True, exact: bool = False
+) -> Any:
     """Write ``result`` (a tensor, or a tuple or list of them) into ``out`` and return ``out``.
 
     Args:
@@ -113,13 +184,17 @@ def write_out(out: Any, result: Any, op: str, *, resize_warning: bool = True) ->
         op: the function's name, for the messages.
         resize_warning: warn, as PyTorch does, when ``out`` has elements but another shape
             (default True; False for the functions whose PyTorch kernels resize quietly).
+        exact: require ``out`` to have exactly the result's dtype (default False: a cast as
+            ``_can_cast`` allows); always so for a tuple result and the ops PyTorch checks so.
 
     Returns:
         ``out`` (a namedtuple of the same type as ``result`` for a namedtuple result).
 
     Raises:
         RuntimeError: in grad mode, if ``result`` or ``out`` requires grad (the write is not
-            recorded); if a result cannot be cast to ``out``'s dtype within its kind.
+            recorded), counting a view made under ``no_grad`` of a tensor that does; if a
+            result cannot be cast to ``out``'s dtype (or, where ``exact``, has another dtype),
+            before anything is written.
     """
     if is_grad_enabled() and (_requires_grad(result) or _requires_grad(out)):
         raise RuntimeError(
@@ -127,13 +202,19 @@ def write_out(out: Any, result: Any, op: str, *, resize_warning: bool = True) ->
             "differentiation, but one of the arguments requires grad."
         )
     if not isinstance(result, (tuple, list)):
-        return _write_one(out, result, op, resize_warning)
+        exact = exact or op in _EXACT_DTYPE
+        return _write_one(out, _checked(out, result, op, exact), op, resize_warning)
     if not isinstance(out, (tuple, list)) or len(out) != len(result):
         raise TypeError(
             f"{op}(): argument 'out' must be a tuple of {len(result)} Tensors, "
             f"not {type(out).__name__}"
         )
-    written = [_write_one(o, r, op, resize_warning) for o, r in zip(out, result)]  # noqa: B905
+    # every pair checked before any is written: a refused out leaves the others unchanged
+    casts = _TUPLE_CASTS.get(op, ())
+    values = [
+        _checked(o, r, op, k not in casts) for k, (o, r) in enumerate(zip(out, result))  # noqa: B905
+    ]
+    written = [_write_one(o, v, op, resize_warning) for o, v in zip(out, values)]  # noqa: B905
     if hasattr(result, "_fields"):  # a namedtuple: (values, indices), ...
         return type(result)(*written)
     return tuple(written) if isinstance(result, tuple) else written
@@ -159,7 +240,8 @@ def _with_out(function: Callable[..., _R], creation: bool) -> Callable[..., _R]:
             return function(*args, **kwargs)
         if creation and isinstance(out, Tensor):
             kwargs["dtype"] = _creation_dtype(out, kwargs.get("dtype"), name)
-        return write_out(out, function(*args, **kwargs), name, resize_warning=warn)
+        exact = not creation and kwargs.get("dtype") is not None  # sum(x, 0, dtype=...)
+        return write_out(out, function(*args, **kwargs), name, resize_warning=warn, exact=exact)
 
     # what help(), inspect and the reference show: the signature and docstring with ``out``
     signature = inspect.signature(function)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.dtypes import bool_, get_default_dtype, int64
+from tensorlib.engine.out_arg import _can_cast
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
 _KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integer < floating point
@@ -146,15 +147,12 @@ def promote_types(type1: Any, type2: Any) -> np.dtype:
     return _result_dtype(first, second)
 
 
-_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}  # a cast down this order loses what a value means
-
-
 def can_cast(from_: Any, to: Any) -> bool:
     """Whether PyTorch's in-place ops may write a ``from_`` result into a ``to`` tensor: not
     float into integer, not anything else into bool (``torch.can_cast``; within a kind, narrowing
     is allowed)."""
     source, target = _dtype_named(from_, "can_cast"), _dtype_named(to, "can_cast")
-    return _KIND_RANK[source.kind] <= _KIND_RANK[target.kind]
+    return _can_cast(source, target)  # the rule out= and the in-place ops check
 
 
 def _dtype_named(value: Any, name: str) -> np.dtype:

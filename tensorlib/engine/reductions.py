@@ -354,7 +354,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Tensor | None = N
     """Running sums along ``dim``: ``y[i] = x[0] + ... + x[i]`` (``input`` converted to ``dtype``
     first, if given)."""
     if out is not None:
-        return write_out(out, cumsum(input, dim, dtype=dtype), "cumsum")
+        result = cumsum(input, dim, dtype=dtype)
+        return write_out(out, result, "cumsum", exact=dtype is not None)  # PyTorch's rule
     if dtype is not None:  # the sums are kept in dtype too (integers would widen to int64)
         return cumsum(input.to(dtype), dim).to(dtype)
     if input._data.ndim == 0:
