@@ -367,15 +367,27 @@ def _compare_with_out(name: str, args: Any, kwargs: Any) -> str:
     return "compared"
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", OUT_FUNCTIONS)
-def test_out_matches_pytorch(name, opinfo_samples):
+def _samples_of(name: str, opinfo_samples: dict[str, Any]) -> list[Any]:
+    """The OpInfo samples for ``name``: its own, else those of an op of the same function (an
+    alias such as absolute or arccos is tried on its op's samples)."""
     function = _tl_function(name)
-    # an alias (absolute, arccos, ...) is tried on the samples of the ops of the same function
     sources = [name, SAMPLES_OF.get(name, name)] + [
         other for other in OUT_FUNCTIONS if _tl_function(other) is function
     ]
-    samples = next((opinfo_samples[n] for n in sources if opinfo_samples.get(n)), [])
+    return next((opinfo_samples[n] for n in sources if opinfo_samples.get(n)), [])
+
+
+def _first_cases(name: str, opinfo_samples: dict[str, Any]) -> list[Any]:
+    """``(args, kwargs)`` of the first three samples of ``name`` and its SIMPLE call, if any."""
+    samples = _samples_of(name, opinfo_samples)[:3]
+    cases = [((input, *args), kwargs) for input, args, kwargs in samples]
+    return cases + ([SIMPLE[name]] if name in SIMPLE else [])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", OUT_FUNCTIONS)
+def test_out_matches_pytorch(name, opinfo_samples):
+    samples = _samples_of(name, opinfo_samples)
     outcomes = [_compare_with_out(name, (input, *args), kwargs) for input, args, kwargs in samples]
     if name in SIMPLE:
         outcomes.append(_compare_with_out(name, *SIMPLE[name]))
@@ -466,12 +478,7 @@ def test_creation_functions_resize_out_quietly_and_arange_its_own_way(call):
 def test_resize_warning_matches_pytorch(name, opinfo_samples):
     """Every function given a wrong-shaped, non-empty out warns exactly when PyTorch does."""
     function = _tl_function(name)
-    sources = [name, SAMPLES_OF.get(name, name)] + [
-        other for other in OUT_FUNCTIONS if _tl_function(other) is function
-    ]
-    samples = next((opinfo_samples[n] for n in sources if opinfo_samples.get(n)), [])
-    cases = [((input, *args), kwargs) for input, args, kwargs in samples[:3]]
-    cases += [SIMPLE[name]] if name in SIMPLE else []
+    cases = _first_cases(name, opinfo_samples)
     for args, kwargs in cases:
         t_args, t_kwargs = _decode(args, "torch"), _decode(kwargs, "torch")
         l_args, l_kwargs = _decode(args, "tl"), _decode(kwargs, "tl")
@@ -762,12 +769,7 @@ def test_out_of_another_dtype_refused_exactly_where_pytorch_refuses_it(name, opi
     """Every function given an out (each of a tuple out in turn) of another dtype of the same
     kind: refused exactly when PyTorch refuses it, else cast."""
     function = _tl_function(name)
-    sources = [name, SAMPLES_OF.get(name, name)] + [
-        other for other in OUT_FUNCTIONS if _tl_function(other) is function
-    ]
-    samples = next((opinfo_samples[n] for n in sources if opinfo_samples.get(n)), [])
-    cases = [((input, *args), kwargs) for input, args, kwargs in samples[:3]]
-    cases += [SIMPLE[name]] if name in SIMPLE else []
+    cases = _first_cases(name, opinfo_samples)
     for args, kwargs in cases:
         t_args, t_kwargs = _decode(args, "torch"), _decode(kwargs, "torch")
         l_args, l_kwargs = _decode(args, "tl"), _decode(kwargs, "tl")
