@@ -335,3 +335,32 @@ def test_aminmax_returns_a_named_tuple_as_pytorch():
     out = (tl.zeros(0, dtype=tl.float64), tl.zeros(0, dtype=tl.float64))
     result = tl.aminmax(tl.tensor(values), out=out)
     assert result.min is out[0] and result.max is out[1]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.sum(lib.tensor([1, 2]), dtype=lib.float32),
+    lambda lib: lib.tensor([1.5, 2.5]).sum(dtype=lib.int64),  # converted first: 1 + 2
+    lambda lib: lib.tensor([[1.0, 2.0]]).sum(1, dtype=lib.float64),
+    lambda lib: lib.tensor([1, 2]).mean(dtype=lib.float64),
+    lambda lib: lib.mean(lib.tensor([[1.0, 2.0]]), 1, True, dtype=lib.float64),
+], ids=["int-to-float", "float-to-int", "dim", "mean-of-ints", "mean-keepdim"])
+def test_sum_and_mean_take_dtype_as_pytorch(call):
+    torch = pytest.importorskip("torch")
+    ours, theirs = call(tl), call(torch)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parity
+def test_mean_refuses_an_integer_dtype_and_sum_keeps_the_gradients_dtype():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        with pytest.raises(RuntimeError, match="Optional dtype must be either a floating point"):
+            lib.tensor([1.0, 2.0]).mean(dtype=lib.int64)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        total = x.sum(dtype=lib.float64)
+        total.backward()
+        assert str(total.dtype).endswith("float64") and str(x.grad.dtype).endswith("float32")
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype double"):
+            lib.mean(lib.ones(3), 0, dtype=lib.float64, out=lib.empty(0))

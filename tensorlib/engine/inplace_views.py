@@ -219,6 +219,9 @@ class _Refused(Function):
     def backward(self, grad: np.ndarray) -> tuple[()]:
         raise RuntimeError(self.error)
 
+    def backward_graph(self, grad: Tensor) -> tuple[()]:  # the same refusal with create_graph
+        raise RuntimeError(self.error)
+
 
 _NO_GRAD = (
     " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "

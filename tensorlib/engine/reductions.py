@@ -258,13 +258,23 @@ def mean(
     dim: Any = None,
     keepdim: bool = False,
     *,
+    dtype: Any = None,
     axis: Any = None,
     keepdims: bool | None = None,
     out: Tensor | None = None,
 ) -> Tensor:
-    """Mean over ``dim`` (an int, a tuple, or None for all dims) of a floating point tensor."""
+    """Mean over ``dim`` (an int, a tuple, or None for all dims) of a floating point tensor;
+    with ``dtype`` (a float dtype), of ``input`` converted to it first, as PyTorch does."""
     if out is not None:
-        return write_out(out, mean(input, dim, keepdim, axis=axis, keepdims=keepdims), "mean")
+        average = mean(input, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
+        return write_out(out, average, "mean", exact=dtype is not None)
+    if dtype is not None:
+        if np.dtype(dtype).kind != "f":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Optional dtype must be either a floating "
+                f"point or complex dtype. Got: {_torch_name(np.dtype(dtype))}"
+            )
+        input = input.to(dtype)
     dim, keepdim = _reduce_args(dim, axis, keepdim, keepdims)
     if input._data.dtype.kind != "f":
         raise RuntimeError(
@@ -371,13 +381,18 @@ def sum(
     dim: Any = None,
     keepdim: bool = False,
     *,
+    dtype: Any = None,
     axis: Any = None,
     keepdims: bool | None = None,
     out: Tensor | None = None,
 ) -> Tensor:
-    """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
+    """Sum over ``dim`` (an int, a tuple, or None for all dims); with ``dtype``, of ``input``
+    converted to it first, as PyTorch does (an int64 sum of floats adds truncated values)."""
     if out is not None:
-        return write_out(out, sum(input, dim, keepdim, axis=axis, keepdims=keepdims), "sum")
+        total = sum(input, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
+        return write_out(out, total, "sum", exact=dtype is not None)
+    if dtype is not None:
+        input = input.to(dtype)
     # a loss's sum: kept cheap
     if dim is None and axis is None and keepdims is None and not keepdim:
         ndim = input._data.ndim

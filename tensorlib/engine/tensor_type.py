@@ -1029,22 +1029,24 @@ class Tensor:
         dim: Any = None,
         keepdim: builtins.bool = False,
         *,
+        dtype: Any = None,
         axis: Any = None,
         keepdims: builtins.bool | None = None,
     ) -> Tensor:
-        """Sum over ``dim`` (an int, a tuple, or None for all dims)."""
-        return reductions.sum(self, dim, keepdim, axis=axis, keepdims=keepdims)
+        """Sum over ``dim`` (an int, a tuple, or None for all dims), in ``dtype`` if given."""
+        return reductions.sum(self, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
 
     def mean(
         self,
         dim: Any = None,
         keepdim: builtins.bool = False,
         *,
+        dtype: Any = None,
         axis: Any = None,
         keepdims: builtins.bool | None = None,
     ) -> Tensor:
-        """Mean over ``dim`` (an int, a tuple, or None for all dims)."""
-        return reductions.mean(self, dim, keepdim, axis=axis, keepdims=keepdims)
+        """Mean over ``dim`` (an int, a tuple, or None for all dims), in ``dtype`` if given."""
+        return reductions.mean(self, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
 
     def var(
         self,
