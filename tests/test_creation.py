@@ -56,6 +56,13 @@ PROBE = {
     "arange(0.5, 3.7, out=int64)": lambda lib: lib.arange(
         0.5, 3.7, 1, out=lib.zeros(0, dtype=lib.int64)
     ),
+    # bounds on the wrong side of the step, infinite bounds, a zero or NaN step: refused
+    "arange(0, 5, -1)": lambda lib: lib.arange(0, 5, -1),
+    "arange(1.5, 0.5, 0.5)": lambda lib: lib.arange(1.5, 0.5, 0.5),
+    "arange(0, 0, -1)": lambda lib: lib.arange(0, 0, -1),
+    "arange(0, inf)": lambda lib: lib.arange(0, float("inf")),
+    "arange(0, 5, 0)": lambda lib: lib.arange(0, 5, 0),
+    "arange(0, 5, nan)": lambda lib: lib.arange(0, 5, float("nan")),
 }
 
 

@@ -54,6 +54,7 @@ __all__ = [
 
 
 # %% book/02_autograd.ipynb, cell 61
+import math
 import warnings
 from typing import Any
 
@@ -222,6 +223,17 @@ def _integer_range(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarr
     return (first + stride * positions).astype(dtype)
 
 
+def _check_bounds(start: Any, end: Any, step: Any) -> None:
+    """PyTorch's checks of ``arange``'s and ``range``'s arguments, with its messages: a step
+    that is neither 0 nor NaN, finite bounds, and ``end`` on the side ``step`` goes to."""
+    if not step or step != step:
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+
+
 @supports_out_creation
 def arange(
     start: float,
@@ -246,8 +258,7 @@ def arange(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step)
         )
         dtype = int64 if integral else get_default_dtype()
-    if step == 0:
-        raise ValueError("arange: step must be nonzero")
+    _check_bounds(start, end, step)
     if np.dtype(dtype).kind == "b":
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if np.dtype(dtype).kind in "iu":
@@ -386,10 +397,7 @@ def deprecated_range(
         "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
         "values in [start, end).", UserWarning, stacklevel=2)
     _, dtype = parse_to(dtype=dtype, device=device)
-    if step == 0:
-        raise RuntimeError("range: step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
+    _check_bounds(start, end, step)
     count = int(np.floor((end - start) / step)) + 1
     values = start + step * np.arange(count, dtype=np.float64)
     out = _wrap(values.astype(dtype or get_default_dtype()), None)
