@@ -51,7 +51,7 @@ from tensorlib.engine.elementwise import _clamp_bounds, clamp
 from tensorlib.engine.function import _rebase, count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key, scatter, scatter_add
-from tensorlib.engine.out_arg import _can_cast
+from tensorlib.engine.out_arg import _can_cast, _refuse_read_only
 from tensorlib.engine.pairwise_ops import float_power
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.scatter_ops import _write_into
@@ -61,12 +61,6 @@ from tensorlib.shape import broadcast_shapes
 
 # the mask of zero_, fill_ and copy_ recorded in the graph
 _EVERYWHERE = _wrap(np.ones((), dtype=bool), None)
-# PyTorch's error for a target whose elements share memory (numpy marks such views read-only)
-_OVERLAPPING = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single "
-    "memory location (a read-only view: expand, or overlapping windows of unfold). Please "
-    "clone() the tensor before performing the operation."
-)
 
 
 def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place operation") -> None:
@@ -96,7 +90,7 @@ def _check_in_place(tensor: Tensor, source: Any = None, op: str = "in-place oper
                 "gradient; build the tensor with cat/stack/where instead (or detach() the value)"
             )
     if not tensor._data.flags.writeable:
-        raise RuntimeError(_OVERLAPPING)
+        _refuse_read_only(tensor._data, "the tensor changed in place")
 
 
 def _joins_graph(tensor: Tensor, *values: Any) -> bool:
@@ -148,7 +142,7 @@ def _record(
     if tensor._requires_grad and tensor.grad_fn is None:
         _check_in_place(tensor, None, op)  # a leaf: PyTorch's message
     if not tensor._data.flags.writeable:
-        raise RuntimeError(_OVERLAPPING)
+        _refuse_read_only(tensor._data, "the tensor changed in place")
     if _is_view(tensor):
         raise RuntimeError(
             f"{op} in grad mode, with a gradient involved, on a tensor that shares memory with "

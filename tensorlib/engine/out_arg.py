@@ -26,7 +26,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
@@ -130,6 +130,21 @@ _OVERLAPPING = (
 )
 
 
+def _shares_elements(data: np.ndarray) -> bool:
+    """Whether elements of ``data`` share memory through a stride of 0 (a view from expand)."""
+    return builtins.any(n > 1 and s == 0 for n, s in zip(data.shape, data.strides, strict=True))
+
+
+def _refuse_read_only(data: np.ndarray, target: str) -> NoReturn:
+    """Raise for a read-only ``data`` about to be written: PyTorch's error when elements share
+    memory through a stride of 0 (``expand``), else tensorlib's for overlapping ``unfold``
+    windows or a read-only numpy array (PyTorch writes overlapping windows in no set order)."""
+    if _shares_elements(data):
+        raise RuntimeError(_OVERLAPPING)
+    raise RuntimeError(f"{target} is read-only (a view of overlapping unfold windows, or of a "
+                       "read-only array); clone() it first")
+
+
 def _checked(out: Any, result: Any, op: str, exact: bool) -> np.ndarray:
     """``result``'s values, once ``out`` is checked to take them: a tensor, of a dtype the
     values cast to (of exactly theirs if ``exact``), writable (not from ``expand``).
@@ -147,15 +162,10 @@ def _checked(out: Any, result: Any, op: str, exact: bool) -> np.ndarray:
             f"result type {_torch_name(values.dtype)} can't be cast to the desired output type "
             f"{_torch_name(out._data.dtype)}"
         )
-    if not out._data.flags.writeable:  # a view from expand, or of overlapping unfold windows
-        data = out._data
-        if builtins.any(n > 1 and s == 0 for n, s in zip(data.shape, data.strides, strict=True)):
-            raise RuntimeError(_OVERLAPPING)  # expand's: PyTorch refuses it, resized or not
-        if values.shape == data.shape:  # PyTorch writes overlapping windows in no set order
-            raise RuntimeError(
-                f"{op}(): out is read-only (a view of overlapping unfold windows, or of a "
-                "read-only array); clone() it first"
-            )
+    data = out._data
+    if not data.flags.writeable:  # expand's view is refused even when out is to be resized
+        if _shares_elements(data) or values.shape == data.shape:
+            _refuse_read_only(data, f"{op}(): out")
     return values
 
 
