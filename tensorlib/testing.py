@@ -137,7 +137,7 @@ def assert_close(
         raise error from None
 
 
-# %% book/02_autograd.ipynb, cell 351
+# %% book/02_autograd.ipynb, cell 353
 import math  # noqa: E402
 import warnings  # noqa: E402
 

@@ -827,13 +827,38 @@ def test_a_result_is_cast_into_out_by_pytorchs_rule(source, target):
 @pytest.mark.parametrize("library", ["torch", "tl"])
 def test_an_out_whose_elements_share_memory_is_refused(library):
     """An expanded out gets PyTorch's RuntimeError (not numpy's ValueError), of another shape
-    too; an out of overlapping unfold windows that is resized first is fine."""
+    too. An out of overlapping unfold windows to be resized: PyTorch grows it within its base's
+    storage; tensorlib, whose numpy view cannot grow, refuses (new memory would end the sharing)."""
     module = torch if library == "torch" else tl
     message = "more than one element of the written-to tensor refers to a single memory location"
     for values in (module.ones(3), module.ones(2)):
         with pytest.raises(RuntimeError, match=message):
             module.add(values, 1, out=module.zeros(1).expand(3))
+    windows = module.zeros(4).unfold(0, 2, 1)
+    if library == "tl":
+        with pytest.raises(RuntimeError, match="shares memory with other tensors"):
+            module.add(module.ones(3, 3), 1, out=windows)
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # resized, with the warning
-        resized = module.add(module.ones(3, 3), 1, out=module.zeros(4).unfold(0, 2, 1))
+        resized = module.add(module.ones(3, 3), 1, out=windows)
     assert resized.tolist() == [[2.0] * 3] * 3
+
+
+@pytest.mark.parity
+def test_an_out_that_shares_memory_keeps_sharing_or_is_refused():
+    """Shrinking a view or a base with views keeps the memory, as PyTorch keeps the storage;
+    growing a view (PyTorch grows it into its base's storage) is refused, not cut off silently."""
+    for library in (torch, tl):
+        base = library.zeros(4)
+        head = base[:3]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            library.add(library.ones(2), 1, out=base)  # the base shrinks: its view still shares
+            tail = library.zeros(4)
+            library.add(library.ones(2), 1, out=tail[1:])  # a view shrinks within its base
+        assert head.tolist() == [2.0, 2.0, 0.0] and tail.tolist() == [0.0, 2.0, 2.0, 0.0]
+    view = tl.zeros(4)[:3]
+    with pytest.raises(RuntimeError, match=r"shares memory with other tensors .* new memory"):
+        tl.add(tl.ones(4), 1, out=view)
+    assert view.shape == (3,)

@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 472
+# %% book/02_autograd.ipynb, cell 474
 import warnings
 from typing import Any
 

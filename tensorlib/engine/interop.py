@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 402
+# %% book/02_autograd.ipynb, cell 404
 from typing import Any
 
 import numpy as np

@@ -120,8 +120,21 @@ def _resize(out: Tensor, values: np.ndarray, op: str, warn: bool) -> np.ndarray:
             warnings.warn(message, UserWarning, stacklevel=5)
     elif warn and out._data.size:  # an empty out is resized silently
         warnings.warn(_RESIZED.format(old=old, new=list(values.shape)), UserWarning, stacklevel=5)
-    out._data = np.empty(values.shape, out._data.dtype)
+    if _shares_memory(out):  # no larger, contiguous (_checked): keep the memory, as PyTorch
+        out._data = out._data.reshape(-1)[: values.size].reshape(values.shape)
+    else:
+        out._data = np.empty(values.shape, out._data.dtype)
     return values
+
+
+def _shares_memory(tensor: Tensor) -> bool:
+    """Whether ``tensor`` is a view, or has live views, so that new memory for it would end
+    the sharing (``_base`` would still name a base whose memory it no longer uses)."""
+    if getattr(tensor, "_view", None) is not None:
+        return True
+    counter = tensor._versions
+    views = counter[3] if counter is not None and len(counter) > 3 else ()
+    return builtins.any(ref() is not None and ref() is not tensor for ref in views)
 
 
 _OVERLAPPING = (
@@ -166,6 +179,15 @@ def _checked(out: Any, result: Any, op: str, exact: bool) -> np.ndarray:
     if not data.flags.writeable:  # expand's view is refused even when out is to be resized
         if _shares_elements(data) or values.shape == data.shape:
             _refuse_read_only(data, f"{op}(): out")
+    # PyTorch grows a view within its base's storage; a numpy view cannot grow, and new memory
+    # would end the sharing without a word
+    apart = values.size > data.size or not (data.flags.c_contiguous and data.flags.writeable)
+    if values.shape != data.shape and apart and _shares_memory(out):
+        raise RuntimeError(
+            f"{op}(): out of shape {list(data.shape)} shares memory with other tensors (it is a "
+            f"view, or has views), and giving it the result's shape {list(values.shape)} would "
+            "need new memory, which ends the sharing: give an out of the result's shape"
+        )
     return values
 
 

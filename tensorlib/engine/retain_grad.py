@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 384
+# %% book/02_autograd.ipynb, cell 386
 import weakref
 
 from tensorlib.engine.function import Function, _retained

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 406
+# %% book/02_autograd.ipynb, cell 408
 import threading
 from collections.abc import Callable
 from typing import Any
