@@ -862,3 +862,14 @@ def test_an_out_that_shares_memory_keeps_sharing_or_is_refused():
     with pytest.raises(RuntimeError, match=r"shares memory with other tensors .* new memory"):
         tl.add(tl.ones(4), 1, out=view)
     assert view.shape == (3,)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("library", ["torch", "tl"])
+def test_clamp_wants_outs_exact_dtype_with_number_bounds_only(library):
+    module = torch if library == "torch" else tl
+    with pytest.raises(RuntimeError):
+        module.clamp(module.ones(3), 0, 1, out=module.empty(3, dtype=module.float64))
+    bounds = (module.zeros(3), module.ones(3))  # tensor bounds: cast into out
+    written = module.clamp(module.ones(3), *bounds, out=module.empty(3, dtype=module.float64))
+    assert str(written.dtype).endswith("float64") and written.tolist() == [1.0, 1.0, 1.0]

@@ -583,7 +583,10 @@ def clamp(
     bound gives float32, like torch's type promotion.
     """
     if out is not None:
-        return write_out(out, clamp(input, min, max), "clamp")
+        # number bounds: PyTorch's kernel wants out of exactly the result's dtype; tensor
+        # bounds go through its promoting kernel, which casts
+        exact = not isinstance(min, Tensor) and not isinstance(max, Tensor)
+        return write_out(out, clamp(input, min, max), "clamp", exact=exact)
     low, high = _clamp_bounds(min, max, "clamp")
     if isinstance(low, Tensor) or isinstance(high, Tensor):
         result = input
