@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 80
+# %% book/02_autograd.ipynb, cell 84
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -68,7 +68,7 @@ def _closeness_report(actual: np.ndarray, expected: np.ndarray, rtol: float, ato
     return "\n".join(lines)
 
 
-# %% book/02_autograd.ipynb, cell 81
+# %% book/02_autograd.ipynb, cell 85
 def _assert_pair(actual: Any, expected: Any, rtol: float | None, atol: float | None,
              equal_nan: bool, check_dtype: bool, where: str) -> None:
     a, e = _comparable_array(actual), _comparable_array(expected)
@@ -137,7 +137,7 @@ def assert_close(
         raise error from None
 
 
-# %% book/02_autograd.ipynb, cell 353
+# %% book/02_autograd.ipynb, cell 357
 import math  # noqa: E402
 import warnings  # noqa: E402
 

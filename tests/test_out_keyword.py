@@ -329,18 +329,27 @@ SIMPLE: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
 }
 
 
-def _compare_with_out(name: str, args: Any, kwargs: Any) -> str:
-    """Call both libraries with and without out=; 'skip' when tensorlib or PyTorch rejects the
-    sample or they disagree without out (that is the sweep's business, not out='s)."""
+def _both_without_out(name: str, args: Any, kwargs: Any) -> tuple[Any, ...]:
+    """A sample decoded for each library and ``name`` called without out in each (warnings
+    ignored): torch's args, kwargs and result, then tensorlib's; raises what either raises."""
     t_args, t_kwargs = _decode(args, "torch"), _decode(kwargs, "torch")
     l_args, l_kwargs = _decode(args, "tl"), _decode(kwargs, "tl")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            expected = _torch_function(name)(*t_args, **t_kwargs)
-            plain = _tl_function(name)(*l_args, **l_kwargs)
-        except Exception:
-            return "skip"
+        expected = _torch_function(name)(*t_args, **t_kwargs)
+        plain = _tl_function(name)(*l_args, **l_kwargs)
+    return t_args, t_kwargs, expected, l_args, l_kwargs, plain
+
+
+def _compare_with_out(name: str, args: Any, kwargs: Any) -> str:
+    """Call both libraries with and without out=; 'skip' when tensorlib or PyTorch rejects the
+    sample or they disagree without out (that is the sweep's business, not out='s)."""
+    try:
+        t_args, t_kwargs, expected, l_args, l_kwargs, plain = _both_without_out(name, args, kwargs)
+    except Exception:
+        return "skip"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         if not all(isinstance(e, torch.Tensor) for e in _flat(expected)):
             return "skip"
         if len(_flat(expected)) != len(_flat(plain)) or name not in UNCOMPARED and not all(
@@ -771,15 +780,12 @@ def test_out_of_another_dtype_refused_exactly_where_pytorch_refuses_it(name, opi
     function = _tl_function(name)
     cases = _first_cases(name, opinfo_samples)
     for args, kwargs in cases:
-        t_args, t_kwargs = _decode(args, "torch"), _decode(kwargs, "torch")
-        l_args, l_kwargs = _decode(args, "tl"), _decode(kwargs, "tl")
+        try:
+            t_args, t_kwargs, expected, l_args, l_kwargs, _ = _both_without_out(name, args, kwargs)
+        except Exception:
+            continue  # a sample one library refuses: the parity test's business
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            try:
-                expected = _torch_function(name)(*t_args, **t_kwargs)
-                function(*l_args, **l_kwargs)
-            except Exception:
-                continue  # a sample one library refuses: the parity test's business
             count = len(expected) if isinstance(expected, (tuple, list)) else 1
             for position in range(count) if count > 1 else [None]:
                 try:

@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 474
+# %% book/02_autograd.ipynb, cell 478
 import warnings
 from typing import Any
 

@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 93
+# %% book/02_autograd.ipynb, cell 97
 from typing import Any, Literal
 
 import numpy as np
@@ -174,7 +174,7 @@ class Sub(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 95
+# %% book/02_autograd.ipynb, cell 99
 class Mul(Function):
     """:math:`y = a \\odot b`; :math:`\\bar a = \\text{sum\\_to}(\\bar y \\odot b)`,
     :math:`\\bar b = \\text{sum\\_to}(\\bar y \\odot a)`."""
@@ -262,7 +262,7 @@ def _all_integer(*values: Any) -> bool:
     )
 
 
-# %% book/02_autograd.ipynb, cell 97
+# %% book/02_autograd.ipynb, cell 101
 class Neg(Function):
     """:math:`y = -x`; :math:`\\bar x = -\\bar y`."""
 
@@ -389,7 +389,7 @@ class Pow(Function):
         return grad_a, grad_b
 
 
-# %% book/02_autograd.ipynb, cell 99
+# %% book/02_autograd.ipynb, cell 103
 def add(input: Any, other: Any, alpha: Any = 1, *, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
     result = Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
@@ -472,7 +472,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return add(input, mul(div(tensor1, tensor2), value))
 
 
-# %% book/02_autograd.ipynb, cell 104
+# %% book/02_autograd.ipynb, cell 108
 def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
     """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
     return _wrap(
@@ -610,7 +610,7 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-# %% book/02_autograd.ipynb, cell 105
+# %% book/02_autograd.ipynb, cell 109
 def isnan(input: Tensor) -> Tensor:
     """Whether each element is NaN, a bool tensor."""
     return _wrap(np.asarray(np.isnan(input._data)), None)
@@ -691,7 +691,7 @@ def reciprocal(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     return div(1.0, input)
 
 
-# %% book/02_autograd.ipynb, cell 106
+# %% book/02_autograd.ipynb, cell 110
 def unique(
     input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
     dim: int | None = None,

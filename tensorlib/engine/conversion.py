@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 87
+# %% book/02_autograd.ipynb, cell 91
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ class Clone(Function):
         return (grad,)
 
 
-# %% book/02_autograd.ipynb, cell 88
+# %% book/02_autograd.ipynb, cell 92
 def to(
     input: Tensor,
     *args: Any,

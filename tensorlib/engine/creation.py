@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 61
+# %% book/02_autograd.ipynb, cell 65
 import math
 import warnings
 from typing import Any
@@ -113,7 +113,7 @@ def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
     return tensor(data, dtype=wanted)
 
 
-# %% book/02_autograd.ipynb, cell 62
+# %% book/02_autograd.ipynb, cell 66
 def _filled(
     shape: tuple[Any, ...], value: Any, dtype: Any, requires_grad: bool, device: Any
 ) -> Tensor:
@@ -207,7 +207,7 @@ def empty_like(
     return _filled(input.shape, 0, dtype or input.dtype, requires_grad, device)
 
 
-# %% book/02_autograd.ipynb, cell 63
+# %% book/02_autograd.ipynb, cell 67
 def _integer_range(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarray:
     """PyTorch's arange for an integer dtype: the values ``start + i * step`` in int64 (its
     accumulate type) with the three cut toward zero first, then cast (wrapping) to ``dtype``; the
@@ -313,7 +313,7 @@ def eye(
     return out
 
 
-# %% book/02_autograd.ipynb, cell 64
+# %% book/02_autograd.ipynb, cell 68
 def is_tensor(obj: Any) -> bool:
     """Whether ``obj`` is a tensorlib Tensor."""
     return isinstance(obj, Tensor)
@@ -329,7 +329,7 @@ def numel(input: Tensor) -> int:
     return input._data.size
 
 
-# %% book/02_autograd.ipynb, cell 65
+# %% book/02_autograd.ipynb, cell 69
 class LegacyTensorType:
     """PyTorch's typed constructors of old, ``FloatTensor``, ``LongTensor`` and the rest: each
     makes tensors of one dtype and answers ``isinstance`` for it.
@@ -375,7 +375,7 @@ ByteTensor: LegacyTensorType = LegacyTensorType("ByteTensor", uint8)
 BoolTensor: LegacyTensorType = LegacyTensorType("BoolTensor", bool_)
 
 
-# %% book/02_autograd.ipynb, cell 68
+# %% book/02_autograd.ipynb, cell 72
 @supports_out_creation
 def deprecated_range(
     start: float, end: float, step: float = 1, *, dtype: Any = None,
@@ -547,7 +547,7 @@ def fill(input: Tensor, value: Any) -> Tensor:
     return Fill.apply(input, value)
 
 
-# %% book/02_autograd.ipynb, cell 69
+# %% book/02_autograd.ipynb, cell 73
 _warn_always = False  # torch.set_warn_always: warnings "once" here are still warned once
 
 

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 92
+# %% book/02_autograd.ipynb, cell 96
 from typing import Any
 
 import numpy as np

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 107
+# %% book/02_autograd.ipynb, cell 111
 from typing import Any, NamedTuple
 
 import numpy as np

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 317
+# %% book/02_autograd.ipynb, cell 321
 import importlib
 import math
 from collections.abc import Callable
@@ -199,7 +199,7 @@ def _mark_changed(tensor: Tensor) -> list[Any]:
     return tensor._versions
 
 
-# %% book/02_autograd.ipynb, cell 318
+# %% book/02_autograd.ipynb, cell 322
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
     if _joins_graph(tensor, value):
@@ -291,7 +291,7 @@ def _where_reversed(old: Tensor, mask: np.ndarray, value: Tensor) -> Tensor:
     return where(_wrap(mask, None), value, old)
 
 
-# %% book/02_autograd.ipynb, cell 319
+# %% book/02_autograd.ipynb, cell 323
 def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1) -> Tensor:
     """``tensor = ufunc(tensor, alpha * other)`` in place,
     under torch's rules for shapes and dtypes."""
@@ -414,7 +414,7 @@ def fill_diagonal_(tensor: Tensor, fill_value: Any, wrap: bool = False) -> Tenso
     return masked_fill_(tensor, mask, fill_value)
 
 
-# %% book/02_autograd.ipynb, cell 326
+# %% book/02_autograd.ipynb, cell 330
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -440,7 +440,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 327
+# %% book/02_autograd.ipynb, cell 331
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)``,
     ``exponential_(rate)``, ``cauchy_(median, sigma)``, ``geometric_(p)``,
@@ -516,7 +516,7 @@ def _random_integers(
     return source.randint(int(low), int(high), shape)
 
 
-# %% book/02_autograd.ipynb, cell 328
+# %% book/02_autograd.ipynb, cell 332
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -529,7 +529,7 @@ def view_in_place_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 333
+# %% book/02_autograd.ipynb, cell 337
 def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
     elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves

@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 290
+# %% book/02_autograd.ipynb, cell 294
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -171,7 +171,7 @@ def atanh(input: Tensor) -> Tensor:
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # NumPy's names, which PyTorch also has
 
 
-# %% book/02_autograd.ipynb, cell 292
+# %% book/02_autograd.ipynb, cell 296
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``), as ``torch.positive``."""
     return input
@@ -293,7 +293,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(input.reshape(-1), offset)
 
 
-# %% book/02_autograd.ipynb, cell 293
+# %% book/02_autograd.ipynb, cell 297
 class _Frexp(NamedTuple):
     """What ``frexp`` returns, like ``torch.return_types.frexp``."""
 
@@ -451,7 +451,7 @@ def unique_consecutive(
     return tuple(result)
 
 
-# %% book/02_autograd.ipynb, cell 302
+# %% book/02_autograd.ipynb, cell 306
 def _window(
     name: str,
     window_length: int,
@@ -621,7 +621,7 @@ def _calls_method(name: str) -> Any:
 )
 
 
-# %% book/02_autograd.ipynb, cell 303
+# %% book/02_autograd.ipynb, cell 307
 def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     """``ufunc`` (a bit shift) of two integer operands, broadcast; no gradient."""
     a = input._data if isinstance(input, Tensor) else np.asarray(input)

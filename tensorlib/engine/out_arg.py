@@ -97,6 +97,8 @@ _C_NAMES = {
     "float64": "double",
 }
 
+
+# %% book/02_autograd.ipynb, cell 61
 # PyTorch's kernels of these resize an ``out`` of another shape without the warning, as its
 # creation functions do (found by giving every function with out= a wrong-shaped out in both)
 _RESIZED_QUIETLY = frozenset({"addbmm", "bernoulli", "multinomial", "narrow_copy"})
@@ -252,6 +254,7 @@ def write_out(
     return tuple(written) if isinstance(result, tuple) else written
 
 
+# %% book/02_autograd.ipynb, cell 63
 def _creation_dtype(out: Any, dtype: Any, op: str) -> Any:
     """A creation function writing into ``out`` makes its values in ``out``'s dtype."""
     if dtype is not None and np.dtype(dtype) != out._data.dtype:

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 84
+# %% book/02_autograd.ipynb, cell 88
 from typing import Any
 
 import numpy as np
@@ -131,7 +131,7 @@ def _promote_all(tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
     return tuple(t if t._data.dtype == dtype else t.to(dtype) for t in tensors)
 
 
-# %% book/02_autograd.ipynb, cell 85
+# %% book/02_autograd.ipynb, cell 89
 def result_type(tensor1: Any, tensor2: Any) -> np.dtype:
     """The dtype of ``tensor1 + tensor2`` (tensors or Python numbers) by PyTorch's rules, as
     ``torch.result_type``."""

@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 141
+# %% book/02_autograd.ipynb, cell 145
 from typing import Any
 
 import numpy as np
@@ -102,7 +102,7 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 142
+# %% book/02_autograd.ipynb, cell 146
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """``value`` (a number or a one-element tensor) where ``mask`` (bool) is True, else
     ``input``; the result has the shape of both broadcast. A ``value`` that requires grad gets
