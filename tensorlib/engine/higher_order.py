@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 371
+# %% book/02_autograd.ipynb, cell 373
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -75,18 +75,33 @@ def _check_graph_pass(nodes: list[Function]) -> None:
             )
         # what backward_graph reads: reads, unless the op says it reads more (graph_reads: the
         # fused cross-entropy recomputes its softmax from x, which its backward never reads)
-        reads = getattr(node, "graph_reads", node.reads)
+        declared = getattr(node, "graph_reads", None)
+        reads = node.reads if declared is None else declared
         if reads == () or all(not per_input for per_input in reads or ((0,),)):
             continue  # its gradient reads no values (Add, Sum, Reshape, a slice)
-        made, inputs = node.saved[0], node.saved[1] or ()
-        for x in (*node.inputs, *inputs):
-            if isinstance(x, Tensor) and x._versions is not None and x._versions[1] > made:
+        made, saved = node.saved[0], node.saved[1] or ()
+        read = None if declared is None else _inputs_read(declared)  # None: all inputs
+        for place, x in (*enumerate(node.inputs), *enumerate(saved)):
+            changed = isinstance(x, Tensor) and x._versions is not None and x._versions[1] > made
+            if changed and (read is None or place in read):
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: an input of {node.name()} (shape {x._data.shape}) "
                     "was changed in place after it was used; create_graph=True recomputes "
                     "from the inputs. Change it after backward(), or give the op a clone()"
                 )
+
+
+def _inputs_read(reads: Any) -> set[int] | None:
+    """The places of the inputs whose values a recorded backward reads, from the op's
+    ``graph_reads`` (an op that states none may recompute from any input: all are checked);
+    None for all of them: ``reads`` None, or a node that reads its output (``"out"``), which
+    ``backward_graph`` recomputes from the inputs. ``Index`` states that it reads only its index
+    tensors, so a view's base may change in place after the view was taken (``h[0]``, then
+    ``h[1] = ...``), as in PyTorch."""
+    if reads is None or any("out" in per_input for per_input in reads):
+        return None
+    return {place for per_input in reads for place in per_input}
 
 
 def _graph_backward_of(node: Function, grad: Tensor) -> tuple[Tensor | None, ...]:
@@ -188,7 +203,7 @@ class _GraphPass:
             at_end()
 
 
-# %% book/02_autograd.ipynb, cell 372
+# %% book/02_autograd.ipynb, cell 374
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

@@ -94,6 +94,7 @@ class Index(Function):
     adds_into_input = True  # backward_into: the pieces of a split add into one array
     # x's gradient reads the index tensors (numpy allows up to 64 dims)
     reads = (tuple(range(1, 65)),)
+    graph_reads = reads  # and so does the recorded one: never x, which may change in place
 
     def forward(self, x: np.ndarray, *index_arrays: np.ndarray, key: Any) -> np.ndarray:
         self.shape, self.dtype, self.key, self.index_count = (

@@ -201,13 +201,40 @@ def _mark_changed(tensor: Tensor) -> list[Any]:
 
 # %% book/02_autograd.ipynb, cell 322
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
-    """``tensor[key] = value``, in place (in the graph, recorded as ``index_put``)."""
+    """``tensor[key] = value``, in place. In the graph, a basic ``key`` (ints, slices, ``None``,
+    ``...``) is recorded as PyTorch records it, as ``copy_`` of the view ``tensor[key]``
+    (CopySlices: time and memory in the size of the region), any other as ``index_put``."""
     if _joins_graph(tensor, value):
+        view = tensor[key] if _basic_key(key) and _is_operand(value) else None
+        if view is not None and getattr(view, "_view", None) is not None:
+            _record(view, "index assignment", _written_everywhere, _fitting(value, view))
+            return
         _record(tensor, "index assignment", _assigned, _index_key(key), value)
         return
     _check_in_place(tensor, value, "index assignment")
     tensor._data[_index_key(key)] = value._data if isinstance(value, Tensor) else value
     _mark_changed(tensor)
+
+
+def _basic_key(key: Any) -> bool:
+    """Whether ``key`` indexes basically (ints, slices, ``None``, ``...``): the part it selects is
+    a view, in numpy and in PyTorch."""
+    parts = key if type(key) is tuple else (key,)
+    return all(part is None or part is Ellipsis or type(part) in (int, slice) for part in parts)
+
+
+def _is_operand(value: Any) -> bool:
+    """Whether ``value`` is a Tensor or a Python number: what ``_written_everywhere`` takes."""
+    return isinstance(value, Tensor) or type(value) in (int, float, bool)
+
+
+def _fitting(value: Any, view: Tensor) -> Any:
+    """``value`` without the leading dims of size 1 that ``view`` lacks (``h[0] = ones(1, 3)``),
+    as numpy and PyTorch drop them when assigning."""
+    if not isinstance(value, Tensor) or value.ndim <= view.ndim:
+        return value
+    extra = value.ndim - view.ndim
+    return value.reshape(value.shape[extra:]) if set(value.shape[:extra]) == {1} else value
 
 
 def zero_(tensor: Tensor) -> Tensor:

@@ -7,11 +7,11 @@ A view ``v`` (``b[0]``, ``b.t()``, ``b.view(...)``, a chain of them) shares the 
 base ``b`` (``shape_ops._view_of`` keeps ``b`` in ``v._view``). An in-place op
 :math:`v' = f(v, c)` in grad mode, with a gradient involved, changes ``b`` too:
 :math:`b' = b` with the region :math:`R` that ``v`` covers replaced by :math:`f(b[R], c)`.
-``_record_on_view`` records exactly that: ``f`` runs on the old view of a snapshot of ``b``, and
-a :class:`_CopySlices` node writes its result into :math:`R` of the snapshot; ``b`` is rebased onto
-that node, and ``v`` (with every other view of ``b`` made before) onto a view of it
-(:class:`_AsStridedView`). The chain rule through the three gives PyTorch's gradients: with
-:math:`g = \partial L/\partial b'`,
+``_record_on_view`` records exactly that: ``f`` runs on the old view of ``b`` (read through a
+stand-in for ``b`` before the change), and a :class:`_CopySlices` node writes its result into
+:math:`R` of the stand-in; ``b`` is rebased onto that node, and ``v`` (with every other view
+of ``b`` made before) onto a view of it (:class:`_AsStridedView`). The chain rule through the
+three gives PyTorch's gradients: with :math:`g = \partial L/\partial b'`,
 
 .. math:: \bar b = g \text{ with } g[R] \text{ replaced by } (\partial f/\partial v)^\top g[R],
    \qquad \bar c = (\partial f/\partial c)^\top g[R].
@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine import anomaly, function
 from tensorlib.engine.function import Function, _rebase
 from tensorlib.engine.indexing import Index, _IndexGrad
 from tensorlib.engine.inplace import _fitted, _mark_changed
@@ -55,6 +56,10 @@ def _positions(base: np.ndarray, view: np.ndarray) -> np.ndarray | None:
     if view.dtype != base.dtype:
         return None
     start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if view.flags.c_contiguous and base.flags.c_contiguous:  # a run of places: one arange
+        first, rest = divmod(start, base.itemsize)
+        if not rest and 0 <= first and first + view.size <= base.size:
+            return np.arange(first, first + view.size, dtype=np.int64).reshape(view.shape)
     offsets = _byte_offsets(view) + start
     if offsets.size == 0:
         return offsets
@@ -75,13 +80,14 @@ class _AsStridedView(Function):
     :math:`y = x_{\text{flat}}[p]`, so :math:`\bar x_{\text{flat}}` is :math:`\bar y` added at
     :math:`p` (added up where views overlap) and 0 elsewhere."""
 
-    __slots__ = ("positions", "shape")
+    __slots__ = ("positions", "shape", "where")
     reads = ((),)
     positions: np.ndarray
     shape: tuple[int, ...]
+    where: tuple[Any, ...] | None  # the two arrays' places, when made by _regenerate_views
 
     def forward(self, x: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        self.positions, self.shape = positions, x.shape
+        self.positions, self.shape, self.where = positions, x.shape, None
         return np.ravel(x)[positions]
 
     def backward(self, grad: np.ndarray) -> np.ndarray:
@@ -135,10 +141,11 @@ class _CopySlices(Function):
 def _record_on_view(
     tensor: Tensor, op: str, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Tensor:
-    """``_record`` for a view ``tensor`` of a base ``b``: ``function`` runs on the old view of a
-    snapshot of ``b`` (which has ``b``'s old ``grad_fn``), its result is written into the shared
-    memory, ``b`` is rebased onto a :class:`_CopySlices` node (the snapshot with the view's region
-    replaced by the result) and its views made before, ``tensor`` among them, onto views of it."""
+    """``_record`` for a view ``tensor`` of a base ``b``: ``function`` runs on the old view of
+    ``b`` (read through a stand-in for ``b`` before the change, which has ``b``'s old
+    ``grad_fn``), its result is written into the shared memory, ``b`` is rebased onto a
+    :class:`_CopySlices` node (the stand-in with the view's region replaced by the result) and its
+    views made before, ``tensor`` among them, onto views of it."""
     base, kind, _ = tensor._view
     if kind:
         raise _refused(tensor, stale=False)
@@ -153,23 +160,56 @@ def _record_on_view(
             f"{op} in grad mode on a view whose elements are not all in its base's memory "
             "(its base was resized, or as_strided reached beyond it): change a clone()"
         )
-    if positions.size and np.bincount(positions.reshape(-1)).max() > 1:
+    if _overlaps(tensor._data, positions):
         raise RuntimeError(
             f"{op}: unsupported operation: more than one element of the written-to tensor refers "
             "to a single memory location. Please clone() the tensor before performing the "
             "operation."
         )
-    snapshot = _wrap(base._data.copy(), base.grad_fn)
-    snapshot._requires_grad = base._requires_grad
-    old = _AsStridedView.apply(snapshot, positions=positions)
+    before = _wrap(base._data, base.grad_fn)  # b before the change, in the graph
+    before._requires_grad = base._requires_grad
+    old = _AsStridedView.apply(before, positions=positions)  # a copy of the region's old values
     args = tuple(old if x is tensor else x for x in args)  # v *= v reads the old v twice
     kwargs = {k: old if x is tensor else x for k, x in kwargs.items()}
     result = _fitted(function(old, *args, **kwargs), tensor, op)
     tensor._data[...] = result._data
+    before._data = np.broadcast_to(np.zeros((), base._data.dtype), base._data.shape)
     changed = _mark_changed(tensor)[1]
-    _rebase(base, _CopySlices.apply(snapshot, result, positions=positions).grad_fn, changed)
+    copy_slices = object.__new__(_CopySlices)
+    copy_slices.positions = positions
+    _rebase(base, _recorded(copy_slices, before, result), changed)
+    where = _places(base._data, tensor._data)
+    _rebase(tensor, _as_strided_node(base, positions, where), changed)  # the others:
     _regenerate_views(base, changed)
     return tensor
+
+
+def _overlaps(view: np.ndarray, positions: np.ndarray) -> bool:
+    """Whether two elements of ``view`` share a place (``expand``, overlapping ``unfold``
+    windows): never for a contiguous view, else told by its sorted positions (time in the view's
+    size, not the base's)."""
+    if positions.size < 2 or view.flags.c_contiguous or view.flags.f_contiguous:
+        return False
+    ordered = np.sort(positions, axis=None)
+    return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def _recorded(node: Function, *inputs: Tensor) -> Function | None:
+    """``node`` (made by ``object.__new__``, its fields set) recorded on ``inputs`` as
+    ``Function.apply`` records it, without running its forward; None if no input requires grad.
+    For the nodes of this section, whose output is already in the base's memory (the in-place
+    write): ``_CopySlices``' forward would copy the whole base, and ``_AsStridedView``'s the
+    region, only to throw the copy away. Neither backward reads its inputs' values, so the
+    stand-in for the base before the change keeps only a shape and a dtype (``broadcast_to`` of
+    one zero): the graph holds each change's region, not a copy of the base."""
+    needs = tuple(x._requires_grad for x in inputs)
+    if not any(needs):
+        return None
+    node.inputs = tuple(x if need else None for x, need in zip(inputs, needs, strict=True))
+    node.needs_input_grad, node.saved = needs, (function._in_place_changes, None, None)
+    if anomaly._detecting:  # anomaly mode: the node keeps the stack of this call
+        anomaly._record(node)
+    return node
 
 
 def _regenerate_views(base: Tensor, changed: int) -> None:
@@ -194,9 +234,25 @@ def _regenerate_views(base: Tensor, changed: int) -> None:
                 refused = _Refused.made_before(changed, str(_refused(view, stale=True)))
                 view.grad_fn, view._requires_grad = refused, True
             continue
-        positions = _positions(base._data, view._data)
+        where = _places(base._data, view._data)
+        kept = isinstance(node, _AsStridedView) and node.where == where  # neither array moved
+        positions = node.positions if kept else _positions(base._data, view._data)
         if positions is not None:  # else stale: function._check_fresh refuses it when used
-            _rebase(view, _AsStridedView.apply(base, positions=positions).grad_fn, changed)
+            _rebase(view, _as_strided_node(base, positions, where), changed)
+
+
+def _as_strided_node(base: Tensor, positions: np.ndarray, where: tuple[Any, ...]) -> Any:
+    """The node of a view at ``positions`` of ``base`` after a change (``_AsStridedView``,
+    recorded without running its forward), or None if ``base`` needs no gradient."""
+    node = object.__new__(_AsStridedView)
+    node.positions, node.shape, node.where = positions, base._data.shape, where
+    return _recorded(node, base)
+
+
+def _places(base: np.ndarray, view: np.ndarray) -> tuple[Any, ...]:
+    """Where the two arrays are (addresses, shapes, strides): equal places, equal positions, so
+    a view kept across many changes computes its positions once."""
+    return (base.ctypes.data, base.shape, base.strides, view.ctypes.data, view.shape, view.strides)
 
 
 class _Refused(Function):

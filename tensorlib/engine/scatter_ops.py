@@ -391,7 +391,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
 
 
-# %% book/02_autograd.ipynb, cell 354
+# %% book/02_autograd.ipynb, cell 356
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     r"""A copy of ``input`` with ``source``'s elements written at the positions ``index`` of
     ``input`` seen as 1-D (C order; a negative index counts from the end), or, with
