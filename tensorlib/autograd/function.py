@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 416
+# %% book/02_autograd.ipynb, cell 418
 import functools
 from collections.abc import Callable
 from typing import Any

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 371
+# %% book/02_autograd.ipynb, cell 373
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -188,7 +188,7 @@ class _GraphPass:
             at_end()
 
 
-# %% book/02_autograd.ipynb, cell 372
+# %% book/02_autograd.ipynb, cell 374
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

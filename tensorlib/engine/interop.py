@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 408
+# %% book/02_autograd.ipynb, cell 410
 from typing import Any
 
 import numpy as np

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 390
+# %% book/02_autograd.ipynb, cell 392
 import weakref
 
 from tensorlib.engine.function import Function, _retained

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 412
+# %% book/02_autograd.ipynb, cell 414
 import threading
 from collections.abc import Callable
 from typing import Any

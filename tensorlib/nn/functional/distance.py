@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 470
+# %% book/02_autograd.ipynb, cell 472
 import numpy as np
 
 from tensorlib.engine.linalg_norms import vector_norm

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 471
+# %% book/02_autograd.ipynb, cell 473
 import numpy as np
 
 from tensorlib.engine.selection import where
