@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 489
+# %% book/02_autograd.ipynb, cell 491
 import functools
 import importlib
 import sys
@@ -97,7 +97,7 @@ def _dims_per_leaf(dims: Any, tree: Any, where: str) -> list[Any]:
     )
 
 
-# %% book/02_autograd.ipynb, cell 490
+# %% book/02_autograd.ipynb, cell 492
 _RANDOMNESS = ("error", "different", "same")
 
 
@@ -155,7 +155,7 @@ def _draws_checked(randomness: str, state: Any, where: str) -> None:
         )
 
 
-# %% book/02_autograd.ipynb, cell 491
+# %% book/02_autograd.ipynb, cell 493
 def _calls(func: Callable[..., Any], leaves: list[Any], dims: list[Any], spec: Any,
            kwargs: dict[str, Any], size: int, randomness: str, where: str) -> list[Any]:
     """``func`` called once per index of the mapped dim, in order. The default generator (chapter
@@ -235,7 +235,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0,
     return mapped
 
 
-# %% book/02_autograd.ipynb, cell 492
+# %% book/02_autograd.ipynb, cell 494
 _running: list[str] = []  # the derivative transforms running now, innermost last
 
 
@@ -311,7 +311,7 @@ def _gradients(roots: list[Tensor], seeds: list[np.ndarray], leaves: list[Tensor
                   None) for x, g in zip(leaves, found, strict=True)]
 
 
-# %% book/02_autograd.ipynb, cell 493
+# %% book/02_autograd.ipynb, cell 495
 def _grad_and_value(func: Callable[..., Any], argnums: Any, has_aux: bool, args: tuple[Any, ...],
                     kwargs: dict[str, Any], name: str) -> tuple[Any, Any]:
     """The gradient of the scalar ``func(*args)`` with respect to ``args[argnums]`` (a nest, or
@@ -385,7 +385,7 @@ def grad_and_value(func: Callable[..., Any], argnums: Any = 0,
     return gradient_and_value
 
 
-# %% book/02_autograd.ipynb, cell 494
+# %% book/02_autograd.ipynb, cell 496
 def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     r"""``func`` at ``primals``, and the function that pulls a cotangent back through it
     (``torch.func.vjp``): ``vjp_fn(v)`` is :math:`v^\top J`, one tensor per primal.
@@ -538,7 +538,7 @@ def hessian(func: Callable[..., Any], argnums: Any = 0) -> Callable[..., Any]:
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-# %% book/02_autograd.ipynb, cell 495
+# %% book/02_autograd.ipynb, cell 497
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> tuple[Any, ...]:
     r"""``func`` at ``primals`` and its Jacobian-vector product :math:`J t` (``torch.func.jvp``).

@@ -137,7 +137,7 @@ def assert_close(
         raise error from None
 
 
-# %% book/02_autograd.ipynb, cell 359
+# %% book/02_autograd.ipynb, cell 361
 import math  # noqa: E402
 import warnings  # noqa: E402
 

@@ -8,6 +8,7 @@ integer power raises for a Python exponent and is integer arithmetic for a tenso
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -313,3 +314,173 @@ def test_gcd_and_lcm_take_tensors_only():
         tl.gcd(tl.tensor([4]), 18)
     with pytest.raises(TypeError, match=r"lcm\(\): argument 'input' \(position 1\) must be Tensor"):
         tl.lcm(18, tl.tensor([4]))
+
+
+# A Python int outside an integer tensor's range: PyTorch 2.13 wraps it into the dtype (two's
+# complement) in the arithmetic, comparisons and bit ops, refuses it where it converts the number
+# checked (fill_, full, masked_fill, where, clamp, an exponent, alpha, x[i] = v, tensor(v, dtype)),
+# and raises OverflowError for an int it cannot read (below -2**63, from 2**64 on)
+def test_an_int_out_of_range_wraps_into_the_dtype_as_in_pytorch():
+    x = tl.tensor([1, 2], dtype=tl.int8)
+    assert (x + 300).dtype == tl.int8 and (x + 300).tolist() == [45, 46]  # 300 - 256 = 44
+    assert (300 - x).tolist() == [43, 42] and (x == 300).tolist() == [False, False]
+    assert (x > 300).tolist() == [False, False]  # 300 is 44 in int8
+    u = tl.tensor([3, 2], dtype=tl.uint8)
+    assert (u % -1).tolist() == [3, 2] and (u // -1).tolist() == [0, 0]  # -1 is 255 in uint8
+    assert (x / 300).dtype == tl.float32 and abs((x / 300).tolist()[0] - 1 / 300) < 1e-9
+    y = x.clone()
+    y += 300
+    assert y.tolist() == [45, 46]
+    assert u.clone().fill_(-1).tolist() == [255, 255]  # a uint8 takes -255 to 255, as in C
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda x: x.clone().fill_(300), RuntimeError,
+         "value cannot be converted to type int8_t without overflow"),
+        (lambda x: tl.full_like(x, -129), RuntimeError, "type int8_t without overflow"),
+        (lambda x: tl.where(x > 1, x, 128), RuntimeError, "type int8_t without overflow"),
+        (lambda x: x.clamp(min=300), RuntimeError, "type int8_t without overflow"),
+        (lambda x: x ** 300, RuntimeError, "type int8_t without overflow"),
+        (lambda x: tl.add(x, 1, alpha=300), RuntimeError, "type int8_t without overflow"),
+        (lambda x: tl.tensor(300, dtype=tl.int8), RuntimeError,
+         "value cannot be converted to type int8 without overflow"),
+        (lambda x: x + 2**64, OverflowError, "int too big to convert"),
+        (lambda x: x + (-(2**63) - 1), OverflowError, "can't convert negative int to unsigned"),
+    ],
+    ids=["fill_", "full_like", "where", "clamp", "pow", "alpha", "tensor", "2**64", "-2**63-1"],
+)
+def test_an_int_out_of_range_is_refused_where_pytorch_checks_it(call, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        call(tl.tensor([1, 2], dtype=tl.int8))
+
+
+def _in_place(step: Any) -> Any:
+    """A case that changes a clone of the tensor in place and returns it."""
+
+    def run(lib: Any, x: Any, s: int) -> Any:
+        y = x.clone()
+        result = step(lib, y, s)
+        return y if result is None else result
+
+    return run
+
+
+def _iop(op: str) -> Any:
+    """``y op= s`` (an augmented assignment) as a case."""
+    code = compile(f"y {op}= s", "<case>", "exec")
+
+    def step(lib: Any, y: Any, s: int) -> Any:
+        names = {"y": y, "s": s}
+        exec(code, names)  # noqa: S102 - the augmented assignment under test
+        return names["y"]
+
+    return _in_place(step)
+
+
+def _setitem(lib: Any, y: Any, s: int) -> None:
+    y[0] = s
+
+
+OUT_OF_RANGE = {
+    "x + s": lambda lib, x, s: x + s, "s + x": lambda lib, x, s: s + x,
+    "x - s": lambda lib, x, s: x - s, "s - x": lambda lib, x, s: s - x,
+    "x * s": lambda lib, x, s: x * s, "x / s": lambda lib, x, s: x / s,
+    "s / x": lambda lib, x, s: s / x, "x // s": lambda lib, x, s: x // s,
+    "s // x": lambda lib, x, s: s // x, "x % s": lambda lib, x, s: x % s,
+    "s % x": lambda lib, x, s: s % x, "x ** s": lambda lib, x, s: x**s,
+    "s ** x": lambda lib, x, s: s**x, "x & s": lambda lib, x, s: x & s,
+    "s | x": lambda lib, x, s: s | x, "x ^ s": lambda lib, x, s: x ^ s,
+    "x << s": lambda lib, x, s: x << s, "s << x": lambda lib, x, s: s << x,
+    "x >> s": lambda lib, x, s: x >> s, "s >> x": lambda lib, x, s: s >> x,
+    **{f"x {op}= s": _iop(op) for op in ("+", "-", "*", "//", "%", "**", "&", "|", "^")},
+    "x <<= s": _iop("<<"), "x >>= s": _iop(">>"),
+    "add_(s)": _in_place(lambda lib, y, s: y.add_(s)),
+    "sub_(s)": _in_place(lambda lib, y, s: y.sub_(s)),
+    "mul_(s)": _in_place(lambda lib, y, s: y.mul_(s)),
+    "add_(1, alpha=s)": _in_place(lambda lib, y, s: y.add_(1, alpha=s)),
+    "add(x, s, alpha=2)": lambda lib, x, s: lib.add(x, s, alpha=2),
+    "add(x, x, alpha=s)": lambda lib, x, s: lib.add(x, x, alpha=s),
+    "sub(x, 1, alpha=s)": lambda lib, x, s: lib.sub(x, 1, alpha=s),
+    "div(x, s, floor)": lambda lib, x, s: lib.div(x, s, rounding_mode="floor"),
+    "div(x, s, trunc)": lambda lib, x, s: lib.div(x, s, rounding_mode="trunc"),
+    "x == s": lambda lib, x, s: x == s, "x != s": lambda lib, x, s: x != s,
+    "x < s": lambda lib, x, s: x < s, "x >= s": lambda lib, x, s: x >= s,
+    "s > x": lambda lib, x, s: s > x,
+    "where(c, x, s)": lambda lib, x, s: lib.where(x > 1, x, s),
+    "where(c, s, x)": lambda lib, x, s: lib.where(x > 1, s, x),
+    "fill_(s)": _in_place(lambda lib, y, s: y.fill_(s)),
+    "clamp(min=s)": lambda lib, x, s: lib.clamp(x, min=s),
+    "clamp_max(s)": lambda lib, x, s: lib.clamp_max(x, s),
+    "clamp_(min=s)": _in_place(lambda lib, y, s: y.clamp_(min=s)),
+    "masked_fill(s)": lambda lib, x, s: x.masked_fill(x > 1, s),
+    "masked_fill_(s)": _in_place(lambda lib, y, s: y.masked_fill_(y > 1, s)),
+    "full_like(x, s)": lambda lib, x, s: lib.full_like(x, s),
+    "full(2, s, dtype)": lambda lib, x, s: lib.full((2,), s, dtype=x.dtype),
+    "new_full(2, s)": lambda lib, x, s: x.new_full((2,), s),
+    "remainder(s, x)": lambda lib, x, s: lib.remainder(s, x),
+    "floor_divide(x, s)": lambda lib, x, s: lib.floor_divide(x, s),
+    "fmod(x, s)": lambda lib, x, s: lib.fmod(x, s),
+    "bitwise_and(x, s)": lambda lib, x, s: lib.bitwise_and(x, s),
+    "bitwise_right_shift(x, s)": lambda lib, x, s: lib.bitwise_right_shift(x, s),
+    "pow(s, x)": lambda lib, x, s: lib.pow(s, x),
+    "index_fill(0, i, s)": lambda lib, x, s: x.index_fill(0, lib.tensor([0, 2]), s),
+    "tensor(s, dtype)": lambda lib, x, s: lib.tensor(s, dtype=x.dtype),
+    "tensor([s, 1], dtype)": lambda lib, x, s: lib.tensor([s, 1], dtype=x.dtype),
+    "x[0] = s": _in_place(_setitem),
+}
+_RANGES = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-(2**15), 2**15 - 1),
+           "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _out_of_range(name: str) -> list[int]:
+    """Just outside the range of ``name``, far outside it, past int64 and past uint64."""
+    low, high = _RANGES[name]
+    wanted = [high + 1, low - 1, 300, -300, 2**40, -(2**40), 2**63, -(2**63) - 1, 2**64]
+    return [s for s in dict.fromkeys(wanted) if not low <= s <= high]
+
+
+def _result(lib: Any, case: Any, name: str, s: int) -> tuple[Any, ...]:
+    x = lib.tensor([3, 2, 1, 7] if name == "uint8" else [3, -2, 1, 7], dtype=getattr(lib, name))
+    try:
+        out = case(lib, x, s)
+    except Exception as error:  # noqa: BLE001 - the parity test compares which error
+        return type(error).__name__, str(error)
+    return str(out.dtype).split(".")[-1], out.tolist()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("op", list(OUT_OF_RANGE))
+def test_ints_out_of_an_integer_dtypes_range_match_pytorch(op):
+    """Each op, each integer dtype, Python ints just and far outside its range: PyTorch's dtype and
+    values, or its exception type and message (tensorlib's may say more)."""
+    torch = pytest.importorskip("torch")
+    for name in _RANGES:
+        for s in _out_of_range(name):
+            ours = _result(tl, OUT_OF_RANGE[op], name, s)
+            theirs = _result(torch, OUT_OF_RANGE[op], name, s)
+            where = f"{op} with {name} and {s}: tensorlib {ours}, PyTorch {theirs}"
+            assert ours[0] == theirs[0], where
+            if isinstance(theirs[1], str):
+                assert theirs[1] in ours[1], where
+            elif ours[0].startswith("float"):  # s / x: PyTorch multiplies by the reciprocal
+                np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-6, err_msg=where)
+            else:
+                assert ours[1] == theirs[1], where
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("s", [2, -1, 300, 2**63, 2**64])
+def test_ints_meeting_a_bool_tensor_match_pytorch(s):
+    """A bool tensor and an int promote to int64 (no wrap); PyTorch reads an int past int64 as a
+    uint64, which it does not promote with bool."""
+    torch = pytest.importorskip("torch")
+    cases = [lambda lib, x: x + s, lambda lib, x: x == s, lambda lib, x: x & s,
+             lambda lib, x: x.clone().fill_(s), lambda lib, x: lib.where(x, x, s),
+             lambda lib, x: x ** s, lambda lib, x: s / x]
+    for index, case in enumerate(cases):
+        ours, theirs = (_result(lib, lambda lib, x, _, case=case: case(lib, x), "bool", s)
+                        for lib in (tl, torch))
+        assert ours[0] == theirs[0] and (theirs[1] in ours[1] if isinstance(theirs[1], str)
+                                         else ours[1] == theirs[1]), (index, ours, theirs)

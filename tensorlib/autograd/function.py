@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 418
+# %% book/02_autograd.ipynb, cell 420
 import functools
 from collections.abc import Callable
 from typing import Any

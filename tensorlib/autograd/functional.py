@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 386
+# %% book/02_autograd.ipynb, cell 388
 from collections.abc import Callable
 from typing import Any
 
@@ -99,7 +99,7 @@ def _nested(rows: list[list[Tensor]], outs_tuple: bool, ins_tuple: bool) -> Any:
     return tuple(per_output) if outs_tuple else per_output[0]
 
 
-# %% book/02_autograd.ipynb, cell 387
+# %% book/02_autograd.ipynb, cell 389
 def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False,
              strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode") -> Any:
@@ -226,7 +226,7 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
             (tuple(products) if outs_tuple else products[0]))
 
 
-# %% book/02_autograd.ipynb, cell 388
+# %% book/02_autograd.ipynb, cell 390
 def _recorded_gradient(out: Tensor, leaves: tuple[Tensor, ...], fn: str) -> list[Tensor]:
     """The gradient of the one-element ``out`` with respect to each leaf, recorded
     (``create_graph=True``) so that it can be differentiated again; zeros where ``out`` does

@@ -174,7 +174,7 @@ class GradcheckError(RuntimeError):
     """Raised by ``gradcheck`` when an analytic gradient differs from the numerical one."""
 
 
-# %% book/02_autograd.ipynb, cell 419
+# %% book/02_autograd.ipynb, cell 421
 # gradgradcheck differentiates through grad, and tells a once_differentiable op by its message
 from tensorlib.autograd.function import _TWICE  # noqa: E402
 from tensorlib.autograd.gradients import grad  # noqa: E402

@@ -190,7 +190,7 @@ def backward(
         run_backward(tensors, root_grads, retain_graph=bool(retain_graph))
 
 
-# %% book/02_autograd.ipynb, cell 389
+# %% book/02_autograd.ipynb, cell 391
 # The recorded backward pass of create_graph=True (section 24.1), which grad and backward call,
 # is written after the ops: imported at the module's end (as tensor_type imports its op modules)
 from tensorlib.engine.higher_order import run_backward_graph  # noqa: E402

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 423
+# %% book/02_autograd.ipynb, cell 425
 import abc
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -108,7 +108,7 @@ def disable_saved_tensors_hooks(error_message: str) -> Iterator[None]:
         off.pop()
 
 
-# %% book/02_autograd.ipynb, cell 425
+# %% book/02_autograd.ipynb, cell 427
 class _MultiHandle(RemovableHandle):
     """The handle :func:`register_multi_grad_hook` returns: ``remove()`` takes its hook off
     every tensor, and its end-of-pass callback off the engine."""

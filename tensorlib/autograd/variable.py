@@ -9,7 +9,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 480
+# %% book/02_autograd.ipynb, cell 482
 import warnings
 from typing import Any
 

@@ -42,7 +42,7 @@ _detecting: list[bool] = []
 _checks_nan: list[bool] = [True]  # whether a NaN in a gradient raises (while detection is on)
 
 
-# %% book/02_autograd.ipynb, cell 401
+# %% book/02_autograd.ipynb, cell 403
 _ENGINE = os.path.join(os.path.dirname(os.path.abspath(tensorlib.__file__)), "engine", "")
 _inducing: list[Any] = []  # in a create_graph pass: the node whose recorded backward is running
 
@@ -130,7 +130,7 @@ class set_detect_anomaly:
         set_anomaly_enabled(self.prev, self.prev_check_nan)
 
 
-# %% book/02_autograd.ipynb, cell 403
+# %% book/02_autograd.ipynb, cell 405
 def _forward_stack() -> traceback.StackSummary:
     """The stack of the forward call recording a node, outermost call first, from the caller of
     ``_record`` outwards, without the engine's frames (PyTorch's ops are C++, so its stacks end at

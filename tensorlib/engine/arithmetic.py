@@ -82,7 +82,7 @@ from tensorlib.engine.division import (
 from tensorlib.engine.dtypes import _torch_name, get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
-from tensorlib.engine.promotion import _promote
+from tensorlib.engine.promotion import _promote, _scaled
 from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
 from tensorlib.shape import broadcast_shapes, normalize_axes, normalize_axis, sum_to_shape
 
@@ -292,7 +292,8 @@ def _integral(value: Any) -> bool:
 def _integer_power(a: Any, b: np.ndarray) -> np.ndarray:
     """Integer ``a ** b`` with negative exponents, as torch computes it: 1 for a = 1,
     +-1 for a = -1, else 0."""
-    a, b = np.asarray(a), np.asarray(b)
+    b = np.asarray(b)
+    a = a if isinstance(a, np.ndarray) else np.asarray(a, dtype=b.dtype)  # a number: b's dtype
     out = np.power(a, np.maximum(b, 0))
     reciprocal = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
     return np.where(b < 0, reciprocal, out).astype(out.dtype)
@@ -392,13 +393,13 @@ class Pow(Function):
 # %% book/02_autograd.ipynb, cell 103
 def add(input: Any, other: Any, alpha: Any = 1, *, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other``, elementwise with broadcasting (``x + y`` is ``add(x, y)``)."""
-    result = Add.apply(*_promote(input, other if alpha == 1 else other * alpha))
+    result = Add.apply(*_promote(input, other if alpha == 1 else _scaled(other, alpha, input, 1)))
     return result if out is None else write_out(out, result, "add")
 
 
 def sub(input: Any, other: Any, alpha: Any = 1, *, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``, elementwise with broadcasting (``x - y``)."""
-    result = Sub.apply(*_promote(input, other if alpha == 1 else other * alpha))
+    result = Sub.apply(*_promote(input, other if alpha == 1 else _scaled(other, alpha, input, -1)))
     return result if out is None else write_out(out, result, "sub")
 
 
@@ -418,7 +419,7 @@ def div(
     if out is not None:
         return write_out(out, div(input, other, rounding_mode=rounding_mode), "div")
     if rounding_mode is None:
-        return Div.apply(*_promote(input, other))
+        return Div.apply(*_promote(input, other, "float"))
     if rounding_mode not in ("floor", "trunc"):
         raise RuntimeError(
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -430,7 +431,7 @@ def div(
 
 def pow(input: Any, exponent: Any, *, out: Tensor | None = None) -> Tensor:
     """``input ** exponent``, elementwise with broadcasting."""
-    result = Pow.apply(*_promote(input, exponent))
+    result = Pow.apply(*_promote(input, exponent, "pow"))
     return result if out is None else write_out(out, result, "pow")
 
 
@@ -474,10 +475,14 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 # %% book/02_autograd.ipynb, cell 108
 def _compare(input: Tensor, other: Any, ufunc: np.ufunc) -> Tensor:
-    """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient)."""
-    return _wrap(
-        np.asarray(ufunc(input._data, other._data if isinstance(other, Tensor) else other)), None
-    )
+    """``ufunc`` of the values, outside the graph (comparisons and bitwise ops have no gradient).
+    A Python int meets an integer tensor wrapped into its dtype, as in ``+`` (0 to 127 fit in
+    every dtype: ``x > 0`` pays one test more)."""
+    if isinstance(other, Tensor):
+        other = other._data
+    elif type(other) is int and not 0 <= other <= 127 and input._data.dtype.kind in "iub":
+        other = _promote(input, other)[1]
+    return _wrap(np.asarray(ufunc(input._data, other)), None)
 
 
 def floor_divide(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:

@@ -16,7 +16,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 133
+# %% book/02_autograd.ipynb, cell 135
 from typing import Any
 
 import numpy as np
@@ -91,7 +91,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     return Cumprod.apply(input, axis=axis)
 
 
-# %% book/02_autograd.ipynb, cell 136
+# %% book/02_autograd.ipynb, cell 138
 def _reverse_logcumsumexp(v: np.ndarray, axis: int) -> np.ndarray:
     r""":math:`\log \sum_{j \ge i} e^{v_j}` along ``axis``: a running ``logaddexp`` from the
     end."""

@@ -413,6 +413,46 @@ class iinfo:  # noqa: N801  (PyTorch's name)
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
+# PyTorch reads a Python int as an int64 or, from 2**63 on, a uint64; others raise its OverflowError
+_INT_READ = (-(2**63), 2**64)
+# the C type names in PyTorch's "value cannot be converted to type ... without overflow"
+_C_TYPES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int"}
+
+
+def _read_int(value: int) -> int:
+    """``value`` if PyTorch can read it (as an int64 or a uint64), else its ``OverflowError``."""
+    if value < _INT_READ[0]:
+        raise OverflowError("can't convert negative int to unsigned")
+    if value >= _INT_READ[1]:
+        raise OverflowError("int too big to convert")
+    return value
+
+
+def _wrapped_int(value: int, dtype: np.dtype) -> int:
+    """The Python int ``value`` cast to the integer ``dtype`` as C casts it, by two's complement:
+    what an op such as ``int8_tensor + 300`` adds (44), as PyTorch's cast of the number does."""
+    bits = 8 * dtype.itemsize
+    low_bits = _read_int(value) & ((1 << bits) - 1)
+    return low_bits - (1 << bits) if dtype.kind == "i" and low_bits >> (bits - 1) else low_bits
+
+
+def _checked_int(value: int, dtype: np.dtype, name: str | None = None) -> int:
+    """The Python int ``value`` for an element of a ``dtype`` tensor, refused (``RuntimeError``)
+    where PyTorch's checked conversion refuses it: outside the range of a signed dtype, or outside
+    ``-max``...``max`` of an unsigned one (``-1`` fills a uint8 tensor with 255). ``fill_``,
+    ``full``, ``masked_fill``, ``where``, ``clamp``, an exponent and ``alpha`` take numbers so."""
+    _read_int(value)
+    if dtype.kind not in "iu":  # a float or bool dtype takes any number PyTorch reads
+        return bool(value) if dtype.kind == "b" else value
+    info = np.iinfo(dtype)
+    if not (-int(info.max) if dtype.kind == "u" else int(info.min)) <= value <= int(info.max):
+        raise RuntimeError(
+            f"value cannot be converted to type {name or _C_TYPES.get(dtype.name, 'int64_t')} "
+            "without overflow"
+        )
+    return _wrapped_int(value, dtype)
+
+
 # %% book/02_autograd.ipynb, cell 28
 def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device, np.dtype | None]:
     """Resolve PyTorch's ``to(...)`` arguments into ``(device, dtype)``;

@@ -67,14 +67,14 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 151
+# %% book/02_autograd.ipynb, cell 153
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from tensorlib.engine.conversion import to
-from tensorlib.engine.dtypes import get_default_dtype
+from tensorlib.engine.dtypes import _checked_int, get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
 from tensorlib.engine.promotion import floating_array
@@ -213,7 +213,7 @@ class Log1p(Function):
         return (grad / (1 + x),)
 
 
-# %% book/02_autograd.ipynb, cell 152
+# %% book/02_autograd.ipynb, cell 154
 class Expm1(Function):
     """:math:`y = e^x - 1`, accurate for small :math:`x`; :math:`\\bar x = \\bar y (y + 1)`."""
 
@@ -281,7 +281,7 @@ class PiecewiseConstant(Function):
         return (grad.new_zeros(self.shape),)  # a constant: every higher derivative is 0 too
 
 
-# %% book/02_autograd.ipynb, cell 153
+# %% book/02_autograd.ipynb, cell 155
 class Tan(Function):
     """:math:`y = \\tan x`; :math:`\\bar x = \\bar y\\,(1 + y^2)`."""
 
@@ -398,7 +398,7 @@ class Cosh(Function):
         return (grad * self._graph_inputs()[0].sinh(),)
 
 
-# %% book/02_autograd.ipynb, cell 155
+# %% book/02_autograd.ipynb, cell 157
 class Tanh(Function):
     """:math:`y = \\tanh x`; :math:`\\bar x = \\bar y (1 - y^2)`."""
 
@@ -507,7 +507,7 @@ def _clamp_bounds(low: Any, high: Any, op: str) -> tuple[Any, Any]:
     return tuple(bound.item() if isinstance(bound, np.generic) else bound for bound in (low, high))
 
 
-# %% book/02_autograd.ipynb, cell 157
+# %% book/02_autograd.ipynb, cell 159
 def exp(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`e^x`."""
     if out is not None:
@@ -595,13 +595,18 @@ def clamp(
         if high is not None:
             result = where(result > high, high, result)
         return result
+    if input._data.dtype.kind in "iu":  # an int bound outside the dtype's range: refused
+        low, high = (
+            _checked_int(bound, input._data.dtype) if type(bound) is int else bound
+            for bound in (low, high)
+        )
     x = input
     if input._data.dtype.kind != "f" and (isinstance(low, float) or isinstance(high, float)):
         x = to(input, get_default_dtype())
     return Clamp.apply(x, low=low, high=high)
 
 
-# %% book/02_autograd.ipynb, cell 159
+# %% book/02_autograd.ipynb, cell 161
 def expm1(input: Tensor, *, out: Tensor | None = None) -> Tensor:
     r"""Elementwise :math:`e^x - 1`, accurate for small ``x``."""
     if out is not None:
@@ -682,7 +687,7 @@ def cosh(input: Tensor) -> Tensor:
 arctan, arcsin, arccos = atan, asin, acos
 
 
-# %% book/02_autograd.ipynb, cell 161
+# %% book/02_autograd.ipynb, cell 163
 @supports_out
 def clamp_min(input: Tensor, min: Any) -> Tensor:
     """``clamp(input, min=min)``."""

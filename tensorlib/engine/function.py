@@ -710,7 +710,7 @@ def backward_seed(tensor: Tensor, gradient: Tensor | np.ndarray | None) -> np.nd
     return grad
 
 
-# %% book/02_autograd.ipynb, cell 415
+# %% book/02_autograd.ipynb, cell 417
 class _CustomBackward(Function):
     """The node of an op written in torch's protocol: its backward calls
     ``op.backward(ctx, grad)`` on Tensors."""

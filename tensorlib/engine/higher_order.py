@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 373
+# %% book/02_autograd.ipynb, cell 375
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -203,7 +203,7 @@ class _GraphPass:
             at_end()
 
 
-# %% book/02_autograd.ipynb, cell 374
+# %% book/02_autograd.ipynb, cell 376
 def run_backward_graph(
     roots: Sequence[Tensor], root_grads: Sequence[Tensor], *, retain_graph: bool | None = None,
     capture: Sequence[Tensor] | None = None,

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 395
+# %% book/02_autograd.ipynb, cell 397
 import itertools
 import weakref
 from collections import OrderedDict
@@ -87,7 +87,7 @@ def register_hook(tensor: Tensor, hook: Callable[[Tensor], Tensor | None]) -> Re
     return handle
 
 
-# %% book/02_autograd.ipynb, cell 398
+# %% book/02_autograd.ipynb, cell 400
 def register_post_accumulate_grad_hook(
     tensor: Tensor, hook: Callable[[Tensor], None]
 ) -> RemovableHandle:

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 217
+# %% book/02_autograd.ipynb, cell 219
 import operator
 import warnings
 from typing import Any
@@ -151,7 +151,7 @@ class _IndexGrad(Function):
         return (Index.apply(grad, key=self.key),)
 
 
-# %% book/02_autograd.ipynb, cell 218
+# %% book/02_autograd.ipynb, cell 220
 def _gather_where(index: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
     """The integer-array index that picks ``x[..., index[i, j, ...], ...]`` along ``axis``,
     one per element of ``index``."""
@@ -234,7 +234,7 @@ def _gather_index(tensor: Tensor, dim: int, index: Any) -> np.ndarray:
     return index
 
 
-# %% book/02_autograd.ipynb, cell 219
+# %% book/02_autograd.ipynb, cell 221
 def getitem(input: Tensor, key: Any) -> Tensor:
     """``input[key]``: basic indexing (ints, slices, ``None``, ``...``) gives a view; tensors and
     arrays as indices or masks copy."""
@@ -290,7 +290,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return getitem(input, (slice(None),) * axis + (slice(first, first + length),))
 
 
-# %% book/02_autograd.ipynb, cell 220
+# %% book/02_autograd.ipynb, cell 222
 def index_select(input: Tensor, dim: int, index: Tensor, *, out: Tensor | None = None) -> Tensor:
     """The entries of ``input`` along ``dim`` at the positions of the 1-D integer tensor
     ``index`` (repeats allowed): ``input[..., index, ...]``, whose gradient adds back."""
@@ -321,7 +321,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     return values[mask.expand(*shape) if mask._data.shape != shape else mask]
 
 
-# %% book/02_autograd.ipynb, cell 221
+# %% book/02_autograd.ipynb, cell 223
 def _index(values: np.ndarray) -> Tensor:
     """An int64 index tensor outside the graph."""
     return _wrap(np.asarray(values, dtype=np.int64), None)
@@ -415,7 +415,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
     return tuple(grids)
 
 
-# %% book/02_autograd.ipynb, cell 222
+# %% book/02_autograd.ipynb, cell 224
 class Scatter(Function):
     """``y = x`` with ``src`` written (or, with ``add``, added) at ``index`` along ``axis``: for
     ``axis = 1``, :math:`y_{i, \\text{index}_{ij}, k} = \\text{src}_{ijk}`. Then
@@ -508,7 +508,7 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return Scatter.apply(input, src, Tensor(checked), axis=axis, add=True)
 
 
-# %% book/02_autograd.ipynb, cell 225
+# %% book/02_autograd.ipynb, cell 227
 @supports_out
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Values of ``input`` picked along ``dim`` by ``indices``, the other dims broadcast between
@@ -562,7 +562,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     return input.reshape(-1)[index]
 
 
-# %% book/02_autograd.ipynb, cell 228
+# %% book/02_autograd.ipynb, cell 230
 def _along(index: Tensor, dim: int, like: Tensor, name: str) -> tuple[int, Tensor]:
     """A 1-D integer ``index`` of ``like.shape[dim]`` positions, as an index of ``like``'s shape
     that holds ``index[i]`` at every position ``i`` of ``dim`` (what ``scatter`` takes)."""

@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 321
+# %% book/02_autograd.ipynb, cell 323
 import importlib
 import math
 from collections.abc import Callable
@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import _torch_name
+from tensorlib.engine.dtypes import _checked_int, _read_int, _torch_name, _wrapped_int
 from tensorlib.engine.elementwise import _clamp_bounds, clamp
 from tensorlib.engine.function import _rebase, count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
@@ -199,11 +199,15 @@ def _mark_changed(tensor: Tensor) -> list[Any]:
     return tensor._versions
 
 
-# %% book/02_autograd.ipynb, cell 322
+# %% book/02_autograd.ipynb, cell 324
 def setitem(tensor: Tensor, key: Any, value: Any) -> None:
     """``tensor[key] = value``, in place. In the graph, a basic ``key`` (ints, slices, ``None``,
     ``...``) is recorded as PyTorch records it, as ``copy_`` of the view ``tensor[key]``
     (CopySlices: time and memory in the size of the region), any other as ``index_put``."""
+    if type(value) is int:  # PyTorch reads the number as an int64, then converts it checked
+        if not -(2**63) <= value < 2**63:
+            raise ValueError("Overflow when unpacking long long")
+        value = _checked_int(value, tensor._data.dtype)
     if _joins_graph(tensor, value):
         view = tensor[key] if _basic_key(key) and _is_operand(value) else None
         if view is not None and getattr(view, "_view", None) is not None:
@@ -254,7 +258,7 @@ def fill_(tensor: Tensor, value: Any) -> Tensor:
         _scalar_operand(value, "fill_")  # the check: a number or a one-element tensor
         return _record(tensor, "fill_", _written_everywhere, value)
     _check_in_place(tensor, value, "fill_")
-    tensor._data[...] = _scalar_operand(value, "fill_")
+    tensor._data[...] = _scalar_operand(value, "fill_", tensor._data.dtype)
     _mark_changed(tensor)
     return tensor
 
@@ -276,7 +280,8 @@ def masked_fill_(tensor: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tenso
             return _record(tensor, "masked_fill_", _where_reversed, chosen, value)
         return _record(tensor, "masked_fill_", masked_fill, chosen, number)
     _check_in_place(tensor, value, "masked_fill_")
-    np.copyto(tensor._data, _scalar_operand(value, "masked_fill_"), where=chosen, casting="unsafe")
+    number = _scalar_operand(value, "masked_fill_", tensor._data.dtype)
+    np.copyto(tensor._data, number, where=chosen, casting="unsafe")
     _mark_changed(tensor)
     return tensor
 
@@ -318,13 +323,16 @@ def _where_reversed(old: Tensor, mask: np.ndarray, value: Tensor) -> Tensor:
     return where(_wrap(mask, None), value, old)
 
 
-# %% book/02_autograd.ipynb, cell 323
+# %% book/02_autograd.ipynb, cell 325
 def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1) -> Tensor:
     """``tensor = ufunc(tensor, alpha * other)`` in place,
     under torch's rules for shapes and dtypes."""
     _check_operand(other, op)
     operand = other._data if isinstance(other, Tensor) else other
     if alpha != 1:
+        if type(alpha) is int and tensor._data.dtype.kind in "iu":  # checked, as in add_
+            _checked_int(-_read_int(alpha) if op == "sub_" else alpha, tensor._data.dtype)
+            alpha = _wrapped_int(alpha, tensor._data.dtype)
         operand = operand * alpha
     shape = operand.shape if isinstance(operand, np.ndarray) else ()
     if (
@@ -337,6 +345,8 @@ def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1
         )
     # a float tensor takes any result; an integer one may not get a float, a bool only a bool
     if tensor._data.dtype.kind != "f":
+        if type(operand) is int:  # below -2**63 or from 2**64 on: PyTorch's OverflowError
+            _read_int(operand)
         result = (
             _float_result_dtype(tensor._data, operand)
             if ufunc is np.true_divide
@@ -347,6 +357,8 @@ def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1
                 f"{op}: result type {result} can't be cast to the desired output "
                 f"type {tensor._data.dtype}"
             )
+        if type(operand) is int:  # int8 += 300 adds 44, as int8 + 300
+            operand = _wrapped_int(operand, tensor._data.dtype)
     if _joins_graph(tensor, other):
         return _record(tensor, op, _BINARY[ufunc], other if alpha == 1 else other * alpha)
     _check_in_place(tensor, other, op)
@@ -397,6 +409,8 @@ def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -
                 f"clamp_: result type {_result_dtype(tensor._data, bound)} can't be cast to the "
                 f"desired output type {tensor._data.dtype}"
             )
+    # a number bound of an integer tensor: refused outside its range, as in clamp
+    low, high = (_checked_int(b, tensor._data.dtype) if type(b) is int else b for b in (low, high))
     if _joins_graph(tensor, min, max):
         return _record(tensor, "clamp_", clamp, min, max)
     _check_in_place(tensor, None, "clamp_")
@@ -441,7 +455,7 @@ def fill_diagonal_(tensor: Tensor, fill_value: Any, wrap: bool = False) -> Tenso
     return masked_fill_(tensor, mask, fill_value)
 
 
-# %% book/02_autograd.ipynb, cell 330
+# %% book/02_autograd.ipynb, cell 332
 def apply_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any, **kwargs: Any
 ) -> Tensor:
@@ -467,7 +481,7 @@ def apply_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 331
+# %% book/02_autograd.ipynb, cell 333
 def random_fill_(tensor: Tensor, op: str, *args: Any, generator: Any = None) -> Tensor:
     """``uniform_(low, high)``, ``normal_(mean, std)``, ``bernoulli_(p)``,
     ``exponential_(rate)``, ``cauchy_(median, sigma)``, ``geometric_(p)``,
@@ -543,7 +557,7 @@ def _random_integers(
     return source.randint(int(low), int(high), shape)
 
 
-# %% book/02_autograd.ipynb, cell 332
+# %% book/02_autograd.ipynb, cell 334
 def view_in_place_(
     tensor: Tensor, op: str, function: Callable[..., Tensor], *args: Any
 ) -> Tensor:
@@ -556,7 +570,7 @@ def view_in_place_(
     return tensor
 
 
-# %% book/02_autograd.ipynb, cell 337
+# %% book/02_autograd.ipynb, cell 339
 def resize_(tensor: Tensor, sizes: tuple[int, ...]) -> Tensor:
     """``tensor.resize_(*sizes)``: ``tensor`` takes the shape ``sizes``, in place, keeping the first
     elements of its values read in C order; elements beyond the old ones are 0 (PyTorch leaves

@@ -26,7 +26,7 @@ from __future__ import annotations
 __all__: list[str] = []
 
 
-# %% book/02_autograd.ipynb, cell 342
+# %% book/02_autograd.ipynb, cell 344
 from typing import Any
 
 import numpy as np
@@ -137,7 +137,7 @@ class _CopySlices(Function):
         return "CopySlices"
 
 
-# %% book/02_autograd.ipynb, cell 344
+# %% book/02_autograd.ipynb, cell 346
 def _record_on_view(
     tensor: Tensor, op: str, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Tensor:

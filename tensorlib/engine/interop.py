@@ -15,7 +15,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 410
+# %% book/02_autograd.ipynb, cell 412
 from typing import Any
 
 import numpy as np

@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 233
+# %% book/02_autograd.ipynb, cell 235
 import itertools
 import math
 from collections.abc import Sequence
@@ -199,7 +199,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(input, -(-size // chunks) or 1, dim)
 
 
-# %% book/02_autograd.ipynb, cell 237
+# %% book/02_autograd.ipynb, cell 239
 def _at_least(tensor: Tensor, ndim: int) -> Tensor:
     """``tensor`` with size-1 dims added as ``numpy.atleast_{1,2,3}d`` adds them: a vector becomes
     a row ``(1, n)``, then ``(1, n, 1)``; a matrix ``(m, n)`` becomes ``(m, n, 1)``."""
@@ -382,7 +382,7 @@ def diff(
     return values
 
 
-# %% book/02_autograd.ipynb, cell 238
+# %% book/02_autograd.ipynb, cell 240
 def block_diag(*tensors: Tensor) -> Tensor:
     """The tensors (0-, 1- or 2-D; a vector is a row) on the diagonal of a matrix of zeros,
     in order, as ``scipy.linalg.block_diag``: joins, so each block's gradient is its place's."""

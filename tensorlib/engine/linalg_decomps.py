@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 268
+# %% book/02_autograd.ipynb, cell 270
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -95,7 +95,7 @@ def _skew(x: np.ndarray) -> np.ndarray:
     return x - _mT(x)
 
 
-# %% book/02_autograd.ipynb, cell 269
+# %% book/02_autograd.ipynb, cell 271
 def _svd_grad(
     gu: np.ndarray, gs: np.ndarray, gvh: np.ndarray, u: np.ndarray, s: np.ndarray, vh: np.ndarray
 ) -> np.ndarray:
@@ -235,7 +235,7 @@ def legacy_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> _Us
     return _UsV(U, S, Vh.mT)
 
 
-# %% book/02_autograd.ipynb, cell 270
+# %% book/02_autograd.ipynb, cell 272
 def _tolerance(a: np.ndarray, largest: np.ndarray, atol: Any, rtol: Any) -> np.ndarray:
     r"""The cutoff below which a singular value counts as zero, PyTorch's rule:
     :math:`\max(\text{atol}, \text{rtol} \cdot \sigma_1)`, where ``rtol`` defaults to
@@ -341,7 +341,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     return pinv(input, rtol=rcond)
 
 
-# %% book/02_autograd.ipynb, cell 271
+# %% book/02_autograd.ipynb, cell 273
 def _copyltu(m: np.ndarray) -> np.ndarray:
     """The symmetric matrix whose lower triangle is that of ``m``."""
     return np.tril(m) + _mT(np.tril(m, -1))
@@ -449,7 +449,7 @@ def qr(A: Tensor, mode: str = "reduced") -> _QR:
     return _QR(packed[..., :m, :cq], R)
 
 
-# %% book/02_autograd.ipynb, cell 272
+# %% book/02_autograd.ipynb, cell 274
 class Eigvalsh(Function):
     r"""The eigenvalues :math:`w` (ascending) of a symmetric :math:`A = V \operatorname{diag}(w)
     V^\top`; :math:`\bar A = V \operatorname{diag}(\bar w) V^\top`, from
@@ -553,7 +553,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
     return result
 
 
-# %% book/02_autograd.ipynb, cell 273
+# %% book/02_autograd.ipynb, cell 275
 def _substitute(a: np.ndarray, b: np.ndarray, upper: bool, unit: bool) -> np.ndarray:
     r"""The solution of :math:`AX = B` for triangular :math:`A` (batch dims broadcast), row by
     row: :math:`x_i = (b_i - \sum_{j < i} a_{ij} x_j) / a_{ii}` (from the bottom when
@@ -666,7 +666,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     return tensor_sum(x * y, dim)
 
 
-# %% book/02_autograd.ipynb, cell 274
+# %% book/02_autograd.ipynb, cell 276
 class _Lstsq(NamedTuple):
     """What ``linalg.lstsq`` returns, like ``torch.return_types.linalg_lstsq``."""
 

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 263
+# %% book/02_autograd.ipynb, cell 265
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -146,7 +146,7 @@ class VectorNorm(Function):
         return (x.abs().masked_fill(self.x == 0, 1.0) ** (ord - 1) * sign * scale,)
 
 
-# %% book/02_autograd.ipynb, cell 264
+# %% book/02_autograd.ipynb, cell 266
 def _norm_input(x: Any, fn: str, dtype: Any) -> Tensor:
     """``x`` checked to be floating, then converted to ``dtype`` if given (never narrower)."""
     x = _real_floating(x, fn, "x" if fn.endswith("vector_norm") else "A")
@@ -220,7 +220,7 @@ def svdvals(A: Tensor) -> Tensor:
 _MATRIX_ORDS = ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf)
 
 
-# %% book/02_autograd.ipynb, cell 265
+# %% book/02_autograd.ipynb, cell 267
 def _norm_matrix_dims(A: Tensor, dim: Any) -> tuple[int, int]:
     """``matrix_norm``'s two dims, normalized and checked as PyTorch checks them."""
     dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
@@ -337,7 +337,7 @@ def linalg_norm(
     return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
 
 
-# %% book/02_autograd.ipynb, cell 291
+# %% book/02_autograd.ipynb, cell 293
 import warnings  # noqa: E402
 
 

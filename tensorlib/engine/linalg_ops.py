@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 258
+# %% book/02_autograd.ipynb, cell 260
 import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -136,7 +136,7 @@ def _inverse(a: np.ndarray, fn: str, message: str) -> np.ndarray:
         raise LinAlgError(f"{fn}: {where}{message}") from None
 
 
-# %% book/02_autograd.ipynb, cell 259
+# %% book/02_autograd.ipynb, cell 261
 def _products_of_others(s: np.ndarray) -> np.ndarray:
     r""":math:`\prod_{j \ne i} s_j` for each :math:`i` along the last dim, from running products
     from the left and from the right: no division, so exact where some :math:`s_j = 0`."""
@@ -292,7 +292,7 @@ class Solve(Function):
         return grad_a, _summed_to(grad_b, self.b_shape) if self.needs_input_grad[1] else None
 
 
-# %% book/02_autograd.ipynb, cell 260
+# %% book/02_autograd.ipynb, cell 262
 @supports_out
 def det(A: Tensor) -> Tensor:
     r"""The determinant of a square matrix, or of each in a batch.
@@ -412,7 +412,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     return x.squeeze(-1) if vector else x
 
 
-# %% book/02_autograd.ipynb, cell 261
+# %% book/02_autograd.ipynb, cell 263
 def _not_positive_definite(a: np.ndarray) -> str:
     """PyTorch's message for the first matrix of ``a`` that has no Cholesky factor: the order
     of its first leading minor that is not positive definite."""
@@ -553,7 +553,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> _EigenvaluesEigenvectors:  # noqa: N803 
     return _EigenvaluesEigenvectors(packed[..., 0, :], packed[..., 1:, :])
 
 
-# %% book/02_autograd.ipynb, cell 262
+# %% book/02_autograd.ipynb, cell 264
 @supports_out
 def cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     r"""The cross product of the 3-vectors along ``dim``, :math:`a \times b =

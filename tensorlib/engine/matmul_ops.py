@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 139
+# %% book/02_autograd.ipynb, cell 141
 import math
 import string
 from typing import Any
@@ -118,7 +118,7 @@ class MatMul(Function):
         )
 
 
-# %% book/02_autograd.ipynb, cell 140
+# %% book/02_autograd.ipynb, cell 142
 def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Tensor:
     """The matrix product ``input @ other`` (batch dims broadcast; 1-D operands as in numpy)."""
     if not isinstance(input, (Tensor, np.ndarray)) or not isinstance(other, (Tensor, np.ndarray)):
@@ -307,7 +307,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     return Einsum.apply(*operands, equation=equation)
 
 
-# %% book/02_autograd.ipynb, cell 255
+# %% book/02_autograd.ipynb, cell 257
 def _same_dtype(name: str, *tensors: Tensor) -> None:
     """PyTorch's products do not promote: mixed dtypes are refused."""
     dtypes = [t._data.dtype for t in tensors]

@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 294
+# %% book/02_autograd.ipynb, cell 296
 import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -171,7 +171,7 @@ def atanh(input: Tensor) -> Tensor:
 arcsinh, arccosh, arctanh = asinh, acosh, atanh  # NumPy's names, which PyTorch also has
 
 
-# %% book/02_autograd.ipynb, cell 296
+# %% book/02_autograd.ipynb, cell 298
 def positive(input: Tensor) -> Tensor:
     """``input`` itself (``+x``), as ``torch.positive``."""
     return input
@@ -293,7 +293,7 @@ def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     return diag(input.reshape(-1), offset)
 
 
-# %% book/02_autograd.ipynb, cell 297
+# %% book/02_autograd.ipynb, cell 299
 class _Frexp(NamedTuple):
     """What ``frexp`` returns, like ``torch.return_types.frexp``."""
 
@@ -451,7 +451,7 @@ def unique_consecutive(
     return tuple(result)
 
 
-# %% book/02_autograd.ipynb, cell 306
+# %% book/02_autograd.ipynb, cell 308
 def _window(
     name: str,
     window_length: int,
@@ -621,14 +621,16 @@ def _calls_method(name: str) -> Any:
 )
 
 
-# %% book/02_autograd.ipynb, cell 307
+# %% book/02_autograd.ipynb, cell 309
 def _shift(input: Any, other: Any, ufunc: np.ufunc, name: str) -> Tensor:
     """``ufunc`` (a bit shift) of two integer operands, broadcast; no gradient."""
-    a = input._data if isinstance(input, Tensor) else np.asarray(input)
-    b = other._data if isinstance(other, Tensor) else np.asarray(other)
+    # promoted as + promotes them: a number takes the tensor's dtype (wrapped into it)
+    first, second = _promote(input, other)
+    a, b = (x._data if isinstance(x, Tensor) else np.asarray(x) for x in (first, second))
     if a.dtype.kind not in "iub" or b.dtype.kind not in "iub":
         raise RuntimeError(f"{name}: expected integer tensors, got {a.dtype} and {b.dtype}")
-    dtype = a.dtype if not isinstance(other, Tensor) else np.result_type(a, b)
+    tensor = first if isinstance(first, Tensor) else second
+    dtype = tensor._data.dtype if isinstance(tensor, Tensor) else np.result_type(a, b)
     return _wrap(ufunc(a.astype(dtype), b.astype(dtype)), None)
 
 

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 128
+# %% book/02_autograd.ipynb, cell 130
 from typing import Any, NamedTuple
 
 import numpy as np

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 167
+# %% book/02_autograd.ipynb, cell 169
 from typing import Any
 
 import numpy as np
@@ -216,7 +216,7 @@ class FloatingExtremum(Function):
                                                                    self.shapes[1])
 
 
-# %% book/02_autograd.ipynb, cell 168
+# %% book/02_autograd.ipynb, cell 170
 @supports_out
 def atan2(input: Tensor, other: Any) -> Tensor:
     """The angle of the point ``(other, input)`` in radians, in :math:`(-\\pi, \\pi]`: the

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 434
+# %% book/02_autograd.ipynb, cell 436
 import math
 import os
 import queue
@@ -124,7 +124,7 @@ def in_parallel_region() -> bool:
     return getattr(_region, "inside", False)
 
 
-# %% book/02_autograd.ipynb, cell 438
+# %% book/02_autograd.ipynb, cell 440
 # OpenBLAS runs a product of M·N·K <= 2**18 on one thread (GEMM_MULTITHREAD_THRESHOLD); after a
 # larger one its other threads spin for THREAD_TIMEOUT, 2**28 cycles of the time-stamp counter
 # by default: about 0.1 s at 2.5 GHz
@@ -167,7 +167,7 @@ def worth_splitting(n: int, cost: int = 1, *, ignore_blas_spin: bool = False) ->
     )
 
 
-# %% book/02_autograd.ipynb, cell 440
+# %% book/02_autograd.ipynb, cell 442
 def _run_chunk(fn: Callable[[int, int], object], start: int, stop: int) -> None:
     """``fn(start, stop)`` marked as inside a split, so that what it calls does not split again."""
     _region.inside = True

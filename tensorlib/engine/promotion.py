@@ -24,7 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import bool_, get_default_dtype, int64
+from tensorlib.engine.dtypes import (
+    _checked_int,
+    _read_int,
+    _wrapped_int,
+    bool_,
+    get_default_dtype,
+    int64,
+)
 from tensorlib.engine.out_arg import _can_cast
 from tensorlib.engine.tensor_type import Tensor, _wrap
 
@@ -71,9 +78,15 @@ def _converted(value: Any, dtype: np.dtype) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _promote(a: Any, b: Any) -> tuple[Any, Any]:
+def _promote(a: Any, b: Any, number: str = "wrap") -> tuple[Any, Any]:
     """``a`` and ``b`` converted to PyTorch's result dtype (see ``_result_dtype``);
-    cheap when they agree."""
+    cheap when they agree.
+
+    A Python int outside the range of an integer result dtype is cast as ``number`` says
+    (see ``_int_fitted``): ``"wrap"`` (the arithmetic, ``int8 + 300`` adds 44), ``"check"``
+    (refused, as ``where``), ``"pow"`` (an exponent is checked, a base wrapped) or ``"float"``
+    (true division: the integer tensor goes to the default float dtype instead).
+    """
     a_dtype = a._data.dtype if isinstance(a, Tensor) else None
     b_dtype = b._data.dtype if isinstance(b, Tensor) else None
     if a_dtype is not None and b_dtype is not None:
@@ -82,12 +95,74 @@ def _promote(a: Any, b: Any) -> tuple[Any, Any]:
     else:  # a tensor and a Python number: numpy's weak scalars already agree with PyTorch here
         kind = a_dtype.kind if a_dtype is not None else b_dtype.kind if b_dtype is not None else ""
         scalar_type = type(b if b_dtype is None else a)
-        if (scalar_type is float and kind == "f") or (scalar_type is int and kind in "iuf"):
+        if (scalar_type is float or scalar_type is int) and kind == "f":
             return a, b
+        if scalar_type is int and kind in "iu":  # unless the int is outside the dtype's range
+            low, high = _INT_RANGES[a_dtype if b_dtype is None else b_dtype]
+            if low <= (b if b_dtype is None else a) <= high:
+                return a, b
     _check_operand(a)
     _check_operand(b)
     dtype = _result_dtype(a, b)
-    return _converted(a, dtype), _converted(b, dtype)
+    tensor_dtype = a_dtype if a_dtype is not None else b_dtype
+    a, b = _converted(a, dtype), _converted(b, dtype)
+    if (type(a) is int or type(b) is int) and dtype.kind in "iu" and tensor_dtype is not None:
+        return _int_fitted(a, b, dtype, number, tensor_dtype)
+    return a, b
+
+
+# the range of each integer dtype, for _promote's check that a Python int fits
+_INT_RANGES: dict[Any, tuple[int, int]] = {
+    np.dtype(code): (int(np.iinfo(code).min), int(np.iinfo(code).max))
+    for code in np.typecodes["AllInteger"]
+}
+
+
+def _int_fitted(
+    a: Any, b: Any, dtype: np.dtype, number: str, tensor_dtype: np.dtype
+) -> tuple[Any, Any]:
+    """A tensor and a Python int of the integer result ``dtype``, the int cast as PyTorch casts
+    it for the op: wrapped by two's complement (``number="wrap"``: the arithmetic, comparisons
+    and bit ops), refused outside the range (``"check"``), checked as an exponent and wrapped
+    as a base (``"pow"``), or kept, with the tensor in the default float dtype (``"float"``:
+    true division computes in floats). A bool tensor (``tensor_dtype``) refuses an int past
+    int64, which PyTorch reads as a uint64 and does not promote."""
+    first = type(a) is int
+    value, tensor = (a, b) if first else (b, a)
+    if tensor_dtype.kind == "b" and not (number == "float" and first):
+        if _read_int(value) >= 2**63:
+            if number == "pow" and not first:
+                raise RuntimeError("value cannot be converted to type int64_t without overflow")
+            raise RuntimeError(
+                "Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                "promote Bool and UInt64"
+            )
+        return a, b
+    if number == "float":
+        _read_int(value)
+        tensor = tensor.to(get_default_dtype())
+    elif number == "check" or (number == "pow" and not first):
+        if number == "pow" and _read_int(value) >= 2**63:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        value = value if number == "pow" and value < 0 else _checked_int(value, dtype)
+    else:
+        value = _wrapped_int(value, dtype)
+    return (value, tensor) if first else (tensor, value)
+
+
+def _scaled(other: Any, alpha: Any, input: Any, sign: int) -> Any:
+    """``other * alpha`` for ``add`` (``sign`` 1) and ``sub`` (-1), whose int ``alpha`` PyTorch
+    converts to an integer result dtype checked (``sub`` checks ``-alpha``) and to bool as a
+    truth value."""
+    if type(alpha) is int and (isinstance(input, Tensor) or isinstance(other, Tensor)):
+        dtype = _result_dtype(input, other)
+        if dtype.kind in "iu":
+            _checked_int(sign * _read_int(alpha), dtype)
+            if type(other) is int:  # the number is cast (wrapped), then scaled in the dtype
+                return _wrapped_int(_wrapped_int(other, dtype) * alpha % 2**64, dtype)
+        elif dtype.kind == "b":
+            alpha = bool(_read_int(alpha))
+    return other * alpha
 
 
 def _check_operand(value: Any, op: str = "an op with a Tensor") -> None:

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 119
+# %% book/02_autograd.ipynb, cell 121
 import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -190,7 +190,7 @@ class Std(Function):
         return ((grad / (2 * out)).masked_fill(zero, 0.0),)
 
 
-# %% book/02_autograd.ipynb, cell 121
+# %% book/02_autograd.ipynb, cell 123
 class Norm(Function):
     """:math:`y = \\sqrt{\\sum x^2}` (p=2), :math:`\\bar x = \\bar y \\, x / y` (0 where y = 0, as
     in torch); or :math:`y = \\sum |x|` (p=1), :math:`\\bar x = \\bar y \\, \\text{sign}(x)`."""
@@ -249,7 +249,7 @@ class Cumsum(Function):
         return (grad.flip(self.axis).cumsum(self.axis).flip(self.axis),)
 
 
-# %% book/02_autograd.ipynb, cell 122
+# %% book/02_autograd.ipynb, cell 124
 _ALL_AXES = [tuple(range(ndim)) for ndim in range(8)]  # every axis, for the common ndim
 
 
@@ -404,7 +404,7 @@ def sum(
     return Sum.apply(input, axes=axes, keepdims=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 126
+# %% book/02_autograd.ipynb, cell 128
 class _ValuesIndices(NamedTuple):
     """What ``max(dim)``/``min(dim)`` return: ``(values, indices)``, like torch.return_types."""
 
@@ -591,7 +591,7 @@ def _sorted(tensor: Tensor, dim: int, descending: bool, k: int | None) -> _Value
     return _ValuesIndices(values, _wrap(order.astype(np.int64, copy=False), None))
 
 
-# %% book/02_autograd.ipynb, cell 127
+# %% book/02_autograd.ipynb, cell 129
 def _extreme(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     """``max``/``min``: over all dims (a tensor), along ``dim`` (``(values, indices)``), or
     elementwise with a tensor."""

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 392
+# %% book/02_autograd.ipynb, cell 394
 import weakref
 
 from tensorlib.engine.function import Function, _retained

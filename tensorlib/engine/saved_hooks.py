@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 414
+# %% book/02_autograd.ipynb, cell 416
 import threading
 from collections.abc import Callable
 from typing import Any

@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 301
+# %% book/02_autograd.ipynb, cell 303
 from collections.abc import Sequence
 from typing import Any
 
@@ -179,7 +179,7 @@ def index_put(
     return _write_into("index_put", input, values, key, None, accumulate)
 
 
-# %% book/02_autograd.ipynb, cell 302
+# %% book/02_autograd.ipynb, cell 304
 _SCATTER_UFUNCS = {
     "sum": np.add,
     "mean": np.add,
@@ -316,7 +316,7 @@ class ScatterReduce(Function):
         return grad_x, grad_values
 
 
-# %% book/02_autograd.ipynb, cell 304
+# %% book/02_autograd.ipynb, cell 306
 @supports_out
 def scatter_reduce(
     input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self: bool = True
@@ -391,7 +391,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     return scatter_reduce(input, dim, expanded, source, reduce, include_self=include_self)
 
 
-# %% book/02_autograd.ipynb, cell 356
+# %% book/02_autograd.ipynb, cell 358
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     r"""A copy of ``input`` with ``source``'s elements written at the positions ``index`` of
     ``input`` seen as 1-D (C order; a negative index counts from the end), or, with

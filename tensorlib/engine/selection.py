@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 145
+# %% book/02_autograd.ipynb, cell 147
 from typing import Any
 
 import numpy as np
@@ -102,14 +102,14 @@ def _matrix_dims(tensor: Tensor, op: str) -> tuple[int, int]:
     return rows, cols
 
 
-# %% book/02_autograd.ipynb, cell 146
+# %% book/02_autograd.ipynb, cell 148
 def masked_fill(input: Tensor, mask: Tensor | np.ndarray, value: Any) -> Tensor:
     """``value`` (a number or a one-element tensor) where ``mask`` (bool) is True, else
     ``input``; the result has the shape of both broadcast. A ``value`` that requires grad gets
     the output's gradient summed over the masked positions (a :class:`Where`), as in PyTorch."""
     # a tensor: an input, version-checked
     mask = mask if isinstance(mask, Tensor) else _as_array(mask)
-    number = _scalar_operand(value, "masked_fill")
+    number = _scalar_operand(value, "masked_fill", input._data.dtype)
     try:
         shape = input.shape if mask.shape == input.shape else broadcast_shapes(mask.shape,
                                                                                input.shape)
@@ -159,5 +159,5 @@ def where(condition: Tensor, input: Any, other: Any, *, out: Tensor | None = Non
         dtype = _result_dtype(input, other)
         return _wrap(np.where(mask, np.asarray(input, dtype), np.asarray(other, dtype)), None)
     return Where.apply(
-        condition if isinstance(condition, Tensor) else mask, *_promote(input, other)
+        condition if isinstance(condition, Tensor) else mask, *_promote(input, other, "check")
     )

@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 203
+# %% book/02_autograd.ipynb, cell 205
 import math
 import operator
 import weakref
@@ -146,7 +146,7 @@ def _check_viewable(array: np.ndarray, shape: tuple[int, ...]) -> None:
         ) from None
 
 
-# %% book/02_autograd.ipynb, cell 205
+# %% book/02_autograd.ipynb, cell 207
 class Reshape(Function):
     """The same elements in a new shape; :math:`\\bar x` is :math:`\\bar y` reshaped back."""
 
@@ -227,7 +227,7 @@ class Roll(Function):
         return (Roll.apply(grad, shifts=tuple(-s for s in self.shifts), dims=self.dims),)
 
 
-# %% book/02_autograd.ipynb, cell 207
+# %% book/02_autograd.ipynb, cell 209
 class Expand(Function):
     """Broadcast to ``shape`` without copying;
     :math:`\\bar x = \\text{sum\\_to\\_shape}(\\bar y)`."""
@@ -272,7 +272,7 @@ class Repeat(Function):
         return (grad.reshape(pairs).sum(dim=copies).reshape(self.shape),)
 
 
-# %% book/02_autograd.ipynb, cell 208
+# %% book/02_autograd.ipynb, cell 210
 def reshape(input: Tensor, shape: Any) -> Tensor:
     """The elements of ``input`` in a new ``shape`` (a tuple; one size may be -1: inferred)."""
     return _view_of(
@@ -449,7 +449,7 @@ def repeat(input: Tensor, sizes: Any) -> Tensor:
     return Repeat.apply(input, sizes=sizes)
 
 
-# %% book/02_autograd.ipynb, cell 209
+# %% book/02_autograd.ipynb, cell 211
 def broadcast_to(input: Tensor, size: Any) -> Tensor:
     """``input`` broadcast to ``size``, a view: ``expand`` under NumPy's name."""
     return expand(input, tuple(size))
@@ -493,7 +493,7 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     return repeat(input, (1,) * (input._data.ndim - len(dims)) + dims)
 
 
-# %% book/02_autograd.ipynb, cell 213
+# %% book/02_autograd.ipynb, cell 215
 def ravel(input: Tensor) -> Tensor:
     """The elements as a 1-D tensor in row-major order: a view when the memory allows, else a
     copy (``reshape(-1)``)."""
@@ -548,7 +548,7 @@ def rot90(input: Tensor, k: int = 1, dims: Any = (0, 1)) -> Tensor:
     return input.clone()  # as PyTorch: a quarter-turn count of 0 copies
 
 
-# %% book/02_autograd.ipynb, cell 214
+# %% book/02_autograd.ipynb, cell 216
 class Unfold(Function):
     r"""The windows of ``size`` entries, ``step`` apart, along ``axis``: that axis becomes the
     number of windows and a new last axis holds each window (a strided view, as

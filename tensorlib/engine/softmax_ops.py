@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 194
+# %% book/02_autograd.ipynb, cell 196
 import functools
 import math
 import warnings
@@ -94,7 +94,7 @@ def _softmax_unshifted(x: np.ndarray) -> np.ndarray | None:
     return out
 
 
-# %% book/02_autograd.ipynb, cell 195
+# %% book/02_autograd.ipynb, cell 197
 class Softmax(Function):
     """:math:`y = e^{x - m} / \\sum e^{x - m}` along ``axis`` (:math:`m = \\max x`);
     :math:`\\bar x = y \\odot (\\bar y - \\langle \\bar y, y \\rangle)`.
@@ -197,7 +197,7 @@ class LogSoftmax(Function):
         return (grad - probs * grad.sum(self.axis, keepdim=True),)
 
 
-# %% book/02_autograd.ipynb, cell 196
+# %% book/02_autograd.ipynb, cell 198
 def _implicit_dim(name: str, ndim: int, stacklevel: int) -> int:
     """The dim PyTorch takes when ``dim`` is left out, with its deprecation warning: 0 for 0-, 1-
     and 3-D input, else 1 (a 3-D input was once read as one unbatched image, (C, H, W))."""
@@ -262,7 +262,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return LogSoftmax.apply(input, axis=normalize_axis(dim, input._data.ndim))
 
 
-# %% book/02_autograd.ipynb, cell 197
+# %% book/02_autograd.ipynb, cell 199
 class LogSumExp(Function):
     """:math:`y = m + \\log \\sum e^{x - m}` over ``axes``, with :math:`m = \\max x` (0 where the
     maximum is infinite, so that a row of :math:`-\\infty` gives :math:`-\\infty`);

@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 185
+# %% book/02_autograd.ipynb, cell 187
 import math
 from typing import Any
 
@@ -178,7 +178,7 @@ def _bessel_k(order: int, x: np.ndarray, scaled: bool) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-# %% book/02_autograd.ipynb, cell 186
+# %% book/02_autograd.ipynb, cell 188
 _AIRY_AT_0 = 1 / (3 ** (2 / 3) * math.gamma(2 / 3))  # Ai(0)
 _AIRY_SLOPE_AT_0 = 1 / (3 ** (1 / 3) * math.gamma(1 / 3))  # -Ai'(0)
 _AIRY_FAR = 20.0  # zeta from which Ai(-z) is its asymptotic series: terms down to e^{-2 zeta}
@@ -251,7 +251,7 @@ def _airy_ai(x: np.ndarray) -> np.ndarray:
     return out.reshape(x.shape)
 
 
-# %% book/02_autograd.ipynb, cell 187
+# %% book/02_autograd.ipynb, cell 189
 def _without_gradient(input: Tensor, name: str, values: Any) -> Tensor:
     """``values(x)`` (float64 ndarray to float64 ndarray) on ``input`` in a float dtype, rounded
     to it, as a tensor outside the graph: PyTorch's newer special functions have no

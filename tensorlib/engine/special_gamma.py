@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 181
+# %% book/02_autograd.ipynb, cell 183
 import math
 from typing import Any
 
@@ -202,7 +202,7 @@ def igammac(input: Tensor, other: Tensor) -> Tensor:
     return _incomplete_gamma(input, other, "igammac", upper=True)
 
 
-# %% book/02_autograd.ipynb, cell 182
+# %% book/02_autograd.ipynb, cell 184
 def _zeta_sum(s: np.ndarray, q: np.ndarray) -> np.ndarray:
     r""":math:`\zeta(s, q)` for 1-D arrays with :math:`s > 1` (or NaN) and :math:`q` no pole,
     Cephes' steps as PyTorch's: the terms :math:`(q + k)^{-s}` up to :math:`q + k > 9` (ten at

@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 169
+# %% book/02_autograd.ipynb, cell 171
 import math
 from typing import Any
 
@@ -210,7 +210,7 @@ class Sinc(Function):
         return (grad * slope.masked_fill(at_zero, 0.0),)
 
 
-# %% book/02_autograd.ipynb, cell 170
+# %% book/02_autograd.ipynb, cell 172
 def _floating(input: Tensor, name: str) -> Tensor:
     """``input`` in a float dtype (integers and bools in the default one), as PyTorch's
     float-valued functions take them."""
@@ -288,7 +288,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
     return log(p / (1 - p))
 
 
-# %% book/02_autograd.ipynb, cell 171
+# %% book/02_autograd.ipynb, cell 173
 _SQRT2 = math.sqrt(2)
 
 
@@ -340,7 +340,7 @@ def xlog1py(input: Any, other: Any) -> Tensor:
     return xlogy(x, y + 1)
 
 
-# %% book/02_autograd.ipynb, cell 174
+# %% book/02_autograd.ipynb, cell 176
 def _lgamma_or_pole(x: float) -> float:
     r""":math:`\log|\Gamma(x)|` by Python's ``math.lgamma``; :math:`+\infty` at the poles
     :math:`0, -1, -2, \dots` and where it overflows (where ``math.lgamma`` raises)."""
@@ -515,7 +515,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     return Polygamma.apply(_floating(input, "polygamma"), n=int(n))
 
 
-# %% book/02_autograd.ipynb, cell 177
+# %% book/02_autograd.ipynb, cell 179
 # |x| from which I_0 and I_1 come from their asymptotic series: its smallest term, about e^{-2|x|},
 # is below 1e-17 there; below it, from the power series (positive terms, about 70 of them at 20)
 _BESSEL_FAR = 20.0
@@ -614,7 +614,7 @@ def i1e(input: Tensor) -> Tensor:
     return BesselI.apply(_floating(input, "i1e"), order=1, scaled=True)
 
 
-# %% book/02_autograd.ipynb, cell 178
+# %% book/02_autograd.ipynb, cell 180
 def _erfcx_array(x: np.ndarray) -> np.ndarray:
     r""":math:`e^{x^2} \operatorname{erfc} x`: the product below :math:`x = 5`, above it the
     continued fraction :math:`\frac{1}{\sqrt\pi} \big/ \big(x + \frac{1/2}{x + \frac{1}{x +

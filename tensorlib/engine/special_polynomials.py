@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 190
+# %% book/02_autograd.ipynb, cell 192
 from typing import Any
 
 import numpy as np
@@ -130,7 +130,7 @@ def _legendre(x: np.ndarray, n: np.ndarray) -> np.ndarray:
     return np.where(n < 0, 0.0, np.where(np.abs(x) == 1, ends, out))
 
 
-# %% book/02_autograd.ipynb, cell 191
+# %% book/02_autograd.ipynb, cell 193
 def _polynomial(x: Any, n: Any, name: str, values: Any) -> Tensor:
     """``values(x, n, dtype)`` (float64 ``x``, int64 degrees from :func:`_orders`, 1-D; the
     promoted float dtype) on the broadcast operands, rounded to that dtype, outside the graph

@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 241
+# %% book/02_autograd.ipynb, cell 243
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -196,7 +196,7 @@ def nanquantile(
     return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
 
 
-# %% book/02_autograd.ipynb, cell 242
+# %% book/02_autograd.ipynb, cell 244
 @supports_out
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``sum`` with NaNs counted as 0 (their gradient is 0)."""
@@ -220,7 +220,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any
     return nansum(values, dim, keepdim) / counted.sum(dim=dim, keepdim=keepdim)
 
 
-# %% book/02_autograd.ipynb, cell 243
+# %% book/02_autograd.ipynb, cell 245
 def _running_extreme(input: Tensor, dim: int, largest: bool) -> _ValuesIndices:
     """``cummax``/``cummin``: the running extreme along ``dim`` and where it was last reached
     (a NaN, once met, is the extreme from then on; ties take the later index, as PyTorch)."""
@@ -330,7 +330,7 @@ def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx: float | None
     return (heights * _trapezoid_spacing(y, x, dx, axis) / 2).cumsum(axis)
 
 
-# %% book/02_autograd.ipynb, cell 245
+# %% book/02_autograd.ipynb, cell 247
 def _mode_positions(rows: np.ndarray) -> np.ndarray:
     """Where in each row (the last dim) its mode is: the last occurrence of the most frequent
     value, the smallest of those that tie (PyTorch's choices). Equal values are runs of the
@@ -385,7 +385,7 @@ def msort(input: Tensor) -> Tensor:
     return input.sort(0).values
 
 
-# %% book/02_autograd.ipynb, cell 248
+# %% book/02_autograd.ipynb, cell 250
 def _gradient_spacings(spacing: Any, axes: list[int], dim_given: bool,
                        ndim: int) -> list[Any]:
     """``torch.gradient``'s ``spacing`` as one entry per differentiated dim: a float (the step)
@@ -494,7 +494,7 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,
                  for axis, step in zip(axes, steps, strict=True))
 
 
-# %% book/02_autograd.ipynb, cell 251
+# %% book/02_autograd.ipynb, cell 253
 class _HistogramDD(NamedTuple):
     """What ``histogramdd`` returns, like ``torch.return_types.histogramdd``."""
 

@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import numpy as np
 
 from tensorlib.engine import dtypes
-from tensorlib.engine.dtypes import _CPU, bool_, float32, get_default_dtype, int64, parse_to
+from tensorlib.engine.dtypes import (
+    _CPU,
+    _checked_int,
+    bool_,
+    float32,
+    get_default_dtype,
+    int64,
+    parse_to,
+)
 from tensorlib.shape import as_shape, normalize_axis
 
 if TYPE_CHECKING:
@@ -74,6 +82,8 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
                     "an integer outside int64"
                 )
             array = np.asarray(data, dtype=np.float64)
+        if dtype is not None and array.dtype.kind in "if" and array.size:
+            _check_ints(data, array, np.dtype(parse_to(dtype=dtype)[1]))
     if array.dtype.kind not in "biuf":
         raise TypeError(
             f"can't make a tensor from {type(data).__name__} of dtype {array.dtype}: "
@@ -82,6 +92,21 @@ def _as_array(data: Any, dtype: Any = None) -> np.ndarray:
     if dtype is not None:
         array = array.astype(parse_to(dtype=dtype)[1], copy=False)
     return array
+
+
+def _check_ints(data: Any, array: np.ndarray, dtype: np.dtype) -> None:
+    """Python ints for a tensor of ``dtype``, checked as ``torch.tensor`` converts them: one
+    outside int64 (which numpy made a float) refused, one outside an integer dtype's range
+    refused (``tensor(300, dtype=int8)``; uint8 takes -255 to 255, wrapped)."""
+    if dtype.kind not in "iu":
+        return
+    if array.dtype.kind == "f" and _beyond_int64(data):
+        raise ValueError(
+            f"Overflow when unpacking long long: {_preview(data)} holds an integer outside int64"
+        )
+    if array.dtype == np.int64:
+        for value in (int(array.min()), int(array.max())):
+            _checked_int(value, dtype, dtype.name)
 
 
 def _beyond_int64(data: Any) -> bool:
@@ -195,8 +220,9 @@ def _shared_versions(tensor: Tensor) -> list[Any]:
 
 
 # %% book/02_autograd.ipynb, cell 36
-def _scalar_operand(value: Any, op: str) -> Any:
-    """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take."""
+def _scalar_operand(value: Any, op: str, dtype: np.dtype | None = None) -> Any:
+    """A number, or the value of a one-element tensor: what ``fill_`` and ``masked_fill`` take;
+    a Python int for a ``dtype`` tensor as PyTorch converts it, checked (``_checked_int``)."""
     if isinstance(value, Tensor):
         if value._data.size != 1:
             raise ValueError(
@@ -205,7 +231,7 @@ def _scalar_operand(value: Any, op: str) -> Any:
         return value._data.item()
     if not isinstance(value, (int, float, np.number, np.bool_)):
         raise TypeError(f"{op}: the value must be a number, got {type(value).__name__}")
-    return value
+    return _checked_int(value, dtype) if dtype is not None and type(value) is int else value
 
 
 def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> tuple[Any, bool]:
@@ -3113,7 +3139,7 @@ class Tensor:
         return conversion.to(self, dtypes.uint8)
 
 
-# %% book/02_autograd.ipynb, cell 431
+# %% book/02_autograd.ipynb, cell 433
 # The op modules, imported below the class because each of them imports Tensor; Tensor's methods
 # look up their functions in these modules when they are called.
 from tensorlib.engine import (  # noqa: E402

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 319
+# %% book/02_autograd.ipynb, cell 321
 from typing import TYPE_CHECKING
 
 from tensorlib.engine.tensor_type import Tensor

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 312
+# %% book/02_autograd.ipynb, cell 314
 from collections.abc import Sequence
 from typing import Any
 

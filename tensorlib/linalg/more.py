@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 277
+# %% book/02_autograd.ipynb, cell 279
 import math
 from typing import Any, NamedTuple
 
@@ -122,7 +122,7 @@ def matrix_exp(A: Tensor) -> Tensor:
     return MatrixExp.apply(_square(A, "linalg.matrix_exp"))
 
 
-# %% book/02_autograd.ipynb, cell 278
+# %% book/02_autograd.ipynb, cell 280
 class _InverseInfo(NamedTuple):
     inverse: Tensor
     info: Tensor
@@ -234,7 +234,7 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True,
     return _ResultInfo(*_ex(A, _pivot_code, compute, 1 if vector else 2, check_errors))
 
 
-# %% book/02_autograd.ipynb, cell 279
+# %% book/02_autograd.ipynb, cell 281
 class _LUPivots(NamedTuple):
     LU: Tensor
     pivots: Tensor
@@ -436,7 +436,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,  # noq
     return _matmul(permutation, solve_triangular(lower.mT, y, upper=True, unitriangular=True))
 
 
-# %% book/02_autograd.ipynb, cell 280
+# %% book/02_autograd.ipynb, cell 282
 _COND_NORMS = ("fro", "nuc", math.inf, -math.inf, 1, -1)
 
 
@@ -550,7 +550,7 @@ def linalg_matmul(input: Tensor, other: Tensor) -> Tensor:
     return _matmul(input, other)
 
 
-# %% book/02_autograd.ipynb, cell 288
+# %% book/02_autograd.ipynb, cell 290
 # PyTorch's deprecated spellings: the same factorizations, older names and argument orders
 import warnings  # noqa: E402
 

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 447
+# %% book/02_autograd.ipynb, cell 449
 import math
 
 import numpy as np
@@ -230,7 +230,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return _Silu.apply(input)
 
 
-# %% book/02_autograd.ipynb, cell 451
+# %% book/02_autograd.ipynb, cell 453
 class _LeakyRelu(Function):
     r""":math:`y = x` for :math:`x > 0`, else :math:`s x`; :math:`\bar x = \bar y` or
     :math:`s \bar y` (``s``, the negative slope, at :math:`x = 0` too, as PyTorch)."""
@@ -384,7 +384,7 @@ class _LogSigmoid(Function):
         return (grad * (-self._graph_inputs()[0]).sigmoid(),)
 
 
-# %% book/02_autograd.ipynb, cell 452
+# %% book/02_autograd.ipynb, cell 454
 # SELU's constants (Klambauer et al., 2017): the fixed point of mean 0 and variance 1
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

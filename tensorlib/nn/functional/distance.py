@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 472
+# %% book/02_autograd.ipynb, cell 474
 import numpy as np
 
 from tensorlib.engine.linalg_norms import vector_norm

@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 458
+# %% book/02_autograd.ipynb, cell 460
 import math
 import warnings
 from typing import overload
@@ -183,7 +183,7 @@ def _zero_ignored(rows: np.ndarray, ignored: np.ndarray | None) -> np.ndarray:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 459
+# %% book/02_autograd.ipynb, cell 461
 # The same steps in ops, for the backward_graph of the losses (create_graph=True)
 def _rows_of(x: Tensor) -> Tensor:
     """``_classes_last`` in ops: ``(N, C, d1, ...)`` or ``(C,)`` as rows ``(M, C)``."""
@@ -231,7 +231,7 @@ def _zero_ignored_graph(rows: Tensor, ignored: np.ndarray | None) -> Tensor:
     return rows
 
 
-# %% book/02_autograd.ipynb, cell 460
+# %% book/02_autograd.ipynb, cell 462
 class _CrossEntropy(Function):
     """Log-softmax fused with the negative log-likelihood:
     :math:`L_i = -\\sum_c A_{ic} \\log \\text{softmax}(x_i)_c`.
@@ -426,7 +426,7 @@ class _BinaryCrossEntropyWithLogits(Function):
         return (grad_x, grad_t)
 
 
-# %% book/02_autograd.ipynb, cell 461
+# %% book/02_autograd.ipynb, cell 463
 @overload
 def _array(value: Tensor | np.ndarray) -> np.ndarray: ...
 @overload
@@ -611,7 +611,7 @@ def binary_cross_entropy_with_logits(
     )
 
 
-# %% book/02_autograd.ipynb, cell 471
+# %% book/02_autograd.ipynb, cell 473
 def _reduced(losses: Tensor, reduction: str) -> Tensor:
     """The per-element losses as ``reduction`` asks: as they are, summed, or averaged."""
     if reduction == "none":

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 
-# %% book/02_autograd.ipynb, cell 473
+# %% book/02_autograd.ipynb, cell 475
 import numpy as np
 
 from tensorlib.engine.selection import where
