@@ -31,6 +31,7 @@ import signal
 import tempfile
 import time
 import traceback
+import weakref
 from collections.abc import Callable
 from multiprocessing import (  # noqa: F401  (re-exported, as torch.multiprocessing does)
     Array,
@@ -142,6 +143,17 @@ def _join_all(processes: list[Any], timeout: float) -> None:
         process.join(max(0.0, end - time.monotonic()))
 
 
+def _remove_files(paths: tuple[str, ...], owner: int) -> None:
+    """Remove those of ``paths`` that exist, in process ``owner`` only (not in a fork of it)."""
+    if os.getpid() != owner:
+        return
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:  # the process did not raise, or its file was removed already
+            pass
+
+
 class ProcessContext:
     """The processes of one :func:`spawn` (``processes``) and the files their tracebacks go to
     (``error_files``); :meth:`join` waits for them."""
@@ -150,6 +162,11 @@ class ProcessContext:
         self.processes, self.error_files = processes, error_files
         # each process's sentinel, a handle that becomes ready when the process ends
         self.sentinels = {process.sentinel: index for index, process in enumerate(processes)}
+        # the error files not yet read go once every process has been joined, or when the
+        # context is collected (or the interpreter exits) first
+        self._remove_error_files = weakref.finalize(
+            self, _remove_files, tuple(error_files), os.getpid()
+        )
 
     def pids(self) -> list[int]:
         """The processes' ids."""
@@ -163,7 +180,9 @@ class ProcessContext:
         by themselves: terminated, then, after another ``grace_period`` or 30 seconds, killed) and
         its failure is raised: :class:`ProcessRaisedException` with its traceback, or
         :class:`ProcessExitedException` for a nonzero exit code or a signal. The stopped ones are
-        still waited for, as in PyTorch: the next ``join`` raises for one of them.
+        still waited for, as in PyTorch: the next ``join`` raises for one of them (with its
+        traceback if it raised too). A failure's error file is removed when it is raised; the
+        others once every process has been joined.
         """
         if not self.sentinels:
             return True
@@ -174,6 +193,8 @@ class ProcessContext:
             if self.processes[index].exitcode != 0:
                 self._stop_all(grace_period)
                 raise self._failure(index)
+        if not self.sentinels:
+            self._remove_error_files()
         return not self.sentinels
 
     def _stop_all(self, grace_period: float | None) -> None:
@@ -190,15 +211,16 @@ class ProcessContext:
             process.join()
 
     def _failure(self, index: int) -> Exception:
-        """The exception for process ``index``, which failed; the error files are removed."""
+        """The exception for process ``index``, which failed; its error file is removed (the
+        others, which a later ``join`` may read, once every process has been joined)."""
         process, path = self.processes[index], self.error_files[index]
         trace = None
         if os.access(path, os.R_OK):
             with open(path, encoding="utf-8") as file:
                 trace = file.read()
-        for error_file in self.error_files:
-            if os.path.exists(error_file):
-                os.unlink(error_file)
+            os.unlink(path)
+        if not self.sentinels:
+            self._remove_error_files()
         if trace is not None:
             message = f"\n\n-- Process {index:d} terminated with the following error:\n"
             return ProcessRaisedException(message + trace, index, process.pid)

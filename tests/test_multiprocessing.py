@@ -3,12 +3,16 @@
 The first process to fail stops the others (terminated, then killed) and its failure is raised at
 once, even while another process waits forever on a peer; a traceback larger than a pipe's buffer
 reaches the parent (it goes through a file); ``join(timeout)`` waits one timeout in all; exit codes
-and signals are named. Processes synchronise through an ``Event``, never by sleeping. With torch
-2.13 (``parity``): the same failures give the same exception types and messages.
+and signals are named; when two processes raise, a second ``join`` raises the other's traceback,
+and no error file is left behind. Processes synchronise through an ``Event`` or a ``Pipe``, never
+by sleeping. With torch 2.13 (``parity``): the same failures give the same exception types and
+messages.
 """
 
 from __future__ import annotations
 
+import gc
+import os
 import pickle
 import signal
 import sys
@@ -43,6 +47,14 @@ WORKERS = textwrap.dedent("""
 
     def kill_self(rank):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+    def both_raise(rank, left, right):
+        if rank == 0:  # the handshake: process 1 raises once process 0 is about to
+            left.send("raising")
+            raise ValueError("boom 0")
+        right.recv()
+        raise ValueError("boom 1")
 """)
 
 
@@ -134,3 +146,57 @@ def test_failures_as_torch(workers):
     theirs, _ = _raised(torch_mp.spawn, workers.exit_with, (3,), 1)
     ours, _ = _raised(tl_mp.spawn, workers.exit_with, (3,), 1)
     assert str(ours) == str(theirs) and ours.exit_code == theirs.exit_code == 3
+
+
+def _both_raise(mp, workers):
+    """A context of ``mp.spawn`` whose two processes both raise (process 1 after a pipe
+    handshake with process 0)."""
+    left, right = mp.get_context("spawn").Pipe()
+    return mp.spawn(workers.both_raise, args=(left, right), nprocs=2, join=False)
+
+
+def _join_failures(mp, context):
+    """What two ``join`` calls raise, each waiting for the stopped process to end by itself (a
+    generous grace period: no process is terminated), then what a third returns."""
+    raised = []
+    for _ in range(2):
+        with pytest.raises(mp.ProcessRaisedException) as info:
+            context.join(timeout=120, grace_period=120)  # a regression fails, not hangs
+        raised.append((info.value.error_index, str(info.value).rstrip().splitlines()[-1]))
+    return sorted(raised), context.join(timeout=120)
+
+
+def test_a_second_join_raises_the_other_process_traceback(workers):
+    """Two processes raise: each join raises one's traceback (PyTorch keeps every error file
+    until read), and no error file is left once every process has been joined."""
+    context = _both_raise(tl_mp, workers)
+    raised, last = _join_failures(tl_mp, context)
+    assert raised == [(0, "ValueError: boom 0"), (1, "ValueError: boom 1")]
+    assert last is True
+    assert not any(os.path.exists(path) for path in context.error_files)
+
+
+def test_unread_error_files_go_when_the_context_is_collected(workers):
+    """Only the reported process's error file goes with its failure; the other's stays for the
+    next join, and goes when the context is collected without that join."""
+    context = _both_raise(tl_mp, workers)
+    paths = list(context.error_files)
+    try:
+        context.join(timeout=120, grace_period=120)
+    except tl_mp.ProcessRaisedException as error:
+        reported = error.error_index
+    else:
+        pytest.fail("join did not raise")
+    assert not os.path.exists(paths[reported])
+    assert os.path.exists(paths[1 - reported])  # process 1 - reported raised too: not yet read
+    del context
+    gc.collect()
+    assert not any(os.path.exists(path) for path in paths)
+
+
+@pytest.mark.parity
+def test_a_second_join_as_torch(workers):
+    torch_mp = pytest.importorskip("torch.multiprocessing")
+    assert _join_failures(tl_mp, _both_raise(tl_mp, workers)) == _join_failures(
+        torch_mp, _both_raise(torch_mp, workers)
+    )

@@ -1435,3 +1435,70 @@ def test_a_norm_without_affine_changed_in_place_keeps_its_gradient(norm):
         (h * h * weights).sum().backward()
         grads.append(np.asarray(x.grad))
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+def _layer_norm_outputs(y):
+    """(the LayerNorm node, its output tensor) found by walking ``y``'s graph back through
+    ``node.inputs`` (the graph holds the parents themselves)."""
+    seen, stack = set(), [y]
+    while stack:
+        t = stack.pop()
+        node = t.grad_fn
+        if node is None or id(t) in seen:
+            continue
+        seen.add(id(t))
+        if type(node).__name__ == "LayerNormFunction":
+            return node, t
+        stack.extend(p for p in node.inputs if p is not None)
+    raise AssertionError("no LayerNormFunction node in the graph")
+
+
+@pytest.mark.parametrize("norm", ["group_norm", "instance_norm"])
+@pytest.mark.parametrize("affine", ["weight", "bias", "both"])
+def test_group_and_instance_norm_with_an_affine_do_not_copy_x_hat(norm, affine):
+    """With a weight or a bias the per-channel affine makes the result: x̂, which nobody else
+    sees, is fed to it as it is (no copy of a (N, C, *) array that is never handed out)."""
+    x = tensor(np.random.default_rng(5).standard_normal((2, 4, 3)), requires_grad=True)
+    w = tensor([1.0, 2.0, 3.0, 4.0]) if affine in ("weight", "both") else None
+    b = tensor([0.5, 0.0, -0.5, 1.0]) if affine in ("bias", "both") else None
+    if norm == "group_norm":
+        y = F.group_norm(x, 2, w, b)
+    else:
+        y = F.instance_norm(x, weight=w, bias=b)
+    node, normalised = _layer_norm_outputs(y)
+    assert np.shares_memory(normalised._data, node.x_hat)
+    assert not np.shares_memory(y._data, node.x_hat)
+
+
+@pytest.mark.parametrize("norm", ["group_norm", "instance_norm", "layer_norm"])
+def test_a_norm_without_affine_hands_out_a_copy_of_x_hat(norm):
+    """Without weight and bias the result is x̂ itself, so it is a copy of what backward reads."""
+    x = tensor(np.random.default_rng(6).standard_normal((2, 4, 3)), requires_grad=True)
+    y = {"group_norm": lambda: F.group_norm(x, 2), "instance_norm": lambda: F.instance_norm(x),
+         "layer_norm": lambda: F.layer_norm(x, (3,))}[norm]()
+    node, normalised = _layer_norm_outputs(y)
+    assert not np.shares_memory(normalised._data, node.x_hat)
+    assert not np.shares_memory(y._data, node.x_hat)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("norm", ["group_norm", "instance_norm"])
+def test_group_and_instance_norm_with_an_affine_changed_in_place_match_torch(norm):
+    """The affine's result changed in place, then backward: every gradient is PyTorch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    values = rng.standard_normal((3, 4, 5))
+    w_np, b_np = rng.standard_normal(4), rng.standard_normal(4)
+    results = []
+    for lib in (tl, torch):
+        x, w, b = (lib.tensor(v, requires_grad=True) for v in (values, w_np, b_np))
+        if norm == "group_norm":
+            y = lib.nn.functional.group_norm(x, 2, w, b)
+        else:
+            y = lib.nn.functional.instance_norm(x, weight=w, bias=b)
+        y.mul_(2)
+        weights = lib.arange(y.numel(), dtype=lib.float64).reshape(y.shape) + 1
+        (y * y * weights).sum().backward()
+        results.append([np.asarray(t.detach()) for t in (y, x.grad, w.grad, b.grad)])
+    for ours, theirs in zip(*results, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

@@ -585,11 +585,10 @@ def test_a_device_in_a_whole_pickle_loads_as_torchs():
     assert _load(buffer.getvalue(), weights_only=False)["args"].device == tl.device("cpu")
 
 
-@pytest.mark.parity
-def test_a_python_2_string_reads_as_utf8_in_a_weights_only_load_as_torch():
-    torch = pytest.importorskip("torch")
-    text = "héllo".encode()
-    pickled = b"\x80\x02U" + bytes([len(text)]) + text + b"."  # PROTO 2, SHORT_BINSTRING, STOP
+def _python_2_string_archive(torch, text: bytes) -> bytes:
+    """A torch.save archive whose data.pkl is one Python 2 string: PROTO 2, SHORT_BINSTRING
+    ``text``, STOP."""
+    pickled = b"\x80\x02U" + bytes([len(text)]) + text + b"."
     saved = io.BytesIO()
     torch.save({"a": 1}, saved)
     archive, swapped = zipfile.ZipFile(io.BytesIO(saved.getvalue())), io.BytesIO()
@@ -597,5 +596,34 @@ def test_a_python_2_string_reads_as_utf8_in_a_weights_only_load_as_torch():
         for info in archive.infolist():
             member = info.filename
             out.writestr(member, pickled if member.endswith("data.pkl") else archive.read(member))
-    data = swapped.getvalue()
+    return swapped.getvalue()
+
+
+@pytest.mark.parity
+def test_a_python_2_string_reads_as_utf8_in_a_weights_only_load_as_torch():
+    torch = pytest.importorskip("torch")
+    data = _python_2_string_archive(torch, "héllo".encode())
     assert tl.load(io.BytesIO(data)) == torch.load(io.BytesIO(data)) == "héllo"
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("encoding", ["utf-8", "latin1", "ASCII", "bytes"])
+@pytest.mark.parametrize("text", [b"abc", "é".encode(), b"\xe9bc"], ids=["ascii", "utf8", "latin1"])
+def test_a_weights_only_load_decodes_python_2_strings_with_encoding_as_torch(encoding, text):
+    """``encoding=`` decodes a Python 2 string in a weights-only load too (``"bytes"`` keeps
+    it), with PyTorch's warning that unpickler arguments only work with ``weights_only=False``;
+    bytes the encoding cannot decode are refused, naming the codec's error."""
+    torch = pytest.importorskip("torch")
+    data = _python_2_string_archive(torch, text)
+    warning = "pickle_load_args only works if `weights_only=False`"
+    try:
+        with pytest.warns(UserWarning, match=warning):
+            theirs = torch.load(io.BytesIO(data), encoding=encoding)
+    except UnicodeDecodeError as error:
+        with pytest.warns(UserWarning, match=warning), pytest.raises(CheckpointError) as ours:
+            tl.load(io.BytesIO(data), encoding=encoding)
+        assert str(ours.value).endswith(f"UnicodeDecodeError: {error}")
+    else:
+        with pytest.warns(UserWarning, match=warning):
+            ours = tl.load(io.BytesIO(data), encoding=encoding)
+        assert type(ours) is type(theirs) and ours == theirs

@@ -421,6 +421,18 @@ def _read_safetensors(
     return _read(stream, size, source)
 
 
+def _load_opened(
+    f: Any, stream: BinaryIO, size: int, source: str, map_location: Any, weights_only: bool,
+    mmap: bool | None, pickle_load_args: dict[str, Any],
+) -> Any:
+    """:func:`load` of ``f`` opened as ``stream`` (``size`` bytes): a ``torch.save`` archive, or
+    else a safetensors file, its tensors placed by ``map_location`` and nested as saved."""
+    if _is_torch_archive(stream, source):
+        return _read_archive(stream, size, source, map_location, weights_only, pickle_load_args)
+    tensors, metadata = _read_safetensors(f, stream, size, source, mmap)
+    return _structure_of(_placed(tensors, map_location, source), metadata, source)
+
+
 def load(
     f: str | os.PathLike | BinaryIO,
     map_location: Any = None,
@@ -457,8 +469,8 @@ def load(
             mean ``False`` (with PyTorch's warning).
         mmap: ``True`` asks PyTorch to map the file rather than read it; checked as PyTorch
             checks it (a path to a zip archive), then the file is read as without it.
-        pickle_load_args: the unpickler's arguments (``encoding=``, ``"utf-8"`` by default), used
-            with ``weights_only=False`` (ignored with a warning otherwise, as in PyTorch).
+        pickle_load_args: the unpickler's arguments (``encoding=``, ``"utf-8"`` by default); a
+            weights-only load uses only ``encoding=``, and warns as PyTorch does.
 
     Without a ``byteorder`` member, the byte order is
     :func:`~tensorlib.serialization.options.get_default_load_endianness`'s.
@@ -475,13 +487,11 @@ def load(
     check_map_location(map_location)
     stream, size, source = _open(f)
     try:
-        if _is_torch_archive(stream, source):
-            return _read_archive(stream, size, source, map_location, weights_only, pickle_load_args)
-        tensors, metadata = _read_safetensors(f, stream, size, source, mmap)
+        return _load_opened(f, stream, size, source, map_location, weights_only, mmap,
+                            pickle_load_args)
     finally:
         if stream is not f:
             stream.close()
-    return _structure_of(_placed(tensors, map_location, source), metadata, source)
 
 
 # %% book/07_checkpointing.ipynb, cell 97

@@ -517,6 +517,10 @@ class PickleReader(pickle._Unpickler):
         read_storage: ``(key, dtype, location, numel) -> 1-D array``.
         source: the file's name for error messages.
         user: the user's allow-list, full path -> global; ``None`` reads the current one.
+        encoding: how Python 2's strings (``SHORT_BINSTRING``, ``BINSTRING``) are decoded, as
+            ``torch.load(f, encoding=...)`` decodes them also in a weights-only load:
+            ``"utf-8"`` (``torch.load``'s default), ``"latin1"``, ``"ASCII"``..., or
+            ``"bytes"`` to keep them as bytes.
     """
 
     stack: list[Any]  # the unpickler's stack, which the standard library's class does not declare
@@ -527,9 +531,9 @@ class PickleReader(pickle._Unpickler):
         read_storage: Callable[[str, str, str, int], np.ndarray],
         source: str,
         user: dict[str, Any] | None = None,
+        encoding: str = "utf-8",
     ) -> None:
-        # Python 2 strings (BINSTRING) decode as UTF-8, as torch.load's reader does
-        super().__init__(io.BytesIO(data), encoding="utf-8")
+        super().__init__(io.BytesIO(data), encoding=encoding)
         self.read_storage = read_storage
         self.source = source
         self.storages: dict[str, _Storage] = {}
@@ -894,6 +898,8 @@ def read_pt(
     without a ``byteorder`` member; ``skip_data`` makes every storage zeros, unread (PyTorch's
     ``skip_data`` leaves them unfilled).
 
+    A weights-only load decodes Python 2's strings with ``pickle_load_args``'s ``encoding``
+    (``"utf-8"`` unless given), as PyTorch's weights-only reader does.
     ``weights_only=False`` runs the whole pickle instead (:class:`FullPickleReader`, given
     ``pickle_load_args`` such as ``encoding=``), as ``torch.load(f, weights_only=False)``: only for
     a file you trust. Its errors past the archive's checks are the pickle's own, as in PyTorch.
@@ -918,7 +924,8 @@ def read_pt(
                 return FullPickleReader(data, read_storage, source, **(pickle_load_args or {})
                                         ).load()
             _check_opcodes(data, source, user)
-            reader = PickleReader(data, read_storage, source, user)
+            encoding = (pickle_load_args or {}).get("encoding", "utf-8")
+            reader = PickleReader(data, read_storage, source, user, encoding)
             return _convert(reader.load(), reader.converted, (), source)
     except CheckpointError:
         raise

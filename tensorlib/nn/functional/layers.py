@@ -764,6 +764,11 @@ class LayerNormFunction(Function):
     It does not check its arguments (a Tensor input, floating dtypes that agree, the trailing
     shape, a positive width): :func:`layer_norm` is the checked entry point. Call ``apply``
     directly only with arguments that passed those checks, as a fused kernel does.
+
+    Without ``weight`` and ``bias`` the result is a copy of the saved :math:`\hat x`, so that an
+    in-place change of the output cannot reach what the backward reads. ``handed_out=False``
+    skips that copy for a caller that never hands the result out, only feeds it to more ops
+    (:func:`group_norm` and :func:`instance_norm`, whose per-channel affine follows).
     """
 
     __slots__ = ("x_hat", "rstd", "weight", "shape", "eps")
@@ -781,6 +786,7 @@ class LayerNormFunction(Function):
         bias: np.ndarray | None,
         normalized_shape: tuple[int, ...] = (),
         eps: float = 1e-5,
+        handed_out: bool = True,
     ) -> np.ndarray:
         self.shape, self.eps = tuple(normalized_shape), eps
         # (M, width): each row is normalised (width >= 1)
@@ -806,9 +812,9 @@ class LayerNormFunction(Function):
                 cost=7 * rows.shape[1],
             )
         self.x_hat, self.rstd, self.weight = centred, rstd, weight
-        # without weight and bias y is x̂ itself: the caller gets a copy, so an in-place change
-        # of the output (allowed, as in PyTorch) cannot reach what backward reads
-        return (y.copy() if y is centred else y).reshape(x.shape)
+        # without weight and bias y is x̂ itself: a caller that hands it out gets a copy, so an
+        # in-place change of the output (allowed, as in PyTorch) cannot reach what backward reads
+        return (y.copy() if y is centred and handed_out else y).reshape(x.shape)
 
     def backward(self, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
         x_hat, rstd, need = self.x_hat, self.rstd, self.needs_input_grad
@@ -1163,6 +1169,23 @@ def _per_channel_affine(y: Tensor, weight: Tensor | None, bias: Tensor | None) -
     return y
 
 
+def _normalise_then_affine(
+    flat: Tensor, shape: tuple[int, ...], weight: Tensor | None, bias: Tensor | None, eps: float
+) -> Tensor:
+    r"""x̂ of each row of ``flat`` (N, R, width), reshaped to ``shape`` (N, C, *), then
+    :math:`w_c \hat x + b_c`: section 6.1's layer norm without its own affine.
+
+    x̂ is copied only when it is the result (no ``weight``, no ``bias``); otherwise the affine
+    makes a new tensor and nobody else sees x̂, so no in-place change can reach it.
+    """
+    width = _normalized_shape(flat.shape[-1], "layer_norm")
+    normalised = LayerNormFunction.apply(
+        flat, None, None, normalized_shape=width, eps=float(eps),
+        handed_out=weight is None and bias is None,
+    )
+    return _per_channel_affine(normalised.reshape(shape), weight, bias)
+
+
 def group_norm(
     input: Tensor,
     num_groups: int,
@@ -1186,8 +1209,7 @@ def group_norm(
         )
     _check_same_dtype("group_norm", input, weight=weight, bias=bias)
     grouped = input.reshape(input.shape[0], num_groups, -1)  # (N, G, M)
-    normalised = layer_norm(grouped, grouped.shape[-1], None, None, eps).reshape(input.shape)
-    return _per_channel_affine(normalised, weight, bias)
+    return _normalise_then_affine(grouped, tuple(input.shape), weight, bias, eps)
 
 
 def instance_norm(
@@ -1222,12 +1244,13 @@ def instance_norm(
             "instance_norm: expected more than 1 spatial element when training, got input of "
             f"shape {_shape_text(input)}"
         )
-    values = flat._data
-    _update_running(running_mean, values.mean(axis=(0, 2)), momentum)
-    _update_running(running_var, (values.var(axis=2) * (size / (size - 1))).mean(axis=0),
-                    momentum)
-    normalised = layer_norm(flat, size, None, None, eps).reshape(input.shape)
-    return _per_channel_affine(normalised, weight, bias)
+    values = flat._data  # the batch's statistics only for the running estimates that are kept
+    if running_mean is not None:
+        _update_running(running_mean, values.mean(axis=(0, 2)), momentum)
+    if running_var is not None:
+        variance = values.var(axis=2) * (size / (size - 1))  # unbiased, per (sample, channel)
+        _update_running(running_var, variance.mean(axis=0), momentum)
+    return _normalise_then_affine(flat, tuple(input.shape), weight, bias, eps)
 
 
 # %% book/04_layers.ipynb, cell 166
