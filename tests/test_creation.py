@@ -6,6 +6,8 @@ it is fine), and a big-endian array is refused by ``from_numpy``, ``tensor`` and
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from _probe import assert_matches_pytorch
@@ -63,6 +65,20 @@ PROBE = {
     "arange(0, inf)": lambda lib: lib.arange(0, float("inf")),
     "arange(0, 5, 0)": lambda lib: lib.arange(0, 5, 0),
     "arange(0, 5, nan)": lambda lib: lib.arange(0, 5, float("nan")),
+    # a 0-d tensor bound: int64 for an integer or bool tensor, else the default float dtype
+    # (the review's 3: the masking idiom arange(lengths.max()))
+    "arange(lengths.max())": lambda lib: lib.arange(lib.tensor([2, 4, 3]).max()),
+    "arange(int32 0-d)": lambda lib: lib.arange(lib.tensor(3, dtype=lib.int32)),
+    "arange(uint8 0-d, 9, int64 0-d)": lambda lib: lib.arange(
+        lib.tensor(1, dtype=lib.uint8), 9, lib.tensor(3)
+    ),
+    "arange(bool 0-d, 3)": lambda lib: lib.arange(lib.tensor(True), 3),
+    "arange(True, 3)": lambda lib: lib.arange(True, 3),
+    "arange(float64 0-d)": lambda lib: lib.arange(lib.tensor(2.5, dtype=lib.float64)),
+    "arange(0, int 0-d, 0.5)": lambda lib: lib.arange(0, lib.tensor(2), 0.5),
+    "arange(1-d tensor)": lambda lib: lib.arange(lib.tensor([3])),
+    "range(int 0-d, int 0-d)": lambda lib: lib.range(lib.tensor(0), lib.tensor(3)),
+    "range(0, 1-d tensor)": lambda lib: lib.range(0, lib.tensor([3])),
 }
 
 
@@ -133,3 +149,27 @@ def test_arange_with_an_integer_dtype_counts_as_pytorch():
     assert tl.arange(0.5, 3.7, 0.7, dtype=tl.float64).tolist() == pytest.approx(
         [0.5, 1.2, 1.9, 2.6, 3.3]
     )
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda lib: lib.arange(0.0, float("inf")), "unsupported range: 0 -> inf"),
+        (lambda lib: lib.arange(lib.tensor(0.0), lib.tensor(float("inf"))), "range: 0 -> inf"),
+        (lambda lib: lib.arange(123456789, float("inf")), r"range: 1\.23457e\+08 -> inf"),
+        (lambda lib: lib.arange(-float("inf"), 0.25), "unsupported range: -inf -> 0.25"),
+        (lambda lib: lib.range(1e-05, float("nan")), "unsupported range: 1e-05 -> nan"),
+        (lambda lib: lib.arange(lib.tensor([3])), r"argument 'end' \(position 1\) must be Number"),
+        (lambda lib: lib.range(lib.tensor([0]), 3), r"argument 'start' \(position 1\) must be"),
+    ],
+)
+def test_arange_and_range_messages_match_pytorch(make, message):
+    """The bounds printed as C++ prints a double (``0``, ``1.23457e+08``), as PyTorch does; a
+    tensor with dims refused where a number is wanted (the review's 3 and 8)."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tl):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # range's deprecation warning
+            with pytest.raises((RuntimeError, TypeError), match=message):
+                make(lib)

@@ -470,3 +470,29 @@ def test_in_place_ops_cast_by_pytorchs_rule(source, target):
         nonzero = np.array([1, 2, 3, 100], dtype=source)
         values[:] = nonzero
         assert outcome(tl, "remainder_") == outcome(torch, "remainder_")
+
+
+# the in-place ops' cast refusal in PyTorch's words and dtype names (the review's 7)
+_CAST_REFUSALS = {
+    "bool.add_(1)": lambda lib: lib.tensor([True]).add_(1),
+    "int32.exp_()": lambda lib: lib.tensor([1], dtype=lib.int32).exp_(),
+    "int64.mul_(1.5)": lambda lib: lib.tensor([1]).mul_(1.5),
+    "int64 += 0.5": lambda lib: lib.tensor([1]).__iadd__(0.5),
+    "uint8.div_(2)": lambda lib: lib.tensor([4], dtype=lib.uint8).div_(2),
+    "int64.clamp_(0.5)": lambda lib: lib.tensor([1]).clamp_(0.5),
+    "bool.clamp_(2)": lambda lib: lib.tensor([True]).clamp_(2),
+    "int64.clamp_(max=tensor)": lambda lib: lib.tensor([1]).clamp_(max=lib.tensor(0.5)),
+    "int16.sigmoid_()": lambda lib: lib.tensor([1], dtype=lib.int16).sigmoid_(),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", list(_CAST_REFUSALS))
+def test_in_place_cast_refusals_match_pytorchs_message(case):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (torch, tl):
+        with pytest.raises(RuntimeError) as refused:
+            _CAST_REFUSALS[case](lib)
+        messages.append(str(refused.value))
+    assert messages[1] == messages[0]

@@ -635,6 +635,29 @@ def test_the_pickle_of_a_view_does_not_carry_its_base():
 
 
 @pytest.mark.parity
+def test_deepcopy_of_a_base_and_its_views_shares_memory_as_pytorchs_storage_copy():
+    """One ``copy.deepcopy`` copies a memory once: the copies of a base and of its views (a
+    slice, a transpose, an expand, a detached alias) share it as the originals do, in any order;
+    a view copied alone is a copy, not a view (the review's 10)."""
+    import copy
+
+    torch = pytest.importorskip("torch")
+    seen = []
+    for lib in (torch, tl):
+        base = lib.arange(6.0).reshape(2, 3)
+        row, turned, alias = base[1], base.t(), base.detach()
+        spread = lib.arange(3.0).expand(2, 3)
+        row2, base2, turned2, alias2 = copy.deepcopy([row, base, turned, alias])
+        spread2 = copy.deepcopy(spread)
+        base2.add_(10)
+        alone = copy.deepcopy(base[0])
+        alone.fill_(-1.0)
+        seen.append((row2.tolist(), turned2.tolist(), alias2.tolist(), list(spread2.stride()),
+                     alone.tolist(), base.tolist(), row2._base is None))
+    assert seen[1] == seen[0]
+
+
+@pytest.mark.parity
 def test_split_under_no_grad_gives_the_no_grad_message():
     torch = pytest.importorskip("torch")
     for lib in (tl, torch):

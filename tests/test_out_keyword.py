@@ -879,3 +879,33 @@ def test_clamp_wants_outs_exact_dtype_with_number_bounds_only(library):
     bounds = (module.zeros(3), module.ones(3))  # tensor bounds: cast into out
     written = module.clamp(module.ones(3), *bounds, out=module.empty(3, dtype=module.float64))
     assert str(written.dtype).endswith("float64") and written.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parity
+def test_every_out_keeps_its_memory_when_it_shrinks():
+    """PyTorch keeps the storage whenever the new size fits: an alias it cannot see
+    (``b.detach()``, ``b.data``, ``from_numpy``) writes into ``b``'s first elements, and a plain
+    ``out`` of its own memory is resized as before (the review's 2)."""
+    for library in (torch, tl):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            detached, data = library.zeros(6), library.zeros(6)
+            library.add(library.ones(3), 1, out=detached.detach())
+            library.add(library.ones(3), 1, out=data.data)
+            array = np.zeros(6, np.float32)
+            library.add(library.ones(2), 1, out=library.from_numpy(array))
+            own = library.zeros(2, 3)
+            written = library.sum(own + library.ones(2, 3), 0, out=own)
+            grown = library.zeros(2)
+            library.add(library.ones(2, 2), 1, out=grown)
+        assert detached.tolist() == data.tolist() == [2.0, 2.0, 2.0, 0.0, 0.0, 0.0]
+        assert array.tolist() == [2.0, 2.0, 0.0, 0.0, 0.0, 0.0]
+        assert written is own and own.shape == (3,) and own.tolist() == [2.0, 2.0, 2.0]
+        assert grown.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    base = tl.zeros(4)
+    view = base[1:3]
+    with pytest.raises(RuntimeError, match="shares memory with other tensors"):
+        tl.add(tl.ones(3), 1, out=view)  # would have to grow: refused, nothing changed
+    assert view.shape == (2,) and base.tolist() == [0.0] * 4
+    view.fill_(5.0)
+    assert base.tolist() == [0.0, 5.0, 5.0, 0.0]

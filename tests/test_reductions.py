@@ -364,3 +364,56 @@ def test_mean_refuses_an_integer_dtype_and_sum_keeps_the_gradients_dtype():
         assert str(total.dtype).endswith("float64") and str(x.grad.dtype).endswith("float32")
         with pytest.raises(RuntimeError, match="Expected out tensor to have dtype double"):
             lib.mean(lib.ones(3), 0, dtype=lib.float64, out=lib.empty(0))
+
+
+# -- sum, nansum and prod with an integer or bool dtype= return that dtype (the review's 1)
+# -------------------------------------------------------------------
+_DTYPE_REDUCTIONS = {
+    "x.sum(dtype=)": lambda lib, x, dt: x.sum(dtype=dt),
+    "sum(x, 0, dtype=)": lambda lib, x, dt: lib.sum(x, 0, dtype=dt),
+    "x.sum((0, 1), keepdim=True, dtype=)": lambda lib, x, dt: x.sum((0, 1), True, dtype=dt),
+    "nansum(x, dtype=)": lambda lib, x, dt: lib.nansum(x, dtype=dt),
+    "x.nansum(1, dtype=)": lambda lib, x, dt: x.nansum(1, dtype=dt),
+    "prod(x, dtype=)": lambda lib, x, dt: lib.prod(x, dtype=dt),
+    "x.prod(0, dtype=)": lambda lib, x, dt: x.prod(0, dtype=dt),
+    "cumsum(x, 1, dtype=)": lambda lib, x, dt: lib.cumsum(x, 1, dtype=dt),
+    "x.cumprod(0, dtype=)": lambda lib, x, dt: x.cumprod(0, dtype=dt),
+}
+
+
+def _dtype_reduction(lib, name, dtype, values):
+    try:
+        x = lib.tensor(values, dtype=lib.int32)
+        result = _DTYPE_REDUCTIONS[name](lib, x, getattr(lib, dtype))
+    except Exception as error:  # noqa: BLE001 - the comparison is of which error, if any
+        return type(error).__name__, str(error)
+    return str(result.dtype).removeprefix("torch."), result.tolist()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["int32", "int16", "uint8", "int8", "bool", "int64", "float64"])
+@pytest.mark.parametrize("name", list(_DTYPE_REDUCTIONS))
+def test_integer_and_bool_dtype_of_reductions_matches_pytorch(name, dtype):
+    torch = pytest.importorskip("torch")
+    values = [[30000, 200, 0], [30000, 100, 3]]  # the sums and products overflow int16 and int8
+    assert _dtype_reduction(tl, name, dtype, values) == _dtype_reduction(
+        torch, name, dtype, values
+    )
+
+
+@pytest.mark.parity
+def test_sum_dtype_wraps_takes_its_out_and_nansum_zeroes_nans_first():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        big = lib.tensor([30000, 30000], dtype=lib.int32)
+        total = big.sum(dtype=lib.int16)
+        assert str(total.dtype).endswith("int16") and total.item() == -5536
+        assert lib.tensor([0, 2, 0]).sum(dtype=lib.bool).item() is True
+        out = lib.empty((), dtype=lib.int16)
+        assert lib.sum(big, 0, dtype=lib.int16, out=out) is out and out.item() == -5536
+        assert lib.prod(big, 0, dtype=lib.int16, out=out) is out and out.item() == -5888
+        assert lib.nansum(big, dtype=lib.int16, out=out) is out and out.item() == -5536
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype int, but got"):
+            lib.sum(big, 0, dtype=lib.int32, out=lib.empty((), dtype=lib.int64))
+        nan = lib.tensor([float("nan"), 1.5, 2.5])
+        assert lib.nansum(nan, dtype=lib.int32).item() == 3  # the NaN is 0 before the cast

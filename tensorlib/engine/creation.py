@@ -226,13 +226,26 @@ def _integer_range(start: Any, end: Any, step: Any, dtype: np.dtype) -> np.ndarr
     return (first + stride * positions).astype(dtype)
 
 
+def _number(value: Any, op: str, name: str, position: int) -> Any:
+    """A bound or step of ``arange``/``range`` as a Python number: a 0-d tensor gives its value
+    (an int for an integer or bool tensor, so ``arange(lengths.max())`` is int64), as PyTorch
+    reads a tensor where a number is wanted; a tensor with dims is refused, as there."""
+    if not isinstance(value, Tensor):
+        return value
+    if value._data.ndim:
+        raise TypeError(
+            f"{op}(): argument '{name}' (position {position}) must be Number, not Tensor"
+        )
+    return value._data.item()
+
+
 def _check_bounds(start: Any, end: Any, step: Any) -> None:
     """PyTorch's checks of ``arange``'s and ``range``'s arguments, with its messages: a step
     that is neither 0 nor NaN, finite bounds, and ``end`` on the side ``step`` goes to."""
     if not step or step != step:
         raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(start) and math.isfinite(end)):
-        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if not (math.isfinite(start) and math.isfinite(end)):  # printed as C++ prints a double
+        raise RuntimeError(f"unsupported range: {float(start):g} -> {float(end):g}")
     if (end - start) * step < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
 
@@ -249,17 +262,19 @@ def arange(
     """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``;
     ``arange(n)`` is ``0..n-1``.
 
-    int64 when all of start, end and step are integers, else float32 (unless ``dtype``). An
+    int64 when all of start, end and step are integers (a bool, or a 0-d tensor of an integer
+    or bool dtype, counts as one), else the default float dtype (unless ``dtype``). An
     integer ``dtype`` counts as PyTorch does, in int64 from the arguments cut to integers:
     ``arange(0.5, 3.7, 1, dtype=int64)`` is ``[0, 1, 2]``.
     """
     _, dtype = parse_to(dtype=dtype, device=device)
     if end is None:
-        start, end = 0, start
+        start, end = 0, _number(start, "arange", "end", 1)
+    else:
+        start, end = _number(start, "arange", "start", 1), _number(end, "arange", "end", 2)
+    step = _number(step, "arange", "step", 3)
     if dtype is None:
-        integral = all(
-            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (start, end, step)
-        )
+        integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = int64 if integral else get_default_dtype()
     _check_bounds(start, end, step)
     if np.dtype(dtype).kind == "b":
@@ -400,6 +415,8 @@ def deprecated_range(
         "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
         "values in [start, end).", UserWarning, stacklevel=2)
     _, dtype = parse_to(dtype=dtype, device=device)
+    start, end = _number(start, "range", "start", 1), _number(end, "range", "end", 2)
+    step = _number(step, "range", "step", 3)
     _check_bounds(start, end, step)
     count = int(np.floor((end - start) / step)) + 1
     values = start + step * np.arange(count, dtype=np.float64)

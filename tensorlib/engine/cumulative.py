@@ -84,6 +84,8 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     """The running product along ``dim``: ``out[i] = input[0] * ... * input[i]`` (integer and bool
     inputs give int64, as in PyTorch)."""
     if dtype is not None:  # the products are kept in dtype too (integers would widen to int64)
+        if np.dtype(dtype) == np.bool_ and input._data.ndim and input._data.size:
+            raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
         return cumprod(input.to(dtype), dim).to(dtype)
     axis = normalize_axis(dim, input._data.ndim or 1)
     if input._data.ndim == 0:  # one element: itself (int64 for integers), shape () as in torch

@@ -51,7 +51,7 @@ from tensorlib.engine.elementwise import _clamp_bounds, clamp
 from tensorlib.engine.function import _rebase, count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
 from tensorlib.engine.indexing import _index_key, scatter, scatter_add
-from tensorlib.engine.out_arg import _can_cast, _refuse_read_only
+from tensorlib.engine.out_arg import _C_NAMES, _can_cast, _refuse_read_only
 from tensorlib.engine.pairwise_ops import float_power
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.scatter_ops import _write_into
@@ -182,8 +182,8 @@ def _check_cast(dtype: np.dtype, tensor: Tensor, op: str) -> None:
     """PyTorch refuses a result that would change kind when written in (a float into an int)."""
     if not np.can_cast(dtype, tensor._data.dtype, "same_kind"):
         raise RuntimeError(
-            f"{op}: result type {dtype} can't be cast to the desired output type "
-            f"{tensor._data.dtype}"
+            f"result type {_torch_name(dtype)} can't be cast to the desired output type "
+            f"{_torch_name(tensor._data.dtype)}"
         )
 
 
@@ -354,8 +354,8 @@ def _update(tensor: Tensor, ufunc: np.ufunc, other: Any, op: str, alpha: Any = 1
         )
         if not _can_cast(result, tensor._data.dtype):
             raise RuntimeError(
-                f"{op}: result type {result} can't be cast to the desired output "
-                f"type {tensor._data.dtype}"
+                f"result type {_torch_name(result)} can't be cast to the desired output "
+                f"type {_torch_name(tensor._data.dtype)}"
             )
         if type(operand) is int:  # int8 += 300 adds 44, as int8 + 300
             operand = _wrapped_int(operand, tensor._data.dtype)
@@ -405,9 +405,12 @@ def clamp_(tensor: Tensor, min: float | None = None, max: float | None = None) -
         if bound is not None and not _can_cast(
             _result_dtype(tensor._data, bound), tensor._data.dtype
         ):
+            # PyTorch names the output type in C++ for a number bound (``long int``)
+            target = tensor._data.dtype
+            name = _torch_name(target) if isinstance(bound, np.ndarray) else _C_NAMES[target.name]
             raise RuntimeError(
-                f"clamp_: result type {_result_dtype(tensor._data, bound)} can't be cast to the "
-                f"desired output type {tensor._data.dtype}"
+                f"result type {_torch_name(_result_dtype(tensor._data, bound))} can't be cast to "
+                f"the desired output type {name}"
             )
     # a number bound of an integer tensor: refused outside its range, as in clamp
     low, high = (_checked_int(b, tensor._data.dtype) if type(b) is int else b for b in (low, high))
@@ -473,8 +476,8 @@ def apply_(
     result = function(tensor.detach(), *args, **kwargs)._data
     if not _can_cast(result.dtype, tensor._data.dtype):
         raise RuntimeError(
-            f"{op}: result type {result.dtype} can't be cast to the desired output type "
-            f"{tensor._data.dtype}"
+            f"result type {_torch_name(result.dtype)} can't be cast to the desired output type "
+            f"{_torch_name(tensor._data.dtype)}"
         )
     tensor._data[...] = result
     _mark_changed(tensor)

@@ -77,10 +77,12 @@ def prod(
     input: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None
 ) -> Tensor:
     """The product of the elements (along ``dim``, an int, or of all); an integer or bool tensor
-    gives int64, as in PyTorch."""
-    values = input if dtype is None else input.to(dtype)
-    if dtype is None and values._data.dtype.kind in "biu":
-        values = values.long()
+    gives int64, as in PyTorch. ``dtype`` (default None): ``input`` converted to it first, and
+    the product returned in it (an int16 product wraps around, a bool one is True where all
+    elements are)."""
+    if dtype is not None:  # integers are multiplied in 64 bits, then cut (wrapping) to dtype
+        return prod(input.to(dtype), dim, keepdim).to(dtype)
+    values = input.long() if input._data.dtype.kind in "biu" else input
     axis = None if dim is None else normalize_axis(dim, values._data.ndim or 1)
     if values._data.ndim == 0:  # dim 0 of a 0-d tensor: its one element, as the whole product
         axis = None

@@ -122,10 +122,14 @@ def _resize(out: Tensor, values: np.ndarray, op: str, warn: bool) -> np.ndarray:
             warnings.warn(message, UserWarning, stacklevel=5)
     elif warn and out._data.size:  # an empty out is resized silently
         warnings.warn(_RESIZED.format(old=old, new=list(values.shape)), UserWarning, stacklevel=5)
-    if _shares_memory(out):  # no larger, contiguous (_checked): keep the memory, as PyTorch
-        out._data = out._data.reshape(-1)[: values.size].reshape(values.shape)
-    else:
-        out._data = np.empty(values.shape, out._data.dtype)
+    data = out._data
+    # PyTorch keeps the storage whenever it is large enough, for every out: a view, a tensor
+    # with views, an alias tensorlib does not track (b.detach(), b.data) and an out of its own
+    # memory alike
+    if values.size <= data.size and data.flags.c_contiguous and data.flags.writeable:
+        out._data = data.reshape(-1)[: values.size].reshape(values.shape)
+    else:  # to grow (refused by _checked where the memory is shared with a view or base)
+        out._data = np.empty(values.shape, data.dtype)
     return values
 
 

@@ -367,6 +367,8 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Tensor | None = N
         result = cumsum(input, dim, dtype=dtype)
         return write_out(out, result, "cumsum", exact=dtype is not None)  # PyTorch's rule
     if dtype is not None:  # the sums are kept in dtype too (integers would widen to int64)
+        if np.dtype(dtype) == np.bool_ and input._data.ndim and input._data.size:
+            raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
         return cumsum(input.to(dtype), dim).to(dtype)
     if input._data.ndim == 0:
         normalize_axis(dim, 1)
@@ -386,13 +388,16 @@ def sum(
     keepdims: bool | None = None,
     out: Tensor | None = None,
 ) -> Tensor:
-    """Sum over ``dim`` (an int, a tuple, or None for all dims); with ``dtype``, of ``input``
-    converted to it first, as PyTorch does (an int64 sum of floats adds truncated values)."""
+    """Sum over ``dim`` (an int, a tuple, or None for all dims); with ``dtype`` (default None:
+    ``input``'s, int64 for an integer or bool one), of ``input`` converted to it first, and
+    returned in it, as PyTorch does: an int64 sum of floats adds truncated values, an int16 sum
+    wraps around, a bool one is True where any element is."""
     if out is not None:
         total = sum(input, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
         return write_out(out, total, "sum", exact=dtype is not None)
-    if dtype is not None:
-        input = input.to(dtype)
+    if dtype is not None:  # integers are summed in int64, then cut (wrapping) to dtype
+        total = sum(input.to(dtype), dim, keepdim, axis=axis, keepdims=keepdims)
+        return total.to(dtype)
     # a loss's sum: kept cheap
     if dim is None and axis is None and keepdims is None and not keepdim:
         ndim = input._data.ndim

@@ -199,13 +199,14 @@ def nanquantile(
 # %% book/02_autograd.ipynb, cell 244
 @supports_out
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
-    """``sum`` with NaNs counted as 0 (their gradient is 0)."""
-    values = input if dtype is None else input.to(dtype)
+    """``sum`` with NaNs counted as 0 (their gradient is 0); ``dtype`` (default None) as
+    ``sum``'s, the NaNs made 0 before the conversion, as in PyTorch."""
+    values = input
     if values._data.dtype.kind == "f":
         nans = np.isnan(values._data)
         if nans.any():
             values = values.masked_fill(nans, 0)
-    return values.sum(dim=dim, keepdim=keepdim)
+    return values.sum(dim=dim, keepdim=keepdim, dtype=dtype)
 
 
 @supports_out

@@ -25,6 +25,7 @@ __all__ = [
 import builtins
 import sys
 from collections.abc import Iterator, Sequence
+from copy import deepcopy
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
@@ -217,6 +218,25 @@ def _shared_versions(tensor: Tensor) -> list[Any]:
     if tensor._versions is None:
         tensor._versions = [0, 0]
     return tensor._versions
+
+
+def _deepcopy_memory(array: np.ndarray, memo: dict[int, Any]) -> np.ndarray:
+    """``array`` deep-copied as PyTorch deep-copies a storage: the array that owns the memory
+    (the end of ``array.base``'s chain) is copied once per ``copy.deepcopy`` (``memo``), and
+    ``array`` becomes the same view of that copy. So the copies of a base and of its views share
+    memory as the originals do. Where the owner is not C-contiguous: a copy of ``array`` alone."""
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    copied = deepcopy(root, memo)
+    if root is array:
+        return copied
+    if not (root.flags.c_contiguous and copied.flags.c_contiguous):
+        return array.copy()
+    offset = array.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    view = np.ndarray(array.shape, array.dtype, copied, offset, array.strides)
+    view.flags.writeable = array.flags.writeable  # read-only views (expand) stay read-only
+    return view
 
 
 # %% book/02_autograd.ipynb, cell 36
@@ -558,9 +578,8 @@ class Tensor:
     def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
         """What ``pickle`` and ``copy.deepcopy`` keep: Python's own reduction, with the slots but
         ``_view``, and the version counter without what views add to it (the clock of a change in
-        the graph, their weak references). The copy owns its memory (numpy copies a view's
-        elements only): it is no view, as in PyTorch, and a view's pickle does not hold its base
-        too."""
+        the graph, their weak references). The copy is no view, as in PyTorch; a view's pickle
+        holds its own elements only (numpy pickles no more), not its base."""
         reduced = super().__reduce_ex__(protocol)
         # (constructor, arguments, (a subclass's __dict__ or None, the slots: a new dict), ...)
         state = reduced[2] if isinstance(reduced, tuple) and len(reduced) > 2 else None
@@ -571,6 +590,23 @@ class Tensor:
             if versions is not None and len(versions) > 2:
                 slots["_versions"] = versions[:2]
         return reduced
+
+    def __deepcopy__(self, memo: dict[builtins.int, Any]) -> Tensor:
+        """``copy.deepcopy``: the reduction above, with the memory copied as PyTorch copies a
+        storage, once per deep copy (``_deepcopy_memory``). ``copy.deepcopy([b, v])`` of a base
+        and its view gives a ``v`` copy that is a view into the ``b`` copy's memory (though not
+        its ``_base``, as in PyTorch); a view copied alone brings its base's whole memory."""
+        reduced = self.__reduce_ex__(4)
+        assert isinstance(reduced, tuple)  # Tensor's reduction is never a global's name
+        constructor, arguments, (attributes, slots) = reduced[:3]
+        copied = constructor(*arguments)
+        memo[id(self)] = copied
+        copied._data = _deepcopy_memory(slots.pop("_data"), memo)
+        for name, value in deepcopy(slots, memo).items():
+            setattr(copied, name, value)
+        if attributes:
+            copied.__dict__.update(deepcopy(attributes, memo))
+        return copied
 
     def requires_grad_(self, requires_grad: builtins.bool = True) -> Tensor:
         """Set ``requires_grad`` in place (leaves only) and return ``self``."""
