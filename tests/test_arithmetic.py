@@ -484,3 +484,36 @@ def test_ints_meeting_a_bool_tensor_match_pytorch(s):
                         for lib in (tl, torch))
         assert ours[0] == theirs[0] and (theirs[1] in ours[1] if isinstance(theirs[1], str)
                                          else ours[1] == theirs[1]), (index, ours, theirs)
+
+
+_FLOAT_RESULT_OPS = {
+    "copysign": lambda lib, x, s: lib.copysign(x, s),
+    "xlogy": lambda lib, x, s: lib.xlogy(x, s),
+    "xlogy reversed": lambda lib, x, s: lib.xlogy(s, x),
+    "xlog1py": lambda lib, x, s: lib.special.xlog1py(x, s),
+    "zeta": lambda lib, x, s: lib.special.zeta(x + 1, s),
+    "atan2": lambda lib, x, s: lib.atan2(x, lib.tensor(float(s))),
+}
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("op", list(_FLOAT_RESULT_OPS))
+@pytest.mark.parametrize(("dtype", "number"), [("int8", 300), ("int8", 128), ("uint8", -1)])
+def test_ops_with_a_float_result_never_wrap_the_number(op, dtype, number):
+    """An int out of an integer tensor's range is not wrapped when the op computes in float."""
+    torch = pytest.importorskip("torch")
+    got = {}
+    for lib in (torch, tl):
+        x = lib.tensor([1, 2, 3], dtype=getattr(lib, dtype))
+        got[lib.__name__] = _FLOAT_RESULT_OPS[op](lib, x, number).tolist()
+    np.testing.assert_allclose(got["tensorlib"], got["torch"], rtol=1e-6)
+
+
+@pytest.mark.parity
+def test_addcmul_checks_an_int_value_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tl):
+        x = lib.tensor([1, 2, 3], dtype=lib.int8)
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t"):
+            lib.addcmul(x, x, x, value=300)
+        assert lib.addcmul(x, x, x, value=2).tolist() == [3, 10, 21]

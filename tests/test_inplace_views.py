@@ -788,3 +788,34 @@ def test_writing_rows_keeps_the_regions_not_copies_of_the_buffer(keep_views):
     rows, width = 64, 4096
     held = _bytes_held_by_writing_rows(rows, width, keep_views)
     assert held < 12 * rows * width * 4, f"{held / (rows * width * 4):.1f} buffers' worth"
+
+
+@pytest.mark.parity
+def test_a_wrong_shape_assigned_at_a_basic_key_gives_pytorchs_messages():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tl):
+        h = lib.zeros(4, 3)
+        with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match "
+                           r"the existing size \(4\) at non-singleton dimension 0"):
+            h[1] = lib.ones(4, requires_grad=True)
+        with pytest.raises(RuntimeError, match=r"the number of sizes provided \(1\) must be "
+                           r"greater or equal to the number of dimensions in the tensor \(2\)"):
+            h[1] = lib.ones(2, 3, requires_grad=True)
+        assert h.abs().sum().item() == 0  # nothing written
+
+
+def test_augmented_assignment_at_a_basic_key_has_second_derivatives():
+    """``h[0] *= y`` runs ``v = h[0]; v.mul_(y); h[0] = v``: the last write records ``where``
+    on ``v``, whose memory it changes; the recorded backward of ``where`` reads only its
+    condition (``graph_reads``), so create_graph passes through it, as in PyTorch."""
+    def augmented(x, y):
+        h = x * 1
+        h[0] *= y
+        h[1:3] += y
+        return h.sin()
+
+    rng = np.random.default_rng(4)
+    x = tl.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+    y = tl.tensor(rng.standard_normal(2), requires_grad=True)
+    assert gradcheck(augmented, (x, y))
+    assert gradgradcheck(augmented, (x, y))

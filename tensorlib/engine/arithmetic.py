@@ -79,10 +79,10 @@ from tensorlib.engine.division import (
     RoundedQuotient,
     _division_operands,
 )
-from tensorlib.engine.dtypes import _torch_name, get_default_dtype
+from tensorlib.engine.dtypes import _checked_int, _torch_name, get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
-from tensorlib.engine.promotion import _promote, _scaled
+from tensorlib.engine.promotion import _promote, _result_dtype, _scaled
 from tensorlib.engine.tensor_type import Tensor, _reduce_args, _wrap
 from tensorlib.shape import broadcast_shapes, normalize_axes, normalize_axis, sum_to_shape
 
@@ -463,8 +463,14 @@ def lerp(input: Tensor, end: Any, weight: Any) -> Tensor:
 
 @supports_out
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
-    """:math:`x + v\\,t_1 t_2`, elementwise with broadcasting (a composite)."""
-    return add(input, mul(mul(tensor1, tensor2), value))
+    """:math:`x + v\\,t_1 t_2`, elementwise with broadcasting (a composite). An int ``value`` is
+    converted to an integer result dtype checked, as PyTorch converts it."""
+    product = mul(tensor1, tensor2)
+    if type(value) is int and isinstance(input, Tensor):
+        dtype = _result_dtype(input, product)
+        if dtype.kind in "iu":
+            _checked_int(value, dtype)
+    return add(input, mul(product, value))
 
 
 @supports_out

@@ -234,11 +234,28 @@ def _is_operand(value: Any) -> bool:
 
 def _fitting(value: Any, view: Tensor) -> Any:
     """``value`` without the leading dims of size 1 that ``view`` lacks (``h[0] = ones(1, 3)``),
-    as numpy and PyTorch drop them when assigning."""
-    if not isinstance(value, Tensor) or value.ndim <= view.ndim:
+    as numpy and PyTorch drop them when assigning; a shape that does not broadcast to ``view``'s
+    is refused with PyTorch's messages (those of its ``expand``)."""
+    if not isinstance(value, Tensor):
         return value
-    extra = value.ndim - view.ndim
-    return value.reshape(value.shape[extra:]) if set(value.shape[:extra]) == {1} else value
+    shape, target = value.shape, view.shape
+    extra = len(shape) - len(target)
+    if extra > 0 and set(shape[:extra]) == {1}:
+        value, shape, extra = value.reshape(shape[extra:]), shape[extra:], 0
+    if extra > 0:
+        raise RuntimeError(
+            f"expand(torch.{_torch_name(value._data.dtype)}Tensor{{{list(shape)}}}, "
+            f"size={list(target)}): the number of sizes provided ({len(target)}) must be greater "
+            f"or equal to the number of dimensions in the tensor ({len(shape)})"
+        )
+    for axis in range(1, len(shape) + 1):
+        if shape[-axis] != 1 and shape[-axis] != target[-axis]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-axis]}) must match the existing size "
+                f"({shape[-axis]}) at non-singleton dimension {len(target) - axis}.  "
+                f"Target sizes: {list(target)}.  Tensor sizes: {list(shape)}"
+            )
+    return value
 
 
 def zero_(tensor: Tensor) -> Tensor:

@@ -53,7 +53,7 @@ def _binary_operands(
     with ``floating``, in the default float dtype when that is an integer or bool one."""
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(input).__name__}")
-    a, b = _promote(input, other)
+    a, b = _promote(input, other, "float" if floating else "wrap")  # float ops never wrap
     dtype = a._data.dtype if isinstance(a, Tensor) else b._data.dtype
     a, b = (t if isinstance(t, Tensor) else Tensor(np.asarray(t, dtype=dtype)) for t in (a, b))
     if floating and dtype.kind != "f":

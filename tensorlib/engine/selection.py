@@ -39,6 +39,7 @@ class Where(Function):
 
     __slots__ = ("condition", "a_shape", "b_shape")
     reads = ((), (0,), (0,))  # the condition is input 0
+    graph_reads = reads  # the recorded backward too: a or b may change in place (h[0] *= y)
 
     def forward(self, condition: np.ndarray, a: Any, b: Any) -> np.ndarray:
         self.condition, self.a_shape, self.b_shape = condition, _shape_of(a), _shape_of(b)
