@@ -940,6 +940,7 @@ def test_normalized_shape_is_validated_the_same_way_by_function_and_module():
     for bad in (0, (), (3, -1), 2.5):
         with pytest.raises((TypeError, ValueError), match=r"normalized_shape"):
             F.layer_norm(x, bad)
+    for bad in ((), (3, -1), 2.5):  # 0 is a size, as in PyTorch: LayerNorm(0) normalises (*, 0)
         with pytest.raises((TypeError, ValueError), match=r"normalized_shape"):
             nn.LayerNorm(bad)
 

@@ -434,3 +434,105 @@ def test_parameter_dict_is_a_dict_of_parameters():
     assert "Parameter containing" in repr(pdict)
     pdict.clear()
     assert len(pdict) == 0
+
+
+# ----------------------------------------------------------------------------- empty inputs
+
+EMPTY_SHAPES = [(2, 4, 0), (0, 4, 3), (0, 4, 0), (2, 4, 0, 0), (2, 4, 0, 3)]
+EMPTY_NORMS = {
+    "group_norm": lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b),
+    "instance_norm": lambda L, x, w, b: L.nn.functional.instance_norm(x, weight=w, bias=b),
+    "batch_norm": lambda L, x, w, b: L.nn.functional.batch_norm(x, None, None, w, b, True),
+    "batch_norm-eval": lambda L, x, w, b: L.nn.functional.batch_norm(
+        x, L.zeros(4, dtype=L.float64), L.ones(4, dtype=L.float64), w, b, False
+    ),
+    "layer_norm": lambda L, x, w, b: L.nn.functional.layer_norm(x, tuple(x.shape[1:])),
+    "rms_norm": lambda L, x, w, b: L.nn.functional.rms_norm(x, tuple(x.shape[-1:])),
+    "GroupNorm": lambda L, x, w, b: L.nn.GroupNorm(2, 4).double()(x),
+    "InstanceNorm": lambda L, x, w, b: (
+        L.nn.InstanceNorm1d if x.ndim == 3 else L.nn.InstanceNorm2d
+    )(4, track_running_stats=True).double()(x),
+}
+
+
+def _empty_norm_run(lib, name, shape, affine):
+    x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
+    w = lib.ones(4, dtype=lib.float64, requires_grad=True) if affine else None
+    b = lib.zeros(4, dtype=lib.float64, requires_grad=True) if affine else None
+    y = EMPTY_NORMS[name](lib, x, w, b)
+    y.sum().backward()
+    grads = [None if p is None else p.grad.tolist() for p in (w, b)]
+    return tuple(y.shape), str(y.dtype).split(".")[-1], tuple(x.grad.shape), grads
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("shape", EMPTY_SHAPES, ids=str)
+@pytest.mark.parametrize("name", list(EMPTY_NORMS))
+def test_normalisations_of_an_empty_input_match_torch(name, shape):
+    """PyTorch returns an empty result, and the backward runs, for every normalisation of an
+    empty input (no sample, no position); the parameters get gradient 0."""
+    torch = pytest.importorskip("torch")
+    affine = name in ("group_norm", "instance_norm", "batch_norm", "batch_norm-eval")
+    # PyTorch's instance_norm with an affine and no sample raises an IndexError from its kernel
+    # (weight[0] of a 0-length repeat), and its group_norm gives w a NaN gradient when the
+    # samples have no position: accidents we do not copy (chapter 4, section 6.7)
+    torch_affine = affine and not (name == "instance_norm" and shape[0] == 0)
+    ours = _empty_norm_run(tl, name, shape, affine)
+    theirs = _empty_norm_run(torch, name, shape, torch_affine)
+    assert ours[:3] == theirs[:3]
+    if torch_affine and not (name == "group_norm" and shape[0] > 0):
+        assert ours[3] == theirs[3]
+    if affine:
+        assert ours[3] == [[0.0] * 4, [0.0] * 4]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("normalized_shape", [0, (0,), (2, 0)])
+def test_layer_and_rms_norm_accept_a_zero_in_normalized_shape_as_torch(normalized_shape):
+    torch = pytest.importorskip("torch")
+    shape = (3,) + ((normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape)
+    for module in ("LayerNorm", "RMSNorm"):
+        ours = getattr(nn, module)(normalized_shape, dtype=tl.float64)
+        theirs = getattr(torch.nn, module)(normalized_shape, dtype=torch.float64)
+        assert tuple(ours.weight.shape) == tuple(theirs.weight.shape)
+        x = tl.zeros(shape, dtype=tl.float64, requires_grad=True)
+        y = ours(x)
+        y.sum().backward()
+        assert tuple(y.shape) == tuple(theirs(torch.zeros(shape, dtype=torch.float64)).shape)
+        assert tuple(x.grad.shape) == shape and tuple(ours.weight.grad.shape) == shape[1:]
+
+
+@pytest.mark.parity
+def test_empty_batches_leave_the_running_estimates_alone_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (tl, torch):
+        norm = lib.nn.BatchNorm1d(4).double()
+        with lib.no_grad():
+            norm.running_mean.fill_(0.5)
+        for shape in [(2, 4, 0), (0, 4, 3), (0, 4)]:
+            norm(lib.zeros(shape, dtype=lib.float64))
+        assert norm.running_mean.tolist() == [0.5] * 4 and norm.running_var.tolist() == [1.0] * 4
+        assert int(norm.num_batches_tracked) == 3
+        instance = lib.nn.InstanceNorm1d(4, track_running_stats=True).double()
+        instance(lib.zeros(2, 4, 0, dtype=lib.float64))  # torch too: samples with no position
+        assert instance.running_mean.tolist() == [0.0] * 4
+    # no sample: PyTorch writes NaN (the mean over no instance); we leave them alone
+    instance = nn.InstanceNorm1d(4, track_running_stats=True)
+    instance(tl.zeros(0, 4, 3))
+    assert instance.running_mean.tolist() == [0.0] * 4
+    assert instance.running_var.tolist() == [1.0] * 4
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("call, shape", [
+    (lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True), (1, 0)),
+    (lambda L, x: L.nn.functional.batch_norm(x, None, None, training=True), (1, 4, 1)),
+    (lambda L, x: L.nn.functional.instance_norm(x), (2, 4, 1)),
+    (lambda L, x: L.nn.functional.instance_norm(x), (0, 4)),
+], ids=["batch-1x0", "batch-1x4x1", "instance-one-position", "instance-no-spatial"])
+def test_a_single_value_is_still_refused_in_training_as_torch(call, shape):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="Expected more than 1"):
+        call(torch, torch.zeros(shape))
+    with pytest.raises(ValueError, match="(?i)expected more than 1"):
+        call(tl, tl.zeros(shape))

@@ -417,3 +417,82 @@ def test_sum_dtype_wraps_takes_its_out_and_nansum_zeroes_nans_first():
             lib.sum(big, 0, dtype=lib.int32, out=lib.empty((), dtype=lib.int64))
         nan = lib.tensor([float("nan"), 1.5, 2.5])
         assert lib.nansum(nan, dtype=lib.int32).item() == 3  # the NaN is 0 before the cast
+
+
+# -- an integer or bool dtype= while the input requires grad: refused by autograd, as PyTorch
+INTEGER_DTYPE_REDUCTIONS = {
+    "sum": lambda L, x, d: L.sum(x, dtype=d),
+    "sum-dim": lambda L, x, d: x.sum(1, dtype=d),
+    "prod": lambda L, x, d: L.prod(x, dtype=d),
+    "prod-dim": lambda L, x, d: x.prod(0, dtype=d),
+    "nansum": lambda L, x, d: L.nansum(x, dtype=d),
+    "mean": lambda L, x, d: L.mean(x, dtype=d),
+    "nanmean": lambda L, x, d: L.nanmean(x, dtype=d),
+    "cumsum": lambda L, x, d: L.cumsum(x, 0, dtype=d),
+    "cumprod": lambda L, x, d: x.cumprod(1, dtype=d),
+}
+
+
+def _outcome(call):
+    try:
+        result = call()
+    except Exception as error:  # noqa: BLE001 - the type and message are compared
+        return type(error).__name__, str(error)
+    return "ok", str(result.dtype).split(".")[-1]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["int32", "int64", "int16", "uint8", "bool", "float64"])
+@pytest.mark.parametrize("name", list(INTEGER_DTYPE_REDUCTIONS))
+def test_reduction_to_an_integer_dtype_of_a_grad_input_matches_torch(name, dtype):
+    torch = pytest.importorskip("torch")
+    call = INTEGER_DTYPE_REDUCTIONS[name]
+    outcomes = []
+    for lib in (tl, torch):
+        x = lib.tensor(np.arange(1.0, 7.0).reshape(2, 3), requires_grad=True)
+        target = getattr(lib, dtype)
+        outcomes.append(_outcome(lambda: call(lib, x, target)))  # noqa: B023
+        with lib.no_grad():  # outside grad mode: a conversion
+            outcomes.append(_outcome(lambda: call(lib, x, target)))  # noqa: B023
+        outcomes.append(_outcome(lambda: call(lib, x.detach(), target)))  # noqa: B023
+    assert outcomes[:3] == outcomes[3:]
+
+
+def test_sum_to_an_integer_dtype_message_names_the_dtype():
+    x = tl.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"^Autograd not support dtype: Int$"):
+        x.sum(dtype=tl.int32)
+    with pytest.raises(RuntimeError, match=r"^Autograd not support dtype: Bool$"):
+        tl.prod(x, dtype=tl.bool)
+    assert x.detach().sum(dtype=tl.int32).dtype == tl.int32
+
+
+# -- maximum, minimum, fmax, fmin take tensors only, as PyTorch
+@pytest.mark.parity
+@pytest.mark.parametrize("other", [2, 2.5, True, np.float64(2.0), None],
+                         ids=["int", "float", "bool", "numpy", "None"])
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_elementwise_extrema_refuse_a_number_as_torch(name, other):
+    torch = pytest.importorskip("torch")
+    messages = []
+    for lib in (tl, torch):
+        x = lib.tensor([1.0, 3.0])
+        for call in (lambda: getattr(lib, name)(x, other),  # noqa: B023
+                     lambda: getattr(x, name)(other),  # noqa: B023
+                     lambda: getattr(lib, name)(other, x)):  # noqa: B023
+            with pytest.raises(TypeError) as caught:
+                call()
+            messages.append(str(caught.value))
+    assert messages[:3] == messages[3:]
+    assert messages[0].startswith(f"{name}(): argument 'other' (position 2) must be Tensor, not ")
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+def test_elementwise_extrema_of_tensors_still_match_torch(name):
+    torch = pytest.importorskip("torch")
+    a, b = np.array([1.0, np.nan, 3.0, 2.0]), np.array(2.0)
+    ours = getattr(tl, name)(tl.tensor(a), tl.tensor(b)).numpy()
+    theirs = getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(getattr(tl.tensor(a), name)(tl.tensor(b)).numpy(), ours)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine import creation
-from tensorlib.engine.dtypes import as_device, get_default_dtype, parse_to
+from tensorlib.engine.dtypes import _torch_name, as_device, get_default_dtype, parse_to
 from tensorlib.engine.function import Function
 from tensorlib.engine.grad_mode import is_grad_enabled
 from tensorlib.engine.tensor_type import Tensor, _wrap
@@ -100,6 +100,31 @@ def to(
             data = input._data.astype(dtype)
         return _wrap(data, None)  # integer and bool results carry no gradient
     return Cast.apply(input, dtype=dtype)
+
+
+def _cast_for_reduction(input: Tensor, dtype: Any) -> Tensor:
+    """``input`` converted to the ``dtype=`` of a reduction (``sum``, ``prod``, ``cumsum``, ...).
+
+    An integer or bool ``dtype`` has no gradient: while ``input`` requires grad in grad mode it
+    is refused with the message of PyTorch's autograd, ``Autograd not support dtype: Int``.
+    """
+    target = np.dtype(dtype)
+    if target.kind not in "fc" and input._requires_grad and is_grad_enabled():
+        raise RuntimeError(f"Autograd not support dtype: {_torch_name(target)}")
+    return to(input, target)
+
+
+def _tensor_argument(value: Any, op: str, name: str, position: int) -> None:
+    """Refuse a non-Tensor where ``op`` takes only tensors (``maximum(x, 2)``), with PyTorch's
+    ``TypeError``: ``maximum(): argument 'other' (position 2) must be Tensor, not int``."""
+    if not isinstance(value, Tensor):
+        kind = type(value)
+        kind_name = kind.__name__ if kind.__module__ == "builtins" else (
+            f"{kind.__module__}.{kind.__qualname__}"
+        )
+        raise TypeError(
+            f"{op}(): argument '{name}' (position {position}) must be Tensor, not {kind_name}"
+        )
 
 
 def clone(input: Tensor) -> Tensor:

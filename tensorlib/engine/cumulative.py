@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorlib.engine.conversion import _cast_for_reduction
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.tensor_type import Tensor
@@ -86,7 +87,7 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     if dtype is not None:  # the products are kept in dtype too (integers would widen to int64)
         if np.dtype(dtype) == np.bool_ and input._data.ndim and input._data.size:
             raise NotImplementedError("\"cumprod_out_cpu\" not implemented for 'Bool'")
-        return cumprod(input.to(dtype), dim).to(dtype)
+        return cumprod(_cast_for_reduction(input, dtype), dim).to(dtype)
     axis = normalize_axis(dim, input._data.ndim or 1)
     if input._data.ndim == 0:  # one element: itself (int64 for integers), shape () as in torch
         return Cumprod.apply(input.unsqueeze(0), axis=0)[0]

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tensorlib.engine.conversion import _cast_for_reduction
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out
 from tensorlib.engine.reductions import _unbiased_overload, amax, amin, mean, std, var
@@ -81,7 +82,7 @@ def prod(
     the product returned in it (an int16 product wraps around, a bool one is True where all
     elements are)."""
     if dtype is not None:  # integers are multiplied in 64 bits, then cut (wrapping) to dtype
-        return prod(input.to(dtype), dim, keepdim).to(dtype)
+        return prod(_cast_for_reduction(input, dtype), dim, keepdim).to(dtype)
     values = input.long() if input._data.dtype.kind in "biu" else input
     axis = None if dim is None else normalize_axis(dim, values._data.ndim or 1)
     if values._data.ndim == 0:  # dim 0 of a 0-d tensor: its one element, as the whole product

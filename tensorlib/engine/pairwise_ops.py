@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.arithmetic import _summed_to, _unbroadcast
-from tensorlib.engine.conversion import to
+from tensorlib.engine.conversion import _tensor_argument, to
 from tensorlib.engine.dtypes import get_default_dtype
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out
@@ -261,12 +261,16 @@ def fmod(input: Tensor, other: Any) -> Tensor:
 @supports_out
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise maximum where a NaN loses to a number (``maximum`` propagates NaN)."""
+    _tensor_argument(input, "fmax", "input", 1)  # a number is refused, as in PyTorch
+    _tensor_argument(other, "fmax", "other", 2)
     return FloatingExtremum.apply(*_binary_operands(input, other, "fmax", False), largest=True)
 
 
 @supports_out
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """The elementwise minimum where a NaN loses to a number (``minimum`` propagates NaN)."""
+    _tensor_argument(input, "fmin", "input", 1)  # a number is refused, as in PyTorch
+    _tensor_argument(other, "fmin", "other", 2)
     return FloatingExtremum.apply(*_binary_operands(input, other, "fmin", False), largest=False)
 
 

@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tensorlib.engine.arithmetic import _broadcast_error, _summed_to, _unbroadcast
-from tensorlib.engine.conversion import Clone
+from tensorlib.engine.conversion import Clone, _cast_for_reduction, _tensor_argument
 from tensorlib.engine.dtypes import _torch_name, float16
 from tensorlib.engine.function import Function
 from tensorlib.engine.out_arg import supports_out, write_out
@@ -369,7 +369,7 @@ def cumsum(input: Tensor, dim: int, *, dtype: Any = None, out: Tensor | None = N
     if dtype is not None:  # the sums are kept in dtype too (integers would widen to int64)
         if np.dtype(dtype) == np.bool_ and input._data.ndim and input._data.size:
             raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
-        return cumsum(input.to(dtype), dim).to(dtype)
+        return cumsum(_cast_for_reduction(input, dtype), dim).to(dtype)
     if input._data.ndim == 0:
         normalize_axis(dim, 1)
         return Clone.apply(input)
@@ -396,7 +396,7 @@ def sum(
         total = sum(input, dim, keepdim, dtype=dtype, axis=axis, keepdims=keepdims)
         return write_out(out, total, "sum", exact=dtype is not None)
     if dtype is not None:  # integers are summed in int64, then cut (wrapping) to dtype
-        total = sum(input.to(dtype), dim, keepdim, axis=axis, keepdims=keepdims)
+        total = sum(_cast_for_reduction(input, dtype), dim, keepdim, axis=axis, keepdims=keepdims)
         return total.to(dtype)
     # a loss's sum: kept cheap
     if dim is None and axis is None and keepdims is None and not keepdim:
@@ -727,6 +727,8 @@ def maximum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tenso
     and ties split the gradient in half, as in torch."""
     if out is not None:
         return write_out(out, maximum(input, other), "maximum")
+    _tensor_argument(input, "maximum", "input", 1)  # a number is refused, as in PyTorch
+    _tensor_argument(other, "maximum", "other", 2)
     return ElementwiseExtremum.apply(*_promote(input, other), largest=True)
 
 
@@ -735,6 +737,8 @@ def minimum(input: Tensor, other: Tensor, *, out: Tensor | None = None) -> Tenso
     and ties split the gradient in half, as in torch."""
     if out is not None:
         return write_out(out, minimum(input, other), "minimum")
+    _tensor_argument(input, "minimum", "input", 1)  # a number is refused, as in PyTorch
+    _tensor_argument(other, "minimum", "other", 2)
     return ElementwiseExtremum.apply(*_promote(input, other), largest=False)
 
 

@@ -212,6 +212,11 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any 
 @supports_out
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """``mean`` of the numbers that are not NaN (NaN where there are none)."""
+    if dtype is not None and np.dtype(dtype).kind != "f":
+        raise RuntimeError(
+            "nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {_torch_name(np.dtype(dtype))}"
+        )
     values = input if dtype is None else input.to(dtype)
     if values._data.dtype.kind != "f":
         raise RuntimeError(

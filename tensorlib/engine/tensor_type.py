@@ -1642,10 +1642,12 @@ class Tensor:
 
     def fmax(self, other: Tensor) -> Tensor:
         """The elementwise maximum, a NaN losing to a number."""
+        conversion._tensor_argument(other, "fmax", "other", 1)  # as PyTorch: a Tensor only
         return pairwise_ops.fmax(self, other)
 
     def fmin(self, other: Tensor) -> Tensor:
         """The elementwise minimum, a NaN losing to a number."""
+        conversion._tensor_argument(other, "fmin", "other", 1)  # as PyTorch: a Tensor only
         return pairwise_ops.fmin(self, other)
 
     def float_power(self, exponent: Any) -> Tensor:
@@ -2380,10 +2382,12 @@ class Tensor:
     # -------------------------------------------------------------------------
     def maximum(self, other: Any) -> Tensor:
         """Elementwise maximum (NaN propagates)."""
+        conversion._tensor_argument(other, "maximum", "other", 1)  # as PyTorch: a Tensor only
         return reductions.maximum(self, other)
 
     def minimum(self, other: Any) -> Tensor:
         """Elementwise minimum (NaN propagates)."""
+        conversion._tensor_argument(other, "minimum", "other", 1)  # as PyTorch: a Tensor only
         return reductions.minimum(self, other)
 
     def remainder(self, other: Any) -> Tensor:

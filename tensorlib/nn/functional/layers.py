@@ -938,6 +938,26 @@ def _check_normalized(
     _check_same_dtype(name, input, weight=weight, bias=bias)
 
 
+def _empty_normalised(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None, per_channel: bool = False
+) -> Tensor:
+    """What a normalisation of an empty ``input`` returns, as in PyTorch: an empty copy, times
+    ``weight`` plus ``bias`` (broadcast from the trailing dimensions, or along dimension 1 when
+    ``per_channel``) so that they join the graph; their gradients are sums over no element, 0.
+    """
+    def shaped(parameter: Tensor) -> Tensor:  # (C,) to (1, C, 1, ...): sizes given, C may be 0
+        if not per_channel:
+            return parameter
+        return parameter.reshape((1, parameter.shape[0]) + (1,) * (input.ndim - 2))
+
+    result = input.clone()
+    if weight is not None:
+        result = result * shaped(weight)
+    if bias is not None:
+        result = result + shaped(bias)
+    return result
+
+
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -955,6 +975,8 @@ def layer_norm(
     _check_tensor(input, "layer_norm")
     shape = _normalized_shape(normalized_shape, "layer_norm")
     _check_normalized("layer_norm", input, shape, weight, bias)
+    if input.numel() == 0:  # no rows, or empty ones: nothing to normalise
+        return _empty_normalised(input, weight, bias)
     return LayerNormFunction.apply(input, weight, bias, normalized_shape=shape, eps=float(eps))
 
 
@@ -973,6 +995,8 @@ def rms_norm(
     _check_tensor(input, "rms_norm")
     shape = _normalized_shape(normalized_shape, "rms_norm")
     _check_normalized("rms_norm", input, shape, weight, None)
+    if input.numel() == 0:
+        return _empty_normalised(input, weight, None)
     if eps is None:
         eps = float(np.finfo(input.dtype).eps)
     return _RMSNorm.apply(input, weight, normalized_shape=shape, eps=float(eps))
@@ -1127,6 +1151,8 @@ def batch_norm(
     Raises:
         ValueError: a channel has a single value while ``training``, or a running estimate is
             missing while not ``training``.
+
+    An empty input gives an empty result and leaves the running estimates alone, as in PyTorch.
     """
     if tuple(input.shape) == (0,):  # PyTorch returns an empty 1-D input unchanged, as a copy
         return input.clone()
@@ -1140,14 +1166,16 @@ def batch_norm(
                 "batch_norm: running_mean and running_var are needed when training=False"
             )
         mean, var = running_mean._data, running_var._data
-    else:
+    elif int(input.shape[0]) * math.prod(input.shape[2:]) == 1:  # PyTorch's count: N · spatial
+        raise ValueError(
+            "Expected more than 1 value per channel when training, "
+            f"got input size {_shape_text(input)}"
+        )
+    if input.numel() == 0:  # 0 values per channel (allowed, as in PyTorch), or no channel
+        return _empty_normalised(input, weight, bias, per_channel=True)
+    if training:
         x = input._data
-        count = x.size // max(int(input.shape[1]), 1)
-        if count <= 1:
-            raise ValueError(
-                "Expected more than 1 value per channel when training, "
-                f"got input size {_shape_text(input)}"
-            )
+        count = x.size // int(input.shape[1])
         axes = (0,) + tuple(range(2, x.ndim))
         # two passes: var is computed from the centred values
         mean, var = x.mean(axis=axes), x.var(axis=axes)
@@ -1208,6 +1236,8 @@ def group_norm(
             f"input of shape {_shape_text(input)} and num_groups={num_groups}"
         )
     _check_same_dtype("group_norm", input, weight=weight, bias=bias)
+    if input.numel() == 0:  # no sample, no channel or no position: an empty result
+        return _empty_normalised(input, weight, bias, per_channel=True)
     grouped = input.reshape(input.shape[0], num_groups, -1)  # (N, G, M)
     return _normalise_then_affine(grouped, tuple(input.shape), weight, bias, eps)
 
@@ -1228,7 +1258,8 @@ def instance_norm(
     estimates, if given, are updated in place with their average over the batch (the unbiased
     variance). Otherwise the running estimates normalise, as :func:`batch_norm` in evaluation.
     Shapes: ``input`` (N, C, *); ``running_mean``, ``running_var``, ``weight`` and ``bias``
-    (C,) or None; result like ``input``.
+    (C,) or None; result like ``input``. An empty input gives an empty result and leaves the
+    running estimates alone.
     """
     _check_batch_norm(
         input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias
@@ -1237,13 +1268,15 @@ def instance_norm(
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     n, c = input.shape[:2]
-    flat = input.reshape(n, c, -1)  # (N, C, S)
-    size = flat.shape[-1]
-    if size <= 1:
+    size = math.prod(input.shape[2:])  # S, the spatial size: 0 is allowed, 1 is not
+    if size == 1:
         raise ValueError(
             "instance_norm: expected more than 1 spatial element when training, got input of "
             f"shape {_shape_text(input)}"
         )
+    if input.numel() == 0:
+        return _empty_normalised(input, weight, bias, per_channel=True)
+    flat = input.reshape(n, c, size)  # (N, C, S)
     values = flat._data  # the batch's statistics only for the running estimates that are kept
     if running_mean is not None:
         _update_running(running_mean, values.mean(axis=(0, 2)), momentum)

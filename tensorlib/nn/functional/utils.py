@@ -181,11 +181,13 @@ def _check_padding_mode(padding_mode: str, owner: str, transposed: bool = False)
 
 
 def _normalized_shape(normalized_shape: int | Sequence[int], owner: str) -> tuple[int, ...]:
-    """``normalized_shape`` (an int means the last dimension) as a non-empty tuple of sizes >= 1."""
+    """``normalized_shape`` (an int means the last dimension) as a non-empty tuple of sizes >= 0
+    (a 0 normalises empty rows, as in PyTorch)."""
     shape = as_shape(normalized_shape, f"{owner}: normalized_shape")
-    if not shape or min(shape) < 1:
+    if not shape or min(shape) < 0:
         raise ValueError(
-            f"{owner}: normalized_shape must be a positive int or a non-empty sequence of them, "
+            f"{owner}: normalized_shape must be a non-negative int or a non-empty sequence of "
+            "them, "
             f"got {normalized_shape!r}"
         )
     return shape
