@@ -56,6 +56,7 @@ from tensorlib.engine.pairwise_ops import float_power
 from tensorlib.engine.promotion import _check_operand, _float_result_dtype, _result_dtype
 from tensorlib.engine.scatter_ops import _write_into
 from tensorlib.engine.selection import masked_fill, where
+from tensorlib.engine.shape_ops import _view_of
 from tensorlib.engine.tensor_type import Tensor, _scalar_operand, _wrap
 from tensorlib.shape import broadcast_shapes
 
@@ -209,7 +210,7 @@ def setitem(tensor: Tensor, key: Any, value: Any) -> None:
             raise ValueError("Overflow when unpacking long long")
         value = _checked_int(value, tensor._data.dtype)
     if _joins_graph(tensor, value):
-        view = tensor[key] if _basic_key(key) and _is_operand(value) else None
+        view = _part(tensor, key) if _basic_key(key) and _is_operand(value) else None
         if view is not None and getattr(view, "_view", None) is not None:
             _record(view, "index assignment", _written_everywhere, _fitting(value, view))
             return
@@ -225,6 +226,15 @@ def _basic_key(key: Any) -> bool:
     a view, in numpy and in PyTorch."""
     parts = key if type(key) is tuple else (key,)
     return all(part is None or part is Ellipsis or type(part) in (int, slice) for part in parts)
+
+
+def _part(tensor: Tensor, key: Any) -> Tensor:
+    """The view ``tensor[key]`` of a basic ``key``, without a node of its own: it is written to
+    and rebased at once (``inplace_views._record_on_view``), so ``Index``'s would go unused."""
+    part = tensor._data[key]
+    if type(part) is not np.ndarray:  # every dim indexed by an int: numpy's copy of one number
+        part = tensor._data[(*key, ...) if type(key) is tuple else (key, ...)]
+    return _view_of(_wrap(part, None), tensor)
 
 
 def _is_operand(value: Any) -> bool:

@@ -138,6 +138,11 @@ class _CopySlices(Function):
 
 
 # %% book/02_autograd.ipynb, cell 346
+# the stand-in's memory: one read-only zero that every element of any shape reads (stride 0)
+_NO_VALUES = np.zeros(16, dtype=np.uint8)
+_NO_VALUES.flags.writeable = False
+
+
 def _record_on_view(
     tensor: Tensor, op: str, function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Tensor:
@@ -173,7 +178,8 @@ def _record_on_view(
     kwargs = {k: old if x is tensor else x for k, x in kwargs.items()}
     result = _fitted(function(old, *args, **kwargs), tensor, op)
     tensor._data[...] = result._data
-    before._data = np.broadcast_to(np.zeros((), base._data.dtype), base._data.shape)
+    shape = base._data.shape  # from here on the stand-in keeps a shape and a dtype, no values:
+    before._data = np.ndarray(shape, base._data.dtype, _NO_VALUES, strides=(0,) * len(shape))
     changed = _mark_changed(tensor)[1]
     copy_slices = object.__new__(_CopySlices)
     copy_slices.positions = positions
@@ -200,8 +206,9 @@ def _recorded(node: Function, *inputs: Tensor) -> Function | None:
     For the nodes of this section, whose output is already in the base's memory (the in-place
     write): ``_CopySlices``' forward would copy the whole base, and ``_AsStridedView``'s the
     region, only to throw the copy away. Neither backward reads its inputs' values, so the
-    stand-in for the base before the change keeps only a shape and a dtype (``broadcast_to`` of
-    one zero): the graph holds each change's region, not a copy of the base."""
+    stand-in for the base before the change keeps only a shape and a dtype (stride 0 over
+    one read-only zero, ``_NO_VALUES``): the graph holds each change's region, not a copy of
+    the base."""
     needs = tuple(x._requires_grad for x in inputs)
     if not any(needs):
         return None
