@@ -819,3 +819,25 @@ def test_augmented_assignment_at_a_basic_key_has_second_derivatives():
     y = tl.tensor(rng.standard_normal(2), requires_grad=True)
     assert gradcheck(augmented, (x, y))
     assert gradgradcheck(augmented, (x, y))
+
+
+@pytest.mark.parity
+def test_deepcopy_of_a_tensor_in_the_graph_is_refused_as_pytorch():
+    import copy
+
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tl):
+        x = lib.ones(2, requires_grad=True)
+        for made in (x * 2, x[0:1]):
+            with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+                copy.deepcopy(made)
+        assert copy.deepcopy(x).requires_grad  # a leaf still copies
+
+
+@pytest.mark.parity
+def test_matrix_power_one_is_a_new_tensor():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tl):
+        a = lib.eye(2)
+        lib.linalg.matrix_power(a, 1).add_(1)
+        assert a.tolist() == [[1.0, 0.0], [0.0, 1.0]]

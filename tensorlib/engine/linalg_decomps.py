@@ -550,7 +550,7 @@ def matrix_power(A: Tensor, n: int) -> Tensor:
         if k:
             base = matmul(base, base)
     assert result is not None
-    return result
+    return result.clone() if result is A else result  # n = 1: a new tensor, as PyTorch's
 
 
 # %% book/02_autograd.ipynb, cell 275

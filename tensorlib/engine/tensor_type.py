@@ -596,6 +596,13 @@ class Tensor:
         storage, once per deep copy (``_deepcopy_memory``). ``copy.deepcopy([b, v])`` of a base
         and its view gives a ``v`` copy that is a view into the ``b`` copy's memory (though not
         its ``_base``, as in PyTorch); a view copied alone brings its base's whole memory."""
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                "be because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
         reduced = self.__reduce_ex__(4)
         assert isinstance(reduced, tuple)  # Tensor's reduction is never a global's name
         constructor, arguments, (attributes, slots) = reduced[:3]
