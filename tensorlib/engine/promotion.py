@@ -98,11 +98,11 @@ def _promote(a: Any, b: Any, number: str = "wrap") -> tuple[Any, Any]:
         if (scalar_type is float or scalar_type is int) and kind == "f":
             return a, b
         if scalar_type is int and kind in "iu":  # unless the int is outside the dtype's range
-            number = b if b_dtype is None else a
-            if 0 <= number <= 127:  # in every integer dtype's range: no lookup (x + 1)
+            given = b if b_dtype is None else a
+            if 0 <= given <= 127:  # in every integer dtype's range: no lookup (x + 1)
                 return a, b
             low, high = _INT_RANGES[a_dtype if b_dtype is None else b_dtype]
-            if low <= number <= high:
+            if low <= given <= high:
                 return a, b
     _check_operand(a)
     _check_operand(b)
