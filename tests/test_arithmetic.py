@@ -517,3 +517,43 @@ def test_addcmul_checks_an_int_value_as_pytorch():
         with pytest.raises(RuntimeError, match="value cannot be converted to type int8_t"):
             lib.addcmul(x, x, x, value=300)
         assert lib.addcmul(x, x, x, value=2).tolist() == [3, 10, 21]
+
+
+_FLOAT_FILLS = [2.7, -2.7, 127.5, 128.0, -128.9, -129.0, float("nan"), float("inf"), 255.5, -1.0]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32"])
+@pytest.mark.parametrize(
+    "how", ["fill_", "full", "tensor", "masked_fill", "setitem", "masked_fill 0-d tensor"]
+)
+def test_a_float_value_into_an_integer_tensor_is_converted_checked(dtype, how):
+    """A float fill value for an integer tensor: truncated if finite and in the dtype's range,
+    else refused with PyTorch's message (int8 refuses 127.5; uint8 refuses -1.0)."""
+    torch = pytest.importorskip("torch")
+
+    def run(lib, value):
+        kind = getattr(lib, dtype)
+        if how == "fill_":
+            return lib.zeros(2, dtype=kind).fill_(value).tolist()
+        if how == "full":
+            return lib.full((2,), value, dtype=kind).tolist()
+        if how == "tensor":
+            return lib.tensor([value, 1.0], dtype=kind).tolist()
+        mask = lib.tensor([True, False])
+        if how == "masked_fill":
+            return lib.zeros(2, dtype=kind).masked_fill(mask, value).tolist()
+        if how == "masked_fill 0-d tensor":
+            return lib.zeros(2, dtype=kind).masked_fill(mask, lib.tensor(value)).tolist()
+        target = lib.zeros(2, dtype=kind)
+        target[0] = value
+        return target.tolist()
+
+    for value in _FLOAT_FILLS:
+        outcome = {}
+        for lib in (torch, tl):
+            try:
+                outcome[lib.__name__] = run(lib, value)
+            except RuntimeError as error:
+                outcome[lib.__name__] = "refused" if "without overflow" in str(error) else error
+        assert outcome["tensorlib"] == outcome["torch"], (value, outcome)

@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from tensorlib.engine.dtypes import (
-    _checked_int,
+    _checked_number,
     bool_,
     float16,
     float32,
@@ -119,8 +119,8 @@ def _filled(
     shape: tuple[Any, ...], value: Any, dtype: Any, requires_grad: bool, device: Any
 ) -> Tensor:
     _, dtype = parse_to(dtype=dtype, device=device)
-    if type(value) is int:  # checked, as PyTorch's fill: full((2,), 300, dtype=int8) raises
-        value = _checked_int(value, dtype)
+    if type(value) is int or type(value) is float:  # checked, as PyTorch's fill: full((2,),
+        value = _checked_number(value, dtype)  # 300, dtype=int8) and 300.0 raise
     out = _wrap(np.full(_shape_args(shape, "size"), value, dtype=dtype), None)
     if requires_grad:
         out.requires_grad_(True)

@@ -453,6 +453,23 @@ def _checked_int(value: int, dtype: np.dtype, name: str | None = None) -> int:
     return _wrapped_int(value, dtype)
 
 
+def _checked_number(value: Any, dtype: np.dtype, name: str | None = None) -> Any:
+    """A Python int or float for an element of a ``dtype`` tensor, converted checked as PyTorch
+    converts a fill value: an int by ``_checked_int``; a float into an integer dtype refused
+    unless finite and within the dtype's range (``fill_(127.5)`` on int8 is refused, ``2.7``
+    gives 2; uint8 refuses -1.0, which as an int it takes as 255)."""
+    if type(value) is int:
+        return _checked_int(value, dtype, name)
+    if type(value) is float and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if not (math.isfinite(value) and int(info.min) <= value <= int(info.max)):
+            raise RuntimeError(
+                f"value cannot be converted to type {name or _C_TYPES.get(dtype.name, 'int64_t')} "
+                "without overflow"
+            )
+    return value
+
+
 # %% book/02_autograd.ipynb, cell 28
 def parse_to(*args: Any, dtype: Any = None, device: Any = None) -> tuple[device, np.dtype | None]:
     """Resolve PyTorch's ``to(...)`` arguments into ``(device, dtype)``;

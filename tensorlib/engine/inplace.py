@@ -46,7 +46,13 @@ from typing import Any
 
 import numpy as np
 
-from tensorlib.engine.dtypes import _checked_int, _read_int, _torch_name, _wrapped_int
+from tensorlib.engine.dtypes import (
+    _checked_int,
+    _checked_number,
+    _read_int,
+    _torch_name,
+    _wrapped_int,
+)
 from tensorlib.engine.elementwise import _clamp_bounds, clamp
 from tensorlib.engine.function import _rebase, count_in_place_change
 from tensorlib.engine.grad_mode import _get_ident, _threads_without_grad
@@ -209,6 +215,8 @@ def setitem(tensor: Tensor, key: Any, value: Any) -> None:
         if not -(2**63) <= value < 2**63:
             raise ValueError("Overflow when unpacking long long")
         value = _checked_int(value, tensor._data.dtype)
+    elif type(value) is float:  # into an integer tensor: finite and in range, as PyTorch
+        value = _checked_number(value, tensor._data.dtype)
     if _joins_graph(tensor, value):
         view = _part(tensor, key) if _basic_key(key) and _is_operand(value) else None
         if view is not None and getattr(view, "_view", None) is not None:

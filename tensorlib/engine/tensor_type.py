@@ -34,6 +34,7 @@ from tensorlib.engine import dtypes
 from tensorlib.engine.dtypes import (
     _CPU,
     _checked_int,
+    _checked_number,
     bool_,
     float32,
     get_default_dtype,
@@ -108,6 +109,9 @@ def _check_ints(data: Any, array: np.ndarray, dtype: np.dtype) -> None:
     if array.dtype == np.int64:
         for value in (int(array.min()), int(array.max())):
             _checked_int(value, dtype, dtype.name)
+    elif array.dtype.kind == "f" and array.size:  # floats: finite and within the range
+        for bound in (float(array.min()), float(array.max())):
+            _checked_number(bound, dtype, dtype.name)
 
 
 def _beyond_int64(data: Any) -> bool:
@@ -248,10 +252,11 @@ def _scalar_operand(value: Any, op: str, dtype: np.dtype | None = None) -> Any:
             raise ValueError(
                 f"{op}: the value must be a number or a one-element tensor, got shape {value.shape}"
             )
-        return value._data.item()
+        item = value._data.item()
+        return item if dtype is None else _checked_number(item, dtype)
     if not isinstance(value, (int, float, np.number, np.bool_)):
         raise TypeError(f"{op}: the value must be a number, got {type(value).__name__}")
-    return _checked_int(value, dtype) if dtype is not None and type(value) is int else value
+    return _checked_number(value, dtype) if dtype is not None else value
 
 
 def _reduce_args(dim: Any, axis: Any, keepdim: bool, keepdims: bool | None) -> tuple[Any, bool]:
