@@ -316,3 +316,17 @@ def test_nn_grad_checks_channels_as_pytorch() -> None:
             call(torch)
         with pytest.raises(RuntimeError, match=re.escape(str(theirs.value))):
             call(tl)
+
+
+@pytest.mark.parity
+def test_native_batch_norm_of_an_empty_input_in_training_is_refused_as_pytorch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, tl):
+        x = lib.zeros(2, 4, 0)
+        mean, var = lib.zeros(4), lib.ones(4)
+        with pytest.raises(RuntimeError, match=r"input tensor must have at least one element, "
+                           r"but got input_sizes = \[2, 4, 0\]"):
+            lib.native_batch_norm(x, None, None, mean, var, True, 0.1, 1e-5)
+        assert mean.tolist() == [0.0] * 4 and var.tolist() == [1.0] * 4  # left alone
+        out = lib.native_batch_norm(x, None, None, mean, var, False, 0.1, 1e-5)
+        assert [tuple(t.shape) for t in out] == [(2, 4, 0), (0,), (0,)]

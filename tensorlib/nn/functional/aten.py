@@ -627,6 +627,11 @@ def native_batch_norm(
         :math:`1/\\sqrt{\\sigma^2 + \\varepsilon}` of each channel over the batch, (C,) each;
         otherwise two empty tensors (0,), as PyTorch's CPU kernel; no gradients.
     """
+    if training and input.numel() == 0:  # no statistics of nothing, as PyTorch's kernel
+        raise RuntimeError(
+            "input tensor must have at least one element, but got input_sizes = "
+            f"{list(input.shape)}"
+        )
     output = aten_batch_norm(
         input, weight, bias, running_mean, running_var, training, momentum, eps, False
     )
