@@ -27,7 +27,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 90
+# %% book/07_checkpointing.ipynb, cell 92
 import io
 import json
 import math
@@ -70,7 +70,7 @@ _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0a"
 _RESERVED = "__metadata__"  # the safetensors header's key for metadata: never a tensor's name
 
 
-# %% book/07_checkpointing.ipynb, cell 91
+# %% book/07_checkpointing.ipynb, cell 93
 class _Encoder:
     """Turns an object into JSON-ready data, collecting its tensors under path-derived names."""
 
@@ -228,7 +228,7 @@ def _save_safetensors(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
         f.write(chunk)
 
 
-# %% book/07_checkpointing.ipynb, cell 92
+# %% book/07_checkpointing.ipynb, cell 94
 def _decode(
     node: Any, tensors: dict[str, Tensor], used: set[str], source: str, depth: int = 0
 ) -> Any:
@@ -265,7 +265,7 @@ def _decode(
     raise fail(f"unknown node {str(node)[:80]}")
 
 
-# %% book/07_checkpointing.ipynb, cell 94
+# %% book/07_checkpointing.ipynb, cell 96
 def _open(f: str | os.PathLike | BinaryIO) -> tuple[BinaryIO, int, str]:
     """``(stream, bytes it holds from its position, name for messages)`` of
     a path or file object."""
@@ -365,7 +365,7 @@ def _check_load_arguments(
     return weights_only
 
 
-# %% book/07_checkpointing.ipynb, cell 96
+# %% book/07_checkpointing.ipynb, cell 98
 def _structure_of(
     tensors: dict[str, Tensor], metadata: dict[str, str] | None, source: str
 ) -> Any:
@@ -494,7 +494,7 @@ def load(
             stream.close()
 
 
-# %% book/07_checkpointing.ipynb, cell 97
+# %% book/07_checkpointing.ipynb, cell 99
 def get_unsafe_globals_in_checkpoint(f: str | os.PathLike | BinaryIO) -> list[str]:
     """The globals of a ``torch.save`` file that a weights-only :func:`load` would refuse.
 

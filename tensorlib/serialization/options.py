@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 86
+# %% book/07_checkpointing.ipynb, cell 88
 import enum
 import mmap
 import re
@@ -221,7 +221,7 @@ def _skipping_data() -> bool:
     return _thread.skip_data
 
 
-# %% book/07_checkpointing.ipynb, cell 87
+# %% book/07_checkpointing.ipynb, cell 89
 # (priority, tagger, deserializer), lowest priority first, as PyTorch's _package_registry
 _package_registry: list[tuple[int, Callable[[Any], str | None], Callable[[Any, str], Any]]] = []
 

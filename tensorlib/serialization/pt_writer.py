@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 77
+# %% book/07_checkpointing.ipynb, cell 79
 import collections
 import io
 import os
@@ -56,7 +56,7 @@ _VERSION = b"3\n"
 _BATCH = 1000  # items per SETITEMS / APPENDS, as the standard library's pickler batches them
 
 
-# %% book/07_checkpointing.ipynb, cell 78
+# %% book/07_checkpointing.ipynb, cell 80
 def _root(array: np.ndarray) -> np.ndarray:
     """The array whose memory ``array`` views, through views of views. A view made with
     ``as_strided`` (``broadcast_to``, the views
@@ -123,7 +123,7 @@ def _encode_long(value: int) -> bytes:
     return data
 
 
-# %% book/07_checkpointing.ipynb, cell 79
+# %% book/07_checkpointing.ipynb, cell 81
 def _device_arguments(where: device) -> tuple:
     """What ``torch.device`` is called with to rebuild ``where``: ``(type,)`` or
     ``(type, index)``."""
@@ -292,7 +292,7 @@ class _PickleWriter:
         self.put(id(value))
 
 
-# %% book/07_checkpointing.ipynb, cell 81
+# %% book/07_checkpointing.ipynb, cell 83
 class _Named(NamedTuple):
     """A global the pickle names by module and name, never imported (``torch._utils`` ...)."""
 
@@ -369,7 +369,7 @@ class _ObjectPickler(pickle._Pickler):
     dispatch: ClassVar[dict[type, Any]] = {**pickle._Pickler.dispatch, _Named: save_named}
 
 
-# %% book/07_checkpointing.ipynb, cell 82
+# %% book/07_checkpointing.ipynb, cell 84
 class _Chunks:
     """A write-only stream that keeps what is written, in pieces, uncopied: ``zipfile`` writes
     the archive into it, and :func:`atomic_write` or the user's file takes the pieces."""

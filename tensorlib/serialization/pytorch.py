@@ -876,6 +876,7 @@ def _pickle_of(
     return _read_member(file, info, source), prefix, members
 
 
+# %% book/07_checkpointing.ipynb, cell 68
 def read_pt(
     file: BinaryIO,
     size: int,
@@ -970,7 +971,7 @@ def unsafe_globals(file: BinaryIO, size: int, source: str) -> list[str]:
     return found
 
 
-# %% book/07_checkpointing.ipynb, cell 74
+# %% book/07_checkpointing.ipynb, cell 76
 def _tensor_now(*args: Any) -> Tensor:
     """``torch._utils._rebuild_tensor_v2`` for a full load: the tensor itself, made at once."""
     rebuilt = _rebuild_tensor(*args)

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-# %% book/07_checkpointing.ipynb, cell 114
+# %% book/07_checkpointing.ipynb, cell 116
 import enum
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -118,7 +118,7 @@ def _random_states(generators: list[Generator], states: np.ndarray | None) -> It
             generator.set_state(state)
 
 
-# %% book/07_checkpointing.ipynb, cell 115
+# %% book/07_checkpointing.ipynb, cell 117
 class _CheckpointFunction(Function):
     """The node of one checkpointed call. It keeps the call (the function, its arguments, the
     states of the generators it may draw from) and no intermediate value; its ``backward``
@@ -221,7 +221,7 @@ class _CheckpointFunction(Function):
         return "CheckpointFunctionBackward"
 
 
-# %% book/07_checkpointing.ipynb, cell 116
+# %% book/07_checkpointing.ipynb, cell 118
 def _is_float_tensor(value: Any) -> bool:
     return isinstance(value, Tensor) and value._data.dtype.kind == "f"
 
@@ -290,7 +290,7 @@ def _nested_backward(
         hooks.update(held)
 
 
-# %% book/07_checkpointing.ipynb, cell 117
+# %% book/07_checkpointing.ipynb, cell 119
 # PyTorch 2.13's warnings when use_reentrant is left out, word for word
 _USE_REENTRANT = {
     "checkpoint": (
@@ -478,7 +478,7 @@ def _run_in_order(functions: list[Callable[[Any], Any]]) -> Callable[[Any], Any]
     return run
 
 
-# %% book/07_checkpointing.ipynb, cell 125
+# %% book/07_checkpointing.ipynb, cell 127
 def detach_variable(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
     """The tensors of the tuple ``inputs`` detached, each keeping its ``requires_grad``; other
     items as they are.
