@@ -80,7 +80,7 @@ def _check_graph_pass(nodes: list[Function]) -> None:
         if reads == () or all(not per_input for per_input in reads or ((0,),)):
             continue  # its gradient reads no values (Add, Sum, Reshape, a slice)
         made, saved = node.saved[0], node.saved[1] or ()
-        read = None if declared is None else _inputs_read(declared)  # None: all inputs
+        read = _inputs_read(declared)  # None: every input is checked
         for place, x in (*enumerate(node.inputs), *enumerate(saved)):
             changed = isinstance(x, Tensor) and x._versions is not None and x._versions[1] > made
             if changed and (read is None or place in read):
